@@ -1,0 +1,3 @@
+from amqpcli.cli.app import main
+
+main()

@@ -1,0 +1,91 @@
+"""The `amqp` command: the Typer app, global options, and the one place errors become exits.
+
+Every subcommand lives in its own module under `amqpcli/cli/` and registers itself on `app`
+when imported below; the modules stay thin (parse options, call the engine, render).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from amqpcli import __version__
+from amqpcli.errors import Exit, UserError
+
+app = typer.Typer(
+    name="amqp",
+    help="A command-line toolkit for AMQP 1.0: send, receive, browse, decode, dissect captures.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": False}
+
+
+def debug_enabled() -> bool:
+    return _state["debug"]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"amqp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    _state["debug"] = debug or bool(os.environ.get("AMQP_DEBUG"))
+
+
+def not_built(name: str) -> None:
+    """For subcommands that are part of the product but not built yet: say so, exit 2."""
+    raise UserError(f"amqp {name}: not built yet in this version", Exit.USAGE)
+
+
+def _register() -> None:
+    # Imported for their side effect of adding commands to `app`.
+    from amqpcli.cli import commands  # noqa: F401
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as e:
+        if _state["debug"]:
+            raise
+        print(f"amqp: error: {e}", file=sys.stderr)
+        sys.exit(int(e.code))
+    except KeyboardInterrupt:
+        print("amqp: interrupted", file=sys.stderr)
+        sys.exit(int(Exit.INTERRUPTED))
+    except BrokenPipeError:
+        # Reader went away (e.g. `amqp ... | head`): not an error worth a word.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        finally:
+            sys.exit(0)
+    except SystemExit:
+        raise
+    except Exception as e:  # click usage errors and bugs
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            print("amqp: interrupted", file=sys.stderr)
+            sys.exit(int(Exit.INTERRUPTED))
+        if _state["debug"]:
+            raise
+        print(f"amqp: internal error: {type(e).__name__}: {e} (rerun with --debug)", file=sys.stderr)
+        sys.exit(int(Exit.FAILURE))

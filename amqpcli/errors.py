@@ -1,0 +1,31 @@
+"""Errors a user can act on, and the exit codes they map to.
+
+One place for every exit code the `amqp` command returns, so the CLI, the docs and the
+tests agree. A `UserError` is printed as one line on stderr (no traceback unless
+`--debug`) and ends the command with its code.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    OK = 0
+    FAILURE = 1  # unexpected internal error (a bug: rerun with --debug)
+    USAGE = 2  # bad option, bad input, or a subcommand not built yet
+    CONNECTION = 3  # could not connect, TLS/SASL failure, connection lost
+    REFUSED = 4  # the peer refused the link or closed it with an error
+    TIMEOUT = 5  # nothing arrived or was confirmed in time
+    REJECTED = 6  # some messages were rejected/released/modified by the peer
+    IN_DOUBT = 7  # some sends could not be confirmed either way
+    DECODE = 8  # input could not be decoded (partial results were printed)
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class UserError(Exception):
+    """An error the user caused or can fix; printed as one line."""
+
+    def __init__(self, message: str, code: Exit = Exit.USAGE) -> None:
+        super().__init__(message)
+        self.code = code
