@@ -1,0 +1,223 @@
+"""Options shared by networked commands, declared once.
+
+`connection_options` is a decorator: it adds the URL argument and every connection option
+to a command's signature and hands the command one `ConnectionConfig` as ``conn``.
+Typed-value parsing (``key:int=5``) used by several commands also lives here.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from amqpcli.codec import types as t
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
+from amqpcli.net.url import resolve_endpoint
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+URL_HELP = (
+    "amqp[s]://[user[:password]@]host[:port][/address]. The address is the URL path minus "
+    "its first '/', verbatim and percent-decoded: amqp://h/orders gives 'orders', "
+    "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL."
+)
+
+_P = inspect.Parameter
+_CONN = "Connection"
+
+# name -> (default Option/Argument, annotation). One declaration per option.
+_CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
+    ("url", typer.Argument(None, help=URL_HELP, show_default=False), str | None),
+    ("address", typer.Option(None, "--address", "-a", help="Node address, verbatim (wins over the URL path).", rich_help_panel=_CONN), str | None),
+    ("host", typer.Option(None, "--host", help="Host (wins over the URL).", rich_help_panel=_CONN), str | None),
+    ("port", typer.Option(None, "--port", help="Port (default 5672, amqps 5671).", rich_help_panel=_CONN), int | None),
+    ("user", typer.Option(None, "--user", "-u", help="SASL user (wins over the URL).", rich_help_panel=_CONN), str | None),
+    ("password", typer.Option(None, "--password", help="SASL password (prefer $AMQP_PASSWORD or --password-file).", rich_help_panel=_CONN, show_default=False), str | None),
+    ("password_file", typer.Option(None, "--password-file", help="Read the password from the first line of this file.", rich_help_panel=_CONN), str | None),
+    ("sasl_mechanism", typer.Option(None, "--sasl-mechanism", help="ANONYMOUS, PLAIN or EXTERNAL (default: PLAIN with a user, EXTERNAL with a client certificate, else ANONYMOUS).", rich_help_panel=_CONN), str | None),
+    ("tls_upgrade", typer.Option(False, "--tls-upgrade", help="With amqp://: negotiate TLS through the AMQP TLS header (protocol id 2). amqps:// is TLS first.", rich_help_panel=_CONN), bool),
+    ("ca_file", typer.Option(None, "--ca-file", help="CA certificates (PEM) to verify the peer.", rich_help_panel=_CONN), str | None),
+    ("cert_file", typer.Option(None, "--cert", help="Client certificate (PEM).", rich_help_panel=_CONN), str | None),
+    ("key_file", typer.Option(None, "--key", help="Client private key (PEM), if not in --cert.", rich_help_panel=_CONN), str | None),
+    ("insecure", typer.Option(False, "--insecure", help="Do not verify the peer's certificate or name.", rich_help_panel=_CONN), bool),
+    ("server_name", typer.Option(None, "--server-name", help="TLS SNI and the name to verify (default: the host).", rich_help_panel=_CONN), str | None),
+    ("connect_timeout", typer.Option(10.0, "--connect-timeout", help="Seconds to connect, including TLS, SASL and open.", rich_help_panel=_CONN), float),
+    ("idle_timeout", typer.Option(None, "--idle-timeout", help="Seconds of silence before the peer may drop us (heartbeats are sent at half).", rich_help_panel=_CONN), float | None),
+    ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
+    ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
+    ("reconnect", typer.Option(0, "--reconnect", help="Reconnect up to N times after a lost connection (exponential backoff).", rich_help_panel=_CONN), int),
+]
+
+
+def build_config(
+    url: str | None = None,
+    address: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    user: str | None = None,
+    password: str | None = None,
+    password_file: str | None = None,
+    sasl_mechanism: str | None = None,
+    tls_upgrade: bool = False,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    insecure: bool = False,
+    server_name: str | None = None,
+    connect_timeout: float = 10.0,
+    idle_timeout: float | None = None,
+    container_id: str | None = None,
+    max_frame_size: int | None = None,
+    reconnect: int = 0,
+) -> ConnectionConfig:
+    ep = resolve_endpoint(
+        url, host=host, port=port, user=user, password=password,
+        password_file=password_file, address=address,
+    )
+    if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
+        raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
+    if connect_timeout <= 0:
+        raise UserError("--connect-timeout must be positive", Exit.USAGE)
+    if idle_timeout is not None and idle_timeout <= 0:
+        raise UserError("--idle-timeout must be positive", Exit.USAGE)
+    if reconnect < 0:
+        raise UserError("--reconnect must be 0 or more", Exit.USAGE)
+    cfg = ConnectionConfig(
+        endpoint=ep,
+        sasl_mechanism=sasl_mechanism,
+        tls=TlsConfig(ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+                      verify=not insecure, server_name=server_name),
+        tls_upgrade=tls_upgrade,
+        connect_timeout=connect_timeout,
+        idle_timeout=idle_timeout,
+        container_id=container_id,
+        max_frame_size=max_frame_size,
+        reconnect=ReconnectPolicy(limit=reconnect),
+    )
+    cfg.mechanism()  # a bad --sasl-mechanism is a usage error before we connect
+    return cfg
+
+
+def connection_options(func: F) -> F:
+    """Add the URL argument and the connection options to a Typer command.
+
+    The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
+    from the options, so no command repeats them.
+    """
+    sig = inspect.signature(func)
+    own = [p for p in sig.parameters.values() if p.name != "conn"]
+    added = [
+        _P(name, _P.KEYWORD_ONLY, default=default, annotation=ann)
+        for name, default, ann in _CONNECTION_PARAMS
+    ]
+    names = {name for name, _, _ in _CONNECTION_PARAMS}
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        conn_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        return func(conn=build_config(**conn_kw), **kwargs)
+
+    # The URL argument comes first so `amqp send URL BODY` reads naturally.
+    params = [added[0]] + [p.replace(kind=_P.KEYWORD_ONLY) for p in own] + added[1:]
+    wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in params}
+    del wrapper.__wrapped__  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+# --- typed values: "5", "int:5", "symbol:x", "uuid:…" -------------------------------
+
+def _bool(s: str) -> bool:
+    low = s.lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise ValueError(f"not a boolean: {s!r}")
+
+
+def _binary(s: str) -> bytes:
+    if s.startswith("hex:"):
+        return bytes.fromhex(s[4:])
+    return s.encode("utf-8")
+
+
+TYPES: dict[str, Callable[[str], Any]] = {
+    "string": str,
+    "str": str,
+    "symbol": t.Symbol,
+    "binary": _binary,
+    "bool": _bool,
+    "boolean": _bool,
+    "ubyte": t.UByte,
+    "ushort": t.UShort,
+    "uint": t.UInt,
+    "ulong": t.ULong,
+    "byte": t.Byte,
+    "short": t.Short,
+    "int": t.Int,
+    "long": t.Long,
+    "float": lambda s: t.Float(float(s)),
+    "double": float,
+    "char": t.Char,
+    "timestamp": t.Timestamp,
+    "uuid": uuid.UUID,
+    "null": lambda s: None,
+}
+
+_RANGES: dict[type, tuple[int, int]] = {
+    t.UByte: (0, 0xFF), t.UShort: (0, 0xFFFF), t.UInt: (0, 0xFFFFFFFF),
+    t.ULong: (0, 0xFFFFFFFFFFFFFFFF), t.Byte: (-0x80, 0x7F), t.Short: (-0x8000, 0x7FFF),
+    t.Int: (-0x80000000, 0x7FFFFFFF), t.Long: (-0x8000000000000000, 0x7FFFFFFFFFFFFFFF),
+}
+
+
+def typed_value(type_name: str | None, text: str, what: str) -> Any:
+    """Convert `text` to the AMQP type `type_name` (None: string)."""
+    if type_name is None:
+        return text
+    conv = TYPES.get(type_name.lower())
+    if conv is None:
+        raise UserError(
+            f"{what}: unknown type {type_name!r} (one of: {', '.join(sorted(set(TYPES)))})",
+            Exit.USAGE,
+        )
+    try:
+        if conv in _RANGES:
+            v = conv(int(text, 0))
+            lo, hi = _RANGES[conv]
+            if not lo <= v <= hi:
+                raise ValueError(f"{v} out of range for {type_name}")
+            return v
+        if conv is t.Timestamp:
+            return t.Timestamp(int(text))
+        if conv is t.Char and len(text) != 1:
+            raise ValueError("a char is one character")
+        return conv(text)
+    except ValueError as e:
+        raise UserError(f"{what}: bad {type_name} value {text!r}: {e}", Exit.USAGE) from None
+
+
+def parse_key_value(item: str, what: str) -> tuple[str, Any]:
+    """``key=value`` or ``key:type=value`` → (key, typed value)."""
+    key, sep, text = item.partition("=")
+    if not sep or not key:
+        raise UserError(f"{what}: expected KEY=VALUE or KEY:TYPE=VALUE, got {item!r}", Exit.USAGE)
+    type_name = None
+    if ":" in key:
+        key, type_name = key.rsplit(":", 1)
+    return key, typed_value(type_name, text, f"{what} {key!r}")
+
+
+def parse_value(item: str, what: str) -> Any:
+    """``value`` (a string) or ``type:value``, for bodies and single values."""
+    head, sep, rest = item.partition(":")
+    if sep and head.lower() in TYPES:
+        return typed_value(head, rest, what)
+    return item

@@ -1,0 +1,105 @@
+"""Everything a connection needs besides the endpoint: SASL, TLS, timers, reconnect.
+
+`ConnectionConfig` is what the CLI's shared connection options turn into, and what
+`amqpcli.net.client` takes. The SASL mechanism rule lives here, in one place.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import uuid
+from dataclasses import dataclass, field
+
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.url import Endpoint
+
+__all__ = ["MECHANISMS", "ConnectionConfig", "ReconnectPolicy", "TlsConfig", "choose_mechanism"]
+
+MECHANISMS = ("ANONYMOUS", "PLAIN", "EXTERNAL")
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    verify: bool = True
+    server_name: str | None = None  # SNI and the name checked; default: the host
+
+    def context(self) -> ssl.SSLContext:
+        """A client context: system CAs (or `ca_file`), hostname check unless `verify` is off."""
+        try:
+            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
+            if not self.verify:
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+            if self.cert_file:
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+        except (OSError, ssl.SSLError) as e:
+            what = getattr(e, "strerror", None) or str(e)
+            raise UserError(f"TLS setup failed: {what}", Exit.USAGE) from None
+        return ctx
+
+
+@dataclass(frozen=True)
+class ReconnectPolicy:
+    """Exponential backoff: `initial`, doubling up to `maximum` seconds; `limit` attempts
+    after the first connection (0 = do not reconnect)."""
+
+    limit: int = 0
+    initial: float = 0.2
+    maximum: float = 10.0
+
+    def delays(self) -> list[float]:
+        out, d = [], self.initial
+        for _ in range(self.limit):
+            out.append(min(d, self.maximum))
+            d *= 2
+        return out
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    endpoint: Endpoint = field(default_factory=Endpoint)
+    sasl_mechanism: str | None = None  # None: chosen by `choose_mechanism`
+    tls: TlsConfig = field(default_factory=TlsConfig)
+    tls_upgrade: bool = False  # amqp:// then the AMQP TLS header (protocol id 2)
+    connect_timeout: float = 10.0
+    idle_timeout: float | None = None  # seconds; None: do not ask the peer for heartbeats
+    container_id: str | None = None
+    max_frame_size: int | None = None
+    reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    hostname: str | None = None  # open.hostname; default: the endpoint's host
+
+    @property
+    def uses_tls(self) -> bool:
+        return self.endpoint.tls or self.tls_upgrade
+
+    def effective_container_id(self) -> str:
+        return self.container_id or f"amqp-{socket.gethostname()}-{uuid.uuid4().hex[:12]}"
+
+    def mechanism(self) -> str:
+        return choose_mechanism(
+            self.sasl_mechanism, self.endpoint.user, self.uses_tls and bool(self.tls.cert_file)
+        )
+
+
+def choose_mechanism(explicit: str | None, user: str | None, client_cert: bool) -> str:
+    """The SASL mechanism: the one asked for; else PLAIN with a user, EXTERNAL with a
+    client certificate, ANONYMOUS otherwise."""
+    if explicit:
+        mech = explicit.upper()
+        if mech not in MECHANISMS:
+            raise UserError(
+                f"unknown SASL mechanism {explicit!r}: use one of {', '.join(MECHANISMS)}",
+                Exit.USAGE,
+            )
+        if mech == "PLAIN" and not user:
+            raise UserError("SASL PLAIN needs a user (URL user@ or --user)", Exit.USAGE)
+        return mech
+    if user:
+        return "PLAIN"
+    if client_cert:
+        return "EXTERNAL"
+    return "ANONYMOUS"

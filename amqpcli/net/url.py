@@ -1,0 +1,175 @@
+"""Where to connect and as whom: URLs, the options that override them, and secrets.
+
+A URL is ``amqp[s]://[user[:password]@]host[:port][/address]``.
+
+The address rule: the URL path minus its first ``/`` (the one that separates it from the
+host) is the address, verbatim and percent-decoded. So ``amqp://h/orders`` gives
+``orders`` and ``amqp://h//queue/orders`` (or ``amqp://h/%2Fqueue%2Forders``) gives
+``/queue/orders`` — the form RabbitMQ needs. ``--address`` takes the address verbatim and
+wins over the URL.
+
+Precedence for every field: an explicit option, then the URL, then the environment
+(``AMQP_URL`` for the whole URL, ``AMQP_PASSWORD`` for the password), then defaults.
+The password is kept out of ``repr`` and ``str``; only `Endpoint.password` reveals it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from amqpcli.errors import Exit, UserError
+
+__all__ = ["DEFAULT_PORT", "DEFAULT_TLS_PORT", "Endpoint", "parse_url", "resolve_endpoint"]
+
+DEFAULT_PORT = 5672
+DEFAULT_TLS_PORT = 5671
+_SCHEMES = {"amqp": False, "amqps": True}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One peer to connect to. `tls` means TLS first (``amqps://``)."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    tls: bool = False
+    user: str | None = None
+    password: str | None = field(default=None, repr=False, compare=True)
+    address: str | None = None
+
+    def __repr__(self) -> str:
+        pw = ", password=***" if self.password is not None else ""
+        return (
+            f"Endpoint(host={self.host!r}, port={self.port}, tls={self.tls}, "
+            f"user={self.user!r}{pw}, address={self.address!r})"
+        )
+
+    @property
+    def hostport(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def url(self, show_secrets: bool = False) -> str:
+        """The URL back, with the password as ``***`` unless `show_secrets`."""
+        scheme = "amqps" if self.tls else "amqp"
+        cred = ""
+        if self.user is not None:
+            cred = _q(self.user)
+            if self.password is not None:
+                cred += ":" + (_q(self.password) if show_secrets else "***")
+            cred += "@"
+        path = "/" + _q(self.address, safe="/") if self.address else ""
+        return f"{scheme}://{cred}{self.hostport}{path}"
+
+    __str__ = url
+
+
+def _q(s: str, safe: str = "") -> str:
+    from urllib.parse import quote
+
+    return quote(s, safe=safe)
+
+
+def parse_url(url: str) -> Endpoint:
+    """Parse an ``amqp://`` or ``amqps://`` URL; a bare ``host[:port][/addr]`` means amqp."""
+    text = url.strip()
+    if "://" not in text:
+        text = "amqp://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as e:
+        raise UserError(f"bad URL {_redact(url)!r}: {e}", Exit.USAGE) from None
+    scheme = parts.scheme.lower()
+    if scheme not in _SCHEMES:
+        raise UserError(
+            f"bad URL {_redact(url)!r}: scheme must be amqp or amqps, not {parts.scheme!r}",
+            Exit.USAGE,
+        )
+    if parts.query or parts.fragment:
+        raise UserError(
+            f"bad URL {_redact(url)!r}: '?' and '#' are not allowed; percent-encode them "
+            "or use --address",
+            Exit.USAGE,
+        )
+    tls = _SCHEMES[scheme]
+    host = parts.hostname or "127.0.0.1"
+    path = parts.path
+    address = unquote(path[1:]) if len(path) > 1 else None
+    return Endpoint(
+        host=host,
+        port=port if port is not None else (DEFAULT_TLS_PORT if tls else DEFAULT_PORT),
+        tls=tls,
+        user=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+        address=address,
+    )
+
+
+def _redact(url: str) -> str:
+    """The URL as given, with any password replaced by ``***`` (for error messages)."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        head, rest = "", url
+    at = rest.rfind("@", 0, _authority_end(rest))
+    if at < 0:
+        return url
+    cred = rest[:at]
+    if ":" in cred:
+        cred = cred.split(":", 1)[0] + ":***"
+    return f"{head}{sep}{cred}{rest[at:]}"
+
+
+def _authority_end(rest: str) -> int:
+    slash = rest.find("/")
+    return len(rest) if slash < 0 else slash
+
+
+def read_password_file(path: str | os.PathLike[str]) -> str:
+    """The first line of a password file, without its line ending."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read password file {str(path)!r}: {e.strerror}", Exit.USAGE) from None
+    return text.splitlines()[0] if text else ""
+
+
+def resolve_endpoint(
+    url: str | None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    user: str | None = None,
+    password: str | None = None,
+    password_file: str | None = None,
+    address: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Endpoint:
+    """Combine a URL (or ``AMQP_URL``), explicit options and the environment."""
+    environ = os.environ if env is None else env
+    if url is None:
+        url = environ.get("AMQP_URL")
+    ep = parse_url(url) if url else Endpoint()
+    if password is not None and password_file is not None:
+        raise UserError("give --password or --password-file, not both", Exit.USAGE)
+    if password_file is not None:
+        password = read_password_file(password_file)
+    changes: dict[str, object] = {}
+    if host is not None:
+        changes["host"] = host
+    if port is not None:
+        if not 0 < port < 65536:
+            raise UserError(f"bad port {port}: must be 1-65535", Exit.USAGE)
+        changes["port"] = port
+    if user is not None:
+        changes["user"] = user
+    if password is not None:
+        changes["password"] = password
+    elif ep.password is None and environ.get("AMQP_PASSWORD") is not None:
+        changes["password"] = environ["AMQP_PASSWORD"]
+    if address is not None:
+        changes["address"] = address
+    return replace(ep, **changes) if changes else ep  # type: ignore[arg-type]
