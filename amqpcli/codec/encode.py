@@ -1,0 +1,729 @@
+"""Encode Python values as AMQP 1.0 (see docs/architecture.md, "Codec contract").
+
+Everything is written into one bytearray. The encoder for a value is found by its exact
+type in a dict (subclasses are resolved once through the MRO and cached). Values encode in
+their smallest form, except where a decoded value remembers a wider one (AmqpList, AmqpMap,
+Array.code/fmt) and composites that still hold the bytes they were decoded from.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import struct
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from . import composites as _c
+from .types import (
+    AmqpList,
+    AmqpMap,
+    Array,
+    Byte,
+    Char,
+    Composite,
+    Decimal32,
+    Decimal64,
+    Decimal128,
+    Described,
+    EncodeError,
+    Float,
+    Int,
+    Long,
+    Short,
+    Symbol,
+    Timestamp,
+    UByte,
+    UInt,
+    ULong,
+    UShort,
+)
+
+__all__ = ["Encoder", "encode", "encode_as", "encode_into"]
+
+Encoder = Callable[[bytearray, Any], None]
+
+_p8 = struct.Struct(">B").pack
+_p16 = struct.Struct(">H").pack
+_p32 = struct.Struct(">I").pack
+_p64 = struct.Struct(">Q").pack
+_pi8 = struct.Struct(">b").pack
+_pi16 = struct.Struct(">h").pack
+_pi32 = struct.Struct(">i").pack
+_pi64 = struct.Struct(">q").pack
+_pf32 = struct.Struct(">f").pack
+_pf64 = struct.Struct(">d").pack
+_pB_B = struct.Struct(">BB").pack
+_pBBB = struct.Struct(">BBB").pack
+_pBII = struct.Struct(">BII").pack
+_pBI = struct.Struct(">BI").pack
+_pBB = struct.Struct(">BB").pack
+_pBH = struct.Struct(">BH").pack
+_pBb = struct.Struct(">Bb").pack
+_pBh = struct.Struct(">Bh").pack
+_pBi = struct.Struct(">Bi").pack
+_pBq = struct.Struct(">Bq").pack
+_pBQ = struct.Struct(">BQ").pack
+_pBf = struct.Struct(">Bf").pack
+_pBd = struct.Struct(">Bd").pack
+
+
+def _range(v: Any, t: str) -> EncodeError:
+    return EncodeError(f"{v!r} is out of range for {t}")
+
+
+# --- primitives ------------------------------------------------------------------------
+
+
+def _e_null(out: bytearray, v: Any) -> None:
+    out.append(0x40)
+
+
+def _e_bool(out: bytearray, v: Any) -> None:
+    out.append(0x41 if v else 0x42)
+
+
+def _e_ubyte(out: bytearray, v: Any) -> None:
+    if not 0 <= v <= 0xFF:
+        raise _range(v, "ubyte")
+    out += _pBB(0x50, v)
+
+
+def _e_ushort(out: bytearray, v: Any) -> None:
+    if not 0 <= v <= 0xFFFF:
+        raise _range(v, "ushort")
+    out += _pBH(0x60, v)
+
+
+def _e_uint(out: bytearray, v: Any) -> None:
+    if v == 0:
+        out.append(0x43)
+    elif 0 < v <= 0xFF:
+        out += _pBB(0x52, v)
+    elif 0 < v <= 0xFFFFFFFF:
+        out += _pBI(0x70, v)
+    else:
+        raise _range(v, "uint")
+
+
+def _e_ulong(out: bytearray, v: Any) -> None:
+    if v == 0:
+        out.append(0x44)
+    elif 0 < v <= 0xFF:
+        out += _pBB(0x53, v)
+    elif 0 < v <= 0xFFFFFFFFFFFFFFFF:
+        out += _pBQ(0x80, v)
+    else:
+        raise _range(v, "ulong")
+
+
+def _e_byte(out: bytearray, v: Any) -> None:
+    if not -0x80 <= v <= 0x7F:
+        raise _range(v, "byte")
+    out += _pBb(0x51, v)
+
+
+def _e_short(out: bytearray, v: Any) -> None:
+    if not -0x8000 <= v <= 0x7FFF:
+        raise _range(v, "short")
+    out += _pBh(0x61, v)
+
+
+def _e_int(out: bytearray, v: Any) -> None:
+    if -0x80 <= v <= 0x7F:
+        out += _pBb(0x54, v)
+    elif -0x80000000 <= v <= 0x7FFFFFFF:
+        out += _pBi(0x71, v)
+    else:
+        raise _range(v, "int")
+
+
+def _e_long(out: bytearray, v: Any) -> None:
+    if -0x80 <= v <= 0x7F:
+        out += _pBb(0x55, v)
+    elif -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+        out += _pBq(0x81, v)
+    else:
+        raise _range(v, "long")
+
+
+def _e_float(out: bytearray, v: Any) -> None:
+    out += _pBf(0x72, v)
+
+
+def _e_double(out: bytearray, v: Any) -> None:
+    out += _pBd(0x82, v)
+
+
+def _e_dec32(out: bytearray, v: Any) -> None:
+    out.append(0x74)
+    out += v.raw
+
+
+def _e_dec64(out: bytearray, v: Any) -> None:
+    out.append(0x84)
+    out += v.raw
+
+
+def _e_dec128(out: bytearray, v: Any) -> None:
+    out.append(0x94)
+    out += v.raw
+
+
+def _e_char(out: bytearray, v: Any) -> None:
+    if len(v) != 1:
+        raise EncodeError(f"char needs exactly one code point, got {v!r}")
+    out += _pBI(0x73, ord(v))
+
+
+def _e_timestamp(out: bytearray, v: Any) -> None:
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            raise EncodeError("a timestamp from a datetime needs a timezone")
+        v = int(v.timestamp() * 1000)
+    if not -0x8000000000000000 <= v <= 0x7FFFFFFFFFFFFFFF:
+        raise _range(v, "timestamp")
+    out += _pBq(0x83, v)
+
+
+def _e_uuid(out: bytearray, v: Any) -> None:
+    out.append(0x98)
+    out += v.bytes
+
+
+def _e_binary(out: bytearray, v: Any) -> None:
+    n = len(v)
+    if n <= 0xFF:
+        out += _pBB(0xA0, n)
+    elif n <= 0xFFFFFFFF:
+        out += _pBI(0xB0, n)
+    else:
+        raise _range(n, "binary length")
+    out += v
+
+
+def _e_string(out: bytearray, v: Any) -> None:
+    try:
+        b = v.encode("utf-8")
+    except UnicodeEncodeError as x:
+        raise EncodeError(f"string is not valid Unicode: {x}") from None
+    n = len(b)
+    if n <= 0xFF:
+        out += _pBB(0xA1, n)
+    else:
+        out += _pBI(0xB1, n)
+    out += b
+
+
+def _e_symbol(out: bytearray, v: Any) -> None:
+    b = v.encode("utf-8", "surrogateescape")
+    n = len(b)
+    if n <= 0xFF:
+        out += _pBB(0xA3, n)
+    else:
+        out += _pBI(0xB3, n)
+    out += b
+
+
+# --- compound --------------------------------------------------------------------------
+
+
+def _compound(out: bytearray, start: int, count: int, small: int, wide: int, force: int) -> None:
+    """Insert the size/count header in front of the body written from `start`."""
+    n = len(out) - start
+    if force != wide and n + 1 <= 0xFF and count <= 0xFF:
+        out[start:start] = _pBBB(small, n + 1, count)
+    else:
+        out[start:start] = _pBII(wide, n + 4, count)
+
+
+def _e_list(out: bytearray, v: Any) -> None:
+    if not v:
+        out.append(0x45)
+        return
+    start = len(out)
+    for x in v:
+        enc = _ENC.get(type(x)) or _resolve(x)
+        enc(out, x)
+    _compound(out, start, len(v), 0xC0, 0xD0, 0)
+
+
+def _e_amqp_list(out: bytearray, v: Any) -> None:
+    code = v.code
+    if not v and code == 0x45:
+        out.append(0x45)
+        return
+    start = len(out)
+    for x in v:
+        enc = _ENC.get(type(x)) or _resolve(x)
+        enc(out, x)
+    _compound(out, start, len(v), 0xC0, 0xD0, code)
+
+
+def _map_body(out: bytearray, v: Any, key_enc: Encoder | None) -> None:
+    for k, x in v.items():
+        if key_enc is not None and type(k) is str:
+            key_enc(out, k)
+        else:
+            (_ENC.get(type(k)) or _resolve(k))(out, k)
+        (_ENC.get(type(x)) or _resolve(x))(out, x)
+
+
+def _e_map(out: bytearray, v: Any) -> None:
+    start = len(out)
+    _map_body(out, v, None)
+    _compound(out, start, 2 * len(v), 0xC1, 0xD1, 0)
+
+
+def _e_amqp_map(out: bytearray, v: Any) -> None:
+    start = len(out)
+    _map_body(out, v, None)
+    _compound(out, start, 2 * len(v), 0xC1, 0xD1, v.code)
+
+
+def _e_symbol_keyed_map(out: bytearray, v: Any) -> None:
+    """A map whose plain-str keys are symbols (fields, annotations, filter-set)."""
+    if type(v) is not dict and not isinstance(v, dict):
+        (_ENC.get(type(v)) or _resolve(v))(out, v)
+        return
+    start = len(out)
+    _map_body(out, v, _e_symbol)
+    _compound(out, start, 2 * len(v), 0xC1, 0xD1, getattr(v, "code", 0))
+
+
+# --- arrays ----------------------------------------------------------------------------
+
+# Element bodies (no constructor) per element format code.
+_ELEM_FIXED: dict[int, tuple[str, int, int]] = {
+    # code: (struct format, min, max)
+    0x50: ("B", 0, 0xFF),
+    0x60: ("H", 0, 0xFFFF),
+    0x70: ("I", 0, 0xFFFFFFFF),
+    0x80: ("Q", 0, 0xFFFFFFFFFFFFFFFF),
+    0x52: ("B", 0, 0xFF),
+    0x53: ("B", 0, 0xFF),
+    0x51: ("b", -0x80, 0x7F),
+    0x61: ("h", -0x8000, 0x7FFF),
+    0x71: ("i", -0x80000000, 0x7FFFFFFF),
+    0x81: ("q", -0x8000000000000000, 0x7FFFFFFFFFFFFFFF),
+    0x54: ("b", -0x80, 0x7F),
+    0x55: ("b", -0x80, 0x7F),
+    0x83: ("q", -0x8000000000000000, 0x7FFFFFFFFFFFFFFF),
+}
+
+# Element code for a type name when nothing was decoded: the smallest that fits every element.
+_TYPE_CODES: dict[str, tuple[int, ...]] = {
+    "null": (0x40,),
+    "boolean": (0x56,),
+    "ubyte": (0x50,),
+    "ushort": (0x60,),
+    "uint": (0x52, 0x70),
+    "ulong": (0x53, 0x80),
+    "byte": (0x51,),
+    "short": (0x61,),
+    "int": (0x54, 0x71),
+    "long": (0x55, 0x81),
+    "float": (0x72,),
+    "double": (0x82,),
+    "decimal32": (0x74,),
+    "decimal64": (0x84,),
+    "decimal128": (0x94,),
+    "char": (0x73,),
+    "timestamp": (0x83,),
+    "uuid": (0x98,),
+    "binary": (0xA0, 0xB0),
+    "string": (0xA1, 0xB1),
+    "symbol": (0xA3, 0xB3),
+    "list": (0xC0, 0xD0),
+    "map": (0xC1, 0xD1),
+    "array": (0xE0, 0xF0),
+}
+
+TYPE_OF_CODE: dict[int, str] = {c: n for n, cs in _TYPE_CODES.items() for c in cs}
+
+# Python type → AMQP type name, to infer an array's element type.
+_TYPE_NAME: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    UByte: "ubyte",
+    UShort: "ushort",
+    UInt: "uint",
+    ULong: "ulong",
+    Byte: "byte",
+    Short: "short",
+    Int: "int",
+    Long: "long",
+    int: "long",
+    Float: "float",
+    float: "double",
+    Decimal32: "decimal32",
+    Decimal64: "decimal64",
+    Decimal128: "decimal128",
+    Char: "char",
+    Timestamp: "timestamp",
+    uuid.UUID: "uuid",
+    bytes: "binary",
+    bytearray: "binary",
+    memoryview: "binary",
+    str: "string",
+    Symbol: "symbol",
+    list: "list",
+    AmqpList: "list",
+    dict: "map",
+    AmqpMap: "map",
+    Array: "array",
+}
+
+
+class _Overflow(Exception):
+    """An element does not fit the array's narrow constructor; retry with the wide one."""
+
+
+_WIDE = {0xA0: 0xB0, 0xA1: 0xB1, 0xA3: 0xB3, 0xC0: 0xD0, 0xC1: 0xD1, 0xE0: 0xF0}
+_ZERO_WIDTH: dict[int, Any] = {0x40: None, 0x41: True, 0x42: False, 0x43: 0, 0x44: 0}
+# Other fixed-width codes: a writer of the element *with* its code byte (dropped after).
+_ONE: dict[int, tuple[Encoder, type | tuple[type, ...]]] = {
+    0x56: (lambda o, x: o.extend(_pBB(0x56, 1 if x else 0)), bool),
+    0x72: (lambda o, x: _e_float(o, x), (int, float)),
+    0x82: (lambda o, x: _e_double(o, x), (int, float)),
+    0x74: (lambda o, x: _e_dec32(o, x), Decimal32),
+    0x84: (lambda o, x: _e_dec64(o, x), Decimal64),
+    0x94: (lambda o, x: _e_dec128(o, x), Decimal128),
+    0x73: (lambda o, x: _e_char(o, x), str),
+    0x98: (lambda o, x: _e_uuid(o, x), uuid.UUID),
+}
+
+
+def _payload(x: Any, code: int) -> bytes:
+    if code in (0xA0, 0xB0):
+        if not isinstance(x, (bytes, bytearray, memoryview)):
+            raise EncodeError(f"array of binary got {type(x).__name__}")
+        return bytes(x)
+    if not isinstance(x, str):
+        raise EncodeError(f"array of {TYPE_OF_CODE[code]} got {type(x).__name__}")
+    if code in (0xA3, 0xB3):
+        return x.encode("utf-8", "surrogateescape")
+    return x.encode("utf-8")
+
+
+def _elements(out: bytearray, code: int, items: Any) -> None:
+    """Write array elements without constructors, all in the format `code`."""
+    fx = _ELEM_FIXED.get(code)
+    if fx is not None:
+        lo, hi = fx[1], fx[2]
+        for x in items:
+            if not isinstance(x, int) or not lo <= x <= hi:
+                raise _range(x, f"array element 0x{code:02x}")
+        out += struct.pack(f">{len(items)}{fx[0]}", *items)
+    elif code in (0xA0, 0xA1, 0xA3, 0xB0, 0xB1, 0xB3):
+        small = code < 0xB0
+        for x in items:
+            b = _payload(x, code)
+            if small:
+                if len(b) > 0xFF:
+                    raise _Overflow
+                out.append(len(b))
+            else:
+                out += _p32(len(b))
+            out += b
+    elif code in (0xC0, 0xD0, 0xC1, 0xD1):
+        is_map = code in (0xC1, 0xD1)
+        for x in items:
+            if is_map != isinstance(x, dict) or isinstance(x, Array):
+                raise EncodeError(f"array of {TYPE_OF_CODE[code]} got {type(x).__name__}")
+            tmp = bytearray()
+            if is_map:
+                _map_body(tmp, x, None)
+                count = 2 * len(x)
+            else:
+                for y in x:
+                    (_ENC.get(type(y)) or _resolve(y))(tmp, y)
+                count = len(x)
+            if code < 0xD0:
+                if len(tmp) + 1 > 0xFF or count > 0xFF:
+                    raise _Overflow
+                out += _pBB(len(tmp) + 1, count)
+            else:
+                out += _pBII(len(tmp) + 4, count)[1:]
+            out += tmp
+    elif code in (0xE0, 0xF0):
+        for x in items:
+            inner = x if isinstance(x, Array) else Array(x)
+            tmp = bytearray()
+            _e_array(tmp, inner, code)
+            out += tmp[1:]
+    elif code in _ZERO_WIDTH:
+        want = _ZERO_WIDTH[code]
+        for x in items:
+            if x != want or (want is None) != (x is None) or type(x) is bool and code > 0x42:
+                raise EncodeError(f"array element 0x{code:02x} holds only {want!r}, got {x!r}")
+    elif code in _ONE:
+        w, t = _ONE[code]
+        tmp = bytearray()
+        for x in items:
+            if not isinstance(x, t):
+                raise EncodeError(f"array of {TYPE_OF_CODE[code]} got {type(x).__name__}")
+            del tmp[:]
+            w(tmp, x)
+            out += tmp[1:]
+    else:
+        raise EncodeError(f"no array element format 0x{code:02x}")
+
+
+def _pick_code(arr: Any, name: str) -> int:
+    codes = _TYPE_CODES.get(name)
+    if codes is None:
+        raise EncodeError(f"no array encoding for element type {name!r}")
+    if len(codes) == 1:
+        return codes[0]
+    small, wide = codes
+    if name in ("uint", "ulong"):
+        return small if all(isinstance(x, int) and 0 <= x <= 0xFF for x in arr) else wide
+    if name in ("int", "long"):
+        return small if all(isinstance(x, int) and -0x80 <= x <= 0x7F for x in arr) else wide
+    return small  # variable and compound widths: widened on _Overflow
+
+
+def _e_array(out: bytearray, v: Any, fmt: int | None = None) -> None:
+    name = v.type
+    if name is None:
+        if not v:
+            raise EncodeError("an empty Array needs its element type")
+        name = _TYPE_NAME.get(type(v[0]))
+        if name is None:
+            raise EncodeError(f"no array encoding for {type(v[0]).__name__}")
+    code = v.code
+    if code is None:
+        code = _pick_code(v, name)
+    strict = fmt is not None  # an inner array must take the outer array's element format
+    if fmt is None:
+        fmt = v.fmt
+    start = len(out)
+    while True:
+        if v.descriptor is not None:
+            out.append(0x00)
+            encode_into(out, v.descriptor)
+        out.append(code)
+        try:
+            _elements(out, code, v)
+            break
+        except _Overflow:
+            del out[start:]
+            code = _WIDE[code]
+    n = len(out) - start
+    count = len(v)
+    if fmt != 0xF0 and n + 1 <= 0xFF and count <= 0xFF:
+        out[start:start] = _pBBB(0xE0, n + 1, count)
+    elif strict and fmt == 0xE0:
+        raise _Overflow
+    else:
+        out[start:start] = _pBII(0xF0, n + 4, count)
+
+
+# --- described and composites -----------------------------------------------------------
+
+
+def _e_described(out: bytearray, v: Any) -> None:
+    out.append(0x00)
+    d = v.descriptor
+    (_ENC.get(type(d)) or _resolve(d))(out, d)
+    x = v.value
+    (_ENC.get(type(x)) or _resolve(x))(out, x)
+
+
+def _clean(v: Composite) -> bool:
+    """True when no composite directly inside `v` was changed since decoding."""
+    for n in v._SLOTS:
+        x = getattr(v, n)
+        if isinstance(x, Composite) and (x._raw is None or not _clean(x)):
+            return False
+    return True
+
+
+def _e_composite(out: bytearray, v: Any) -> None:
+    raw = v._raw
+    if raw is not None and _clean(v):
+        out += raw
+        return
+    cls = type(v)
+    out += cls._PREFIX
+    if cls.SOURCE != "list":
+        cls._FIELD_ENCODERS[0](out, v.value)
+        return
+    values = [getattr(v, n) for n in cls._SLOTS]
+    n = len(values)
+    while n and values[n - 1] is None:
+        n -= 1
+    if n == 0:
+        out.append(0x45)
+        return
+    start = len(out)
+    encs = cls._FIELD_ENCODERS
+    for i in range(n):
+        x = values[i]
+        if x is None:
+            out.append(0x40)
+        else:
+            encs[i](out, x)
+    _compound(out, start, n, 0xC0, 0xD0, 0)
+
+
+# --- field encoders: a composite field's declared type decides how plain values encode --
+
+_PRIM_ENC: dict[str, Encoder] = {
+    "boolean": _e_bool,
+    "ubyte": _e_ubyte,
+    "ushort": _e_ushort,
+    "uint": _e_uint,
+    "ulong": _e_ulong,
+    "byte": _e_byte,
+    "short": _e_short,
+    "int": _e_int,
+    "long": _e_long,
+    "float": _e_float,
+    "double": _e_double,
+    "char": _e_char,
+    "timestamp": _e_timestamp,
+    "binary": _e_binary,
+    "string": _e_string,
+    "symbol": _e_symbol,
+}
+# Plain Python types a field encoder may coerce; an AMQP-typed value keeps its own type.
+_PLAIN = (int, float, str, bytes, bytearray, memoryview, _dt.datetime)
+_SYMBOL_KEYED = {"fields", "annotations", "filter-set", "node-properties"}
+
+
+def _field_type(name: str) -> tuple[str, bool]:
+    """(primitive or '*', symbol-keyed map?) for a field's spec type."""
+    keyed = False
+    while name in _c.RESTRICTED:
+        keyed = keyed or name in _SYMBOL_KEYED
+        name = _c.RESTRICTED[name]
+    if name in _c.BY_NAME:
+        return "*", False
+    return name, keyed
+
+
+def _typed(prim: Encoder) -> Encoder:
+    def w(out: bytearray, x: Any) -> None:
+        if type(x) in _PLAIN:
+            prim(out, x)
+        else:
+            (_ENC.get(type(x)) or _resolve(x))(out, x)
+
+    return w
+
+
+def _multiple(single: Encoder, name: str) -> Encoder:
+    def w(out: bytearray, x: Any) -> None:
+        if type(x) is list or type(x) is tuple:
+            _e_array(out, Array(x, name))
+        else:
+            single(out, x)
+
+    return w
+
+
+def field_encoder(type_name: str, multiple: bool = False) -> Encoder:
+    """The encoder for a value of a composite field of the given spec type."""
+    prim, keyed = _field_type(type_name)
+    enc: Encoder
+    if keyed:
+        enc = _e_symbol_keyed_map
+    elif prim in _PRIM_ENC:
+        enc = _typed(_PRIM_ENC[prim])
+    else:
+        enc = encode_into
+    if multiple and prim in _TYPE_CODES:
+        enc = _multiple(enc, prim)
+    return enc
+
+
+def _prefix(code: int) -> bytes:
+    return bytes((0x00, 0x53, code)) if code <= 0xFF else bytes((0x00, 0x80)) + _p64(code)
+
+
+# --- dispatch ---------------------------------------------------------------------------
+
+_ENC: dict[type, Encoder] = {
+    type(None): _e_null,
+    bool: _e_bool,
+    UByte: _e_ubyte,
+    UShort: _e_ushort,
+    UInt: _e_uint,
+    ULong: _e_ulong,
+    Byte: _e_byte,
+    Short: _e_short,
+    Int: _e_int,
+    Long: _e_long,
+    int: _e_long,
+    Float: _e_float,
+    float: _e_double,
+    Decimal32: _e_dec32,
+    Decimal64: _e_dec64,
+    Decimal128: _e_dec128,
+    Char: _e_char,
+    Timestamp: _e_timestamp,
+    uuid.UUID: _e_uuid,
+    bytes: _e_binary,
+    bytearray: _e_binary,
+    memoryview: _e_binary,
+    str: _e_string,
+    Symbol: _e_symbol,
+    list: _e_list,
+    tuple: _e_list,
+    AmqpList: _e_amqp_list,
+    dict: _e_map,
+    AmqpMap: _e_amqp_map,
+    Array: _e_array,
+    Described: _e_described,
+    _dt.datetime: _e_timestamp,
+}
+for _cls in _c.ALL:
+    _ENC[_cls] = _e_composite
+
+
+def _resolve(v: Any) -> Encoder:
+    t = type(v)
+    for base in t.__mro__[1:]:
+        enc = _ENC.get(base)
+        if enc is not None and base is not object:
+            _ENC[t] = enc
+            return enc
+    if isinstance(v, Composite):
+        _ENC[t] = _e_composite
+        return _e_composite
+    raise EncodeError(f"no AMQP encoding for {t.__name__}: {v!r:.60}")
+
+
+def encode_into(out: bytearray, value: Any) -> None:
+    """Append the encoding of `value` to `out`."""
+    enc = _ENC.get(type(value)) or _resolve(value)
+    try:
+        enc(out, value)
+    except struct.error as x:
+        raise EncodeError(f"cannot encode {value!r:.60}: {x}") from None
+
+
+def encode(value: Any) -> bytes:
+    """The AMQP encoding of `value`."""
+    out = bytearray()
+    encode_into(out, value)
+    return bytes(out)
+
+
+def encode_as(out: bytearray, type_name: str, value: Any) -> None:
+    """Append `value` encoded as the given AMQP or spec type ("uint", "handle", "fields")."""
+    field_encoder(type_name)(out, value)
+
+
+for _cls in _c.ALL:
+    _cls._PREFIX = _prefix(_cls.CODE)  # type: ignore[attr-defined]
+    if _cls.SOURCE == "list":
+        _cls._FIELD_ENCODERS = tuple(field_encoder(f.type, f.multiple) for f in _cls.FIELDS)
+    elif _cls.NAME in ("delivery-annotations", "message-annotations", "footer"):
+        _cls._FIELD_ENCODERS = (_e_symbol_keyed_map,)
+    elif _cls.SOURCE == "binary":
+        _cls._FIELD_ENCODERS = (_typed(_e_binary),)
+    else:
+        _cls._FIELD_ENCODERS = (encode_into,)  # type: ignore[has-type]

@@ -1,0 +1,357 @@
+"""Python classes for the AMQP 1.0 primitive types (Part 1 §1.6) and the composite base.
+
+Integers, floats and strings are thin subclasses of the Python builtins, so they compare and
+hash like the builtins while keeping the AMQP type an encoder needs. Plain `int`, `float`,
+`str` and `bytes` encode as long, double, string and binary.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, ClassVar, NamedTuple
+
+__all__ = [
+    "UUID",
+    "AmqpList",
+    "AmqpMap",
+    "Array",
+    "Byte",
+    "Char",
+    "Composite",
+    "Decimal32",
+    "Decimal64",
+    "Decimal128",
+    "DecodeError",
+    "Described",
+    "EncodeError",
+    "Field",
+    "Float",
+    "Int",
+    "Long",
+    "Short",
+    "Symbol",
+    "Timestamp",
+    "UByte",
+    "UInt",
+    "ULong",
+    "UShort",
+]
+
+UUID = uuid.UUID
+
+
+class DecodeError(ValueError):
+    """Input that is not valid AMQP 1.0: where, what was expected, what was found."""
+
+    def __init__(self, offset: int, expected: str, found: str) -> None:
+        super().__init__(offset, expected, found)
+        self.offset = offset
+        self.expected = expected
+        self.found = found
+
+    def __str__(self) -> str:
+        return f"at offset {self.offset}: expected {self.expected}, found {self.found}"
+
+
+class EncodeError(ValueError):
+    """A Python value that has no AMQP encoding (wrong type, out of range)."""
+
+
+def _int_repr(self: int) -> str:
+    return f"{type(self).__name__}({int(self)})"
+
+
+class UByte(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class UShort(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class UInt(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class ULong(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Byte(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Short(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Int(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Long(int):
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Timestamp(int):
+    """Milliseconds since the Unix epoch (signed 64 bit)."""
+
+    __slots__ = ()
+    __repr__ = _int_repr
+
+
+class Float(float):
+    """A 32-bit IEEE 754 float (plain `float` is double)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Float({float(self)!r})"
+
+
+class Char(str):
+    """One UTF-32 code point."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Char({str(self)!r})"
+
+
+class Symbol(str):
+    """An ASCII symbolic value; distinct from `str` as a map key's AMQP type."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Symbol({str(self)!r})"
+
+    # A Symbol and a str with the same text are different AMQP map keys.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is str:
+            return False
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return str.__hash__(self) ^ 0x5A5A
+
+
+class _Decimal:
+    """IEEE 754 decimal kept as its raw big-endian bytes (no arithmetic)."""
+
+    __slots__ = ("raw",)
+    WIDTH: ClassVar[int] = 0
+
+    def __init__(self, raw: bytes) -> None:
+        raw = bytes(raw)
+        if len(raw) != self.WIDTH:
+            raise ValueError(f"{type(self).__name__} needs {self.WIDTH} bytes, got {len(raw)}")
+        self.raw = raw
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.raw == self.raw  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.raw))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.raw!r})"
+
+
+class Decimal32(_Decimal):
+    __slots__ = ()
+    WIDTH = 4
+
+
+class Decimal64(_Decimal):
+    __slots__ = ()
+    WIDTH = 8
+
+
+class Decimal128(_Decimal):
+    __slots__ = ()
+    WIDTH = 16
+
+
+class AmqpList(list):  # type: ignore[type-arg]
+    """A list decoded from a wider encoding than needed; `code` keeps it (0x45/0xc0/0xd0)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, items: Any = (), code: int = 0xD0) -> None:
+        super().__init__(items)
+        self.code = code
+
+
+class AmqpMap(dict):  # type: ignore[type-arg]
+    """A map decoded from a wider encoding than needed; `code` keeps it (0xc1/0xd1)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, items: Any = (), code: int = 0xD1) -> None:
+        super().__init__(items)
+        self.code = code
+
+
+class Array(list):  # type: ignore[type-arg]
+    """An AMQP array: elements of one type.
+
+    `type` is the AMQP type name of the elements ("int", "symbol", "list", ...), `code` the
+    element format code as decoded (None: the encoder picks the smallest that fits every
+    element), `descriptor` the descriptor of an array of described values (the elements are
+    then the undescribed values). `fmt` is 0xe0/0xf0 as decoded (None: smallest).
+    """
+
+    __slots__ = ("code", "descriptor", "fmt", "type")
+
+    def __init__(
+        self,
+        items: Any = (),
+        type: str | None = None,
+        code: int | None = None,
+        descriptor: Any = None,
+        fmt: int | None = None,
+    ) -> None:
+        super().__init__(items)
+        self.type = type
+        self.code = code
+        self.descriptor = descriptor
+        self.fmt = fmt
+
+    def __repr__(self) -> str:
+        d = f", descriptor={self.descriptor!r}" if self.descriptor is not None else ""
+        return f"Array({list.__repr__(self)}, type={self.type!r}{d})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Array):
+            return (
+                self.type == other.type
+                and self.descriptor == other.descriptor
+                and list.__eq__(self, other)
+            )
+        return list.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Described:
+    """A described value whose descriptor is not a composite this codec knows."""
+
+    __slots__ = ("descriptor", "value")
+
+    def __init__(self, descriptor: Any, value: Any) -> None:
+        self.descriptor = descriptor
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is Described
+            and self.descriptor == other.descriptor
+            and type(self.descriptor) is type(other.descriptor)
+            and self.value == other.value
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.descriptor, self.value))
+
+    def __repr__(self) -> str:
+        return f"Described({self.descriptor!r}, {self.value!r})"
+
+
+class Field(NamedTuple):
+    """One field of a composite, as in the spec XML (`type` is the spec's type name)."""
+
+    name: str
+    type: str
+    mandatory: bool
+    multiple: bool
+    default: Any
+
+    @property
+    def attr(self) -> str:
+        """The Python attribute name (snake_case)."""
+        return self.name.replace("-", "_")
+
+
+_oset = object.__setattr__
+
+
+class Composite:
+    """Base of the spec's composite types (`composites.py` holds the generated classes).
+
+    A decoded composite keeps the bytes it was decoded from in `_raw` and re-encodes to them
+    until a field is assigned (assignment clears `_raw`). Changing a decoded list or map in
+    place is not seen: assign the field again or call `touch()`.
+    """
+
+    __slots__ = ("_raw",)
+
+    NAME: ClassVar[str] = ""
+    CODE: ClassVar[int] = -1
+    SYMBOL: ClassVar[str] = ""
+    SOURCE: ClassVar[str] = "list"  # the spec's encoding: list, map, binary or *
+    FIELDS: ClassVar[tuple[Field, ...]] = ()
+    # Filled in by encode.py: one encoder per field, resolved from the field's type.
+    _FIELD_ENCODERS: ClassVar[tuple[Any, ...]] = ()
+    _SLOTS: ClassVar[tuple[str, ...]] = ()
+    _DEFAULTS: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.SOURCE == "list":
+            cls._SLOTS = tuple(f.name.replace("-", "_") for f in cls.FIELDS)
+        else:
+            cls._SLOTS = ("value",)
+        cls._DEFAULTS = {f.name.replace("-", "_"): f.default for f in cls.FIELDS}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        _oset(self, name, value)
+        if name != "_raw":
+            _oset(self, "_raw", None)
+
+    def touch(self) -> None:
+        """Forget the bytes this value was decoded from: encode it from its fields."""
+        _oset(self, "_raw", None)
+
+    def get(self, name: str) -> Any:
+        """The field's value, or the spec's default when it is absent."""
+        v = getattr(self, name)
+        if v is None:
+            return self._DEFAULTS.get(name)
+        return v
+
+    def fields(self) -> dict[str, Any]:
+        """Field name → value, every field in spec order (absent ones are None)."""
+        return {n: getattr(self, n) for n in self._SLOTS}
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._SLOTS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        parts = [f"{n}={getattr(self, n)!r}" for n in self._SLOTS if getattr(self, n) is not None]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __reduce__(self) -> Any:
+        return (_rebuild, (type(self), tuple(getattr(self, n) for n in self._SLOTS)))
+
+
+def _rebuild(cls: type[Composite], values: tuple[Any, ...]) -> Composite:
+    return cls(*values)  # type: ignore[call-arg]
