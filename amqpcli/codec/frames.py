@@ -1,0 +1,465 @@
+"""Incremental AMQP 1.0 frame reader (Part 2 §2.3) and protocol header recognition.
+
+Theory of operation: `FrameReader.feed(data)` takes bytes in any split and returns the
+items completed so far: `ProtocolHeader`, `Frame` and `FrameError`. A protocol header may
+appear at any frame boundary (a SASL layer is followed by a fresh AMQP header). A frame
+whose header is sane but whose body does not decode is reported as a `FrameError` and the
+reader carries on with the next frame, because the frame size says where that is. A frame
+header that cannot be trusted (size below 8, above max-frame-size) stops the reader: from
+there on nothing in the stream can be located, so the rest is ignored.
+
+After a header for a protocol this reader does not decode (TLS, AMQP 0-10, 0-9-1, 0-8, an
+unknown version) the rest of the stream is opaque: it is counted, not parsed.
+
+A declared size larger than what has arrived never allocates: the reader keeps only the
+bytes it was given and waits for more.
+"""
+
+from __future__ import annotations
+
+from struct import Struct
+from typing import Any
+
+from amqpcli.codec.types import Composite, DecodeError
+
+__all__ = [
+    "AMQP_HEADER",
+    "FRAME_TYPE_AMQP",
+    "FRAME_TYPE_SASL",
+    "SASL_HEADER",
+    "TLS_HEADER",
+    "Frame",
+    "FrameError",
+    "FrameReader",
+    "ProtocolHeader",
+    "encode_frame",
+    "encode_protocol_header",
+    "parse_protocol_header",
+]
+
+FRAME_TYPE_AMQP = 0
+FRAME_TYPE_SASL = 1
+
+AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
+SASL_HEADER = b"AMQP\x03\x01\x00\x00"
+TLS_HEADER = b"AMQP\x02\x01\x00\x00"
+
+_HEADER = Struct(">IBBH")
+_unpack_header = _HEADER.unpack_from
+_pack_header = _HEADER.pack_into
+_AMQP_MAGIC = 0x414D5150  # b"AMQP" read as a frame size: a header, never a real frame
+_MAX_SIZE = 0xFFFFFFFF
+
+# Performative descriptor codes allowed in each frame type.
+_AMQP_CODES = frozenset(range(0x10, 0x19))
+_SASL_CODES = frozenset(range(0x40, 0x45))
+
+# (id, major, minor, revision) → (kind, readable name). `kind` is what callers switch on.
+_KNOWN_HEADERS: dict[tuple[int, int, int, int], tuple[str, str]] = {
+    (0, 1, 0, 0): ("amqp", "AMQP 1.0"),
+    (3, 1, 0, 0): ("sasl", "AMQP 1.0 SASL"),
+    (2, 1, 0, 0): ("tls", "AMQP 1.0 TLS"),
+    (1, 1, 0, 10): ("amqp0-10", "AMQP 0-10"),
+    (0, 0, 9, 1): ("amqp0-9-1", "AMQP 0-9-1"),
+    (1, 1, 9, 1): ("amqp0-9-1", "AMQP 0-9-1 (pre-standard header)"),
+    (1, 1, 0, 9): ("amqp0-9", "AMQP 0-9"),
+    (1, 1, 8, 0): ("amqp0-8", "AMQP 0-8"),
+}
+
+# Header kinds after which the stream is still AMQP 1.0 frames.
+_FRAMED_KINDS = frozenset(("amqp", "sasl"))
+
+
+class ProtocolHeader:
+    """The 8-byte protocol header `AMQP` id major minor revision, at `offset` in the stream."""
+
+    __slots__ = ("kind", "name", "offset", "raw")
+
+    def __init__(self, offset: int, raw: bytes) -> None:
+        self.offset = offset
+        self.raw = bytes(raw)
+        self.kind, self.name = _KNOWN_HEADERS.get(
+            self.version, ("unknown", "AMQP unknown version {}.{}.{}.{}".format(*self.version))
+        )
+
+    @property
+    def version(self) -> tuple[int, int, int, int]:
+        """(protocol id, major, minor, revision): the four bytes after `AMQP`."""
+        r = self.raw
+        return (r[4], r[5], r[6], r[7])
+
+    @property
+    def is_amqp10(self) -> bool:
+        """True for the three AMQP 1.0 headers (AMQP, SASL, TLS)."""
+        return self.kind in ("amqp", "sasl", "tls")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ProtocolHeader)
+            and other.offset == self.offset
+            and other.raw == self.raw
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ProtocolHeader(offset={self.offset}, {self.name})"
+
+
+class Frame:
+    """One AMQP 1.0 frame.
+
+    `body` is the decoded performative (a composite), or None for an empty frame (a
+    heartbeat). `payload` holds the bytes after the performative: a transfer's message
+    bytes, kept undecoded.
+    """
+
+    __slots__ = ("body", "channel", "doff", "ext", "offset", "payload", "size", "type")
+
+    def __init__(
+        self,
+        offset: int,
+        size: int,
+        doff: int,
+        type: int,
+        channel: int,
+        ext: bytes,
+        body: Composite | None,
+        payload: bytes,
+    ) -> None:
+        self.offset = offset
+        self.size = size
+        self.doff = doff
+        self.type = type
+        self.channel = channel
+        self.ext = ext
+        self.body = body
+        self.payload = payload
+
+    @property
+    def is_heartbeat(self) -> bool:
+        return self.body is None
+
+    @property
+    def name(self) -> str:
+        """The performative's spec name ("transfer"), or "heartbeat"."""
+        return "heartbeat" if self.body is None else self.body.NAME
+
+    def encode(self) -> bytes:
+        """The frame's bytes (identical to the input for a frame decoded unchanged)."""
+        return encode_frame(self.body, self.channel, self.payload, self.type, self.ext)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Frame):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in Frame.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Frame(offset={self.offset}, size={self.size}, type={self.type}, "
+            f"channel={self.channel}, body={self.body!r}, payload={len(self.payload)} bytes)"
+        )
+
+
+class FrameError(Exception):
+    """Bytes that are not a valid frame: where, what was expected, what was found.
+
+    Returned as an item by the reader (not raised). `frame_offset` is the offset of the
+    frame the error is in (None when it is outside any frame); `fatal` says the reader
+    could not go on past it.
+    """
+
+    def __init__(
+        self,
+        offset: int,
+        expected: str,
+        found: str,
+        frame_offset: int | None = None,
+        fatal: bool = False,
+        channel: int | None = None,
+    ) -> None:
+        super().__init__(offset, expected, found)
+        self.offset = offset
+        self.expected = expected
+        self.found = found
+        self.frame_offset = frame_offset
+        self.fatal = fatal
+        self.channel = channel
+
+    def __str__(self) -> str:
+        where = f"at offset {self.offset}"
+        if self.frame_offset is not None and self.frame_offset != self.offset:
+            where += f" (in the frame at offset {self.frame_offset})"
+        return f"{where}: expected {self.expected}, found {self.found}"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, FrameError)
+            and (other.offset, other.expected, other.found, other.fatal)
+            == (self.offset, self.expected, self.found, self.fatal)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FrameError({self})"
+
+
+Item = ProtocolHeader | Frame | FrameError
+
+
+def parse_protocol_header(data: bytes | bytearray | memoryview, offset: int = 0) -> ProtocolHeader | None:
+    """The protocol header at the start of `data`, or None if it does not start with one."""
+    if len(data) >= 8 and bytes(data[:4]) == b"AMQP":
+        return ProtocolHeader(offset, bytes(data[:8]))
+    return None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, Composite):
+        return f"{value.NAME} (descriptor 0x{value.CODE:x})"
+    name = type(value).__name__
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{name} {text}"
+
+
+class FrameReader:
+    """Turns a byte stream (in any split) into protocol headers, frames and frame errors."""
+
+    def __init__(self, max_frame_size: int | None = None) -> None:
+        if max_frame_size is not None and max_frame_size < 8:
+            raise ValueError("max_frame_size must be at least 8 (the frame header)")
+        self.max_frame_size = max_frame_size
+        self._limit = _MAX_SIZE if max_frame_size is None else max_frame_size
+        self._buf = bytearray()
+        self._offset = 0  # stream offset of self._buf[0]
+        # None while framed; the header kind ("tls", "amqp0-10", …) once the stream is
+        # opaque, or "error" after a fatal frame error.
+        self.opaque: str | None = None
+        self.opaque_bytes = 0
+        self._decode: Any = None
+
+    @property
+    def offset(self) -> int:
+        """Stream offset of the first byte not yet consumed."""
+        return self._offset
+
+    @property
+    def pending(self) -> int:
+        """Bytes received but not yet part of a complete item."""
+        return len(self._buf)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
+        """Add bytes; return every item they complete (possibly none)."""
+        if self.opaque is not None:
+            self.opaque_bytes += len(data)
+            return []
+        if self._buf:
+            self._buf += data
+            buf: Any = self._buf
+        else:
+            buf = data
+        items: list[Item] = []
+        pos = self._parse(buf, items)
+        if pos < len(buf):
+            if buf is self._buf:
+                del self._buf[:pos]
+            else:
+                self._buf = bytearray(buf[pos:])
+        else:
+            self._buf = bytearray()
+        self._offset += pos
+        if self.opaque is not None:
+            # The bytes after an opaque header or a fatal error are not ours to parse.
+            self.opaque_bytes += len(self._buf)
+            self._offset += len(self._buf)
+            self._buf = bytearray()
+        return items
+
+    def close(self) -> list[Item]:
+        """End of stream: report a truncated tail, if any."""
+        if not self._buf:
+            return []
+        buf = bytes(self._buf)
+        off = self._offset
+        self._offset += len(buf)
+        self._buf = bytearray()
+        if b"AMQP".startswith(buf[:4]):
+            return [FrameError(off, "an 8-byte protocol header", f"end of input after {len(buf)} bytes", fatal=True)]
+        if len(buf) < 8:
+            return [FrameError(off, "an 8-byte frame header", f"end of input after {len(buf)} bytes", off, fatal=True)]
+        size = int.from_bytes(buf[:4], "big")
+        return [
+            FrameError(
+                off,
+                f"a frame of {size} bytes",
+                f"end of input after {len(buf)} bytes",
+                off,
+                fatal=True,
+            )
+        ]
+
+    # The hot path: one pass over `buf`, returning how many bytes it consumed.
+    def _parse(self, buf: Any, items: list[Item]) -> int:
+        n = len(buf)
+        pos = 0
+        base = self._offset
+        limit = self._limit
+        decode_body = self._decode_body
+        append = items.append
+        mv: memoryview | None = None
+        while n - pos >= 8:
+            size, doff, ftype, channel = _unpack_header(buf, pos)
+            if size == _AMQP_MAGIC:
+                header = ProtocolHeader(base + pos, bytes(buf[pos : pos + 8]))
+                append(header)
+                pos += 8
+                if header.kind not in _FRAMED_KINDS:
+                    self.opaque = header.kind
+                    break
+                continue
+            off = base + pos
+            if size < 8:
+                append(FrameError(off, "a frame size of at least 8", f"size {size}", off, fatal=True))
+                self.opaque = "error"
+                break
+            if size > limit:
+                append(
+                    FrameError(
+                        off,
+                        f"a frame size of at most {limit} (max-frame-size)",
+                        f"size {size}",
+                        off,
+                        fatal=True,
+                    )
+                )
+                self.opaque = "error"
+                break
+            if n - pos < size:
+                break  # wait for the rest; nothing is allocated for it
+            end = pos + size
+            dstart = doff * 4
+            if doff < 2 or dstart > size:
+                append(
+                    FrameError(
+                        off + 4,
+                        f"a data offset from 2 to {size // 4} (4-byte words)",
+                        f"doff {doff}",
+                        off,
+                        channel=channel,
+                    )
+                )
+                pos = end
+                continue
+            if mv is None:
+                mv = memoryview(buf)
+            ext = bytes(mv[pos + 8 : pos + dstart]) if dstart > 8 else b""
+            if dstart == size:
+                append(Frame(off, size, doff, ftype, channel, ext, None, b""))
+            elif ftype > 1:
+                append(
+                    FrameError(
+                        off + 5,
+                        "frame type 0 (AMQP) or 1 (SASL)",
+                        f"frame type {ftype}",
+                        off,
+                        channel=channel,
+                    )
+                )
+            else:
+                item = decode_body(mv[pos + dstart : end], off, size, doff, ftype, channel, ext)
+                append(item)
+            pos = end
+        if mv is not None:
+            mv.release()
+        return pos
+
+    def _decode_body(
+        self,
+        body: memoryview,
+        off: int,
+        size: int,
+        doff: int,
+        ftype: int,
+        channel: int,
+        ext: bytes,
+    ) -> Frame | FrameError:
+        body_off = off + doff * 4
+        fast = _decode_transfer_fast(body) if ftype == 0 else None
+        if fast is not None:
+            perf, end = fast
+        else:
+            try:
+                perf, end = _decode(body, 0)
+            except DecodeError as e:
+                return FrameError(body_off + e.offset, e.expected, e.found, off, channel=channel)
+            except RecursionError:
+                return FrameError(body_off, "a performative", "values nested too deeply", off, channel=channel)
+            except Exception as e:  # noqa: BLE001 - a body must never stop the reader
+                return FrameError(body_off, "a performative", f"undecodable bytes ({type(e).__name__}: {e})", off, channel=channel)
+            codes = _AMQP_CODES if ftype == 0 else _SASL_CODES
+            if not isinstance(perf, Composite) or perf.CODE not in codes:
+                kind = "an AMQP performative" if ftype == 0 else "a SASL frame body"
+                return FrameError(body_off, kind, _describe(perf), off, channel=channel)
+        payload = bytes(body[end:]) if end < len(body) else b""
+        return Frame(off, size, doff, ftype, channel, ext, perf, payload)
+
+
+def _decode(buf: Any, offset: int) -> tuple[Any, int]:
+    # Bound lazily: the decoder module imports composites, which are large.
+    global _decode
+    from amqpcli.codec.decode import decode
+
+    _decode = decode
+    return decode(buf, offset)
+
+
+def _decode_transfer_fast(body: memoryview) -> tuple[Composite, int] | None:
+    """A transfer's performative decoded without the generic decoder, or None.
+
+    Only the common encodings are taken; anything else (or anything odd) returns None and
+    the generic decoder does the work and the error reporting.
+    """
+    return None
+
+
+def encode_frame(
+    performative: Composite | None,
+    channel: int = 0,
+    payload: bytes = b"",
+    type: int = FRAME_TYPE_AMQP,
+    ext: bytes = b"",
+) -> bytes:
+    """One frame's bytes. `performative=None` (and no payload) makes a heartbeat."""
+    if len(ext) % 4:
+        raise ValueError("the extended header must be a whole number of 4-byte words")
+    if not 0 <= channel <= 0xFFFF:
+        raise ValueError(f"channel {channel} is outside 0..65535")
+    if not 0 <= type <= 0xFF:
+        raise ValueError(f"frame type {type} is outside 0..255")
+    out = bytearray(8)
+    out += ext
+    if performative is not None:
+        from amqpcli.codec.encode import encode_into
+
+        encode_into(out, performative)
+    elif payload:
+        raise ValueError("a frame with a payload needs a performative")
+    out += payload
+    if len(out) > _MAX_SIZE:
+        raise ValueError("frame larger than 4 GiB")
+    _pack_header(out, 0, len(out), 2 + len(ext) // 4, type, channel)
+    return bytes(out)
+
+
+_HEADER_IDS = {"amqp": 0, "tls": 2, "sasl": 3}
+
+
+def encode_protocol_header(protocol: str | int = "amqp", version: tuple[int, int, int] = (1, 0, 0)) -> bytes:
+    """`AMQP` id major minor revision; `protocol` is "amqp", "sasl", "tls" or the id byte."""
+    pid = _HEADER_IDS[protocol] if isinstance(protocol, str) else protocol
+    return b"AMQP" + bytes((pid, *version))

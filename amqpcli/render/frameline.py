@@ -1,0 +1,191 @@
+"""One line per frame: time, connection, direction, channel, performative, key fields, body.
+
+    00:04:07.123456 c1 -> [0] transfer    handle=0 delivery-id=3 tag=0x00000003 settled  data "hi"
+
+Used by `decode`, `pcap-dump`, the proxy and the TUI's trace, so it lives in one place.
+Only the fields that tell a frame apart are shown; the tree view has the rest.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+from amqpcli.codec.types import Composite
+from amqpcli.render.redact import redact
+from amqpcli.render.text import format_binary, format_field, format_value
+
+__all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
+
+# Per performative, the fields worth a place on the line, in order.
+KEY_FIELDS: dict[str, tuple[str, ...]] = {
+    "open": ("container-id", "hostname", "max-frame-size", "channel-max", "idle-time-out"),
+    "begin": ("remote-channel", "next-outgoing-id", "incoming-window", "outgoing-window", "handle-max"),
+    "attach": ("name", "handle", "role", "snd-settle-mode", "rcv-settle-mode", "source", "target",
+               "initial-delivery-count"),
+    "flow": ("handle", "delivery-count", "link-credit", "available", "drain", "echo",
+             "next-incoming-id", "incoming-window", "next-outgoing-id", "outgoing-window"),
+    "transfer": ("handle", "delivery-id", "delivery-tag", "message-format", "settled", "more",
+                 "state", "resume", "aborted"),
+    "disposition": ("role", "first", "last", "settled", "state"),
+    "detach": ("handle", "closed", "error"),
+    "end": ("error",),
+    "close": ("error",),
+    "sasl-mechanisms": ("sasl-server-mechanisms",),
+    "sasl-init": ("mechanism", "initial-response", "hostname"),
+    "sasl-challenge": ("challenge",),
+    "sasl-response": ("response",),
+    "sasl-outcome": ("code", "additional-data"),
+}
+_FLAGS = frozenset(("settled", "more", "drain", "echo", "closed", "resume", "aborted"))
+_SHORT = {"delivery-tag": "tag", "delivery-id": "id", "message-format": "format"}
+_NAME_WIDTH = 11
+
+
+def _time(t: float | str | None) -> str:
+    if t is None:
+        return ""
+    if isinstance(t, str):
+        return t
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
+
+
+def _terminus(v: Any) -> str:
+    if isinstance(v, Composite) and hasattr(v, "address"):
+        addr = v.address
+        bits = [format_value(addr) if addr is not None else "null"]
+        if getattr(v, "dynamic", None):
+            bits.append("dynamic")
+        mode = getattr(v, "distribution_mode", None)
+        if mode is not None:
+            bits.append(str(mode))
+        return "(" + " ".join(bits) + ")" if len(bits) > 1 else bits[0]
+    return format_value(v)
+
+
+def _state(v: Any) -> str:
+    if not isinstance(v, Composite):
+        return format_value(v)
+    name = v.NAME
+    err = getattr(v, "error", None)
+    if name == "rejected" and err is not None:
+        return f"rejected({_error(err)})"
+    if name == "modified":
+        flags = [f for f in ("delivery_failed", "undeliverable_here") if getattr(v, f)]
+        return f"modified({','.join(f.replace('_', '-') for f in flags)})" if flags else "modified"
+    if name == "received":
+        return f"received({v.section_number},{v.section_offset})"  # type: ignore[attr-defined]
+    if name == "transactional-state":
+        out = getattr(v, "outcome", None)
+        return f"txn({format_value(v.txn_id)}{', ' + _state(out) if out else ''})"  # type: ignore[attr-defined]
+    return name
+
+
+def _error(v: Any) -> str:
+    if isinstance(v, Composite) and v.NAME == "error":
+        cond = v.condition  # type: ignore[attr-defined]
+        desc = v.description  # type: ignore[attr-defined]
+        text = str(cond) if cond is not None else "?"
+        return f'{text} "{desc}"' if desc else text
+    return format_value(v)
+
+
+def _field(perf: Composite, name: str) -> str | None:
+    slot = name.replace("-", "_")
+    v = getattr(perf, slot, None)
+    if v is None:
+        return None
+    label = _SHORT.get(name, name)
+    if name in _FLAGS:
+        return label if v is True else f"{label}={format_value(v)}"
+    if name in ("source", "target"):
+        return f"{label}={_terminus(v)}"
+    if name == "state":
+        return f"state={_state(v)}"
+    if name == "error":
+        return f"error={_error(v)}"
+    if isinstance(v, (bytes, bytearray)):
+        return f"{label}={format_binary(v, 32)}"
+    spec = next(f for f in type(perf).FIELDS if f.name == name)
+    return f"{label}={format_field(spec.type, v)}"
+
+
+def summarize_payload(payload: bytes, limit: int = 60) -> str:
+    """A transfer's message in a few words: its body, cut short; or its size."""
+    if not payload:
+        return ""
+    try:
+        from amqpcli.codec.message import Message
+
+        msg = Message.decode(payload)
+        body = msg.body
+    except Exception:  # noqa: BLE001 - a summary never fails: the size is still true
+        return f"({len(payload)} bytes)"
+    if body is None:
+        text = "no body"
+    elif isinstance(body, list):
+        if len(body) == 1 and getattr(body[0], "NAME", "") == "data":
+            text = "data " + format_binary(body[0].value, limit)
+        else:
+            text = " ".join(format_value(s) for s in body)
+    else:
+        text = format_value(body)
+    if len(text) > limit + 12:
+        text = text[: limit + 11] + "…"
+    return f"{text} ({len(payload)} bytes)"
+
+
+def frame_line(
+    frame: Frame,
+    *,
+    time: float | str | None = None,
+    connection: str | None = None,
+    direction: str | None = None,
+    show_secrets: bool = False,
+    payload: bool = True,
+) -> str:
+    """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None."""
+    frame = redact(frame, show_secrets)
+    head = [p for p in (_time(time), connection, direction) if p]
+    chan = f"[{frame.channel}]"
+    body = frame.body
+    if body is None:
+        parts = [chan, "heartbeat".ljust(_NAME_WIDTH)]
+    else:
+        parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
+        names = KEY_FIELDS.get(body.NAME)
+        if names is None:
+            parts.append(format_value(body)[len(body.NAME) + 2 :])
+        else:
+            for n in names:
+                text = _field(body, n)
+                if text is not None:
+                    parts.append(text)
+        if frame.payload and payload:
+            if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
+                parts.append(" " + summarize_payload(frame.payload))
+            else:
+                parts.append(f" ({len(frame.payload)} bytes)")
+    if frame.ext:
+        parts.append(f"ext=0x{frame.ext.hex()}")
+    return " ".join(head + parts).rstrip()
+
+
+def item_line(
+    item: ProtocolHeader | Frame | FrameError,
+    *,
+    time: float | str | None = None,
+    connection: str | None = None,
+    direction: str | None = None,
+    show_secrets: bool = False,
+) -> str:
+    """The one-line form of any frame reader item."""
+    if isinstance(item, Frame):
+        return frame_line(item, time=time, connection=connection, direction=direction,
+                          show_secrets=show_secrets)
+    head = " ".join(p for p in (_time(time), connection, direction) if p)
+    head = head + " " if head else ""
+    if isinstance(item, ProtocolHeader):
+        return f"{head}{item.name} protocol header ({item.raw[4:].hex(' ')})"
+    return f"{head}frame error {item}"

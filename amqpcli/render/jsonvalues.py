@@ -1,0 +1,436 @@
+"""A typed, readable, lossless JSON encoding of AMQP values (docs/message-format.md).
+
+Plain JSON where the AMQP type is unambiguous, a small tagged object elsewhere:
+
+* null, boolean, string → JSON null, true/false, "text"
+* long → a JSON integer; list → a JSON array
+* every other type → `{"<type>": <value>}`: `{"uint": 5}`, `{"symbol": "amqp:foo"}`,
+  `{"binary": "<base64>"}` (or `{"binary-text": "hello"}` when the bytes are printable
+  UTF-8), `{"timestamp": "2026-01-02T03:04:05.678Z"}`, `{"double": 1.5}`, `{"uuid": "…"}`,
+  `{"char": "x"}`, `{"decimal64": "<hex>"}`
+* map → `{"map": {"k": v}}` when every key is a string, `{"map": {"k": v}, "keys":
+  "symbol"}` when every key is a symbol, else `{"map": [[k, v], …]}`
+* array → `{"array": [plain elements], "type": "uint"}`
+* known composite → `{"<name>": {"<field>": v, …}}` (list-based; only fields present) or
+  `{"<name>": v}` (sections whose value is a map, binary or any value)
+* other described value → `{"described": <descriptor>, "value": v}`
+
+Inside a composite a field whose value has the field's declared type is written plain
+(`"handle": 0`, `"mechanism": "PLAIN"`, `"creation-time": "2026-…Z"`,
+`"delivery-tag": "<base64>"`); anything else keeps its tag. Encodings wider than needed
+are kept by a `"code"` member (lists, maps) or `"code"`/`"fmt"` (arrays); a composite whose
+bytes would not come back from its fields alone carries them as `"encoded"` (base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import uuid
+from typing import Any
+
+from amqpcli.codec import composites as _c
+from amqpcli.codec.types import (
+    AmqpList,
+    AmqpMap,
+    Array,
+    Byte,
+    Char,
+    Composite,
+    Decimal32,
+    Decimal64,
+    Decimal128,
+    Described,
+    Float,
+    Int,
+    Long,
+    Short,
+    Symbol,
+    Timestamp,
+    UByte,
+    UInt,
+    ULong,
+    UShort,
+)
+from amqpcli.render.types import amqp_type, field_type, iso_time, parse_iso_time
+
+__all__ = ["JsonValueError", "b64", "from_json", "to_json", "unb64"]
+
+
+class JsonValueError(ValueError):
+    """JSON that is not a valid encoding of an AMQP value; `path` says where."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path or '$'}: {message}")
+        self.path = path
+
+
+def b64(data: bytes | bytearray | memoryview) -> str:
+    return base64.b64encode(bytes(data)).decode("ascii")
+
+
+def unb64(text: str, path: str = "") -> bytes:
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError):
+        raise JsonValueError(path, f"not valid base64: {text[:40]!r}") from None
+
+
+_INT_CLASSES: dict[str, type[int]] = {
+    "ubyte": UByte,
+    "ushort": UShort,
+    "uint": UInt,
+    "ulong": ULong,
+    "byte": Byte,
+    "short": Short,
+    "int": Int,
+    "long": Long,
+}
+_DECIMALS: dict[str, Any] = {"decimal32": Decimal32, "decimal64": Decimal64, "decimal128": Decimal128}
+_PRINTABLE_CONTROLS = frozenset("\t\n\r")
+
+
+def _text_or_none(data: bytes) -> str | None:
+    """The bytes as text, if they are UTF-8 with no control characters but tab/newline."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    for ch in text:
+        if (ch < " " and ch not in _PRINTABLE_CONTROLS) or ch == "\x7f":
+            return None
+    return text
+
+
+def _float_json(x: float) -> float | str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def _float_from(v: Any, path: str) -> float:
+    if isinstance(v, str) and v in ("NaN", "Infinity", "-Infinity"):
+        return float(v.replace("Infinity", "inf"))
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise JsonValueError(path, f"expected a number, found {v!r:.40}")
+
+
+# --- plain forms: the value's JSON without a tag (used inside tags, arrays and fields) ---
+
+
+def _plain(t: str, v: Any) -> Any:
+    """JSON of `v` whose AMQP type is `t`, without the tag; None if `t` has no plain form."""
+    if t in _INT_CLASSES:
+        return int(v)
+    if t == "boolean":
+        return bool(v)
+    if t in ("string", "symbol", "char"):
+        return str(v)
+    if t == "binary":
+        return b64(v)
+    if t in ("float", "double"):
+        return _float_json(float(v))
+    if t == "timestamp":
+        iso = iso_time(int(v))
+        return iso if iso is not None else int(v)
+    if t == "uuid":
+        return str(v)
+    if t in _DECIMALS:
+        return v.raw.hex()
+    return _NO_PLAIN
+
+
+_NO_PLAIN = object()
+
+
+def _from_plain(t: str, v: Any, path: str) -> Any:
+    """Inverse of `_plain`."""
+    try:
+        if t in _INT_CLASSES:
+            if type(v) is not int:
+                raise JsonValueError(path, f"expected an integer for {t}, found {v!r:.40}")
+            return _INT_CLASSES[t](v)
+        if t == "boolean":
+            if type(v) is not bool:
+                raise JsonValueError(path, f"expected true or false, found {v!r:.40}")
+            return v
+        if t in ("string", "symbol", "char"):
+            if type(v) is not str:
+                raise JsonValueError(path, f"expected a string for {t}, found {v!r:.40}")
+            return v if t == "string" else (Symbol(v) if t == "symbol" else Char(v))
+        if t == "binary":
+            if type(v) is not str:
+                raise JsonValueError(path, f"expected base64 text, found {v!r:.40}")
+            return unb64(v, path)
+        if t == "float":
+            return Float(_float_from(v, path))
+        if t == "double":
+            return _float_from(v, path)
+        if t == "timestamp":
+            if type(v) is int:
+                return Timestamp(v)
+            if type(v) is str:
+                return Timestamp(parse_iso_time(v))
+            raise JsonValueError(path, f"expected an ISO time or milliseconds, found {v!r:.40}")
+        if t == "uuid":
+            return uuid.UUID(v)
+        if t in _DECIMALS:
+            return _DECIMALS[t](bytes.fromhex(v))
+    except JsonValueError:
+        raise
+    except (ValueError, TypeError, AttributeError) as e:
+        raise JsonValueError(path, f"bad {t} value {v!r:.40}: {e}") from None
+    raise JsonValueError(path, f"unknown type {t!r}")
+
+
+# --- to JSON -----------------------------------------------------------------------------
+
+
+def to_json(value: Any, exact: bool = True) -> Any:
+    """The JSON form (Python dicts/lists/scalars ready for `json.dumps`) of an AMQP value.
+
+    With `exact`, a decoded composite whose bytes would not come back from its fields (a
+    field encoded wider than needed, explicit trailing nulls) also carries its bytes.
+    """
+    t = type(value)
+    if value is None or t is bool or t is str:
+        return value
+    if t is int or t is Long:
+        return int(value)
+    if t is list or t is tuple:
+        return [to_json(x, exact) for x in value]
+    if isinstance(value, Composite):
+        return _composite_to_json(value, exact)
+    name = amqp_type(value)
+    if name == "binary":
+        text = _text_or_none(bytes(value))
+        return {"binary-text": text} if text is not None else {"binary": b64(value)}
+    if name == "list":
+        return {"list": [to_json(x, exact) for x in value], "code": f"0x{value.code:02x}"}
+    if name == "map":
+        out = _map_to_json(value, exact)
+        if isinstance(value, AmqpMap):
+            out["code"] = f"0x{value.code:02x}"
+        return out
+    if name == "array":
+        return _array_to_json(value, exact)
+    if name == "described":
+        return {"described": to_json(value.descriptor, exact), "value": to_json(value.value, exact)}
+    plain = _plain(name, value)
+    if plain is _NO_PLAIN:
+        raise TypeError(f"no JSON form for {name}")
+    return {name: plain}
+
+
+def _map_to_json(m: dict[Any, Any], exact: bool) -> dict[str, Any]:
+    kinds = {type(k) for k in m}
+    if kinds <= {str}:
+        return {"map": {k: to_json(v, exact) for k, v in m.items()}}
+    if kinds == {Symbol}:
+        return {"map": {str(k): to_json(v, exact) for k, v in m.items()}, "keys": "symbol"}
+    return {"map": [[to_json(k, exact), to_json(v, exact)] for k, v in m.items()]}
+
+
+def _array_to_json(a: Array, exact: bool) -> dict[str, Any]:
+    t = a.type or "null"
+    items: list[Any] = []
+    for x in a:
+        p = _plain(t, x)
+        items.append(to_json(x, exact) if p is _NO_PLAIN else p)
+    out: dict[str, Any] = {"array": items, "type": t}
+    if a.descriptor is not None:
+        out["descriptor"] = to_json(a.descriptor, exact)
+    if a.code is not None:
+        out["code"] = f"0x{a.code:02x}"
+    if a.fmt is not None:
+        out["fmt"] = f"0x{a.fmt:02x}"
+    return out
+
+
+def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
+    t = field_type(spec.type)
+    try:
+        vt = amqp_type(value)
+    except TypeError:
+        vt = ""
+    if vt == t:
+        p = _plain(t, value)
+        if p is not _NO_PLAIN:
+            return p
+    return to_json(value, exact)
+
+
+def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
+    cls = type(c)
+    body: Any
+    if cls.SOURCE == "list":
+        body = {}
+        for spec, slot in zip(cls.FIELDS, cls._SLOTS):
+            v = getattr(c, slot)
+            if v is not None:
+                body[spec.name] = _field_to_json(spec, v, exact)
+    else:
+        body = to_json(c.value, exact)  # type: ignore[attr-defined]
+    out: dict[str, Any] = {cls.NAME: body}
+    if exact and c._raw is not None and _reencoded(c) != c._raw:
+        out["encoded"] = b64(c._raw)
+    return out
+
+
+def _reencoded(c: Composite) -> bytes:
+    from amqpcli.codec.encode import encode
+
+    cls = type(c)
+    fresh = cls.__new__(cls)
+    object.__setattr__(fresh, "_raw", None)
+    for slot in cls._SLOTS:
+        object.__setattr__(fresh, slot, getattr(c, slot))
+    try:
+        return encode(fresh)
+    except Exception:  # noqa: BLE001 - a value that cannot re-encode keeps its bytes
+        return b""
+
+
+# --- from JSON ---------------------------------------------------------------------------
+
+_MODIFIERS = frozenset(("code", "keys", "type", "descriptor", "fmt", "encoded", "value", "name"))
+
+
+def from_json(obj: Any, path: str = "") -> Any:
+    """The AMQP value a JSON form stands for (inverse of `to_json`)."""
+    t = type(obj)
+    if obj is None or t is bool or t is str:
+        return obj
+    if t is int:
+        return obj
+    if t is float:
+        return obj
+    if t is list:
+        return [from_json(x, f"{path}[{i}]") for i, x in enumerate(obj)]
+    if t is not dict:
+        raise JsonValueError(path, f"not a JSON value: {obj!r:.40}")
+    tags = [k for k in obj if k not in _MODIFIERS]
+    if not tags and "value" in obj and "described" not in obj:
+        raise JsonValueError(path, "an object needs a type tag such as {\"uint\": 5}")
+    if len(tags) != 1:
+        raise JsonValueError(path, f"expected one type tag, found {sorted(obj)!r}")
+    tag = tags[0]
+    v = obj[tag]
+    p = f"{path}.{tag}"
+    if tag == "binary-text":
+        if type(v) is not str:
+            raise JsonValueError(p, "expected text")
+        return v.encode("utf-8")
+    if tag == "list":
+        if type(v) is not list:
+            raise JsonValueError(p, "expected an array")
+        items = [from_json(x, f"{p}[{i}]") for i, x in enumerate(v)]
+        return AmqpList(items, _code(obj, path, 0xD0)) if "code" in obj else items
+    if tag == "map":
+        m = _map_from_json(obj, v, p)
+        return AmqpMap(m, _code(obj, path, 0xD1)) if "code" in obj else m
+    if tag == "array":
+        return _array_from_json(obj, v, p)
+    if tag == "described":
+        if "value" not in obj:
+            raise JsonValueError(path, "a described value needs \"value\"")
+        desc = from_json(v, p)
+        value = from_json(obj["value"], f"{path}.value")
+        cls = _c.BY_CODE.get(desc) if type(desc) is ULong else (
+            _c.BY_SYMBOL.get(desc) if type(desc) is Symbol else None
+        )
+        if cls is not None:
+            raise JsonValueError(path, f"descriptor of {cls.NAME}: write it as {{\"{cls.NAME}\": …}}")
+        return Described(desc, value)
+    cls = _c.BY_NAME.get(tag)
+    if cls is not None:
+        return _composite_from_json(cls, obj, v, p)
+    if tag == "null":
+        return None
+    if tag in ("boolean", "string"):
+        return _from_plain(tag, v, p)
+    if tag in _INT_CLASSES or tag in _DECIMALS or tag in (
+        "float", "double", "char", "timestamp", "uuid", "binary", "symbol"
+    ):
+        return _from_plain(tag, v, p)
+    raise JsonValueError(path, f"unknown type tag {tag!r}")
+
+
+def _code(obj: dict[str, Any], path: str, default: int) -> int:
+    c = obj.get("code")
+    try:
+        return int(c, 16) if isinstance(c, str) else int(c if c is not None else default)
+    except (TypeError, ValueError):
+        raise JsonValueError(path + ".code", f"bad format code {c!r}") from None
+
+
+def _map_from_json(obj: dict[str, Any], v: Any, p: str) -> dict[Any, Any]:
+    if type(v) is dict:
+        keys = obj.get("keys", "string")
+        if keys not in ("string", "symbol"):
+            raise JsonValueError(p, f"\"keys\" must be \"string\" or \"symbol\", found {keys!r}")
+        wrap = Symbol if keys == "symbol" else str
+        return {wrap(k): from_json(x, f"{p}.{k}") for k, x in v.items()}
+    if type(v) is list:
+        out: dict[Any, Any] = {}
+        for i, pair in enumerate(v):
+            if type(pair) is not list or len(pair) != 2:
+                raise JsonValueError(f"{p}[{i}]", "expected a [key, value] pair")
+            out[from_json(pair[0], f"{p}[{i}][0]")] = from_json(pair[1], f"{p}[{i}][1]")
+        return out
+    raise JsonValueError(p, "expected an object or an array of [key, value] pairs")
+
+
+def _array_from_json(obj: dict[str, Any], v: Any, p: str) -> Array:
+    if type(v) is not list:
+        raise JsonValueError(p, "expected an array")
+    t = obj.get("type")
+    if not isinstance(t, str):
+        raise JsonValueError(p, "an array needs \"type\" (its element type)")
+    items = []
+    for i, x in enumerate(v):
+        q = f"{p}[{i}]"
+        if t in ("list", "map", "array", "null") or (type(x) is dict and t not in ("uuid",)):
+            items.append(from_json(x, q))
+        else:
+            items.append(_from_plain(t, x, q))
+    descriptor = from_json(obj["descriptor"], p + ".descriptor") if "descriptor" in obj else None
+    code = _code(obj, p, 0) if "code" in obj else None
+    fmt = int(obj["fmt"], 16) if isinstance(obj.get("fmt"), str) else None
+    return Array(items, t, code=code, descriptor=descriptor, fmt=fmt)
+
+
+def _field_from_json(spec: Any, v: Any, path: str) -> Any:
+    t = field_type(spec.type)
+    if type(v) is dict or v is None:
+        return from_json(v, path)
+    if t in _INT_CLASSES or t in _DECIMALS or t in (
+        "boolean", "string", "symbol", "char", "binary", "float", "double", "timestamp", "uuid"
+    ):
+        return _from_plain(t, v, path)
+    return from_json(v, path)
+
+
+def _composite_from_json(cls: type[Composite], obj: dict[str, Any], v: Any, p: str) -> Composite:
+    if cls.SOURCE == "list":
+        if type(v) is not dict:
+            raise JsonValueError(p, f"{cls.NAME} needs an object of fields")
+        by_name = {f.name: (f, s) for f, s in zip(cls.FIELDS, cls._SLOTS)}
+        kwargs: dict[str, Any] = {}
+        for name, x in v.items():
+            spec_slot = by_name.get(name) or by_name.get(name.replace("_", "-"))
+            if spec_slot is None:
+                known = ", ".join(f.name for f in cls.FIELDS)
+                raise JsonValueError(p, f"{cls.NAME} has no field {name!r} (fields: {known})")
+            spec, slot = spec_slot
+            kwargs[slot] = _field_from_json(spec, x, f"{p}.{name}")
+        value: Composite = cls(**kwargs)
+    else:
+        value = cls(from_json(v, p))  # type: ignore[call-arg]
+    if "encoded" in obj:
+        object.__setattr__(value, "_raw", unb64(obj["encoded"], p + ".encoded"))
+    return value

@@ -1,0 +1,218 @@
+"""AMQP values as text: a compact one-line form and a tree (rich on a terminal, plain else).
+
+`Node` is the tree both outputs are drawn from, so the rich and the plain view always say
+the same thing. Types are shown where Python's own spelling can't tell them apart (a uint
+from a long, a symbol from a string); timestamps show their ISO time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec.types import Array, Composite, Described
+from amqpcli.render.redact import redact
+from amqpcli.render.types import (
+    INTEGER_TYPES,
+    amqp_type,
+    choice_name,
+    field_type,
+    format_descriptor,
+    iso_time,
+)
+
+__all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_lines", "value_tree"]
+
+_MAX_INLINE_BINARY = 64
+_ESCAPES = {0: "\\x00", 0x22: '\\"', 0x5C: "\\\\"}
+
+
+def format_binary(data: bytes | bytearray | memoryview, limit: int = _MAX_INLINE_BINARY) -> str:
+    """b"text" when printable, else hex; cut at `limit` bytes with the full length said."""
+    data = bytes(data)
+    cut = data[:limit]
+    more = f"…({len(data)} bytes)" if len(data) > limit else ""
+    printable = sum(32 <= b < 127 for b in cut)
+    # Mostly text (a SASL PLAIN response, a tag like "tag-1"): escape the few other bytes.
+    if cut and printable == len(cut) or (printable >= len(cut) * 3 // 4 and cut.count(0) + printable == len(cut)):
+        return 'b"' + "".join(_ESCAPES.get(b, chr(b)) for b in cut) + '"' + more
+    return ("0x" + cut.hex() if cut else 'b""') + more
+
+
+def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
+    """(text, type annotation or None) for a non-container value."""
+    t = t or amqp_type(value)
+    if t == "null":
+        return "null", None
+    if t == "boolean":
+        return ("true" if value else "false"), None
+    if t == "string":
+        return json.dumps(value, ensure_ascii=False), None
+    if t == "symbol":
+        return str(value), "symbol"
+    if t in INTEGER_TYPES:
+        return str(int(value)), t
+    if t in ("float", "double"):
+        return repr(float(value)), t
+    if t == "timestamp":
+        iso = iso_time(int(value))
+        return (iso if iso else str(int(value))), f"timestamp {int(value)}"
+    if t == "binary":
+        return format_binary(value), f"binary, {len(value)} bytes"
+    if t == "char":
+        return repr(str(value)), "char"
+    if t == "uuid":
+        return str(value), "uuid"
+    if t.startswith("decimal"):
+        return "0x" + value.raw.hex(), t
+    return repr(value), t
+
+
+def format_value(value: Any, show_secrets: bool = False) -> str:
+    """A compact one-line rendering: `@transfer [handle=0, delivery-id=3]`, `[1, "a"]`."""
+    value = redact(value, show_secrets)
+    if isinstance(value, Composite):
+        cls = type(value)
+        if cls.SOURCE != "list":
+            return f"@{cls.NAME} {format_value(value.value, show_secrets)}"  # type: ignore[attr-defined]
+        parts = []
+        for spec, slot in zip(cls.FIELDS, cls._SLOTS):
+            v = getattr(value, slot)
+            if v is not None:
+                parts.append(f"{spec.name}={format_field(spec.type, v, show_secrets)}")
+        return f"@{cls.NAME} [{', '.join(parts)}]"
+    t = amqp_type(value)
+    if t == "list":
+        return "[" + ", ".join(format_value(x, show_secrets) for x in value) + "]"
+    if t == "map":
+        return "{" + ", ".join(
+            f"{format_value(k, show_secrets)}: {format_value(v, show_secrets)}" for k, v in value.items()
+        ) + "}"
+    if t == "array":
+        desc = f" {format_descriptor(value.descriptor)}" if value.descriptor is not None else ""
+        return f"@array<{value.type}{desc}>[" + ", ".join(
+            format_scalar(x, value.type)[0] if value.type not in ("list", "map", "array") else format_value(x)
+            for x in value
+        ) + "]"
+    if t == "described":
+        return f"@({format_descriptor(value.descriptor)}) {format_value(value.value, show_secrets)}"
+    text, ann = format_scalar(value, t)
+    if ann and t in INTEGER_TYPES | {"float", "double", "char"}:
+        return f"{t}:{text}"
+    if t == "symbol":
+        return f":{text}"
+    return text
+
+
+def format_field(spec_type: str, value: Any, show_secrets: bool = False) -> str:
+    """A composite field's value: bare when it has the field's type, named choices spelt."""
+    name = choice_name(spec_type, value)
+    if name is not None:
+        return name
+    t = field_type(spec_type)
+    vt = amqp_type(value) if not isinstance(value, Composite) else "described"
+    if vt == t and vt in INTEGER_TYPES | {"symbol", "timestamp", "float", "double"}:
+        return format_scalar(value, vt)[0]
+    return format_value(value, show_secrets)
+
+
+@dataclass
+class Node:
+    """One line of a tree: `label: text  (type)`, then children."""
+
+    label: str
+    text: str = ""
+    type: str | None = None
+    children: list[Node] = field(default_factory=list)
+
+
+def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
+    """The tree of an AMQP value (composites show their spec field names)."""
+    value = redact(value, show_secrets)
+    if isinstance(value, Composite):
+        cls = type(value)
+        node = Node(label or cls.NAME, cls.NAME if label else "", f"0x{cls.CODE:x} = {cls.SYMBOL}")
+        if cls.SOURCE != "list":
+            inner = value.value  # type: ignore[attr-defined]
+            child = value_tree(inner, "value", show_secrets)
+            if child.children or amqp_type(inner) in ("map", "list", "array"):
+                node.children = child.children
+                node.type = f"{node.type}, {child.type}" if child.type else node.type
+            else:
+                node.children = [child]
+            return node
+        for spec, slot in zip(cls.FIELDS, cls._SLOTS):
+            v = getattr(value, slot)
+            if v is None:
+                continue
+            child = value_tree(v, spec.name, show_secrets)
+            cname = choice_name(spec.type, v)
+            if cname is not None:
+                child.text = f"{cname} ({child.text})"
+            node.children.append(child)
+        return node
+    t = amqp_type(value)
+    if t == "list":
+        return Node(label, "", f"list, {len(value)} items",
+                    [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)])
+    if t == "map":
+        children = []
+        for k, v in value.items():
+            kt, ka = format_scalar(k) if not isinstance(k, (list, dict, Composite, Described)) else (
+                format_value(k), None)
+            child = value_tree(v, kt, show_secrets)
+            if ka:
+                child.label = f"{kt} ({ka})"
+            children.append(child)
+        return Node(label, "", f"map, {len(value)} entries", children)
+    if t == "array":
+        assert isinstance(value, Array)
+        desc = f", described by {format_descriptor(value.descriptor)}" if value.descriptor is not None else ""
+        return Node(label, "", f"array of {value.type}, {len(value)} items{desc}",
+                    [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)])
+    if t == "described":
+        node = Node(label, "", f"described by {format_descriptor(value.descriptor)}")
+        inner = value_tree(value.value, "value", show_secrets)
+        node.children = [inner]
+        return node
+    text, ann = format_scalar(value, t)
+    return Node(label, text, ann)
+
+
+def plain_lines(node: Node, indent: int = 0) -> list[str]:
+    """The tree as indented plain text (for pipes and files)."""
+    pad = "  " * indent
+    head = node.label
+    if node.text:
+        head = f"{head}: {node.text}" if head else node.text
+    if node.type:
+        head = f"{head}  ({node.type})"
+    lines = [pad + head]
+    for c in node.children:
+        lines.extend(plain_lines(c, indent + 1))
+    return lines
+
+
+def rich_tree(node: Node) -> Any:
+    """The tree as a `rich.tree.Tree` (for terminals)."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    def label(n: Node) -> Text:
+        t = Text()
+        t.append(n.label, style="bold cyan" if n.children else "cyan")
+        if n.text:
+            t.append(": " if n.label else "")
+            t.append(n.text, style="green" if n.text.startswith('"') else "")
+        if n.type:
+            t.append(f"  {n.type}", style="dim")
+        return t
+
+    def add(tree: Tree, n: Node) -> None:
+        for c in n.children:
+            add(tree.add(label(c)), c)
+
+    root = Tree(label(node))
+    add(root, node)
+    return root

@@ -1,0 +1,162 @@
+"""What an AMQP value is called: its AMQP type, its descriptor's name, a field's spec type.
+
+Shared by every renderer (text, tree, one-line frames, JSON) so they name things alike.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from amqpcli.codec import composites as _c
+from amqpcli.codec.types import (
+    AmqpList,
+    AmqpMap,
+    Array,
+    Byte,
+    Char,
+    Composite,
+    Decimal32,
+    Decimal64,
+    Decimal128,
+    Described,
+    Float,
+    Int,
+    Long,
+    Short,
+    Symbol,
+    Timestamp,
+    UByte,
+    UInt,
+    ULong,
+    UShort,
+)
+
+# Exact Python type → AMQP type name. Subclasses are looked up first, so order is free.
+_TYPE_NAMES: dict[type, str] = {
+    type(None): "null",
+    bool: "boolean",
+    UByte: "ubyte",
+    UShort: "ushort",
+    UInt: "uint",
+    ULong: "ulong",
+    Byte: "byte",
+    Short: "short",
+    Int: "int",
+    Long: "long",
+    int: "long",
+    Float: "float",
+    float: "double",
+    Decimal32: "decimal32",
+    Decimal64: "decimal64",
+    Decimal128: "decimal128",
+    Char: "char",
+    Timestamp: "timestamp",
+    uuid.UUID: "uuid",
+    bytes: "binary",
+    bytearray: "binary",
+    memoryview: "binary",
+    str: "string",
+    Symbol: "symbol",
+    list: "list",
+    AmqpList: "list",
+    dict: "map",
+    AmqpMap: "map",
+    Array: "array",
+    Described: "described",
+}
+
+INTEGER_TYPES = frozenset(("ubyte", "ushort", "uint", "ulong", "byte", "short", "int", "long"))
+
+
+def amqp_type(value: Any) -> str:
+    """The AMQP type name of a decoded value ("uint", "symbol", …; composites: "described")."""
+    name = _TYPE_NAMES.get(type(value))
+    if name is not None:
+        return name
+    if isinstance(value, Composite):
+        return "described"
+    for cls, n in _TYPE_NAMES.items():
+        if isinstance(value, cls) and cls is not type(None):
+            return n
+    raise TypeError(f"not an AMQP value: {type(value).__name__}")
+
+
+def field_type(spec_type: str) -> str:
+    """A field's spec type resolved through restricted types to a primitive or composite name
+    ("handle" → "uint", "error" → "error", "*" → "*")."""
+    seen = 0
+    while spec_type in _c.RESTRICTED and seen < 10:
+        spec_type = _c.RESTRICTED[spec_type]
+        seen += 1
+    return spec_type
+
+
+# Descriptors that are not in the spec but are met in the field: filter types registered by
+# Apache Qpid (used by JMS clients for selectors and no-local) and their symbolic names.
+WELL_KNOWN_DESCRIPTORS: dict[int, str] = {
+    0x0000468C00000000: "apache.org:legacy-amqp-direct-binding:string",
+    0x0000468C00000001: "apache.org:legacy-amqp-topic-binding:string",
+    0x0000468C00000002: "apache.org:legacy-amqp-headers-binding:map",
+    0x0000468C00000003: "apache.org:no-local-filter:list",
+    0x0000468C00000004: "apache.org:selector-filter:string",
+    0x0000468C00000005: "apache.org:xquery-filter:string",
+}
+_WELL_KNOWN_BY_SYMBOL = {v: k for k, v in WELL_KNOWN_DESCRIPTORS.items()}
+
+
+def descriptor_name(descriptor: Any) -> str | None:
+    """The symbolic name of a descriptor (a code or a symbol), if it is known."""
+    if isinstance(descriptor, int) and not isinstance(descriptor, bool):
+        cls = _c.BY_CODE.get(descriptor)
+        if cls is not None:
+            return cls.SYMBOL
+        return WELL_KNOWN_DESCRIPTORS.get(descriptor)
+    if isinstance(descriptor, str):
+        return str(descriptor)
+    return None
+
+
+def format_descriptor(descriptor: Any) -> str:
+    """`0x468c00000004 = apache.org:selector-filter:string`, or the symbol itself."""
+    if isinstance(descriptor, int) and not isinstance(descriptor, bool):
+        name = descriptor_name(descriptor)
+        code = f"0x{descriptor:x}"
+        return f"{code} = {name}" if name else code
+    if isinstance(descriptor, str):
+        code = _WELL_KNOWN_BY_SYMBOL.get(str(descriptor))
+        return f"{descriptor} = 0x{code:x}" if code is not None else str(descriptor)
+    return repr(descriptor)
+
+
+# Named values of restricted types, reversed: type → {value: name}.
+_CHOICE_NAMES: dict[str, dict[Any, str]] = {
+    t: {(type(v), v): n for n, v in choices.items()} for t, choices in _c.CHOICES.items()
+}
+
+
+def choice_name(spec_type: str, value: Any) -> str | None:
+    """The spec's name for a value of a restricted type ("role", True → "receiver")."""
+    names = _CHOICE_NAMES.get(spec_type)
+    if names is None:
+        return None
+    return names.get((type(value), value))
+
+
+def iso_time(ms: int) -> str | None:
+    """A timestamp as ISO 8601 UTC with milliseconds, or None if out of datetime's range."""
+    try:
+        t = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def parse_iso_time(text: str) -> int:
+    """ISO 8601 (as written by `iso_time`, or any offset) → milliseconds since the epoch."""
+    t = datetime.fromisoformat(text)
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    delta = t - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
