@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_XML = Path("/work/shared/specs/amqp-0-10/amqp.0-10-qpid-errata.stripped.xml")
+DEFAULT_XML = ROOT.parent / "shared" / "specs" / "amqp-0-10" / "amqp.0-10-qpid-errata.stripped.xml"
 DEFAULT_OUT = ROOT / "amqpcli" / "amqp010" / "spec.py"
 NS = "{http://www.amqp.org/schema/amqp.xsd}"
 

@@ -173,6 +173,7 @@ class Assembly:
     body: bytes | None = None  # None: no body segment
     frames: int = 1
     end_offset: int = 0  # stream offset just after the last frame
+    header_size: int = 0  # octets of the header segment (byte credit counts them)
 
     @property
     def is_command(self) -> bool:
@@ -257,6 +258,7 @@ def _decode_assembly(p: _Partial, last: Frame) -> Assembly:
                               else "end of control assembly", SEGMENT_NAMES[stype])
         expect = expect[expect.index(stype) + 1:]
         if stype == SEGMENT_HEADER:
+            asm.header_size = len(data)
             try:
                 asm.header, _ = decode_header(data, 0, len(data))
             except DecodeError as e:
