@@ -165,6 +165,8 @@ def generate(spec_dir: Path) -> str:
         w(f"    SYMBOL = {d.get('name')!r}")
         w(f"    SOURCE = {source!r}")
         w(f"    PROVIDES = {provides!r}")
+        if t.get("class") == "restricted":
+            w("    HAS_VALUE = True")
         if fields:
             w("    FIELDS = (")
             for f in fields:

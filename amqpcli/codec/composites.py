@@ -610,6 +610,7 @@ class DeliveryAnnotations(Composite):
     SYMBOL = "amqp:delivery-annotations:map"
     SOURCE = "map"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -624,6 +625,7 @@ class MessageAnnotations(Composite):
     SYMBOL = "amqp:message-annotations:map"
     SOURCE = "map"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -707,6 +709,7 @@ class ApplicationProperties(Composite):
     SYMBOL = "amqp:application-properties:map"
     SOURCE = "map"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -721,6 +724,7 @@ class Data(Composite):
     SYMBOL = "amqp:data:binary"
     SOURCE = "binary"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -735,6 +739,7 @@ class AmqpSequence(Composite):
     SYMBOL = "amqp:amqp-sequence:list"
     SOURCE = "list"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -749,6 +754,7 @@ class AmqpValue(Composite):
     SYMBOL = "amqp:amqp-value:*"
     SOURCE = "*"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
@@ -763,6 +769,7 @@ class Footer(Composite):
     SYMBOL = "amqp:footer:map"
     SOURCE = "map"
     PROVIDES = ("section",)
+    HAS_VALUE = True
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:

@@ -491,7 +491,7 @@ _RAW_SET = Composite._raw.__set__  # type: ignore[attr-defined]
 
 def _build(cls: Any, value: Any, raw: bytes) -> Any:
     """A composite from its decoded value, or None when the value does not fit."""
-    if cls.SOURCE == "list":
+    if not cls.HAS_VALUE:
         if type(value) is not list and not (type(value) is AmqpList):
             return None
         o = _new(cls)

@@ -547,7 +547,7 @@ def _e_composite(out: bytearray, v: Any) -> None:
         return
     cls = type(v)
     out += cls._PREFIX
-    if cls.SOURCE != "list":
+    if cls.HAS_VALUE:
         cls._FIELD_ENCODERS[0](out, v.value)
         return
     values = [getattr(v, n) for n in cls._SLOTS]
@@ -719,7 +719,7 @@ def encode_as(out: bytearray, type_name: str, value: Any) -> None:
 
 for _cls in _c.ALL:
     _cls._PREFIX = _prefix(_cls.CODE)  # type: ignore[attr-defined]
-    if _cls.SOURCE == "list":
+    if not _cls.HAS_VALUE:
         _cls._FIELD_ENCODERS = tuple(field_encoder(f.type, f.multiple) for f in _cls.FIELDS)
     elif _cls.NAME in ("delivery-annotations", "message-annotations", "footer"):
         _cls._FIELD_ENCODERS = (_e_symbol_keyed_map,)

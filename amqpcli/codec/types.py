@@ -304,6 +304,9 @@ class Composite:
     CODE: ClassVar[int] = -1
     SYMBOL: ClassVar[str] = ""
     SOURCE: ClassVar[str] = "list"  # the spec's encoding: list, map, binary or *
+    # True for restricted types with a descriptor (sections such as data, amqp-value,
+    # amqp-sequence): one slot, `value`, holding the described value itself.
+    HAS_VALUE: ClassVar[bool] = False
     FIELDS: ClassVar[tuple[Field, ...]] = ()
     # Filled in by encode.py: one encoder per field, resolved from the field's type.
     _FIELD_ENCODERS: ClassVar[tuple[Any, ...]] = ()
@@ -312,7 +315,7 @@ class Composite:
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        if cls.SOURCE == "list":
+        if not cls.HAS_VALUE:
             cls._SLOTS = tuple(f.name.replace("-", "_") for f in cls.FIELDS)
         else:
             cls._SLOTS = ("value",)
