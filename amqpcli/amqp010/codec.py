@@ -563,6 +563,7 @@ def encode_fields(out: bytearray, defs: tuple[FieldDef, ...], pack: int,
 def decode_method(buf: Buf, off: int, end: int, command: bool) -> tuple[Control | Command, int]:
     """A control or command segment's payload: class code, method code, [session header],
     fields."""
+    end = min(end, len(buf))
     _need(buf, off, 2, end, "class and method codes")
     key = (buf[off], buf[off + 1])
     md: MethodDef | None = (COMMANDS if command else CONTROLS).get(key)
@@ -591,6 +592,7 @@ def encode_method(value: Control | Command) -> bytes:
 
 def decode_header(buf: Buf, off: int, end: int) -> tuple[tuple[Struct, ...], int]:
     """A header segment: struct32s (delivery-properties, message-properties…)."""
+    end = min(end, len(buf))
     out = []
     while off < end:
         value, off = _dec_struct32(buf, off, end)
@@ -607,7 +609,7 @@ def encode_header(structs: tuple[Struct, ...] | list[Struct]) -> bytes:
 
 def decode_value(type_name: str, buf: Buf, off: int = 0, end: int | None = None) -> tuple[Any, int]:
     """Decode one value of a named primitive type or struct ("message.reply-to")."""
-    end = len(buf) if end is None else end
+    end = len(buf) if end is None else min(end, len(buf))
     if type_name in STRUCTS:
         return decode_struct(STRUCTS[type_name], buf, off, end)
     return PRIMITIVES[type_name][0](buf, off, end)
