@@ -20,7 +20,8 @@ from __future__ import annotations
 from struct import Struct
 from typing import Any
 
-from amqpcli.codec.types import Composite, DecodeError
+from amqpcli.codec.composites import Transfer
+from amqpcli.codec.types import Composite, DecodeError, UByte, UInt
 
 __all__ = [
     "AMQP_HEADER",
@@ -245,7 +246,7 @@ class FrameReader:
 
     @property
     def offset(self) -> int:
-        """Stream offset of the first byte not yet consumed."""
+        """Stream offset of the first byte not yet read as an item (opaque bytes excluded)."""
         return self._offset
 
     @property
@@ -276,7 +277,6 @@ class FrameReader:
         if self.opaque is not None:
             # The bytes after an opaque header or a fatal error are not ours to parse.
             self.opaque_bytes += len(self._buf)
-            self._offset += len(self._buf)
             self._buf = bytearray()
         return items
 
@@ -310,6 +310,7 @@ class FrameReader:
         base = self._offset
         limit = self._limit
         decode_body = self._decode_body
+        fast_transfer = _decode_transfer_fast
         append = items.append
         mv: memoryview | None = None
         while n - pos >= 8:
@@ -371,8 +372,14 @@ class FrameReader:
                     )
                 )
             else:
-                item = decode_body(mv[pos + dstart : end], off, size, doff, ftype, channel, ext)
-                append(item)
+                body = mv[pos + dstart : end]
+                fast = fast_transfer(body) if ftype == 0 else None
+                if fast is not None:
+                    perf, bend = fast
+                    payload = bytes(body[bend:])
+                    append(Frame(off, size, doff, 0, channel, ext, perf, payload))
+                else:
+                    append(decode_body(body, off, size, doff, ftype, channel, ext))
             pos = end
         if mv is not None:
             mv.release()
@@ -389,22 +396,21 @@ class FrameReader:
         ext: bytes,
     ) -> Frame | FrameError:
         body_off = off + doff * 4
-        fast = _decode_transfer_fast(body) if ftype == 0 else None
-        if fast is not None:
-            perf, end = fast
-        else:
-            try:
-                perf, end = _decode(body, 0)
-            except DecodeError as e:
-                return FrameError(body_off + e.offset, e.expected, e.found, off, channel=channel)
-            except RecursionError:
-                return FrameError(body_off, "a performative", "values nested too deeply", off, channel=channel)
-            except Exception as e:  # noqa: BLE001 - a body must never stop the reader
-                return FrameError(body_off, "a performative", f"undecodable bytes ({type(e).__name__}: {e})", off, channel=channel)
-            codes = _AMQP_CODES if ftype == 0 else _SASL_CODES
-            if not isinstance(perf, Composite) or perf.CODE not in codes:
-                kind = "an AMQP performative" if ftype == 0 else "a SASL frame body"
-                return FrameError(body_off, kind, _describe(perf), off, channel=channel)
+        try:
+            perf, end = _decode(body, 0)
+        except DecodeError as e:
+            return FrameError(body_off + e.offset, e.expected, e.found, off, channel=channel)
+        except RecursionError:
+            return FrameError(
+                body_off, "a performative", "values nested too deeply", off, channel=channel
+            )
+        except Exception as e:  # noqa: BLE001 - a body must never stop the reader
+            found = f"undecodable bytes ({type(e).__name__}: {e})"
+            return FrameError(body_off, "a performative", found, off, channel=channel)
+        codes = _AMQP_CODES if ftype == 0 else _SASL_CODES
+        if not isinstance(perf, Composite) or perf.CODE not in codes:
+            kind = "an AMQP performative" if ftype == 0 else "a SASL frame body"
+            return FrameError(body_off, kind, _describe(perf), off, channel=channel)
         payload = bytes(body[end:]) if end < len(body) else b""
         return Frame(off, size, doff, ftype, channel, ext, perf, payload)
 
@@ -418,13 +424,81 @@ def _decode(buf: Any, offset: int) -> tuple[Any, int]:
     return decode(buf, offset)
 
 
-def _decode_transfer_fast(body: memoryview) -> tuple[Composite, int] | None:
+_u32 = Struct(">I").unpack_from
+_u32u32 = Struct(">II").unpack_from
+_TRANSFER_SLOTS = tuple(getattr(Transfer, s).__set__ for s in Transfer._SLOTS)
+_set_raw = Composite._raw.__set__  # type: ignore[attr-defined]
+_new = object.__new__
+_UINT0 = UInt(0)
+_NONES = (None,) * len(_TRANSFER_SLOTS)
+
+
+def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
     """A transfer's performative decoded without the generic decoder, or None.
 
-    Only the common encodings are taken; anything else (or anything odd) returns None and
-    the generic decoder does the work and the error reporting.
+    Transfers are most of a busy stream, and their fields are a handful of small uints,
+    booleans and a short binary tag. Only those encodings are taken here; anything else
+    (a delivery state, an odd width, a short or malformed body) returns None and the
+    generic decoder does the work and the error reporting, so both give the same result.
     """
-    return None
+    n = len(b)
+    if n < 6 or b[0] != 0x00 or b[1] != 0x53 or b[2] != 0x14:
+        return None
+    c = b[3]
+    if c == 0xC0:
+        end = 5 + b[4]
+        count = b[5]
+        p = 6
+    elif c == 0xD0:
+        if n < 12:
+            return None
+        size, count = _u32u32(b, 4)
+        end = 8 + size
+        p = 12
+    else:
+        return None
+    if end > n or count > 11:
+        return None
+    vals = list(_NONES)
+    for i in range(count):
+        if p >= end:
+            return None
+        code = b[p]
+        if code == 0x40:
+            p += 1
+        elif code == 0x43:
+            vals[i] = _UINT0
+            p += 1
+        elif code == 0x52:
+            vals[i] = UInt(b[p + 1])
+            p += 2
+        elif code == 0x42:
+            vals[i] = False
+            p += 1
+        elif code == 0x41:
+            vals[i] = True
+            p += 1
+        elif code == 0xA0:
+            e = p + 2 + b[p + 1]
+            if e > end:
+                return None
+            vals[i] = bytes(b[p + 2 : e])
+            p = e
+        elif code == 0x70:
+            vals[i] = UInt(_u32(b, p + 1)[0])
+            p += 5
+        elif code == 0x50:
+            vals[i] = UByte(b[p + 1])
+            p += 2
+        else:
+            return None
+    if p != end:
+        return None
+    o = _new(Transfer)
+    _set_raw(o, bytes(b[:end]))
+    for setter, v in zip(_TRANSFER_SLOTS, vals):
+        setter(o, v)
+    return o, end
 
 
 def encode_frame(
