@@ -1,0 +1,68 @@
+"""Captures → per-direction, timestamped byte chunks for each TCP flow.
+
+This package knows nothing of AMQP frames: it reads capture files, reassembles TCP and
+says which protocol each flow speaks. The public API:
+
+* `read_capture(paths, ports=(), all_flows=False)` → iterator of events, several files
+  merged by time:
+    - `Opened(flow, time_ns)` once a flow's protocol and roles are known,
+    - `Data(flow, direction, time_ns, data, offset)` — `data` is a memoryview into the
+      block read from the file (no copy); it stays valid, but keeping it keeps that block
+      alive, so `bytes()` what you hold on to,
+    - `Gap(flow, direction, time_ns, offset, size)` — bytes the capture does not hold,
+    - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
+  `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
+  `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`). Only flows that speak
+  AMQP (any version, by their header) or use one of `ports` get Data events.
+  Times are integers: nanoseconds since the Unix epoch.
+* `read_packets(path)` → `(time_ns, linktype, data)` per record (pcap / pcapng / gzip);
+  `merge_packets(iterators)` merges by time.
+* `read_segments(path)` → `(flow_key, time_ns, Segment)`: packets keyed by their canonical
+  4-tuple, for executors that group a capture set by flow before reassembly; a
+  `FlowTracker` fed one flow's segments in time order (`feed_segment`) then `finish()`
+  produces the same events as `read_capture`.
+* `FlowTracker`, `PacketDecoder`: the two stages, for live sources and custom loops.
+* `detect(first_bytes)` → protocol name (`AMQP_1_0`, `AMQP_SASL`, `AMQP_TLS`, `AMQP_0_10`,
+  `AMQP_0_9_1`, …, `TLS`, `UNKNOWN`).
+* `CaptureError` (a `UserError`, exit code DECODE) with `.path` and `.offset`: raised
+  after every readable event was yielded.
+* `amqpcli.capture.writer`: writes pcap/pcapng and synthesises TCP conversations.
+* `amqpcli.capture.live`: live capture and TLS decryption through tshark (slow path).
+"""
+
+from amqpcli.capture.decode import PacketDecoder, Segment, format_ip
+from amqpcli.capture.detect import (
+    AMQP_0_9_1,
+    AMQP_0_10,
+    AMQP_1_0,
+    AMQP_PROTOCOLS,
+    AMQP_SASL,
+    AMQP_TLS,
+    TLS,
+    UNKNOWN,
+    detect,
+)
+from amqpcli.capture.files import CaptureError, merge_packets, read_packets
+from amqpcli.capture.reader import read_capture, read_segments
+from amqpcli.capture.tcp import (
+    C2S,
+    S2C,
+    Closed,
+    Data,
+    Direction,
+    Event,
+    Flow,
+    FlowKey,
+    FlowTracker,
+    Gap,
+    Opened,
+    flow_key,
+)
+
+__all__ = [
+    "AMQP_0_9_1", "AMQP_0_10", "AMQP_1_0", "AMQP_PROTOCOLS", "AMQP_SASL", "AMQP_TLS", "C2S",
+    "S2C", "TLS", "UNKNOWN", "CaptureError", "Closed", "Data", "Direction", "Event", "Flow",
+    "FlowKey", "FlowTracker", "Gap", "Opened", "PacketDecoder", "Segment", "detect",
+    "flow_key", "format_ip", "merge_packets", "read_capture", "read_packets",
+    "read_segments",
+]

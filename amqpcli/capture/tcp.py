@@ -1,0 +1,497 @@
+"""TCP flows: per-direction reassembly, client/server roles, protocol detection.
+
+Theory of operation
+-------------------
+A `FlowTracker` is fed TCP segments in capture order. Each connection is a `Flow` with two
+halves (one per direction). A half knows the next sequence number it expects (`nxt`, 32
+bits, compared modulo 2**32) and the stream offset of that byte (`off`, unbounded), so
+streams longer than 4 GiB and sequence wrap-around are handled alike.
+
+* A segment at `nxt` is delivered at once (its payload is passed on as it came, a
+  memoryview into the capture's block); one that starts before `nxt` is trimmed
+  (retransmission, overlap); one beyond `nxt` is copied into a small heap and delivered
+  when the hole before it fills.
+* A hole is given up on, and reported as a `Gap` with its size, when the other side
+  acknowledges bytes beyond it (the bytes were sent; the capture lost them), when the
+  half's buffer exceeds `max_buffer` bytes, when the oldest buffered segment waited
+  longer than `gap_timeout` seconds of capture time, and at FIN/RST/end of input.
+* A half starts at the SYN (seq + 1) when one was seen, else at the first segment that
+  carries data (captures that start mid-connection).
+* Roles: the client is the SYN sender (or the receiver of a SYN-ACK when only that was
+  seen); without a handshake, the side whose first bytes are a protocol header ("AMQP…")
+  or a TLS ClientHello; else the side not using a known AMQP port (`ports`, 5672, 5671,
+  5682); else the side with the higher port; else the first sender.
+* Detection: the first 8 bytes of the first direction that delivers data name the
+  protocol (see `detect`). The flow is *selected* when that is an AMQP header, or when it
+  is unknown and one of its ports is in `ports` (mid-stream captures), or always with
+  `all_flows`. A flow that is not selected produces one `Opened` event and nothing more;
+  its later packets cost a dictionary lookup.
+
+Events (plain tuples, in the order things became known):
+`Opened(flow, time_ns)`, `Data(flow, direction, time_ns, data, offset)`,
+`Gap(flow, direction, time_ns, offset, size)`, `Closed(flow, direction, time_ns, how)`
+with `how` one of "fin", "rst", "end" (input ended first). `time_ns` of a `Data` event is
+the capture time at which its bytes became contiguous. A flow's state is dropped when
+both directions are closed, so memory follows the open conversations, not the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from enum import IntEnum
+from heapq import heappop, heappush
+from typing import NamedTuple
+
+from amqpcli.capture.decode import ACK, FIN, RST, SYN, Address, Segment, format_ip
+from amqpcli.capture.detect import (
+    AMQP_PROTOCOLS,
+    NEEDED,
+    UNKNOWN,
+    detect,
+    is_client_hello,
+)
+
+_M = 0xFFFFFFFF
+_H = 0x80000000
+
+AMQP_PORTS = frozenset({5672, 5671, 5682})
+
+
+class Direction(IntEnum):
+    CLIENT_TO_SERVER = 0
+    SERVER_TO_CLIENT = 1
+
+
+C2S = Direction.CLIENT_TO_SERVER
+S2C = Direction.SERVER_TO_CLIENT
+
+Endpoint = tuple[Address, int]
+FlowKey = tuple[Address, int, Address, int]
+
+_PROBING, _LIVE, _SKIP = 0, 1, 2
+
+
+def flow_key(src: Address, sport: int, dst: Address, dport: int) -> FlowKey:
+    """The canonical (direction-independent) key of a TCP connection: the smaller
+    endpoint first."""
+    if (src, sport) <= (dst, dport):  # type: ignore[operator]
+        return (src, sport, dst, dport)
+    return (dst, dport, src, sport)
+
+
+class Flow:
+    """One TCP connection. `client`/`server` are (address, port); `protocol` is a name from
+    `detect` (None until decided); `index` counts flows in order of their first packet."""
+
+    __slots__ = (
+        "_early",
+        "_halves",
+        "_probe",
+        "_state",
+        "by_port",
+        "client",
+        "first_ns",
+        "handshake",
+        "index",
+        "key",
+        "protocol",
+        "selected",
+        "server",
+    )
+
+    def __init__(self, index: int, key: FlowKey, first_ns: int) -> None:
+        self.index = index
+        self.key = key
+        self.client: Endpoint | None = None
+        self.server: Endpoint | None = None
+        self.protocol: str | None = None
+        self.selected = False
+        self.by_port = False
+        self.handshake = False
+        self.first_ns = first_ns
+        self._state = _PROBING
+        self._halves: tuple[_Half, _Half] | None = None
+        self._early: list[tuple[_Half, int, bytes | None, int, int]] = []
+        self._probe: _Half | None = None
+
+    @property
+    def client_ip(self) -> str:
+        return format_ip(self.client[0]) if self.client else ""
+
+    @property
+    def server_ip(self) -> str:
+        return format_ip(self.server[0]) if self.server else ""
+
+    @property
+    def client_port(self) -> int:
+        return self.client[1] if self.client else 0
+
+    @property
+    def server_port(self) -> int:
+        return self.server[1] if self.server else 0
+
+    def describe(self) -> str:
+        def ep(e: Endpoint | None) -> str:
+            if e is None:
+                return "?"
+            ip = format_ip(e[0])
+            return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
+
+        return f"{ep(self.client)} -> {ep(self.server)}"
+
+    def __repr__(self) -> str:
+        return f"<Flow #{self.index} {self.describe()} {self.protocol}>"
+
+
+class Opened(NamedTuple):
+    flow: Flow
+    time_ns: int
+
+
+class Data(NamedTuple):
+    flow: Flow
+    direction: Direction
+    time_ns: int
+    data: memoryview | bytes
+    offset: int  # stream offset of data[0] in this direction (0 = first byte after SYN)
+
+
+class Gap(NamedTuple):
+    flow: Flow
+    direction: Direction
+    time_ns: int
+    offset: int
+    size: int
+
+
+class Closed(NamedTuple):
+    flow: Flow
+    direction: Direction
+    time_ns: int
+    how: str  # "fin", "rst" or "end"
+
+
+Event = Opened | Data | Gap | Closed
+
+
+class _Half:
+    __slots__ = (
+        "closed",
+        "dir",
+        "ep",
+        "fin",
+        "flow",
+        "nxt",
+        "off",
+        "pbytes",
+        "peer",
+        "pending",
+        "since",
+        "started",
+    )
+
+    def __init__(self, flow: Flow, ep: Endpoint) -> None:
+        self.flow = flow
+        self.peer: _Half = self
+        self.ep = ep
+        self.dir = C2S
+        self.started = False
+        self.nxt = 0
+        self.off = 0
+        self.pending: list[tuple[int, bytes]] = []
+        self.pbytes = 0
+        self.since = 0
+        self.fin: int | None = None
+        self.closed = False
+
+
+class FlowTracker:
+    """Reassembles the TCP flows of one capture (or of one flow's packets, in time order).
+
+    `feed(time_ns, src, sport, dst, dport, seq, ack, flags, payload)` appends events to
+    `self.events`; the caller takes them and clears the list. `finish(time_ns)` closes
+    what is still open. `feed_segment(time_ns, segment)` takes a `Segment` tuple.
+    """
+
+    def __init__(self, ports: Collection[int] = (), *, all_flows: bool = False,
+                 max_buffer: int = 4 << 20, gap_timeout: float = 30.0,
+                 closed_memory: int = 4096) -> None:
+        self.ports = frozenset(ports)
+        self.all_flows = all_flows
+        self.max_buffer = max_buffer
+        self.gap_timeout_ns = int(gap_timeout * 1e9)
+        self.closed_memory = closed_memory
+        self.events: list[Event] = []
+        self.flow_count = 0
+        self._halves: dict[FlowKey, _Half] = {}
+        self._recent: dict[FlowKey, None] = {}
+        self._last_ns = 0
+
+    # -- input -------------------------------------------------------------------------
+
+    def feed_segment(self, time_ns: int, s: Segment) -> None:
+        self.feed(time_ns, s.src, s.sport, s.dst, s.dport, s.seq, s.ack, s.flags, s.payload)
+
+    def feed(self, ts: int, src: Address, sport: int, dst: Address, dport: int, seq: int,
+             ack: int, flags: int, payload: memoryview | bytes) -> None:
+        self._last_ns = ts
+        dkey = (src, sport, dst, dport)
+        h = self._halves.get(dkey)
+        n = len(payload)
+        if h is None:
+            if not (flags & SYN or n) or flags & RST:
+                return  # a bare ACK/FIN/RST of a connection we know nothing of
+            if not flags & SYN and dkey in self._recent:
+                return  # a straggler of a connection already closed
+            h = self._new_flow(ts, src, sport, dst, dport, flags)
+        flow = h.flow
+        if flow._state == _SKIP:
+            if flags & (FIN | RST):
+                self._skip_close(h, flags)
+            return
+        if flags & RST:
+            self._reset(h, ts)
+            return
+        peer = h.peer
+        if flags & ACK and peer.started and not peer.closed:
+            d = ((ack - peer.nxt + _H) & _M) - _H
+            if d > 0:
+                self._acked_past(peer, ts, d)
+        if h.closed:
+            return
+        if not h.started:
+            if flags & SYN:
+                h.nxt = (seq + 1) & _M
+            elif n or flags & FIN:
+                h.nxt = seq
+            else:
+                return
+            h.started = True
+        if flags & SYN:
+            seq = (seq + 1) & _M  # data on a SYN starts after it
+        delta = ((seq - h.nxt + _H) & _M) - _H
+        if n:
+            if delta <= 0:
+                if n + delta > 0:
+                    self._deliver(h, ts, payload[-delta:] if delta else payload)
+                    if h.pending:
+                        self._drain(h, ts)
+            else:
+                if not h.pending:
+                    h.since = ts
+                heappush(h.pending, (h.off + delta, bytes(payload)))
+                h.pbytes += n
+                if h.pbytes > self.max_buffer:
+                    self._skip_hole(h, ts)
+        if flags & FIN and h.fin is None and not h.closed:
+            h.fin = h.off + delta + n
+        if h.fin is not None and h.off >= h.fin and not h.closed:
+            self._close(h, ts, "fin")
+            return
+        if h.pending and ts - h.since > self.gap_timeout_ns:
+            self._skip_hole(h, ts)
+        if peer.pending and ts - peer.since > self.gap_timeout_ns:
+            self._skip_hole(peer, ts)
+
+    def finish(self, time_ns: int | None = None) -> None:
+        """End of input: report holes and close every open direction (how="end", or "fin"
+        when the FIN was seen)."""
+        ts = self._last_ns if time_ns is None else time_ns
+        seen: set[int] = set()
+        for h in list(self._halves.values()):
+            flow = h.flow
+            if id(flow) in seen:
+                continue
+            seen.add(id(flow))
+            if flow._state == _SKIP:
+                continue
+            if flow._state == _PROBING:
+                self._decide(flow, ts)
+            for half in flow._halves or ():
+                if not half.closed:
+                    self._flush(half, ts, half.fin)
+                    self._close(half, ts, "fin" if half.fin is not None else "end")
+        self._halves.clear()
+
+    def open_flows(self) -> int:
+        """Connections currently tracked (selected or not)."""
+        return len(self._halves) // 2
+
+    def buffered_bytes(self) -> int:
+        """Bytes held out of order, waiting for a hole to fill."""
+        return sum(h.pbytes for h in self._halves.values())
+
+    # -- flows ---------------------------------------------------------------------------
+
+    def _new_flow(self, ts: int, src: Address, sport: int, dst: Address, dport: int,
+                  flags: int) -> _Half:
+        flow = Flow(self.flow_count, flow_key(src, sport, dst, dport), ts)
+        self.flow_count += 1
+        a = _Half(flow, (src, sport))
+        b = _Half(flow, (dst, dport))
+        a.peer, b.peer = b, a
+        flow._halves = (a, b)
+        if flags & SYN:
+            flow.handshake = True
+            self._set_client(flow, b if flags & ACK else a)
+        self._halves[(src, sport, dst, dport)] = a
+        self._halves[(dst, dport, src, sport)] = b
+        return a
+
+    @staticmethod
+    def _set_client(flow: Flow, client: _Half) -> None:
+        flow.client, flow.server = client.ep, client.peer.ep
+        client.dir, client.peer.dir = C2S, S2C
+
+    def _decide(self, flow: Flow, ts: int) -> None:
+        """Name the flow's protocol and roles, then emit what waited for that."""
+        probe = flow._probe
+        first = b"".join(
+            e[2] for e in flow._early if e[0] is probe and e[2] is not None
+        )[:NEEDED]
+        proto = detect(first)
+        a, b = flow._halves  # type: ignore[misc]
+        if flow.client is None:
+            if probe is not None and (first[:4] == b"AMQP" or is_client_hello(first)):
+                self._set_client(flow, probe)
+            else:
+                known = self.ports | AMQP_PORTS
+                first_half = probe or a
+                pa, pb = first_half.ep[1], first_half.peer.ep[1]
+                if (pb in known) != (pa in known):
+                    client = first_half if pb in known else first_half.peer
+                elif pa != pb:
+                    client = first_half if pa > pb else first_half.peer
+                else:
+                    client = first_half
+                self._set_client(flow, client)
+        by_port = a.ep[1] in self.ports or b.ep[1] in self.ports
+        flow.protocol = proto
+        flow.by_port = by_port and proto not in AMQP_PROTOCOLS
+        flow.selected = self.all_flows or proto in AMQP_PROTOCOLS or (
+            proto == UNKNOWN and by_port
+        )
+        out = self.events
+        out.append(Opened(flow, ts))
+        early = flow._early
+        flow._early = []
+        if flow.selected:
+            flow._state = _LIVE
+            for h, t, data, off, size in early:
+                if data is None:
+                    out.append(Gap(flow, h.dir, t, off, size))
+                else:
+                    out.append(Data(flow, h.dir, t, data, off))
+        else:
+            flow._state = _SKIP
+            for h in (a, b):
+                h.pending.clear()
+                h.pbytes = 0
+
+    def _skip_close(self, h: _Half, flags: int) -> None:
+        if flags & RST:
+            h.closed = h.peer.closed = True
+        else:
+            h.closed = True
+        if h.closed and h.peer.closed:
+            self._forget(h.flow)
+
+    def _forget(self, flow: Flow) -> None:
+        a, b = flow._halves  # type: ignore[misc]
+        for k in ((*a.ep, *b.ep), (*b.ep, *a.ep)):
+            if self._halves.get(k) is a or self._halves.get(k) is b:  # type: ignore[call-overload]
+                del self._halves[k]  # type: ignore[arg-type]
+            self._recent[k] = None  # type: ignore[index]
+        while len(self._recent) > self.closed_memory:
+            del self._recent[next(iter(self._recent))]
+
+    # -- reassembly ----------------------------------------------------------------------
+
+    def _deliver(self, h: _Half, ts: int, data: memoryview | bytes) -> None:
+        off = h.off
+        n = len(data)
+        h.off = off + n
+        h.nxt = (h.nxt + n) & _M
+        flow = h.flow
+        if flow._state == _LIVE:
+            self.events.append(Data(flow, h.dir, ts, data, off))
+        elif flow._state == _PROBING:
+            if flow._probe is None:
+                flow._probe = h
+            flow._early.append((h, ts, bytes(data), off, n))
+            if h is flow._probe:
+                have = sum(e[4] for e in flow._early if e[0] is h and e[2] is not None)
+                if have >= NEEDED:
+                    self._decide(flow, ts)
+
+    def _gap(self, h: _Half, ts: int, size: int) -> None:
+        off = h.off
+        h.off = off + size
+        h.nxt = (h.nxt + size) & _M
+        flow = h.flow
+        if flow._state == _LIVE:
+            self.events.append(Gap(flow, h.dir, ts, off, size))
+        elif flow._state == _PROBING:
+            flow._early.append((h, ts, None, off, size))
+
+    def _drain(self, h: _Half, ts: int) -> None:
+        pend = h.pending
+        while pend and pend[0][0] <= h.off:
+            off, data = heappop(pend)
+            h.pbytes -= len(data)
+            end = off + len(data)
+            if end > h.off:
+                self._deliver(h, ts, memoryview(data)[h.off - off :])
+        if pend:
+            h.since = ts
+        if h.fin is not None and h.off >= h.fin and not h.closed:
+            self._close(h, ts, "fin")
+
+    def _skip_hole(self, h: _Half, ts: int) -> None:
+        """Give up on the hole before the first buffered segment."""
+        if h.pending:
+            first = h.pending[0][0]
+            if first > h.off:
+                self._gap(h, ts, first - h.off)
+            self._drain(h, ts)
+
+    def _flush(self, h: _Half, ts: int, upto: int | None) -> None:
+        """Deliver everything buffered, reporting holes; then a hole up to `upto`."""
+        while h.pending and not h.closed:
+            self._skip_hole(h, ts)
+        if upto is not None and upto > h.off and not h.closed:
+            self._gap(h, ts, upto - h.off)
+
+    def _acked_past(self, h: _Half, ts: int, d: int) -> None:
+        """The other side acknowledged `d` bytes beyond what `h` delivered."""
+        target = h.off + d
+        if h.fin is not None and target > h.fin:
+            target = h.fin  # the FIN takes one sequence number
+        while h.off < target and not h.closed:
+            if h.pending and h.pending[0][0] <= h.off:
+                self._drain(h, ts)
+                continue
+            hole_end = h.pending[0][0] if h.pending else target
+            self._gap(h, ts, min(hole_end, target) - h.off)
+            self._drain(h, ts)
+
+    def _close(self, h: _Half, ts: int, how: str) -> None:
+        flow = h.flow
+        if flow._state == _PROBING:
+            self._decide(flow, ts)
+        h.closed = True
+        h.pending.clear()
+        h.pbytes = 0
+        if flow._state == _LIVE:
+            self.events.append(Closed(flow, h.dir, ts, how))
+        if h.peer.closed:
+            self._forget(flow)
+
+    def _reset(self, h: _Half, ts: int) -> None:
+        for half in (h, h.peer):
+            if not half.closed:
+                if half.flow._state == _PROBING:
+                    self._decide(half.flow, ts)
+                if half.flow._state == _LIVE:
+                    self._flush(half, ts, None)
+                self._close(half, ts, "rst")
