@@ -247,14 +247,14 @@ def _d_uuid(b: Any, p: int, d: int) -> tuple[Any, int]:
 def _d_vbin8(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 1 + b[p]
     if e > len(b):
-        raise _short(b, p, f"binary of {e - p - 1} bytes")
+        raise _short(b, p - 1, f"binary of {e - p - 1} bytes")
     return bytes(b[p + 1 : e]), e
 
 
 def _d_vbin32(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 4 + _u32(b, p)[0]
     if e > len(b):
-        raise _short(b, p, f"binary of {e - p - 4} bytes")
+        raise _short(b, p - 1, f"binary of {e - p - 4} bytes")
     return bytes(b[p + 4 : e]), e
 
 
@@ -268,14 +268,14 @@ def _utf8(b: Any, p: int, e: int) -> str:
 def _d_str8(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 1 + b[p]
     if e > len(b):
-        raise _short(b, p, f"string of {e - p - 1} bytes")
+        raise _short(b, p - 1, f"string of {e - p - 1} bytes")
     return _utf8(b, p + 1, e), e
 
 
 def _d_str32(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 4 + _u32(b, p)[0]
     if e > len(b):
-        raise _short(b, p, f"string of {e - p - 4} bytes")
+        raise _short(b, p - 1, f"string of {e - p - 4} bytes")
     return _utf8(b, p + 4, e), e
 
 
@@ -284,14 +284,14 @@ def _d_str32(b: Any, p: int, d: int) -> tuple[Any, int]:
 def _d_sym8(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 1 + b[p]
     if e > len(b):
-        raise _short(b, p, f"symbol of {e - p - 1} bytes")
+        raise _short(b, p - 1, f"symbol of {e - p - 1} bytes")
     return Symbol(str(b[p + 1 : e], "utf-8", "surrogateescape")), e
 
 
 def _d_sym32(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 4 + _u32(b, p)[0]
     if e > len(b):
-        raise _short(b, p, f"symbol of {e - p - 4} bytes")
+        raise _short(b, p - 1, f"symbol of {e - p - 4} bytes")
     return Symbol(str(b[p + 4 : e], "utf-8", "surrogateescape")), e
 
 
@@ -466,7 +466,8 @@ def _d_array32(b: Any, p: int, d: int) -> tuple[Any, int]:
 # --- described -------------------------------------------------------------------------
 
 _BY_CODE = _c.BY_CODE
-_BY_SYMBOL = _c.BY_SYMBOL
+# Symbol and str hash apart (distinct map keys), so the lookup table is keyed by Symbol.
+_BY_SYMBOL = {Symbol(k): c for k, c in _c.BY_SYMBOL.items()}
 _new = object.__new__
 _oset = object.__setattr__
 

@@ -30,9 +30,9 @@ from .composites import (
 )
 from .decode import DecodeError, decode, skip
 from .encode import encode_into
-from .types import Composite
+from .types import Composite, Symbol
 
-__all__ = ["Message", "Body"]
+__all__ = ["Body", "Message"]
 
 Body = list[Data | AmqpSequence] | AmqpValue | None
 
@@ -61,6 +61,7 @@ _NAMES = (
 )
 _BODY = 5
 _u64 = struct.Struct(">Q").unpack_from
+_BY_SYMBOL = {Symbol(k): c for k, c in BY_SYMBOL.items()}
 
 
 class _Lazy:
@@ -103,15 +104,15 @@ class Message:
     """An AMQP 1.0 message. Sections are None when absent."""
 
     __slots__ = (
-        "_buf",
-        "_spans",
-        "_header",
-        "_delivery_annotations",
-        "_message_annotations",
-        "_properties",
         "_application_properties",
         "_body",
+        "_buf",
+        "_delivery_annotations",
         "_footer",
+        "_header",
+        "_message_annotations",
+        "_properties",
+        "_spans",
     )
 
     def __init__(
@@ -161,7 +162,7 @@ class Message:
                     v = p + 10
                 elif c == 0xA3 or c == 0xB3:
                     sym, v = decode(b, p + 1)
-                    sc = BY_SYMBOL.get(sym)
+                    sc = _BY_SYMBOL.get(sym)
                     code = sc.CODE if sc is not None else -1
                 else:
                     raise DecodeError(p + 1, "a section descriptor", f"0x{c:02x}")

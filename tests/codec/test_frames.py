@@ -48,14 +48,34 @@ def client_stream() -> list[bytes]:
         ),
         AMQP_HEADER,
         encode_frame(Open(container_id="c1", max_frame_size=UInt(65536))),
-        encode_frame(Begin(next_outgoing_id=UInt(0), incoming_window=UInt(100), outgoing_window=UInt(100))),
         encode_frame(
-            Attach(name="l1", handle=UInt(0), role=False, source=Source(address="s"), target=Target(address="q")),
+            Begin(next_outgoing_id=UInt(0), incoming_window=UInt(100), outgoing_window=UInt(100))
+        ),
+        encode_frame(
+            Attach(
+                name="l1",
+                handle=UInt(0),
+                role=False,
+                source=Source(address="s"),
+                target=Target(address="q"),
+            ),
             channel=0,
         ),
-        encode_frame(Flow(next_incoming_id=UInt(0), incoming_window=UInt(10), next_outgoing_id=UInt(0),
-                          outgoing_window=UInt(10), handle=UInt(0), link_credit=UInt(10)), channel=0),
-        encode_frame(Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t0", settled=False), payload=MESSAGE),
+        encode_frame(
+            Flow(
+                next_incoming_id=UInt(0),
+                incoming_window=UInt(10),
+                next_outgoing_id=UInt(0),
+                outgoing_window=UInt(10),
+                handle=UInt(0),
+                link_credit=UInt(10),
+            ),
+            channel=0,
+        ),
+        encode_frame(
+            Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t0", settled=False),
+            payload=MESSAGE,
+        ),
         encode_frame(None),
         encode_frame(Disposition(role=True, first=UInt(0), settled=True, state=Accepted())),
     ]
@@ -226,7 +246,9 @@ def test_non_amqp10_header_makes_the_rest_opaque() -> None:
 def test_sasl_then_amqp_headers_in_one_stream_byte_by_byte() -> None:
     data = (
         SASL_HEADER
-        + encode_frame(SaslMechanisms(sasl_server_mechanisms=Array([Symbol("PLAIN")], "symbol")), type=1)
+        + encode_frame(
+            SaslMechanisms(sasl_server_mechanisms=Array([Symbol("PLAIN")], "symbol")), type=1
+        )
         + encode_frame(SaslOutcome(code=UByte(0)), type=1)
         + AMQP_HEADER
         + encode_frame(Open(container_id="srv"))
@@ -255,10 +277,24 @@ def test_encode_frame_and_header() -> None:
     "transfer",
     [
         Transfer(handle=UInt(0)),
-        Transfer(handle=UInt(7), delivery_id=UInt(300), delivery_tag=b"", message_format=UInt(0),
-                 settled=True, more=False, rcv_settle_mode=UByte(1)),
-        Transfer(handle=UInt(2**32 - 1), delivery_id=UInt(2**31), delivery_tag=b"x" * 32, more=True,
-                 resume=False, aborted=True, batchable=True),
+        Transfer(
+            handle=UInt(7),
+            delivery_id=UInt(300),
+            delivery_tag=b"",
+            message_format=UInt(0),
+            settled=True,
+            more=False,
+            rcv_settle_mode=UByte(1),
+        ),
+        Transfer(
+            handle=UInt(2**32 - 1),
+            delivery_id=UInt(2**31),
+            delivery_tag=b"x" * 32,
+            more=True,
+            resume=False,
+            aborted=True,
+            batchable=True,
+        ),
     ],
 )
 def test_transfer_fast_path_agrees_with_the_codec(transfer: Transfer) -> None:

@@ -47,8 +47,13 @@ def test_random_bytes_end_in_items(data: bytes, chunk: int) -> None:
     _read(data, chunk)
 
 
-_VALID = AMQP_HEADER + encode_frame(Open(container_id="c")) + encode_frame(
-    Transfer(handle=UInt(0), delivery_id=UInt(1), delivery_tag=b"t"), payload=b"\x00\x53\x77\x40"
+_VALID = (
+    AMQP_HEADER
+    + encode_frame(Open(container_id="c"))
+    + encode_frame(
+        Transfer(handle=UInt(0), delivery_id=UInt(1), delivery_tag=b"t"),
+        payload=b"\x00\x53\x77\x40",
+    )
 )
 
 
