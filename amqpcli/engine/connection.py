@@ -1,0 +1,346 @@
+"""The connection state machine: headers, SASL, open/close, channels, frame dispatch.
+
+`Connection` is the model every role shares. It is fed what one side put on the wire
+(`on_header`, `on_frame`, `on_frame_error`) with a timestamp, updates connection →
+sessions → links → deliveries, and returns the events that caused. It never produces
+frames; endpoints (`endpoint.py`) decide what to answer.
+
+Per side the connection moves through (`CONNECTION_TRANSITIONS`):
+
+    start ──sasl-header──► sasl ──sasl-outcome──► sasl-done ──amqp-header──► header
+    start ──amqp-header──► header ──open──► opened ──close──► closed
+
+A SASL outcome, sent by the server, ends the SASL phase for both sides. A performative
+that the table does not allow in the sender's state is an `out-of-order` violation; any
+frame after that side's close is `frame-after-close` and is otherwise ignored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec import composites as c
+
+from .events import (
+    ConnectionClosed,
+    ConnectionOpened,
+    Event,
+    Heartbeat,
+    ProtocolHeaderSeen,
+    SaslMechanismChosen,
+    SaslMechanismsOffered,
+    SaslOutcome,
+    SessionBegun,
+    SessionEnded,
+    Violation,
+)
+from .session import Session
+
+if TYPE_CHECKING:
+    from .delivery import Delivery
+    from .link import Link
+
+CONNECTION_TRANSITIONS: dict[tuple[str, str], str] = {
+    ("start", "sasl-header"): "sasl",
+    ("start", "amqp-header"): "header",
+    ("start", "tls-header"): "tls",
+    ("sasl", "sasl"): "sasl",
+    ("sasl", "sasl-outcome"): "sasl-done",
+    ("sasl", "amqp-header"): "header",  # a client pipelining its AMQP header
+    ("sasl-done", "amqp-header"): "header",
+    ("header", "open"): "opened",
+    ("opened", "frame"): "opened",
+    ("opened", "close"): "closed",
+}
+
+MIN_MAX_FRAME_SIZE = 512  # Part 2 §2.7.1: what every peer must accept before open
+_SASL_TYPES = (c.SaslMechanisms, c.SaslInit, c.SaslChallenge, c.SaslResponse, c.SaslOutcome)
+
+
+class Connection:
+    """Connection → sessions → links → deliveries, as seen from both sides.
+
+    `sides` names the two sides (the first is the one that connected). `local` is the
+    side this process plays in the endpoint roles (None for an observer). With
+    `keep_payload=False` transfer payloads are counted but not kept.
+    """
+
+    def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
+                 local: str | None = None, keep_payload: bool = True) -> None:
+        a, b = sides
+        self.sides = sides
+        self.other = {a: b, b: a}
+        self.local = local
+        self.keep_payload = keep_payload
+        self.side_state: dict[str, str] = {a: "start", b: "start"}
+        self.open: dict[str, Any] = {}
+        self.close: dict[str, Any] = {}
+        self.sasl_mechanisms: tuple[str, ...] = ()
+        self.sasl_mechanism: str | None = None
+        self.sasl_code: int | None = None
+        self.channels: dict[str, dict[int, Session]] = {a: {}, b: {}}
+        self.sessions: list[Session] = []
+        self.suspended: dict[tuple[str, str], Link] = {}
+        self.transactions: dict[bytes, str] = {}  # txn-id -> active / committed / …
+        self.frames: dict[str, int] = {a: 0, b: 0}
+        self.frame_no = 0
+        self.time = 0.0
+        self.side = a
+        self.last_frame_time: dict[str, float | None] = {a: None, b: None}
+        self.violations = 0
+        self._events: list[Event] = []
+        self._adopt: Delivery | None = None
+
+    # --- small helpers used by the other state machines -------------------------------
+
+    def emit(self, event: Event) -> None:
+        self._events.append(event)
+
+    def violation(self, kind: str, detail: str, *, session: Session | None = None,
+                  link: Link | None = None) -> None:
+        self.violations += 1
+        self._events.append(Violation(kind, self.side, detail, self.frame_no, self.time,
+                                      session, link))
+
+    def adopt(self, link: Link, tag: bytes) -> Delivery | None:
+        """Endpoint role: the Delivery object created by `send()` for this transfer."""
+        d = self._adopt
+        if d is not None and d.link is link and d.tag == tag:
+            self._adopt = None
+            return d
+        return None
+
+    @property
+    def closing(self) -> bool:
+        return bool(self.close)
+
+    @property
+    def state(self) -> str:
+        s = set(self.side_state.values())
+        if s == {"opened"}:
+            return "opened"
+        if "closed" in s:
+            return "closed" if s == {"closed"} else "closing"
+        return "opening"
+
+    def max_frame_size(self, side: str) -> int:
+        """The largest frame `side` accepts (what it said in its open)."""
+        o = self.open.get(side)
+        if o is None:
+            return MIN_MAX_FRAME_SIZE
+        return int(o.get("max_frame_size"))
+
+    def channel_max(self, side: str) -> int:
+        o = self.open.get(side)
+        return int(o.get("channel_max")) if o is not None else 0
+
+    def idle_timeout(self, side: str) -> float | None:
+        """The side's idle-timeout in seconds (None: none)."""
+        o = self.open.get(side)
+        v = o.idle_time_out if o is not None else None
+        return int(v) / 1000.0 if v else None
+
+    def _take(self) -> list[Event]:
+        ev = self._events
+        self._events = []
+        return ev
+
+    def _move(self, side: str, what: str) -> bool:
+        new = CONNECTION_TRANSITIONS.get((self.side_state[side], what))
+        if new is None:
+            return False
+        self.side_state[side] = new
+        return True
+
+    # --- input ------------------------------------------------------------------------
+
+    def on_header(self, side: str, header: Any, time: float) -> list[Event]:
+        """A protocol header from `side` (a codec `ProtocolHeader`: `kind`, `version`)."""
+        self.time = time
+        self.side = side
+        kind = header.kind if header.kind in ("amqp", "sasl", "tls") else "other"
+        version = tuple(header.version[1:])
+        self.emit(ProtocolHeaderSeen(side, kind, version, time))  # type: ignore[arg-type]
+        if not self._move(side, f"{kind}-header"):
+            self.violation("out-of-order", f"{header.name} header in state {self.side_state[side]}")
+        return self._take()
+
+    def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
+        self.time = time
+        self.side = side
+        self.violation("framing-error", detail)
+        return self._take()
+
+    def on_frame(self, side: str, frame: Any, time: float) -> list[Event]:
+        """One frame from `side` (a codec `Frame`: type, channel, body, payload, size)."""
+        self.time = time
+        self.side = side
+        self.frame_no += 1
+        self.frames[side] += 1
+        self.last_frame_time[side] = time
+        state = self.side_state[side]
+        if state == "closed":
+            self.violation("frame-after-close", f"{side} sent a frame after its close")
+            return self._take()
+        other = self.other[side]
+        size = frame.size
+        if other in self.open and size > self.max_frame_size(other):
+            self.violation("frame-too-large",
+                           f"{size}-byte frame > max-frame-size {self.max_frame_size(other)}")
+        body = frame.body
+        if body is None:
+            self.emit(Heartbeat(side, time))
+            return self._take()
+        handler = _HANDLERS.get(type(body))
+        if handler is None:
+            self.violation("framing-error", f"{type(body).__name__} is not a performative")
+            return self._take()
+        handler(self, side, frame, body)
+        return self._take()
+
+    # --- SASL -------------------------------------------------------------------------
+
+    def _sasl(self, side: str, frame: Any, body: Any) -> None:
+        what = "sasl-outcome" if isinstance(body, c.SaslOutcome) else "sasl"
+        if not self._move(side, what):
+            self.violation("out-of-order", f"sasl-{body.NAME} in state {self.side_state[side]}")
+        t = self.time
+        if isinstance(body, c.SaslMechanisms):
+            mechs = body.sasl_server_mechanisms
+            mechs = [mechs] if isinstance(mechs, str) else list(mechs or [])
+            self.sasl_mechanisms = tuple(str(m) for m in mechs)
+            self.emit(SaslMechanismsOffered(side, self.sasl_mechanisms, t))
+        elif isinstance(body, c.SaslInit):
+            self.sasl_mechanism = str(body.mechanism)
+            self.emit(SaslMechanismChosen(side, self.sasl_mechanism, body.hostname, t))
+        elif isinstance(body, c.SaslOutcome):
+            other = self.other[side]
+            if self.side_state[other] == "sasl":
+                self.side_state[other] = "sasl-done"
+            self.sasl_code = int(body.code) if body.code is not None else 0
+            self.emit(SaslOutcome(side, self.sasl_code, self.sasl_mechanism, t))
+
+    # --- open / close -----------------------------------------------------------------
+
+    def _open(self, side: str, frame: Any, body: Any) -> None:
+        if not self._move(side, "open"):
+            self.violation("out-of-order", f"open in state {self.side_state[side]}")
+            self.side_state[side] = "opened"
+        self.open[side] = body
+        self.emit(ConnectionOpened(self, side, body, self.time))
+
+    def _close(self, side: str, frame: Any, body: Any) -> None:
+        if not self._move(side, "close"):
+            self.violation("out-of-order", f"close in state {self.side_state[side]}")
+            self.side_state[side] = "closed"
+        self.close[side] = body
+        for ch, s in list(self.channels[side].items()):
+            s.on_end(side)
+        self.channels[side].clear()
+        self.emit(ConnectionClosed(self, side, body.error, self.time))
+        if len(self.close) == 2:
+            for s in self.sessions:
+                for link in list(s.links.values()):
+                    s._retire_link(link)
+            for link in list(self.suspended.values()):
+                for d in list(link.live.values()):
+                    link.session._abandon(d)
+            self.suspended.clear()
+            self.sessions.clear()
+
+    # --- sessions ---------------------------------------------------------------------
+
+    def _check_open(self, side: str, body: Any) -> bool:
+        if self.side_state[side] != "opened":
+            self.violation("out-of-order", f"{body.NAME} before open")
+            return False
+        return True
+
+    def _session(self, side: str, frame: Any, body: Any) -> Session | None:
+        if not self._check_open(side, body):
+            return None
+        s = self.channels[side].get(frame.channel)
+        if s is None:
+            self.violation("unknown-channel", f"{body.NAME} on unmapped channel {frame.channel}")
+        return s
+
+    def _begin(self, side: str, frame: Any, body: Any) -> None:
+        if not self._check_open(side, body):
+            return
+        ch = frame.channel
+        other = self.other[side]
+        if ch in self.channels[side]:
+            self.violation("channel-in-use", f"begin on channel {ch}, already in use")
+            return
+        if other in self.open and ch > self.channel_max(other):
+            self.violation("channel-max-exceeded",
+                           f"channel {ch} > channel-max {self.channel_max(other)}")
+        rc = body.remote_channel
+        if rc is None:
+            s = Session(self)
+            self.sessions.append(s)
+        else:
+            s2 = self.channels[other].get(int(rc))
+            if s2 is None or side in s2.channel:
+                self.violation("unknown-channel", f"begin answers unknown channel {rc}")
+                return
+            s = s2
+        s.channel[side] = ch
+        self.channels[side][ch] = s
+        s.on_begin(side, body)
+        self.emit(SessionBegun(s, side, self.time))
+
+    def _end(self, side: str, frame: Any, body: Any) -> None:
+        s = self._session(side, frame, body)
+        if s is None:
+            return
+        del self.channels[side][frame.channel]
+        s.end[side] = body
+        s.on_end(side)
+        self.emit(SessionEnded(s, side, body.error, self.time))
+        if s.state == "ended" and s in self.sessions:
+            self.sessions.remove(s)
+
+    def _attach(self, side: str, frame: Any, body: Any) -> None:
+        s = self._session(side, frame, body)
+        if s is not None:
+            s.on_attach(side, body)
+
+    def _flow(self, side: str, frame: Any, body: Any) -> None:
+        s = self._session(side, frame, body)
+        if s is not None:
+            s.on_flow(side, body)
+
+    def _transfer(self, side: str, frame: Any, body: Any) -> None:
+        s = self.channels[side].get(frame.channel)
+        if s is None:  # the hot path checks the state only when something is wrong
+            self._session(side, frame, body)
+            return
+        s.on_transfer(side, body, frame.payload)
+
+    def _disposition(self, side: str, frame: Any, body: Any) -> None:
+        s = self.channels[side].get(frame.channel)
+        if s is None:
+            self._session(side, frame, body)
+            return
+        s.on_disposition(side, body)
+
+    def _detach(self, side: str, frame: Any, body: Any) -> None:
+        s = self._session(side, frame, body)
+        if s is not None:
+            s.on_detach(side, body)
+
+
+_HANDLERS: dict[type, Any] = {
+    c.Open: Connection._open,
+    c.Close: Connection._close,
+    c.Begin: Connection._begin,
+    c.End: Connection._end,
+    c.Attach: Connection._attach,
+    c.Flow: Connection._flow,
+    c.Transfer: Connection._transfer,
+    c.Disposition: Connection._disposition,
+    c.Detach: Connection._detach,
+}
+for _t in _SASL_TYPES:
+    _HANDLERS[_t] = Connection._sasl

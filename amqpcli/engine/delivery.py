@@ -1,0 +1,244 @@
+"""The delivery state machine and its timeline (Part 2 §2.6.12, Part 3 §3.4).
+
+A delivery is born with its first transfer frame and dies (leaves the live maps, is
+handed out in a `DeliverySettled` event) when it is settled for good, aborted, or
+abandoned with its link. Every step is appended to `timeline`.
+
+Phases and the steps that move between them (`TRANSITIONS`):
+
+    QUEUED ──frame──► TRANSFERRING ──last──► UNSETTLED ──rcv-settle──► SETTLED
+                         │    ▲                 │ └──snd-settle──► SETTLED
+                         │    └──frame          └──snd-settle-2──► WAIT_RECEIVER
+                         └──abort──► ABORTED                  (rcv-settle-mode second)
+    WAIT_RECEIVER ──rcv-settle──► SETTLED
+
+`last-settled` (the final frame of a pre-settled delivery, or of one the sender settled
+while it was still being transferred) goes straight to SETTLED. States carried by
+dispositions (`rcv-state`, `snd-state`) do not change the phase; they are recorded and
+checked for conflicts.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec import composites as c
+
+if TYPE_CHECKING:
+    from .link import Link
+    from .session import Session
+
+
+class Phase(enum.Enum):
+    QUEUED = "queued"  # endpoint role: waiting for credit or session window
+    TRANSFERRING = "transferring"
+    UNSETTLED = "unsettled"
+    WAIT_RECEIVER = "wait-receiver"
+    SETTLED = "settled"
+    ABORTED = "aborted"
+    ABANDONED = "abandoned"  # its link or session went away while it was unsettled
+
+
+P = Phase
+TRANSITIONS: dict[tuple[Phase, str], Phase] = {
+    (P.QUEUED, "frame"): P.TRANSFERRING,
+    (P.QUEUED, "last"): P.UNSETTLED,
+    (P.QUEUED, "last-settled"): P.SETTLED,
+    (P.QUEUED, "abort"): P.ABORTED,
+    (P.TRANSFERRING, "frame"): P.TRANSFERRING,
+    (P.TRANSFERRING, "last"): P.UNSETTLED,
+    (P.TRANSFERRING, "last-settled"): P.SETTLED,
+    (P.TRANSFERRING, "abort"): P.ABORTED,
+    (P.TRANSFERRING, "rcv-settle"): P.TRANSFERRING,  # settled early: ends at its last frame
+    (P.TRANSFERRING, "snd-settle"): P.TRANSFERRING,
+    (P.TRANSFERRING, "snd-settle-2"): P.TRANSFERRING,
+    (P.UNSETTLED, "rcv-settle"): P.SETTLED,
+    (P.UNSETTLED, "snd-settle"): P.SETTLED,
+    (P.UNSETTLED, "snd-settle-2"): P.WAIT_RECEIVER,
+    (P.UNSETTLED, "abandon"): P.ABANDONED,
+    (P.UNSETTLED, "resume"): P.UNSETTLED,
+    (P.UNSETTLED, "frame"): P.TRANSFERRING,  # a resumed delivery sending its remainder
+    (P.UNSETTLED, "abort"): P.ABORTED,  # a resumed delivery aborted
+    (P.TRANSFERRING, "abandon"): P.ABANDONED,
+    (P.TRANSFERRING, "resume"): P.TRANSFERRING,
+    (P.WAIT_RECEIVER, "rcv-settle"): P.SETTLED,
+    (P.WAIT_RECEIVER, "abandon"): P.ABANDONED,
+    (P.WAIT_RECEIVER, "resume"): P.WAIT_RECEIVER,
+}
+FINAL = frozenset({P.SETTLED, P.ABORTED, P.ABANDONED})
+
+# Delivery states that end a delivery's life at the receiver (Part 3 §3.4).
+TERMINAL_TYPES: tuple[type, ...] = (
+    c.Accepted, c.Rejected, c.Released, c.Modified, c.Declared,
+)
+
+
+def state_name(state: Any) -> str | None:
+    """`accepted`, `rejected`, … (`transactional-state:accepted` inside a transaction)."""
+    if state is None:
+        return None
+    if isinstance(state, c.TransactionalState):
+        inner = state_name(state.outcome)
+        return f"transactional-state:{inner}" if inner else "transactional-state"
+    name = getattr(state, "NAME", None)
+    return name if name else type(state).__name__
+
+
+def outcome_of(state: Any) -> Any:
+    """The terminal outcome a state carries, or None (a transactional state's outcome)."""
+    if isinstance(state, c.TransactionalState):
+        state = state.outcome
+    return state if isinstance(state, TERMINAL_TYPES) else None
+
+
+@dataclass(slots=True)
+class TimelineEntry:
+    time: float
+    side: str
+    kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon"
+    frame_no: int
+    state: Any = None  # the delivery state the frame carried
+    settled: bool = False
+    more: bool = False
+    size: int = 0  # payload bytes carried by this frame (transfers)
+    detail: str = ""
+
+
+class Delivery:
+    """One delivery: identity, payload, both sides' states, settlement and timeline."""
+
+    __slots__ = (
+        "__weakref__",
+        "_chunks",
+        "aborted",
+        "batchable",
+        "delivery_id",
+        "first_time",
+        "frames",
+        "link",
+        "message_format",
+        "payload_ready",
+        "phase",
+        "presettled",
+        "rcv_settle_mode",
+        "receiver",
+        "receiver_settled",
+        "receiver_state",
+        "resumed",
+        "sender",
+        "sender_settled",
+        "sender_state",
+        "session",
+        "settled_by",
+        "settled_time",
+        "size",
+        "tag",
+        "timeline",
+        "txn_id",
+        "txn_request",
+    )
+
+    def __init__(self, link: Link, sender: str, receiver: str, tag: bytes) -> None:
+        self.link = link
+        self.session: Session | None = link.session
+        self.sender = sender
+        self.receiver = receiver
+        self.delivery_id: int | None = None
+        self.tag = tag
+        self.message_format: int = 0
+        self.phase = Phase.QUEUED
+        self.timeline: list[TimelineEntry] = []
+        self.frames = 0
+        self.size = 0
+        self._chunks: list[bytes] = []
+        self.batchable = False
+        self.presettled = False
+        self.sender_settled = False
+        self.receiver_settled = False
+        self.sender_state: Any = None
+        self.receiver_state: Any = None
+        self.first_time: float | None = None
+        self.settled_time: float | None = None
+        self.settled_by: str | None = None  # first side to settle (None: aborted/abandoned)
+        self.txn_id: bytes | None = None
+        self.txn_request: Any = None  # Declare / Discharge on a coordinator link
+        self.resumed = False
+        self.aborted = False
+        self.rcv_settle_mode: int | None = None  # per-delivery override from the transfer
+        self.payload_ready = False
+
+    # --- the state machine --------------------------------------------------------
+
+    def step(self, event: str) -> bool:
+        """Apply one step; False when the table has no such transition (a violation)."""
+        new = TRANSITIONS.get((self.phase, event))
+        if new is None:
+            return False
+        self.phase = new
+        return True
+
+    @property
+    def done(self) -> bool:
+        return self.phase in FINAL
+
+    # --- payload ------------------------------------------------------------------
+
+    def add_payload(self, data: bytes, keep: bool) -> None:
+        self.size += len(data)
+        if keep and data:
+            self._chunks.append(bytes(data))
+
+    @property
+    def payload(self) -> bytes:
+        """The assembled message bytes (only kept when the model was asked to keep them)."""
+        if len(self._chunks) != 1:
+            self._chunks = [b"".join(self._chunks)]
+        return self._chunks[0]
+
+    def message(self) -> Any:
+        """The payload decoded as a `Message` (decoding is lazy in the codec)."""
+        from amqpcli.codec.message import Message
+
+        return Message.decode(self.payload)
+
+    def drop_payload(self) -> None:
+        self._chunks = []
+
+    # --- derived views ------------------------------------------------------------
+
+    @property
+    def state(self) -> Any:
+        """The latest state known: the receiver's if any, else the sender's."""
+        return self.receiver_state if self.receiver_state is not None else self.sender_state
+
+    @property
+    def outcome(self) -> str:
+        """What became of it: accepted, rejected, … or aborted / abandoned / settled /
+        unsettled / in-progress."""
+        if self.phase is Phase.ABORTED:
+            return "aborted"
+        for s in (self.receiver_state, self.sender_state):
+            if outcome_of(s) is not None:
+                return state_name(outcome_of(s)) or "settled"
+        if self.phase is Phase.ABANDONED:
+            return "abandoned"
+        if self.phase is Phase.SETTLED:
+            return "settled"
+        if self.phase in (Phase.QUEUED, Phase.TRANSFERRING):
+            return "in-progress"
+        return "unsettled"
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from the first transfer frame to settlement."""
+        if self.settled_time is None or self.first_time is None:
+            return None
+        return self.settled_time - self.first_time
+
+    def __repr__(self) -> str:
+        return (
+            f"<Delivery id={self.delivery_id} tag={self.tag!r} {self.phase.value}"
+            f" outcome={self.outcome} link={self.link.name!r}>"
+        )

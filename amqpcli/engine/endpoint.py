@@ -1,0 +1,845 @@
+"""The endpoint roles: we are one side of the connection (client or peer).
+
+An `Endpoint` owns a `Connection` model with `local` set to its side ("client" for the
+client role, "server" for the peer). Everything it sends goes through the model exactly
+as an observer would see it on the wire, so the model is the one truth for both
+directions. It produces bytes (`data_to_send()`), consumes bytes (`receive_data()`) and
+never touches a socket or a clock: time comes in with the data (`receive_data(data,
+time)`, `handle_timer(now)`, `set_time(now)`), timers are a deadline to ask for
+(`next_timer()`).
+
+What it answers on its own (the spec requires it, or the role implies it): protocol
+headers, SASL (both sides), an open / begin / detach / end / close from the peer,
+echo flows, drain (a sender with nothing queued gives the credit back), settling in
+receiver-settle-mode second once the sender has settled, the incoming session window
+when it runs low, heartbeats, and violations by the peer (closing the connection,
+ending the session or detaching the link with the condition the spec names).
+Links the peer attaches are accepted as asked (`auto_accept_links`, the peer role's
+default) or refused (the client role's default); `accept_link` / `refuse_link` do it by
+hand when `auto_accept_links` is None.
+
+Sending: `send()` queues a delivery and returns its `Delivery` at once; frames go out
+as link credit and the peer's session window allow, split to fit the peer's
+max-frame-size. `start_delivery()` / `send_more()` / `abort()` stream one delivery.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.frames import (
+    FRAME_TYPE_AMQP,
+    FRAME_TYPE_SASL,
+    Frame,
+    FrameError,
+    FrameReader,
+    ProtocolHeader,
+    encode_frame,
+    encode_protocol_header,
+)
+from amqpcli.codec.message import Message
+
+from . import serial
+from .connection import Connection
+from .delivery import FINAL, Delivery, Phase
+from .events import (
+    ConnectionClosed,
+    CreditChanged,
+    DeliveryUpdated,
+    Event,
+    LinkAttached,
+    LinkDetached,
+    SessionBegun,
+    SessionEnded,
+    Violation,
+)
+from .link import RECEIVER, SENDER, Link
+from .sasl import OK, SaslConfig
+from .session import Session
+
+DEFAULT_MAX_FRAME_SIZE = 65536
+DEFAULT_WINDOW = 2048
+
+
+class EngineUsageError(RuntimeError):
+    """The caller asked for something the connection's state does not allow (a bug)."""
+
+
+@dataclass
+class _Outgoing:
+    """A delivery being sent: bytes queued but not yet framed, and where it stands."""
+
+    delivery: Delivery
+    settled: bool
+    state: Any
+    message_format: int
+    batchable: bool
+    resume: bool
+    data: bytearray
+    complete: bool = False
+    abort: bool = False
+    started: bool = False
+
+
+class Endpoint:
+    """One end of an AMQP 1.0 connection, without I/O. `role` is "client" or "peer"."""
+
+    def __init__(
+        self,
+        role: str = "client",
+        *,
+        container_id: str | None = None,
+        hostname: str | None = None,
+        sasl: SaslConfig | None = None,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        channel_max: int = 255,
+        idle_timeout: float | None = None,
+        properties: dict[Any, Any] | None = None,
+        offered_capabilities: list[Any] | None = None,
+        desired_capabilities: list[Any] | None = None,
+        incoming_window: int = DEFAULT_WINDOW,
+        auto_accept_links: bool | None = None,
+        keep_payload: bool = True,
+        sides: tuple[str, str] = ("client", "server"),
+    ) -> None:
+        if role not in ("client", "peer"):
+            raise ValueError(f"role must be 'client' or 'peer', not {role!r}")
+        self.role = role
+        self.local = sides[0] if role == "client" else sides[1]
+        self.remote = sides[1] if role == "client" else sides[0]
+        self.connection = Connection(sides, local=self.local, keep_payload=keep_payload)
+        self.sasl = sasl
+        self.container_id = container_id or f"amqpcli-{role}"
+        self.hostname = hostname
+        self.max_frame_size = max_frame_size
+        self.channel_max = channel_max
+        self.idle_timeout = idle_timeout
+        self.properties = properties
+        self.offered_capabilities = offered_capabilities
+        self.desired_capabilities = desired_capabilities
+        self.incoming_window = incoming_window
+        self.auto_accept_links = (role == "peer") if auto_accept_links is None else (
+            auto_accept_links)
+        self.now = 0.0
+        self._reader = FrameReader()
+        self._out = bytearray()
+        self._events: list[Event] = []
+        self._last_sent: float | None = None
+        self._last_recv: float | None = None
+        self._pending_open: Any = None
+        self._amqp_header_sent = False
+        self._sasl_header_sent = False
+        self._sasl_done = sasl is None
+        self._failed = False
+        self._tags = itertools.count(1)
+        self._dynamic = itertools.count(1)
+        self._next_delivery_id: dict[Session, int] = {}
+        self._windows: dict[Session, tuple[int, int]] = {}
+        self._outgoing: dict[Link, list[_Outgoing]] = {}
+
+    # --- driving it ---------------------------------------------------------------------
+
+    def set_time(self, now: float) -> None:
+        """Tell the engine the time; frames sent from now on are stamped with it."""
+        self.now = now
+
+    def data_to_send(self) -> bytes:
+        """Bytes to write to the transport (and forget)."""
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def take_events(self) -> list[Event]:
+        """Events caused by API calls and input since the last call."""
+        ev = self._events
+        self._events = []
+        return ev
+
+    def receive_data(self, data: bytes, time: float) -> list[Event]:
+        """Bytes from the peer, received at `time`; returns every pending event."""
+        self.now = time
+        if data:
+            self._last_recv = time
+        for item in self._reader.feed(data):
+            self._receive_item(item, time)
+        return self.take_events()
+
+    def receive_eof(self, time: float) -> list[Event]:
+        """The peer closed the transport."""
+        self.now = time
+        for item in self._reader.close():
+            self._receive_item(item, time)
+        return self.take_events()
+
+    def next_timer(self) -> float | None:
+        """When `handle_timer` must next be called (None: no timer is running)."""
+        conn = self.connection
+        if self.local not in conn.open or conn.closing or self._failed:
+            return None
+        deadlines = []
+        remote_idle = conn.idle_timeout(self.remote)
+        if remote_idle and self._last_sent is not None:
+            deadlines.append(self._last_sent + remote_idle / 2)
+        if self.idle_timeout and self._last_recv is not None:
+            deadlines.append(self._last_recv + self.idle_timeout)
+        return min(deadlines) if deadlines else None
+
+    def handle_timer(self, now: float) -> list[Event]:
+        """Heartbeats and the idle-timeout check, at `now`."""
+        self.now = now
+        conn = self.connection
+        if self.local in conn.open and not conn.closing and not self._failed:
+            if (self.idle_timeout and self._last_recv is not None
+                    and now >= self._last_recv + self.idle_timeout):
+                conn.time = now
+                conn.side = self.remote
+                conn.violation("idle-timeout",
+                               f"nothing received for {now - self._last_recv:.3f} s"
+                               f" (idle-timeout {self.idle_timeout} s)")
+                self._collect(conn._take())
+            else:
+                remote_idle = conn.idle_timeout(self.remote)
+                if (remote_idle and self._last_sent is not None
+                        and now >= self._last_sent + remote_idle / 2):
+                    self._send(None)
+        return self.take_events()
+
+    # --- input ------------------------------------------------------------------------
+
+    def _receive_item(self, item: Any, time: float) -> None:
+        conn = self.connection
+        if isinstance(item, ProtocolHeader):
+            self._collect(conn.on_header(self.remote, item, time))
+            self._on_remote_header(item)
+        elif isinstance(item, Frame):
+            evs = conn.on_frame(self.remote, item, time)
+            self._collect(evs)
+            self._react(item, evs)
+        elif isinstance(item, FrameError):
+            evs = conn.on_frame_error(self.remote, str(item), time)
+            self._collect(evs)
+            self._react(None, evs)
+
+    def _collect(self, evs: list[Event]) -> None:
+        self._events.extend(evs)
+
+    def _on_remote_header(self, h: ProtocolHeader) -> None:
+        if self.role != "peer":
+            return
+        if h.kind == "sasl":
+            if self.sasl is None:
+                self._send_header("amqp")  # we do not do SASL: say what we speak
+                self._failed = True
+                return
+            self._send_header("sasl")
+            self._send(c.SaslMechanisms(sasl_server_mechanisms=[
+                c.Symbol(m) for m in self.sasl.offer]), type=FRAME_TYPE_SASL)
+        elif h.kind == "amqp":
+            if not self._sasl_done:
+                self._send_header("sasl")  # SASL is required here
+                self._failed = True
+                return
+            self._send_header("amqp")
+        else:
+            self._send_header("amqp")
+            self._failed = True
+
+    def _react(self, frame: Frame | None, evs: list[Event]) -> None:
+        body = frame.body if frame is not None else None
+        if body is not None and frame is not None and frame.type == FRAME_TYPE_SASL:
+            self._react_sasl(body)
+        for ev in evs:
+            if isinstance(ev, Violation):
+                if ev.side == self.remote:
+                    self._answer_violation(ev)
+            elif ev.__class__ is ConnectionClosed:
+                if ev.side == self.remote and self.local not in self.connection.close:
+                    self._send(c.Close())
+            elif ev.__class__ is SessionBegun:
+                s = ev.session
+                if ev.side == self.remote and self.local not in s.channel:
+                    self._begin_reply(s)
+            elif ev.__class__ is SessionEnded:
+                s = ev.session
+                if ev.side == self.remote and self.local in s.channel and (
+                        self.local not in s.end):
+                    self.end(s)
+            elif ev.__class__ is LinkAttached:
+                self._on_remote_attach(ev.link, ev.side)
+            elif ev.__class__ is LinkDetached:
+                link = ev.link
+                if ev.side == self.remote and self.local in link.handle:
+                    self.detach(link, closed=ev.closed)
+            elif ev.__class__ is CreditChanged:
+                if ev.side == self.remote:
+                    self._on_remote_flow(ev)
+            elif ev.__class__ is DeliveryUpdated:
+                d = ev.delivery
+                if d.phase is Phase.WAIT_RECEIVER and d.receiver == self.local:
+                    self._dispose_one(d, None, True)
+        if body is not None and body.__class__ is c.Transfer and frame is not None:
+            s = self.connection.channels[self.remote].get(frame.channel)
+            if s is not None:
+                self._refresh_window(s)
+        if body is not None and body.__class__ is c.Open:
+            self._on_remote_open()
+
+    def _react_sasl(self, body: Any) -> None:
+        conn = self.connection
+        cfg = self.sasl
+        if cfg is None:
+            return
+        if self.role == "client":
+            if isinstance(body, c.SaslMechanisms):
+                mech = cfg.choose(conn.sasl_mechanisms)
+                if mech is None:
+                    self._fail("amqp:unauthorized-access",
+                               "no usable SASL mechanism: the server offers "
+                               + (", ".join(conn.sasl_mechanisms) or "none"))
+                    return
+                self._send(c.SaslInit(mechanism=c.Symbol(mech),
+                                      initial_response=cfg.initial_response(mech),
+                                      hostname=cfg.hostname or self.hostname),
+                           type=FRAME_TYPE_SASL)
+            elif isinstance(body, c.SaslChallenge):
+                self._send(c.SaslResponse(response=b""), type=FRAME_TYPE_SASL)
+            elif isinstance(body, c.SaslOutcome):
+                if int(body.code) == OK:
+                    self._sasl_done = True
+                    if self._pending_open is not None:
+                        self._send_header("amqp")
+                        self._send(self._pending_open)
+                        self._pending_open = None
+                else:
+                    self._failed = True
+        elif isinstance(body, c.SaslInit):
+            resp = body.initial_response
+            code = cfg.check(str(body.mechanism), bytes(resp) if resp is not None else None)
+            self._send(c.SaslOutcome(code=code), type=FRAME_TYPE_SASL)
+            if code == OK:
+                self._sasl_done = True
+            else:
+                self._failed = True
+
+    def _fail(self, condition: str, description: str) -> None:
+        """A local failure before the connection opened (no usable SASL mechanism)."""
+        self._failed = True
+        err = c.Error(condition=c.Symbol(condition), description=description)
+        self._events.append(ConnectionClosed(self.connection, self.local, err, self.now))
+
+    def _on_remote_open(self) -> None:
+        if self.local not in self.connection.open and self._pending_open is None:
+            self.open()
+        for s in list(self._next_delivery_id):
+            self._pump(s)
+
+    def _on_remote_flow(self, ev: CreditChanged) -> None:
+        s = ev.session
+        link = ev.link
+        if link is None:
+            if ev.echo:
+                self._session_flow(s)
+            self._pump(s)
+            return
+        if self.local not in link.handle:
+            return
+        if link.sender == self.local:
+            self._pump(s)
+            if link.drain and link.link_credit > 0 and not self._outgoing.get(link):
+                # nothing to send: use the credit up by advancing delivery-count (§2.6.7)
+                iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
+                self._send(self._flow_body(
+                    s, iw, ow, handle=link.handle[self.local], link_credit=0, drain=True,
+                    delivery_count=serial.add(link.delivery_count, link.link_credit)),
+                    channel=s.channel[self.local])
+            elif ev.echo:
+                self._link_flow(link)
+        elif ev.echo:
+            self._link_flow(link)
+
+    def _answer_violation(self, v: Violation) -> None:
+        scope, cond = v.scope, v.condition
+        if scope is None or cond is None:
+            return
+        err = c.Error(condition=c.Symbol(cond), description=v.detail)
+        if scope == "connection" or (scope == "session" and v.session is None):
+            if self.local in self.connection.open and self.local not in self.connection.close:
+                self.close(err)
+        elif scope == "session" and v.session is not None:
+            if self.local in v.session.channel and self.local not in v.session.end:
+                self.end(v.session, err)
+        elif scope == "link" and v.link is not None and self.local in v.link.handle:
+            self.detach(v.link, closed=True, error=err)
+
+    def _refresh_window(self, s: Session) -> None:
+        if self.local not in s.channel or self.local in s.end:
+            return
+        rw = s.remote_incoming_window(self.remote)
+        full = self._windows.get(s, (self.incoming_window, self.incoming_window))[0]
+        if rw is not None and rw < full // 2:
+            self._session_flow(s)
+
+    # --- output -----------------------------------------------------------------------
+
+    def _send_header(self, kind: str) -> None:
+        if kind == "amqp":
+            if self._amqp_header_sent:
+                return
+            self._amqp_header_sent = True
+        elif kind == "sasl":
+            if self._sasl_header_sent:
+                return
+            self._sasl_header_sent = True
+        raw = encode_protocol_header(kind)
+        self._out += raw
+        self._last_sent = self.now
+        self._collect(self.connection.on_header(self.local, ProtocolHeader(0, raw), self.now))
+
+    def _send(self, body: Any, channel: int = 0, payload: bytes = b"",
+              type: int = FRAME_TYPE_AMQP) -> None:
+        raw = encode_frame(body, channel, payload, type)
+        self._out += raw
+        self._last_sent = self.now
+        frame = Frame(0, len(raw), 2, type, channel, b"", body, payload)
+        self._collect(self.connection.on_frame(self.local, frame, self.now))
+
+    def _require_open(self) -> None:
+        conn = self.connection
+        if self.local not in conn.open:
+            raise EngineUsageError("the connection is not open yet (call open() and wait"
+                                   " for SASL to finish)")
+        if self.local in conn.close:
+            raise EngineUsageError("the connection is closed")
+
+    # --- connection ---------------------------------------------------------------------
+
+    def open(self, **open_fields: Any) -> None:
+        """Send our open (after the protocol header and SASL, if configured).
+
+        A client calls this first; a peer answers the client's open by itself.
+        """
+        if self.local in self.connection.open or self._pending_open is not None:
+            raise EngineUsageError("open() was already called")
+        fields: dict[str, Any] = {
+            "container_id": self.container_id,
+            "hostname": self.hostname,
+            "max_frame_size": self.max_frame_size,
+            "channel_max": self.channel_max,
+            "idle_time_out": int(self.idle_timeout * 1000) if self.idle_timeout else None,
+            "offered_capabilities": self.offered_capabilities,
+            "desired_capabilities": self.desired_capabilities,
+            "properties": self.properties,
+        }
+        fields.update(open_fields)
+        op = c.Open(**fields)
+        if not self._sasl_done:
+            self._pending_open = op
+            if self.role == "client":
+                self._send_header("sasl")
+            return
+        self._send_header("amqp")
+        self._send(op)
+
+    def close(self, error: Any = None) -> None:
+        """Send close (with an optional `Error`); the peer's close answers it."""
+        if self.local in self.connection.close:
+            return
+        self._send(c.Close(error=error))
+
+    # --- sessions -----------------------------------------------------------------------
+
+    def begin(self, *, incoming_window: int | None = None, outgoing_window: int | None = None,
+              handle_max: int | None = None, next_outgoing_id: int = 0,
+              first_delivery_id: int = 0, properties: dict[Any, Any] | None = None) -> Session:
+        """Begin a session; returns it at once (it is mapped when the peer answers)."""
+        self._require_open()
+        ch = self._free_channel()
+        iw = self.incoming_window if incoming_window is None else incoming_window
+        ow = self.incoming_window if outgoing_window is None else outgoing_window
+        self._send(c.Begin(remote_channel=None, next_outgoing_id=next_outgoing_id,
+                           incoming_window=iw, outgoing_window=ow, handle_max=handle_max,
+                           properties=properties), channel=ch)
+        s = self.connection.channels[self.local][ch]
+        self._next_delivery_id[s] = first_delivery_id
+        self._windows[s] = (iw, ow)
+        return s
+
+    def _begin_reply(self, s: Session) -> None:
+        if self.local in self.connection.close:
+            return
+        ch = self._free_channel()
+        iw = ow = self.incoming_window
+        self._send(c.Begin(remote_channel=s.channel[self.remote], next_outgoing_id=0,
+                           incoming_window=iw, outgoing_window=ow), channel=ch)
+        self._next_delivery_id[s] = 0
+        self._windows[s] = (iw, ow)
+
+    def _free_channel(self) -> int:
+        used = self.connection.channels[self.local]
+        limit = min(self.channel_max, self.connection.channel_max(self.remote)
+                    if self.remote in self.connection.open else self.channel_max)
+        for ch in range(limit + 1):
+            if ch not in used:
+                return ch
+        raise EngineUsageError(f"no free channel (channel-max {limit})")
+
+    def end(self, session: Session, error: Any = None) -> None:
+        if self.local not in session.channel or self.local in session.end:
+            return
+        self._send(c.End(error=error), channel=session.channel[self.local])
+
+    def _session_flow(self, s: Session) -> None:
+        iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
+        self._send(self._flow_body(s, iw, ow), channel=s.channel[self.local])
+
+    def _flow_body(self, s: Session, iw: int, ow: int, **link_fields: Any) -> Any:
+        nid = s.next_outgoing_id[self.remote] if self.remote in s.begin else None
+        return c.Flow(next_incoming_id=nid, incoming_window=iw,
+                      next_outgoing_id=s.next_outgoing_id[self.local], outgoing_window=ow,
+                      **link_fields)
+
+    # --- links --------------------------------------------------------------------------
+
+    def attach_sender(self, session: Session, name: str, source: Any = None,
+                      target: Any = None, **kw: Any) -> Link:
+        """Attach a link on which we send; returns it at once."""
+        return self._attach(session, name, SENDER, source, target, **kw)
+
+    def attach_receiver(self, session: Session, name: str, source: Any = None,
+                        target: Any = None, **kw: Any) -> Link:
+        """Attach a link on which we receive (grant credit with `flow()`)."""
+        return self._attach(session, name, RECEIVER, source, target, **kw)
+
+    def attach_coordinator(self, session: Session, name: str = "txn-coordinator",
+                           capabilities: list[Any] | None = None, **kw: Any) -> Link:
+        """Attach a sender to the peer's transaction coordinator (Part 4 §4.2)."""
+        caps = capabilities if capabilities is not None else [c.Symbol("amqp:local-transactions")]
+        return self._attach(session, name, SENDER, c.Source(),
+                            c.Coordinator(capabilities=caps), **kw)
+
+    def _attach(self, session: Session, name: str, role: bool, source: Any, target: Any, *,
+                snd_settle_mode: int | None = None, rcv_settle_mode: int | None = None,
+                initial_delivery_count: int = 0, **kw: Any) -> Link:
+        if self.local not in session.channel or self.local in session.end:
+            raise EngineUsageError("the session is not begun")
+        h = self._free_handle(session)
+        att = c.Attach(name=name, handle=h, role=role, snd_settle_mode=snd_settle_mode,
+                       rcv_settle_mode=rcv_settle_mode, source=source, target=target,
+                       initial_delivery_count=initial_delivery_count if role == SENDER else None,
+                       **kw)
+        self._send(att, channel=session.channel[self.local])
+        return session.handles[self.local][h]
+
+    def _free_handle(self, s: Session) -> int:
+        used = s.handles[self.local]
+        h = 0
+        while h in used:
+            h += 1
+        if h > s.handle_max[self.remote]:
+            raise EngineUsageError(f"no free handle (handle-max {s.handle_max[self.remote]})")
+        return h
+
+    def _on_remote_attach(self, link: Link, side: str) -> None:
+        if side != self.remote or self.local in link.attach:
+            return
+        if link.initiator != self.remote:
+            return
+        if self.auto_accept_links is True:
+            self.accept_link(link)
+        elif self.auto_accept_links is False:
+            self.refuse_link(link, c.Error(condition=c.Symbol("amqp:not-allowed"),
+                                           description="this endpoint does not accept links"))
+
+    def accept_link(self, link: Link, source: Any = None, target: Any = None,
+                    **kw: Any) -> None:
+        """Answer a link the peer attached (by default echoing its source and target)."""
+        req = link.attach[self.remote]
+        src = source if source is not None else req.source
+        tgt = target if target is not None else req.target
+        we_send = link.sender == self.local
+        node = src if we_send else tgt
+        if isinstance(node, (c.Source, c.Target)) and node.dynamic and node.address is None:
+            node = _copy(node)
+            node.address = f"dynamic-{next(self._dynamic)}"
+            if we_send:
+                src = node
+            else:
+                tgt = node
+        self._reply_attach(link, src, tgt, **kw)
+
+    def refuse_link(self, link: Link, error: Any = None) -> None:
+        """Refuse a link the peer attached: null terminus, then detach with `error`."""
+        req = link.attach[self.remote]
+        if link.sender == self.local:  # the peer receives: no source here
+            self._reply_attach(link, None, req.target)
+        else:
+            self._reply_attach(link, req.source, None)
+        self.detach(link, closed=True, error=error)
+
+    def _reply_attach(self, link: Link, source: Any, target: Any, **kw: Any) -> None:
+        s = link.session
+        req = link.attach[self.remote]
+        h = self._free_handle(s)
+        we_send = link.sender == self.local
+        fields: dict[str, Any] = {
+            "snd_settle_mode": req.snd_settle_mode,
+            "rcv_settle_mode": req.rcv_settle_mode,
+            "initial_delivery_count": 0 if we_send else None,
+        }
+        fields.update(kw)
+        self._send(c.Attach(name=link.name, handle=h, role=SENDER if we_send else RECEIVER,
+                            source=source, target=target, **fields),
+                   channel=s.channel[self.local])
+
+    def detach(self, link: Link, *, closed: bool = True, error: Any = None) -> None:
+        if self.local not in link.handle:
+            return
+        self._outgoing.pop(link, None)
+        s = link.session
+        self._send(c.Detach(handle=link.handle[self.local], closed=closed, error=error),
+                   channel=s.channel[self.local])
+
+    def flow(self, link: Link, credit: int | None = None, *, drain: bool = False,
+             echo: bool = False, available: int | None = None) -> None:
+        """Grant `credit` (receiver), or announce `available` (sender); optionally drain."""
+        if self.local not in link.handle:
+            raise EngineUsageError(f"link {link.name!r} is not attached here")
+        self._link_flow(link, credit=credit, drain=drain, echo=echo, available=available)
+
+    def drain(self, link: Link, credit: int | None = None) -> None:
+        """Receiver: ask the sender to use up the credit (or give it back) now."""
+        self.flow(link, credit if credit is not None else link.link_credit, drain=True)
+
+    def _link_flow(self, link: Link, *, credit: int | None = None, drain: bool = False,
+                   echo: bool = False, available: int | None = None) -> None:
+        s = link.session
+        iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
+        if link.receiver == self.local:
+            lc = credit if credit is not None else (link.rcv_link_credit or 0)
+            dc = link.delivery_count
+        else:
+            lc = link.link_credit
+            dc = link.delivery_count
+            drain = drain or link.drain
+        self._send(self._flow_body(s, iw, ow, handle=link.handle[self.local],
+                                   delivery_count=dc, link_credit=lc, available=available,
+                                   drain=drain, echo=echo),
+                   channel=s.channel[self.local])
+
+    # --- deliveries: sending ------------------------------------------------------------
+
+    def send(self, link: Link, message: Message | bytes, *, tag: bytes | None = None,
+             settled: bool | None = None, message_format: int = 0, state: Any = None,
+             txn_id: bytes | None = None, batchable: bool = False) -> Delivery:
+        """Queue a message; returns its delivery (frames go out as credit allows).
+
+        `settled` defaults to the link's sender-settle-mode (pre-settled when `settled`).
+        With `txn_id` the transfer carries a transactional-state (Part 4 §4.4.1).
+        """
+        payload = message.encode() if isinstance(message, Message) else bytes(message)
+        d = self.start_delivery(link, tag=tag, settled=settled, message_format=message_format,
+                                state=state, txn_id=txn_id, batchable=batchable)
+        self.send_more(d, payload, more=False)
+        return d
+
+    def start_delivery(self, link: Link, *, tag: bytes | None = None,
+                       settled: bool | None = None, message_format: int = 0,
+                       state: Any = None, txn_id: bytes | None = None,
+                       batchable: bool = False, resume: bool = False) -> Delivery:
+        """Start a delivery whose bytes come through `send_more()` (or `abort()` it).
+
+        With `resume=True` and the tag of a delivery still unsettled from an earlier
+        attachment of this link, that delivery is resumed (Part 3 §3.4.6).
+        """
+        if link.sender != self.local:
+            raise EngineUsageError(f"we are not the sender on link {link.name!r}")
+        if self.local not in link.handle:
+            raise EngineUsageError(f"link {link.name!r} is not attached here")
+        if tag is None:
+            tag = str(next(self._tags)).encode()
+        if txn_id is not None:
+            state = c.TransactionalState(txn_id=txn_id)
+        if settled is None:
+            settled = link.snd_settle_mode == 1
+        d = link.live.get(tag) if resume else None
+        if d is None:
+            d = Delivery(link, self.local, self.remote, tag)
+        self._outgoing.setdefault(link, []).append(_Outgoing(
+            d, settled, state, message_format, batchable, resume, bytearray()))
+        return d
+
+    def send_more(self, d: Delivery, data: bytes, *, more: bool = True) -> None:
+        """Add bytes to a delivery started with `start_delivery()`; `more=False` ends it."""
+        out = self._find_outgoing(d)
+        out.data += data
+        if not more:
+            out.complete = True
+        self._pump(d.link.session)
+
+    def abort(self, d: Delivery) -> None:
+        """Abort a delivery that is still being sent (Part 2 §2.7.5 `aborted`)."""
+        out = self._find_outgoing(d)
+        out.abort = True
+        if not out.started:
+            self._outgoing[d.link].remove(out)
+            d.phase = Phase.ABORTED
+            d.aborted = True
+            return
+        self._pump(d.link.session)
+
+    def _find_outgoing(self, d: Delivery) -> _Outgoing:
+        for out in self._outgoing.get(d.link, ()):
+            if out.delivery is d:
+                return out
+        raise EngineUsageError(f"delivery {d.tag!r} is not being sent")
+
+    def _pump(self, s: Session) -> None:
+        """Frame as much of the queued deliveries as credit and windows allow."""
+        conn = self.connection
+        if self.local not in s.channel or self.local in s.end or self.local in conn.close:
+            return
+        for link, queue in list(self._outgoing.items()):
+            if link.session is not s or self.local not in link.handle:
+                continue
+            while queue:
+                out = queue[0]
+                if not self._send_frames(s, link, out):
+                    break
+                queue.pop(0)
+            if not queue:
+                self._outgoing.pop(link, None)
+
+    def _send_frames(self, s: Session, link: Link, out: _Outgoing) -> bool:
+        """Send what can be sent of `out`; True when it is completely sent."""
+        conn = self.connection
+        d = out.delivery
+        ch = s.channel[self.local]
+        handle = link.handle[self.local]
+        max_frame = conn.max_frame_size(self.remote)
+        while True:
+            if not out.started and link.link_credit <= 0:
+                return False
+            rw = s.remote_incoming_window(self.local)
+            if rw is not None and rw <= 0:
+                return False
+            if out.abort:
+                self._send(c.Transfer(handle=handle, more=False, aborted=True), channel=ch)
+                return True
+            if not out.data and not out.complete and out.started:
+                return False  # waiting for send_more()
+            if out.started:
+                t = c.Transfer(handle=handle, more=True)
+            else:
+                did = self._next_delivery_id.get(s, 0)
+                t = c.Transfer(handle=handle, delivery_id=did, delivery_tag=d.tag,
+                               message_format=out.message_format, settled=out.settled,
+                               more=True, state=out.state, resume=out.resume or None,
+                               batchable=out.batchable or None)
+            room = max_frame - len(encode_frame(t, ch))
+            if room <= 0:
+                raise EngineUsageError(f"max-frame-size {max_frame} leaves no room for payload")
+            chunk = bytes(out.data[:room])
+            del out.data[:room]
+            more = bool(out.data) or not out.complete
+            t.more = more
+            if not out.started:
+                out.started = True
+                self._next_delivery_id[s] = serial.add(self._next_delivery_id.get(s, 0), 1)
+                conn._adopt = d
+            self._send(t, ch, chunk)
+            conn._adopt = None
+            if not more:
+                return True
+
+    # --- deliveries: outcomes -----------------------------------------------------------
+
+    def dispose(self, deliveries: Delivery | list[Delivery], state: Any = None, *,
+                settled: bool = False) -> None:
+        """Send dispositions for deliveries (contiguous delivery-ids share one frame)."""
+        ds = [deliveries] if isinstance(deliveries, Delivery) else list(deliveries)
+        groups: dict[tuple[Session, bool], list[int]] = {}
+        for d in ds:
+            if d.phase in FINAL or d.session is None or d.delivery_id is None:
+                continue
+            role = RECEIVER if d.receiver == self.local else SENDER
+            groups.setdefault((d.session, role), []).append(d.delivery_id)
+        for (s, role), ids in groups.items():
+            base = ids[0]
+            ids.sort(key=lambda i: serial.diff(base, i))
+            first = prev = ids[0]
+            for i in ids[1:] + [None]:
+                if i is not None and i == serial.add(prev, 1):
+                    prev = i
+                    continue
+                self._send(c.Disposition(role=role, first=first,
+                                         last=prev if prev != first else None,
+                                         settled=settled, state=state),
+                           channel=s.channel[self.local])
+                if i is not None:
+                    first = prev = i
+
+    def _dispose_one(self, d: Delivery, state: Any, settled: bool) -> None:
+        if d.session is not None and self.local in d.session.channel:
+            self.dispose(d, state, settled=settled)
+
+    def settle(self, d: Delivery | list[Delivery], state: Any = None) -> None:
+        self.dispose(d, state, settled=True)
+
+    def accept(self, d: Delivery | list[Delivery], *, settled: bool = True) -> None:
+        self.dispose(d, c.Accepted(), settled=settled)
+
+    def reject(self, d: Delivery | list[Delivery], error: Any = None, *,
+               settled: bool = True) -> None:
+        self.dispose(d, c.Rejected(error=error), settled=settled)
+
+    def release(self, d: Delivery | list[Delivery], *, settled: bool = True) -> None:
+        self.dispose(d, c.Released(), settled=settled)
+
+    def modify(self, d: Delivery | list[Delivery], *, delivery_failed: bool | None = None,
+               undeliverable_here: bool | None = None,
+               message_annotations: dict[Any, Any] | None = None,
+               settled: bool = True) -> None:
+        self.dispose(d, c.Modified(delivery_failed=delivery_failed,
+                                   undeliverable_here=undeliverable_here,
+                                   message_annotations=message_annotations), settled=settled)
+
+    # --- transactions (Part 4) ----------------------------------------------------------
+
+    def declare(self, coordinator: Link, global_id: Any = None) -> Delivery:
+        """Ask the coordinator for a transaction; `TransactionDeclared` gives its id."""
+        return self.send(coordinator, Message(c.Declare(global_id=global_id)), settled=False)
+
+    def discharge(self, coordinator: Link, txn_id: bytes, *, fail: bool = False) -> Delivery:
+        """Commit (`fail=False`) or roll back a transaction."""
+        return self.send(coordinator, Message(c.Discharge(txn_id=txn_id, fail=fail)),
+                         settled=False)
+
+    def accept_in(self, d: Delivery | list[Delivery], txn_id: bytes, *,
+                  settled: bool = True) -> None:
+        """Transactional accept: the outcome takes effect when the transaction commits."""
+        self.dispose(d, c.TransactionalState(txn_id=txn_id, outcome=c.Accepted()),
+                     settled=settled)
+
+    # --- state --------------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        conn = self.connection
+        return len(conn.open) == 2 and not conn.close
+
+    @property
+    def failed(self) -> bool:
+        """SASL failed or the peer speaks another protocol: the transport should close."""
+        return self._failed
+
+    def outgoing(self, link: Link) -> list[Delivery]:
+        """Deliveries queued on `link` and not completely sent."""
+        return [o.delivery for o in self._outgoing.get(link, ())]
+
+
+def _copy(node: Any) -> Any:
+    return type(node)(**node.fields())
+

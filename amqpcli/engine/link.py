@@ -1,0 +1,294 @@
+"""The link state machine: attach/detach, credit (Part 2 §2.6.7), unsettled maps, termini.
+
+Each link has two endpoints, one per side. Per side the link is `DETACHED` →
+`ATTACHED` → `DETACHED` (`ATTACH_TRANSITIONS`); the link as a whole is `attaching`
+while only one side has attached, `attached`, `detaching`, `detached` or `refused`.
+
+Credit is kept as the sender sees it, by the formulas of §2.6.7:
+
+* a flow from the receiver sets
+  `link-credit(snd) := delivery-count(rcv) + link-credit(rcv) - delivery-count(snd)`
+  (with `delivery-count(rcv)` defaulting to the sender's initial-delivery-count);
+* a flow from the sender sets delivery-count, link-credit and available as it says;
+* every new delivery adds one to delivery-count and takes one from link-credit.
+
+Both sides' unsettled maps (delivery-tag → last state that side reported) are kept
+as deliveries are sent, disposed and settled, and compared with the `unsettled` map an
+attach carries when a suspended link is resumed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec import composites as c
+
+from . import serial
+from .delivery import Delivery
+from .events import Difference
+
+if TYPE_CHECKING:
+    from .session import Session
+
+SENDER = False  # the `role` boolean of attach and disposition
+RECEIVER = True
+
+ATTACH_TRANSITIONS: dict[tuple[str, str], str] = {
+    ("detached", "attach"): "attached",
+    ("attached", "detach"): "detached",
+}
+
+
+class Link:
+    """A link between the two sides, with everything both of them said about it."""
+
+    __slots__ = (
+        "__weakref__",
+        "aborted_count",
+        "attach",
+        "available",
+        "coordinator",
+        "current",
+        "deliveries",
+        "delivery_count",
+        "detach",
+        "drain",
+        "handle",
+        "initiator",
+        "link_credit",
+        "live",
+        "name",
+        "out_queue",
+        "outcomes",
+        "rcv_delivery_count",
+        "rcv_link_credit",
+        "receiver",
+        "refused",
+        "refusing",
+        "sender",
+        "session",
+        "settled_count",
+        "side_state",
+        "unsettled",
+    )
+
+    def __init__(self, name: str, session: Session, initiator: str, sender: str,
+                 receiver: str) -> None:
+        self.name = name
+        self.session = session
+        self.initiator = initiator
+        self.sender = sender  # the side that sends messages on this link
+        self.receiver = receiver
+        self.handle: dict[str, int] = {}
+        self.attach: dict[str, Any] = {}  # side -> its latest Attach
+        self.detach: dict[str, Any] = {}  # side -> its Detach
+        self.side_state: dict[str, str] = {sender: "detached", receiver: "detached"}
+        # flow state as the sender sees it
+        self.delivery_count = 0
+        self.link_credit = 0
+        self.available: int | None = None
+        self.drain = False
+        # the receiver's latest declaration
+        self.rcv_delivery_count: int | None = None
+        self.rcv_link_credit: int | None = None
+        self.unsettled: dict[str, dict[bytes, Any]] = {sender: {}, receiver: {}}
+        self.live: dict[bytes, Delivery] = {}  # tag -> delivery not yet final
+        self.current: Delivery | None = None  # a multi-frame delivery in progress
+        self.deliveries = 0
+        self.settled_count = 0
+        self.aborted_count = 0
+        self.outcomes: dict[str, int] = {}
+        self.refused = False
+        self.coordinator = False
+        self.out_queue: list[Any] = []  # endpoint role: deliveries waiting for credit
+        self.refusing = False  # the responder attached with a null terminus
+
+    # --- views ------------------------------------------------------------------------
+
+    @property
+    def requested(self) -> Any:
+        return self.attach.get(self.initiator)
+
+    @property
+    def granted(self) -> Any:
+        responder = self.receiver if self.initiator == self.sender else self.sender
+        return self.attach.get(responder)
+
+    def _field(self, name: str) -> Any:
+        a = self.granted or self.requested
+        return getattr(a, name) if a is not None else None
+
+    @property
+    def source(self) -> Any:
+        return self._field("source")
+
+    @property
+    def target(self) -> Any:
+        return self._field("target")
+
+    @property
+    def snd_settle_mode(self) -> int:
+        a = self.attach.get(self.sender)
+        return int(a.get("snd_settle_mode")) if a is not None else 2
+
+    @property
+    def rcv_settle_mode(self) -> int:
+        a = self.attach.get(self.receiver)
+        return int(a.get("rcv_settle_mode")) if a is not None else 0
+
+    @property
+    def max_message_size(self) -> int:
+        a = self.attach.get(self.receiver)
+        m = a.max_message_size if a is not None else None
+        return int(m) if m else 0
+
+    @property
+    def state(self) -> str:
+        if self.refused:
+            return "refused"
+        s = self.side_state
+        n = sum(1 for v in s.values() if v == "attached")
+        if n == 2:
+            return "attached"
+        if n == 1:
+            return "detaching" if self.detach else "attaching"
+        return "detached" if self.detach else "attaching"
+
+    @property
+    def closed(self) -> bool:
+        return any(bool(d.closed) for d in self.detach.values())
+
+    def role_of(self, side: str) -> str:
+        return "sender" if side == self.sender else "receiver"
+
+    def __repr__(self) -> str:
+        return (
+            f"<Link {self.name!r} {self.sender}->{self.receiver} {self.state}"
+            f" credit={self.link_credit} dc={self.delivery_count}>"
+        )
+
+    # --- flow -------------------------------------------------------------------------
+
+    def initial_delivery_count(self) -> int:
+        a = self.attach.get(self.sender)
+        idc = a.initial_delivery_count if a is not None else None
+        return int(idc) if idc is not None else 0
+
+    def apply_flow(self, side: str, flow: Any) -> None:
+        if side == self.receiver:
+            dc = flow.delivery_count
+            dc_rcv = int(dc) if dc is not None else self.initial_delivery_count()
+            credit = int(flow.link_credit) if flow.link_credit is not None else 0
+            self.rcv_delivery_count = dc_rcv
+            self.rcv_link_credit = credit
+            self.link_credit = max(0, serial.diff(self.delivery_count,
+                                                  serial.add(dc_rcv, credit)))
+            self.drain = bool(flow.drain)
+        else:
+            if flow.delivery_count is not None:
+                self.delivery_count = int(flow.delivery_count)
+            if flow.link_credit is not None:
+                self.link_credit = int(flow.link_credit)
+            if flow.available is not None:
+                self.available = int(flow.available)
+            if self.drain and self.link_credit == 0:
+                self.drain = False  # the sender answered the drain
+
+    def consume_credit(self) -> bool:
+        """A new delivery: False if there was no credit for it."""
+        ok = self.link_credit > 0
+        self.delivery_count = serial.add(self.delivery_count, 1)
+        if ok:
+            self.link_credit -= 1
+        return ok
+
+    # --- outcomes bookkeeping ---------------------------------------------------------
+
+    def count_final(self, d: Delivery) -> None:
+        self.live.pop(d.tag, None)
+        self.unsettled[self.sender].pop(d.tag, None)
+        self.unsettled[self.receiver].pop(d.tag, None)
+        if self.current is d:
+            self.current = None
+        if d.aborted:
+            self.aborted_count += 1
+        else:
+            self.settled_count += 1
+        o = d.outcome
+        self.outcomes[o] = self.outcomes.get(o, 0) + 1
+
+
+# --- terminus comparison -------------------------------------------------------------
+
+_TERMINUS_FIELDS = (
+    "durable", "expiry_policy", "timeout", "dynamic", "dynamic_node_properties",
+    "distribution_mode", "default_outcome", "capabilities",
+)
+
+
+def _as_list(v: Any) -> list[Any]:
+    if v is None:
+        return []
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return [v]
+
+
+def compare_termini(requested: Any, granted: Any) -> list[Difference]:
+    """Every field where the responder's attach differs from what the initiator asked."""
+    out: list[Difference] = []
+    role_req = bool(requested.role)
+    # The remote node's terminus is the one the responder decides on.
+    kind = "source" if role_req == RECEIVER else "target"
+    req_t = getattr(requested, kind)
+    got_t = getattr(granted, kind)
+    for mode in ("snd_settle_mode", "rcv_settle_mode"):
+        a, b = requested.get(mode), granted.get(mode)
+        if a is not None and b is not None and int(a) != int(b):
+            out.append(Difference(mode.replace("_", "-"), a, b, f"{mode.replace('_', '-')} changed"))
+    if req_t is None or got_t is None:
+        return out
+    if type(req_t) is not type(got_t):
+        out.append(Difference(kind, type(req_t).__name__, type(got_t).__name__,
+                              f"{kind} type changed"))
+        return out
+    if isinstance(req_t, c.Coordinator):
+        a, b = _as_list(req_t.capabilities), _as_list(got_t.capabilities)
+        if a != b:
+            out.append(Difference("target.capabilities", a, b, "capabilities changed"))
+        return out
+    ra, ga = req_t.address, got_t.address
+    if ra != ga:
+        if ra is None and req_t.get("dynamic"):
+            out.append(Difference(f"{kind}.address", ra, ga, "dynamic address assigned"))
+        else:
+            out.append(Difference(f"{kind}.address", ra, ga, "address changed"))
+    for f in _TERMINUS_FIELDS:
+        if f == "capabilities":
+            a, b = _as_list(req_t.capabilities), _as_list(got_t.capabilities)
+            if sorted(map(str, a)) != sorted(map(str, b)):
+                out.append(Difference(f"{kind}.capabilities", a, b, "capabilities changed"))
+            continue
+        if not hasattr(req_t, f):
+            continue
+        a, b = req_t.get(f), got_t.get(f)
+        if a != b:
+            name = f.replace("_", "-")
+            out.append(Difference(f"{kind}.{name}", a, b, f"{name} changed"))
+    if kind == "source":
+        rf, gf = req_t.filter or {}, got_t.filter or {}
+        for k, v in rf.items():
+            if k not in gf:
+                out.append(Difference(f"source.filter.{k}", v, None, f"filter dropped: {k}"))
+            elif gf[k] != v:
+                out.append(Difference(f"source.filter.{k}", v, gf[k], f"filter changed: {k}"))
+        for k, v in gf.items():
+            if k not in rf:
+                out.append(Difference(f"source.filter.{k}", None, v, f"filter added: {k}"))
+    ro = _as_list(getattr(req_t, "outcomes", None))
+    go = _as_list(getattr(got_t, "outcomes", None))
+    if ro and set(map(str, ro)) != set(map(str, go)):
+        missing = [o for o in ro if o not in go]
+        note = f"outcomes narrowed: {', '.join(map(str, missing))}" if missing else "outcomes changed"
+        out.append(Difference(f"{kind}.outcomes", ro, go, note))
+    return out

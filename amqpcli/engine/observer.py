@@ -1,0 +1,55 @@
+"""The observer role: one model fed by both directions of a conversation.
+
+Used by `pcap-dump`, the proxy and the TUI. It never produces frames. Feed it decoded
+items (`feed`) or raw bytes per direction (`feed_bytes`, which runs one frame reader per
+side); each call returns the events the input caused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
+
+from .connection import Connection
+from .events import Event
+
+
+class Observer:
+    """Watches one connection from the outside: `feed(side, item, time) -> events`."""
+
+    def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
+                 keep_payload: bool = True) -> None:
+        self.connection = Connection(sides, keep_payload=keep_payload)
+        self._readers: dict[str, FrameReader] = {s: FrameReader() for s in sides}
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        return self.connection.sides
+
+    def feed(self, side: str, item: Any, time: float) -> list[Event]:
+        """One item from the frame reader: a `Frame`, `ProtocolHeader` or `FrameError`."""
+        conn = self.connection
+        if isinstance(item, Frame):
+            return conn.on_frame(side, item, time)
+        if isinstance(item, ProtocolHeader):
+            return conn.on_header(side, item, time)
+        if isinstance(item, FrameError):
+            return conn.on_frame_error(side, str(item), time)
+        raise TypeError(f"cannot feed {type(item).__name__} to the observer")
+
+    def feed_bytes(self, side: str, data: bytes | bytearray | memoryview,
+                   time: float) -> list[Event]:
+        """Raw bytes from one direction (any split); returns the events they caused."""
+        out: list[Event] = []
+        for item in self._readers[side].feed(data):
+            out.extend(self.feed(side, item, time))
+        return out
+
+    def close(self, time: float) -> list[Event]:
+        """End of both streams: report truncated tails."""
+        out: list[Event] = []
+        for side, reader in self._readers.items():
+            for item in reader.close():
+                out.extend(self.feed(side, item, time))
+        return out

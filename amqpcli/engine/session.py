@@ -1,0 +1,543 @@
+"""The session state machine: channels, transfer windows, handles, delivery-ids.
+
+Per side a session is `unmapped` → `begun` → `ended` (`SESSION_TRANSITIONS`). The
+side that sends the first begin picks its channel; the answering begin names it in
+`remote-channel`. The session routes attach/flow/transfer/disposition/detach to links
+and deliveries, keeps the transfer windows (Part 2 §2.5.6) and the delivery-id maps.
+
+Windows: when side X says `next-incoming-id = N, incoming-window = W` (in its begin
+or a flow), the other side may send transfer-ids up to, not including, N + W (serial
+arithmetic). Every transfer frame uses the sender's next-outgoing-id and advances it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec import composites as c
+
+from . import serial
+from .delivery import Delivery, TimelineEntry, outcome_of
+from .events import (
+    CreditChanged,
+    DeliverySettled,
+    DeliveryStarted,
+    DeliveryUpdated,
+    LinkAttached,
+    LinkDetached,
+    LinkRefused,
+    MessageReceived,
+    TerminusMismatch,
+    TransactionDeclared,
+    TransactionDischarged,
+    UnsettledReconciled,
+)
+from .link import RECEIVER, SENDER, Link, compare_termini
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
+    ("unmapped", "begin"): "begun",
+    ("begun", "end"): "ended",
+}
+
+RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
+
+
+class Session:
+    """One session, as both sides described it."""
+
+    __slots__ = (
+        "__weakref__",
+        "begin",
+        "channel",
+        "conn",
+        "deliveries",
+        "end",
+        "handle_max",
+        "handles",
+        "in_limit",
+        "incoming_window",
+        "inflight",
+        "links",
+        "next_outgoing_id",
+        "outgoing_window",
+        "recent",
+        "side_state",
+        "transfers",
+    )
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        a, b = conn.sides
+        self.channel: dict[str, int] = {}
+        self.begin: dict[str, Any] = {}
+        self.end: dict[str, Any] = {}
+        self.side_state: dict[str, str] = {a: "unmapped", b: "unmapped"}
+        self.next_outgoing_id: dict[str, int] = {a: 0, b: 0}
+        self.in_limit: dict[str, int | None] = {a: None, b: None}
+        self.incoming_window: dict[str, int] = {a: 0, b: 0}
+        self.outgoing_window: dict[str, int] = {a: 0, b: 0}
+        self.handle_max: dict[str, int] = {a: serial.MASK, b: serial.MASK}
+        self.handles: dict[str, dict[int, Link]] = {a: {}, b: {}}
+        self.links: dict[tuple[str, str], Link] = {}  # (name, sender side) -> link
+        self.inflight: dict[str, dict[int, Delivery]] = {a: {}, b: {}}
+        self.recent: dict[str, dict[int, str | None]] = {a: {}, b: {}}
+        self.transfers: dict[str, int] = {a: 0, b: 0}
+        self.deliveries: dict[str, int] = {a: 0, b: 0}
+
+    @property
+    def state(self) -> str:
+        vals = set(self.side_state.values())
+        if vals == {"begun"}:
+            return "mapped"
+        if "ended" in vals:
+            return "ended" if vals == {"ended"} else "ending"
+        return "beginning"
+
+    def remote_incoming_window(self, side: str) -> int | None:
+        """How many more transfer frames `side` may send now."""
+        lim = self.in_limit[self.conn.other[side]]
+        if lim is None:
+            return None
+        return serial.diff(self.next_outgoing_id[side], lim)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.channel} {self.state} links={len(self.links)}>"
+
+    # --- begin / end / flow -----------------------------------------------------------
+
+    def on_begin(self, side: str, begin: Any) -> None:
+        other = self.conn.other[side]
+        self.begin[side] = begin
+        self.side_state[side] = SESSION_TRANSITIONS[(self.side_state[side], "begin")]
+        self.next_outgoing_id[side] = int(begin.next_outgoing_id or 0)
+        self.incoming_window[side] = int(begin.incoming_window or 0)
+        self.outgoing_window[side] = int(begin.outgoing_window or 0)
+        self.handle_max[side] = int(begin.get("handle_max"))
+        if other in self.begin:
+            # next-incoming-id of each side starts at the other's next-outgoing-id
+            self.in_limit[side] = serial.add(self.next_outgoing_id[other],
+                                             self.incoming_window[side])
+            if self.in_limit[other] is None:
+                self.in_limit[other] = serial.add(self.next_outgoing_id[side],
+                                                  self.incoming_window[other])
+
+    def on_end(self, side: str) -> None:
+        self.side_state[side] = "ended"
+        for link in list(self.handles[side].values()):
+            # ending a session detaches its links implicitly (Part 2 §2.5.5)
+            link.side_state[side] = "detached"
+            link.handle.pop(side, None)
+        self.handles[side].clear()
+        if self.state == "ended":
+            for link in list(self.links.values()):
+                self._retire_link(link)
+
+    def on_flow(self, side: str, flow: Any) -> None:
+        conn = self.conn
+        if flow.next_outgoing_id is not None:
+            self.next_outgoing_id[side] = int(flow.next_outgoing_id)
+        if flow.incoming_window is not None:
+            self.incoming_window[side] = int(flow.incoming_window)
+            nid = flow.next_incoming_id
+            if nid is None:
+                other = conn.other[side]
+                nid = self.next_outgoing_id[other] if other in self.begin else None
+            if nid is not None:
+                self.in_limit[side] = serial.add(int(nid), self.incoming_window[side])
+        if flow.outgoing_window is not None:
+            self.outgoing_window[side] = int(flow.outgoing_window)
+        link = None
+        if flow.handle is not None:
+            link = self.handles[side].get(int(flow.handle))
+            if link is None:
+                conn.violation("unknown-handle", f"flow for handle {flow.handle}", session=self)
+                return
+            link.apply_flow(side, flow)
+        conn.emit(CreditChanged(
+            self, link, side,
+            link.link_credit if link is not None else None,
+            link.delivery_count if link is not None else None,
+            link.available if link is not None else None,
+            bool(flow.drain), bool(flow.echo), conn.time,
+        ))
+
+    # --- attach / detach --------------------------------------------------------------
+
+    def on_attach(self, side: str, att: Any) -> None:
+        conn = self.conn
+        other = conn.other[side]
+        if att.handle is None or att.name is None or att.role is None:
+            conn.violation("missing-field", "attach without name, handle or role", session=self)
+            return
+        handle = int(att.handle)
+        if handle in self.handles[side]:
+            conn.violation("handle-in-use", f"handle {handle} is already attached", session=self)
+            return
+        if handle > self.handle_max[other]:
+            conn.violation("handle-max-exceeded",
+                           f"handle {handle} > handle-max {self.handle_max[other]}", session=self)
+        sender = side if bool(att.role) == SENDER else other
+        key = (str(att.name), sender)
+        link = self.links.get(key)
+        responding = link is not None and side not in link.attach
+        if link is None or not responding:
+            if link is not None:
+                # the same name attached again by the same side while still attached
+                conn.violation("handle-in-use", f"link {att.name!r} is already attached",
+                               session=self)
+                return
+            link = conn.suspended.pop(key, None)
+            if link is not None:
+                link.session = self
+                link.initiator = side
+                link.attach.clear()
+                link.detach.clear()
+                link.handle.clear()
+                link.refusing = link.refused = False
+            else:
+                link = Link(str(att.name), self, side, sender, other)
+            self.links[key] = link
+        link.handle[side] = handle
+        self.handles[side][handle] = link
+        link.attach[side] = att
+        link.side_state[side] = "attached"
+        if side == sender and att.initial_delivery_count is not None:
+            link.delivery_count = int(att.initial_delivery_count)
+        if isinstance(att.target, c.Coordinator):
+            link.coordinator = True
+        conn.emit(LinkAttached(link, side, conn.time))
+        if att.unsettled is not None or link.unsettled[side]:
+            self._reconcile(link, side, att.unsettled or {})
+        if responding:
+            remote_terminus = att.source if link.initiator == link.receiver else att.target
+            if remote_terminus is None:
+                link.refusing = True  # the detach with the reason follows
+            else:
+                diffs = compare_termini(link.attach[link.initiator], att)
+                if diffs:
+                    conn.emit(TerminusMismatch(link, side, tuple(diffs), conn.time))
+
+    def _reconcile(self, link: Link, side: str, theirs: dict[Any, Any]) -> None:
+        mine = link.unsettled[side]
+        only_model = tuple(t for t in mine if t not in theirs)
+        only_attach = tuple(bytes(t) for t in theirs if t not in mine)
+        differs = tuple(t for t in mine if t in theirs and theirs[t] != mine[t])
+        self.conn.emit(UnsettledReconciled(link, side, only_model, only_attach, differs,
+                                           self.conn.time))
+
+    def on_detach(self, side: str, det: Any) -> None:
+        conn = self.conn
+        if det.handle is None:
+            conn.violation("missing-field", "detach without handle", session=self)
+            return
+        link = self.handles[side].pop(int(det.handle), None)
+        if link is None:
+            conn.violation("unknown-handle", f"detach for handle {det.handle}", session=self)
+            return
+        link.handle.pop(side, None)
+        link.detach[side] = det
+        link.side_state[side] = "detached"
+        if link.refusing and side != link.initiator:
+            link.refused = True
+            conn.emit(LinkRefused(link, side, det.error, conn.time))
+        conn.emit(LinkDetached(link, side, bool(det.closed), det.error, conn.time))
+        if all(v == "detached" for v in link.side_state.values()):
+            self._retire_link(link)
+
+    def _retire_link(self, link: Link) -> None:
+        """Both ends detached: close it for good, or keep it for a later resume."""
+        key = (link.name, link.sender)
+        if self.links.get(key) is link:
+            del self.links[key]
+        for side, h in list(link.handle.items()):
+            self.handles[side].pop(h, None)
+        link.handle.clear()
+        for d in link.live.values():
+            if d.delivery_id is not None:
+                self.inflight[d.sender].pop(d.delivery_id, None)
+        if link.closed or link.refused or self.conn.closing:
+            for d in list(link.live.values()):
+                self._abandon(d)
+        else:
+            self.conn.suspended[key] = link
+
+    def _abandon(self, d: Delivery) -> None:
+        conn = self.conn
+        if d.step("abandon"):
+            e = TimelineEntry(conn.time, d.sender, "abandon", conn.frame_no)
+            d.timeline.append(e)
+            self._finish(d)
+        else:
+            d.link.live.pop(d.tag, None)
+
+    # --- transfer ---------------------------------------------------------------------
+
+    def on_transfer(self, side: str, t: Any, payload: bytes) -> None:
+        conn = self.conn
+        if t.handle is None:
+            conn.violation("missing-field", "transfer without handle", session=self)
+            return
+        link = self.handles[side].get(int(t.handle))
+        if link is None:
+            conn.violation("unknown-handle", f"transfer on handle {t.handle}", session=self)
+            return
+        receiver = conn.other[side]
+        if side != link.sender:
+            conn.violation("wrong-role", f"transfer from the receiving end of {link.name!r}",
+                           session=self, link=link)
+            return
+        tid = self.next_outgoing_id[side]
+        self.next_outgoing_id[side] = serial.add(tid, 1)
+        self.transfers[side] += 1
+        lim = self.in_limit[receiver]
+        if lim is not None and not serial.lt(tid, lim):
+            conn.violation("transfer-beyond-window",
+                           f"transfer-id {tid} outside the incoming window (limit {lim})",
+                           session=self, link=link)
+        d = link.current
+        if d is None:
+            d = self._start(side, receiver, link, t)
+            if d is None:
+                return
+            kind = "resume" if d.resumed and t.resume else "transfer"
+        else:
+            kind = "transfer"
+            if t.delivery_id is not None and int(t.delivery_id) != d.delivery_id:
+                conn.violation("transfer-mismatch",
+                               f"continuation carries delivery-id {t.delivery_id},"
+                               f" expected {d.delivery_id}", session=self, link=link)
+        d.frames += 1
+        d.add_payload(payload, conn.keep_payload)
+        mms = link.max_message_size
+        if mms and d.size > mms and d.size - len(payload) <= mms:
+            conn.violation("message-size-exceeded",
+                           f"delivery {d.delivery_id} is {d.size} bytes > {mms}",
+                           session=self, link=link)
+        if t.state is not None:
+            d.sender_state = t.state
+            if isinstance(t.state, c.TransactionalState):
+                d.txn_id = t.state.txn_id
+        if t.rcv_settle_mode is not None:
+            d.rcv_settle_mode = int(t.rcv_settle_mode)
+        if t.batchable:
+            d.batchable = True
+        settled = bool(t.settled)
+        if settled and not d.sender_settled:
+            d.sender_settled = True
+            if d.frames == 1 and not d.resumed:
+                d.presettled = True
+            if d.settled_by is None:
+                d.settled_by = side
+            link.unsettled[side].pop(d.tag, None)
+        more = bool(t.more)
+        if t.aborted:
+            kind = "abort"
+            d.aborted = True
+            d.step("abort")
+        elif more:
+            d.step("frame")
+        else:
+            d.step("last-settled" if (d.sender_settled and not self._waits_rcv(d)) or
+                   d.receiver_settled else "last")
+            link.current = None
+            d.payload_ready = True
+        e = TimelineEntry(conn.time, side, kind, conn.frame_no, t.state, settled, more,
+                          len(payload))
+        d.timeline.append(e)
+        if d.frames == 1 and kind == "transfer":
+            conn.emit(DeliveryStarted(d, side, conn.time))
+        else:
+            conn.emit(DeliveryUpdated(d, e, conn.time))
+        if d.payload_ready and not d.aborted and not more:
+            if link.coordinator and conn.keep_payload:
+                self._read_txn_request(d)
+            if conn.local == receiver:
+                conn.emit(MessageReceived(d, conn.time))
+        if d.done:
+            self._finish(d)
+
+    def _waits_rcv(self, d: Delivery) -> bool:
+        """Settle mode second: the receiver settles after the sender (unless pre-settled)."""
+        mode = d.rcv_settle_mode if d.rcv_settle_mode is not None else d.link.rcv_settle_mode
+        return mode == 1 and not d.presettled and not d.receiver_settled
+
+    def _start(self, side: str, receiver: str, link: Link, t: Any) -> Delivery | None:
+        conn = self.conn
+        if t.delivery_id is None or t.delivery_tag is None:
+            conn.violation("missing-field", "first transfer of a delivery without"
+                           " delivery-id or delivery-tag", session=self, link=link)
+            return None
+        did = int(t.delivery_id)
+        tag = bytes(t.delivery_tag)
+        old = link.live.get(tag)
+        if t.resume and old is not None:
+            d = old
+            d.resumed = True
+            d.step("resume")
+        else:
+            if old is not None:
+                conn.violation("delivery-id-in-use",
+                               f"delivery-tag {tag!r} is still unsettled on {link.name!r}",
+                               session=self, link=link)
+            d = conn.adopt(link, tag) or Delivery(link, side, receiver, tag)
+            d.first_time = conn.time
+            d.message_format = int(t.message_format or 0)
+            link.deliveries += 1
+            self.deliveries[side] += 1
+            if not t.settled:
+                link.unsettled[side][tag] = t.state
+                link.unsettled[receiver][tag] = None
+        if not link.consume_credit():
+            conn.violation("transfer-beyond-credit",
+                           f"delivery {did} on {link.name!r} with no link credit",
+                           session=self, link=link)
+        infl = self.inflight[side]
+        if did in infl and infl[did] is not d:
+            conn.violation("delivery-id-in-use", f"delivery-id {did} is still unsettled",
+                           session=self, link=link)
+        d.session = self
+        d.delivery_id = did
+        infl[did] = d
+        link.live[tag] = d
+        link.current = d
+        return d
+
+    def _read_txn_request(self, d: Delivery) -> None:
+        try:
+            body = d.message().body
+        except ValueError:  # a malformed request is the coordinator's to reject
+            return
+        value = getattr(body, "value", body)
+        if isinstance(value, (c.Declare, c.Discharge)):
+            d.txn_request = value
+
+    # --- disposition ------------------------------------------------------------------
+
+    def on_disposition(self, side: str, disp: Any) -> None:
+        conn = self.conn
+        if disp.role is None or disp.first is None:
+            conn.violation("missing-field", "disposition without role or first", session=self)
+            return
+        sender = conn.other[side] if bool(disp.role) == RECEIVER else side
+        first = int(disp.first)
+        last = int(disp.last) if disp.last is not None else first
+        infl = self.inflight[sender]
+        n = serial.span(first, last)
+        if n == 1:
+            found = [infl[first]] if first in infl else []
+        elif n <= 64 or n <= len(infl):
+            found = [infl[i] for i in (serial.add(first, k) for k in range(n)) if i in infl]
+        else:
+            found = [d for i, d in infl.items() if serial.in_range(i, first, last)]
+        if not found:
+            recent = self.recent[sender]
+            if n == 1 and first in recent:
+                if recent[first] == side:
+                    conn.violation("already-settled",
+                                   f"delivery {first} was already settled by {side}",
+                                   session=self)
+            elif n == 1 or not any(serial.add(first, k) in recent for k in range(min(n, 64))):
+                conn.violation("unknown-delivery",
+                               f"disposition for unknown delivery {first}..{last}", session=self)
+            return
+        settled = bool(disp.settled)
+        for d in found:
+            self._dispose(d, side, disp.state, settled)
+
+    def _dispose(self, d: Delivery, side: str, state: Any, settled: bool) -> None:
+        conn = self.conn
+        link = d.link
+        is_rcv = side == d.receiver
+        if state is not None:
+            new = outcome_of(state)
+            own = d.receiver_state if is_rcv else d.sender_state
+            theirs = d.sender_state if is_rcv else d.receiver_state
+            if new is not None:
+                prev = outcome_of(own)
+                if prev is not None and prev != new:
+                    conn.violation("outcome-changed",
+                                   f"delivery {d.delivery_id}: {side} changed its outcome from"
+                                   f" {prev.NAME} to {new.NAME}", session=self, link=link)
+                other_out = outcome_of(theirs)
+                if other_out is not None and other_out != new:
+                    conn.violation("conflicting-outcome",
+                                   f"delivery {d.delivery_id}: {side} says {new.NAME},"
+                                   f" {conn.other[side]} said {other_out.NAME}",
+                                   session=self, link=link)
+            if is_rcv:
+                d.receiver_state = state
+            else:
+                d.sender_state = state
+            if isinstance(state, c.TransactionalState):
+                d.txn_id = state.txn_id
+            if d.tag in link.unsettled[side]:
+                link.unsettled[side][d.tag] = state
+        if settled:
+            if is_rcv:
+                if d.receiver_settled:
+                    conn.violation("already-settled",
+                                   f"delivery {d.delivery_id} settled twice by {side}",
+                                   session=self, link=link)
+                d.receiver_settled = True
+                step = "rcv-settle"
+            else:
+                if d.sender_settled:
+                    conn.violation("already-settled",
+                                   f"delivery {d.delivery_id} settled twice by {side}",
+                                   session=self, link=link)
+                d.sender_settled = True
+                step = "snd-settle-2" if self._waits_rcv(d) else "snd-settle"
+            if d.settled_by is None:
+                d.settled_by = side
+            link.unsettled[side].pop(d.tag, None)
+            d.step(step)
+        e = TimelineEntry(conn.time, side, "disposition" if state is not None else "settle",
+                          conn.frame_no, state, settled)
+        d.timeline.append(e)
+        conn.emit(DeliveryUpdated(d, e, conn.time))
+        if d.txn_request is not None and is_rcv and state is not None:
+            self._txn_outcome(d, state)
+        if d.done:
+            self._finish(d)
+
+    def _txn_outcome(self, d: Delivery, state: Any) -> None:
+        conn = self.conn
+        req = d.txn_request
+        if isinstance(req, c.Declare) and isinstance(state, c.Declared):
+            txn_id = bytes(state.txn_id)
+            conn.transactions[txn_id] = "active"
+            conn.emit(TransactionDeclared(txn_id, d, conn.time))
+        elif isinstance(req, c.Discharge) and outcome_of(state) is not None:
+            txn_id = bytes(req.txn_id)
+            fail = bool(req.fail)
+            if isinstance(state, c.Accepted):
+                result = "rolled-back" if fail else "committed"
+            else:
+                err = getattr(state, "error", None)
+                result = f"failed: {getattr(err, 'condition', None) or state_label(state)}"
+            conn.transactions[txn_id] = result
+            conn.emit(TransactionDischarged(txn_id, fail, result, d, conn.time))
+
+    def _finish(self, d: Delivery) -> None:
+        """The delivery is final: out of the live maps, into a DeliverySettled event."""
+        conn = self.conn
+        d.settled_time = conn.time
+        d.link.count_final(d)
+        if d.delivery_id is not None:
+            infl = self.inflight[d.sender]
+            if infl.get(d.delivery_id) is d:
+                del infl[d.delivery_id]
+            recent = self.recent[d.sender]
+            recent[d.delivery_id] = d.settled_by
+            if len(recent) > RECENT_LIMIT:
+                del recent[next(iter(recent))]
+        conn.emit(DeliverySettled(d, conn.time))
+
+
+def state_label(state: Any) -> str:
+    return getattr(state, "NAME", type(state).__name__)
+
+
