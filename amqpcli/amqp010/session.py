@@ -269,15 +269,16 @@ class SessionObserver:
     def _command(self, asm: Assembly, c: Command, time: float, side: str) -> None:
         s = self._session(asm.channel, time, side, c.qname)
         cid = s.next_id[side]
-        if cid is None:
-            self._violate(time, side, asm.channel,
-                          f"{c.qname} before session.command-point: numbered from 0")
-            cid = 0
+        late = cid is None
+        cid = cid or 0
         s.next_id[side] = (cid + 1) & SERIAL_MASK
         rec = CommandRecord(asm.channel, side, cid, c.qname, time, c.sync)
         s.commands[side][cid] = rec
         s.incomplete[side].add(cid)
         self._events.append(rec)
+        if late:
+            self._violate(time, side, asm.channel,
+                          f"{c.qname} before session.command-point: numbered from 0", cid)
         handler = _HANDLERS.get(c.qname)
         if handler is not None:
             handler(self, s, asm, c, rec, time, side)

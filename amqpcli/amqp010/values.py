@@ -34,21 +34,18 @@ class SequenceSet:
     def __contains__(self, n: object) -> bool:
         if not isinstance(n, int):
             return False
-        return any(serial_le(lo, n) and serial_le(n, hi) for lo, hi in self.ranges)
+        # a range runs upward from lower to upper, wrapping at 2^32
+        return any((n - lo) & SERIAL_MASK <= (hi - lo) & SERIAL_MASK for lo, hi in self.ranges)
 
     def ids(self, limit: int = 1 << 20) -> Iterator[int]:
         """Every id in the set, in order; at most `limit` of them (ranges can be huge)."""
         count = 0
         for lo, hi in self.ranges:
-            n = lo
-            while count < limit:
-                yield n
+            for step in range(((hi - lo) & SERIAL_MASK) + 1):
+                if count >= limit:
+                    return
+                yield (lo + step) & SERIAL_MASK
                 count += 1
-                if n == hi:
-                    break
-                n = (n + 1) & SERIAL_MASK
-                if not serial_le(n, hi):
-                    break
 
     def __str__(self) -> str:
         return "{" + ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in self.ranges) + "}"
