@@ -198,7 +198,7 @@ class Session:
                 link.handle.clear()
                 link.refusing = link.refused = False
             else:
-                link = Link(str(att.name), self, side, sender, other)
+                link = Link(str(att.name), self, side, sender, conn.other[sender])
             self.links[key] = link
         link.handle[side] = handle
         self.handles[side][handle] = link
