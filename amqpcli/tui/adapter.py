@@ -1,0 +1,392 @@
+"""Engine model → view rows. The one module of the TUI that reads the engine's objects.
+
+Called under the source's lock at the refresh rate, so every walk here is bounded: the
+unsettled table takes the oldest `MAX_ROWS` deliveries, stall checks look at most
+`SCAN_LIMIT` deliveries per link.
+
+Keys are built from what identifies a thing on the wire (connection key, session channels,
+link name and sending side, delivery tag), never from object identity, so a selection
+survives a replay restoring a checkpoint (which copies every object).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from amqpcli.engine.delivery import Phase, state_name
+from amqpcli.render.frameline import item_line
+from amqpcli.render.text import format_value, rich_tree, value_tree
+from amqpcli.tui.store import FrameRecord
+from amqpcli.tui.view import (
+    ConnRow,
+    DeliveryDetail,
+    LinkDetail,
+    LinkRow,
+    SessionRow,
+    Snapshot,
+    TerminusRow,
+    TimelineRow,
+    UnsettledRow,
+)
+
+MAX_ROWS = 200
+SCAN_LIMIT = 2000
+SEP = "|"
+
+_DIRECTION = {"client": "->", "server": "<-"}
+
+
+def frame_line(rec: FrameRecord) -> Text:
+    """The frame log's line: the render package's one-line form, coloured by direction."""
+    line = item_line(rec.item, time=rec.time, connection=rec.conn, direction=_DIRECTION.get(rec.side))
+    style = "cyan" if rec.side == "client" else "magenta"
+    if type(rec.item).__name__ == "FrameError":
+        style = "bold red"
+    return Text(line, style=style, no_wrap=True)
+
+
+# -- rates ------------------------------------------------------------------------------------
+
+
+class RateMeter:
+    """Deliveries per second per link, over windows of at least `window` seconds."""
+
+    def __init__(self, window: float = 1.0) -> None:
+        self.window = window
+        self._mark: dict[str, tuple[float, int]] = {}
+        self._rate: dict[str, float] = {}
+
+    def rate(self, key: str, count: int, now: float) -> float:
+        mark = self._mark.get(key)
+        if mark is None or now < mark[0] or count < mark[1]:  # new, or a replay went back
+            self._mark[key] = (now, count)
+            self._rate[key] = 0.0
+            return 0.0
+        t0, c0 = mark
+        if now - t0 >= self.window:
+            self._rate[key] = (count - c0) / (now - t0)
+            self._mark[key] = (now, count)
+        return self._rate.get(key, 0.0)
+
+
+# -- keys -------------------------------------------------------------------------------------
+
+
+def session_key(conn_key: str, session: Any, sides: tuple[str, str]) -> str:
+    ch = [session.channel.get(s) for s in sides]
+    return f"{conn_key}{SEP}s{ch[0] if ch[0] is not None else '-'}.{ch[1] if ch[1] is not None else '-'}"
+
+
+def link_key(skey: str, link: Any) -> str:
+    return f"{skey}{SEP}{link.sender}{SEP}{link.name}"
+
+
+def delivery_key(lkey: str, d: Any) -> str:
+    return f"{lkey}{SEP}{bytes(d.tag).hex()}"
+
+
+# -- tree -------------------------------------------------------------------------------------
+
+
+def _link_warnings(link: Any, violations: int) -> list[str]:
+    w: list[str] = []
+    if violations:
+        w.append(f"{violations} violation(s)")
+    if link.state == "attached" and link.link_credit <= 0 and not link.coordinator:
+        w.append("no credit")
+    if link.drain:
+        w.append("drain pending")
+    half = 0
+    for i, d in enumerate(link.live.values()):
+        if i >= SCAN_LIMIT:
+            break
+        if d.phase is Phase.WAIT_RECEIVER or (d.sender_settled != d.receiver_settled):
+            half += 1
+    if half:
+        w.append(f"{half} settled by one side only")
+    if link.state in ("refused",):
+        w.append("refused")
+    return w
+
+
+def _conn_label(cw: Any) -> str:
+    conn = cw.connection
+    state = conn.state
+    if cw.ended:
+        state = f"{state}, {cw.ended}"
+    return f"{cw.key} {cw.label} [{state}]"
+
+
+def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
+    conn = cw.connection
+    out = []
+    for s in conn.sessions:
+        sk = session_key(cw.key, s, conn.sides)
+        out.append((sk, s, [(link_key(sk, lk), lk) for lk in list(s.links.values())]))
+    return out
+
+
+def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: bool) -> list[ConnRow]:
+    rows: list[ConnRow] = []
+    for key, cw in conns:
+        conn = cw.connection
+        by_link: dict[int, int] = {}
+        for v in cw.violations:
+            if v.link is not None:
+                by_link[id(v.link)] = by_link.get(id(v.link), 0) + 1
+        crow = ConnRow(key, _conn_label(cw))
+        crow.violations = [f"{v.kind}: {v.detail}" for v in cw.violations]
+        for sk, s, links in _iter_links(cw):
+            a, b = (s.channel.get(x) for x in conn.sides)
+            srow = SessionRow(sk, f"session ch {a if a is not None else '-'}/{b if b is not None else '-'} [{s.state}]")
+            for lk, link in links:
+                role = "sender" if link.sender == conn.sides[0] else "receiver"
+                lrow = LinkRow(
+                    key=lk,
+                    name=str(link.name),
+                    role=role,
+                    handle="/".join(str(link.handle.get(x, "-")) for x in conn.sides),
+                    deliveries=link.deliveries,
+                    unsettled=len(link.live),
+                    credit=link.link_credit,
+                    rate=rates.rate(lk, link.deliveries, now),
+                    warnings=_link_warnings(link, by_link.get(id(link), 0)),
+                    ours=ours,
+                )
+                srow.links.append(lrow)
+                if lrow.warnings:
+                    srow.warnings.append(f"{link.name}: {', '.join(lrow.warnings)}")
+            crow.sessions.append(srow)
+            crow.warnings.extend(srow.warnings)
+        rows.append(crow)
+    return rows
+
+
+# -- link detail ------------------------------------------------------------------------------
+
+_TERMINUS_FIELDS = (
+    "address", "durable", "expiry_policy", "timeout", "dynamic", "dynamic_node_properties",
+    "distribution_mode", "filter", "default_outcome", "outcomes", "capabilities",
+)
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    return format_value(v)
+
+
+def terminus_rows(requested: Any, granted: Any) -> list[TerminusRow]:
+    if requested is None and granted is None:
+        return []
+    if type(requested).__name__ != type(granted).__name__ and requested is not None and granted is not None:
+        return [TerminusRow("type", type(requested).__name__, type(granted).__name__)]
+    rows = []
+    for f in _TERMINUS_FIELDS:
+        a = getattr(requested, f, None) if requested is not None else None
+        b = getattr(granted, f, None) if granted is not None else None
+        if a is None and b is None:
+            continue
+        rows.append(TerminusRow(f.replace("_", "-"), _fmt(a), _fmt(b) if granted is not None else "…"))
+    return rows
+
+
+def _find_link(conns: list[tuple[str, Any]], key: str) -> tuple[Any, Any, str] | None:
+    conn_key = key.split(SEP, 1)[0]
+    for ck, cw in conns:
+        if ck != conn_key:
+            continue
+        for _, _, links in _iter_links(cw):
+            for lk, link in links:
+                if lk == key:
+                    return cw, link, lk
+    return None
+
+
+def _age(d: Any, now: float) -> float:
+    return max(0.0, now - d.first_time) if d.first_time is not None else 0.0
+
+
+def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDetail:
+    conn = cw.connection
+    req, got = link.requested, link.granted
+    title = (
+        f"{link.name}   {link.sender} → {link.receiver}   [{link.state}]"
+        f"   initiated by {link.initiator}"
+    )
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(link.outcomes.items())) or "-"
+    modes = {0: "unsettled", 1: "settled", 2: "mixed"}
+    rmodes = {0: "first", 1: "second"}
+    flow = [
+        ("credit", str(link.link_credit)),
+        ("delivery-count", str(link.delivery_count)),
+        ("available", "-" if link.available is None else str(link.available)),
+        ("drain", "yes" if link.drain else "no"),
+        ("receiver said", f"dc {link.rcv_delivery_count} credit {link.rcv_link_credit}"),
+        ("snd-settle", modes.get(link.snd_settle_mode, str(link.snd_settle_mode))),
+        ("rcv-settle", rmodes.get(link.rcv_settle_mode, str(link.rcv_settle_mode))),
+        ("deliveries", str(link.deliveries)),
+        ("settled", str(link.settled_count)),
+        ("outcomes", outcomes),
+    ]
+    rows: list[UnsettledRow] = []
+    tags_seen: set[bytes] = set()
+    for d in list(link.live.values())[:MAX_ROWS]:
+        tags_seen.add(bytes(d.tag))
+        rows.append(
+            UnsettledRow(
+                key=delivery_key(lk, d),
+                delivery_id="-" if d.delivery_id is None else str(d.delivery_id),
+                tag=_fmt(bytes(d.tag)),
+                age=_age(d, now),
+                sender_state=state_name(d.sender_state) or "-",
+                receiver_state=state_name(d.receiver_state) or "-",
+                sender_settled=d.sender_settled,
+                receiver_settled=d.receiver_settled,
+            )
+        )
+    # Tags one side still lists (e.g. from a resumed link's attach) without a live delivery.
+    for side in (link.sender, link.receiver):
+        for tag, state in list(link.unsettled.get(side, {}).items()):
+            if len(rows) >= MAX_ROWS:
+                break
+            if bytes(tag) in tags_seen:
+                continue
+            tags_seen.add(bytes(tag))
+            st = state_name(state) or "-"
+            rows.append(
+                UnsettledRow(
+                    key=f"{lk}{SEP}{bytes(tag).hex()}",
+                    delivery_id="-",
+                    tag=_fmt(bytes(tag)),
+                    age=0.0,
+                    sender_state=st if side == link.sender else "-",
+                    receiver_state=st if side == link.receiver else "-",
+                    sender_settled=False,
+                    receiver_settled=False,
+                )
+            )
+    total = max(len(link.live), len(rows))
+    violations = sum(1 for v in cw.violations if v.link is link)
+    return LinkDetail(
+        key=lk,
+        title=title,
+        source=terminus_rows(getattr(req, "source", None), getattr(got, "source", None)),
+        target=terminus_rows(getattr(req, "target", None), getattr(got, "target", None)),
+        flow=flow,
+        unsettled=rows,
+        unsettled_total=total,
+        warnings=_link_warnings(link, violations),
+        ours=ours,
+        role=link.role_of(conn.local) if getattr(conn, "local", None) else "",
+    )
+
+
+# -- delivery detail --------------------------------------------------------------------------
+
+
+def _find_delivery(cw: Any, link: Any, key: str, lk: str) -> Any:
+    tag_hex = key.rsplit(SEP, 1)[-1]
+    for d in link.live.values():
+        if bytes(d.tag).hex() == tag_hex:
+            return d
+    for d in reversed(cw.settled):
+        same = d.link is link or (d.link.name == link.name and d.link.sender == link.sender)
+        if same and bytes(d.tag).hex() == tag_hex:
+            return d
+    return None
+
+
+def _entry_detail(e: Any) -> str:
+    parts = []
+    st = state_name(e.state)
+    if st:
+        parts.append(st)
+    if e.settled:
+        parts.append("settled")
+    if e.more:
+        parts.append("more")
+    if e.size:
+        parts.append(f"{e.size} bytes")
+    if e.detail:
+        parts.append(e.detail)
+    parts.append(f"frame {e.frame_no}")
+    return "  ".join(parts)
+
+
+_SECTIONS = (
+    "header", "delivery_annotations", "message_annotations", "properties",
+    "application_properties", "body", "footer",
+)
+
+
+def message_view(payload: bytes) -> RenderableType:
+    """Every section of the message as the render package's value trees."""
+    from amqpcli.codec.message import Message
+
+    try:
+        msg = Message.decode(payload)
+        parts: list[RenderableType] = []
+        for name in _SECTIONS:
+            v = getattr(msg, name)
+            if v is None or (name == "body" and v == []):
+                continue
+            if name == "body" and isinstance(v, list):
+                for i, sec in enumerate(v):
+                    parts.append(rich_tree(value_tree(sec, f"body[{i}]")))
+            else:
+                parts.append(rich_tree(value_tree(v, name.replace("_", "-"))))
+        return Group(*parts) if parts else Text("(empty message)", style="dim")
+    except Exception as e:  # noqa: BLE001 - a message that does not decode is shown as such
+        return Text(f"message does not decode: {e} (x shows the bytes)", style="bold red")
+
+
+def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
+    rows: list[TimelineRow] = []
+    prev = d.first_time
+    for e in d.timeline:
+        delta = 0.0 if prev is None else max(0.0, e.time - prev)
+        prev = e.time
+        rows.append(TimelineRow(e.time, delta, e.side, e.kind, _entry_detail(e)))
+    payload = d.payload if d.size else b""
+    message = message_view(payload) if payload else None
+    lat = d.latency
+    summary = f"[{d.phase.value}] outcome {d.outcome}"
+    if lat is not None:
+        summary += f"  settled after {lat * 1000:.1f} ms by {d.settled_by or '-'}"
+    return DeliveryDetail(
+        key=key,
+        title=f"delivery id {d.delivery_id} tag {_fmt(bytes(d.tag))} on {d.link.name}",
+        timeline=rows,
+        message=message,
+        raw=payload,
+        summary=summary,
+    )
+
+
+# -- the whole snapshot -----------------------------------------------------------------------
+
+
+def snapshot(
+    conns: list[tuple[str, Any]],
+    link: str | None,
+    delivery: str | None,
+    now: float,
+    rates: RateMeter,
+    ours: bool = False,
+) -> Snapshot:
+    tree = tree_rows(conns, now, rates, ours)
+    ld = dd = None
+    if link is not None:
+        found = _find_link(conns, link)
+        if found is not None:
+            cw, lnk, lk = found
+            ld = link_detail(cw, lnk, lk, now, ours)
+            if delivery is not None and delivery.startswith(lk + SEP):
+                d = _find_delivery(cw, lnk, delivery, lk)
+                if d is not None:
+                    dd = delivery_detail(cw, d, delivery)
+    return Snapshot(tree, ld, dd)

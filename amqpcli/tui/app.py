@@ -1,0 +1,272 @@
+"""The Textual app: one layout for every source, refreshed from the model at a steady rate.
+
+Layout: the connection tree on the left; on the right three tabs (link, delivery, frames);
+a replay bar when the source is a capture; the footer with the keys that work here.
+
+The app never repaints per frame: a timer (10 Hz by default) asks the source for a
+`Snapshot` of what is selected, under the source's lock, and hands it to the widgets.
+Replay moves and client actions run in thread workers so the UI never waits on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
+
+from amqpcli.tui import keys
+from amqpcli.tui.messages import DeliverySelected, LinkSelected, SourceFailed, SourceNotice
+from amqpcli.tui.sources.base import Source, Unsupported
+from amqpcli.tui.widgets.delivery import DeliveryPanel
+from amqpcli.tui.widgets.framelog import Formatter, FrameLog
+from amqpcli.tui.widgets.help import HelpScreen
+from amqpcli.tui.widgets.link import LinkPanel
+from amqpcli.tui.widgets.replaybar import ReplayBar
+from amqpcli.tui.widgets.tree import ConnectionTree
+
+
+def default_formatter() -> Formatter:
+    from amqpcli.tui.adapter import frame_line
+
+    return frame_line
+
+
+class AmqpTui(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "amqp tui"
+    BINDINGS = keys.bindings()
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        refresh_hz: float = 10.0,
+        formatter: Formatter | None = None,
+        credit_step: int = 10,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.refresh_hz = refresh_hz
+        self.formatter = formatter or default_formatter()
+        self.credit_step = credit_step
+        self.link_key: str | None = None
+        self.delivery_key: str | None = None
+        self.failed: str | None = None
+        self.refreshes = 0
+        self.sub_title = source.title
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            yield ConnectionTree(id="tree")
+            with TabbedContent(id="tabs", initial="link"):
+                with TabPane("Link", id="link"):
+                    yield LinkPanel(id="link-panel")
+                with TabPane("Delivery", id="delivery"):
+                    yield DeliveryPanel(id="delivery-panel")
+                with TabPane("Frames", id="frames"), Vertical():
+                    yield Input(placeholder="filter: word -word side:client ch:0 conn:…", id="filter")
+                    yield FrameLog(self.formatter, id="log")
+        if self.source.kind == "replay":
+            yield ReplayBar(id="replay-bar")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(FrameLog).attach(self.source.frames)
+        self.query_one(ConnectionTree).focus()
+        try:
+            self.source.start(self)
+        except Exception as e:  # noqa: BLE001 - a source that cannot start says why, in one line
+            self.failed = str(e)
+            self.notify(str(e), severity="error", timeout=30)
+        self.set_interval(1.0 / self.refresh_hz, self.pull)
+        self.pull()
+
+    def on_unmount(self) -> None:
+        self.source.stop()
+
+    # -- the steady refresh -----------------------------------------------------------------
+
+    def pull(self) -> None:
+        """Copy the selected parts of the model into the widgets."""
+        snap = self.source.snapshot(self.link_key, self.delivery_key, self.source.now())
+        self.query_one(ConnectionTree).update_rows(snap.tree)
+        self.query_one(LinkPanel).show(snap.link)
+        self.query_one(DeliveryPanel).show(snap.delivery)
+        log = self.query_one(FrameLog)
+        log.sync()
+        status = self.source.status()
+        if log.frozen:
+            status += f"  [frozen: {log.pending} new]"
+        if self.failed:
+            status = self.failed
+        self.sub_title = status
+        bar = self.query("#replay-bar")
+        if bar:
+            src: Any = self.source
+            bar.first(ReplayBar).show(*src.bar_state())
+        self.refreshes += 1
+
+    # -- selection --------------------------------------------------------------------------
+
+    @on(LinkSelected)
+    def _link_selected(self, event: LinkSelected) -> None:
+        if event.key != self.link_key:
+            self.link_key = event.key
+            self.delivery_key = None
+            self.pull()
+
+    @on(DeliverySelected)
+    def _delivery_selected(self, event: DeliverySelected) -> None:
+        if event.key is not None:
+            self.delivery_key = event.key
+        if event.open:
+            self.query_one(TabbedContent).active = "delivery"
+        self.pull()
+
+    @on(SourceNotice)
+    def _notice(self, event: SourceNotice) -> None:
+        self.notify(event.text, severity=event.severity)  # type: ignore[arg-type]
+
+    @on(SourceFailed)
+    def _failed(self, event: SourceFailed) -> None:
+        self.failed = event.text
+        self.notify(event.text, severity="error", timeout=30)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.query_one(FrameLog).set_filter(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        self.query_one(FrameLog).focus()
+
+    # -- key gating -------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        group = keys.action_group(action)
+        if group == "everywhere":
+            return True
+        return self.source.kind == group
+
+    # -- actions: everywhere ----------------------------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_filter(self) -> None:
+        self.query_one(TabbedContent).active = "frames"
+        self.query_one("#filter", Input).focus()
+
+    def action_freeze(self) -> None:
+        log = self.query_one(FrameLog)
+        log.set_frozen(not log.frozen)
+        self.notify("frame log frozen (frames keep arriving)" if log.frozen else "frame log follows")
+
+    def action_raw(self) -> None:
+        panel = self.query_one(DeliveryPanel)
+        panel.raw = not panel.raw
+
+    def select_link(self, key: str) -> bool:
+        """Move the tree's cursor to a link (for the palette and tests)."""
+        self.pull()
+        return self.query_one(ConnectionTree).select_key(key)
+
+    # -- actions: replay --------------------------------------------------------------------
+
+    def action_play(self) -> None:
+        self.source.toggle_play()  # type: ignore[attr-defined]
+
+    def action_step(self, n: int) -> None:
+        self._replay_move(lambda s: s.step(n))
+
+    def action_speed(self, factor: float) -> None:
+        self.source.scale_speed(factor)  # type: ignore[attr-defined]
+
+    def action_goto(self) -> None:
+        from amqpcli.tui.widgets.prompt import Prompt
+
+        def done(text: str | None) -> None:
+            if text:
+                self.goto(text)
+
+        self.push_screen(Prompt("Jump to frame N, or t+SECONDS from the start:"), done)
+
+    def goto(self, spec: str) -> None:
+        src: Any = self.source
+        try:
+            target = src.parse_goto(spec)
+        except ValueError as e:
+            self.notify(str(e), severity="warning")
+            return
+        self._replay_move(lambda s: s.seek(target))
+
+    @work(thread=True, exclusive=True, group="replay-move")
+    def _replay_move(self, move: Any) -> None:
+        move(self.source)
+        self.call_from_thread(self.pull)
+
+    # -- actions: our own links -------------------------------------------------------------
+
+    def _act(self, fn: Any, *args: Any) -> None:
+        try:
+            fn(*args)
+        except Unsupported as e:
+            self.notify(str(e), severity="warning")
+
+    def action_credit(self) -> None:
+        if self._need_link():
+            self._act(self.source.grant_credit, self.link_key, self.credit_step)
+
+    def action_drain(self) -> None:
+        if self._need_link():
+            self._act(self.source.drain, self.link_key)
+
+    def action_settle(self, outcome: str) -> None:
+        if self.delivery_key is None:
+            self.notify("select a delivery in the link's unsettled table first", severity="warning")
+            return
+        self._act(self.source.settle, self.delivery_key, outcome)
+        self.pull()
+
+    def action_send(self) -> None:
+        if self._need_link():
+            self._act(self.source.send, self.link_key)
+
+    def _need_link(self) -> bool:
+        if self.link_key is None:
+            self.notify("select a link in the tree first", severity="warning")
+            return False
+        return True
+
+    # -- command palette --------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for k, action, label, help_text, group, _ in keys.KEYS:
+            if group not in ("everywhere", self.source.kind) or action in ("quit", "help"):
+                continue
+            yield SystemCommand(label, help_text, lambda a=action: self.run_action(a))
+        for key in self.query_one(ConnectionTree).link_keys:
+            yield SystemCommand(f"Link {key}", "show this link", lambda k=key: self.select_link(k))
+
+    # -- for tests and benchmarks -----------------------------------------------------------
+
+    def status_text(self) -> Text:
+        return Text(str(self.sub_title))
+
+
+def run(source: Source, **kw: Any) -> None:
+    AmqpTui(source, **kw).run()
+

@@ -1,0 +1,39 @@
+"""Custom Textual messages, in one place: what widgets tell the app and sources tell the UI."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class LinkSelected(Message):
+    """The tree's cursor is on a link (or left every link: key None)."""
+
+    def __init__(self, key: str | None) -> None:
+        super().__init__()
+        self.key = key
+
+
+class DeliverySelected(Message):
+    """A delivery was picked in the unsettled table; `open` asks to show its detail tab."""
+
+    def __init__(self, key: str | None, open: bool = False) -> None:
+        super().__init__()
+        self.key = key
+        self.open = open
+
+
+class SourceNotice(Message):
+    """A source has something to say once (connected, closed, refused, end of capture)."""
+
+    def __init__(self, text: str, severity: str = "information") -> None:
+        super().__init__()
+        self.text = text
+        self.severity = severity
+
+
+class SourceFailed(Message):
+    """A source stopped for good; the text is the one line a user can act on."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text

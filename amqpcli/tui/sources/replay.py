@@ -1,0 +1,321 @@
+"""Replay of a capture file: read once into frames, then play, pause, step and jump.
+
+The file is read by the capture package (TCP reassembly, flows) and cut into frames by the
+codec's frame reader, one per flow and direction, in a worker thread; the UI shows
+"loading" meanwhile. The frames then drive a `ReplayController` whose model is a `Watch`
+(one engine observer per connection). Playing follows the capture's own clock scaled by
+the speed, with idle stretches longer than `MAX_IDLE` seconds shortened so a capture with a
+minute of heartbeats does not look frozen; speed 0 means as fast as possible.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec.frames import FrameReader
+from amqpcli.errors import Exit, UserError
+from amqpcli.tui.messages import SourceFailed, SourceNotice
+from amqpcli.tui.replay import ReplayController
+from amqpcli.tui.sources.base import Source
+from amqpcli.tui.store import FrameRecord
+from amqpcli.tui.watch import ConnWatch, Watch, feed_record
+
+if TYPE_CHECKING:
+    from amqpcli.tui.app import AmqpTui
+
+MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
+BATCH = 2000  # records fed per step of the play loop (the lock is released between)
+SIDE = {0: "client", 1: "server"}  # capture Direction C2S / S2C
+
+
+@dataclass
+class Loaded:
+    records: list[FrameRecord] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
+    """Every AMQP 1.0 frame of a capture, in time order, with its connection and side."""
+    from amqpcli.capture import (
+        AMQP_1_0,
+        AMQP_SASL,
+        AMQP_TLS,
+        Closed,
+        Data,
+        Gap,
+        Opened,
+        read_capture,
+    )
+
+    wanted = {AMQP_1_0, AMQP_SASL, AMQP_TLS}
+    out = Loaded()
+    records = out.records
+    readers: dict[tuple[int, int], FrameReader | None] = {}
+    skipped: set[int] = set()
+
+    def add(key: str, side: str, t: float, items: list[Any]) -> None:
+        for it in items:
+            records.append(FrameRecord(len(records), t, key, side, it))
+
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file", Exit.USAGE)
+    for ev in read_capture(path, ports=ports):
+        flow = ev.flow
+        if isinstance(ev, Opened):
+            if flow.protocol not in wanted and not flow.by_port:
+                skipped.add(flow.index)
+                out.notes.append(f"flow {flow.describe()} speaks {flow.protocol}: not shown")
+                continue
+            out.labels[f"c{flow.index}"] = flow.describe()
+            continue
+        if flow.index in skipped:
+            continue
+        key = f"c{flow.index}"
+        d = int(ev.direction)
+        rk = (flow.index, d)
+        if isinstance(ev, Data):
+            if rk not in readers:
+                readers[rk] = FrameReader()
+            reader = readers[rk]
+            if reader is None:
+                continue
+            add(key, SIDE[d], ev.time_ns / 1e9, reader.feed(ev.data))
+        elif isinstance(ev, Gap):
+            # Frames cannot be located after lost bytes: stop reading that direction.
+            if readers.get(rk) is not None:
+                out.notes.append(f"{key} {SIDE[d]}: {ev.size} bytes missing from the capture; "
+                                 "later frames in that direction are not shown")
+            readers[rk] = None
+        elif isinstance(ev, Closed):
+            reader = readers.get(rk)
+            if reader is not None:
+                add(key, SIDE[d], ev.time_ns / 1e9, reader.close())
+                readers[rk] = None
+    return out
+
+
+class ReplayFrames:
+    """The frame log's view of a replay: the records up to the current position."""
+
+    def __init__(self, source: ReplaySource) -> None:
+        self.source = source
+
+    @property
+    def first_seq(self) -> int:
+        return 0
+
+    @property
+    def end_seq(self) -> int:
+        c = self.source.controller
+        return 0 if c is None else c.position
+
+    def get(self, seq: int) -> FrameRecord | None:
+        c = self.source.controller
+        if c is None or not 0 <= seq < c.position:
+            return None
+        return c.records[seq]
+
+
+class ReplaySource(Source):
+    kind = "replay"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        loaded: Loaded | None = None,
+        ports: Collection[int] = (),
+        history: int = 1000,
+        speed: float = 1.0,
+        interval: int = 5000,
+        autoplay: bool = False,
+    ) -> None:
+        super().__init__()
+        self.path = path
+        self.ports = ports
+        self.history = history
+        self.speed = speed
+        self.interval = interval
+        self.autoplay = autoplay
+        self.controller: ReplayController[Watch] | None = None
+        self.loaded: Loaded | None = None
+        self.playing = False
+        self.finished = threading.Event()  # set when a play reaches the end
+        self._play_thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._frames = ReplayFrames(self)
+        self.title = f"replay {os.fspath(path)}" if path is not None else "replay"
+        self.load_error: str | None = None
+        if loaded is not None:
+            self._use(loaded)
+
+    # -- loading ------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read the capture now (the app does this in a worker)."""
+        if self.controller is None and self.path is not None:
+            self._use(load_capture(self.path, self.ports))
+
+    def _use(self, loaded: Loaded) -> None:
+        self.loaded = loaded
+        labels = loaded.labels
+        history = self.history
+
+        def new_model() -> Watch:
+            w = Watch(history)
+            w.labels = labels
+            return w
+
+        c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval)
+        c.lock = self.lock
+        self.controller = c
+
+    @property
+    def frames(self) -> ReplayFrames:  # type: ignore[override]
+        return self._frames
+
+    def start(self, app: AmqpTui) -> None:
+        super().start(app)
+        if self.controller is None:
+            app.run_worker(self._load_worker, thread=True, name="load-capture", group="load")
+        else:
+            self._loaded_ok()
+
+    def _load_worker(self) -> None:
+        try:
+            self.load()
+        except UserError as e:
+            self.load_error = str(e)
+            if self.app is not None:
+                self.app.post_message(SourceFailed(str(e)))
+            return
+        self._loaded_ok()
+
+    def _loaded_ok(self) -> None:
+        if self.app is not None and self.loaded is not None:
+            for n in self.loaded.notes:
+                self.app.post_message(SourceNotice(n, "warning"))
+            if not self.loaded.records:
+                self.app.post_message(SourceNotice("no AMQP 1.0 frames in this capture", "warning"))
+        if self.autoplay:
+            self.play()
+
+    def stop(self) -> None:
+        self.pause()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def connections(self) -> list[tuple[str, ConnWatch]]:
+        c = self.controller
+        return [] if c is None else c.model.items()
+
+    def now(self) -> float:
+        c = self.controller
+        return time.time() if c is None else c.current_time
+
+    def status(self) -> str:
+        c = self.controller
+        if c is None:
+            return self.load_error or f"{self.title}: loading…"
+        return f"{self.title}: {len(c)} frames, {len(c.model.conns)} connection(s)"
+
+    def bar_state(self) -> tuple[int, int, float, float, float, bool]:
+        c = self.controller
+        if c is None:
+            return (0, 0, 0.0, 0.0, self.speed, False)
+        return (c.position, len(c), c.current_time - c.start_time, c.end_time - c.start_time,
+                self.speed, self.playing)
+
+    def parse_goto(self, spec: str) -> int:
+        """`N` → frame N (1-based, as shown); `t+S` / `+S` → S seconds after the start;
+        `S s` → the same."""
+        c = self.controller
+        if c is None:
+            raise ValueError("the capture is still loading")
+        s = spec.strip().lower()
+        try:
+            if s.startswith(("t+", "+")) or s.endswith("s"):
+                secs = float(s.removeprefix("t").removeprefix("+").removesuffix("s"))
+                return c.index_at_time(c.start_time + secs)
+            n = int(s)
+        except ValueError:
+            raise ValueError(f"not a frame number or t+seconds: {spec!r}") from None
+        return max(0, min(len(c), n))
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def step(self, n: int) -> int:
+        self.pause()
+        c = self.controller
+        return 0 if c is None else c.step(n)
+
+    def seek(self, target: int) -> int:
+        self.pause()
+        c = self.controller
+        return 0 if c is None else c.seek(target)
+
+    def scale_speed(self, factor: float) -> None:
+        if self.speed <= 0:
+            self.speed = 1.0
+        self.speed = min(1024.0, max(1 / 64, self.speed * factor))
+        self._restart_clock = True
+
+    def toggle_play(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def play(self) -> None:
+        c = self.controller
+        if c is None or self.playing:
+            return
+        if c.at_end:
+            c.seek(0)
+        self.playing = True
+        self.finished.clear()
+        self._stop.clear()
+        self._play_thread = threading.Thread(target=self._play_loop, name="replay-play", daemon=True)
+        self._play_thread.start()
+
+    def pause(self) -> None:
+        self._stop.set()
+        t = self._play_thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=5)
+        self._play_thread = None
+        self.playing = False
+
+    _restart_clock = False
+
+    def _play_loop(self) -> None:
+        c = self.controller
+        assert c is not None
+        stop = self._stop
+        try:
+            wall0, cap0 = time.monotonic(), c.current_time
+            while not stop.is_set() and not c.at_end:
+                if self.speed <= 0:
+                    c.step(BATCH)
+                    continue
+                if self._restart_clock:
+                    self._restart_clock = False
+                    wall0, cap0 = time.monotonic(), c.current_time
+                target = cap0 + (time.monotonic() - wall0) * self.speed
+                if c.play_until(target, limit=BATCH):
+                    continue
+                nxt = c.records[c.position].time
+                idle = (nxt - target) / self.speed
+                if idle > MAX_IDLE:  # shorten long idle stretches
+                    cap0 += nxt - target - MAX_IDLE * self.speed
+                stop.wait(min(0.05, max(0.0, idle)))
+        finally:
+            self.playing = False
+            if c.at_end:
+                self.finished.set()

@@ -1,0 +1,110 @@
+"""What the widgets show: plain rows built from the engine's model at each refresh.
+
+Widgets never read the engine's objects directly; `amqpcli.tui.adapter` turns the model into
+these rows under the source's lock, and the widgets render them on the UI thread. So a
+widget can be tested with hand-made rows, and a change in the engine touches one module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class LinkRow:
+    key: str
+    name: str
+    role: str  # "sender" / "receiver" (from the side that attached first)
+    handle: str  # "h0/h1": both sides' handles
+    deliveries: int
+    unsettled: int
+    credit: int | None
+    rate: float  # deliveries per second over the last seconds
+    warnings: list[str] = field(default_factory=list)
+    ours: bool = False  # a link of our own connection (keys act on it)
+
+
+@dataclass(slots=True)
+class SessionRow:
+    key: str
+    label: str
+    links: list[LinkRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ConnRow:
+    key: str
+    label: str
+    sessions: list[SessionRow] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TerminusRow:
+    """One field of a source or target, as the link's attacher asked and as the peer answered."""
+
+    field: str
+    requested: str
+    granted: str
+
+    @property
+    def differs(self) -> bool:
+        return self.requested != self.granted
+
+
+@dataclass(slots=True)
+class UnsettledRow:
+    key: str  # delivery key, for opening it
+    delivery_id: str
+    tag: str
+    age: float  # seconds since the first transfer
+    sender_state: str
+    receiver_state: str
+    sender_settled: bool
+    receiver_settled: bool
+
+
+@dataclass(slots=True)
+class LinkDetail:
+    key: str
+    title: str
+    source: list[TerminusRow]
+    target: list[TerminusRow]
+    flow: list[tuple[str, str]]  # (name, value): credit, delivery-count, available, drain, modes
+    unsettled: list[UnsettledRow]
+    unsettled_total: int  # the table may show fewer
+    warnings: list[str] = field(default_factory=list)
+    ours: bool = False
+    role: str = ""
+
+
+@dataclass(slots=True)
+class TimelineRow:
+    time: float  # absolute
+    delta: float  # since the previous row
+    side: str
+    what: str  # "transfer", "disposition", "settle", "abort", …
+    detail: str
+
+
+@dataclass(slots=True)
+class DeliveryDetail:
+    key: str
+    title: str
+    timeline: list[TimelineRow]
+    message: Any  # a rich renderable of every section, or None
+    raw: bytes  # the message bytes as transferred
+    summary: str = ""
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """Everything one refresh needs, taken under the source's lock."""
+
+    tree: list[ConnRow]
+    link: LinkDetail | None
+    delivery: DeliveryDetail | None
+    status: str = ""

@@ -1,0 +1,72 @@
+"""The engine model a source keeps: one observer per connection, plus what the TUI remembers.
+
+The engine hands out settled deliveries and violations as events and forgets them; the TUI
+keeps the most recent ones (bounded by `history`) so a delivery that settles while it is
+on screen can still be shown, and so the tree can say what went wrong. Everything older is
+summarised by the link's own counters (deliveries, settled, outcomes).
+
+A `Watch` is what a replay checkpoints (it deep-copies), so it holds no locks or threads.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from amqpcli.engine.events import DeliverySettled, Event, Violation
+from amqpcli.engine.observer import Observer
+from amqpcli.tui.store import FrameRecord
+
+SIDES = ("client", "server")
+
+
+class ConnWatch:
+    def __init__(self, key: str, label: str, history: int = 1000, observer: Any = None) -> None:
+        self.key = key
+        self.label = label
+        self.observer = observer if observer is not None else Observer(SIDES)
+        self.violations: deque[Violation] = deque(maxlen=200)
+        self.settled: deque[Any] = deque(maxlen=max(1, history))
+        self.ended = ""  # "" while the transport is up; else how it ended
+
+    @property
+    def connection(self) -> Any:
+        return self.observer.connection
+
+    def take(self, events: list[Event]) -> list[Event]:
+        for e in events:
+            if isinstance(e, DeliverySettled):
+                self.settled.append(e.delivery)
+            elif isinstance(e, Violation):
+                self.violations.append(e)
+        return events
+
+    def feed(self, side: str, item: Any, time: float) -> list[Event]:
+        return self.take(self.observer.feed(side, item, time))
+
+
+class Watch:
+    """Connections by key, in the order they appeared."""
+
+    def __init__(self, history: int = 1000) -> None:
+        self.history = history
+        self.conns: dict[str, ConnWatch] = {}
+        self.labels: dict[str, str] = {}
+
+    def conn(self, key: str, label: str | None = None) -> ConnWatch:
+        cw = self.conns.get(key)
+        if cw is None:
+            cw = ConnWatch(key, label or self.labels.get(key, key), self.history)
+            self.conns[key] = cw
+        return cw
+
+    def feed(self, rec: FrameRecord) -> list[Event]:
+        return self.conn(rec.conn).feed(rec.side, rec.item, rec.time)
+
+    def items(self) -> list[tuple[str, ConnWatch]]:
+        return list(self.conns.items())
+
+
+def feed_record(watch: Watch, rec: FrameRecord) -> None:
+    """The replay controller's feed function."""
+    watch.feed(rec)

@@ -1,0 +1,91 @@
+"""Delivery tab: the selected delivery's timeline and its message, decoded or as hex."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from amqpcli.tui.view import DeliveryDetail, TimelineRow
+
+HEX_LIMIT = 64 * 1024  # bytes shown in the hex view; the rest is counted
+
+
+def hex_lines(data: bytes, limit: int = HEX_LIMIT) -> Text:
+    out = Text()
+    view = data[:limit]
+    for off in range(0, len(view), 16):
+        chunk = view[off : off + 16]
+        hx = " ".join(f"{b:02x}" for b in chunk)
+        asc = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        out.append(f"{off:08x}  ", style="dim")
+        out.append(f"{hx:<47}  ")
+        out.append(f"{asc}\n", style="cyan")
+    if len(data) > limit:
+        out.append(f"… {len(data) - limit} more bytes\n", style="dim")
+    if not data:
+        out.append("(no bytes)", style="dim")
+    return out
+
+
+def _delta(d: float) -> str:
+    if d < 0.001:
+        return f"+{d * 1e6:.0f}µs"
+    if d < 1:
+        return f"+{d * 1000:.1f}ms"
+    return f"+{d:.3f}s"
+
+
+def timeline_table(rows: list[TimelineRow]) -> Table:
+    t = Table(expand=True, box=None, pad_edge=False, header_style="bold")
+    t.add_column("Δ", justify="right", no_wrap=True)
+    t.add_column("side", no_wrap=True)
+    t.add_column("event", no_wrap=True)
+    t.add_column("detail")
+    for r in rows:
+        t.add_row(_delta(r.delta), r.side, Text(r.what, style="bold"), r.detail)
+    return t
+
+
+class DeliveryPanel(VerticalScroll):
+    raw: reactive[bool] = reactive(False)
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.detail: DeliveryDetail | None = None
+        self._shown: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Pick a delivery in the link's unsettled table (Enter).", id="delivery-title")
+        yield Static("", id="delivery-timeline")
+        yield Static("", id="delivery-message")
+
+    def watch_raw(self, _: bool) -> None:
+        self._shown = None
+        self.show(self.detail)
+
+    def show(self, detail: DeliveryDetail | None) -> None:
+        self.detail = detail
+        if detail is None:
+            return  # keep the last delivery on screen: it may have just settled away
+        key = (detail.key, len(detail.timeline), detail.summary, self.raw)
+        if key == self._shown:
+            return
+        self._shown = key
+        title = Text(detail.title, style="bold")
+        if detail.summary:
+            title.append(f"  {detail.summary}")
+        self.query_one("#delivery-title", Static).update(title)
+        self.query_one("#delivery-timeline", Static).update(timeline_table(detail.timeline))
+        body: RenderableType
+        if self.raw:
+            body = Group(Text(f"message bytes ({len(detail.raw)})", style="bold"), hex_lines(detail.raw))
+        elif detail.message is None:
+            body = Text("(no message bytes)", style="dim")
+        else:
+            body = detail.message
+        self.query_one("#delivery-message", Static).update(body)

@@ -1,0 +1,210 @@
+"""Frames tab: every frame, one line each, with a filter and a freeze that loses nothing.
+
+The log draws only the lines on screen (Textual's line API), so a store of hundreds of
+thousands of frames costs nothing until it is looked at. With a filter, matching sequence
+numbers are collected incrementally, a bounded number per refresh, so typing a filter over
+a long capture never blocks the UI.
+
+Filter syntax (all terms must hold, case-insensitive):
+  word        the frame's line contains `word`        -word   it does not
+  side:NAME   sent by that side (client / server)     ch:N    on channel N
+  conn:TEXT   the connection's key contains TEXT
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from amqpcli.tui.store import FrameRecord
+
+SCAN_PER_REFRESH = 20_000
+
+
+class FrameSeq(Protocol):
+    @property
+    def first_seq(self) -> int: ...
+    @property
+    def end_seq(self) -> int: ...
+    def get(self, seq: int) -> FrameRecord | None: ...
+
+
+Formatter = Callable[[FrameRecord], Text]
+
+
+@dataclass(slots=True)
+class FrameFilter:
+    words: list[str] = field(default_factory=list)
+    nots: list[str] = field(default_factory=list)
+    side: str | None = None
+    channel: int | None = None
+    conn: str | None = None
+    text: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> FrameFilter:
+        f = cls(text=text.strip())
+        for term in text.lower().split():
+            if term.startswith("side:"):
+                f.side = term[5:]
+            elif term.startswith("ch:") and term[3:].isdigit():
+                f.channel = int(term[3:])
+            elif term.startswith("conn:"):
+                f.conn = term[5:]
+            elif term.startswith("-") and len(term) > 1:
+                f.nots.append(term[1:])
+            else:
+                f.words.append(term)
+        return f
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.nots or self.side or self.conn or self.channel is not None)
+
+    def matches(self, rec: FrameRecord, line: Callable[[FrameRecord], str]) -> bool:
+        if self.side is not None and not rec.side.lower().startswith(self.side):
+            return False
+        if self.conn is not None and self.conn not in rec.conn.lower():
+            return False
+        if self.channel is not None and getattr(rec.item, "channel", None) != self.channel:
+            return False
+        if self.words or self.nots:
+            s = line(rec).lower()
+            if any(w not in s for w in self.words) or any(w in s for w in self.nots):
+                return False
+        return True
+
+
+class FrameLog(ScrollView, can_focus=True):
+    """A virtual list over a `FrameSeq`; call `sync()` at the refresh rate."""
+
+    DEFAULT_CSS = "FrameLog { height: 1fr; }"
+
+    def __init__(self, formatter: Formatter, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.formatter = formatter
+        self.frames: FrameSeq | None = None
+        self.filter = FrameFilter()
+        self.frozen = False  # shows what was there when frozen; new frames keep arriving
+        self._end = 0  # end_seq covered by the view
+        self._index: list[int] = []  # matching seqs when a filter is on
+        self._scanned = 0  # seqs below this were tested against the filter
+        self._cache: OrderedDict[int, tuple[Text, str]] = OrderedDict()
+        self._lines = 0
+
+    # -- model -----------------------------------------------------------------------------
+
+    def attach(self, frames: FrameSeq) -> None:
+        self.frames = frames
+        self._reset()
+
+    def set_filter(self, text: str) -> None:
+        self.filter = FrameFilter.parse(text)
+        self._reset()
+        self.sync()
+
+    def set_frozen(self, frozen: bool) -> None:
+        self.frozen = frozen
+        if not frozen:
+            self.sync()
+
+    def _reset(self) -> None:
+        self._index = []
+        self._scanned = self.frames.first_seq if self.frames is not None else 0
+        self._end = self._scanned
+
+    @property
+    def pending(self) -> int:
+        """Frames that arrived while frozen (not yet in the view)."""
+        return 0 if self.frames is None else max(0, self.frames.end_seq - self._end)
+
+    @property
+    def seqs(self) -> list[int]:
+        """The sequence numbers the view holds, in order (for tests and export)."""
+        if self.frames is None:
+            return []
+        if self.filter.empty:
+            return list(range(max(self.frames.first_seq, self._end - self._lines), self._end))
+        return list(self._index)
+
+    def line_text(self, rec: FrameRecord) -> str:
+        return self._format(rec)[1]
+
+    def _format(self, rec: FrameRecord) -> tuple[Text, str]:
+        hit = self._cache.get(rec.seq)
+        if hit is None:
+            t = self.formatter(rec)
+            hit = (t, t.plain)
+            self._cache[rec.seq] = hit
+            if len(self._cache) > 4096:
+                self._cache.popitem(last=False)
+        return hit
+
+    def sync(self) -> None:
+        frames = self.frames
+        if frames is None:
+            return
+        first, end = frames.first_seq, frames.end_seq
+        if end < self._end or end < self._scanned:  # a replay went back
+            self._index = [s for s in self._index if s < end]
+            self._scanned = min(self._scanned, end)
+            self._cache.clear()
+        if self.frozen and end >= self._end:
+            end = self._end
+        if self.filter.empty:
+            lines = end - first
+            self._scanned = end
+        else:
+            if self._index and self._index[0] < first:
+                self._index = [s for s in self._index if s >= first]
+            scan_from = max(self._scanned, first)
+            scan_to = min(end, scan_from + SCAN_PER_REFRESH)
+            f, get, text = self.filter, frames.get, self.line_text
+            for seq in range(scan_from, scan_to):
+                rec = get(seq)
+                if rec is not None and f.matches(rec, text):
+                    self._index.append(seq)
+            self._scanned = scan_to
+            end = scan_to
+            lines = len(self._index)
+        at_bottom = self.scroll_y >= self.max_scroll_y - 1
+        changed = lines != self._lines or end != self._end
+        self._end = end
+        self._lines = lines
+        if changed:
+            self.virtual_size = Size(max(self.size.width, 200), lines)
+            if not self.frozen and at_bottom:
+                self.scroll_end(animate=False, immediate=True)
+            self.refresh()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def _seq_at(self, line: int) -> int | None:
+        if self.frames is None or not 0 <= line < self._lines:
+            return None
+        if self.filter.empty:
+            return self._end - self._lines + line
+        return self._index[line] if line < len(self._index) else None
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.size.width
+        seq = self._seq_at(scroll_y + y)
+        rec = None if seq is None or self.frames is None else self.frames.get(seq)
+        if rec is None:
+            return Strip.blank(width, self.rich_style)
+        text = self._format(rec)[0]
+        segments = [
+            Segment(s.text.replace("\n", " "), s.style) for s in text.render(self.app.console)
+        ]
+        strip = Strip(segments).crop(scroll_x, scroll_x + width)
+        return strip.extend_cell_length(width, Style())

@@ -1,0 +1,164 @@
+"""Link tab: source and target as requested and granted, flow state, both unsettled maps."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from amqpcli.tui.messages import DeliverySelected
+from amqpcli.tui.view import LinkDetail, TerminusRow, UnsettledRow
+
+COLUMNS = ("id", "tag", "age", "sender state", "receiver state", "snd settled", "rcv settled")
+
+
+def terminus_table(title: str, rows: list[TerminusRow]) -> Table:
+    t = Table(title=title, title_justify="left", expand=True, box=None, pad_edge=False)
+    t.add_column("field", style="dim", no_wrap=True)
+    t.add_column("requested")
+    t.add_column("granted")
+    for r in rows:
+        style = "bold yellow" if r.differs else ""
+        t.add_row(r.field, Text(r.requested, style=style), Text(r.granted, style=style))
+    if not rows:
+        t.add_row("-", "", "")
+    return t
+
+
+def _age(s: float) -> str:
+    if s < 1:
+        return f"{s * 1000:.0f}ms"
+    if s < 120:
+        return f"{s:.1f}s"
+    return f"{s / 60:.0f}m"
+
+
+def _flag(b: bool) -> Text:
+    return Text("yes", style="green") if b else Text("no", style="dim")
+
+
+def unsettled_cells(r: UnsettledRow) -> tuple[object, ...]:
+    return (
+        r.delivery_id,
+        r.tag,
+        _age(r.age),
+        r.sender_state,
+        r.receiver_state,
+        _flag(r.sender_settled),
+        _flag(r.receiver_settled),
+    )
+
+
+class UnsettledTable(DataTable[object]):
+    """Rows keyed by delivery key, updated in place so the cursor stays on its delivery."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kw)  # type: ignore[arg-type]
+        self._cells: dict[str, tuple[object, ...]] = {}
+
+    def on_mount(self) -> None:
+        for c in COLUMNS:
+            self.add_column(c, key=c)
+
+    @property
+    def keys(self) -> list[str]:
+        return [str(rk.value) for rk in self.rows]
+
+    def update_rows(self, rows: list[UnsettledRow]) -> None:
+        want = {r.key: r for r in rows}
+        for key in [k for k in self._cells if k not in want]:
+            self.remove_row(key)
+            del self._cells[key]
+        for r in rows:
+            cells = unsettled_cells(r)
+            old = self._cells.get(r.key)
+            if old is None:
+                self.add_row(*cells, key=r.key)
+            elif old != cells:
+                for col, new, prev in zip(COLUMNS, cells, old):
+                    if new != prev:
+                        self.update_cell(r.key, col, new)
+            self._cells[r.key] = cells
+        order = [r.key for r in rows]
+        if self.keys != order:
+            # Rows are appended; rebuild only when that broke the maps' delivery-id order.
+            cursor_key = self.cursor_key
+            self.clear()
+            for k in order:
+                self.add_row(*self._cells[k], key=k)
+            if cursor_key is not None and cursor_key in self._cells:
+                self.move_cursor(row=self.get_row_index(cursor_key))
+
+    @property
+    def cursor_key(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            rk, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        except Exception:  # noqa: BLE001 - the cursor is outside the rows right after a clear
+            return None
+        return None if rk.value is None else str(rk.value)
+
+    def clear_rows(self) -> None:
+        self.clear()
+        self._cells.clear()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        key = event.row_key.value
+        self.post_message(DeliverySelected(None if key is None else str(key)))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        key = event.row_key.value
+        self.post_message(DeliverySelected(None if key is None else str(key), open=True))
+
+
+class LinkPanel(Vertical):
+    """Shows one `LinkDetail`; empty text until a link is selected."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.detail: LinkDetail | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("Select a link in the tree.", id="link-title")
+        yield Static("", id="link-flow")
+        with Horizontal(id="link-termini"):
+            yield Static("", id="link-source")
+            yield Static("", id="link-target")
+        yield Static("", id="unsettled-title")
+        yield UnsettledTable(id="unsettled")
+
+    def show(self, detail: LinkDetail | None) -> None:
+        table = self.query_one(UnsettledTable)
+        if detail is None:
+            if self.detail is not None:
+                self.query_one("#link-title", Static).update("Select a link in the tree.")
+                for wid in ("#link-flow", "#link-source", "#link-target", "#unsettled-title"):
+                    self.query_one(wid, Static).update("")
+                table.clear_rows()
+            self.detail = None
+            return
+        if self.detail is None or self.detail.key != detail.key:
+            table.clear_rows()
+        self.detail = detail
+        title = Text(detail.title, style="bold")
+        for w in detail.warnings:
+            title.append(f"  ⚠ {w}", style="bold yellow")
+        self.query_one("#link-title", Static).update(title)
+        flow = Text()
+        for name, value in detail.flow:
+            flow.append(f"{name} ", style="dim")
+            flow.append(f"{value}   ")
+        self.query_one("#link-flow", Static).update(flow)
+        self.query_one("#link-source", Static).update(terminus_table("source", detail.source))
+        self.query_one("#link-target", Static).update(terminus_table("target", detail.target))
+        shown = len(detail.unsettled)
+        more = f" (oldest {shown} shown)" if detail.unsettled_total > shown else ""
+        self.query_one("#unsettled-title", Static).update(
+            Text(f"unsettled: {detail.unsettled_total}{more}", style="bold")
+        )
+        table.update_rows(detail.unsettled)
