@@ -206,6 +206,7 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
     epb = Struct("<IIIII").unpack_from
     spb = Struct("<I").unpack_from
     opb = Struct("<HHIIII").unpack_from
+    epb7 = Struct("<IIIIIII").unpack_from
     # per interface: (linktype, mul, div, offset_ns, snaplen)
     ifaces: list[tuple[int, int, int, int, int]] = []
     last_ts = 0
@@ -215,6 +216,18 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
         mv = memoryview(buf)
         while pos + 12 <= n:
             btype, blen = hdr(buf, pos)
+            end = pos + blen
+            if btype == 6 and end <= n and blen >= 32 and not blen & 3:
+                # enhanced packet block, the common case: one unpack, checks inline
+                _t, _l, iface, hi, lo, caplen, _orig = epb7(buf, pos)
+                if spb(buf, end - 4)[0] == blen and caplen <= blen - 32 and iface < len(ifaces):
+                    lt, mul, div, off, _snap = ifaces[iface]
+                    last_ts = (hi << 32) | lo
+                    if mul != 1 or div != 1 or off:
+                        last_ts = last_ts * mul // div + off
+                    yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
+                    pos = end
+                    continue
             if btype == _SHB:
                 bom_le = int.from_bytes(buf[pos + 8 : pos + 12], "little")
                 if bom_le == _BOM:
@@ -227,6 +240,7 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
                 epb = Struct(order + "IIIII").unpack_from
                 spb = Struct(order + "I").unpack_from
                 opb = Struct(order + "HHIIII").unpack_from
+                epb7 = Struct(order + "IIIIIII").unpack_from
                 btype, blen = hdr(buf, pos)
                 ifaces = []
                 seen_shb = True

@@ -61,12 +61,11 @@ def read_capture(
     feed = tracker.feed
     for ts, linktype, data in packets:
         seg = decode(linktype, data)
-        if seg is None:
-            continue
-        feed(ts, *seg)
-        if out:
-            yield from out
-            out.clear()
+        if seg is not None:
+            feed(ts, *seg)
+            if out:
+                yield from out
+                out.clear()
     tracker.finish()
     if out:
         yield from out
@@ -90,6 +89,7 @@ def read_segments(source: Source, *, copy: bool = True,
         seg = dec.decode(linktype, data)
         if seg is None:
             continue
+        s = Segment._make(seg)
         if copy:
-            seg = seg._replace(payload=bytes(seg.payload))
-        yield flow_key(seg.src, seg.sport, seg.dst, seg.dport), ts, seg
+            s = s._replace(payload=bytes(s.payload))
+        yield flow_key(s.src, s.sport, s.dst, s.dport), ts, s

@@ -42,7 +42,16 @@ from enum import IntEnum
 from heapq import heappop, heappush
 from typing import NamedTuple
 
-from amqpcli.capture.decode import ACK, FIN, RST, SYN, Address, Segment, format_ip
+from amqpcli.capture.decode import (
+    ACK,
+    FIN,
+    RST,
+    SYN,
+    Address,
+    Segment,
+    SegmentTuple,
+    format_ip,
+)
 from amqpcli.capture.detect import (
     AMQP_PROTOCOLS,
     NEEDED,
@@ -51,6 +60,7 @@ from amqpcli.capture.detect import (
     is_client_hello,
 )
 
+_new = tuple.__new__  # builds an event tuple without the NamedTuple's Python-level __new__
 _M = 0xFFFFFFFF
 _H = 0x80000000
 
@@ -229,8 +239,8 @@ class FlowTracker:
 
     # -- input -------------------------------------------------------------------------
 
-    def feed_segment(self, time_ns: int, s: Segment) -> None:
-        self.feed(time_ns, s.src, s.sport, s.dst, s.dport, s.seq, s.ack, s.flags, s.payload)
+    def feed_segment(self, time_ns: int, s: Segment | SegmentTuple) -> None:
+        self.feed(time_ns, *s)
 
     def feed(self, ts: int, src: Address, sport: int, dst: Address, dport: int, seq: int,
              ack: int, flags: int, payload: memoryview | bytes) -> None:
@@ -271,7 +281,14 @@ class FlowTracker:
             seq = (seq + 1) & _M  # data on a SYN starts after it
         delta = ((seq - h.nxt + _H) & _M) - _H
         if n:
-            if delta <= 0:
+            if delta == 0 and flow._state == _LIVE:  # the common case, inlined
+                off = h.off
+                h.off = off + n
+                h.nxt = (h.nxt + n) & _M
+                self.events.append(_new(Data, (flow, h.dir, ts, payload, off)))
+                if h.pending:
+                    self._drain(h, ts)
+            elif delta <= 0:
                 if n + delta > 0:
                     self._deliver(h, ts, payload[-delta:] if delta else payload)
                     if h.pending:
@@ -414,7 +431,7 @@ class FlowTracker:
         h.nxt = (h.nxt + n) & _M
         flow = h.flow
         if flow._state == _LIVE:
-            self.events.append(Data(flow, h.dir, ts, data, off))
+            self.events.append(_new(Data, (flow, h.dir, ts, data, off)))
         elif flow._state == _PROBING:
             if flow._probe is None:
                 flow._probe = h
