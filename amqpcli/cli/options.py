@@ -23,7 +23,7 @@ from amqpcli.net.url import resolve_endpoint
 F = TypeVar("F", bound=Callable[..., Any])
 
 URL_HELP = (
-    "amqp[s]://[user[:password]@]host[:port][/address]. The address is the URL path minus "
+    "amqp\\[s]://\\[user\\[:password]@]host\\[:port]\\[/address]. The address is the URL path minus "
     "its first '/', verbatim and percent-decoded: amqp://h/orders gives 'orders', "
     "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL."
 )
@@ -148,6 +148,32 @@ def _binary(s: str) -> bytes:
     return s.encode("utf-8")
 
 
+def _timestamp(text: str) -> t.Timestamp:
+    """Milliseconds since the epoch, ISO 8601 (UTC unless it says otherwise), or ``now``."""
+    if text == "now":
+        import time
+
+        return t.Timestamp(int(time.time() * 1000))
+    try:
+        return t.Timestamp(int(text))
+    except ValueError:
+        from amqpcli.render.types import parse_iso_time
+
+        return t.Timestamp(parse_iso_time(text))
+
+
+def _json(text: str) -> Any:
+    """A value in the lossless JSON format of docs/message-format.md."""
+    import json
+
+    from amqpcli.render.jsonvalues import JsonValueError, from_json
+
+    try:
+        return from_json(json.loads(text))
+    except (json.JSONDecodeError, JsonValueError) as e:
+        raise ValueError(str(e)) from None
+
+
 TYPES: dict[str, Callable[[str], Any]] = {
     "string": str,
     "str": str,
@@ -169,6 +195,7 @@ TYPES: dict[str, Callable[[str], Any]] = {
     "timestamp": t.Timestamp,
     "uuid": uuid.UUID,
     "null": lambda s: None,
+    "json": _json,
 }
 
 _RANGES: dict[type, tuple[int, int]] = {
@@ -196,7 +223,7 @@ def typed_value(type_name: str | None, text: str, what: str) -> Any:
                 raise ValueError(f"{v} out of range for {type_name}")
             return v
         if conv is t.Timestamp:
-            return t.Timestamp(int(text))
+            return _timestamp(text)
         if conv is t.Char and len(text) != 1:
             raise ValueError("a char is one character")
         return conv(text)

@@ -1,0 +1,43 @@
+"""`amqp browse`: list what a node holds without consuming it (copy, drain, stop)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.cli.options import connection_options
+from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
+from amqpcli.errors import UserError
+from amqpcli.net.config import ConnectionConfig
+
+
+@app.command(help="List what a node holds without consuming it: a copy link drained to "
+             "the end. Warns when the peer consumed the messages despite agreeing to copy.")
+@connection_options
+def browse(
+    conn: ConnectionConfig,
+    selector: str | None = typer.Option(None, "--selector", "-s", help="Only messages matching this JMS-style selector."),
+    count: int | None = typer.Option(None, "--count", "-c", help="At most N messages."),
+    credit: int = typer.Option(500, "--credit", help="Messages asked for at a time."),
+    timeout: float = typer.Option(10.0, "--timeout", "-t", help="Seconds to wait for the peer to answer a drain."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
+) -> None:
+    from amqpcli.net.receiving import run_recv
+
+    plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
+                     None, False, False, True, check_copy=True)
+    summary = run_recv(conn, plan, Sink(json_out, None), on_warning=warn)
+    if not quiet:
+        if json_out:
+            print(json.dumps({"browse": summary.to_json()}), file=sys.stderr)
+        else:
+            noun = "message" if summary.received == 1 else "messages"
+            print(f"amqp: {summary.received} {noun} on {conn.endpoint.address!r} "
+                  f"({summary.text('browsed')})", file=sys.stderr)
+    code, why = recv_exit(summary, None)
+    if code.value:
+        raise UserError(why, code)

@@ -1,0 +1,169 @@
+"""`amqp recv`: messages from a node, written out before they are settled."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.cli.options import connection_options
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.client import Incoming
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.receiving import RecvPlan, RecvSummary, parse_outcomes
+
+_RCV = "Receiving"
+_SRC = "Source"
+_OUT = "Output"
+
+
+class Sink:
+    """Writes each message (text or one JSON line) and flushes before returning; for
+    files it also fsyncs, so a settled message is on disk."""
+
+    def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False) -> None:
+        self.json_lines = json_lines
+        self.path = out
+        self.fsync = out is not None
+        self.stream: TextIO
+        if out is None or out == "-":
+            self.stream = sys.stdout
+            self.fsync = False
+        else:
+            try:
+                self.stream = open(out, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            except OSError as e:
+                raise UserError(f"cannot write {out!r}: {e.strerror}", Exit.USAGE) from None
+        self.pretty = not json_lines and self.stream.isatty()
+        self.count = 0
+        self._console: Any = None
+
+    def write(self, incoming: Incoming) -> None:
+        from amqpcli.render.message import message_to_json, message_tree
+        from amqpcli.render.text import plain_lines, rich_tree
+
+        self.count += 1
+        msg = incoming.delivery.message()
+        if self.json_lines:
+            line = json.dumps(message_to_json(msg), ensure_ascii=False, separators=(",", ":"))
+            self.stream.write(line + "\n")
+        else:
+            tree = message_tree(msg, label=f"message {incoming.number}")
+            if self.pretty:
+                if self._console is None:
+                    from rich.console import Console
+
+                    self._console = Console(file=self.stream, highlight=False)
+                self._console.print(rich_tree(tree))
+            else:
+                self.stream.write("\n".join(plain_lines(tree)) + "\n")
+        self.stream.flush()
+        if self.fsync:
+            os.fsync(self.stream.fileno())
+
+    def close(self) -> None:
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+        if self.stream is not sys.stdout:
+            self.stream.close()
+
+
+def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
+    """``KEY=JSON``: the filter value in the lossless JSON format, usually a described
+    value: ``{"described": {"symbol": "…"}, "value": …}``."""
+    from amqpcli.render.jsonvalues import JsonValueError, from_json
+
+    out = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--filter: expected KEY=JSON, got {item!r}", Exit.USAGE)
+        try:
+            out.append((key, from_json(json.loads(text))))
+        except (json.JSONDecodeError, JsonValueError) as e:
+            raise UserError(f"--filter {key}: not a value in the JSON format: {e}", Exit.USAGE) from None
+    return tuple(out)
+
+
+def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
+    if s.failure is not None:
+        return s.failure.code, f"{s.failure} (after {s.received} message(s))"
+    if count is not None and s.received < count and s.timed_out:
+        return Exit.TIMEOUT, f"received {s.received} of {count} message(s) before the timeout"
+    return Exit.OK, ""
+
+
+def warn(text: str) -> None:
+    print(f"amqp: {text}", file=sys.stderr, flush=True)
+
+
+@app.command(help="Receive messages from a node; --copy browses without consuming. "
+             "Exit codes: see docs/send-recv.md.")
+@connection_options
+def recv(
+    conn: ConnectionConfig,
+    count: int | None = typer.Option(None, "--count", "-c", help="Stop after N messages.", rich_help_panel=_RCV),
+    timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no message arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
+    credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
+    drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),
+    outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject\\[:CONDITION\\[:DESCRIPTION]], modify\\[:failed]\\[:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
+    settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
+    selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
+    filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),
+    subscription: str | None = typer.Option(None, "--subscription", help="Durable subscription NAME (the link name; keep --container-id stable).", rich_help_panel=_SRC),
+    unsubscribe: bool = typer.Option(False, "--unsubscribe", help="With --subscription: remove it and exit.", rich_help_panel=_SRC),
+    dynamic: bool = typer.Option(False, "--dynamic", help="Ask the peer for a temporary node and print its address.", rich_help_panel=_SRC),
+    copy: bool = typer.Option(False, "--copy", help="distribution-mode copy: browse without consuming (held messages are released at the end).", rich_help_panel=_SRC),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
+    out: str | None = typer.Option(None, "--out", help="Append messages to FILE (fsync'd before each settlement).", rich_help_panel=_OUT),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
+) -> None:
+    from amqpcli.net.receiving import run_recv
+
+    plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
+                     filters or [], subscription, unsubscribe, dynamic, copy)
+    if subscription and conn.container_id is None:
+        # A durable subscription is found again by (container-id, link name).
+        from dataclasses import replace
+
+        conn = replace(conn, container_id=f"amqp-sub-{subscription}")
+    sink = Sink(json_out, out)
+    summary = run_recv(conn, plan, sink, on_warning=warn,
+                       on_address=lambda a: warn(f"dynamic node address: {a}"))
+    if not quiet and not unsubscribe:
+        print(f"amqp: {summary.text()}", file=sys.stderr)
+    code, why = recv_exit(summary, count)
+    if code != Exit.OK:
+        raise UserError(why, code)
+
+
+def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, credit: int,
+              drain: bool, outcome: str, settle_mode: str, selector: str | None,
+              filters: list[str], subscription: str | None, unsubscribe: bool,
+              dynamic: bool, copy: bool, check_copy: bool = False) -> RecvPlan:
+    if count is not None and count < 1:
+        raise UserError("--count must be at least 1", Exit.USAGE)
+    if credit < 1:
+        raise UserError("--credit must be at least 1", Exit.USAGE)
+    if timeout is not None and timeout <= 0:
+        raise UserError("--timeout must be positive", Exit.USAGE)
+    if settle_mode not in ("first", "second"):
+        raise UserError("--settle-mode must be first or second", Exit.USAGE)
+    if unsubscribe and not subscription:
+        raise UserError("--unsubscribe needs --subscription NAME", Exit.USAGE)
+    if dynamic and conn.endpoint.address:
+        raise UserError("--dynamic asks the peer for a node: give no address", Exit.USAGE)
+    if not dynamic and not conn.endpoint.address:
+        raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
+    return RecvPlan(
+        address=conn.endpoint.address, count=count, timeout=timeout, credit=credit,
+        drain=drain, outcomes=tuple(parse_outcomes(outcome)), settle_second=settle_mode == "second",
+        selector=selector, filters=parse_filters(filters), subscription=subscription,
+        unsubscribe=unsubscribe, dynamic=dynamic, copy=copy, check_copy=check_copy,
+    )

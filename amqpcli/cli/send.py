@@ -1,0 +1,281 @@
+"""`amqp send`: messages to a node, with every section settable, and a summary at the end."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.cli.options import connection_options, parse_key_value, parse_value, typed_value
+from amqpcli.codec import types as t
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.outgoing import BODY_TYPES, MessageTemplate, OutgoingMessage, read_bodies
+
+_MSG = "Message"
+_HDR = "Header"
+_FLOW = "Sending"
+_OUT = "Output"
+
+# Properties options: option name -> (field, how its text becomes a value).
+_PROPERTY_TYPES: dict[str, Any] = {
+    "message_id": "id",
+    "user_id": "binary",
+    "to": "string",
+    "subject": "string",
+    "reply_to": "string",
+    "correlation_id": "id",
+    "content_type": "symbol",
+    "content_encoding": "symbol",
+    "absolute_expiry_time": "timestamp",
+    "creation_time": "timestamp",
+    "group_id": "string",
+    "group_sequence": "uint",
+    "reply_to_group_id": "string",
+}
+
+
+def _property_value(name: str, text: str) -> Any:
+    kind = _PROPERTY_TYPES[name]
+    what = "--" + name.replace("_", "-")
+    if kind == "id":
+        # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…)
+        return parse_value(text, what)
+    if kind == "binary":
+        return text.encode("utf-8")
+    return typed_value(kind, text, what)
+
+
+def build_template(
+    body_type: str,
+    props: dict[str, str | None],
+    durable: bool | None,
+    priority: int | None,
+    ttl: int | None,
+    first_acquirer: bool | None,
+    properties: list[str],
+    annotations: list[str],
+    delivery_annotations: list[str],
+    footer: list[str],
+) -> MessageTemplate:
+    header: dict[str, Any] = {}
+    if durable is not None:
+        header["durable"] = durable
+    if priority is not None:
+        if not 0 <= priority <= 255:
+            raise UserError("--priority must be 0-255", Exit.USAGE)
+        header["priority"] = t.UByte(priority)
+    if ttl is not None:
+        if not 0 <= ttl <= 0xFFFFFFFF:
+            raise UserError("--ttl must be 0-4294967295 milliseconds", Exit.USAGE)
+        header["ttl"] = t.UInt(ttl)
+    if first_acquirer is not None:
+        header["first_acquirer"] = first_acquirer
+    return MessageTemplate(
+        body_type=body_type,
+        header=header,
+        properties={k: _property_value(k, v) for k, v in props.items() if v is not None},
+        application_properties=dict(parse_key_value(p, "--property") for p in properties),
+        message_annotations=_symbol_keys(annotations, "--annotation"),
+        delivery_annotations=_symbol_keys(delivery_annotations, "--delivery-annotation"),
+        footer=_symbol_keys(footer, "--footer"),
+    )
+
+
+def _symbol_keys(items: list[str], what: str) -> dict[Any, Any]:
+    # Annotation keys are symbols (Part 3 §3.2.10); x-opt- is the convention, not a rule.
+    return {t.Symbol(k): v for k, v in (parse_key_value(i, what) for i in items)}
+
+
+def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
+    """The body for one message from its text, as the body type wants it."""
+    if body_type == "data" and not json_body:
+        return text
+    s = text.decode("utf-8", errors="strict")
+    if json_body or body_type == "sequence":
+        from amqpcli.render.jsonvalues import JsonValueError, from_json
+
+        try:
+            value = from_json(json.loads(s))
+        except (json.JSONDecodeError, JsonValueError) as e:
+            raise UserError(f"body is not lossless JSON: {e}", Exit.USAGE) from None
+        if body_type == "sequence" and not isinstance(value, list):
+            raise UserError("--body-type sequence needs a JSON array body", Exit.USAGE)
+        if body_type == "data" and not isinstance(value, bytes):
+            raise UserError("--body-type data with --json-body needs a binary value", Exit.USAGE)
+        return value
+    return parse_value(s, "body")
+
+
+def _open_input(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except OSError as e:
+        raise UserError(f"cannot read {path!r}: {e.strerror}", Exit.USAGE) from None
+
+
+def message_source(
+    template: MessageTemplate,
+    body: str | None,
+    file: str | None,
+    lines: bool,
+    json_body: bool,
+    count: int | None,
+    endless: bool,
+) -> Iterator[OutgoingMessage]:
+    """Numbered messages: the body repeated `count` times (or forever with `endless`),
+    or one message per line of the input."""
+    if body is not None and file is not None:
+        raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
+    if body is None and file is None:
+        file = "-" if not sys.stdin.isatty() else None
+    n = 0
+    if lines:
+        stream = _open_input(file or "-") if body is None else None
+        texts = read_bodies(stream, True) if stream else iter(body.encode().splitlines())  # type: ignore[union-attr]
+        try:
+            for text in texts:
+                if count is not None and n >= count:
+                    return
+                n += 1
+                yield template.encode(n, body_value(text, template.body_type, json_body))
+        finally:
+            if stream is not None and stream is not sys.stdin.buffer:
+                stream.close()
+        return
+    if file is not None:
+        stream = _open_input(file)
+        raw = stream.read()
+        if stream is not sys.stdin.buffer:
+            stream.close()
+    else:
+        raw = (body or "").encode("utf-8")
+    value = body_value(raw, template.body_type, json_body)
+    total = 1 if count is None and not endless else count
+    while total is None or n < total:
+        n += 1
+        yield template.encode(n, value)
+
+
+def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
+    """Messages from the lines ``amqp recv --json`` wrote, bare message bytes unchanged."""
+    from amqpcli.render import message as rmsg
+
+    stream = _open_input(path)
+    n = 0
+    try:
+        for lineno, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            if count is not None and n >= count:
+                return
+            try:
+                payload = rmsg.message_bytes_from_json(json.loads(line))
+            except (ValueError, KeyError, TypeError) as e:
+                raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}", Exit.USAGE) from None
+            n += 1
+            yield OutgoingMessage(n, payload)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+@app.command(help="Send messages to a node. Exit codes: see docs/send-recv.md.")
+@connection_options
+def send(
+    conn: ConnectionConfig,
+    body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),
+    file: str | None = typer.Option(None, "--file", "-f", help="Read the body from FILE ('-': stdin).", rich_help_panel=_MSG),
+    lines: bool = typer.Option(False, "--lines", "-l", help="One message per line of the input.", rich_help_panel=_MSG),
+    body_type: str = typer.Option("data", "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)}. 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG),
+    json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md).", rich_help_panel=_MSG),
+    from_file: str | None = typer.Option(None, "--from", help="Replay messages from FILE as written by 'amqp recv --json' ('-': stdin).", rich_help_panel=_MSG),
+    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary.", rich_help_panel=_MSG),
+    user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
+    to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
+    subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
+    reply_to: str | None = typer.Option(None, "--reply-to", rich_help_panel=_MSG),
+    correlation_id: str | None = typer.Option(None, "--correlation-id", rich_help_panel=_MSG),
+    content_type: str | None = typer.Option(None, "--content-type", rich_help_panel=_MSG),
+    content_encoding: str | None = typer.Option(None, "--content-encoding", rich_help_panel=_MSG),
+    absolute_expiry_time: str | None = typer.Option(None, "--absolute-expiry-time", help="ms since the epoch, ISO 8601 or 'now'.", rich_help_panel=_MSG),
+    creation_time: str | None = typer.Option(None, "--creation-time", help="ms since the epoch, ISO 8601 or 'now'.", rich_help_panel=_MSG),
+    group_id: str | None = typer.Option(None, "--group-id", rich_help_panel=_MSG),
+    group_sequence: str | None = typer.Option(None, "--group-sequence", rich_help_panel=_MSG),
+    reply_to_group_id: str | None = typer.Option(None, "--reply-to-group-id", rich_help_panel=_MSG),
+    properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE (repeatable).", rich_help_panel=_MSG),
+    annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY\\[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),
+    delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY\\[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),
+    footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY\\[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),
+    durable: bool | None = typer.Option(None, "--durable/--no-durable", help="header.durable", rich_help_panel=_HDR, show_default=False),
+    priority: int | None = typer.Option(None, "--priority", help="header.priority (0-255)", rich_help_panel=_HDR),
+    ttl: int | None = typer.Option(None, "--ttl", help="header.ttl in milliseconds", rich_help_panel=_HDR),
+    first_acquirer: bool | None = typer.Option(None, "--first-acquirer/--no-first-acquirer", help="header.first-acquirer", rich_help_panel=_HDR, show_default=False),
+    count: int | None = typer.Option(None, "--count", "-c", help="Messages to send (default: 1, or every line / every message of --from).", rich_help_panel=_FLOW),
+    rate: float | None = typer.Option(None, "--rate", help="At most this many messages per second.", rich_help_panel=_FLOW),
+    duration: float | None = typer.Option(None, "--duration", help="Keep sending the body for this many seconds.", rich_help_panel=_FLOW),
+    settled: bool = typer.Option(False, "--settled", help="Send pre-settled (at most once: no outcomes).", rich_help_panel=_FLOW),
+    window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
+    txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
+    rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
+    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs).", rich_help_panel=_OUT, show_default=False),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
+) -> None:
+    from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
+
+    if body_type not in BODY_TYPES:
+        raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
+    if count is not None and count < 0:
+        raise UserError("--count must be 0 or more", Exit.USAGE)
+    if window < 1:
+        raise UserError("--window must be at least 1", Exit.USAGE)
+    if txn_size is not None and (txn_size < 1 or settled):
+        raise UserError("--txn-size needs a positive size and unsettled sends", Exit.USAGE)
+    if rollback and txn_size is None:
+        raise UserError("--rollback needs --txn-size", Exit.USAGE)
+    if rate is not None and rate <= 0:
+        raise UserError("--rate must be positive", Exit.USAGE)
+    if not conn.endpoint.address:
+        raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
+
+    if from_file is not None:
+        if body is not None or file is not None or lines:
+            raise UserError("--from replays whole messages: no BODY, --file or --lines with it", Exit.USAGE)
+        messages: Iterator[OutgoingMessage] = replay_source(from_file, count)
+    else:
+        props = {
+            "message_id": message_id, "user_id": user_id, "to": to, "subject": subject,
+            "reply_to": reply_to, "correlation_id": correlation_id, "content_type": content_type,
+            "content_encoding": content_encoding, "absolute_expiry_time": absolute_expiry_time,
+            "creation_time": creation_time, "group_id": group_id, "group_sequence": group_sequence,
+            "reply_to_group_id": reply_to_group_id,
+        }
+        template = build_template(
+            body_type, props, durable, priority, ttl, first_acquirer, properties or [],
+            annotations or [], delivery_annotations or [], footer or [],
+        )
+        messages = message_source(template, body, file, lines, json_body, count, duration is not None)
+
+    show_progress = progress if progress is not None else sys.stderr.isatty()
+    plan = SendPlan(
+        address=conn.endpoint.address, settled=settled, window=window, rate=rate,
+        duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,
+        progress=show_progress, expected=count,
+    )
+    summary = run_send(conn, plan, messages)
+    if not quiet:
+        if json_out:
+            print(json.dumps(summary.to_json()))
+        else:
+            print(summary_text(summary))
+    code, why = summary_exit(summary)
+    if code != Exit.OK:
+        raise UserError(why, code)

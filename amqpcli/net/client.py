@@ -1,0 +1,677 @@
+"""An asyncio client over the engine's client endpoint: connect, links, send, receive.
+
+The command loops (`sending`, `receiving`) await this API; this module turns engine
+events into resolved waits and failures into one-line `UserError`s:
+
+* cannot reach / TLS / SASL failures → `Exit.CONNECTION`;
+* the peer closing the connection, ending the session, or refusing/detaching a link with
+  an error → `Exit.REFUSED` with the peer's condition and description;
+* the stream ending under an open connection → `ConnectionLost` (the send loop may
+  reconnect), whose `.error` is the one-line `Exit.CONNECTION` error.
+
+Every call into the engine is in this file, so the transport stays protocol-free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Symbol
+from amqpcli.engine import events as ev
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.connect import connection_error, open_stream
+from amqpcli.net.transport import StreamEnded, Transport
+from amqpcli.net.transport import now as _now
+
+__all__ = ["Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink"]
+
+LOCAL = "client"
+REMOTE = "server"
+
+
+class ConnectionLost(Exception):
+    """The connection ended under us; `error` is the one line to show for it."""
+
+    def __init__(self, error: UserError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def describe_error(err: Any) -> str:
+    """``condition: description`` of a codec `Error` (or 'no error given')."""
+    if err is None:
+        return "no error given"
+    cond = getattr(err, "condition", None)
+    desc = getattr(err, "description", None)
+    text = str(cond) if cond is not None else "unknown condition"
+    return f"{text}: {desc}" if desc else text
+
+
+class Pending:
+    """A message we sent: resolved when the peer settles it (or the connection ends)."""
+
+    __slots__ = ("_callbacks", "_done", "_future", "delivery", "lost")
+
+    def __init__(self, delivery: Any) -> None:
+        self.delivery = delivery
+        self._done = False
+        self._callbacks: list[Callable[[Pending], None]] = []
+        self._future: asyncio.Future[None] | None = None
+        self.lost = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def state(self) -> Any:
+        """The peer's delivery state (an outcome composite), or None."""
+        d = self.delivery
+        return d.receiver_state if d is not None else None
+
+    def on_done(self, fn: Callable[[Pending], None]) -> None:
+        if self._done:
+            fn(self)
+        else:
+            self._callbacks.append(fn)
+
+    def _resolve(self, lost: bool = False) -> None:
+        if self._done:
+            return
+        self._done = True
+        self.lost = lost
+        for fn in self._callbacks:
+            if not lost:
+                fn(self)
+        self._callbacks.clear()
+        if self._future is not None and not self._future.done():
+            self._future.set_result(None)
+
+    async def wait(self) -> None:
+        if self._done:
+            return
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+        await self._future
+
+
+class Incoming:
+    """A message that arrived: the delivery, its bytes, and whether it is settled."""
+
+    __slots__ = ("delivery", "number")
+
+    def __init__(self, delivery: Any, number: int) -> None:
+        self.delivery = delivery
+        self.number = number
+
+    @property
+    def payload(self) -> bytes:
+        return bytes(self.delivery.payload)
+
+    @property
+    def settled(self) -> bool:
+        d = self.delivery
+        return bool(d.presettled or d.sender_settled)
+
+
+class _Link:
+    def __init__(self, client: Client, link: Any, address: str | None) -> None:
+        self.client = client
+        self.link = link
+        self.address = address
+        self.attached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.changed = asyncio.Event()
+        self.error: UserError | None = None
+        self.remote_attach: Any = None
+
+    def _fail(self, error: UserError) -> None:
+        self.error = error
+        if not self.attached.done():
+            self.attached.set_exception(error)
+        self.changed.set()
+
+    def _check(self) -> None:
+        self.client._check()
+        if self.error is not None:
+            raise self.error
+
+    async def wait_changed(self, deadline: float | None, what: str) -> None:
+        self.changed.clear()
+        timeout = None if deadline is None else deadline - asyncio.get_running_loop().time()
+        if timeout is not None and timeout <= 0:
+            raise UserError(what, Exit.TIMEOUT)
+        try:
+            await asyncio.wait_for(self.changed.wait(), timeout)
+        except TimeoutError:
+            raise UserError(what, Exit.TIMEOUT) from None
+        self._check()
+
+    async def close(self) -> None:
+        if self.error is None and not self.client.ended:
+            self.client._engine_detach(self.link)
+
+
+class SenderLink(_Link):
+    def __init__(self, client: Client, link: Any, address: str | None) -> None:
+        super().__init__(client, link, address)
+        self.unsettled: dict[int, Pending] = {}
+        self._tags = itertools.count()
+
+    @property
+    def credit(self) -> int:
+        return int(self.link.link_credit)
+
+    async def wait_sendable(self, window: int, timeout: float) -> None:
+        """Wait for link credit and for fewer than `window` unsettled messages."""
+        deadline: float | None = None
+        while True:
+            self._check()
+            if self.link.link_credit > 0 and len(self.unsettled) < window:
+                return
+            if deadline is None:
+                deadline = asyncio.get_running_loop().time() + timeout
+            what = (
+                f"no credit from the peer for {timeout:g}s"
+                if self.link.link_credit <= 0
+                else f"no outcomes from the peer for {timeout:g}s"
+            )
+            self.client.transport.flush()
+            await self.wait_changed(deadline, what)
+
+    def send(self, payload: bytes, *, settled: bool, txn_id: bytes | None = None) -> Pending:
+        tag = next(self._tags).to_bytes(8, "big").lstrip(b"\x00") or b"\x00"
+        d = self.client._engine_send(self.link, payload, tag, settled, txn_id)
+        p = Pending(d)
+        if settled:
+            p._resolve()
+        else:
+            self.client._pending[id(d)] = p
+            self.unsettled[id(d)] = p
+        self.client._schedule_flush()
+        return p
+
+    async def wait_written(self, timeout: float) -> None:
+        """Everything sent so far has left our buffers (for pre-settled sends)."""
+        self.client.transport.flush()
+        try:
+            await asyncio.wait_for(self.client.transport.writer.drain(), timeout)
+        except (ConnectionError, OSError) as e:
+            raise ConnectionLost(self.client._lost_error(e)) from None
+
+
+class ReceiverLink(_Link):
+    def __init__(self, client: Client, link: Any, address: str | None) -> None:
+        super().__init__(client, link, address)
+        self.queue: deque[Incoming] = deque()
+        self.received = 0
+        self.draining = False
+        self.drained = False
+
+    @property
+    def available(self) -> int | None:
+        return self.link.available
+
+    @property
+    def credit(self) -> int:
+        return int(self.link.link_credit)
+
+    def flow(self, credit: int, drain: bool = False) -> None:
+        self.drained = False
+        self.draining = drain
+        self.client._engine_flow(self.link, credit, drain)
+        self.client._schedule_flush()
+
+    async def get(self, timeout: float | None) -> Incoming | None:
+        """The next message, or None when the timeout passes or a drain ended empty."""
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        while not self.queue:
+            self._check()
+            if self.drained:
+                return None
+            try:
+                await self.wait_changed(deadline, "timeout")
+            except UserError as e:
+                if e.code == Exit.TIMEOUT and str(e) == "timeout":
+                    return None
+                raise
+        return self.queue.popleft()
+
+    def settle(self, incoming: Incoming, state: Any) -> None:
+        """Send our outcome (None: settle without one) and settle."""
+        self.client._engine_dispose(incoming.delivery, state, True)
+        self.client._schedule_flush()
+
+
+class Client:
+    """One connection. Use `await Client.connect(cfg)`."""
+
+    def __init__(self, cfg: ConnectionConfig) -> None:
+        self.cfg = cfg
+        self.engine: Any = None
+        self.transport: Transport = None  # type: ignore[assignment]
+        self.ended = False
+        self.error: UserError | None = None
+        self.lost: ConnectionLost | None = None
+        self.opened: asyncio.Future[None] | None = None
+        self.closed_by_peer: asyncio.Future[None] | None = None
+        self.warnings: list[str] = []
+        self.on_warning: Callable[[str], None] | None = None
+        self._links: dict[int, _Link] = {}
+        self._pending: dict[int, Pending] = {}
+        self._session: Any = None
+        self._txn: dict[int, asyncio.Future[Any]] = {}
+        self._coordinator: SenderLink | None = None
+        self._flush_scheduled = False
+        self._count = itertools.count(1)
+
+    # --- connect / close ------------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, cfg: ConnectionConfig, on_warning: Callable[[str], None] | None = None) -> Client:
+        self = cls(cfg)
+        self.on_warning = on_warning
+        reader, writer = await open_stream(cfg)
+        loop = asyncio.get_running_loop()
+        self.opened = loop.create_future()
+        self.closed_by_peer = loop.create_future()
+        self.engine = self._engine_new()
+        self.transport = Transport(self.engine, reader, writer, self._on_event)
+        self.transport.start()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.opened), cfg.connect_timeout)
+        except TimeoutError:
+            await self.abort()
+            raise UserError(
+                f"cannot connect to {cfg.endpoint.hostport}: no AMQP open from the peer within "
+                f"{cfg.connect_timeout:g}s",
+                Exit.CONNECTION,
+            ) from None
+        except ConnectionLost as e:
+            await self.abort()
+            raise e.error from None
+        except UserError:
+            await self.abort()
+            raise
+        self._session = self._engine_begin()
+        self._schedule_flush()
+        return self
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Close cleanly: send close, wait for the peer's close (briefly), drop the socket."""
+        if not self.ended and self.lost is None:
+            self._engine_close()
+            self.transport.flush()
+            try:
+                assert self.closed_by_peer is not None
+                await asyncio.wait_for(asyncio.shield(self.closed_by_peer), timeout)
+            except (TimeoutError, ConnectionLost, UserError):
+                pass
+        await self.abort()
+
+    async def abort(self) -> None:
+        self.ended = True
+        if self.transport is not None:
+            await self.transport.close()
+
+    # --- links ------------------------------------------------------------------------
+
+    async def open_sender(self, address: str | None, *, settled: bool = False,
+                          name: str | None = None, target: Any = None,
+                          coordinator: bool = False) -> SenderLink:
+        self._check()
+        name = name or f"amqp-sender-{next(self._count)}"
+        if target is None:
+            target = c.Coordinator(capabilities=[Symbol("amqp:local-transactions")]) if coordinator \
+                else c.Target(address=address)
+        link = self._engine_attach(name, sender=True, source=c.Source(), target=target,
+                                   snd_settle_mode=1 if settled else 0, rcv_settle_mode=0)
+        s = SenderLink(self, link, address)
+        self._links[id(link)] = s
+        self._schedule_flush()
+        await self._attached(s)
+        return s
+
+    async def open_receiver(self, address: str | None, *, source: Any = None,
+                            name: str | None = None, rcv_settle_mode: int = 0,
+                            snd_settle_mode: int | None = None) -> ReceiverLink:
+        self._check()
+        name = name or f"amqp-receiver-{next(self._count)}"
+        if source is None:
+            source = c.Source(address=address)
+        link = self._engine_attach(name, sender=False, source=source, target=c.Target(),
+                                   snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+        r = ReceiverLink(self, link, address)
+        self._links[id(link)] = r
+        self._schedule_flush()
+        await self._attached(r)
+        return r
+
+    async def _attached(self, link: _Link) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(link.attached), self.cfg.connect_timeout)
+        except TimeoutError:
+            raise UserError(
+                f"the peer did not answer the attach to {link.address!r} within "
+                f"{self.cfg.connect_timeout:g}s",
+                Exit.TIMEOUT,
+            ) from None
+        self._check()
+
+    # --- transactions -------------------------------------------------------------------
+
+    async def declare(self) -> bytes:
+        coord = await self._coordinator_link()
+        await coord.wait_sendable(1, self.cfg.connect_timeout)
+        p = coord.send(_encode_value(c.Declare()), settled=False)
+        await self._wait_pending(p, "declare")
+        state = p.state
+        if not isinstance(state, c.Declared):
+            raise UserError(f"the peer did not declare a transaction: {_state_text(state)}", Exit.REFUSED)
+        return bytes(state.txn_id)
+
+    async def discharge(self, txn_id: bytes, fail: bool) -> None:
+        coord = await self._coordinator_link()
+        await coord.wait_sendable(1, self.cfg.connect_timeout)
+        p = coord.send(_encode_value(c.Discharge(txn_id=txn_id, fail=fail)), settled=False)
+        await self._wait_pending(p, "discharge")
+        if not isinstance(p.state, c.Accepted):
+            what = "roll back" if fail else "commit"
+            raise UserError(f"the peer did not {what} the transaction: {_state_text(p.state)}", Exit.REFUSED)
+
+    async def _coordinator_link(self) -> SenderLink:
+        if self._coordinator is None:
+            self._coordinator = await self.open_sender(None, coordinator=True, name="amqp-txn")
+        return self._coordinator
+
+    async def _wait_pending(self, p: Pending, what: str) -> None:
+        self._schedule_flush()
+        try:
+            await asyncio.wait_for(p.wait(), self.cfg.connect_timeout * 3)
+        except TimeoutError:
+            raise UserError(f"no answer to the transaction {what}", Exit.TIMEOUT) from None
+        self._check()
+
+    # --- state and failures ------------------------------------------------------------
+
+    def _check(self) -> None:
+        if self.lost is not None:
+            raise self.lost
+        if self.error is not None:
+            raise self.error
+
+    def _lost_error(self, exc: BaseException) -> UserError:
+        return connection_error(self.cfg, exc, during="keep the connection to")
+
+    def _fail_all(self) -> None:
+        for p in list(self._pending.values()):
+            p._resolve(lost=True)
+        self._pending.clear()
+        for link in self._links.values():
+            link.changed.set()
+            if not link.attached.done():
+                link.attached.set_exception(self.lost or self.error or UserError("closed"))
+                link.attached.exception()  # mark retrieved
+        for fut in (self.opened, self.closed_by_peer):
+            if fut is not None and not fut.done():
+                fut.set_exception(self.lost or self.error or UserError("closed"))
+                fut.exception()
+
+    def warn(self, text: str) -> None:
+        self.warnings.append(text)
+        if self.on_warning is not None:
+            self.on_warning(text)
+
+    def _schedule_flush(self) -> None:
+        # Many sends in one loop turn go out in one write.
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._do_flush)
+
+    def _do_flush(self) -> None:
+        self._flush_scheduled = False
+        if self.transport is not None:
+            self.transport.flush()
+
+    # --- engine events --------------------------------------------------------------------
+
+    def _on_event(self, e: Any) -> None:
+        handler = _HANDLERS.get(type(e))
+        if handler is not None:
+            handler(self, e)
+
+    def _ev_stream_ended(self, e: StreamEnded) -> None:
+        if self.ended or (self.closed_by_peer is not None and self.closed_by_peer.done()):
+            return
+        self.lost = ConnectionLost(self._lost_error(e.error))
+        self._fail_all()
+
+    def _ev_sasl_outcome(self, e: ev.SaslOutcome) -> None:
+        if not e.ok:
+            kinds = {1: "authentication failed", 2: "system error", 3: "permanent system error",
+                     4: "temporary system error"}
+            self.error = UserError(
+                f"cannot connect to {self.cfg.endpoint.hostport}: SASL {e.mechanism or ''} "
+                f"{kinds.get(e.code, f'failed (code {e.code})')}".replace("  ", " "),
+                Exit.CONNECTION,
+            )
+            self._fail_all()
+
+    def _ev_opened(self, e: ev.ConnectionOpened) -> None:
+        if e.side == REMOTE and self.opened is not None and not self.opened.done():
+            self.opened.set_result(None)
+
+    def _ev_closed(self, e: ev.ConnectionClosed) -> None:
+        if e.side == LOCAL and e.error is not None and self.opened is not None \
+                and not self.opened.done():
+            # The engine gave up before the connection opened (no usable SASL mechanism).
+            self.error = UserError(f"cannot connect to {self.cfg.endpoint.hostport}: "
+                                   f"{describe_error(e.error)}", Exit.CONNECTION)
+            self._fail_all()
+            return
+        if e.side != REMOTE:
+            return
+        if e.error is not None:
+            self.error = UserError(f"the peer closed the connection: {describe_error(e.error)}", Exit.REFUSED)
+        elif not self.ended:
+            self.error = UserError("the peer closed the connection", Exit.REFUSED)
+        if self.closed_by_peer is not None and not self.closed_by_peer.done():
+            self.closed_by_peer.set_result(None)
+        if self.error is not None:
+            self._fail_all()
+
+    def _ev_session_ended(self, e: ev.SessionEnded) -> None:
+        if e.side == REMOTE and not self.ended:
+            self.error = UserError(f"the peer ended the session: {describe_error(e.error)}", Exit.REFUSED)
+            self._fail_all()
+
+    def _ev_link_attached(self, e: ev.LinkAttached) -> None:
+        link = self._links.get(id(e.link))
+        if link is None or e.side != REMOTE:
+            return
+        link.remote_attach = e.link.attach.get(REMOTE)
+        if not link.attached.done():
+            link.attached.set_result(None)
+        link.changed.set()
+
+    def _ev_link_refused(self, e: ev.LinkRefused) -> None:
+        link = self._links.get(id(e.link))
+        if link is not None:
+            what = "the coordinator" if link.address is None else repr(link.address)
+            link._fail(UserError(f"the peer refused the link to {what}: {describe_error(e.error)}", Exit.REFUSED))
+
+    def _ev_link_detached(self, e: ev.LinkDetached) -> None:
+        link = self._links.get(id(e.link))
+        if link is None or e.side != REMOTE:
+            return
+        for p in getattr(link, "unsettled", {}).values():
+            self._pending.pop(id(p.delivery), None)
+            p._resolve(lost=True)
+        if e.error is not None or link.error is None:
+            link._fail(UserError(f"the peer detached the link to {link.address!r}: {describe_error(e.error)}", Exit.REFUSED))
+
+    def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:
+        for d in e.differences:
+            if not _worth_a_warning(d):
+                continue
+            self.warn(f"warning: the peer changed {d.field}: asked {d.requested!r}, got {d.granted!r} ({d.note})")
+
+    def _ev_credit(self, e: ev.CreditChanged) -> None:
+        if e.link is not None:
+            link = self._links.get(id(e.link))
+            if link is not None:
+                if (isinstance(link, ReceiverLink) and e.side == REMOTE and link.draining
+                        and e.link_credit == 0):
+                    # The sender used up or gave back all credit: nothing more is coming.
+                    link.draining = False
+                    link.drained = True
+                link.changed.set()
+        else:
+            for link in self._links.values():
+                link.changed.set()
+
+    def _ev_delivery_final(self, d: Any) -> None:
+        p = self._pending.pop(id(d), None)
+        if p is not None:
+            link = self._links.get(id(d.link))
+            if isinstance(link, SenderLink):
+                link.unsettled.pop(id(d), None)
+                link.changed.set()
+            p._resolve()
+
+    def _ev_delivery_updated(self, e: ev.DeliveryUpdated) -> None:
+        d = e.delivery
+        if id(d) in self._pending:
+            if e.entry.side == REMOTE and e.entry.settled:
+                self._ev_delivery_final(d)
+        else:
+            link = self._links.get(id(d.link))
+            if link is not None:
+                link.changed.set()
+
+    def _ev_delivery_settled(self, e: ev.DeliverySettled) -> None:
+        self._ev_delivery_final(e.delivery)
+
+    def _ev_message(self, e: ev.MessageReceived) -> None:
+        link = self._links.get(id(e.delivery.link))
+        if isinstance(link, ReceiverLink):
+            link.received += 1
+            link.queue.append(Incoming(e.delivery, link.received))
+            link.changed.set()
+
+    def _ev_violation(self, e: ev.Violation) -> None:
+        if e.side == REMOTE and e.scope == "connection":
+            self.error = UserError(f"the peer broke the protocol: {e.detail}", Exit.CONNECTION)
+            self._fail_all()
+
+    # --- the engine's client endpoint: every call in one place ------------------------------
+
+    def _engine_new(self) -> Any:
+        from amqpcli.engine.endpoint import DEFAULT_MAX_FRAME_SIZE, Endpoint
+        from amqpcli.engine.sasl import SaslConfig
+
+        cfg = self.cfg
+        ep = cfg.endpoint
+        hostname = cfg.hostname or cfg.tls.server_name or ep.host
+        sasl = SaslConfig(
+            mechanism=cfg.mechanism(),
+            username=ep.user,
+            password=ep.password if ep.password is not None else "",
+            hostname=hostname,
+            external=bool(cfg.uses_tls and cfg.tls.cert_file),
+        )
+        engine = Endpoint(
+            "client",
+            container_id=cfg.effective_container_id(),
+            hostname=hostname,
+            sasl=sasl,
+            max_frame_size=cfg.max_frame_size or DEFAULT_MAX_FRAME_SIZE,
+            idle_timeout=cfg.idle_timeout,
+            sides=(LOCAL, REMOTE),
+        )
+        engine.set_time(_now())
+        engine.open()
+        return engine
+
+    def _engine_begin(self) -> Any:
+        return self.engine.begin()
+
+    def _engine_attach(self, name: str, *, sender: bool, source: Any, target: Any,
+                       snd_settle_mode: int | None, rcv_settle_mode: int | None) -> Any:
+        self.engine.set_time(_now())
+        attach = self.engine.attach_sender if sender else self.engine.attach_receiver
+        return attach(self._session, name, source, target,
+                      snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+
+    def _engine_send(self, link: Any, payload: bytes, tag: bytes, settled: bool,
+                     txn_id: bytes | None) -> Any:
+        self.engine.set_time(_now())
+        return self.engine.send(link, payload, tag=tag, settled=settled, txn_id=txn_id)
+
+    def _engine_flow(self, link: Any, credit: int, drain: bool) -> None:
+        self.engine.set_time(_now())
+        self.engine.flow(link, credit, drain=drain)
+
+    def _engine_dispose(self, delivery: Any, state: Any, settled: bool) -> None:
+        self.engine.set_time(_now())
+        self.engine.dispose(delivery, state, settled=settled)
+
+    def _engine_detach(self, link: Any) -> None:
+        self.engine.detach(link, closed=True)
+        self._schedule_flush()
+
+    def _engine_detach_keep(self, link: Any) -> None:
+        self.engine.detach(link, closed=False)
+        self._schedule_flush()
+
+    def _engine_close(self) -> None:
+        self.engine.close()
+
+
+# Terminus fields whose change alters what the user asked for. Others (default-outcome,
+# outcomes, capabilities, a settle mode we left to the peer) are the peer's business.
+_WARN_FIELDS = frozenset({
+    "source.filter", "source.distribution-mode", "source.durable", "source.expiry-policy",
+    "source.dynamic", "target.durable", "target.expiry-policy", "rcv-settle-mode",
+})
+
+
+def _worth_a_warning(d: Any) -> bool:
+    if d.field == "snd-settle-mode":
+        return d.requested is not None and int(d.requested) != 2
+    return d.field in _WARN_FIELDS or d.field.startswith("source.filter")
+
+
+def _encode_value(value: Any) -> bytes:
+    from amqpcli.codec.encode import encode
+
+    return encode(c.AmqpValue(value))
+
+
+def _state_text(state: Any) -> str:
+    if isinstance(state, c.Rejected):
+        return "rejected: " + describe_error(state.error)
+    return getattr(state, "NAME", None) or repr(state)
+
+
+_HANDLERS: dict[type, Callable[[Client, Any], None]] = {
+    StreamEnded: Client._ev_stream_ended,
+    ev.SaslOutcome: Client._ev_sasl_outcome,
+    ev.ConnectionOpened: Client._ev_opened,
+    ev.ConnectionClosed: Client._ev_closed,
+    ev.SessionEnded: Client._ev_session_ended,
+    ev.LinkAttached: Client._ev_link_attached,
+    ev.LinkRefused: Client._ev_link_refused,
+    ev.LinkDetached: Client._ev_link_detached,
+    ev.TerminusMismatch: Client._ev_mismatch,
+    ev.CreditChanged: Client._ev_credit,
+    ev.DeliveryUpdated: Client._ev_delivery_updated,
+    ev.DeliverySettled: Client._ev_delivery_settled,
+    ev.MessageReceived: Client._ev_message,
+    ev.Violation: Client._ev_violation,
+}

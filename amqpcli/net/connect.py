@@ -1,0 +1,93 @@
+"""Opening the byte stream: TCP, TLS first (``amqps://``) or TLS through the AMQP TLS
+header (protocol id 2), with every failure turned into one clear `UserError` line."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import socket
+import ssl
+
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+
+__all__ = ["TLS_HEADER", "connection_error", "open_stream"]
+
+TLS_HEADER = b"AMQP\x02\x01\x00\x00"
+_READ_LIMIT = 1 << 20
+
+_REASONS = {
+    errno.ECONNREFUSED: "connection refused",
+    errno.ECONNRESET: "connection reset by peer",
+    errno.EHOSTUNREACH: "host unreachable",
+    errno.ENETUNREACH: "network unreachable",
+    errno.ETIMEDOUT: "timed out",
+    errno.EPIPE: "connection closed by peer",
+}
+
+
+def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "connect to") -> UserError:
+    """One line for a failure to reach or keep the peer: "cannot connect to h:p: reason"."""
+    where = cfg.endpoint.hostport
+    if isinstance(exc, UserError):
+        return exc
+    if isinstance(exc, socket.gaierror):
+        reason = f"cannot resolve host {cfg.endpoint.host!r}"
+    elif isinstance(exc, ssl.SSLCertVerificationError):
+        reason = f"TLS certificate verification failed: {exc.verify_message or exc.reason}"
+        reason += " (use --ca-file, or --insecure to skip verification)"
+    elif isinstance(exc, ssl.SSLError):
+        reason = f"TLS error: {exc.reason or exc}"
+    elif isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        reason = "timed out"
+    elif isinstance(exc, (asyncio.IncompleteReadError, EOFError)):
+        reason = "connection closed by peer"
+    elif isinstance(exc, OSError):
+        reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    else:
+        reason = str(exc) or type(exc).__name__
+    return UserError(f"cannot {during} {where}: {reason}", Exit.CONNECTION)
+
+
+async def open_stream(cfg: ConnectionConfig) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Connect (and, for TLS, handshake) within `cfg.connect_timeout`."""
+    try:
+        return await asyncio.wait_for(_open(cfg), cfg.connect_timeout)
+    except (TimeoutError, OSError, asyncio.IncompleteReadError, EOFError) as e:
+        raise connection_error(cfg, e) from None
+
+
+async def _open(cfg: ConnectionConfig) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    ep = cfg.endpoint
+    server_name = cfg.tls.server_name or ep.host
+    if ep.tls:
+        ctx = cfg.tls.context()
+        reader, writer = await asyncio.open_connection(
+            ep.host, ep.port, ssl=ctx, server_hostname=server_name, limit=_READ_LIMIT
+        )
+    else:
+        reader, writer = await asyncio.open_connection(ep.host, ep.port, limit=_READ_LIMIT)
+    _nodelay(writer)
+    if cfg.tls_upgrade and not ep.tls:
+        # The TLS header exchange is below AMQP: both sides send it, then TLS starts.
+        writer.write(TLS_HEADER)
+        await writer.drain()
+        answer = await reader.readexactly(8)
+        if answer != TLS_HEADER:
+            writer.close()
+            raise UserError(
+                f"cannot connect to {ep.hostport}: peer does not offer TLS through the AMQP "
+                f"TLS header (it answered {answer!r})",
+                Exit.CONNECTION,
+            )
+        await writer.start_tls(cfg.tls.context(), server_hostname=server_name)
+    return reader, writer
+
+
+def _nodelay(writer: asyncio.StreamWriter) -> None:
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass

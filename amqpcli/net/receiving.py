@@ -1,0 +1,360 @@
+"""The receive loop shared by `amqp recv` and `amqp browse`.
+
+The rule that matters: a message is settled only after it has been written out
+(`MessageSink.write` returns once the bytes are flushed, and fsync'd for files). If the
+connection drops between the write and the settlement, the peer redelivers it: the
+output may hold a duplicate (at-least-once), never a gap.
+
+Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
+and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
+them back instead of losing them. Browse then attaches a second copy link while the
+first still holds its deliveries: a peer that really copies shows the same messages
+again, one that consumed them shows fewer, and we say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Described, Symbol, UInt
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.client import Client, ConnectionLost, Incoming, ReceiverLink
+from amqpcli.net.config import ConnectionConfig
+
+__all__ = [
+    "SELECTOR_DESCRIPTOR",
+    "MessageSink",
+    "Outcome",
+    "RecvPlan",
+    "RecvSummary",
+    "parse_outcomes",
+    "run_recv",
+]
+
+SELECTOR_DESCRIPTOR = Symbol("apache.org:selector-filter:string")
+SELECTOR_KEY = Symbol("jms-selector")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str  # accept, release, reject, modify, none
+    condition: str | None = None
+    description: str | None = None
+    delivery_failed: bool = False
+    undeliverable_here: bool = False
+
+    def state(self) -> Any:
+        if self.name == "accept":
+            return c.Accepted()
+        if self.name == "release":
+            return c.Released()
+        if self.name == "reject":
+            err = c.Error(condition=Symbol(self.condition), description=self.description) \
+                if self.condition else None
+            return c.Rejected(error=err)
+        if self.name == "modify":
+            return c.Modified(delivery_failed=self.delivery_failed or None,
+                              undeliverable_here=self.undeliverable_here or None)
+        return None
+
+
+def parse_outcomes(text: str) -> list[Outcome]:
+    """``accept``, ``release``, ``reject[:CONDITION[:DESCRIPTION]]``,
+    ``modify[:failed][:undeliverable]``; a comma-separated list is a pattern applied in
+    turn (``accept,accept,reject`` rejects every third message)."""
+    out: list[Outcome] = []
+    for item in text.split(","):
+        name, _, rest = item.strip().partition(":")
+        name = name.lower()
+        if name in ("accept", "accepted"):
+            out.append(Outcome("accept"))
+        elif name in ("release", "released"):
+            out.append(Outcome("release"))
+        elif name in ("reject", "rejected"):
+            cond, _, desc = rest.partition(":")
+            out.append(Outcome("reject", cond or None, desc or None))
+        elif name in ("modify", "modified"):
+            flags = {f for f in rest.split(":") if f}
+            unknown = flags - {"failed", "undeliverable"}
+            if unknown:
+                raise UserError(f"--outcome modify: unknown flag(s) {', '.join(sorted(unknown))} "
+                                "(use failed, undeliverable)", Exit.USAGE)
+            out.append(Outcome("modify", delivery_failed="failed" in flags,
+                               undeliverable_here="undeliverable" in flags))
+        else:
+            raise UserError(f"--outcome: unknown outcome {item.strip()!r} "
+                            "(accept, release, reject[:COND[:DESC]], modify[:failed][:undeliverable])",
+                            Exit.USAGE)
+    return out
+
+
+class MessageSink(Protocol):
+    def write(self, incoming: Incoming) -> None:
+        """Write one message out; return only when it is flushed (fsync'd for files)."""
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RecvPlan:
+    address: str | None
+    count: int | None = None
+    timeout: float | None = None
+    credit: int = 100
+    drain: bool = False
+    outcomes: tuple[Outcome, ...] = (Outcome("accept"),)
+    settle_second: bool = False
+    selector: str | None = None
+    filters: tuple[tuple[Any, Any], ...] = ()
+    subscription: str | None = None
+    unsubscribe: bool = False
+    dynamic: bool = False
+    copy: bool = False
+    check_copy: bool = False  # browse: verify that copy really did not consume
+
+
+@dataclass
+class RecvSummary:
+    received: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    presettled: int = 0
+    held: int = 0  # copy mode: held and released at the end
+    address: str | None = None  # the dynamic node's address
+    reconnects: int = 0
+    elapsed: float = 0.0
+    timed_out: bool = False
+    drained: bool = False
+    copy_consumed: int | None = None  # browse: how many the peer seems to have consumed
+    warnings: list[str] = field(default_factory=list)
+    failure: UserError | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "received": self.received,
+            "outcomes": dict(self.outcomes),
+            "pre-settled": self.presettled,
+            "elapsed": round(self.elapsed, 6),
+        }
+        if self.held:
+            out["held-and-released"] = self.held
+        if self.address is not None:
+            out["address"] = self.address
+        if self.reconnects:
+            out["reconnects"] = self.reconnects
+        if self.copy_consumed is not None:
+            out["copy-consumed"] = self.copy_consumed
+        if self.warnings:
+            out["warnings"] = self.warnings
+        if self.failure is not None:
+            out["error"] = str(self.failure)
+            out["exit"] = int(self.failure.code)
+        return out
+
+    def text(self, verb: str = "received") -> str:
+        parts = [f"{verb} {self.received}"]
+        for name, n in sorted(self.outcomes.items()):
+            parts.append(f"{name} {n}")
+        if self.presettled:
+            parts.append(f"pre-settled {self.presettled}")
+        if self.held:
+            parts.append(f"released back {self.held}")
+        rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
+        return ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
+
+
+def source_for(plan: RecvPlan) -> c.Source:
+    filters: dict[Any, Any] = {}
+    if plan.selector is not None:
+        filters[SELECTOR_KEY] = Described(SELECTOR_DESCRIPTOR, plan.selector)
+    for k, v in plan.filters:
+        filters[Symbol(k) if isinstance(k, str) and not isinstance(k, Symbol) else k] = v
+    src = c.Source(
+        address=None if plan.dynamic else plan.address,
+        dynamic=True if plan.dynamic else None,
+        distribution_mode=Symbol("copy") if plan.copy else None,
+        filter=filters or None,
+    )
+    if plan.subscription:
+        src.durable = UInt(2)  # unsettled-state
+        src.expiry_policy = Symbol("never")
+    return src
+
+
+def run_recv(cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
+             on_warning: Any = None, on_address: Any = None) -> RecvSummary:
+    return asyncio.run(_Receiver(cfg, plan, sink, on_warning, on_address).run())
+
+
+class _Receiver:
+    def __init__(self, cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
+                 on_warning: Any, on_address: Any) -> None:
+        self.cfg = cfg
+        self.plan = plan
+        self.sink = sink
+        self.s = RecvSummary()
+        self.on_warning = on_warning
+        self.on_address = on_address
+        self.held: list[Incoming] = []
+        self.second_mode_waits: list[Incoming] = []
+
+    def _warn(self, text: str) -> None:
+        self.s.warnings.append(text)
+        if self.on_warning is not None:
+            self.on_warning(text)
+
+    async def run(self) -> RecvSummary:
+        start = time.monotonic()
+        attempts = self.cfg.reconnect.delays()
+        client: Client | None = None
+        try:
+            while True:
+                try:
+                    client = await Client.connect(self.cfg, on_warning=self._warn)
+                    await self._session(client)
+                    await client.close()
+                    client = None
+                    break
+                except ConnectionLost as e:
+                    # Held (copy) and unsettled messages go back to the peer with the link.
+                    self.held.clear()
+                    if client is not None:
+                        await client.abort()
+                        client = None
+                    if not attempts or self._done():
+                        self.s.failure = e.error
+                        break
+                    await asyncio.sleep(attempts.pop(0))
+                    self.s.reconnects += 1
+        except UserError as e:
+            self.s.failure = e
+        finally:
+            if client is not None:
+                await client.abort()
+            self.sink.close()
+            self.s.elapsed = time.monotonic() - start
+        return self.s
+
+    def _done(self) -> bool:
+        return self.plan.count is not None and self.s.received >= self.plan.count
+
+    async def _session(self, client: Client) -> None:
+        plan = self.plan
+        name = plan.subscription
+        if plan.unsubscribe:
+            link = await client.open_receiver(plan.address, source=source_for(plan), name=name)
+            await link.close()
+            return
+        link = await client.open_receiver(
+            plan.address, source=source_for(plan), name=name,
+            rcv_settle_mode=1 if plan.settle_second else 0,
+        )
+        if plan.dynamic:
+            attach = link.remote_attach
+            addr = getattr(getattr(attach, "source", None), "address", None)
+            if addr is None:
+                raise UserError("the peer created no dynamic node (no address in its attach)", Exit.REFUSED)
+            self.s.address = str(addr)
+            if self.on_address is not None:
+                self.on_address(self.s.address)
+        await self._receive(link)
+        if plan.copy:
+            if plan.check_copy and self.held:
+                await self._check_copy(client, len(self.held))
+            for inc in self.held:
+                link.settle(inc, c.Released())
+            self.s.held += len(self.held)
+            self.held.clear()
+        await self._settle_second_mode(link)
+        if plan.subscription:
+            # Detach without closing: a durable subscription stays for the next time.
+            client._engine_detach_keep(link.link)
+        else:
+            await link.close()
+
+    async def _receive(self, link: ReceiverLink) -> None:
+        plan = self.plan
+        remaining = None if plan.count is None else plan.count - self.s.received
+        if remaining is not None and remaining <= 0:
+            return
+        window = plan.credit if remaining is None else min(plan.credit, remaining)
+        link.flow(window, drain=plan.drain)
+        outstanding = window
+        i = self.s.received
+        while remaining is None or remaining > 0:
+            inc = await link.get(plan.timeout)
+            if inc is None:
+                if link.drained:
+                    self.s.drained = True
+                else:
+                    self.s.timed_out = True
+                return
+            self.sink.write(inc)  # flushed before anything is settled
+            self.s.received += 1
+            outstanding -= 1
+            if remaining is not None:
+                remaining -= 1
+            if inc.settled:
+                self.s.presettled += 1
+            elif plan.copy:
+                self.held.append(inc)
+                inc.delivery.drop_payload()
+            else:
+                outcome = plan.outcomes[i % len(plan.outcomes)]
+                i += 1
+                if plan.settle_second:
+                    link.client._engine_dispose(inc.delivery, outcome.state(), False)
+                    link.client._schedule_flush()
+                    self.second_mode_waits.append(inc)
+                else:
+                    link.settle(inc, outcome.state())
+                self.s.outcomes[outcome.name] = self.s.outcomes.get(outcome.name, 0) + 1
+            # Top the credit up when half is used (not while draining: drain means "what
+            # is there now", and a fresh flow would start another drain).
+            if not plan.drain and outstanding <= window // 2:
+                want = window if remaining is None else min(window, remaining)
+                if want > 0:
+                    link.flow(want)
+                    outstanding = want
+            elif plan.drain and outstanding <= 0 and (remaining is None or remaining > 0):
+                link.flow(window if remaining is None else min(window, remaining), drain=True)
+                outstanding = window if remaining is None else min(window, remaining)
+
+    async def _settle_second_mode(self, link: ReceiverLink) -> None:
+        """Mode second: our outcomes hold once the sender has settled them."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (self.plan.timeout or 30.0)
+        for inc in self.second_mode_waits:
+            d = inc.delivery
+            while not (d.sender_settled or d.done):
+                await link.wait_changed(deadline, "the peer did not settle our outcomes (settle-mode second)")
+        self.second_mode_waits.clear()
+
+    async def _check_copy(self, client: Client, seen: int) -> None:
+        """A second copy link while the first holds its deliveries (see the module doc)."""
+        probe = await client.open_receiver(
+            self.plan.address, source=source_for(self.plan), name=None,
+        )
+        probe.flow(seen, drain=True)
+        got: list[Incoming] = []
+        while len(got) < seen:
+            inc = await probe.get(self.plan.timeout or 10.0)
+            if inc is None:
+                break
+            got.append(inc)
+        for inc in got:
+            if not inc.settled:
+                probe.settle(inc, c.Released())
+        await probe.close()
+        if len(got) < seen:
+            self.s.copy_consumed = seen - len(got)
+            self._warn(
+                f"warning: the peer accepted distribution-mode copy but a second browse saw "
+                f"{len(got)} of the {seen} messages: it delivered them as consumed, not copied. "
+                f"They are released back to it now (their order and delivery counts may change)."
+            )
+        else:
+            self.s.copy_consumed = 0

@@ -1,0 +1,303 @@
+"""The send loop: window, rate, duration, transactions, reconnect, and the summary.
+
+Nothing is lost silently: every message handed to `run_send` ends in exactly one of
+the summary's buckets. When the connection drops, the unconfirmed ones are "in doubt"
+(reported by number and message-id); with reconnects left they are sent again
+(at-least-once) and counted as resent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.client import Client, ConnectionLost, Pending
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.outgoing import OutgoingMessage
+from amqpcli.net.progress import Progress
+
+__all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
+
+OUTCOMES = ("accepted", "rejected", "released", "modified")
+
+
+@dataclass(frozen=True)
+class SendPlan:
+    address: str
+    settled: bool = False
+    window: int = 1000
+    rate: float | None = None
+    duration: float | None = None
+    txn_size: int | None = None
+    rollback: bool = False
+    timeout: float = 30.0
+    progress: bool = False
+    expected: int | None = None
+
+
+@dataclass
+class SendSummary:
+    sent: int = 0  # transfers completed on the wire (resends included)
+    messages: int = 0  # distinct messages taken from the input
+    settled: int = 0  # sent pre-settled: no outcome will come
+    accepted: int = 0
+    rejected: int = 0
+    released: int = 0
+    modified: int = 0
+    other: int = 0  # a settlement without a known outcome
+    resent: int = 0
+    reconnects: int = 0
+    committed: int = 0  # transactions
+    rolled_back: int = 0
+    in_doubt: list[tuple[int, Any]] = field(default_factory=list)  # (number, message-id)
+    errors: list[str] = field(default_factory=list)  # rejected conditions, one line each
+    elapsed: float = 0.0
+    failure: UserError | None = None  # what ended the run early, if anything
+
+    @property
+    def rate(self) -> float:
+        return self.sent / self.elapsed if self.elapsed > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sent": self.sent,
+            "messages": self.messages,
+            "settled": self.settled,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "released": self.released,
+            "modified": self.modified,
+            "in-doubt": len(self.in_doubt),
+            "resent": self.resent,
+            "reconnects": self.reconnects,
+            "elapsed": round(self.elapsed, 6),
+            "rate": round(self.rate, 1),
+        }
+        if self.other:
+            out["other"] = self.other
+        if self.committed or self.rolled_back:
+            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back}
+        if self.in_doubt:
+            out["in-doubt-messages"] = [
+                {"number": n, "message-id": _id_text(mid)} for n, mid in self.in_doubt
+            ]
+        if self.errors:
+            out["errors"] = self.errors
+        if self.failure is not None:
+            out["error"] = str(self.failure)
+            out["exit"] = int(self.failure.code)
+        return out
+
+
+def _id_text(mid: Any) -> Any:
+    if mid is None or isinstance(mid, (str, int)):
+        return mid
+    if isinstance(mid, bytes):
+        return mid.hex()
+    return str(mid)
+
+
+def summary_text(s: SendSummary) -> str:
+    parts = [f"sent {s.sent}"]
+    if s.settled:
+        parts.append(f"pre-settled {s.settled}")
+    for name in OUTCOMES:
+        n = getattr(s, name)
+        if n or name == "accepted":
+            parts.append(f"{name} {n}")
+    parts.append(f"in doubt {len(s.in_doubt)}")
+    if s.resent:
+        parts.append(f"resent {s.resent} after {s.reconnects} reconnect(s)")
+    if s.committed or s.rolled_back:
+        parts.append(f"transactions committed {s.committed}, rolled back {s.rolled_back}")
+    lines = [", ".join(parts) + f" in {s.elapsed:.2f}s ({s.rate:.0f} msg/s)"]
+    for n, mid in s.in_doubt[:20]:
+        lines.append(f"in doubt: message {n}" + (f" (message-id {_id_text(mid)!r})" if mid is not None else ""))
+    if len(s.in_doubt) > 20:
+        lines.append(f"in doubt: … and {len(s.in_doubt) - 20} more (see --json)")
+    lines.extend(s.errors[:20])
+    return "\n".join(lines)
+
+
+def summary_exit(s: SendSummary) -> tuple[Exit, str]:
+    """The exit code and its one-line reason (in doubt beats refused beats rejected)."""
+    if s.in_doubt:
+        why = f"{len(s.in_doubt)} message(s) in doubt"
+        if s.failure is not None:
+            why += f": {s.failure}"
+        return Exit.IN_DOUBT, why
+    if s.failure is not None:
+        return s.failure.code, str(s.failure)
+    bad = s.rejected + s.released + s.modified
+    if bad:
+        return Exit.REJECTED, f"{bad} message(s) not accepted ({s.rejected} rejected, {s.released} released, {s.modified} modified)"
+    return Exit.OK, ""
+
+
+def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage]) -> SendSummary:
+    return asyncio.run(_Sender(cfg, plan).run(messages))
+
+
+class _Sender:
+    def __init__(self, cfg: ConnectionConfig, plan: SendPlan) -> None:
+        self.cfg = cfg
+        self.plan = plan
+        self.s = SendSummary()
+        self.unconfirmed: dict[int, tuple[OutgoingMessage, Pending]] = {}
+        self.progress = Progress("send", plan.expected, enabled=plan.progress)
+
+    # --- outcomes ---------------------------------------------------------------
+
+    def _record(self, msg: OutgoingMessage, pending: Pending) -> None:
+        self.unconfirmed.pop(msg.number, None)
+        state = pending.state
+        if isinstance(state, c.TransactionalState):
+            state = state.outcome
+        name = getattr(state, "NAME", None)
+        if name in OUTCOMES:
+            setattr(self.s, name, getattr(self.s, name) + 1)
+            if isinstance(state, c.Rejected) and state.error is not None:
+                err = state.error
+                self.s.errors.append(
+                    f"rejected: message {msg.number}: {err.condition}"
+                    + (f": {err.description}" if err.description else "")
+                )
+        else:
+            self.s.other += 1
+        self.progress.update(self.s.sent)
+
+    # --- the run ----------------------------------------------------------------
+
+    async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
+        start = time.monotonic()
+        resend: list[OutgoingMessage] = []
+        attempts = self.cfg.reconnect.delays()
+        client: Client | None = None
+        try:
+            while True:
+                try:
+                    client = await Client.connect(self.cfg)
+                    await self._send_all(client, resend, messages, start)
+                    await self._wait_confirmed(client)
+                    await client.close()
+                    client = None
+                    break
+                except ConnectionLost as e:
+                    lost = sorted(self.unconfirmed.values(), key=lambda mp: mp[0].number)
+                    self.unconfirmed.clear()
+                    if client is not None:
+                        await client.abort()
+                        client = None
+                    if not attempts:
+                        self.s.in_doubt.extend((m.number, m.message_id) for m, _ in lost)
+                        self.s.failure = e.error
+                        break
+                    await asyncio.sleep(attempts.pop(0))
+                    self.s.reconnects += 1
+                    resend = [m for m, _ in lost]
+                    self.s.resent += len(resend)
+        except UserError as e:
+            self.s.failure = e
+            self.s.in_doubt.extend((m.number, m.message_id) for m, _ in self.unconfirmed.values())
+            self.unconfirmed.clear()
+        finally:
+            if client is not None:
+                await client.abort()
+            self.s.elapsed = time.monotonic() - start
+            self.progress.close()
+        return self.s
+
+    async def _send_all(
+        self,
+        client: Client,
+        resend: list[OutgoingMessage],
+        messages: Iterator[OutgoingMessage],
+        start: float,
+    ) -> None:
+        plan = self.plan
+        sender = await client.open_sender(plan.address, settled=plan.settled)
+        txn = _Txn(client, plan, self.s) if plan.txn_size else None
+        pending_resend = list(resend)
+        resend.clear()
+        new_count = 0
+        while True:
+            if pending_resend:
+                msg = pending_resend.pop(0)
+            else:
+                if plan.duration is not None and time.monotonic() - start >= plan.duration:
+                    break
+                msg = next(messages, None)  # type: ignore[arg-type]
+                if msg is None:
+                    break
+                self.s.messages += 1
+                new_count += 1
+            if plan.rate:
+                delay = start + (self.s.messages - 1) / plan.rate - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            await sender.wait_sendable(plan.window, plan.timeout)
+            txn_id = await txn.current() if txn else None
+            pending = sender.send(msg.payload, settled=plan.settled, txn_id=txn_id)
+            self.s.sent += 1
+            if plan.settled:
+                self.s.settled += 1
+                self.progress.update(self.s.sent)
+            else:
+                self.unconfirmed[msg.number] = (msg, pending)
+                pending.on_done(lambda p, m=msg: self._record(m, p))
+            if txn:
+                await txn.sent_one(self._wait_confirmed)
+        if txn:
+            await txn.finish(self._wait_confirmed)
+        await sender.wait_written(plan.timeout)
+
+    async def _wait_confirmed(self, client: Client | None = None) -> None:
+        if not self.unconfirmed:
+            return
+        waits = [p.wait() for _, p in self.unconfirmed.values()]
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), self.plan.timeout)
+        except TimeoutError:
+            raise UserError(
+                f"no outcome for {len(self.unconfirmed)} message(s) within {self.plan.timeout:g}s",
+                Exit.TIMEOUT,
+            ) from None
+
+
+class _Txn:
+    """Transactions of `txn_size` sends, committed (or rolled back) as each fills."""
+
+    def __init__(self, client: Client, plan: SendPlan, summary: SendSummary) -> None:
+        self.client = client
+        self.summary = summary
+        self.size = plan.txn_size or 0
+        self.rollback = plan.rollback
+        self.txn_id: bytes | None = None
+        self.in_txn = 0
+
+    async def current(self) -> bytes:
+        if self.txn_id is None:
+            self.txn_id = await self.client.declare()
+            self.in_txn = 0
+        return self.txn_id
+
+    async def sent_one(self, confirm: Any) -> None:
+        self.in_txn += 1
+        if self.in_txn >= self.size:
+            await self.finish(confirm)
+
+    async def finish(self, confirm: Any) -> None:
+        if self.txn_id is None:
+            return
+        await confirm()
+        txn_id, self.txn_id = self.txn_id, None
+        await self.client.discharge(txn_id, fail=self.rollback)
+        if self.rollback:
+            self.summary.rolled_back += 1
+        else:
+            self.summary.committed += 1

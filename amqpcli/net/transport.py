@@ -1,0 +1,157 @@
+"""The pump between a byte stream and the sans-IO engine.
+
+One task reads the socket and feeds `engine.receive_data(bytes, now)`; after every step
+whatever `engine.data_to_send()` holds is written; a timer task wakes the engine at its
+next deadline (heartbeats, idle timeout). Events go to `on_event` in the order the engine
+produced them. The transport never builds or parses a frame itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+__all__ = ["EngineLike", "Transport", "now"]
+
+_READ_SIZE = 1 << 18
+_HIGH_WATER = 1 << 20
+
+
+def now() -> float:
+    """The one clock the transport hands the engine (seconds since the epoch)."""
+    return time.time()
+
+
+class EngineLike(Protocol):
+    """What the transport needs from the engine's client role."""
+
+    def receive_data(self, data: bytes, time: float) -> list[Any]: ...
+    def receive_eof(self, time: float) -> list[Any]: ...
+    def data_to_send(self) -> bytes: ...
+    def take_events(self) -> list[Any]: ...
+    def set_time(self, now: float) -> None: ...
+    def next_timer(self) -> float | None: ...
+    def handle_timer(self, now: float) -> list[Any]: ...
+
+
+class Transport:
+    def __init__(
+        self,
+        engine: EngineLike,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        on_event: Callable[[Any], None],
+    ) -> None:
+        self.engine = engine
+        self.reader = reader
+        self.writer = writer
+        self.on_event = on_event
+        self.lost: BaseException | None = None  # why the stream ended, if it did
+        self.finished = asyncio.Event()  # set when the stream ended (cleanly or not)
+        self._timer_wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.bytes_in = 0
+        self.bytes_out = 0
+
+    def start(self) -> None:
+        self.flush()
+        self._tasks = [
+            asyncio.create_task(self._read_loop(), name="amqp-read"),
+            asyncio.create_task(self._timer_loop(), name="amqp-timers"),
+        ]
+
+    # --- writing -------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Hand out the events of engine calls and write what the engine has to send."""
+        self._dispatch(self.engine.take_events())
+        data = self.engine.data_to_send()
+        if data and not self.writer.is_closing():
+            self.bytes_out += len(data)
+            self.writer.write(data)
+        self._timer_wake.set()
+
+    async def drain(self) -> None:
+        """Wait while the socket's write buffer is above the high-water mark."""
+        transport = self.writer.transport
+        if transport.get_write_buffer_size() > _HIGH_WATER and not self.writer.is_closing():
+            try:
+                await self.writer.drain()
+            except (ConnectionError, OSError) as e:
+                self._lose(e)
+
+    # --- reading and timers --------------------------------------------------------
+
+    def _dispatch(self, events: list[Any] | None) -> None:
+        if events:
+            for ev in events:
+                self.on_event(ev)
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                data = await self.reader.read(_READ_SIZE)
+                if not data:
+                    self._dispatch(self.engine.receive_eof(now()))
+                    self._lose(EOFError("connection closed by peer"))
+                    return
+                self.bytes_in += len(data)
+                self._dispatch(self.engine.receive_data(data, now()))
+                self.flush()
+        except asyncio.CancelledError:
+            raise
+        except (ConnectionError, OSError) as e:
+            self._lose(e)
+
+    async def _timer_loop(self) -> None:
+        while not self.finished.is_set():
+            self._timer_wake.clear()
+            deadline = self.engine.next_timer()
+            if deadline is None:
+                await self._timer_wake.wait()
+                continue
+            delay = deadline - now()
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(self._timer_wake.wait(), delay)
+                except TimeoutError:
+                    pass
+                continue
+            self._dispatch(self.engine.handle_timer(now()))
+            self.flush()
+
+    def _lose(self, exc: BaseException) -> None:
+        if not self.finished.is_set():
+            self.lost = exc
+            self.finished.set()
+            self._timer_wake.set()
+            self.on_event(StreamEnded(exc))
+
+    async def close(self) -> None:
+        """Flush, close the socket and stop the tasks."""
+        for task in self._tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        try:
+            if not self.writer.is_closing():
+                await asyncio.wait_for(self.writer.drain(), 2)
+            self.writer.close()
+            await asyncio.wait_for(self.writer.wait_closed(), 2)
+        except (ConnectionError, OSError, TimeoutError):
+            pass
+        if not self.finished.is_set():
+            self.finished.set()
+
+
+class StreamEnded:
+    """Not an engine event: the byte stream ended (`error` says why)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"StreamEnded({self.error!r})"
