@@ -21,13 +21,46 @@ __all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
 # Per performative, the fields worth a place on the line, in order.
 KEY_FIELDS: dict[str, tuple[str, ...]] = {
     "open": ("container-id", "hostname", "max-frame-size", "channel-max", "idle-time-out"),
-    "begin": ("remote-channel", "next-outgoing-id", "incoming-window", "outgoing-window", "handle-max"),
-    "attach": ("name", "handle", "role", "snd-settle-mode", "rcv-settle-mode", "source", "target",
-               "initial-delivery-count"),
-    "flow": ("handle", "delivery-count", "link-credit", "available", "drain", "echo",
-             "next-incoming-id", "incoming-window", "next-outgoing-id", "outgoing-window"),
-    "transfer": ("handle", "delivery-id", "delivery-tag", "message-format", "settled", "more",
-                 "state", "resume", "aborted"),
+    "begin": (
+        "remote-channel",
+        "next-outgoing-id",
+        "incoming-window",
+        "outgoing-window",
+        "handle-max",
+    ),
+    "attach": (
+        "name",
+        "handle",
+        "role",
+        "snd-settle-mode",
+        "rcv-settle-mode",
+        "source",
+        "target",
+        "initial-delivery-count",
+    ),
+    "flow": (
+        "handle",
+        "delivery-count",
+        "link-credit",
+        "available",
+        "drain",
+        "echo",
+        "next-incoming-id",
+        "incoming-window",
+        "next-outgoing-id",
+        "outgoing-window",
+    ),
+    "transfer": (
+        "handle",
+        "delivery-id",
+        "delivery-tag",
+        "message-format",
+        "settled",
+        "more",
+        "state",
+        "resume",
+        "aborted",
+    ),
     "disposition": ("role", "first", "last", "settled", "state"),
     "detach": ("handle", "closed", "error"),
     "end": ("error",),
@@ -182,8 +215,9 @@ def item_line(
 ) -> str:
     """The one-line form of any frame reader item."""
     if isinstance(item, Frame):
-        return frame_line(item, time=time, connection=connection, direction=direction,
-                          show_secrets=show_secrets)
+        return frame_line(
+            item, time=time, connection=connection, direction=direction, show_secrets=show_secrets
+        )
     head = " ".join(p for p in (_time(time), connection, direction) if p)
     head = head + " " if head else ""
     if isinstance(item, ProtocolHeader):

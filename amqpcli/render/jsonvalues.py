@@ -87,7 +87,11 @@ _INT_CLASSES: dict[str, type[int]] = {
     "int": Int,
     "long": Long,
 }
-_DECIMALS: dict[str, Any] = {"decimal32": Decimal32, "decimal64": Decimal64, "decimal128": Decimal128}
+_DECIMALS: dict[str, Any] = {
+    "decimal32": Decimal32,
+    "decimal64": Decimal64,
+    "decimal128": Decimal128,
+}
 _PRINTABLE_CONTROLS = frozenset("\t\n\r")
 
 
@@ -264,15 +268,22 @@ def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
     return to_json(value, exact)
 
 
+def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
+    """A list-based composite's present fields, by spec name (`{"handle": 0, …}`)."""
+    cls = type(c)
+    body: dict[str, Any] = {}
+    for spec, slot in zip(cls.FIELDS, cls._SLOTS):
+        v = getattr(c, slot)
+        if v is not None:
+            body[spec.name] = _field_to_json(spec, v, exact)
+    return body
+
+
 def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
     cls = type(c)
     body: Any
     if cls.SOURCE == "list":
-        body = {}
-        for spec, slot in zip(cls.FIELDS, cls._SLOTS):
-            v = getattr(c, slot)
-            if v is not None:
-                body[spec.name] = _field_to_json(spec, v, exact)
+        body = fields_to_json(c, exact)
     else:
         body = to_json(c.value, exact)  # type: ignore[attr-defined]
     out: dict[str, Any] = {cls.NAME: body}
@@ -315,7 +326,7 @@ def from_json(obj: Any, path: str = "") -> Any:
         raise JsonValueError(path, f"not a JSON value: {obj!r:.40}")
     tags = [k for k in obj if k not in _MODIFIERS]
     if not tags and "value" in obj and "described" not in obj:
-        raise JsonValueError(path, "an object needs a type tag such as {\"uint\": 5}")
+        raise JsonValueError(path, 'an object needs a type tag such as {"uint": 5}')
     if len(tags) != 1:
         raise JsonValueError(path, f"expected one type tag, found {sorted(obj)!r}")
     tag = tags[0]
@@ -337,14 +348,16 @@ def from_json(obj: Any, path: str = "") -> Any:
         return _array_from_json(obj, v, p)
     if tag == "described":
         if "value" not in obj:
-            raise JsonValueError(path, "a described value needs \"value\"")
+            raise JsonValueError(path, 'a described value needs "value"')
         desc = from_json(v, p)
         value = from_json(obj["value"], f"{path}.value")
-        cls = _c.BY_CODE.get(desc) if type(desc) is ULong else (
-            _c.BY_SYMBOL.get(desc) if type(desc) is Symbol else None
+        cls = (
+            _c.BY_CODE.get(desc)
+            if type(desc) is ULong
+            else (_c.BY_SYMBOL.get(desc) if type(desc) is Symbol else None)
         )
         if cls is not None:
-            raise JsonValueError(path, f"descriptor of {cls.NAME}: write it as {{\"{cls.NAME}\": …}}")
+            raise JsonValueError(path, f'descriptor of {cls.NAME}: write it as {{"{cls.NAME}": …}}')
         return Described(desc, value)
     cls = _c.BY_NAME.get(tag)
     if cls is not None:
@@ -353,8 +366,10 @@ def from_json(obj: Any, path: str = "") -> Any:
         return None
     if tag in ("boolean", "string"):
         return _from_plain(tag, v, p)
-    if tag in _INT_CLASSES or tag in _DECIMALS or tag in (
-        "float", "double", "char", "timestamp", "uuid", "binary", "symbol"
+    if (
+        tag in _INT_CLASSES
+        or tag in _DECIMALS
+        or tag in ("float", "double", "char", "timestamp", "uuid", "binary", "symbol")
     ):
         return _from_plain(tag, v, p)
     raise JsonValueError(path, f"unknown type tag {tag!r}")
@@ -372,7 +387,7 @@ def _map_from_json(obj: dict[str, Any], v: Any, p: str) -> dict[Any, Any]:
     if type(v) is dict:
         keys = obj.get("keys", "string")
         if keys not in ("string", "symbol"):
-            raise JsonValueError(p, f"\"keys\" must be \"string\" or \"symbol\", found {keys!r}")
+            raise JsonValueError(p, f'"keys" must be "string" or "symbol", found {keys!r}')
         wrap = Symbol if keys == "symbol" else str
         return {wrap(k): from_json(x, f"{p}.{k}") for k, x in v.items()}
     if type(v) is list:
@@ -390,7 +405,7 @@ def _array_from_json(obj: dict[str, Any], v: Any, p: str) -> Array:
         raise JsonValueError(p, "expected an array")
     t = obj.get("type")
     if not isinstance(t, str):
-        raise JsonValueError(p, "an array needs \"type\" (its element type)")
+        raise JsonValueError(p, 'an array needs "type" (its element type)')
     items = []
     for i, x in enumerate(v):
         q = f"{p}[{i}]"
@@ -408,27 +423,35 @@ def _field_from_json(spec: Any, v: Any, path: str) -> Any:
     t = field_type(spec.type)
     if type(v) is dict or v is None:
         return from_json(v, path)
-    if t in _INT_CLASSES or t in _DECIMALS or t in (
-        "boolean", "string", "symbol", "char", "binary", "float", "double", "timestamp", "uuid"
+    if (
+        t in _INT_CLASSES
+        or t in _DECIMALS
+        or t
+        in ("boolean", "string", "symbol", "char", "binary", "float", "double", "timestamp", "uuid")
     ):
         return _from_plain(t, v, path)
     return from_json(v, path)
 
 
+def fields_from_json(cls: type[Composite], v: Any, p: str = "") -> Composite:
+    """A list-based composite from its fields by spec name (inverse of `fields_to_json`)."""
+    if type(v) is not dict:
+        raise JsonValueError(p, f"{cls.NAME} needs an object of fields")
+    by_name = {f.name: (f, s) for f, s in zip(cls.FIELDS, cls._SLOTS)}
+    kwargs: dict[str, Any] = {}
+    for name, x in v.items():
+        spec_slot = by_name.get(name) or by_name.get(name.replace("_", "-"))
+        if spec_slot is None:
+            known = ", ".join(f.name for f in cls.FIELDS)
+            raise JsonValueError(p, f"{cls.NAME} has no field {name!r} (fields: {known})")
+        spec, slot = spec_slot
+        kwargs[slot] = _field_from_json(spec, x, f"{p}.{name}")
+    return cls(**kwargs)
+
+
 def _composite_from_json(cls: type[Composite], obj: dict[str, Any], v: Any, p: str) -> Composite:
     if cls.SOURCE == "list":
-        if type(v) is not dict:
-            raise JsonValueError(p, f"{cls.NAME} needs an object of fields")
-        by_name = {f.name: (f, s) for f, s in zip(cls.FIELDS, cls._SLOTS)}
-        kwargs: dict[str, Any] = {}
-        for name, x in v.items():
-            spec_slot = by_name.get(name) or by_name.get(name.replace("_", "-"))
-            if spec_slot is None:
-                known = ", ".join(f.name for f in cls.FIELDS)
-                raise JsonValueError(p, f"{cls.NAME} has no field {name!r} (fields: {known})")
-            spec, slot = spec_slot
-            kwargs[slot] = _field_from_json(spec, x, f"{p}.{name}")
-        value: Composite = cls(**kwargs)
+        value = fields_from_json(cls, v, p)
     else:
         value = cls(from_json(v, p))  # type: ignore[call-arg]
     if "encoded" in obj:

@@ -47,8 +47,14 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
         if body is value.body:
             return value
         return Frame(
-            value.offset, value.size, value.doff, value.type, value.channel, value.ext,
-            body, value.payload,
+            value.offset,
+            value.size,
+            value.doff,
+            value.type,
+            value.channel,
+            value.ext,
+            body,
+            value.payload,
         )
     if is_secret(value):
         return SaslInit(

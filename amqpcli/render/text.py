@@ -35,7 +35,11 @@ def format_binary(data: bytes | bytearray | memoryview, limit: int = _MAX_INLINE
     more = f"…({len(data)} bytes)" if len(data) > limit else ""
     printable = sum(32 <= b < 127 for b in cut)
     # Mostly text (a SASL PLAIN response, a tag like "tag-1"): escape the few other bytes.
-    if cut and printable == len(cut) or (printable >= len(cut) * 3 // 4 and cut.count(0) + printable == len(cut)):
+    if (
+        cut
+        and printable == len(cut)
+        or (printable >= len(cut) * 3 // 4 and cut.count(0) + printable == len(cut))
+    ):
         return 'b"' + "".join(_ESCAPES.get(b, chr(b)) for b in cut) + '"' + more
     return ("0x" + cut.hex() if cut else 'b""') + more
 
@@ -86,15 +90,26 @@ def format_value(value: Any, show_secrets: bool = False) -> str:
     if t == "list":
         return "[" + ", ".join(format_value(x, show_secrets) for x in value) + "]"
     if t == "map":
-        return "{" + ", ".join(
-            f"{format_value(k, show_secrets)}: {format_value(v, show_secrets)}" for k, v in value.items()
-        ) + "}"
+        return (
+            "{"
+            + ", ".join(
+                f"{format_value(k, show_secrets)}: {format_value(v, show_secrets)}"
+                for k, v in value.items()
+            )
+            + "}"
+        )
     if t == "array":
         desc = f" {format_descriptor(value.descriptor)}" if value.descriptor is not None else ""
-        return f"@array<{value.type}{desc}>[" + ", ".join(
-            format_scalar(x, value.type)[0] if value.type not in ("list", "map", "array") else format_value(x)
-            for x in value
-        ) + "]"
+        return (
+            f"@array<{value.type}{desc}>["
+            + ", ".join(
+                format_scalar(x, value.type)[0]
+                if value.type not in ("list", "map", "array")
+                else format_value(x)
+                for x in value
+            )
+            + "]"
+        )
     if t == "described":
         return f"@({format_descriptor(value.descriptor)}) {format_value(value.value, show_secrets)}"
     text, ann = format_scalar(value, t)
@@ -154,13 +169,20 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         return node
     t = amqp_type(value)
     if t == "list":
-        return Node(label, "", f"list, {len(value)} items",
-                    [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)])
+        return Node(
+            label,
+            "",
+            f"list, {len(value)} items",
+            [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)],
+        )
     if t == "map":
         children = []
         for k, v in value.items():
-            kt, ka = format_scalar(k) if not isinstance(k, (list, dict, Composite, Described)) else (
-                format_value(k), None)
+            kt, ka = (
+                format_scalar(k)
+                if not isinstance(k, (list, dict, Composite, Described))
+                else (format_value(k), None)
+            )
             child = value_tree(v, kt, show_secrets)
             if ka:
                 child.label = f"{kt} ({ka})"
@@ -168,9 +190,17 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         return Node(label, "", f"map, {len(value)} entries", children)
     if t == "array":
         assert isinstance(value, Array)
-        desc = f", described by {format_descriptor(value.descriptor)}" if value.descriptor is not None else ""
-        return Node(label, "", f"array of {value.type}, {len(value)} items{desc}",
-                    [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)])
+        desc = (
+            f", described by {format_descriptor(value.descriptor)}"
+            if value.descriptor is not None
+            else ""
+        )
+        return Node(
+            label,
+            "",
+            f"array of {value.type}, {len(value)} items{desc}",
+            [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)],
+        )
     if t == "described":
         node = Node(label, "", f"described by {format_descriptor(value.descriptor)}")
         inner = value_tree(value.value, "value", show_secrets)

@@ -1,0 +1,215 @@
+"""Messages as JSON (the format of docs/message-format.md) and as a tree.
+
+The JSON object has one member per section present, under the section's spec name, plus
+`bare-sha256` (the SHA-256 of the bare message as it arrived) and, when the sections alone
+would not re-encode to the same bytes, `encoded` (the whole message, base64).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from amqpcli.codec.composites import (
+    AmqpSequence,
+    AmqpValue,
+    ApplicationProperties,
+    Data,
+    DeliveryAnnotations,
+    Footer,
+    Header,
+    MessageAnnotations,
+    Properties,
+)
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Symbol
+from amqpcli.render.jsonvalues import (
+    JsonValueError,
+    b64,
+    fields_from_json,
+    fields_to_json,
+    from_json,
+    to_json,
+    unb64,
+)
+from amqpcli.render.text import Node, value_tree
+
+__all__ = [
+    "SECTION_KEYS",
+    "message_bytes_from_json",
+    "message_from_json",
+    "message_to_json",
+    "message_tree",
+]
+
+# JSON member names, in section order.
+SECTION_KEYS = (
+    "header",
+    "delivery-annotations",
+    "message-annotations",
+    "properties",
+    "application-properties",
+    "body",
+    "footer",
+)
+_META_KEYS = ("bare-sha256", "encoded")
+
+
+def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool) -> dict[str, Any]:
+    """A map whose keys are all `key_type` as a plain JSON object; else the tagged form."""
+    if all(type(k) is key_type for k in m):
+        return {str(k): to_json(v, exact) for k, v in m.items()}
+    return to_json(dict(m), exact)  # type: ignore[no-any-return]
+
+
+def _keyed_from_json(obj: Any, key_type: type, path: str) -> dict[Any, Any]:
+    if type(obj) is not dict:
+        raise JsonValueError(path, "expected an object")
+    if "map" in obj and len(obj) <= 3 and all(k in ("map", "keys", "code") for k in obj):
+        value = from_json(obj, path)
+        return value  # type: ignore[no-any-return]
+    return {key_type(k): from_json(v, f"{path}.{k}") for k, v in obj.items()}
+
+
+def _body_to_json(body: Any, exact: bool) -> dict[str, Any]:
+    if isinstance(body, AmqpValue):
+        return {"value": to_json(body.value, exact)}
+    if body and isinstance(body[0], Data):
+        return {"data": [to_json(s.value, exact) for s in body]}
+    return {"sequence": [to_json(list(s.value), exact) for s in body]}
+
+
+def _body_from_json(obj: Any, path: str) -> Any:
+    if type(obj) is not dict or len(obj) != 1:
+        raise JsonValueError(path, 'expected {"data": [...]}, {"sequence": [...]} or {"value": v}')
+    ((kind, v),) = obj.items()
+    if kind == "value":
+        return AmqpValue(from_json(v, f"{path}.value"))
+    if kind not in ("data", "sequence") or type(v) is not list or not v:
+        raise JsonValueError(path, f"{kind!r}: expected a non-empty array of sections")
+    out: list[Any] = []
+    for i, x in enumerate(v):
+        value = from_json(x, f"{path}.{kind}[{i}]")
+        if kind == "data":
+            if type(value) is not bytes:
+                raise JsonValueError(f"{path}.data[{i}]", "a data section holds binary")
+            out.append(Data(value))
+        else:
+            if not isinstance(value, list):
+                raise JsonValueError(
+                    f"{path}.sequence[{i}]", "an amqp-sequence section holds a list"
+                )
+            out.append(AmqpSequence(value))
+    return out
+
+
+def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
+    """The JSON object of a message (docs/message-format.md)."""
+    out: dict[str, Any] = {}
+    if msg.header is not None:
+        out["header"] = fields_to_json(msg.header, exact)
+    if msg.delivery_annotations is not None:
+        out["delivery-annotations"] = _keyed_to_json(msg.delivery_annotations.value, Symbol, exact)
+    if msg.message_annotations is not None:
+        out["message-annotations"] = _keyed_to_json(msg.message_annotations.value, Symbol, exact)
+    if msg.properties is not None:
+        out["properties"] = fields_to_json(msg.properties, exact)
+    if msg.application_properties is not None:
+        out["application-properties"] = _keyed_to_json(msg.application_properties.value, str, exact)
+    if msg.body is not None:
+        out["body"] = _body_to_json(msg.body, exact)
+    if msg.footer is not None:
+        out["footer"] = _keyed_to_json(msg.footer.value, Symbol, exact)
+    out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
+    if exact:
+        raw = msg.encode()
+        if _encode_fields(out) != raw:
+            out["encoded"] = b64(raw)
+    return out
+
+
+def _encode_fields(obj: dict[str, Any]) -> bytes | None:
+    try:
+        return message_from_json(obj, use_encoded=False).encode()
+    except Exception:  # noqa: BLE001 - sections that cannot rebuild keep the bytes
+        return None
+
+
+def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
+    """The message a JSON object stands for.
+
+    With an `encoded` member whose message has the same sections as the object's own
+    members, that message (and so its exact bytes) is returned; edited sections win.
+    """
+    if type(obj) is not dict:
+        raise JsonValueError("", "a message is a JSON object")
+    unknown = set(obj) - set(SECTION_KEYS) - set(_META_KEYS)
+    if unknown:
+        raise JsonValueError("", f"unknown message member(s): {', '.join(sorted(unknown))}")
+    kw: dict[str, Any] = {}
+    if "header" in obj:
+        kw["header"] = fields_from_json(Header, obj["header"], "header")
+    if "delivery-annotations" in obj:
+        kw["delivery_annotations"] = DeliveryAnnotations(
+            _keyed_from_json(obj["delivery-annotations"], Symbol, "delivery-annotations")
+        )
+    if "message-annotations" in obj:
+        kw["message_annotations"] = MessageAnnotations(
+            _keyed_from_json(obj["message-annotations"], Symbol, "message-annotations")
+        )
+    if "properties" in obj:
+        kw["properties"] = fields_from_json(Properties, obj["properties"], "properties")
+    if "application-properties" in obj:
+        kw["application_properties"] = ApplicationProperties(
+            _keyed_from_json(obj["application-properties"], str, "application-properties")
+        )
+    if "footer" in obj:
+        kw["footer"] = Footer(_keyed_from_json(obj["footer"], Symbol, "footer"))
+    body = _body_from_json(obj["body"], "body") if "body" in obj else None
+    msg = Message(body, **kw)
+    if use_encoded and "encoded" in obj:
+        from amqpcli.codec.decode import DecodeError
+
+        try:
+            original = Message.decode(unb64(obj["encoded"], "encoded"))
+            if original == msg:
+                return original
+        except DecodeError as e:
+            raise JsonValueError("encoded", f"not an encoded message: {e}") from None
+    return msg
+
+
+def message_bytes_from_json(obj: Any) -> bytes:
+    """The message's bytes (exactly the original ones when `encoded` still applies)."""
+    return message_from_json(obj).encode()
+
+
+def message_tree(msg: Message, label: str = "message") -> Node:
+    """The tree of a message: one child per section present."""
+    size = len(msg.encode())
+    node = Node(label, "", f"{size} bytes")
+    sections = [
+        ("header", msg.header),
+        ("delivery-annotations", msg.delivery_annotations),
+        ("message-annotations", msg.message_annotations),
+        ("properties", msg.properties),
+        ("application-properties", msg.application_properties),
+    ]
+    for name, section in sections:
+        if section is not None:
+            child = value_tree(section, name)
+            child.text = ""
+            node.children.append(child)
+    body = msg.body
+    if body is not None:
+        parts = [body] if isinstance(body, AmqpValue) else body
+        for i, section in enumerate(parts):
+            label_i = "body" if len(parts) == 1 else f"body[{i}]"
+            child = value_tree(section, label_i)
+            child.text = section.NAME
+            node.children.append(child)
+    if msg.footer is not None:
+        child = value_tree(msg.footer, "footer")
+        child.text = ""
+        node.children.append(child)
+    return node
