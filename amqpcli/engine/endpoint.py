@@ -14,9 +14,9 @@ echo flows, drain (a sender with nothing queued gives the credit back), settling
 receiver-settle-mode second once the sender has settled, the incoming session window
 when it runs low, heartbeats, and violations by the peer (closing the connection,
 ending the session or detaching the link with the condition the spec names).
-Links the peer attaches are accepted as asked (`auto_accept_links`, the peer role's
-default) or refused (the client role's default); `accept_link` / `refuse_link` do it by
-hand when `auto_accept_links` is None.
+Links the peer attaches are accepted as asked (`link_policy="accept"`, the peer role's
+default) or refused (`"refuse"`, the client role's default); with `"manual"` the caller
+answers each `LinkAttached` with `accept_link` / `refuse_link`.
 
 Sending: `send()` queues a delivery and returns its `Delivery` at once; frames go out
 as link credit and the peer's session window allow, split to fit the peer's
@@ -101,7 +101,7 @@ class Endpoint:
         offered_capabilities: list[Any] | None = None,
         desired_capabilities: list[Any] | None = None,
         incoming_window: int = DEFAULT_WINDOW,
-        auto_accept_links: bool | None = None,
+        link_policy: str | None = None,
         keep_payload: bool = True,
         sides: tuple[str, str] = ("client", "server"),
     ) -> None:
@@ -121,8 +121,11 @@ class Endpoint:
         self.offered_capabilities = offered_capabilities
         self.desired_capabilities = desired_capabilities
         self.incoming_window = incoming_window
-        self.auto_accept_links = (role == "peer") if auto_accept_links is None else (
-            auto_accept_links)
+        if link_policy is None:
+            link_policy = "accept" if role == "peer" else "refuse"
+        if link_policy not in ("accept", "refuse", "manual"):
+            raise ValueError(f"link_policy must be accept, refuse or manual, not {link_policy!r}")
+        self.link_policy = link_policy
         self.now = 0.0
         self._reader = FrameReader()
         self._out = bytearray()
@@ -199,7 +202,9 @@ class Endpoint:
                 conn.violation("idle-timeout",
                                f"nothing received for {now - self._last_recv:.3f} s"
                                f" (idle-timeout {self.idle_timeout} s)")
-                self._collect(conn._take())
+                evs = conn._take()
+                self._collect(evs)
+                self._react(None, evs)
             else:
                 remote_idle = conn.idle_timeout(self.remote)
                 if (remote_idle and self._last_sent is not None
@@ -547,9 +552,9 @@ class Endpoint:
             return
         if link.initiator != self.remote:
             return
-        if self.auto_accept_links is True:
+        if self.link_policy == "accept":
             self.accept_link(link)
-        elif self.auto_accept_links is False:
+        elif self.link_policy == "refuse":
             self.refuse_link(link, c.Error(condition=c.Symbol("amqp:not-allowed"),
                                            description="this endpoint does not accept links"))
 

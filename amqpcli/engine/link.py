@@ -242,10 +242,13 @@ def compare_termini(requested: Any, granted: Any) -> list[Difference]:
     kind = "source" if role_req == RECEIVER else "target"
     req_t = getattr(requested, kind)
     got_t = getattr(granted, kind)
-    for mode in ("snd_settle_mode", "rcv_settle_mode"):
-        a, b = requested.get(mode), granted.get(mode)
-        if a is not None and b is not None and int(a) != int(b):
-            out.append(Difference(mode.replace("_", "-"), a, b, f"{mode.replace('_', '-')} changed"))
+    # Each side's settle mode is the actual one for its own role (Part 2 §2.7.3): the
+    # responder decides snd-settle-mode if it sends, rcv-settle-mode if it receives.
+    mode = "snd_settle_mode" if bool(granted.role) == SENDER else "rcv_settle_mode"
+    a, b = requested.get(mode), granted.get(mode)
+    if a is not None and b is not None and int(a) != int(b):
+        name = mode.replace("_", "-")
+        out.append(Difference(name, a, b, f"{name} changed"))
     if req_t is None or got_t is None:
         return out
     if type(req_t) is not type(got_t):

@@ -1,0 +1,135 @@
+"""Connection level: headers, SASL, open/close, heartbeats and idle-timeout."""
+
+from __future__ import annotations
+
+from amqpcli.codec import composites as c
+from amqpcli.engine import (
+    ConnectionClosed,
+    ConnectionOpened,
+    Heartbeat,
+    ProtocolHeaderSeen,
+    SaslMechanismChosen,
+    SaslOutcome,
+    Violation,
+)
+from amqpcli.engine.sasl import AUTH, SaslConfig, plain_credentials
+
+from .harness import Pair, of, plain
+
+
+def test_open_without_sasl() -> None:
+    p = Pair()
+    assert p.client.is_open and p.peer.is_open
+    opened = of(p.client_events, ConnectionOpened)
+    assert [e.side for e in opened] == ["client", "server"]
+    assert opened[1].open.container_id == "amqpcli-peer"
+    headers = of(p.peer_events, ProtocolHeaderSeen)
+    assert [(h.side, h.protocol) for h in headers] == [("client", "amqp"), ("server", "amqp")]
+    assert p.wire[0][1][:8] == b"AMQP\x00\x01\x00\x00"
+
+
+def test_sasl_plain() -> None:
+    seen: list[tuple[str, bytes | None]] = []
+
+    def check(mech: str, resp: bytes | None) -> int:
+        seen.append((mech, resp))
+        return 0
+
+    p = Pair(client={"sasl": plain("alice", "pw")},
+             peer={"sasl": SaslConfig(offer=("ANONYMOUS", "PLAIN"), authenticate=check)})
+    assert p.client.is_open
+    assert seen[0][0] == "PLAIN"
+    assert plain_credentials(seen[0][1] or b"") == ("", "alice", "pw")
+    out = of(p.client_events, SaslOutcome)
+    assert out[0].ok and out[0].mechanism == "PLAIN" and out[0].side == "server"
+    # SASL header first, then the AMQP header after the outcome
+    assert p.wire[0][1][:8] == b"AMQP\x03\x01\x00\x00"
+
+
+def test_sasl_anonymous_when_no_credentials() -> None:
+    p = Pair(client={"sasl": SaslConfig()}, peer={"sasl": SaslConfig()})
+    assert p.client.is_open
+    assert of(p.peer_events, SaslMechanismChosen)[0].mechanism == "ANONYMOUS"
+
+
+def test_sasl_preference_order_and_forced_mechanism() -> None:
+    p = Pair(client={"sasl": SaslConfig(mechanism="ANONYMOUS", username="u", password="p")},
+             peer={"sasl": SaslConfig()})
+    assert of(p.peer_events, SaslMechanismChosen)[0].mechanism == "ANONYMOUS"
+    p = Pair(client={"sasl": SaslConfig(external=True, username="u", password="p")},
+             peer={"sasl": SaslConfig(offer=("EXTERNAL", "PLAIN"))})
+    assert of(p.peer_events, SaslMechanismChosen)[0].mechanism == "EXTERNAL"
+
+
+def test_sasl_forced_mechanism_not_offered_fails_locally() -> None:
+    p = Pair(client={"sasl": SaslConfig(mechanism="EXTERNAL")},
+             peer={"sasl": SaslConfig(offer=("PLAIN",))})
+    closed = of(p.client_events, ConnectionClosed)
+    assert closed and closed[0].side == "client"
+    assert str(closed[0].error.condition) == "amqp:unauthorized-access"
+    assert "PLAIN" in closed[0].error.description
+    assert p.client.failed and not p.client.is_open
+
+
+def test_sasl_authentication_failure() -> None:
+    p = Pair(client={"sasl": plain()},
+             peer={"sasl": SaslConfig(authenticate=lambda m, r: AUTH)})
+    out = of(p.client_events, SaslOutcome)
+    assert out and not out[0].ok and out[0].code == AUTH
+    assert p.client.failed and p.peer.failed
+    assert not p.client.is_open
+    assert not of(p.client_events, ConnectionOpened)
+
+
+def test_close_with_error_is_answered() -> None:
+    p = Pair()
+    p.client.close(c.Error(condition=c.Symbol("amqp:internal-error"), description="bye"))
+    p.pump()
+    closed = of(p.peer_events, ConnectionClosed)
+    assert [e.side for e in closed] == ["client", "server"]
+    assert str(closed[0].error.condition) == "amqp:internal-error"
+    assert closed[1].error is None
+    assert p.client.connection.state == "closed" and p.peer.connection.state == "closed"
+
+
+def test_heartbeats_at_half_the_peer_idle_timeout() -> None:
+    p = Pair(client={"idle_timeout": 10.0}, peer={"idle_timeout": 4.0})
+    t0 = p.t
+    # the client must send within 4 s: its timer says 2 s after its last frame
+    deadline = p.client.next_timer()
+    assert deadline is not None and deadline <= t0 + 2.0
+    evs = p.client.handle_timer(deadline)
+    assert of(evs, Heartbeat) and of(evs, Heartbeat)[0].side == "client"
+    data = p.client.data_to_send()
+    assert data == b"\x00\x00\x00\x08\x02\x00\x00\x00"  # an empty frame
+    evs = p.peer.receive_data(data, deadline)
+    assert of(evs, Heartbeat)[0].side == "client"
+    assert not of(evs, Violation)
+
+
+def test_idle_timeout_closes_with_resource_limit_exceeded() -> None:
+    p = Pair(peer={"idle_timeout": 4.0})
+    last = max(t for side, _, t in p.wire if side == "client")
+    deadline = p.peer.next_timer()
+    assert deadline is not None
+    # the peer's own heartbeat duty (client has no idle-timeout) is none: the deadline
+    # is its idle check, 4 s after the last frame it received
+    assert deadline == last + 4.0
+    assert not of(p.peer.handle_timer(last + 3.9), Violation)
+    evs = p.peer.handle_timer(last + 4.0)
+    v = of(evs, Violation)
+    assert v and v[0].kind == "idle-timeout" and v[0].side == "client"
+    closed = of(evs, ConnectionClosed)
+    assert closed[0].side == "server"
+    assert str(closed[0].error.condition) == "amqp:resource-limit-exceeded"
+    evs = p.pump()
+    assert p.client.connection.state == "closed"
+
+
+def test_frame_after_close_is_reported_not_processed() -> None:
+    p = Pair()
+    p.client.close()
+    p.pump()
+    evs = p.inject("peer", c.Begin(next_outgoing_id=0, incoming_window=1, outgoing_window=1))
+    v = of(evs, Violation)
+    assert v and v[0].kind == "frame-after-close" and v[0].side == "client"

@@ -1,0 +1,204 @@
+"""Links: attach/detach, refusal, requested vs granted termini, credit, drain, echo."""
+
+from __future__ import annotations
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Described, Symbol, UInt
+from amqpcli.engine import (
+    CreditChanged,
+    LinkAttached,
+    LinkDetached,
+    LinkRefused,
+    TerminusMismatch,
+)
+
+from .harness import Pair, of
+
+
+def _manual() -> Pair:
+    return Pair(peer={"link_policy": "manual"})
+
+
+def test_attach_and_detach_both_sides() -> None:
+    p = Pair()
+    link, plink = p.sender("out", "q1")
+    assert link.state == "attached" and plink.state == "attached"
+    assert link.sender == "client" and plink.receiver == "server"
+    assert link.handle == {"client": 0, "server": 0}
+    assert str(plink.target.address) == "q1"
+    assert link.role_of("client") == "sender"
+    p.client.detach(link)
+    p.pump()
+    dets = of(p.peer_events, LinkDetached)
+    assert [(d.side, d.closed) for d in dets] == [("client", True), ("server", True)]
+    assert link.state == "detached" and not link.session.links
+
+
+def test_two_links_get_distinct_handles() -> None:
+    p = Pair()
+    s = p.client.begin()
+    a = p.client.attach_sender(s, "a", c.Source(), c.Target(address="x"))
+    b = p.client.attach_receiver(s, "b", c.Source(address="y"), c.Target())
+    p.pump()
+    assert a.handle["client"] == 0 and b.handle["client"] == 1
+    assert p.peer_link(b).sender == "server"
+
+
+def test_refused_receiver_link() -> None:
+    p = _manual()
+    s = p.client.begin()
+    link = p.client.attach_receiver(s, "in", c.Source(address="nope"), c.Target())
+    p.pump()
+    plink = p.peer_link(link)
+    err = c.Error(condition=Symbol("amqp:not-found"), description="no such queue")
+    p.peer.refuse_link(plink, err)
+    p.pump()
+    refused = of(p.client_events, LinkRefused)
+    assert len(refused) == 1
+    assert refused[0].side == "server" and refused[0].link is link
+    assert str(refused[0].error.condition) == "amqp:not-found"
+    assert link.state == "refused"
+    assert link.attach["server"].source is None
+    assert not of(p.client_events, TerminusMismatch)
+    # the client answered the detach
+    assert [d.side for d in of(p.peer_events, LinkDetached)] == ["server", "client"]
+
+
+def test_refused_sender_link_has_null_target() -> None:
+    p = _manual()
+    s = p.client.begin()
+    link = p.client.attach_sender(s, "out", c.Source(), c.Target(address="nope"))
+    p.pump()
+    p.peer.refuse_link(p.peer_link(link), c.Error(condition=Symbol("amqp:unauthorized-access")))
+    p.pump()
+    assert of(p.client_events, LinkRefused)
+    assert link.attach["server"].target is None
+
+
+def test_client_refuses_links_the_peer_initiates() -> None:
+    p = Pair()
+    s = p.client.begin()
+    p.pump()
+    ps = p.peer_session(s)
+    p.peer.attach_sender(ps, "push", c.Source(address="x"), c.Target(address="y"))
+    p.pump()
+    assert of(p.peer_events, LinkRefused)
+
+
+def test_terminus_mismatch_reports_each_difference() -> None:
+    p = _manual()
+    s = p.client.begin()
+    selector = Symbol("apache.org:selector-filter:string")
+    requested = c.Source(
+        address="topic", durable=UInt(2), expiry_policy=Symbol("never"), timeout=UInt(60),
+        distribution_mode=Symbol("copy"),
+        filter={Symbol("sel"): Described(selector, "colour = 'red'")},
+        outcomes=[Symbol("amqp:accepted:list"), Symbol("amqp:rejected:list")],
+        default_outcome=c.Released(),
+    )
+    link = p.client.attach_receiver(s, "sub", requested, c.Target(), snd_settle_mode=0)
+    p.pump()
+    plink = p.peer_link(link)
+    granted = c.Source(address="topic", durable=UInt(0), expiry_policy=Symbol("link-detach"),
+                       timeout=UInt(60), distribution_mode=Symbol("move"),
+                       outcomes=[Symbol("amqp:accepted:list")], default_outcome=c.Released())
+    p.peer.accept_link(plink, source=granted, snd_settle_mode=1)
+    p.pump()
+    mm = of(p.client_events, TerminusMismatch)
+    assert len(mm) == 1 and mm[0].side == "server"
+    fields = {d.field: d for d in mm[0].differences}
+    assert set(fields) == {
+        "snd-settle-mode", "source.durable", "source.expiry-policy",
+        "source.distribution-mode", "source.filter.sel", "source.outcomes",
+    }
+    assert fields["source.filter.sel"].note == "filter dropped: sel"
+    assert fields["source.durable"].requested == 2 and fields["source.durable"].granted == 0
+    assert fields["source.outcomes"].note == "outcomes narrowed: amqp:rejected:list"
+    assert link.snd_settle_mode == 1  # the sender's word is what holds
+
+
+def test_dynamic_address_assigned_is_reported() -> None:
+    p = Pair()
+    s = p.client.begin()
+    link = p.client.attach_receiver(s, "dyn", c.Source(dynamic=True), c.Target())
+    p.pump()
+    mm = of(p.client_events, TerminusMismatch)
+    assert mm and mm[0].differences[0].note == "dynamic address assigned"
+    assert str(link.source.address).startswith("dynamic-")
+
+
+def test_no_mismatch_when_granted_as_requested() -> None:
+    p = Pair()
+    p.sender()
+    p.receiver()
+    assert not of(p.client_events, TerminusMismatch)
+
+
+def test_credit_formula_and_delivery_count() -> None:
+    p = Pair()
+    link, plink = p.sender(credit=3, initial_delivery_count=2**32 - 2)
+    assert link.link_credit == 3 and link.delivery_count == 2**32 - 2
+    for i in range(2):
+        p.client.send(link, b"m%d" % i, settled=True)
+    p.pump()
+    assert link.link_credit == 1 and link.delivery_count == 0  # wrapped
+    assert plink.link_credit == 1 and plink.delivery_count == 0
+    # the receiver re-grants 5 from its current delivery-count
+    p.peer.flow(plink, 5)
+    p.pump()
+    assert link.link_credit == 5
+    ev = [e for e in of(p.client_events, CreditChanged) if e.side == "server"][-1]
+    assert ev.link is link and ev.link_credit == 5 and ev.delivery_count == 0
+
+
+def test_sends_wait_for_credit() -> None:
+    p = Pair()
+    link, plink = p.sender()
+    d = p.client.send(link, b"x")
+    p.pump()
+    assert d.delivery_id is None and p.client.outgoing(link) == [d]
+    p.peer.flow(plink, 1)
+    p.pump()
+    assert d.delivery_id == 0 and p.client.outgoing(link) == []
+    assert plink.link_credit == 0
+
+
+def test_drain_with_nothing_to_send_returns_credit() -> None:
+    p = Pair()
+    link, plink = p.receiver(credit=10)
+    p.client.drain(link)
+    p.pump()
+    # the peer (sender) had nothing: it advanced delivery-count and set credit 0
+    assert plink.link_credit == 0 and plink.delivery_count == 10
+    assert link.link_credit == 0 and link.delivery_count == 10
+    flows = [e for e in of(p.client_events, CreditChanged) if e.side == "server"]
+    assert flows[-1].drain and flows[-1].link_credit == 0
+    assert not link.drain
+
+
+def test_drain_after_sending_what_is_queued() -> None:
+    p = Pair()
+    link, plink = p.receiver()
+    p.peer.send(plink, b"a")
+    p.peer.send(plink, b"b")
+    p.client.flow(link, 5, drain=True)
+    p.pump()
+    assert link.deliveries == 2
+    assert link.link_credit == 0 and link.delivery_count == 5
+
+
+def test_echo_is_answered() -> None:
+    p = Pair()
+    link, _ = p.receiver(credit=4)
+    p.client.flow(link, 4, echo=True)
+    evs = p.pump()
+    echoed = [e for e in of(evs, CreditChanged) if e.side == "server" and e.link is not None]
+    assert echoed and echoed[-1].link_credit == 4
+
+
+def test_link_attached_events_carry_sides() -> None:
+    p = Pair()
+    link, _ = p.sender()
+    att = [e for e in of(p.client_events, LinkAttached) if e.link is link]
+    assert [e.side for e in att] == ["client", "server"]
+    assert link.requested is link.attach["client"] and link.granted is link.attach["server"]
