@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit:
         raise
     except Exception as e:  # click usage errors and bugs
-        import click
+        try:
+            import click
+        except ModuleNotFoundError:  # newer typer releases vendor click as typer._click
+            from typer import _click as click  # type: ignore[no-redef]
 
         if isinstance(e, click.exceptions.ClickException):
             e.show()
