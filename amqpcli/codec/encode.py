@@ -56,6 +56,7 @@ _pf64 = struct.Struct(">d").pack
 _pB_B = struct.Struct(">BB").pack
 _pBBB = struct.Struct(">BBB").pack
 _pBII = struct.Struct(">BII").pack
+_pII = struct.Struct(">II").pack
 _pBI = struct.Struct(">BI").pack
 _pBB = struct.Struct(">BB").pack
 _pBH = struct.Struct(">BH").pack
@@ -444,7 +445,7 @@ def _elements(out: bytearray, code: int, items: Any) -> None:
                     raise _Overflow
                 out += _pBB(len(tmp) + 1, count)
             else:
-                out += _pBII(len(tmp) + 4, count)[1:]
+                out += _pII(len(tmp) + 4, count)
             out += tmp
     elif code in (0xE0, 0xF0):
         for x in items:
