@@ -59,7 +59,10 @@ TRANSITIONS: dict[tuple[Phase, str], Phase] = {
     (P.UNSETTLED, "snd-settle-2"): P.WAIT_RECEIVER,
     (P.UNSETTLED, "abandon"): P.ABANDONED,
     (P.UNSETTLED, "resume"): P.UNSETTLED,
-    (P.UNSETTLED, "frame"): P.TRANSFERRING,  # a resumed delivery sending its remainder
+    # a resumed delivery: the remainder of its payload, or just its settlement
+    (P.UNSETTLED, "frame"): P.TRANSFERRING,
+    (P.UNSETTLED, "last"): P.UNSETTLED,
+    (P.UNSETTLED, "last-settled"): P.SETTLED,
     (P.UNSETTLED, "abort"): P.ABORTED,  # a resumed delivery aborted
     (P.TRANSFERRING, "abandon"): P.ABANDONED,
     (P.TRANSFERRING, "resume"): P.TRANSFERRING,
