@@ -1,0 +1,164 @@
+"""Live capture and TLS decryption through tshark (pyshark): the slow paths.
+
+Both feed the same `FlowTracker` as the file reader, so callers get the same events
+(`Opened`, `Data`, `Gap`, `Closed`).
+
+* `live_capture(interface, bpf_filter)`: packets from a live interface (tshark's dumpcap
+  needs capture rights: root or the wireshark group); each frame's raw bytes go through
+  our own decoder and reassembler.
+* `decrypt_tls(source, keylog_file)`: a capture file (or, with `interface=`, a live
+  interface) of TLS traffic and a key log file (the `SSLKEYLOGFILE` format); tshark
+  decrypts and reassembles the TLS records, and the plaintext bytes of each direction
+  are handed on as a flow whose protocol is detected from the decrypted bytes (so an
+  AMQP connection over TLS shows as "amqp-1.0" or "amqp-sasl"). Ports that carry TLS
+  other than 443 and 5671 must be named in `tls_ports`.
+
+pyshark runs tshark in a subprocess and parses its JSON: thousands of packets a second,
+not hundreds of thousands. Use the file reader (`read_capture`) for capture files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
+from amqpcli.capture.tcp import Event, FlowTracker
+from amqpcli.errors import Exit, UserError
+
+# first layer tshark shows → pcap link type our decoder understands
+_LINK_BY_LAYER = {"eth": 1, "null": 0, "loop": 0, "raw": 101, "ip": 101, "ipv6": 101}
+
+
+def _time_ns(stamp: str) -> int:
+    """tshark's "seconds.fraction" epoch time, exactly, in nanoseconds."""
+    sec, _, frac = stamp.partition(".")
+    return int(sec) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _linktype(pkt: Any) -> int:
+    first = pkt.layers[0].layer_name
+    if first == "sll":
+        return 276 if "ifindex" in pkt.layers[0].field_names else 113
+    try:
+        return _LINK_BY_LAYER[first]
+    except KeyError:
+        raise UserError(f"live capture: link layer {first!r} is not supported",
+                        Exit.USAGE) from None
+
+
+def _ensure_loop() -> None:
+    """pyshark runs an asyncio loop of its own; a worker thread has none by default."""
+    try:
+        asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        asyncio.set_event_loop(asyncio.new_event_loop())
+
+
+def _drain(tracker: FlowTracker) -> Iterator[Event]:
+    out = tracker.events
+    if out:
+        yield from out
+        out.clear()
+
+
+def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
+                 ports: Collection[int] = (), all_flows: bool = False,
+                 packet_count: int | None = None, tshark_path: str | None = None
+                 ) -> Iterator[Event]:
+    """Events of the TCP flows seen live on `interface` (a BPF `bpf_filter` limits what is
+    captured). Runs until `packet_count` packets were seen, or until the caller stops
+    iterating (closing the generator stops tshark); open flows are then closed with
+    how="end"."""
+    import pyshark
+
+    _ensure_loop()
+    cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, use_json=True,
+                              include_raw=True, tshark_path=tshark_path)
+    tracker = FlowTracker(ports, all_flows=all_flows)
+    dec = PacketDecoder()
+    try:
+        for pkt in cap.sniff_continuously(packet_count=packet_count):
+            seg = dec.decode(_linktype(pkt), memoryview(pkt.get_raw_packet()))
+            if seg is not None:
+                tracker.feed(_time_ns(pkt.sniff_timestamp), *seg)
+                yield from _drain(tracker)
+    finally:
+        cap.close()
+    tracker.finish()
+    yield from _drain(tracker)
+
+
+def _values(layer: Any, name: str) -> list[str]:
+    v = layer.get_field(name)
+    if v is None:
+        return []
+    if isinstance(v, list):
+        return [str(x) for x in v]
+    fields = getattr(v, "all_fields", None)
+    if fields and len(fields) > 1:
+        return [str(f.get_default_value()) for f in fields]
+    return [str(v)]
+
+
+def decrypt_tls(source: str | None, keylog_file: str, *, interface: str | None = None,
+                bpf_filter: str = "tcp", tls_ports: Collection[int] = (5671,),
+                ports: Collection[int] = (), all_flows: bool = False,
+                packet_count: int | None = None, tshark_path: str | None = None
+                ) -> Iterator[Event]:
+    """Events of the decrypted TLS flows in capture file `source` (or, with `source=None`
+    and `interface`, a live interface), using the TLS session keys in `keylog_file`.
+    `Data` offsets count plaintext bytes; TLS records tshark could not decrypt are
+    absent (no keys for that session: the flow has no Data)."""
+    import pyshark
+
+    _ensure_loop()
+    common: dict[str, Any] = {
+        "use_json": True,
+        "override_prefs": {"tls.keylog_file": keylog_file},
+        "decode_as": {f"tcp.port=={p}": "tls" for p in tls_ports},
+        # the decrypted bytes then reach the "data" dissector, which shows them whole
+        "disable_protocol": "amqp",
+        "tshark_path": tshark_path,
+    }
+    if source is not None:
+        cap = pyshark.FileCapture(source, keep_packets=False, **common)
+        packets = iter(cap)
+    elif interface is not None:
+        cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
+        packets = cap.sniff_continuously(packet_count=packet_count)
+    else:
+        raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
+    tracker = FlowTracker(ports, all_flows=all_flows)
+    # synthetic sequence numbers: tshark already put each direction's bytes in order
+    nxt: dict[tuple[str, int, str, int], int] = {}
+    try:
+        for pkt in packets:
+            tcp = getattr(pkt, "tcp", None)
+            net = getattr(pkt, "ip", None) or getattr(pkt, "ipv6", None)
+            if tcp is None or net is None:
+                continue
+            src, dst = str(net.src), str(net.dst)
+            sport, dport = int(tcp.srcport), int(tcp.dstport)
+            flags = int(str(tcp.flags), 16)
+            ts = _time_ns(pkt.sniff_timestamp)
+            key = (src, sport, dst, dport)
+            data = b"".join(
+                bytes.fromhex(v.replace(":", ""))
+                for layer in pkt.layers if layer.layer_name == "data"
+                for v in _values(layer, "data")
+            )
+            if flags & SYN:
+                nxt[key] = 0
+                tracker.feed(ts, src, sport, dst, dport, 0xFFFFFFFF, 0, flags & (SYN | ACK), b"")
+            elif data or flags & (FIN | RST):
+                seq = nxt.get(key, 0)
+                nxt[key] = (seq + len(data)) & 0xFFFFFFFF
+                tracker.feed(ts, src, sport, dst, dport, seq, 0,
+                             (flags & (FIN | RST)) | (PSH if data else 0), data)
+            yield from _drain(tracker)
+    finally:
+        cap.close()
+    tracker.finish()
+    yield from _drain(tracker)

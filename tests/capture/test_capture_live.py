@@ -1,0 +1,160 @@
+"""The tshark-driven paths: TLS decryption with a key log, and live capture on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from capture_helpers import AMQP_HDR, SASL_HDR, frames
+
+from amqpcli.capture import C2S, S2C, Closed, Data, Opened
+from amqpcli.capture.live import decrypt_tls, live_capture
+from amqpcli.capture.writer import CaptureWriter, TcpConversation
+
+CLIENT_PLAIN = SASL_HDR + frames(20, 300, tag=5)
+SERVER_PLAIN = SASL_HDR + frames(8, 120, tag=9)
+
+
+def make_cert(tmp: Path) -> tuple[Path, Path]:
+    cert, key = tmp / "cert.pem", tmp / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=localhost"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
+def tls_capture(tmp: Path, path: Path, keylog: Path) -> None:
+    """A TLS session run in memory (no sockets), its records written as a capture."""
+    cert, key = make_cert(tmp)
+    cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    cctx.check_hostname = False
+    cctx.verify_mode = ssl.CERT_NONE
+    cctx.keylog_filename = str(keylog)
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(str(cert), str(key))
+    c_in, c_out, s_in, s_out = (ssl.MemoryBIO() for _ in range(4))
+    client = cctx.wrap_bio(c_in, c_out)
+    server = sctx.wrap_bio(s_in, s_out, server_side=True)
+    with CaptureWriter(path) as w:
+        conv = TcpConversation(w, server=("10.0.0.2", 5671), mss=500)
+        conv.handshake()
+
+        def pump() -> None:
+            while c_out.pending or s_out.pending:
+                if c_out.pending:
+                    b = c_out.read()
+                    conv.send(C2S, b)
+                    s_in.write(b)
+                if s_out.pending:
+                    b = s_out.read()
+                    conv.send(S2C, b)
+                    c_in.write(b)
+
+        done = [False, False]
+        while not all(done):
+            for i, end in enumerate((client, server)):
+                if not done[i]:
+                    try:
+                        end.do_handshake()
+                        done[i] = True
+                    except ssl.SSLWantReadError:
+                        pass
+            pump()
+        client.write(CLIENT_PLAIN)
+        pump()
+        got = b""
+        while len(got) < len(CLIENT_PLAIN):
+            got += server.read(65536)
+        server.write(SERVER_PLAIN)
+        pump()
+        got = b""
+        while len(got) < len(SERVER_PLAIN):
+            got += client.read(65536)
+        conv.close()
+
+
+def test_decrypt_tls_with_key_log(tmp_path: Path) -> None:
+    cap, keylog = tmp_path / "tls.pcapng", tmp_path / "keys.log"
+    tls_capture(tmp_path, cap, keylog)
+    assert keylog.stat().st_size > 0
+    events = list(decrypt_tls(str(cap), str(keylog)))
+    opened = [e for e in events if isinstance(e, Opened)]
+    assert len(opened) == 1
+    flow = opened[0].flow
+    assert flow.protocol == "amqp-sasl" and flow.server_port == 5671
+    streams = {d: b"".join(bytes(e.data) for e in events
+                           if isinstance(e, Data) and e.direction == d) for d in (C2S, S2C)}
+    assert streams[C2S] == CLIENT_PLAIN
+    assert streams[S2C] == SERVER_PLAIN
+    assert sorted(e.how for e in events if isinstance(e, Closed)) == ["fin", "fin"]
+    # without the keys nothing is readable: the flow is seen as TLS and skipped
+    keylog.write_text("")
+    events = list(decrypt_tls(str(cap), str(keylog)))
+    assert [e.flow.protocol for e in events if isinstance(e, Opened)] in ([], ["unknown"])
+    assert not [e for e in events if isinstance(e, Data)]
+
+
+@pytest.mark.integration
+def test_live_capture_on_loopback() -> None:
+    assert os.geteuid() == 0, "live capture on lo needs root"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    client_bytes = AMQP_HDR + frames(50, 200)
+    server_bytes = AMQP_HDR + frames(10, 64)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                c, _ = listener.accept()
+            except OSError:
+                return
+            with c:
+                got = b""
+                while len(got) < len(client_bytes):
+                    d = c.recv(65536)
+                    if not d:
+                        break
+                    got += d
+                c.sendall(server_bytes)
+
+    def talk() -> None:
+        # new connections until the capture has seen a complete one (it starts
+        # asynchronously, so the first ones may be missed)
+        while not stop.is_set():
+            with socket.create_connection(("127.0.0.1", port)) as s:
+                s.sendall(client_bytes)
+                s.shutdown(socket.SHUT_WR)
+                while s.recv(65536):
+                    pass
+            stop.wait(0.2)
+
+    threads = [threading.Thread(target=serve, daemon=True),
+               threading.Thread(target=talk, daemon=True)]
+    for t in threads:
+        t.start()
+    streams: dict[tuple[int, int], bytearray] = {}
+    complete = None
+    gen = live_capture("lo", f"tcp port {port}")
+    try:
+        for ev in gen:
+            if isinstance(ev, Data):
+                streams.setdefault((ev.flow.index, ev.direction), bytearray()).extend(ev.data)
+            elif isinstance(ev, Closed) and ev.flow.handshake and ev.direction == S2C:
+                complete = ev.flow
+                break
+    finally:
+        stop.set()
+        gen.close()
+        listener.close()
+    assert complete is not None
+    assert complete.server_port == port and complete.protocol == "amqp-1.0"
+    assert bytes(streams[(complete.index, C2S)]) == client_bytes
+    assert bytes(streams[(complete.index, S2C)]) == server_bytes
