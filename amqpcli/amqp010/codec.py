@@ -102,8 +102,11 @@ def _sized(width: int, what: str, codec: str | None) -> tuple[Decoder, Encoder]:
         raw = bytes(buf[off:off + size])
         if codec is None:
             return raw, off + size
-        return raw.decode(codec, "surrogateescape" if codec != "utf-16-be" else
-                          "surrogatepass"), off + size
+        try:
+            return raw.decode(codec, "surrogateescape" if codec != "utf-16-be" else
+                              "surrogatepass"), off + size
+        except UnicodeDecodeError as e:
+            raise DecodeError(off + e.start, f"{what} text", f"bad {codec}: {e.reason}") from None
 
     def enc(out: bytearray, value: Any) -> None:
         if isinstance(value, str):
@@ -560,6 +563,21 @@ def encode_fields(out: bytearray, defs: tuple[FieldDef, ...], pack: int,
     out += body
 
 
+def _guard_depth(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Maps, lists and arrays nest; input nested deeper than Python's stack is malformed
+    for us, and must end as a DecodeError like any other."""
+
+    def wrapper(buf: Buf, off: int = 0, *args: Any) -> Any:
+        try:
+            return fn(buf, off, *args)
+        except RecursionError:
+            raise DecodeError(off, "values nested less deeply", "too deep a nesting") from None
+
+    wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+    return wrapper
+
+
+@_guard_depth
 def decode_method(buf: Buf, off: int, end: int, command: bool) -> tuple[Control | Command, int]:
     """A control or command segment's payload: class code, method code, [session header],
     fields."""
@@ -590,6 +608,7 @@ def encode_method(value: Control | Command) -> bytes:
     return bytes(out)
 
 
+@_guard_depth
 def decode_header(buf: Buf, off: int, end: int) -> tuple[tuple[Struct, ...], int]:
     """A header segment: struct32s (delivery-properties, message-properties…)."""
     end = min(end, len(buf))
@@ -609,6 +628,11 @@ def encode_header(structs: tuple[Struct, ...] | list[Struct]) -> bytes:
 
 def decode_value(type_name: str, buf: Buf, off: int = 0, end: int | None = None) -> tuple[Any, int]:
     """Decode one value of a named primitive type or struct ("message.reply-to")."""
+    return _decode_value(buf, off, type_name, end)
+
+
+@_guard_depth
+def _decode_value(buf: Buf, off: int, type_name: str, end: int | None) -> tuple[Any, int]:
     end = len(buf) if end is None else min(end, len(buf))
     if type_name in STRUCTS:
         return decode_struct(STRUCTS[type_name], buf, off, end)
