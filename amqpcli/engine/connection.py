@@ -166,8 +166,11 @@ class Connection:
         return self._take()
 
     def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
+        """Bytes from `side` that are not a valid frame (counted as one frame)."""
         self.time = time
         self.side = side
+        self.frame_no += 1
+        self.frames[side] += 1
         self.violation("framing-error", detail)
         return self._take()
 

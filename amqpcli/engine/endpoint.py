@@ -384,7 +384,7 @@ class Endpoint:
             return
         rw = s.remote_incoming_window(self.remote)
         full = self._windows.get(s, (self.incoming_window, self.incoming_window))[0]
-        if rw is not None and rw < full // 2:
+        if rw is not None and rw <= full // 2:
             self._session_flow(s)
 
     # --- output -----------------------------------------------------------------------
@@ -549,6 +549,9 @@ class Endpoint:
 
     def _on_remote_attach(self, link: Link, side: str) -> None:
         if side != self.remote or self.local in link.attach:
+            return
+        s = link.session
+        if self.local not in s.channel or self.local in s.end or self.connection.closing:
             return
         if link.initiator != self.remote:
             return

@@ -179,6 +179,7 @@ class Session:
         if handle > self.handle_max[other]:
             conn.violation("handle-max-exceeded",
                            f"handle {handle} > handle-max {self.handle_max[other]}", session=self)
+            return
         sender = side if bool(att.role) == SENDER else other
         key = (str(att.name), sender)
         link = self.links.get(key)

@@ -1,0 +1,244 @@
+"""Each violation kind: detected with the side and frame number, and answered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.frames import encode_frame
+from amqpcli.engine import KINDS, ConnectionClosed, LinkDetached, Observer, SessionEnded, Violation
+
+from .harness import Pair, of
+
+T = c.Transfer
+
+
+def _one(p: Pair, evs: list[Any], kind: str, frame_no: int) -> Violation:
+    vs = of(evs, Violation)
+    assert [v.kind for v in vs] == [kind], vs
+    v = vs[0]
+    assert v.side == "client" and v.frame_no == frame_no
+    assert str(v).startswith(f"frame {frame_no}: client broke the protocol ({kind})")
+    return v
+
+
+def _inject(p: Pair, kind: str, body: Any, channel: int = 0, payload: bytes = b"") -> Violation:
+    n = p.peer.connection.frame_no + 1
+    evs = p.inject("peer", body, channel, payload)
+    return _one(p, evs, kind, n)
+
+
+def _closed_with(p: Pair, condition: str) -> None:
+    closed = [e for e in of(p.peer_events, ConnectionClosed) if e.side == "server"]
+    assert closed and str(closed[-1].error.condition) == condition
+
+
+def _ended_with(p: Pair, condition: str) -> None:
+    ended = [e for e in of(p.peer_events, SessionEnded) if e.side == "server"]
+    assert ended and str(ended[-1].error.condition) == condition
+
+
+def _detached_with(p: Pair, condition: str) -> None:
+    det = [e for e in of(p.peer_events, LinkDetached) if e.side == "server"]
+    assert det and str(det[-1].error.condition) == condition and det[-1].closed
+
+
+def _transfer(link: Any, did: int, tag: bytes = b"t", **kw: Any) -> Any:
+    return T(handle=link.handle["client"], delivery_id=did, delivery_tag=tag, **kw)
+
+
+def test_frame_too_large() -> None:
+    p = Pair(peer={"max_frame_size": 512})
+    link, _ = p.sender(credit=1)
+    ch = link.session.channel["client"]
+    _inject(p, "frame-too-large", _transfer(link, 0), ch, b"x" * 600)
+    _closed_with(p, "amqp:connection:framing-error")
+
+
+def test_second_open_is_out_of_order() -> None:
+    p = Pair()
+    _inject(p, "out-of-order", c.Open(container_id="again"))
+    _closed_with(p, "amqp:illegal-state")
+
+
+def test_begin_before_open_is_out_of_order() -> None:
+    p = Pair(open=False)
+    p.inject_bytes("peer", b"AMQP\x00\x01\x00\x00")
+    n = p.peer.connection.frame_no + 1
+    evs = p.inject("peer", c.Begin(next_outgoing_id=0, incoming_window=1, outgoing_window=1))
+    _one(p, evs, "out-of-order", n)
+
+
+def test_unknown_channel() -> None:
+    p = Pair()
+    _inject(p, "unknown-channel", c.Flow(incoming_window=1, next_outgoing_id=0,
+                                         outgoing_window=1), channel=7)
+    _closed_with(p, "amqp:invalid-field")
+
+
+def test_channel_in_use_and_channel_max() -> None:
+    p = Pair(peer={"channel_max": 3})
+    p.client.begin()
+    p.pump()
+    _inject(p, "channel-in-use", c.Begin(next_outgoing_id=0, incoming_window=1,
+                                         outgoing_window=1), channel=0)
+    p = Pair(peer={"channel_max": 3})
+    _inject(p, "channel-max-exceeded", c.Begin(next_outgoing_id=0, incoming_window=1,
+                                               outgoing_window=1), channel=4)
+
+
+def test_unknown_handle_ends_the_session() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=1)
+    ch = link.session.channel["client"]
+    _inject(p, "unknown-handle", T(handle=9, delivery_id=0, delivery_tag=b"x"), ch, b"x")
+    _ended_with(p, "amqp:session:unattached-handle")
+
+
+def test_handle_in_use_and_handle_max() -> None:
+    p = Pair()
+    link, _ = p.sender()
+    ch = link.session.channel["client"]
+    _inject(p, "handle-in-use", c.Attach(name="other", handle=0, role=False,
+                                         source=c.Source(), target=c.Target()), ch)
+    _ended_with(p, "amqp:session:handle-in-use")
+    p = Pair()
+    s = p.client.begin()
+    p.pump()
+    p.peer.connection.channels["server"][0].handle_max["server"] = 1  # as if it said so
+    _inject(p, "handle-max-exceeded", c.Attach(name="x", handle=5, role=False,
+                                               source=c.Source(), target=c.Target()),
+            s.channel["client"])
+
+
+def test_transfer_beyond_credit_detaches_the_link() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=0)
+    v = _inject(p, "transfer-beyond-credit", _transfer(link, 0), link.session.channel["client"],
+                b"x")
+    assert v.link is not None and v.link.name == "out"
+    _detached_with(p, "amqp:link:transfer-limit-exceeded")
+
+
+def test_message_size_exceeded() -> None:
+    p = Pair(peer={"link_policy": "manual"})
+    s = p.client.begin()
+    link = p.client.attach_sender(s, "small", c.Source(), c.Target(address="q"))
+    p.pump()
+    plink = p.peer_link(link)
+    p.peer.accept_link(plink, max_message_size=10)
+    p.pump()
+    p.peer.flow(plink, 1)
+    p.pump()
+    _inject(p, "message-size-exceeded", _transfer(link, 0), s.channel["client"], b"x" * 11)
+    _detached_with(p, "amqp:link:message-size-exceeded")
+
+
+def test_transfer_from_the_receiver() -> None:
+    p = Pair()
+    link, _ = p.receiver(credit=1)
+    _inject(p, "wrong-role", _transfer(link, 0), link.session.channel["client"], b"x")
+
+
+def test_missing_delivery_id_on_first_transfer() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=1)
+    _inject(p, "missing-field", T(handle=0, delivery_tag=b"x"),
+            link.session.channel["client"], b"x")
+
+
+def test_delivery_id_in_use_and_transfer_mismatch() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=5)
+    ch = link.session.channel["client"]
+    assert not of(p.inject("peer", _transfer(link, 0, b"a"), ch, b"x"), Violation)
+    _inject(p, "delivery-id-in-use", _transfer(link, 0, b"b"), ch, b"x")
+    p = Pair()
+    link, _ = p.sender(credit=5)
+    ch = link.session.channel["client"]
+    p.inject("peer", _transfer(link, 0, b"a", more=True), ch, b"x")
+    _inject(p, "transfer-mismatch", _transfer(link, 1, b"a"), ch, b"y")
+
+
+def test_transfer_beyond_session_window() -> None:
+    # An endpoint re-opens its window as it fills, so the check is shown on an observer.
+    obs = Observer()
+    for side, h in (("client", b"AMQP\x00\x01\x00\x00"), ("server", b"AMQP\x00\x01\x00\x00")):
+        obs.feed_bytes(side, h, 0.0)
+    feed = [
+        ("client", c.Open(container_id="a"), 0),
+        ("server", c.Open(container_id="b"), 0),
+        ("client", c.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10), 0),
+        ("server", c.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=1,
+                           outgoing_window=10), 0),
+        ("client", c.Attach(name="l", handle=0, role=False, source=c.Source(),
+                            target=c.Target(), initial_delivery_count=0), 0),
+        ("server", c.Attach(name="l", handle=0, role=True, source=c.Source(),
+                            target=c.Target()), 0),
+        ("server", c.Flow(next_incoming_id=0, incoming_window=1, next_outgoing_id=0,
+                          outgoing_window=10, handle=0, delivery_count=0, link_credit=5), 0),
+        ("client", T(handle=0, delivery_id=0, delivery_tag=b"a", settled=True), 0),
+        ("client", T(handle=0, delivery_id=1, delivery_tag=b"b", settled=True), 0),
+    ]
+    evs: list[Any] = []
+    for side, body, ch in feed:
+        evs += obs.feed_bytes(side, encode_frame(body, ch, b"p" if body.NAME == "transfer"
+                                                 else b""), 1.0)
+    vs = of(evs, Violation)
+    assert [(v.kind, v.side, v.frame_no) for v in vs] == [("transfer-beyond-window", "client", 9)]
+    assert vs[0].scope == "session"
+
+
+def test_disposition_for_unknown_delivery() -> None:
+    p = Pair()
+    link, _ = p.receiver()
+    _inject(p, "unknown-delivery", c.Disposition(role=True, first=42, settled=True),
+            link.session.channel["client"])
+
+
+def test_settled_twice() -> None:
+    p = Pair()
+    link, plink = p.receiver(credit=2)
+    p.peer.send(plink, b"x")
+    p.pump()
+    ch = link.session.channel["client"]
+    p.inject("peer", c.Disposition(role=True, first=0, settled=False, state=c.Accepted()), ch)
+    p.inject("peer", c.Disposition(role=True, first=0, settled=True, state=c.Accepted()), ch)
+    # the delivery is gone; settling it again is a second settlement by the same side
+    _inject(p, "already-settled", c.Disposition(role=True, first=0, settled=True), ch)
+
+
+def test_outcome_changed_and_conflicting_outcome() -> None:
+    p = Pair()
+    link, plink = p.receiver(credit=2)
+    p.peer.send(plink, b"x")
+    p.pump()
+    ch = link.session.channel["client"]
+    p.inject("peer", c.Disposition(role=True, first=0, state=c.Accepted()), ch)
+    _inject(p, "outcome-changed", c.Disposition(role=True, first=0, state=c.Released()), ch)
+    # the receiver (client) said released last; the sender (peer) settles as accepted
+    n = p.peer.connection.frame_no + 1
+    p.peer.dispose(list(plink.live.values()), c.Accepted(), settled=True)
+    vs = of(p.peer.take_events(), Violation)
+    assert [(v.kind, v.side, v.frame_no) for v in vs] == [("conflicting-outcome", "server", n)]
+
+
+def test_garbage_frame_is_a_framing_error() -> None:
+    p = Pair()
+    n = p.peer.connection.frame_no
+    evs = p.inject_bytes("peer", encode_frame(c.Source(address="not a performative")))
+    vs = of(evs, Violation)
+    assert vs and vs[0].kind == "framing-error" and vs[0].side == "client"
+    assert vs[0].frame_no == n + 1  # a frame that does not decode is still a frame
+    _closed_with(p, "amqp:connection:framing-error")
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_kind_is_exercised(kind: str) -> None:
+    here = Path(__file__).parent
+    src = (here / "test_violations.py").read_text() + (here / "test_connection.py").read_text()
+    # a test names the kind where it expects the violation
+    assert f'"{kind}",' in src or f'"{kind}")' in src or f'== "{kind}"' in src
