@@ -36,7 +36,7 @@ SUPPORTED_LINKTYPES = frozenset(
     {0, 1, 12, 14, 101, 108, 113, 228, 229, 276}
 )
 
-Address = int | bytes
+Address = int | bytes | str  # IPv4 as int, IPv6 as 16 bytes; str from tshark
 
 
 SegmentTuple = tuple[Address, int, Address, int, int, int, int, "memoryview | bytes"]

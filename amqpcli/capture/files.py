@@ -63,8 +63,8 @@ def _open(source: str | os.PathLike[str] | BinaryIO) -> tuple[str, IO[bytes], bo
         except OSError as e:
             raise UserError(f"{name}: cannot open: {e.strerror}", Exit.USAGE) from None
         return name, f, True
-    name = getattr(source, "name", None)
-    return (name if isinstance(name, str) else "<stream>"), source, False
+    label = getattr(source, "name", None)
+    return (label if isinstance(label, str) else "<stream>"), source, False
 
 
 class _Blocks:
@@ -79,7 +79,7 @@ class _Blocks:
         read = getattr(f, "read1", None) or f.read
         first = read(BLOCK_SIZE)
         if first[:2] == _GZIP_MAGIC:
-            g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")
+            g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
             self._closers.insert(0, g)  # type: ignore[arg-type]
             read = g.read1
             first = self._guard(read, 0)

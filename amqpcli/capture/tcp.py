@@ -191,6 +191,7 @@ class _Half:
         "ep",
         "fin",
         "flow",
+        "isn",
         "nxt",
         "off",
         "pbytes",
@@ -206,6 +207,7 @@ class _Half:
         self.ep = ep
         self.dir = C2S
         self.started = False
+        self.isn: int | None = None  # sequence number of the SYN, when seen
         self.nxt = 0
         self.off = 0
         self.pending: list[tuple[int, bytes]] = []
@@ -248,6 +250,9 @@ class FlowTracker:
         dkey = (src, sport, dst, dport)
         h = self._halves.get(dkey)
         n = len(payload)
+        if h is not None and flags & SYN and not flags & ACK and seq != h.isn:
+            self._end_flow(h.flow, ts)  # the 4-tuple is reused by a new connection
+            h = None
         if h is None:
             if not (flags & SYN or n) or flags & RST:
                 return  # a bare ACK/FIN/RST of a connection we know nothing of
@@ -271,6 +276,7 @@ class FlowTracker:
             return
         if not h.started:
             if flags & SYN:
+                h.isn = seq
                 h.nxt = (seq + 1) & _M
             elif n or flags & FIN:
                 h.nxt = seq
@@ -314,21 +320,20 @@ class FlowTracker:
         """End of input: report holes and close every open direction (how="end", or "fin"
         when the FIN was seen)."""
         ts = self._last_ns if time_ns is None else time_ns
-        seen: set[int] = set()
-        for h in list(self._halves.values()):
-            flow = h.flow
-            if id(flow) in seen:
-                continue
-            seen.add(id(flow))
-            if flow._state == _SKIP:
-                continue
-            if flow._state == _PROBING:
-                self._decide(flow, ts)
-            for half in flow._halves or ():
-                if not half.closed:
-                    self._flush(half, ts, half.fin)
-                    self._close(half, ts, "fin" if half.fin is not None else "end")
+        for flow in {id(h.flow): h.flow for h in self._halves.values()}.values():
+            self._end_flow(flow, ts)
         self._halves.clear()
+
+    def _end_flow(self, flow: Flow, ts: int) -> None:
+        if flow._state == _PROBING:
+            self._decide(flow, ts)
+        if flow._state == _SKIP:
+            self._forget(flow)
+            return
+        for half in flow._halves or ():
+            if not half.closed:
+                self._flush(half, ts, half.fin)
+                self._close(half, ts, "fin" if half.fin is not None else "end")
 
     def open_flows(self) -> int:
         """Connections currently tracked (selected or not)."""

@@ -51,7 +51,9 @@ class CaptureWriter:
         else:
             raw = target  # type: ignore[assignment]
         self._raw = raw
-        self._f: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="wb") if compress else raw
+        self._f: IO[bytes] | gzip.GzipFile = (
+            gzip.GzipFile(fileobj=raw, mode="wb") if compress else raw
+        )
         self._ifaces: list[tuple[int, int, int]] = []  # (linktype, tsresol, tsoffset s)
         self.snaplen = snaplen
         self.packets = 0

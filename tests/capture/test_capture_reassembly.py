@@ -338,3 +338,22 @@ def test_per_flow_reassembly_from_keyed_segments(tmp_path: Path) -> None:
         assert got[S2C] == whole.stream(ref.index, S2C)
         assert [(g.offset, g.size) for g in events if type(g).__name__ == "Gap"] == [
             (g.offset, g.size) for g in whole.gaps if g.flow is ref] == [(4 * 90, 90)]
+
+
+def test_new_syn_on_an_open_four_tuple_starts_a_new_flow(tmp_path: Path) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        old = TcpConversation(w, isn=(5000, 6000))
+        old.handshake()
+        old.packet(C2S, old.seq[C2S] - 1, flags=SYN, ack=0)  # a retransmitted SYN: same flow
+        old.send(C2S, AMQP_HDR + b"old")
+        new = TcpConversation(w, isn=(90000, 7000), start_ns=old.now + 10)
+        new.handshake()  # same addresses and ports, no FIN/RST for the old one seen
+        new.send(C2S, AMQP_HDR + b"new")
+        new.close()
+    r = collect(p)
+    assert len(r.flows) == 2
+    assert r.stream(0, C2S) == AMQP_HDR + b"old"
+    assert r.stream(1, C2S) == AMQP_HDR + b"new"
+    assert sorted((c.flow.index, c.how) for c in r.closed) == [
+        (0, "end"), (0, "end"), (1, "fin"), (1, "fin")]
