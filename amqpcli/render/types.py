@@ -6,7 +6,7 @@ Shared by every renderer (text, tree, one-line frames, JSON) so they name things
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from amqpcli.codec import composites as _c
@@ -144,13 +144,18 @@ def choice_name(spec_type: str, value: Any) -> str | None:
     return names.get((type(value), value))
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# ISO 8601 needs four-digit years: outside 1000..9999 a timestamp stays a number.
+_MIN_ISO_MS = -30_610_224_000_000  # 1000-01-01T00:00:00Z
+_MAX_ISO_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
 def iso_time(ms: int) -> str | None:
-    """A timestamp as ISO 8601 UTC with milliseconds, or None if out of datetime's range."""
-    try:
-        t = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
+    """A timestamp as ISO 8601 UTC with milliseconds, or None outside years 1000..9999."""
+    if not _MIN_ISO_MS <= ms <= _MAX_ISO_MS:
         return None
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    t = _EPOCH + timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def parse_iso_time(text: str) -> int:
