@@ -208,7 +208,8 @@ def _ranges(width: int, what: str, cls: type) -> tuple[Decoder, Encoder]:
         return cls(ranges), off + size
 
     def enc(out: bytearray, value: Any) -> None:
-        ranges = value.ranges if isinstance(value, cls) else tuple(value)
+        ranges = getattr(value, "ranges", None) if isinstance(value, cls) else tuple(value)
+        ranges = tuple(ranges or ())
         if len(ranges) * pair.size > 0xFFFF:
             raise EncodeError(f"{what}: too many ranges ({len(ranges)})")
         out += _U16.pack(len(ranges) * pair.size)

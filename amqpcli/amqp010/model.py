@@ -137,6 +137,23 @@ class _Body:
     def qname(self) -> str:
         return f"{self.definition.klass}.{self.definition.name}"
 
+    def choice(self, name: str) -> str | None:
+        """The enum name of a field's value ("medium" for priority 4), if its domain has one."""
+        for f in self.definition.fields:
+            if f.name == name:
+                return f.choices.get(self.fields.get(name))  # type: ignore[arg-type]
+        raise KeyError(name)
+
+    def as_dict(self) -> dict[str, Any]:
+        """{"class", "name", "kind", "fields"} with nested structs as dicts too; values are
+        left as decoded (bytes, SequenceSet, Array...) for the renderer to format."""
+        kind = "struct" if isinstance(self, Struct) else self.definition.kind
+        out: dict[str, Any] = {"class": self.klass, "name": self.name, "kind": kind}
+        if isinstance(self, Command):
+            out["sync"] = self.sync
+        out["fields"] = {k: _plain(v) for k, v in self.fields.items()}
+        return out
+
     def __getitem__(self, name: str) -> Any:
         return self.fields[name]
 
@@ -212,3 +229,13 @@ class Command(_Body):
     def __repr__(self) -> str:
         r = super().__repr__()
         return r[:-1] + (", sync=True)" if self.fields else "sync=True)") if self.sync else r
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, _Body):
+        return v.as_dict()
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return type(v)(_plain(x) for x in v) if type(v) is list else v
+    return v

@@ -225,3 +225,18 @@ def test_sized_values_never_read_past_their_bound() -> None:
 def test_typed_int_keeps_its_code() -> None:
     v = TypedInt(7, 0x02)
     assert encode_value("list", [v]) == b"\x00\x00\x00\x06\x00\x00\x00\x01\x02\x07"
+
+
+def test_renderer_view_keeps_spec_order_and_names() -> None:
+    dp = Struct.make("message.delivery-properties", routing_key="k", priority=4, ttl=0,
+                     redelivered=False)
+    assert list(dp.fields) == ["priority", "ttl", "routing-key"]  # spec order, false bit absent
+    assert dp.choice("priority") == "medium" and dp.choice("routing-key") is None
+    cmd = Command.make("execution.result", command_id=3, value=dp, sync=True)
+    assert cmd.as_dict() == {
+        "class": "execution", "name": "result", "kind": "command", "sync": True,
+        "fields": {"command-id": 3, "value": {
+            "class": "message", "name": "delivery-properties", "kind": "struct",
+            "fields": {"priority": 4, "ttl": 0, "routing-key": "k"}}}}
+    with pytest.raises(KeyError):
+        Struct.make("message.delivery-properties", colour="red")
