@@ -16,6 +16,7 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
@@ -80,8 +81,17 @@ class AmqpTui(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(FrameLog).attach(self.source.frames)
-        self.query_one(ConnectionTree).focus()
+        # Kept, not queried: while a modal is on top, queries search the modal.
+        self.conn_tree = self.query_one(ConnectionTree)
+        self.link_panel = self.query_one(LinkPanel)
+        self.delivery_panel = self.query_one(DeliveryPanel)
+        self.log_view = self.query_one(FrameLog)
+        self.tabs = self.query_one(TabbedContent)
+        self.filter_input = self.query_one("#filter", Input)
+        bars = self.query(ReplayBar)
+        self.replay_bar = bars.first() if bars else None
+        self.log_view.attach(self.source.frames)
+        self.conn_tree.focus()
         try:
             self.source.start(self)
         except Exception as e:  # noqa: BLE001 - a source that cannot start says why, in one line
@@ -97,11 +107,16 @@ class AmqpTui(App[None]):
 
     def pull(self) -> None:
         """Copy the selected parts of the model into the widgets."""
+        if not hasattr(self, "conn_tree") or not self.link_panel.is_attached:
+            return  # not mounted yet, or shutting down
         snap = self.source.snapshot(self.link_key, self.delivery_key, self.source.now())
-        self.query_one(ConnectionTree).update_rows(snap.tree)
-        self.query_one(LinkPanel).show(snap.link)
-        self.query_one(DeliveryPanel).show(snap.delivery)
-        log = self.query_one(FrameLog)
+        try:
+            self.conn_tree.update_rows(snap.tree)
+            self.link_panel.show(snap.link)
+            self.delivery_panel.show(snap.delivery)
+        except NoMatches:  # a timer tick racing the app's shutdown
+            return
+        log = self.log_view
         log.sync()
         status = self.source.status()
         if log.frozen:
@@ -109,10 +124,9 @@ class AmqpTui(App[None]):
         if self.failed:
             status = self.failed
         self.sub_title = status
-        bar = self.query("#replay-bar")
-        if bar:
+        if self.replay_bar is not None:
             src: Any = self.source
-            bar.first(ReplayBar).show(*src.bar_state())
+            self.replay_bar.show(*src.bar_state())
         self.refreshes += 1
 
     # -- selection --------------------------------------------------------------------------
@@ -129,7 +143,7 @@ class AmqpTui(App[None]):
         if event.key is not None:
             self.delivery_key = event.key
         if event.open:
-            self.query_one(TabbedContent).active = "delivery"
+            self.tabs.active = "delivery"
         self.pull()
 
     @on(SourceNotice)
@@ -143,11 +157,11 @@ class AmqpTui(App[None]):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        self.query_one(FrameLog).set_filter(event.value)
+        self.log_view.set_filter(event.value)
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
-        self.query_one(FrameLog).focus()
+        self.log_view.focus()
 
     # -- key gating -------------------------------------------------------------------------
 
@@ -163,25 +177,25 @@ class AmqpTui(App[None]):
         self.push_screen(HelpScreen())
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
+        self.tabs.active = tab
 
     def action_filter(self) -> None:
-        self.query_one(TabbedContent).active = "frames"
-        self.query_one("#filter", Input).focus()
+        self.tabs.active = "frames"
+        self.filter_input.focus()
 
     def action_freeze(self) -> None:
-        log = self.query_one(FrameLog)
+        log = self.log_view
         log.set_frozen(not log.frozen)
         self.notify("frame log frozen (frames keep arriving)" if log.frozen else "frame log follows")
 
     def action_raw(self) -> None:
-        panel = self.query_one(DeliveryPanel)
+        panel = self.delivery_panel
         panel.raw = not panel.raw
 
     def select_link(self, key: str) -> bool:
         """Move the tree's cursor to a link (for the palette and tests)."""
         self.pull()
-        return self.query_one(ConnectionTree).select_key(key)
+        return self.conn_tree.select_key(key)
 
     # -- actions: replay --------------------------------------------------------------------
 
@@ -258,7 +272,7 @@ class AmqpTui(App[None]):
             if group not in ("everywhere", self.source.kind) or action in ("quit", "help"):
                 continue
             yield SystemCommand(label, help_text, lambda a=action: self.run_action(a))
-        for key in self.query_one(ConnectionTree).link_keys:
+        for key in self.conn_tree.link_keys:
             yield SystemCommand(f"Link {key}", "show this link", lambda k=key: self.select_link(k))
 
     # -- for tests and benchmarks -----------------------------------------------------------

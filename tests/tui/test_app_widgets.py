@@ -20,7 +20,7 @@ def test_select_link_open_delivery_settle_by_key(fake_source) -> None:
 async def _select_link_open_delivery_settle_by_key(src) -> None:
     app = AmqpTui(src)
     async with app.run_test(size=(120, 40)) as pilot:
-        tree = app.query_one(ConnectionTree)
+        tree = app.conn_tree
         assert tree.link_keys == ["c1/s0/l0", "c1/s0/l1"]
         assert app.select_link("c1/s0/l0")
         await pilot.pause()
