@@ -16,8 +16,8 @@ from typing import Any
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
-from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 

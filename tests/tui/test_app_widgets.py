@@ -10,7 +10,6 @@ from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.help import HelpScreen
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
-from amqpcli.tui.widgets.tree import ConnectionTree
 
 
 def test_select_link_open_delivery_settle_by_key(fake_source) -> None:

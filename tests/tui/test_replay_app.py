@@ -13,7 +13,6 @@ from amqpcli.tui.synth import write_conversation
 from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
-from amqpcli.tui.widgets.tree import ConnectionTree
 
 ORDERS = "c0|s0.0|client|orders-sender"
 REPLIES = "c0|s0.0|server|replies-receiver"
@@ -92,8 +91,8 @@ def test_open_delivery_and_stall_marks(tmp_path: Path) -> None:
             app.goto(str(len(src.controller)))
             await _settle(app)
             tree = app.conn_tree
-            replies = [lk for c in tree.conn_rows for s in c.sessions for lk in s.links
-                       if lk.key == REPLIES][0]
+            replies = next(lk for c in tree.conn_rows for s in c.sessions for lk in s.links
+                       if lk.key == REPLIES)
             assert "2 settled by one side only" in replies.warnings
             app.select_link(ORDERS)
             await pilot.pause()
