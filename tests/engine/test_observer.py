@@ -1,0 +1,148 @@
+"""The observer fed both directions of a recorded client↔peer conversation builds the
+same picture as the two endpoints did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Symbol
+from amqpcli.engine import (
+    DeliverySettled,
+    LinkRefused,
+    MessageReceived,
+    TerminusMismatch,
+    Violation,
+)
+from amqpcli.engine.delivery import Delivery, state_name
+
+from .harness import Pair, of, plain
+
+
+def _key(d: Delivery) -> tuple[Any, ...]:
+    steps = tuple((e.kind, e.side, e.settled, e.more, e.size, state_name(e.state))
+                  for e in d.timeline)
+    return (d.link.name, d.delivery_id, d.tag, d.phase.value, d.outcome, d.settled_by,
+            d.sender, d.frames, d.size, steps)
+
+
+def _settled(events: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted(_key(e.delivery) for e in of(events, DeliverySettled))
+
+
+def _conversation() -> Pair:
+    from amqpcli.engine.sasl import SaslConfig
+
+    p = Pair(client={"sasl": plain(), "max_frame_size": 4096},
+             peer={"sasl": SaslConfig(), "max_frame_size": 600, "link_policy": "manual"})
+    s = p.client.begin()
+    # a sender with multi-frame messages and every outcome
+    out = p.client.attach_sender(s, "out", c.Source(), c.Target(address="q"))
+    p.pump()
+    pout = p.peer_link(out)
+    p.peer.accept_link(pout)
+    p.pump()
+    p.peer.flow(pout, 20)
+    p.pump()
+    ds = [p.client.send(out, bytes([i]) * (100 + 700 * (i % 2))) for i in range(6)]
+    p.pump()
+    got = [e.delivery for e in of(p.peer_events, MessageReceived)]
+    p.peer.accept(got[0:2])
+    p.peer.reject(got[2], c.Error(condition=Symbol("amqp:internal-error")))
+    p.peer.release(got[3])
+    p.peer.modify(got[4], delivery_failed=True)
+    p.pump()
+    # an aborted one
+    a = p.client.start_delivery(out)
+    p.client.send_more(a, b"z" * 1500)
+    p.pump()
+    p.client.abort(a)
+    p.pump()
+    # a receiver with drain, mode second and a presettled message
+    inn = p.client.attach_receiver(s, "in", c.Source(address="q"), c.Target(),
+                                   rcv_settle_mode=1)
+    p.pump()
+    pin = p.peer_link(inn)
+    p.peer.accept_link(pin, rcv_settle_mode=1)
+    p.pump()
+    p.client.flow(inn, 5)
+    p.pump()
+    p.peer.send(pin, b"one")
+    p.peer.send(pin, b"two", settled=True)
+    p.pump()
+    first = [e.delivery for e in of(p.client_events, MessageReceived) if e.delivery.link is inn]
+    p.client.accept(first[0], settled=False)
+    p.pump()
+    p.peer.settle(list(pin.live.values()))
+    p.pump()
+    p.client.drain(inn)
+    p.pump()
+    # a refused link and a mismatched one
+    bad = p.client.attach_receiver(s, "bad", c.Source(address="nope"), c.Target())
+    p.pump()
+    p.peer.refuse_link(p.peer_link(bad), c.Error(condition=Symbol("amqp:not-found")))
+    sub = p.client.attach_receiver(s, "sub", c.Source(address="t", durable=2), c.Target())
+    p.pump()
+    p.peer.accept_link(p.peer_link(sub), source=c.Source(address="t", durable=0))
+    p.pump()
+    assert ds[5].phase.value == "unsettled"  # left open on purpose
+    return p
+
+
+def test_observer_agrees_with_both_endpoints() -> None:
+    p = _conversation()
+    obs, events = p.observe()
+    assert not of(events, Violation)
+    assert not of(p.client_events + p.peer_events, Violation)
+    o = _settled(events)
+    assert o == _settled(p.client_events) == _settled(p.peer_events)
+    assert len(o) == 8  # 5 disposed on "out", 1 aborted, 2 on "in"
+    # the refused link and the mismatch were seen the same way
+    assert [e.link.name for e in of(events, LinkRefused)] == ["bad"]
+    mm = of(events, TerminusMismatch)
+    assert [d.field for d in mm[0].differences] == ["source.durable"]
+    # live state: the open delivery is in the unsettled maps everywhere
+    oc = obs.connection
+    olink = next(ln for s in oc.sessions for ln in s.links.values() if ln.name == "out")
+    clink = next(ln for s in p.client.connection.sessions for ln in s.links.values()
+                 if ln.name == "out")
+    plink = next(ln for s in p.peer.connection.sessions for ln in s.links.values()
+                 if ln.name == "out")
+    for side in ("client", "server"):
+        assert list(olink.unsettled[side]) == list(clink.unsettled[side]) == list(
+            plink.unsettled[side]) == [b"6"]
+    assert (olink.link_credit, olink.delivery_count) == (
+        clink.link_credit, clink.delivery_count) == (plink.link_credit, plink.delivery_count)
+    assert olink.outcomes == clink.outcomes == plink.outcomes
+    # timelines are in time order
+    for e in of(events, DeliverySettled):
+        times = [x.time for x in e.delivery.timeline]
+        assert times == sorted(times)
+
+
+def test_observer_drops_settled_deliveries_and_keeps_counters() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=100, snd_settle_mode=1)
+    for i in range(50):
+        p.client.send(link, b"%d" % i)
+    p.pump()
+    obs, events = p.observe()
+    olink = next(ln for s in obs.connection.sessions for ln in s.links.values())
+    assert olink.deliveries == 50 and olink.settled_count == 50
+    assert not olink.live and not any(s.inflight["client"] for s in obs.connection.sessions)
+    assert len(of(events, DeliverySettled)) == 50
+
+
+def test_observer_without_payloads() -> None:
+    p = Pair()
+    link, _ = p.sender(credit=1, snd_settle_mode=1)
+    p.client.send(link, b"secret payload")
+    p.pump()
+    from amqpcli.engine import Observer
+
+    obs = Observer(keep_payload=False)
+    evs: list[Any] = []
+    for side, data, t in p.wire:
+        evs += obs.feed_bytes(side, data, t)
+    d = of(evs, DeliverySettled)[0].delivery
+    assert d.size == len(b"secret payload") and d.payload == b""
