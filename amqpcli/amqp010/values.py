@@ -16,11 +16,6 @@ from typing import Any, Self
 SERIAL_MASK = 0xFFFFFFFF
 
 
-def serial_le(a: int, b: int) -> bool:
-    """a <= b in RFC 1982 serial arithmetic over 32 bits (command ids wrap)."""
-    return a == b or ((b - a) & SERIAL_MASK) < 0x80000000
-
-
 @dataclass(frozen=True, slots=True)
 class SequenceSet:
     """A set of command ids as inclusive (lower, upper) ranges, in wire order."""
