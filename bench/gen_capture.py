@@ -1,0 +1,269 @@
+"""Generate large, realistic AMQP 1.0 captures (pcapng, optionally gzip, several files).
+
+    python bench/gen_capture.py OUT [--connections 20] [--links 4] [--messages 500]
+        [--body 200] [--large 0.05] [--max-frame 16384] [--mss 1460] [--files 1]
+        [--gzip] [--retransmit 0.01] [--reorder 0.01] [--seed 1]
+
+Each connection does what a real client/broker pair does: SASL (PLAIN or ANONYMOUS),
+open, begin, attaches (client senders and client receivers, some pre-settled), credit by
+flow, transfers (a share of them `--large`, 4-40x the body size, split into several
+frames), dispositions (accepted, rejected, released, modified; ranges where outcomes
+repeat), detach, end, close, and the TCP handshake and FINs around it. Connections run
+interleaved in time. With `--files N` the packet stream is cut into N consecutive files,
+like a ring-buffer capture, so connections straddle files. `OUT` is a file name; several
+files are named OUT-00001.pcapng, OUT-00002.pcapng, ... Prints the files written and the
+totals (packets, frames, messages, bytes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from amqpcli.capture.tcp import C2S, S2C, Direction
+from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from amqpcli.codec.composites import (
+    Accepted,
+    ApplicationProperties,
+    Attach,
+    Begin,
+    Close,
+    Data,
+    Detach,
+    Disposition,
+    End,
+    Error,
+    Flow,
+    Header,
+    Modified,
+    Open,
+    Properties,
+    Rejected,
+    Released,
+    SaslInit,
+    SaslMechanisms,
+    SaslOutcome,
+    Source,
+    Target,
+    Transfer,
+)
+from amqpcli.codec.encode import encode
+from amqpcli.codec.frames import encode_frame, encode_protocol_header
+from amqpcli.codec.types import Symbol, Timestamp, UByte, UInt, UShort
+
+SENDER, RECEIVER = False, True  # the AMQP role values
+OUTCOMES = ("accepted", "rejected", "released", "modified")
+
+
+@dataclass
+class Totals:
+    packets: int = 0
+    frames: int = 0
+    messages: int = 0
+    outcomes: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+
+
+def message_payload(rng: random.Random, i: int, size: int) -> bytes:
+    return (
+        encode(Header(durable=rng.random() < 0.5))
+        + encode(Properties(message_id=f"msg-{i}", to="orders",
+                            creation_time=Timestamp(1_700_000_000_000 + i)))
+        + encode(ApplicationProperties({"seq": i, "region": rng.choice(["eu", "us"])}))
+        + encode(Data(rng.randbytes(size)))
+    )
+
+
+def state_for(outcome: str) -> object:
+    if outcome == "accepted":
+        return Accepted()
+    if outcome == "rejected":
+        return Rejected(error=Error(condition=Symbol("amqp:precondition-failed"),
+                                    description="bad order"))
+    if outcome == "released":
+        return Released()
+    return Modified(delivery_failed=True)
+
+
+def connection_script(rng: random.Random, n: int, args: argparse.Namespace,
+                      totals: Totals) -> Iterator[tuple[Direction, bytes]]:
+    """The byte conversation of one connection, as (direction, bytes) steps."""
+    f = encode_frame
+    yield C2S, encode_protocol_header("sasl")
+    yield S2C, encode_protocol_header("sasl") + f(
+        SaslMechanisms(sasl_server_mechanisms=[Symbol("PLAIN"), Symbol("ANONYMOUS")]), type=1)
+    if rng.random() < 0.5:
+        init = SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\0guest\0guest")
+    else:
+        init = SaslInit(mechanism=Symbol("ANONYMOUS"))
+    yield C2S, f(init, type=1)
+    yield S2C, f(SaslOutcome(code=UByte(0)), type=1)
+    totals.frames += 3
+    mf = UInt(args.max_frame)
+    yield C2S, encode_protocol_header() + f(Open(container_id=f"client-{n}", hostname="broker",
+                                                max_frame_size=mf, channel_max=UShort(16)))
+    yield S2C, encode_protocol_header() + f(Open(container_id="broker", max_frame_size=mf,
+                                                channel_max=UShort(16)))
+    yield C2S, f(Begin(next_outgoing_id=UInt(0), incoming_window=UInt(0x7FFFFFFF),
+                       outgoing_window=UInt(0x7FFFFFFF)), channel=0)
+    yield S2C, f(Begin(remote_channel=UShort(0), next_outgoing_id=UInt(0),
+                       incoming_window=UInt(0x7FFFFFFF), outgoing_window=UInt(0x7FFFFFFF)))
+    totals.frames += 4
+    delivery_id = {C2S: 0, S2C: 0}  # per sending side of the session
+    links = []
+    for h in range(args.links):
+        client_sends = h % 2 == 0
+        presettled = rng.random() < 0.2
+        name = f"link-{n}-{h}"
+        role = SENDER if client_sends else RECEIVER
+        attach = Attach(name=name, handle=UInt(h), role=role,
+                        snd_settle_mode=UByte(1 if presettled else 0),
+                        source=Source(address="orders"), target=Target(address="orders"),
+                        initial_delivery_count=UInt(0) if client_sends else None)
+        yield C2S, f(attach)
+        reply = Attach(name=name, handle=UInt(h), role=not role,
+                       snd_settle_mode=UByte(1 if presettled else 0),
+                       source=Source(address="orders"), target=Target(address="orders"),
+                       initial_delivery_count=None if client_sends else UInt(0))
+        yield S2C, f(reply)
+        # the receiving side grants credit
+        credit = Flow(next_incoming_id=UInt(0), incoming_window=UInt(0x7FFFFFFF),
+                      next_outgoing_id=UInt(0), outgoing_window=UInt(0x7FFFFFFF),
+                      handle=UInt(h), delivery_count=UInt(0),
+                      link_credit=UInt(args.messages))
+        yield (S2C if client_sends else C2S), f(credit)
+        totals.frames += 3
+        links.append((h, client_sends, presettled))
+    chunk = args.max_frame - 64
+    payloads = [message_payload(rng, i, args.body) for i in range(16)]
+    big = [message_payload(rng, i, args.body * rng.randint(4, 40)) for i in range(4)]
+    for m in range(args.messages):
+        for h, client_sends, presettled in links:
+            side = C2S if client_sends else S2C
+            did = delivery_id[side]
+            delivery_id[side] += 1
+            payload = rng.choice(big) if rng.random() < args.large else payloads[m % 16]
+            out = bytearray()
+            pieces = [payload[i : i + chunk] for i in range(0, len(payload), chunk)]
+            for k, piece in enumerate(pieces):
+                more = k < len(pieces) - 1
+                if k == 0:
+                    t = Transfer(handle=UInt(h), delivery_id=UInt(did),
+                                 delivery_tag=did.to_bytes(4, "big"), message_format=UInt(0),
+                                 settled=presettled, more=more)
+                else:
+                    t = Transfer(handle=UInt(h), more=more)
+                out += f(t, payload=piece)
+                totals.frames += 1
+            totals.messages += 1
+            yield side, bytes(out)
+            if not presettled:
+                outcome = rng.choices(OUTCOMES, weights=(85, 5, 5, 5))[0]
+                totals.outcomes[outcome] += 1
+                yield (S2C if side == C2S else C2S), f(Disposition(
+                    role=RECEIVER, first=UInt(did), settled=True, state=state_for(outcome)))
+                totals.frames += 1
+    for h, _c, _p in links:
+        yield C2S, f(Detach(handle=UInt(h), closed=True))
+        yield S2C, f(Detach(handle=UInt(h), closed=True))
+        totals.frames += 2
+    yield C2S, f(End())
+    yield S2C, f(End())
+    yield C2S, f(Close())
+    yield S2C, f(Close())
+    totals.frames += 4
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--connections", type=int, default=20)
+    ap.add_argument("--links", type=int, default=4)
+    ap.add_argument("--messages", type=int, default=500, help="per link")
+    ap.add_argument("--body", type=int, default=200, help="bytes of a usual message body")
+    ap.add_argument("--large", type=float, default=0.05, help="share of large messages")
+    ap.add_argument("--max-frame", type=int, default=16384)
+    ap.add_argument("--mss", type=int, default=1460)
+    ap.add_argument("--files", type=int, default=1)
+    ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--retransmit", type=float, default=0.0,
+                    help="probability that a send repeats one of its segments")
+    ap.add_argument("--reorder", type=float, default=0.0,
+                    help="probability that a send's segments arrive pairwise swapped")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    totals = Totals()
+
+    # first pass: every connection's steps, so the packets can be cut into files evenly
+    scripts = [connection_script(random.Random(args.seed * 1000 + n), n, args, totals)
+               for n in range(args.connections)]
+    suffix = ".pcapng.gz" if args.gzip else ".pcapng"
+    stem = str(args.out).removesuffix(".gz").removesuffix(".pcapng")
+    names = ([Path(stem + suffix)] if args.files == 1 else
+             [Path(f"{stem}-{i + 1:05d}{suffix}") for i in range(args.files)])
+    for p in names:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    # packets per file are only known afterwards: estimate from a dry count
+    est = estimate_packets(args)
+    per_file = max(1, est // args.files + 1)
+    writer_idx = 0
+    writer = CaptureWriter(names[0], compress=args.gzip)
+    convs = [TcpConversation(writer, client=(f"10.1.{n // 250}.{n % 250 + 1}", 40000 + n),
+                             server=("10.0.0.1", 5672), mss=args.mss,
+                             start_ns=1_700_000_000_000_000_000 + n * 100_000,
+                             step_ns=20_000, isn=(rng.getrandbits(32), rng.getrandbits(32)))
+             for n in range(args.connections)]
+    for c in convs:
+        c.handshake()
+    live = list(range(args.connections))
+    written = 0
+    while live:
+        for n in list(live):
+            c = convs[n]
+            step = next(scripts[n], None)
+            if step is None:
+                c.close()
+                live.remove(n)
+                continue
+            direction, data = step
+            kw: dict[str, object] = {}
+            nseg = -(-len(data) // args.mss)
+            if nseg > 1 and rng.random() < args.reorder:
+                kw["reorder"] = True
+            if rng.random() < args.retransmit:
+                kw["duplicate"] = {rng.randrange(nseg)}
+            c.send(direction, data, ack=rng.random() < 0.5, **kw)  # type: ignore[arg-type]
+        # keep the connections' clocks together so they interleave
+        now = max(c.now for c in convs)
+        for c in convs:
+            c.now = now
+        if writer.packets >= per_file and writer_idx + 1 < len(names):
+            written += writer.packets
+            writer.close()
+            writer_idx += 1
+            writer = CaptureWriter(names[writer_idx], compress=args.gzip)
+            for c in convs:
+                c.w = writer
+    written += writer.packets
+    writer.close()
+    totals.packets = written
+    size = sum(os.path.getsize(p) for p in names[: writer_idx + 1])
+    for p in names[: writer_idx + 1]:
+        print(p)
+    print(f"{written} packets, {totals.frames} frames, {totals.messages} messages "
+          f"({', '.join(f'{k} {v}' for k, v in totals.outcomes.items())}), "
+          f"{size / 1e6:.1f} MB in {writer_idx + 1} file(s)")
+
+
+def estimate_packets(args: argparse.Namespace) -> int:
+    """A rough count of packets, to cut files of similar size."""
+    per_msg = 1 + (args.body + 200) // args.mss + 1.5  # transfer segments, disposition, acks
+    return int(args.connections * (args.links * args.messages * per_msg + 40))
+
+
+if __name__ == "__main__":
+    main()
