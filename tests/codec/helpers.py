@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from typing import Any
 
@@ -45,8 +46,8 @@ def same(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, Described):
         return same(a.descriptor, b.descriptor) and same(a.value, b.value)
-    if isinstance(a, float) and a != a:
-        return b != b
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
     return bool(a == b)
 
 
