@@ -45,6 +45,13 @@ def read_example(name: str) -> bytes:
     return _examples().joinpath(match[0]).read_bytes()  # type: ignore[no-any-return]
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a long hex string is no file name
+        return False
+
+
 def _read_source(data: str | None, file: Path | None, example: str | None) -> tuple[bytes, str]:
     """(input bytes, where they came from)."""
     given = [x is not None for x in (data, file, example)]
@@ -53,9 +60,8 @@ def _read_source(data: str | None, file: Path | None, example: str | None) -> tu
     if example is not None:
         return read_example(example), f"example {example}"
     if data is not None and file is None:
-        path = Path(data)
-        if data != "-" and len(data) < 4096 and path.is_file():
-            file = path
+        if data != "-" and _is_file(data):
+            file = Path(data)
         elif data != "-":
             return data.encode("utf-8", "surrogateescape"), "argument"
     if file is not None and str(file) != "-":

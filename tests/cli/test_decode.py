@@ -1,0 +1,238 @@
+"""`amqp decode`: every input form, every kind of content, errors, JSON round trip, secrets."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amqpcli.cli.app import main
+from amqpcli.codec.composites import Open, SaslInit, Transfer
+from amqpcli.codec.frames import AMQP_HEADER, encode_frame
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Symbol, UInt
+from amqpcli.render.items import item_bytes_from_json
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "amqpcli" / "examples"
+SESSION = (EXAMPLES / "client-session.amqp").read_bytes()
+MESSAGE = (EXAMPLES / "message.amqp").read_bytes()
+
+
+def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Run `amqp ARGS` in-process; (exit code, stdout, stderr)."""
+    runner = CliRunner()
+    code = 0
+    with runner.isolation(input=stdin) as (out, err, _):
+        try:
+            main(list(args))
+        except SystemExit as e:
+            code = int(e.code or 0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        result = code, out.getvalue().decode(), err.getvalue().decode()
+    return result
+
+
+def hexdump_c(data: bytes) -> str:
+    rows = []
+    for r in range(0, len(data), 16):
+        c = data[r : r + 16]
+        left = " ".join(f"{b:02x}" for b in c[:8])
+        right = " ".join(f"{b:02x}" for b in c[8:])
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in c)
+        rows.append(f"{r:08x}  {left:<23}  {right:<23}  |{text}|")
+    return "\n".join([*rows, f"{len(data):08x}"]) + "\n"
+
+
+def xxd(data: bytes) -> str:
+    rows = []
+    for r in range(0, len(data), 16):
+        c = data[r : r + 16]
+        groups = " ".join(c[i : i + 2].hex() for i in range(0, len(c), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in c)
+        rows.append(f"{r:08x}: {groups:<39}  {text}")
+    return "\n".join(rows) + "\n"
+
+
+FRAME = encode_frame(Open(container_id="hex-test"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        FRAME.hex(),
+        FRAME.hex(" "),
+        " ".join(f"0x{b:02x}" for b in FRAME),
+        "".join(f"\\x{b:02x}" for b in FRAME),
+        FRAME.hex(":"),
+        hexdump_c(FRAME),
+        xxd(FRAME),
+        base64.b64encode(FRAME).decode(),
+    ],
+    ids=["plain", "spaced", "0x", "escapes", "colons", "hexdump-C", "xxd", "base64"],
+)
+def test_text_input_forms_on_stdin(text: str) -> None:
+    code, out, err = run("decode", stdin=text.encode())
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("a single frame (detected)")
+    assert '  container-id: "hex-test"' in out
+
+
+def test_argument_words_file_and_stdin_raw(tmp_path: Path) -> None:
+    code, out, _ = run("decode", *FRAME.hex(" ").split())
+    assert code == 0 and "hex input (argument)" in out and "hex-test" in out
+    f = tmp_path / "frame.bin"
+    f.write_bytes(FRAME)
+    for args in (("decode", str(f)), ("decode", "-f", str(f))):
+        code, out, _ = run(*args)
+        assert code == 0 and "raw input" in out and "hex-test" in out
+    code, out, _ = run("decode", stdin=FRAME)
+    assert code == 0 and "raw input (stdin)" in out
+
+
+def test_forced_input_form() -> None:
+    # "41424344" is hex and base64 alike: hex wins unless told.
+    code, out, _ = run("decode", "41424344")
+    assert code == 0 and out.startswith("a sequence of 4 AMQP values (detected); 4 bytes from hex")
+    code, out, _ = run("decode", "--input", "base64", "oQJoaQ==")
+    assert code == 0 and "base64 input" in out and '"hi"' in out
+    code, out, _ = run("decode", "--input", "raw", "A")  # the byte 0x41: boolean true
+    assert code == 0 and "1 bytes from raw input" in out and "true" in out
+    code, _, err = run("decode", "--input", "hex", "xyz")
+    assert code == 2 and "not hex" in err
+
+
+def test_frame_stream_with_headers() -> None:
+    code, out, _ = run("decode", stdin=SESSION)
+    assert code == 0
+    assert out.splitlines()[0].startswith(
+        "a frame stream: 2 protocol headers, 11 frames (detected)"
+    )
+    for name in (
+        "sasl-init",
+        "open",
+        "begin",
+        "attach",
+        "flow",
+        "transfer",
+        "disposition",
+        "close",
+    ):
+        assert f"[0] {'SASL ' if name.startswith('sasl') else ''}{name}" in out
+    assert "application-properties" in out  # the transfer's message is shown
+
+
+def test_frames_without_header_and_brief() -> None:
+    no_header = SESSION[SESSION.index(AMQP_HEADER) + 8 :]
+    code, out, _ = run("decode", "--brief", stdin=no_header)
+    assert code == 0
+    assert out.splitlines()[0].startswith("a frame stream: 10 frames (detected)")
+    assert any(line.startswith("[0] transfer    handle=0 id=0") for line in out.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("data", "first"),
+    [
+        (MESSAGE, "an encoded message, annotated"),
+        (Message(b"x").encode(), "an encoded message, bare"),
+        (bytes.fromhex("a10568656c6c6f4143"), "a sequence of 3 AMQP values"),
+    ],
+)
+def test_messages_and_values(data: bytes, first: str) -> None:
+    code, out, _ = run("decode", data.hex())
+    assert code == 0
+    assert out.splitlines()[0].startswith(first)
+
+
+def test_forced_kind() -> None:
+    code, out, _ = run("decode", "--as", "values", MESSAGE.hex())
+    assert code == 0 and out.startswith("a sequence of 5 AMQP values (as asked)")
+
+
+def test_decode_error_shows_offset_window_and_partial_results() -> None:
+    good = encode_frame(Open(container_id="before"))
+    bad = bytes.fromhex("0000000c02000000005310ff")
+    code, out, err = run("decode", (good + bad).hex())
+    assert code == 8
+    assert 'container-id: "before"' in out  # what came before is printed
+    assert f"decode error at offset {len(good) + 11}" in err
+    assert "[ff]" in err and "^^^^" in err
+    assert err.strip().splitlines()[-1].startswith("amqp: error: decode error: first at offset")
+    assert "Traceback" not in err
+
+
+def test_truncated_value_error() -> None:
+    code, out, err = run("decode", "--as", "values", "41 a1 05 68 65")
+    assert code == 8
+    assert "value: true" in out  # decoded before the error
+    assert "decode error at offset 1: expected string of 5 bytes" in err and "41[a1]05 68 65" in err
+
+
+def test_console_script_exit_code_and_no_traceback() -> None:
+    p = subprocess.run(
+        [sys.executable, "-m", "amqpcli", "decode", "00 53 10 c0 04 01 a1 01 ff"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 8
+    assert "decode error at offset 8" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_json_round_trips_to_the_input_bytes() -> None:
+    for data in (
+        SESSION,
+        MESSAGE,
+        bytes.fromhex("a10568656c6c6f4143"),
+        (EXAMPLES / "selector-filter.amqp").read_bytes(),
+    ):
+        code, out, _ = run("decode", "--json", "--show-secrets", stdin=data)
+        assert code == 0
+        items = [json.loads(line) for line in out.splitlines()]
+        assert b"".join(item_bytes_from_json(i) for i in items) == data
+    code, out, _ = run("decode", "--json", stdin=SESSION)
+    items = [json.loads(line) for line in out.splitlines()]
+    assert [i["item"] for i in items][:3] == ["protocol-header", "frame", "protocol-header"]
+    transfer = next(i for i in items if i.get("performative") and "transfer" in i["performative"])
+    assert transfer["message"]["properties"]["to"] == "/queue/orders"
+    assert transfer["performative"]["transfer"]["delivery-tag"] == "AAAAAAAAAAE="
+
+
+def test_sasl_plain_redaction_on_and_off() -> None:
+    data = b"AMQP\x03\x01\x00\x00" + encode_frame(
+        SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\x00bob\x00hunter2"), type=1
+    )
+    hidden = base64.b64encode(b"hunter2").decode()
+    for args in ((), ("--brief",), ("--json",)):
+        code, out, _ = run("decode", *args, stdin=data)
+        assert code == 0 and "hunter2" not in out and "\\x00bob\\x00" not in out[:0]
+        assert "bob" in out or base64.b64encode(b"\x00bob\x00***").decode() in out
+    code, out, _ = run("decode", "--show-secrets", stdin=data)
+    assert "hunter2" in out
+    code, out, _ = run("decode", "--json", "--show-secrets", stdin=data)
+    assert base64.b64encode(b"\x00bob\x00hunter2").decode() in out
+    assert hidden not in run("decode", "--json", stdin=data)[1]
+
+
+def test_examples_and_usage_errors() -> None:
+    code, out, _ = run("decode", "--example", "list")
+    assert code == 0 and "client-session.amqp" in out.split()
+    code, out, _ = run("decode", "--example", "client-session")
+    assert code == 0 and "a frame stream" in out
+    code, _, err = run("decode", "--example", "nope")
+    assert code == 2 and "client-session.amqp" in err
+    code, _, err = run("decode", "--as", "pictures", "00")
+    assert code == 2 and "--as must be one of" in err
+    code, _, err = run("decode", "")
+    assert code == 2
+
+
+def test_max_frame_size_option() -> None:
+    big = encode_frame(Transfer(handle=UInt(0)), payload=b"x" * 600)
+    code, _, err = run("decode", "--max-frame-size", "512", big.hex())
+    assert code == 8 and "max-frame-size" in err
