@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(e, click.exceptions.ClickException):
             e.show()
             sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
+        abort = getattr(click.exceptions, "Abort", None)  # absent from typer's vendored click
+        if abort is not None and isinstance(e, abort):
             print("amqp: interrupted", file=sys.stderr)
             sys.exit(int(Exit.INTERRUPTED))
         if _state["debug"]:
