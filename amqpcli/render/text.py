@@ -147,7 +147,8 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
     value = redact(value, show_secrets)
     if isinstance(value, Composite):
         cls = type(value)
-        node = Node(label or cls.NAME, cls.NAME if label else "", f"0x{cls.CODE:x} = {cls.SYMBOL}")
+        text = cls.NAME if label and label != cls.NAME else ""
+        node = Node(label or cls.NAME, text, f"0x{cls.CODE:x} = {cls.SYMBOL}")
         if cls.SOURCE != "list":
             inner = value.value  # type: ignore[attr-defined]
             child = value_tree(inner, "value", show_secrets)

@@ -179,6 +179,7 @@ def test_console_script_exit_code_and_no_traceback() -> None:
         capture_output=True,
         text=True,
         timeout=60,
+        check=False,
     )
     assert p.returncode == 8
     assert "decode error at offset 8" in p.stderr and "Traceback" not in p.stderr
