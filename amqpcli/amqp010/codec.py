@@ -336,7 +336,7 @@ def _dec_struct32(buf: Buf, off: int, end: int) -> tuple[Any, int]:
     if off != sub_end:
         raise DecodeError(off, f"end of {sd.qname}", f"{sub_end - off} more octet(s)")
     del start
-    return Struct(sd, fields), off
+    return Struct._decoded(sd, fields), off
 
 
 def _enc_struct32(out: bytearray, value: Any) -> None:
@@ -495,7 +495,7 @@ def decode_struct(sd: StructDef, buf: Buf, off: int, end: int) -> tuple[Struct, 
     fields, off = decode_fields(sd.fields, sd.pack, buf, off, sub_end)
     if sd.size and off != sub_end:
         raise DecodeError(off, f"end of {sd.qname}", f"{sub_end - off} more octet(s)")
-    return Struct(sd, fields), off
+    return Struct._decoded(sd, fields), off
 
 
 def encode_struct(out: bytearray, value: Struct) -> None:
@@ -596,8 +596,10 @@ def decode_method(buf: Buf, off: int, end: int, command: bool) -> tuple[Control 
     if off != end:
         raise DecodeError(off, f"end of {md.qname}", f"{end - off} more octet(s)")
     if command:
-        return Command(md, fields, sync=bool(hdr.get("sync"))), off
-    return Control(md, fields), off
+        cmd: Command = Command._decoded(md, fields)
+        cmd.sync = "sync" in hdr.fields
+        return cmd, off
+    return Control._decoded(md, fields), off
 
 
 def encode_method(value: Control | Command) -> bytes:

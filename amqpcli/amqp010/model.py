@@ -125,6 +125,14 @@ class _Body:
             n: given[n] for n in names if given.get(n) is not None and given.get(n) is not False
         }
 
+    @classmethod
+    def _decoded(cls, definition: Any, fields: dict[str, Any]) -> Any:
+        """Build from a decoder's output (present fields already in spec order)."""
+        obj = cls.__new__(cls)
+        obj.definition = definition
+        obj.fields = fields
+        return obj
+
     @property
     def klass(self) -> str:
         return str(self.definition.klass)

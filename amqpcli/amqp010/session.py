@@ -158,6 +158,9 @@ class SessionInfo:
     commands: dict[str, dict[int, CommandRecord]] = field(
         default_factory=lambda: {CLIENT: {}, SERVER: {}})
     incomplete: dict[str, set[int]] = field(default_factory=lambda: {CLIENT: set(), SERVER: set()})
+    # completed, and the sender has not yet said it knows
+    unknown_completed: dict[str, set[int]] = field(
+        default_factory=lambda: {CLIENT: set(), SERVER: set()})
     messages: dict[str, dict[int, Message]] = field(
         default_factory=lambda: {CLIENT: {}, SERVER: {}})
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
@@ -246,6 +249,7 @@ class SessionObserver:
         done = self._select(s.incomplete[owner], ids)
         for i in sorted(done):
             s.incomplete[owner].discard(i)
+            s.unknown_completed[owner].add(i)
             rec = s.commands[owner][i]
             rec.completed_at = time
             msg = s.messages[owner].get(i)
@@ -256,13 +260,13 @@ class SessionObserver:
             self._drained(s, rec, time, side)
 
     def _known_completed(self, s: SessionInfo, ids: SequenceSet, time: float, side: str) -> None:
-        for i, rec in s.commands[side].items():
-            if rec.completed_at is not None and not rec.known_completed and i in ids:
-                rec.known_completed = True
-                msg = s.messages[side].get(i)
-                if msg is not None:
-                    msg.known_completed = True
-                    self._note(msg, time, side, "known-completed", None)
+        for i in sorted(self._select(s.unknown_completed[side], ids)):
+            s.unknown_completed[side].discard(i)
+            s.commands[side][i].known_completed = True
+            msg = s.messages[side].get(i)
+            if msg is not None:
+                msg.known_completed = True
+                self._note(msg, time, side, "known-completed", None)
 
     # -- commands --------------------------------------------------------------------
 
