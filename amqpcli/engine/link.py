@@ -54,6 +54,7 @@ class Link:
         "detach",
         "drain",
         "handle",
+        "high_water",
         "initiator",
         "link_credit",
         "live",
@@ -61,6 +62,7 @@ class Link:
         "out_queue",
         "outcomes",
         "rcv_delivery_count",
+        "rcv_limit",
         "rcv_link_credit",
         "receiver",
         "refused",
@@ -91,6 +93,8 @@ class Link:
         # the receiver's latest declaration
         self.rcv_delivery_count: int | None = None
         self.rcv_link_credit: int | None = None
+        self.rcv_limit: int | None = None  # delivery-count + credit, as the receiver said
+        self.high_water: int | None = None  # the highest such limit so far
         self.unsettled: dict[str, dict[bytes, Any]] = {sender: {}, receiver: {}}
         self.live: dict[bytes, Delivery] = {}  # tag -> delivery not yet final
         self.current: Delivery | None = None  # a multi-frame delivery in progress
@@ -181,13 +185,20 @@ class Link:
             credit = int(flow.link_credit) if flow.link_credit is not None else 0
             self.rcv_delivery_count = dc_rcv
             self.rcv_link_credit = credit
-            self.link_credit = max(0, serial.diff(self.delivery_count,
-                                                  serial.add(dc_rcv, credit)))
+            limit = serial.add(dc_rcv, credit)
+            self.rcv_limit = limit
+            if self.high_water is None or serial.lt(self.high_water, limit):
+                self.high_water = limit
+            self.link_credit = max(0, serial.diff(self.delivery_count, limit))
             self.drain = bool(flow.drain)
         else:
             if flow.delivery_count is not None:
                 self.delivery_count = int(flow.delivery_count)
-            if flow.link_credit is not None:
+            if self.rcv_limit is not None:
+                # the sender's credit is always limit - delivery-count; computing it from
+                # the receiver's latest limit also covers a receiver flow still in flight
+                self.link_credit = max(0, serial.diff(self.delivery_count, self.rcv_limit))
+            elif flow.link_credit is not None:
                 self.link_credit = int(flow.link_credit)
             if flow.available is not None:
                 self.available = int(flow.available)
@@ -195,10 +206,15 @@ class Link:
                 self.drain = False  # the sender answered the drain
 
     def consume_credit(self) -> bool:
-        """A new delivery: False if there was no credit for it."""
-        ok = self.link_credit > 0
+        """A new delivery: False if no credit the receiver ever granted covers it.
+
+        A receiver may lower its credit while transfers are in flight, so a transfer is
+        judged against the highest delivery-limit the receiver has announced.
+        """
+        hw = self.high_water
+        ok = hw is not None and serial.lt(self.delivery_count, hw)
         self.delivery_count = serial.add(self.delivery_count, 1)
-        if ok:
+        if self.link_credit > 0:
             self.link_credit -= 1
         return ok
 
