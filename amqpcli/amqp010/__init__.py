@@ -10,6 +10,8 @@ Public API (see docs/amqp010.md):
   in spec order); `.make("message.transfer", destination="q")` builds one.
 * `encode_assembly(method, channel, header, body)`, `encode_method`, `encode_header`.
 * `SessionObserver`: the sans-IO session model fed assemblies with a time and a side.
+* `ConnectionObserver`: both directions' bytes in (`feed(side, data, time)`), `Observed`
+  items (decoded item + model events) out; `.model` is its `SessionObserver`.
 * `DecodeError(offset, expected, found)`: the only exception malformed input raises.
 """
 
@@ -21,6 +23,7 @@ from amqpcli.amqp010.codec import (
     encode_method,
     encode_value,
 )
+from amqpcli.amqp010.connection import ConnectionObserver, Observed
 from amqpcli.amqp010.errors import DecodeError, EncodeError
 from amqpcli.amqp010.frames import (
     PROTOCOL_HEADER,
@@ -46,6 +49,15 @@ from amqpcli.amqp010.model import (
     Struct,
     StructDef,
 )
+from amqpcli.amqp010.session import (
+    CommandRecord,
+    Message,
+    SessionInfo,
+    SessionObserver,
+    Subscription,
+    TimelineEvent,
+    Violation,
+)
 from amqpcli.amqp010.stream import StreamDecoder, StreamError, decode_stream
 from amqpcli.amqp010.values import (
     Array,
@@ -60,11 +72,53 @@ from amqpcli.amqp010.values import (
 )
 
 __all__ = [
-    "COMMANDS", "CONTROLS", "METHODS", "PROTOCOL_HEADER", "STRUCTS", "Array", "Assembler",
-    "Assembly", "ByteRanges", "Command", "Control", "Datetime", "DecodeError", "EncodeError",
-    "FieldDef", "Frame", "FrameError", "FrameReader", "MethodDef", "ProtocolHeader",
-    "SequenceSet", "StreamDecoder", "StreamError", "Struct", "StructDef", "TypedBytes",
-    "TypedDecimal", "TypedFloat", "TypedInt", "TypedStr", "decode_header", "decode_method",
-    "decode_stream", "decode_value", "encode_assembly", "encode_frames", "encode_header",
-    "encode_method", "encode_value", "is_protocol_header",
+    "COMMANDS",
+    "CONTROLS",
+    "METHODS",
+    "PROTOCOL_HEADER",
+    "STRUCTS",
+    "Array",
+    "Assembler",
+    "Assembly",
+    "ByteRanges",
+    "Command",
+    "CommandRecord",
+    "ConnectionObserver",
+    "Control",
+    "Datetime",
+    "DecodeError",
+    "EncodeError",
+    "FieldDef",
+    "Frame",
+    "FrameError",
+    "FrameReader",
+    "Message",
+    "MethodDef",
+    "Observed",
+    "ProtocolHeader",
+    "SequenceSet",
+    "SessionInfo",
+    "SessionObserver",
+    "StreamDecoder",
+    "StreamError",
+    "Struct",
+    "StructDef",
+    "Subscription",
+    "TimelineEvent",
+    "TypedBytes",
+    "TypedDecimal",
+    "TypedFloat",
+    "TypedInt",
+    "TypedStr",
+    "Violation",
+    "decode_header",
+    "decode_method",
+    "decode_stream",
+    "decode_value",
+    "encode_assembly",
+    "encode_frames",
+    "encode_header",
+    "encode_method",
+    "encode_value",
+    "is_protocol_header",
 ]

@@ -11,9 +11,11 @@ import pytest
 from amqpcli.amqp010 import (
     Assembly,
     Command,
+    ConnectionObserver,
     Frame,
     ProtocolHeader,
     StreamDecoder,
+    StreamError,
     Struct,
     encode_assembly,
     encode_value,
@@ -253,19 +255,19 @@ def test_messages_headers_and_bodies(view) -> None:
 
 
 def _observe(view) -> SessionObserver:
-    obs = SessionObserver()
-    decoders = {k: StreamDecoder() for k in view}
-    events = []
-    for key, d in view.items():
+    """Chunks of both directions in capture-time order through one ConnectionObserver."""
+    conn = ConnectionObserver()
+    chunks = []
+    for (_stream, side), d in view.items():
         start = 0
         for t, end in d.chunks:
-            for item in decoders[key].feed(bytes(d.data[start:end])):
-                if isinstance(item, Assembly):
-                    events.append((t, key[1], item))
+            chunks.append((t, side, bytes(d.data[start:end])))
             start = end
-    for t, side, asm in sorted(events, key=lambda e: e[0]):
-        obs.feed(asm, t, side)
-    return obs
+    for t, side, data in sorted(chunks, key=lambda c: c[0]):
+        for o in conn.feed(side, data, t):
+            assert not isinstance(o.item, StreamError)
+    assert conn.close(chunks[-1][0]) == [] and conn.errors == {}
+    return conn.model
 
 
 def test_commands_are_numbered_as_the_peers_numbered_them(view) -> None:

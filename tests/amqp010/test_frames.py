@@ -98,3 +98,23 @@ def test_four_octet_packing_flags() -> None:
     assert bytes(out[4:]) == b"\x01\x02\x03"
     fields, end = decode_fields(defs, 4, bytes(out), 0, len(out))
     assert fields == {"f0": 1, "f9": 2, "f26": 3} and end == len(out)
+
+
+def test_connection_observer_keeps_sides_apart() -> None:
+    from amqpcli.amqp010 import ConnectionObserver
+
+    conn = ConnectionObserver()
+    attach = encode_assembly(Control.make("session.attach", name=b"s"), 1)
+    got = conn.feed("client", PROTOCOL_HEADER + attach, 1.0)
+    assert [type(o.item).__name__ for o in got] == ["ProtocolHeader", "Assembly"]
+    bad = conn.feed("server", b"AMQP\x00\x01\x00\x00", 2.0)  # a 1.0 header: not ours
+    assert isinstance(bad[0].item, StreamError) and conn.errors["server"].offset == 0
+    cp = encode_assembly(Control.make("session.command-point", command_id=5, command_offset=0), 1)
+    transfer = encode_assembly(Command.make("message.transfer", destination="q"), 1)
+    got = conn.feed("client", cp + transfer[:-1], 3.0)  # the client side goes on
+    assert [o.item.method.qname for o in got] == ["session.command-point"]
+    got = conn.feed("client", transfer[-1:], 4.0)
+    assert got[0].events[0].command_id == 5
+    assert conn.close(5.0) == []
+    with pytest.raises(ValueError):
+        conn.feed("middle", b"", 6.0)

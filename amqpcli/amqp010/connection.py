@@ -1,0 +1,49 @@
+"""Both directions of one 0-10 connection: timestamped byte chunks in, decoded items and
+session-model events out. This is the entry point for captures and proxies; it only joins
+`StreamDecoder` (one per side) to one `SessionObserver`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from amqpcli.amqp010.frames import Assembly, ProtocolHeader
+from amqpcli.amqp010.session import CLIENT, SERVER, Event, SessionObserver
+from amqpcli.amqp010.stream import StreamDecoder, StreamError
+
+
+@dataclass(slots=True)
+class Observed:
+    """One item decoded from `side`'s bytes at `time`, with what the model made of it."""
+
+    time: float
+    side: str
+    item: ProtocolHeader | Assembly | StreamError
+    events: list[Event] = field(default_factory=list)
+
+
+class ConnectionObserver:
+    """`feed(side, data, time)` with side "client" (the initiator) or "server"."""
+
+    def __init__(self, expect_header: bool = True) -> None:
+        self.model = SessionObserver()
+        self._decoders = {CLIENT: StreamDecoder(expect_header), SERVER: StreamDecoder(expect_header)}
+        self.errors: dict[str, StreamError] = {}
+
+    def feed(self, side: str, data: bytes | bytearray | memoryview, time: float) -> list[Observed]:
+        if side not in self._decoders:
+            raise ValueError(f"side must be {CLIENT!r} or {SERVER!r}, not {side!r}")
+        return [self._observe(side, item, time) for item in self._decoders[side].feed(data)]
+
+    def close(self, time: float) -> list[Observed]:
+        """End of both streams: reports a truncated tail as a StreamError."""
+        return [self._observe(side, item, time)
+                for side, dec in self._decoders.items() for item in dec.close()]
+
+    def _observe(self, side: str, item: ProtocolHeader | Assembly | StreamError,
+                 time: float) -> Observed:
+        obs = Observed(time, side, item)
+        if isinstance(item, Assembly):
+            obs.events = self.model.feed(item, time, side)
+        elif isinstance(item, StreamError):
+            self.errors[side] = item
+        return obs
