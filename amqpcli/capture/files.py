@@ -215,19 +215,23 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
         n = len(buf)
         mv = memoryview(buf)
         while pos + 12 <= n:
-            btype, blen = hdr(buf, pos)
-            end = pos + blen
-            if btype == 6 and end <= n and blen >= 32 and not blen & 3:
+            if pos + 28 <= n:
                 # enhanced packet block, the common case: one unpack, checks inline
-                _t, _l, iface, hi, lo, caplen, _orig = epb7(buf, pos)
-                if spb(buf, end - 4)[0] == blen and caplen <= blen - 32 and iface < len(ifaces):
-                    lt, mul, div, off, _snap = ifaces[iface]
-                    last_ts = (hi << 32) | lo
-                    if mul != 1 or div != 1 or off:
-                        last_ts = last_ts * mul // div + off
-                    yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
-                    pos = end
-                    continue
+                btype, blen, iface, hi, lo, caplen, _orig = epb7(buf, pos)
+            else:
+                btype, blen = hdr(buf, pos)
+            end = pos + blen
+            if (btype == 6 and end <= n and blen >= 32 and not blen & 3
+                    and spb(buf, end - 4)[0] == blen and caplen <= blen - 32
+                    and iface < len(ifaces)):
+                # (blen >= 32 and end <= n imply the 7-field unpack above happened)
+                lt, mul, div, off, _snap = ifaces[iface]
+                last_ts = (hi << 32) | lo
+                if mul != 1 or div != 1 or off:
+                    last_ts = last_ts * mul // div + off
+                yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
+                pos = end
+                continue
             if btype == _SHB:
                 bom_le = int.from_bytes(buf[pos + 8 : pos + 12], "little")
                 if bom_le == _BOM:

@@ -14,19 +14,13 @@ from amqpcli.capture.tcp import Event, FlowKey, FlowTracker, flow_key
 Source = str | os.PathLike[str] | BinaryIO
 
 
-class _Guarded:
-    """Wraps one file's packets so that its error ends that file only; the error is kept
-    for the caller to raise once the other files are done."""
-
-    def __init__(self, source: Source, errors: list[CaptureError]) -> None:
-        self._it = read_packets(source)
-        self._errors = errors
-
-    def __iter__(self) -> Iterator[Packet]:
-        try:
-            yield from self._it
-        except CaptureError as e:
-            self._errors.append(e)
+def _guarded(source: Source, errors: list[CaptureError]) -> Iterator[Packet]:
+    """One file's packets; its error ends that file only and is kept for the caller to
+    raise once the other files are done."""
+    try:
+        yield from read_packets(source)
+    except CaptureError as e:
+        errors.append(e)
 
 
 def read_capture(
@@ -55,17 +49,23 @@ def read_capture(
                               gap_timeout=gap_timeout)
     dec = decoder or PacketDecoder()
     errors: list[CaptureError] = []
-    packets = merge_packets(iter(_Guarded(s, errors)) for s in srcs)
+    if len(srcs) == 1:
+        packets = read_packets(srcs[0])
+    else:
+        packets = merge_packets(_guarded(s, errors) for s in srcs)
     out = tracker.events
     decode = dec.decode
     feed = tracker.feed
-    for ts, linktype, data in packets:
-        seg = decode(linktype, data)
-        if seg is not None:
-            feed(ts, *seg)
-            if out:
-                yield from out
-                out.clear()
+    try:
+        for ts, linktype, data in packets:
+            seg = decode(linktype, data)
+            if seg is not None:
+                feed(ts, *seg)
+                if out:
+                    yield from out
+                    out.clear()
+    except CaptureError as e:  # only from the single file: merged ones are guarded
+        errors.append(e)
     tracker.finish()
     if out:
         yield from out

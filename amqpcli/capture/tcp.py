@@ -268,7 +268,7 @@ class FlowTracker:
             self._reset(h, ts)
             return
         peer = h.peer
-        if flags & ACK and peer.started and not peer.closed:
+        if ack != peer.nxt and flags & ACK and peer.started and not peer.closed:
             d = ((ack - peer.nxt + _H) & _M) - _H
             if d > 0:
                 self._acked_past(peer, ts, d)
