@@ -17,11 +17,16 @@ time, side)` takes one `Assembly` sent by `side` ("client", the connection's ini
   completion; execution.result and execution.exception name the other side's command.
 * message.transfer starts a `Message`; message.accept / reject / release / acquire name
   transfers of the other side by a sequence-set of command ids, and give the message its
-  outcome. A transfer with accept-mode none needs no accept: it is accepted as sent.
-* message.subscribe opens a `Subscription` per destination. message.set-flow-mode,
-  message.flow, message.flush and message.stop manage its credit: in credit mode only
-  message.flow adds credit; in window mode the completion of a transfer also gives its
-  credit back. A transfer to a destination with no credit left is a violation.
+  outcome. A transfer with accept-mode none needs no accept: it is accepted as sent. Once
+  settled, a transfer may not be named again (the first outcome stands); accepting an
+  unacquired message is a violation, rejecting one is ignored (both as the spec says).
+* message.subscribe opens a `Subscription` per destination, in window mode with no credit.
+  message.set-flow-mode, message.flow (no value: infinite), message.flush and message.stop
+  manage its credit: in credit mode only message.flow adds credit; in window mode the
+  completion of a transfer also gives its credit back. Byte credit counts the header and
+  body segment octets. Flush and stop leave no credit once completed; transfers in flight
+  before that are fine, as are transfers before a message.cancel completes. A transfer to a
+  destination with too little credit, or after its cancel completed, is a violation.
 
 Violations (protocol errors seen on the wire) are `Violation` records, never exceptions.
 """
@@ -133,7 +138,8 @@ class Subscription:
     flow_mode: str = "window"  # the spec's default for a new subscription
     credit: dict[str, int] = field(default_factory=lambda: {"message": 0, "byte": 0})
     transfers: int = 0
-    cancelled_at: float | None = None
+    cancelled_at: float | None = None  # when the cancel completed
+    cancelling: set[int] = field(default_factory=set)  # cancel ids awaiting completion
     timeline: list[TimelineEvent] = field(default_factory=list)
     draining: set[int] = field(default_factory=set)  # flush/stop ids awaiting completion
 
@@ -310,12 +316,22 @@ class SessionObserver:
         outcome = {"accept": "accepted", "reject": "rejected", "release": "released"}[c.name]
         detail = {k: v for k, v in c.fields.items() if k != "transfers"}
         for msg in self._transfers(s, c.get("transfers") or SequenceSet(), time, side, rec):
-            if msg.outcome is not None and msg.outcome != outcome:
+            if msg.outcome is not None:
+                # once settled, a transfer's id may no longer be referenced; the first stands
+                why = ("sent with accept-mode none" if msg.accept_mode == 1
+                       and msg.outcome == "accepted" else f"already {msg.outcome}")
                 self._violate(time, side, s.channel, f"message.{c.name} of transfer "
-                              f"{msg.command_id}, already {msg.outcome}", rec.command_id)
-            elif msg.outcome == outcome and outcome == "accepted" and msg.accept_mode == 1:
-                self._violate(time, side, s.channel, f"message.accept of transfer "
-                              f"{msg.command_id}, sent with accept-mode none", rec.command_id)
+                              f"{msg.command_id}, {why}", rec.command_id)
+                self._note(msg, time, side, outcome, rec.command_id, ignored=why, **detail)
+                continue
+            if not msg.acquired and outcome != "released":
+                if outcome == "accepted":  # the recipient must have acquired it
+                    self._violate(time, side, s.channel, f"message.accept of transfer "
+                                  f"{msg.command_id}, not acquired", rec.command_id)
+                else:  # the spec says a reject of an unacquired message is ignored
+                    self._note(msg, time, side, outcome, rec.command_id,
+                               ignored="not acquired", **detail)
+                    continue
             msg.outcome = outcome
             self._note(msg, time, side, outcome, rec.command_id, **detail)
 
@@ -371,13 +387,13 @@ class SessionObserver:
                           rec.command_id)
             return
         if c.name == "cancel":
-            sub.cancelled_at = time
+            sub.cancelling.add(rec.command_id)
         elif c.name == "set-flow-mode":
             sub.flow_mode = "window" if c.get("flow-mode", 0) == 1 else "credit"
             sub.credit = {"message": 0, "byte": 0}
         elif c.name == "flow":
             unit = "byte" if c.get("unit", 0) == 1 else "message"
-            value = c.get("value", 0)
+            value = c.get("value", UNLIMITED)  # no value: infinite credit
             if value == UNLIMITED or sub.credit[unit] == UNLIMITED:
                 sub.credit[unit] = UNLIMITED
             else:
@@ -421,6 +437,13 @@ class SessionObserver:
                 sub.credit[unit] = min(sub.credit[unit] + back, UNLIMITED - 1)
 
     def _drained(self, s: SessionInfo, rec: CommandRecord, time: float, side: str) -> None:
+        if rec.qname == "message.cancel":
+            for sub in s.subscriptions.values():
+                if rec.command_id in sub.cancelling:
+                    sub.cancelling.discard(rec.command_id)
+                    sub.cancelled_at = time
+                    sub.timeline.append(TimelineEvent(time, side, "cancelled", rec.command_id))
+            return
         if rec.qname not in ("message.flush", "message.stop"):
             return
         for sub in s.subscriptions.values():

@@ -205,3 +205,60 @@ def test_side_must_be_client_or_server() -> None:
     s = Script()
     with pytest.raises(ValueError):
         s.send("left", Control.make("session.attach", name=b"x"))
+
+
+def test_flow_without_value_is_infinite_credit() -> None:
+    s = Script()
+    s.attach()
+    s.subscribe(mode=0)
+    s.cmd("client", "message.flow", destination="d", unit=0)
+    s.cmd("client", "message.flow", destination="d", unit=1)
+    for _ in range(5):
+        s.transfer()
+    assert s.obs.violations == []
+    assert s.obs.subscriptions[0].credit == {"message": UNLIMITED, "byte": UNLIMITED}
+
+
+def test_unacquired_messages_reject_ignored_accept_violates() -> None:
+    s = Script()
+    s.attach()
+    s.subscribe(mode=0, acquire=1)
+    s.cmd("client", "message.flow", destination="d", unit=0)
+    s.cmd("client", "message.flow", destination="d", unit=1)
+    s.transfer(acquire_mode=1)
+    s.transfer(acquire_mode=1)
+    s.cmd("client", "message.reject", transfers=SequenceSet.of(0), code=0)  # ignored
+    s.cmd("client", "message.accept", transfers=SequenceSet.of(1))  # not acquired
+    m0, m1 = s.obs.messages
+    assert m0.outcome is None and m0.timeline[-1].detail["ignored"] == "not acquired"
+    assert m1.outcome == "accepted"
+    assert [v.message for v in s.obs.violations] == ["message.accept of transfer 1, not acquired"]
+
+
+def test_settled_transfers_may_not_be_referenced_again() -> None:
+    s = Script()
+    s.attach()
+    s.transfer(side="client", dest="x")
+    s.transfer(side="client", dest="x", accept_mode=1)
+    s.cmd("server", "message.accept", transfers=SequenceSet(((0, 1),)))
+    s.cmd("server", "message.release", transfers=SequenceSet.of(0))
+    m0, m1 = s.obs.messages
+    assert (m0.outcome, m1.outcome) == ("accepted", "accepted")  # the first outcome stands
+    assert [v.message for v in s.obs.violations] == [
+        "message.accept of transfer 1, sent with accept-mode none",
+        "message.release of transfer 0, already accepted"]
+
+
+def test_cancel_takes_effect_when_completed() -> None:
+    s = Script()
+    s.attach()
+    s.subscribe(mode=0)
+    s.cmd("client", "message.flow", destination="d", unit=0)
+    s.cmd("client", "message.flow", destination="d", unit=1)
+    s.cmd("client", "message.cancel", destination="d")  # client id 4
+    s.transfer()  # still allowed: the cancel is not complete
+    assert s.obs.violations == [] and s.obs.subscriptions[0].cancelled_at is None
+    s.ctl("server", "session.completed", commands=SequenceSet(((0, 4),)))
+    assert s.obs.subscriptions[0].cancelled_at is not None
+    s.transfer()
+    assert [v.message for v in s.obs.violations] == ["transfer 1 to cancelled destination 'd'"]
