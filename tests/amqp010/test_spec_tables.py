@@ -137,3 +137,16 @@ def test_errata_differs_from_plain_only_where_documented() -> None:
     assert diff == [(("dtx", f"{NS}struct", "xid", None, "2", "2", diff[0][0][6]),
                      ("dtx", f"{NS}struct", "xid", "0x4", "4", "2", diff[0][0][6]))]
     assert model.STRUCTS["dtx.xid"].type_code == 0x0604
+
+
+def test_committed_module_is_what_the_generator_writes() -> None:
+    import importlib.util
+
+    from tests.paths import SCRIPTS_DIR
+
+    spec_ = importlib.util.spec_from_file_location("gen_spec010", SCRIPTS_DIR / "gen_spec010.py")
+    assert spec_ is not None and spec_.loader is not None
+    gen = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(gen)
+    committed = Path(spec.__file__).read_text()
+    assert gen.render(gen.build(require(ERRATA)), ERRATA.name) == committed
