@@ -65,6 +65,7 @@ _M = 0xFFFFFFFF
 _H = 0x80000000
 
 AMQP_PORTS = frozenset({5672, 5671, 5682})
+MAX_EARLY_CHUNKS = 64  # chunks held for a flow whose protocol is not known yet
 
 
 class Direction(IntEnum):
@@ -440,11 +441,15 @@ class FlowTracker:
         elif flow._state == _PROBING:
             if flow._probe is None:
                 flow._probe = h
-            flow._early.append((h, ts, bytes(data), off, n))
+            early = flow._early
+            early.append((h, ts, bytes(data), off, n))
             if h is flow._probe:
-                have = sum(e[4] for e in flow._early if e[0] is h and e[2] is not None)
-                if have >= NEEDED:
+                if sum(e[4] for e in early if e[0] is h and e[2] is not None) >= NEEDED:
                     self._decide(flow, ts)
+            elif len(early) > MAX_EARLY_CHUNKS:
+                # the first sender stays below 8 bytes while the other side talks on:
+                # decide with what there is rather than hold the other side's bytes
+                self._decide(flow, ts)
 
     def _gap(self, h: _Half, ts: int, size: int) -> None:
         off = h.off

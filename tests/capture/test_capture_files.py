@@ -292,3 +292,26 @@ def test_one_damaged_file_among_several(tmp_path: Path) -> None:
     got = b"".join(bytes(e.data) for e in r_events
                    if type(e).__name__ == "Data" and e.direction == C2S)
     assert got == C_DATA
+
+
+def test_ipv6_fragments_are_reassembled() -> None:
+    import struct
+
+    payload = AMQP_HDR + frames(10, 100)
+    ip6 = tcp_packet("fd00::1", 40000, "fd00::2", 5672, 1, 2, ACK | PSH, payload)
+    body = ip6[40:]  # the TCP segment
+    dec = PacketDecoder()
+    pieces = [body[i : i + 256] for i in range(0, len(body), 256)]
+    got = []
+    for k, piece in enumerate(reversed(pieces)):  # out of order, too
+        i = len(pieces) - 1 - k
+        more = i < len(pieces) - 1
+        frag = struct.pack("!BBHI", 6, 0, (i * 256) | int(more), 0xABCD)
+        hdr = bytearray(ip6[:40])
+        hdr[4:6] = struct.pack("!H", 8 + len(piece))
+        hdr[6] = 44
+        got.append(dec.decode(101, memoryview(bytes(hdr) + frag + piece)))
+    assert got[:-1] == [None] * (len(pieces) - 1)
+    seg = got[-1]
+    assert seg is not None and bytes(seg[7]) == payload and seg[1] == 40000
+    assert dec.stats["reassembled"] == 1

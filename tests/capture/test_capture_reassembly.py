@@ -357,3 +357,39 @@ def test_new_syn_on_an_open_four_tuple_starts_a_new_flow(tmp_path: Path) -> None
     assert r.stream(1, C2S) == AMQP_HDR + b"new"
     assert sorted((c.flow.index, c.how) for c in r.closed) == [
         (0, "end"), (0, "end"), (1, "fin"), (1, "fin")]
+
+
+def test_detection_does_not_wait_forever_for_a_quiet_first_sender(tmp_path: Path) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        c = TcpConversation(w, server=("10.0.0.2", 7777), mss=50)
+        c.handshake()
+        c.send(C2S, b"hi")  # two bytes, then nothing from the client
+        c.send(S2C, bytes(20000))
+        tracker = FlowTracker()
+    for _key, ts, seg in read_segments(p):
+        tracker.feed_segment(ts, seg)
+    # decided (unknown, skipped) long before the end: nothing is held for it
+    assert [type(e).__name__ for e in tracker.events] == ["Opened"]
+    assert tracker.events[0].flow.protocol == "unknown"
+
+
+def test_state_follows_open_connections_not_input_size(tmp_path: Path) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        t = 1_700_000_000_000_000_000
+        for i in range(300):  # one after the other, three open at a time at most
+            c = TcpConversation(w, client=("10.0.0.1", 20000 + i), start_ns=t + i * 10**6)
+            c.handshake()
+            c.send(C2S, AMQP_HDR + bytes(100))
+            c.send(S2C, AMQP_HDR)
+            c.close()
+    tracker = FlowTracker(closed_memory=50)
+    most = 0
+    for _key, ts, seg in read_segments(p):
+        tracker.feed_segment(ts, seg)
+        tracker.events.clear()
+        most = max(most, tracker.open_flows())
+    assert tracker.flow_count == 300
+    assert most == 1 and tracker.open_flows() == 0
+    assert len(tracker._recent) <= 50
