@@ -16,8 +16,3 @@ _CTX = {"allow_extra_args": True, "ignore_unknown_options": True}
 @app.command("pcap-dump", context_settings=_CTX, help="Rebuild conversations and deliveries from captures. (not built yet)")
 def pcap_dump(ctx: typer.Context) -> None:
     not_built("pcap-dump")
-
-
-@app.command(context_settings=_CTX, help="Watch links, unsettled maps and deliveries live. (not built yet)")
-def tui(ctx: typer.Context) -> None:
-    not_built("tui")

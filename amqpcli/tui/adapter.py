@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.text import Text
 
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
-from amqpcli.render.text import format_value, rich_tree, value_tree
+from amqpcli.render.message import message_tree
+from amqpcli.render.text import format_value, rich_tree
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
     ConnRow,
@@ -194,7 +195,7 @@ def terminus_rows(requested: Any, granted: Any) -> list[TerminusRow]:
     return rows
 
 
-def _find_link(conns: list[tuple[str, Any]], key: str) -> tuple[Any, Any, str] | None:
+def find_link(conns: list[tuple[str, Any]], key: str) -> tuple[Any, Any, str] | None:
     conn_key = key.split(SEP, 1)[0]
     for ck, cw in conns:
         if ck != conn_key:
@@ -288,7 +289,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
 # -- delivery detail --------------------------------------------------------------------------
 
 
-def _find_delivery(cw: Any, link: Any, key: str, lk: str) -> Any:
+def find_delivery(cw: Any, link: Any, key: str, lk: str) -> Any:
     tag_hex = key.rsplit(SEP, 1)[-1]
     for d in link.live.values():
         if bytes(d.tag).hex() == tag_hex:
@@ -317,29 +318,12 @@ def _entry_detail(e: Any) -> str:
     return "  ".join(parts)
 
 
-_SECTIONS = (
-    "header", "delivery_annotations", "message_annotations", "properties",
-    "application_properties", "body", "footer",
-)
-
-
 def message_view(payload: bytes) -> RenderableType:
-    """Every section of the message as the render package's value trees."""
+    """Every section of the message, as the render package's message tree."""
     from amqpcli.codec.message import Message
 
     try:
-        msg = Message.decode(payload)
-        parts: list[RenderableType] = []
-        for name in _SECTIONS:
-            v = getattr(msg, name)
-            if v is None or (name == "body" and v == []):
-                continue
-            if name == "body" and isinstance(v, list):
-                for i, sec in enumerate(v):
-                    parts.append(rich_tree(value_tree(sec, f"body[{i}]")))
-            else:
-                parts.append(rich_tree(value_tree(v, name.replace("_", "-"))))
-        return Group(*parts) if parts else Text("(empty message)", style="dim")
+        return rich_tree(message_tree(Message.decode(payload)))
     except Exception as e:  # noqa: BLE001 - a message that does not decode is shown as such
         return Text(f"message does not decode: {e} (x shows the bytes)", style="bold red")
 
@@ -381,12 +365,12 @@ def snapshot(
     tree = tree_rows(conns, now, rates, ours)
     ld = dd = None
     if link is not None:
-        found = _find_link(conns, link)
+        found = find_link(conns, link)
         if found is not None:
             cw, lnk, lk = found
             ld = link_detail(cw, lnk, lk, now, ours)
             if delivery is not None and delivery.startswith(lk + SEP):
-                d = _find_delivery(cw, lnk, delivery, lk)
+                d = find_delivery(cw, lnk, delivery, lk)
                 if d is not None:
                     dd = delivery_detail(cw, d, delivery)
     return Snapshot(tree, ld, dd)

@@ -34,8 +34,7 @@ def write_conversation(
 ) -> int:
     """Write the capture; returns the number of frames in it."""
     frames = 0
-    with CaptureWriter(path) as w:
-        w.add_interface(101)  # raw IP
+    with CaptureWriter(path, linktype=101) as w:  # raw IP
         conv = TcpConversation(w, ("127.0.0.1", 40001), ("127.0.0.1", 5672), step_ns=step_ns)
         conv.handshake()
 

@@ -17,11 +17,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from amqpcli.codec.frames import FrameReader
 from amqpcli.errors import Exit, UserError
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.sources.base import Source
+from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.watch import ConnWatch, Watch, feed_record
 
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
 BATCH = 2000  # records fed per step of the play loop (the lock is released between)
-SIDE = {0: "client", 1: "server"}  # capture Direction C2S / S2C
 
 
 @dataclass
@@ -42,61 +41,20 @@ class Loaded:
 
 def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
     """Every AMQP 1.0 frame of a capture, in time order, with its connection and side."""
-    from amqpcli.capture import (
-        AMQP_1_0,
-        AMQP_SASL,
-        AMQP_TLS,
-        Closed,
-        Data,
-        Gap,
-        Opened,
-        read_capture,
-    )
-
-    wanted = {AMQP_1_0, AMQP_SASL, AMQP_TLS}
-    out = Loaded()
-    records = out.records
-    readers: dict[tuple[int, int], FrameReader | None] = {}
-    skipped: set[int] = set()
-
-    def add(key: str, side: str, t: float, items: list[Any]) -> None:
-        for it in items:
-            records.append(FrameRecord(len(records), t, key, side, it))
+    from amqpcli.capture import read_capture
 
     if not os.path.exists(path):
         raise UserError(f"{path}: no such file", Exit.USAGE)
+    out = Loaded()
+    records = out.records
+
+    def add(key: str, side: str, t: float, item: Any) -> None:
+        records.append(FrameRecord(len(records), t, key, side, item))
+
+    framer = CaptureFramer(add, out.notes.append)
     for ev in read_capture(path, ports=ports):
-        flow = ev.flow
-        if isinstance(ev, Opened):
-            if flow.protocol not in wanted and not flow.by_port:
-                skipped.add(flow.index)
-                out.notes.append(f"flow {flow.describe()} speaks {flow.protocol}: not shown")
-                continue
-            out.labels[f"c{flow.index}"] = flow.describe()
-            continue
-        if flow.index in skipped:
-            continue
-        key = f"c{flow.index}"
-        d = int(ev.direction)
-        rk = (flow.index, d)
-        if isinstance(ev, Data):
-            if rk not in readers:
-                readers[rk] = FrameReader()
-            reader = readers[rk]
-            if reader is None:
-                continue
-            add(key, SIDE[d], ev.time_ns / 1e9, reader.feed(ev.data))
-        elif isinstance(ev, Gap):
-            # Frames cannot be located after lost bytes: stop reading that direction.
-            if readers.get(rk) is not None:
-                out.notes.append(f"{key} {SIDE[d]}: {ev.size} bytes missing from the capture; "
-                                 "later frames in that direction are not shown")
-            readers[rk] = None
-        elif isinstance(ev, Closed):
-            reader = readers.get(rk)
-            if reader is not None:
-                add(key, SIDE[d], ev.time_ns / 1e9, reader.close())
-                readers[rk] = None
+        framer.event(ev)
+    out.labels = framer.labels
     return out
 
 

@@ -1,0 +1,129 @@
+"""`amqp proxy LISTEN URL`: forward an application's connections to a broker, one line per frame."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.cli.options import build_config
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+
+_TLS = "TLS to the broker"
+
+LISTEN_HELP = (
+    "Where applications connect: PORT, HOST:PORT or [V6]:PORT. Loopback (127.0.0.1) unless "
+    "a host is given (0.0.0.0 listens on every interface)."
+)
+URL_HELP = "The broker: amqp://host[:port] or amqps://host[:port] (TLS to the broker)."
+
+
+def upstream_config(
+    url: str,
+    *,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
+    insecure: bool = False,
+    server_name: str | None = None,
+    connect_timeout: float = 10.0,
+) -> ConnectionConfig:
+    """The broker end of a proxy: only where to connect and how to do TLS matter (the
+    application does its own SASL through the proxy)."""
+    if "://" not in url:
+        raise UserError(f"bad broker URL {url!r}: use amqp://host:port or amqps://host:port", Exit.USAGE)
+    return build_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+                        insecure=insecure, server_name=server_name,
+                        connect_timeout=connect_timeout)
+
+
+class LinePrinter:
+    """Prints each frame as the render package's one-line form (or JSON), flushing as it goes."""
+
+    def __init__(self, as_json: bool, show_secrets: bool) -> None:
+        self.as_json = as_json
+        self.show_secrets = show_secrets
+
+    def on_open(self, conn: Any) -> None:
+        self._note(f"{conn.key} open {conn.describe()}")
+
+    def on_close(self, conn: Any, how: str) -> None:
+        self._note(f"{conn.key} {how} ({conn.bytes['client']} bytes up, {conn.bytes['server']} down)")
+
+    def _note(self, text: str) -> None:
+        sys.stderr.write(f"amqp proxy: {text}\n")
+        sys.stderr.flush()
+
+    def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
+        if self.as_json:
+            from amqpcli.render.items import item_to_json
+
+            obj = {"time": t, "connection": conn.key, "from": side,
+                   **item_to_json(item, self.show_secrets)}
+            line = json.dumps(obj, ensure_ascii=False)
+        else:
+            from amqpcli.render.frameline import item_line
+
+            line = item_line(item, time=t, connection=conn.key,
+                             direction="->" if side == "client" else "<-",
+                             show_secrets=self.show_secrets)
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str | None,
+                    printer: LinePrinter) -> None:
+    from amqpcli.proxy import Proxy, Recorder
+
+    recorder = Recorder(record) if record else None
+    proxy = Proxy(listen, cfg, on_open=printer.on_open, on_item=printer.on_item,
+                  on_close=printer.on_close, recorder=recorder)
+    try:
+        host, port = await proxy.start()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        printer._note(f"listening on {where}, forwarding to {cfg.endpoint.hostport}"
+                      f"{' (TLS)' if cfg.endpoint.tls else ''}"
+                      f"{f', recording to {record}' if record else ''}")
+        await proxy.serve()
+    finally:
+        await proxy.close()
+
+
+@app.command(help="Forward an application's AMQP connections to a broker and print every frame.")
+def proxy(
+    listen: Annotated[str, typer.Argument(help=LISTEN_HELP, show_default=False)],
+    url: Annotated[str, typer.Argument(help=URL_HELP, show_default=False)],
+    record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file.")] = None,
+    tui: Annotated[bool, typer.Option("--tui", help="Watch in the TUI instead of printing lines.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per frame (lossless).")] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords.")] = False,
+    ca_file: Annotated[str | None, typer.Option("--ca-file", help="CA certificates (PEM) to verify the broker.", rich_help_panel=_TLS)] = None,
+    cert_file: Annotated[str | None, typer.Option("--cert", help="Client certificate (PEM) for the broker.", rich_help_panel=_TLS)] = None,
+    key_file: Annotated[str | None, typer.Option("--key", help="Its private key (PEM), if not in --cert.", rich_help_panel=_TLS)] = None,
+    insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify the broker's certificate.", rich_help_panel=_TLS)] = False,
+    server_name: Annotated[str | None, typer.Option("--server-name", help="TLS SNI and name to verify.", rich_help_panel=_TLS)] = None,
+    connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds to reach the broker.")] = 10.0,
+) -> None:
+    from amqpcli.proxy import parse_listen
+
+    where = parse_listen(listen)
+    cfg = upstream_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+                          insecure=insecure, server_name=server_name,
+                          connect_timeout=connect_timeout)
+    if tui:
+        from amqpcli.tui.app import run
+        from amqpcli.tui.sources.proxy import ProxySource
+
+        run(ProxySource(where, cfg, record=record))
+        return
+    printer = LinePrinter(as_json, show_secrets)
+    try:
+        asyncio.run(run_proxy(where, cfg, record, printer))
+    except KeyboardInterrupt:
+        # Ctrl-C is how a proxy is stopped: the recording was closed on the way out.
+        printer._note("stopped")

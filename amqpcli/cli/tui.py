@@ -1,0 +1,121 @@
+"""`amqp tui`: watch links, unsettled maps and deliveries — from a capture, a proxy, a live
+interface or our own connection."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.cli.options import connection_options
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+
+_SRC = "Source (pick one)"
+_VIEW = "View"
+
+EPILOG = (
+    "Examples:\n\n"
+    "  amqp tui --pcap traffic.pcapng\n\n"
+    "  amqp tui --proxy 5673 amqp://broker:5672      (point the application at 127.0.0.1:5673)\n\n"
+    "  amqp tui amqp://localhost//queue/orders --recv\n\n"
+    "Keys: ? in the app lists them all."
+)
+
+
+def choose_source(
+    *,
+    url_given: bool,
+    pcap: str | None,
+    proxy: str | None,
+    live: str | None,
+    recv: bool,
+    send: bool,
+    serve: bool,
+) -> str:
+    """Which source the options ask for; one only."""
+    picked = [name for name, on in (("pcap", pcap is not None), ("proxy", proxy is not None),
+                                     ("live", live is not None), ("recv", recv), ("send", send),
+                                     ("serve", serve)) if on]
+    if len(picked) > 1:
+        raise UserError("pick one source: " + ", ".join(f"--{p}" for p in picked), Exit.USAGE)
+    if not picked:
+        raise UserError(
+            "nothing to watch: give --pcap FILE, --proxy LISTEN URL, --live IFACE, or URL --recv/--send",
+            Exit.USAGE,
+        )
+    src = picked[0]
+    if src in ("proxy", "recv", "send") and not url_given:
+        raise UserError(f"--{src} needs a broker URL (or $AMQP_URL)", Exit.USAGE)
+    if src in ("pcap", "live") and url_given:
+        raise UserError(f"--{src} takes no URL", Exit.USAGE)
+    return src
+
+
+@app.command(help="Watch links, unsettled maps and deliveries live.", epilog=EPILOG)
+@connection_options
+def tui(
+    ctx: typer.Context,
+    conn: ConnectionConfig,
+    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng).", rich_help_panel=_SRC)] = None,
+    proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
+    live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
+    recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
+    send: Annotated[bool, typer.Option("--send", help="Our own sending link to URL's address; send by key.", rich_help_panel=_SRC)] = False,
+    serve: Annotated[bool, typer.Option("--serve", help="Play the broker and settle by hand.", rich_help_panel=_SRC)] = False,
+    record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file.", rich_help_panel=_SRC)] = None,
+    port: Annotated[list[int] | None, typer.Option("--amqp-port", help="With --pcap/--live: also treat this TCP port as AMQP (repeatable).", rich_help_panel=_SRC)] = None,
+    speed: Annotated[float, typer.Option("--speed", help="Replay speed (1 = as recorded; 0 = as fast as possible).", rich_help_panel=_VIEW)] = 1.0,
+    play: Annotated[bool, typer.Option("--play", help="Start playing the replay at once.", rich_help_panel=_VIEW)] = False,
+    history: Annotated[int, typer.Option("--history", help="Settled deliveries kept per connection for viewing (older ones are only counted).", rich_help_panel=_VIEW)] = 1000,
+    frames: Annotated[int, typer.Option("--frames", help="Frames kept in the frame log of live sources.", rich_help_panel=_VIEW)] = 200_000,
+    credit: Annotated[int, typer.Option("--credit", help="Credit granted by the c key (our receiving link).", rich_help_panel=_VIEW)] = 10,
+    refresh: Annotated[float, typer.Option("--refresh", help="View updates per second.", rich_help_panel=_VIEW)] = 10.0,
+) -> None:
+    url_given = ctx.params.get("url") is not None
+    src = choose_source(url_given=url_given, pcap=pcap, proxy=proxy, live=live, recv=recv,
+                        send=send, serve=serve)
+    if history < 1 or frames < 16:
+        raise UserError("--history must be at least 1 and --frames at least 16", Exit.USAGE)
+    if not 0.5 <= refresh <= 60:
+        raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
+    if speed < 0:
+        raise UserError("--speed must be 0 (as fast as possible) or more", Exit.USAGE)
+    from amqpcli.tui.app import run
+
+    if src == "pcap":
+        import os
+
+        from amqpcli.tui.sources.replay import ReplaySource
+
+        assert pcap is not None
+        if not os.path.isfile(pcap):
+            raise UserError(f"{pcap}: no such file", Exit.USAGE)
+        run(ReplaySource(pcap, ports=port or (), history=history, speed=speed, autoplay=play),
+            refresh_hz=refresh)
+    elif src == "proxy":
+        from amqpcli.cli.proxy import upstream_config
+        from amqpcli.proxy import parse_listen
+        from amqpcli.tui.sources.proxy import ProxySource
+
+        assert proxy is not None
+        tls = conn.tls
+        cfg = upstream_config(conn.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
+                              cert_file=tls.cert_file, key_file=tls.key_file,
+                              insecure=not tls.verify, server_name=tls.server_name,
+                              connect_timeout=conn.connect_timeout)
+        run(ProxySource(parse_listen(proxy), cfg, record=record, history=history, frames=frames),
+            refresh_hz=refresh)
+    elif src in ("recv", "send"):
+        from amqpcli.tui.sources.client import ClientSource
+
+        run(ClientSource(conn, receive=src == "recv", history=history, frames=frames),
+            refresh_hz=refresh, credit_step=credit)
+    elif src == "live":
+        from amqpcli.tui.sources.live import LiveSource
+
+        assert live is not None
+        run(LiveSource(live, ports=port or (), history=history, frames=frames), refresh_hz=refresh)
+    else:
+        raise UserError("amqp tui --serve: not built yet in this version", Exit.USAGE)

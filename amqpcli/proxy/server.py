@@ -1,0 +1,264 @@
+"""The proxy: accept an application's connections, forward each to the broker, watch both ways.
+
+Theory of operation: for every accepted connection the proxy opens one to the broker (TLS
+when the URL says `amqps://`), then runs two pumps. A pump reads whatever bytes have
+arrived, writes them to the other side at once and unchanged, and only then hands a copy
+to the tap: a frame reader per direction and one engine `Observer` per connection. So the
+application and the broker see exactly the bytes the other sent, in the same chunks as far
+as TCP allows, and parsing never delays forwarding (it does share the event loop, which is
+why the pump waits for the writer's buffer to drain before reading more).
+
+A protocol error in the copy (a frame that does not decode) becomes an item in the
+stream like any other; it never touches the forwarded bytes. When one side closes, the
+other is half-closed, and the connection ends when both directions have.
+
+Nothing here prints: callers get `on_open`, `on_item`, `on_close` callbacks (the CLI
+prints lines, the TUI feeds its model), and an optional `Recorder` writes a capture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec.frames import FrameReader
+from amqpcli.engine.events import Event
+from amqpcli.engine.observer import Observer
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.connect import connection_error, open_stream
+
+CLIENT, SERVER = "client", "server"
+READ_SIZE = 64 * 1024
+
+
+@dataclass
+class ProxyConnection:
+    """One proxied connection: the application's end, the broker's end, what was seen."""
+
+    index: int
+    client: tuple[str, int]  # the application's address
+    listen: tuple[str, int]  # our listening address it connected to
+    upstream: tuple[str, int] = ("", 0)  # the broker's address (after connecting)
+    observer: Observer = field(default_factory=lambda: Observer((CLIENT, SERVER)))
+    readers: dict[str, FrameReader] = field(
+        default_factory=lambda: {CLIENT: FrameReader(), SERVER: FrameReader()}
+    )
+    bytes: dict[str, int] = field(default_factory=lambda: {CLIENT: 0, SERVER: 0})
+    started: float = 0.0
+    ended: str = ""  # how it ended ("" while open)
+
+    @property
+    def key(self) -> str:
+        return f"p{self.index}"
+
+    def describe(self) -> str:
+        def ep(a: tuple[str, int]) -> str:
+            return f"[{a[0]}]:{a[1]}" if ":" in a[0] else f"{a[0]}:{a[1]}"
+
+        return f"{ep(self.client)} -> {ep(self.upstream) if self.upstream[0] else '?'}"
+
+
+OnOpen = Callable[[ProxyConnection], None]
+OnItem = Callable[[ProxyConnection, str, Any, float, list[Event]], None]
+OnClose = Callable[[ProxyConnection, str], None]
+OnChunk = Callable[[ProxyConnection, str, bytes, float], None]
+
+
+def _noop(*_: Any) -> None:
+    return None
+
+
+def parse_listen(spec: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """`PORT`, `:PORT`, `HOST:PORT` or `[V6]:PORT` → (host, port). Loopback by default."""
+    s = spec.strip()
+    host, port_s = default_host, s
+    if s.startswith("["):
+        end = s.find("]")
+        if end < 0 or not s[end + 1 :].startswith(":"):
+            raise UserError(f"bad listen address {spec!r}: use [v6addr]:PORT", Exit.USAGE)
+        host, port_s = s[1:end], s[end + 2 :]
+    elif ":" in s:
+        h, port_s = s.rsplit(":", 1)
+        host = h or default_host
+    try:
+        port = int(port_s)
+    except ValueError:
+        raise UserError(f"bad listen address {spec!r}: the port must be a number", Exit.USAGE) from None
+    if not 0 <= port < 65536:
+        raise UserError(f"bad listen port {port}: must be 0-65535", Exit.USAGE)
+    return host, port
+
+
+class Proxy:
+    def __init__(
+        self,
+        listen: tuple[str, int],
+        upstream: ConnectionConfig,
+        *,
+        on_open: OnOpen = _noop,
+        on_item: OnItem = _noop,
+        on_close: OnClose = _noop,
+        on_chunk: OnChunk = _noop,
+        recorder: Any = None,
+        parse: bool = True,
+        lock: contextlib.AbstractContextManager[Any] | None = None,
+    ) -> None:
+        self.listen = listen
+        self.upstream = upstream
+        self.on_open = on_open
+        self.on_item = on_item
+        self.on_close = on_close
+        self.on_chunk = on_chunk
+        self.recorder = recorder
+        self.parse = parse
+        # Held while the model is fed, so a reader on another thread sees whole frames.
+        self.lock = lock if lock is not None else contextlib.nullcontext()
+        self.connections: list[ProxyConnection] = []
+        self.bound: tuple[str, int] | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count()
+        self._closed = asyncio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> tuple[str, int]:
+        host, port = self.listen
+        try:
+            self._server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
+        except OSError as e:
+            reason = (e.strerror or str(e)).lower()
+            raise UserError(f"cannot listen on {host}:{port}: {reason}", Exit.USAGE) from None
+        sock = self._server.sockets[0]
+        addr = sock.getsockname()
+        self.bound = (addr[0], addr[1])
+        return self.bound
+
+    async def serve(self) -> None:
+        """Start (if not yet) and run until `close()`."""
+        if self._server is None:
+            await self.start()
+        await self._closed.wait()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+        for t in list(self._tasks):
+            t.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.recorder is not None:
+            self.recorder.close()
+        self._closed.set()
+
+    # -- one connection --------------------------------------------------------------------
+
+    async def _accept(self, creader: asyncio.StreamReader, cwriter: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)  # type: ignore[arg-type]
+        try:
+            await self._proxy(creader, cwriter)
+        finally:
+            self._tasks.discard(task)  # type: ignore[arg-type]
+
+    async def _proxy(self, creader: asyncio.StreamReader, cwriter: asyncio.StreamWriter) -> None:
+        peer = cwriter.get_extra_info("peername") or ("?", 0)
+        here = cwriter.get_extra_info("sockname") or self.bound or ("?", 0)
+        _nodelay(cwriter)
+        conn = ProxyConnection(next(self._ids), (peer[0], peer[1]), (here[0], here[1]),
+                               started=time.time())
+        self.connections.append(conn)
+        try:
+            sreader, swriter = await open_stream(self.upstream)
+        except UserError as e:
+            conn.ended = str(e)
+            self.on_close(conn, conn.ended)
+            cwriter.close()
+            return
+        except Exception as e:  # noqa: BLE001 - any failure to reach the broker ends this one
+            conn.ended = str(connection_error(self.upstream, e))
+            self.on_close(conn, conn.ended)
+            cwriter.close()
+            return
+        up = swriter.get_extra_info("peername") or (self.upstream.endpoint.host, self.upstream.endpoint.port)
+        conn.upstream = (up[0], up[1])
+        if self.recorder is not None:
+            self.recorder.open(conn)
+        self.on_open(conn)
+        results = await asyncio.gather(
+            self._pump(conn, CLIENT, creader, swriter),
+            self._pump(conn, SERVER, sreader, cwriter),
+            return_exceptions=True,
+        )
+        for w in (cwriter, swriter):
+            w.close()
+            with contextlib.suppress(Exception):
+                await w.wait_closed()
+        hows = [r if isinstance(r, str) else f"error: {r}" for r in results]
+        conn.ended = "closed" if all(h == "eof" for h in hows) else ", ".join(hows)
+        t = time.time()
+        if self.parse:
+            with self.lock:
+                for side in (CLIENT, SERVER):
+                    for item in conn.readers[side].close():
+                        self.on_item(conn, side, item, t, conn.observer.feed(side, item, t))
+        if self.recorder is not None:
+            self.recorder.end(conn)
+        self.on_close(conn, conn.ended)
+
+    async def _pump(
+        self,
+        conn: ProxyConnection,
+        side: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> str:
+        tap = self._tap
+        try:
+            while True:
+                data = await reader.read(READ_SIZE)
+                if not data:
+                    break
+                writer.write(data)  # forward first, untouched
+                tap(conn, side, data)
+                await writer.drain()
+        except (ConnectionError, OSError) as e:
+            # The other direction cannot go on either: close both ends.
+            writer.close()
+            return f"{side} {type(e).__name__}"
+        if writer.can_write_eof():
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.write_eof()
+        else:  # TLS cannot half-close: close the stream
+            writer.close()
+        return "eof"
+
+    def _tap(self, conn: ProxyConnection, side: str, data: bytes) -> None:
+        t = time.time()
+        conn.bytes[side] += len(data)
+        self.on_chunk(conn, side, data, t)
+        if self.recorder is not None:
+            self.recorder.data(conn, side, data, t)
+        if not self.parse:
+            return
+        feed = conn.observer.feed
+        with self.lock:
+            for item in conn.readers[side].feed(data):
+                self.on_item(conn, side, item, t, feed(side, item, t))
+
+
+def _nodelay(writer: asyncio.StreamWriter) -> None:
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

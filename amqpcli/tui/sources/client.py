@@ -1,0 +1,242 @@
+"""Our own connection as a TUI source: `amqp tui URL --recv` / `--send`.
+
+The network layer's `Client` runs on an asyncio loop in a thread of its own, with one
+link: a receiver (nothing is granted until the user presses the credit key, so every
+delivery can be settled by hand with any outcome) or a sender (each key press sends one
+message). The engine is the client's own endpoint; its model is what the views show.
+
+The client's engine is wrapped, on this instance only, so that every call that changes
+the model runs under the source's lock, and so that a copy of the bytes in each direction
+goes through a frame reader into the frame log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.frames import FrameReader
+from amqpcli.codec.message import Message
+from amqpcli.errors import UserError
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.tui import adapter
+from amqpcli.tui.messages import SourceFailed, SourceNotice
+from amqpcli.tui.sources.base import Source, Unsupported
+from amqpcli.tui.watch import ConnWatch
+
+if TYPE_CHECKING:
+    from amqpcli.tui.app import AmqpTui
+
+OUTCOMES: dict[str, Callable[[], Any]] = {
+    "accepted": c.Accepted,
+    "rejected": c.Rejected,
+    "released": c.Released,
+    "modified": lambda: c.Modified(delivery_failed=True),
+}
+
+KEY = "c0"
+
+
+class ClientSource(Source):
+    kind = "client"
+
+    def __init__(self, cfg: ConnectionConfig, *, receive: bool, history: int = 1000,
+                 frames: int = 200_000) -> None:
+        super().__init__(history=frames)
+        self.cfg = cfg
+        self.receive = receive
+        self.history = history
+        self.client: Any = None
+        self.link: Any = None  # the net layer's ReceiverLink / SenderLink
+        self.cw: ConnWatch | None = None
+        self.error: str | None = None
+        self.ready = threading.Event()
+        self.sent = 0
+        self._numbers = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._done: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._readers = {"client": FrameReader(), "server": FrameReader()}
+        role = "receiving from" if receive else "sending to"
+        self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
+
+    # -- the client's thread ------------------------------------------------------------------
+
+    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
+        self.app = app
+        self._thread = threading.Thread(target=self._run, name="client", daemon=True)
+        self._thread.start()
+
+    def _post(self, msg: Any) -> None:
+        if self.app is not None:
+            self.app.post_message(msg)
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except UserError as e:
+            self.error = str(e)
+            self._post(SourceFailed(self.error))
+        except Exception as e:  # noqa: BLE001 - the connection's end is shown, not raised
+            self.error = f"connection failed: {type(e).__name__}: {e}"
+            self._post(SourceFailed(self.error))
+        finally:
+            self.ready.set()
+            loop.close()
+
+    async def _main(self) -> None:
+        from amqpcli.net.client import Client
+
+        source = self
+
+        class _Watched(Client):
+            def _engine_new(self) -> Any:
+                engine = super()._engine_new()
+                source._instrument(engine)  # before any byte moves
+                return engine
+
+        self._done = asyncio.Event()
+        client = await _Watched.connect(self.cfg)
+        self.client = client
+        address = self.cfg.endpoint.address
+        if self.receive:
+            self.link = await client.open_receiver(address)
+        else:
+            self.link = await client.open_sender(address)
+        self.ready.set()
+        self._post(SourceNotice(f"attached {'receiver' if self.receive else 'sender'} "
+                                f"{self.link.link.name!r}"))
+        try:
+            await self._done.wait()
+        finally:
+            await client.close()
+
+    def _instrument(self, engine: Any) -> None:
+        """Lock around every model change; tee both directions into the frame log."""
+        lock = self.lock
+        self.cw = ConnWatch(KEY, self.cfg.endpoint.hostport, self.history, observer=engine)
+        cw = self.cw
+        receive_data, data_to_send = engine.receive_data, engine.data_to_send
+        handle_timer, take_events = engine.handle_timer, engine.take_events
+
+        def log(side: str, data: bytes) -> None:
+            t = engine.now
+            for item in self._readers[side].feed(data):
+                self.store.append(t, KEY, side, item)
+
+        def rd(data: bytes, time: float) -> list[Any]:
+            with lock:
+                log("server", data)
+                return receive_data(data, time)
+
+        def ds() -> bytes:
+            with lock:
+                out = data_to_send()
+                if out:
+                    log("client", out)
+                return out
+
+        def ht(now: float) -> list[Any]:
+            with lock:
+                return handle_timer(now)
+
+        def te() -> list[Any]:
+            with lock:
+                return cw.take(take_events())
+
+        engine.receive_data, engine.data_to_send = rd, ds
+        engine.handle_timer, engine.take_events = ht, te
+
+    def stop(self) -> None:
+        loop, done = self._loop, self._done
+        if loop is not None and done is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(done.set)
+        if self._thread is not None:
+            self._thread.join(timeout=6)
+
+    # -- reading --------------------------------------------------------------------------------
+
+    @property
+    def engine_connection(self) -> Any:
+        return None if self.cw is None else self.cw.connection
+
+    def connections(self) -> list[tuple[str, ConnWatch]]:
+        return [] if self.cw is None else [(KEY, self.cw)]
+
+    def status(self) -> str:
+        if self.error:
+            return self.error
+        if self.link is None:
+            return f"{self.title}: connecting…"
+        extra = f", sent {self.sent}" if not self.receive else ""
+        return f"{self.title}: credit {self.link.link.link_credit}{extra}"
+
+    # -- actions (UI thread → the client's loop) -------------------------------------------------
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed() or self.link is None:
+            raise Unsupported("not connected")
+
+        def run() -> None:
+            with self.lock:
+                fn()
+
+        loop.call_soon_threadsafe(run)
+
+    def _own_link(self, key: str) -> Any:
+        with self.lock:
+            found = adapter.find_link(self.connections(), key)
+        if found is None or self.link is None or found[1] is not self.link.link:
+            raise Unsupported("that is not our link")
+        return found
+
+    def grant_credit(self, link: str, n: int) -> None:
+        if not self.receive:
+            raise Unsupported("credit is granted by a receiving link (amqp tui URL --recv)")
+        self._own_link(link)
+        lk = self.link
+        self._call(lambda: lk.flow(lk.credit + n))
+
+    def drain(self, link: str) -> None:
+        if not self.receive:
+            raise Unsupported("draining is asked by a receiving link (amqp tui URL --recv)")
+        self._own_link(link)
+        lk = self.link
+        self._call(lambda: lk.flow(lk.credit, drain=True))
+
+    def settle(self, delivery: str, outcome: str) -> None:
+        if not self.receive:
+            raise Unsupported("settling by hand needs our receiving link (amqp tui URL --recv)")
+        cw, link, _ = self._own_link(delivery.rsplit(adapter.SEP, 1)[0])
+        with self.lock:
+            d = adapter.find_delivery(cw, link, delivery)
+        if d is None or d.done:
+            raise Unsupported("that delivery is already settled")
+        state = OUTCOMES[outcome]()
+        from amqpcli.net.client import Incoming
+
+        rl = self.link
+        self._call(lambda: rl.settle(Incoming(d, 0), state))
+
+    def send(self, link: str) -> None:
+        if self.receive:
+            raise Unsupported("sending needs our sending link (amqp tui URL --send)")
+        self._own_link(link)
+        n = next(self._numbers)
+        msg = Message(c.AmqpValue(f"message {n} from amqp tui"),
+                      properties=c.Properties(message_id=f"tui-{n}"))
+        payload = msg.encode()
+        sl = self.link
+
+        def go() -> None:
+            sl.send(payload, settled=False)
+            self.sent += 1
+
+        self._call(go)

@@ -1,0 +1,85 @@
+"""Live capture as a TUI source: `amqp tui --live IFACE` (the capture package's tshark path).
+
+tshark runs in a thread of its own; frames are cut and fed to the observers as packets
+arrive, under the source's lock. Live capture needs capture rights (root or the
+wireshark group); a failure to start is shown as the source's one-line error.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.errors import UserError
+from amqpcli.tui.messages import SourceFailed, SourceNotice
+from amqpcli.tui.sources.base import Source
+from amqpcli.tui.sources.framing import CaptureFramer
+from amqpcli.tui.watch import ConnWatch, Watch
+
+if TYPE_CHECKING:
+    from amqpcli.tui.app import AmqpTui
+
+
+class LiveSource(Source):
+    kind = "live"
+
+    def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
+                 history: int = 1000, frames: int = 200_000) -> None:
+        super().__init__(history=frames)
+        self.interface = interface
+        self.ports = ports
+        self.bpf_filter = bpf_filter
+        self.watch = Watch(history)
+        self.error: str | None = None
+        self.title = f"live {interface}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.framer = CaptureFramer(self._add, self._note)
+
+    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
+        self.app = app
+        self._thread = threading.Thread(target=self._run, name="live-capture", daemon=True)
+        self._thread.start()
+
+    def _post(self, msg: Any) -> None:
+        if self.app is not None:
+            self.app.post_message(msg)
+
+    def _note(self, text: str) -> None:
+        self._post(SourceNotice(text, "warning"))
+
+    def _add(self, key: str, side: str, t: float, item: Any) -> None:
+        # Called with the lock held (from `_run`).
+        self.watch.labels.update(self.framer.labels)
+        self.store.append(t, key, side, item)
+        self.watch.conn(key).feed(side, item, t)
+
+    def _run(self) -> None:
+        from amqpcli.capture.live import live_capture
+
+        try:
+            events = live_capture(self.interface, self.bpf_filter, ports=self.ports)
+            for ev in events:
+                with self.lock:
+                    self.framer.event(ev)
+                if self._stop.is_set():
+                    events.close()
+                    break
+        except UserError as e:
+            self.error = str(e)
+            self._post(SourceFailed(self.error))
+        except Exception as e:  # noqa: BLE001 - tshark's failures arrive as many types
+            self.error = f"live capture on {self.interface} failed: {e}".splitlines()[0]
+            self._post(SourceFailed(self.error))
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def connections(self) -> list[tuple[str, ConnWatch]]:
+        return self.watch.items()
+
+    def status(self) -> str:
+        if self.error:
+            return self.error
+        return f"live capture on {self.interface}: {len(self.watch.conns)} connection(s)"

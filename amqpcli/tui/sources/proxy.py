@@ -1,0 +1,128 @@
+"""The proxy as a TUI source: `amqp tui --proxy LISTEN URL` (or `amqp proxy --tui`).
+
+The proxy runs its own asyncio loop in a thread, so a busy connection never waits for the
+UI and the UI never waits for the network. Each item the proxy's frame readers produce is
+fed to that connection's observer by the proxy; here it is logged and its events taken,
+under the source's lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+from amqpcli.errors import UserError
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.tui.messages import SourceFailed, SourceNotice
+from amqpcli.tui.sources.base import Source
+from amqpcli.tui.watch import ConnWatch, Watch
+
+if TYPE_CHECKING:
+    from amqpcli.proxy import Proxy, ProxyConnection
+    from amqpcli.tui.app import AmqpTui
+
+
+class ProxySource(Source):
+    kind = "live"
+
+    def __init__(
+        self,
+        listen: tuple[str, int],
+        upstream: ConnectionConfig,
+        *,
+        record: str | os.PathLike[str] | None = None,
+        history: int = 1000,
+        frames: int = 200_000,
+    ) -> None:
+        super().__init__(history=frames)
+        self.listen = listen
+        self.upstream = upstream
+        self.record = record
+        self.watch = Watch(history)
+        self.proxy: Proxy | None = None
+        self.bound: tuple[str, int] | None = None
+        self.ready = threading.Event()
+        self.error: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.title = f"proxy {listen[0]}:{listen[1]} → {upstream.endpoint.hostport}"
+
+    # -- the proxy's thread -------------------------------------------------------------------
+
+    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
+        self.app = app
+        self._thread = threading.Thread(target=self._run, name="proxy", daemon=True)
+        self._thread.start()
+
+    def _post(self, msg: Any) -> None:
+        if self.app is not None:
+            self.app.post_message(msg)
+
+    def _run(self) -> None:
+        from amqpcli.proxy import Proxy, Recorder
+
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            recorder = Recorder(self.record) if self.record else None
+            self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
+                               on_item=self._on_item, on_close=self._on_close, recorder=recorder,
+                               lock=self.lock)
+            self.bound = loop.run_until_complete(self.proxy.start())
+            self.ready.set()
+            self._post(SourceNotice(f"listening on {self.bound[0]}:{self.bound[1]}"))
+            loop.run_until_complete(self.proxy.serve())
+        except UserError as e:
+            self.error = str(e)
+            self.ready.set()
+            self._post(SourceFailed(str(e)))
+        finally:
+            loop.close()
+
+    def stop(self) -> None:
+        loop, proxy = self._loop, self.proxy
+        if loop is not None and proxy is not None and not loop.is_closed():
+            fut = asyncio.run_coroutine_threadsafe(proxy.close(), loop)
+            # Stopping must not fail the app's exit, whatever the proxy's close raises.
+            with contextlib.suppress(Exception):
+                fut.result(timeout=5)
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    # -- callbacks, on the proxy's thread ------------------------------------------------------
+
+    def _on_open(self, conn: ProxyConnection) -> None:
+        with self.lock:
+            self.watch.conns[conn.key] = ConnWatch(conn.key, conn.describe(), self.watch.history,
+                                                   observer=conn.observer)
+
+    def _on_item(self, conn: ProxyConnection, side: str, item: Any, t: float, events: list[Any]) -> None:
+        with self.lock:
+            self.store.append(t, conn.key, side, item)
+            cw = self.watch.conns.get(conn.key)
+            if cw is not None:
+                cw.take(events)
+
+    def _on_close(self, conn: ProxyConnection, how: str) -> None:
+        with self.lock:
+            cw = self.watch.conns.get(conn.key)
+            if cw is not None:
+                cw.ended = how
+        if how not in ("closed",):
+            self._post(SourceNotice(f"{conn.key}: {how}", "warning"))
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def connections(self) -> list[tuple[str, ConnWatch]]:
+        return self.watch.items()
+
+    def status(self) -> str:
+        if self.error:
+            return self.error
+        n = len(self.watch.conns)
+        where = f"{self.bound[0]}:{self.bound[1]}" if self.bound else "…"
+        rec = f", recording {os.fspath(self.record)}" if self.record else ""
+        return f"proxy {where} → {self.upstream.endpoint.hostport}: {n} connection(s){rec}"
