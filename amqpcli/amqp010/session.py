@@ -115,6 +115,11 @@ class Message:
         return self.header("message.message-properties")
 
     @property
+    def size(self) -> int:
+        """Octets of the header and body segments (what byte credit counts)."""
+        return self.header_size + len(self.body)
+
+    @property
     def state(self) -> str:
         """One word for tables: the outcome if any, else completed or in flight."""
         if self.outcome:
@@ -201,6 +206,13 @@ class SessionObserver:
         self.connection: list[tuple[float, str, Control]] = []  # connection.* controls
         self._by_channel: dict[int, SessionInfo] = {}
         self._events: list[Event] = []
+
+    def unanswered_syncs(self) -> list[CommandRecord]:
+        """Commands that asked for prompt completion (sync flag, or execution.sync) and were
+        never completed."""
+        return [r for sess in self.sessions for side in (CLIENT, SERVER)
+                for r in sess.commands[side].values()
+                if (r.sync or r.qname == "execution.sync") and r.completed_at is None]
 
     # -- input -----------------------------------------------------------------------
 

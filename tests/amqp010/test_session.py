@@ -262,3 +262,15 @@ def test_cancel_takes_effect_when_completed() -> None:
     assert s.obs.subscriptions[0].cancelled_at is not None
     s.transfer()
     assert [v.message for v in s.obs.violations] == ["transfer 1 to cancelled destination 'd'"]
+
+
+def test_unanswered_syncs() -> None:
+    s = Script()
+    s.attach()
+    s.transfer(side="client", dest="x", sync=True)  # 0
+    s.cmd("client", "execution.sync")  # 1
+    s.cmd("client", "queue.query", queue="q")  # 2, no sync asked
+    assert [r.command_id for r in s.obs.unanswered_syncs()] == [0, 1]
+    s.ctl("server", "session.completed", commands=SequenceSet.of(1))
+    assert [r.command_id for r in s.obs.unanswered_syncs()] == [0]
+    assert s.obs.messages[0].size == 4
