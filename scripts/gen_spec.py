@@ -115,8 +115,6 @@ def generate(spec_dir: Path) -> str:
         w(f"    {n},")
     w(")")
     w("")
-    w("_set = object.__setattr__")
-    w("")
     w(f"PRIMITIVES: tuple[str, ...] = {tuple(primitives)!r}")
     w("")
     w("# Restricted types without a descriptor: name -> the type they restrict.")
@@ -183,12 +181,19 @@ def generate(spec_dir: Path) -> str:
         if slots:
             args = ", ".join(f"{s}: Any = None" for s in slots)
             w(f"    def __init__(self, {args}) -> None:")
-            w('        _set(self, "_raw", None)')
+            w("        self._raw = None")
             for s in slots:
-                w(f'        _set(self, "{s}", {s})')
+                w(f"        self.{s} = {s}")
         else:
             w("    def __init__(self) -> None:")
-            w('        _set(self, "_raw", None)')
+            w("        self._raw = None")
+        if t.get("class") == "composite" and slots:
+            w("")
+            w("    @staticmethod")
+            w("    def _fill(o: Any, v: list[Any]) -> None:")
+            w(f'        """Set every field from a decoded list of exactly {len(slots)} items."""')
+            targets = ", ".join(f"o.{s}" for s in slots)
+            w(f"        ({targets},) = v")
         w("")
     w("")
     w(f"ALL: tuple[type[Composite], ...] = ({', '.join(classes)},)")

@@ -19,8 +19,6 @@ from .types import (
     UShort,
 )
 
-_set = object.__setattr__
-
 PRIMITIVES: tuple[str, ...] = (
     "null",
     "boolean",
@@ -213,17 +211,33 @@ class Open(Composite):
         desired_capabilities: Any = None,
         properties: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "container_id", container_id)
-        _set(self, "hostname", hostname)
-        _set(self, "max_frame_size", max_frame_size)
-        _set(self, "channel_max", channel_max)
-        _set(self, "idle_time_out", idle_time_out)
-        _set(self, "outgoing_locales", outgoing_locales)
-        _set(self, "incoming_locales", incoming_locales)
-        _set(self, "offered_capabilities", offered_capabilities)
-        _set(self, "desired_capabilities", desired_capabilities)
-        _set(self, "properties", properties)
+        self._raw = None
+        self.container_id = container_id
+        self.hostname = hostname
+        self.max_frame_size = max_frame_size
+        self.channel_max = channel_max
+        self.idle_time_out = idle_time_out
+        self.outgoing_locales = outgoing_locales
+        self.incoming_locales = incoming_locales
+        self.offered_capabilities = offered_capabilities
+        self.desired_capabilities = desired_capabilities
+        self.properties = properties
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 10 items."""
+        (
+            o.container_id,
+            o.hostname,
+            o.max_frame_size,
+            o.channel_max,
+            o.idle_time_out,
+            o.outgoing_locales,
+            o.incoming_locales,
+            o.offered_capabilities,
+            o.desired_capabilities,
+            o.properties,
+        ) = v
 
 
 class Begin(Composite):
@@ -264,15 +278,29 @@ class Begin(Composite):
         desired_capabilities: Any = None,
         properties: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "remote_channel", remote_channel)
-        _set(self, "next_outgoing_id", next_outgoing_id)
-        _set(self, "incoming_window", incoming_window)
-        _set(self, "outgoing_window", outgoing_window)
-        _set(self, "handle_max", handle_max)
-        _set(self, "offered_capabilities", offered_capabilities)
-        _set(self, "desired_capabilities", desired_capabilities)
-        _set(self, "properties", properties)
+        self._raw = None
+        self.remote_channel = remote_channel
+        self.next_outgoing_id = next_outgoing_id
+        self.incoming_window = incoming_window
+        self.outgoing_window = outgoing_window
+        self.handle_max = handle_max
+        self.offered_capabilities = offered_capabilities
+        self.desired_capabilities = desired_capabilities
+        self.properties = properties
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 8 items."""
+        (
+            o.remote_channel,
+            o.next_outgoing_id,
+            o.incoming_window,
+            o.outgoing_window,
+            o.handle_max,
+            o.offered_capabilities,
+            o.desired_capabilities,
+            o.properties,
+        ) = v
 
 
 class Attach(Composite):
@@ -331,21 +359,41 @@ class Attach(Composite):
         desired_capabilities: Any = None,
         properties: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "name", name)
-        _set(self, "handle", handle)
-        _set(self, "role", role)
-        _set(self, "snd_settle_mode", snd_settle_mode)
-        _set(self, "rcv_settle_mode", rcv_settle_mode)
-        _set(self, "source", source)
-        _set(self, "target", target)
-        _set(self, "unsettled", unsettled)
-        _set(self, "incomplete_unsettled", incomplete_unsettled)
-        _set(self, "initial_delivery_count", initial_delivery_count)
-        _set(self, "max_message_size", max_message_size)
-        _set(self, "offered_capabilities", offered_capabilities)
-        _set(self, "desired_capabilities", desired_capabilities)
-        _set(self, "properties", properties)
+        self._raw = None
+        self.name = name
+        self.handle = handle
+        self.role = role
+        self.snd_settle_mode = snd_settle_mode
+        self.rcv_settle_mode = rcv_settle_mode
+        self.source = source
+        self.target = target
+        self.unsettled = unsettled
+        self.incomplete_unsettled = incomplete_unsettled
+        self.initial_delivery_count = initial_delivery_count
+        self.max_message_size = max_message_size
+        self.offered_capabilities = offered_capabilities
+        self.desired_capabilities = desired_capabilities
+        self.properties = properties
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 14 items."""
+        (
+            o.name,
+            o.handle,
+            o.role,
+            o.snd_settle_mode,
+            o.rcv_settle_mode,
+            o.source,
+            o.target,
+            o.unsettled,
+            o.incomplete_unsettled,
+            o.initial_delivery_count,
+            o.max_message_size,
+            o.offered_capabilities,
+            o.desired_capabilities,
+            o.properties,
+        ) = v
 
 
 class Flow(Composite):
@@ -395,18 +443,35 @@ class Flow(Composite):
         echo: Any = None,
         properties: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "next_incoming_id", next_incoming_id)
-        _set(self, "incoming_window", incoming_window)
-        _set(self, "next_outgoing_id", next_outgoing_id)
-        _set(self, "outgoing_window", outgoing_window)
-        _set(self, "handle", handle)
-        _set(self, "delivery_count", delivery_count)
-        _set(self, "link_credit", link_credit)
-        _set(self, "available", available)
-        _set(self, "drain", drain)
-        _set(self, "echo", echo)
-        _set(self, "properties", properties)
+        self._raw = None
+        self.next_incoming_id = next_incoming_id
+        self.incoming_window = incoming_window
+        self.next_outgoing_id = next_outgoing_id
+        self.outgoing_window = outgoing_window
+        self.handle = handle
+        self.delivery_count = delivery_count
+        self.link_credit = link_credit
+        self.available = available
+        self.drain = drain
+        self.echo = echo
+        self.properties = properties
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 11 items."""
+        (
+            o.next_incoming_id,
+            o.incoming_window,
+            o.next_outgoing_id,
+            o.outgoing_window,
+            o.handle,
+            o.delivery_count,
+            o.link_credit,
+            o.available,
+            o.drain,
+            o.echo,
+            o.properties,
+        ) = v
 
 
 class Transfer(Composite):
@@ -456,18 +521,35 @@ class Transfer(Composite):
         aborted: Any = None,
         batchable: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "handle", handle)
-        _set(self, "delivery_id", delivery_id)
-        _set(self, "delivery_tag", delivery_tag)
-        _set(self, "message_format", message_format)
-        _set(self, "settled", settled)
-        _set(self, "more", more)
-        _set(self, "rcv_settle_mode", rcv_settle_mode)
-        _set(self, "state", state)
-        _set(self, "resume", resume)
-        _set(self, "aborted", aborted)
-        _set(self, "batchable", batchable)
+        self._raw = None
+        self.handle = handle
+        self.delivery_id = delivery_id
+        self.delivery_tag = delivery_tag
+        self.message_format = message_format
+        self.settled = settled
+        self.more = more
+        self.rcv_settle_mode = rcv_settle_mode
+        self.state = state
+        self.resume = resume
+        self.aborted = aborted
+        self.batchable = batchable
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 11 items."""
+        (
+            o.handle,
+            o.delivery_id,
+            o.delivery_tag,
+            o.message_format,
+            o.settled,
+            o.more,
+            o.rcv_settle_mode,
+            o.state,
+            o.resume,
+            o.aborted,
+            o.batchable,
+        ) = v
 
 
 class Disposition(Composite):
@@ -495,13 +577,25 @@ class Disposition(Composite):
         state: Any = None,
         batchable: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "role", role)
-        _set(self, "first", first)
-        _set(self, "last", last)
-        _set(self, "settled", settled)
-        _set(self, "state", state)
-        _set(self, "batchable", batchable)
+        self._raw = None
+        self.role = role
+        self.first = first
+        self.last = last
+        self.settled = settled
+        self.state = state
+        self.batchable = batchable
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 6 items."""
+        (
+            o.role,
+            o.first,
+            o.last,
+            o.settled,
+            o.state,
+            o.batchable,
+        ) = v
 
 
 class Detach(Composite):
@@ -518,10 +612,19 @@ class Detach(Composite):
     )
 
     def __init__(self, handle: Any = None, closed: Any = None, error: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "handle", handle)
-        _set(self, "closed", closed)
-        _set(self, "error", error)
+        self._raw = None
+        self.handle = handle
+        self.closed = closed
+        self.error = error
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 3 items."""
+        (
+            o.handle,
+            o.closed,
+            o.error,
+        ) = v
 
 
 class End(Composite):
@@ -534,8 +637,13 @@ class End(Composite):
     FIELDS = (Field("error", "error", False, False, None),)
 
     def __init__(self, error: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "error", error)
+        self._raw = None
+        self.error = error
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.error,) = v
 
 
 class Close(Composite):
@@ -548,8 +656,13 @@ class Close(Composite):
     FIELDS = (Field("error", "error", False, False, None),)
 
     def __init__(self, error: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "error", error)
+        self._raw = None
+        self.error = error
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.error,) = v
 
 
 class Error(Composite):
@@ -566,10 +679,19 @@ class Error(Composite):
     )
 
     def __init__(self, condition: Any = None, description: Any = None, info: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "condition", condition)
-        _set(self, "description", description)
-        _set(self, "info", info)
+        self._raw = None
+        self.condition = condition
+        self.description = description
+        self.info = info
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 3 items."""
+        (
+            o.condition,
+            o.description,
+            o.info,
+        ) = v
 
 
 class Header(Composite):
@@ -595,12 +717,23 @@ class Header(Composite):
         first_acquirer: Any = None,
         delivery_count: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "durable", durable)
-        _set(self, "priority", priority)
-        _set(self, "ttl", ttl)
-        _set(self, "first_acquirer", first_acquirer)
-        _set(self, "delivery_count", delivery_count)
+        self._raw = None
+        self.durable = durable
+        self.priority = priority
+        self.ttl = ttl
+        self.first_acquirer = first_acquirer
+        self.delivery_count = delivery_count
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 5 items."""
+        (
+            o.durable,
+            o.priority,
+            o.ttl,
+            o.first_acquirer,
+            o.delivery_count,
+        ) = v
 
 
 class DeliveryAnnotations(Composite):
@@ -614,8 +747,8 @@ class DeliveryAnnotations(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class MessageAnnotations(Composite):
@@ -629,8 +762,8 @@ class MessageAnnotations(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class Properties(Composite):
@@ -686,20 +819,39 @@ class Properties(Composite):
         group_sequence: Any = None,
         reply_to_group_id: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "message_id", message_id)
-        _set(self, "user_id", user_id)
-        _set(self, "to", to)
-        _set(self, "subject", subject)
-        _set(self, "reply_to", reply_to)
-        _set(self, "correlation_id", correlation_id)
-        _set(self, "content_type", content_type)
-        _set(self, "content_encoding", content_encoding)
-        _set(self, "absolute_expiry_time", absolute_expiry_time)
-        _set(self, "creation_time", creation_time)
-        _set(self, "group_id", group_id)
-        _set(self, "group_sequence", group_sequence)
-        _set(self, "reply_to_group_id", reply_to_group_id)
+        self._raw = None
+        self.message_id = message_id
+        self.user_id = user_id
+        self.to = to
+        self.subject = subject
+        self.reply_to = reply_to
+        self.correlation_id = correlation_id
+        self.content_type = content_type
+        self.content_encoding = content_encoding
+        self.absolute_expiry_time = absolute_expiry_time
+        self.creation_time = creation_time
+        self.group_id = group_id
+        self.group_sequence = group_sequence
+        self.reply_to_group_id = reply_to_group_id
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 13 items."""
+        (
+            o.message_id,
+            o.user_id,
+            o.to,
+            o.subject,
+            o.reply_to,
+            o.correlation_id,
+            o.content_type,
+            o.content_encoding,
+            o.absolute_expiry_time,
+            o.creation_time,
+            o.group_id,
+            o.group_sequence,
+            o.reply_to_group_id,
+        ) = v
 
 
 class ApplicationProperties(Composite):
@@ -713,8 +865,8 @@ class ApplicationProperties(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class Data(Composite):
@@ -728,8 +880,8 @@ class Data(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class AmqpSequence(Composite):
@@ -743,8 +895,8 @@ class AmqpSequence(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class AmqpValue(Composite):
@@ -758,8 +910,8 @@ class AmqpValue(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class Footer(Composite):
@@ -773,8 +925,8 @@ class Footer(Composite):
     FIELDS = ()
 
     def __init__(self, value: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "value", value)
+        self._raw = None
+        self.value = value
 
 
 class Received(Composite):
@@ -790,9 +942,17 @@ class Received(Composite):
     )
 
     def __init__(self, section_number: Any = None, section_offset: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "section_number", section_number)
-        _set(self, "section_offset", section_offset)
+        self._raw = None
+        self.section_number = section_number
+        self.section_offset = section_offset
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 2 items."""
+        (
+            o.section_number,
+            o.section_offset,
+        ) = v
 
 
 class Accepted(Composite):
@@ -805,7 +965,7 @@ class Accepted(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class Rejected(Composite):
@@ -818,8 +978,13 @@ class Rejected(Composite):
     FIELDS = (Field("error", "error", False, False, None),)
 
     def __init__(self, error: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "error", error)
+        self._raw = None
+        self.error = error
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.error,) = v
 
 
 class Released(Composite):
@@ -832,7 +997,7 @@ class Released(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class Modified(Composite):
@@ -854,10 +1019,19 @@ class Modified(Composite):
         undeliverable_here: Any = None,
         message_annotations: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "delivery_failed", delivery_failed)
-        _set(self, "undeliverable_here", undeliverable_here)
-        _set(self, "message_annotations", message_annotations)
+        self._raw = None
+        self.delivery_failed = delivery_failed
+        self.undeliverable_here = undeliverable_here
+        self.message_annotations = message_annotations
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 3 items."""
+        (
+            o.delivery_failed,
+            o.undeliverable_here,
+            o.message_annotations,
+        ) = v
 
 
 class Source(Composite):
@@ -907,18 +1081,35 @@ class Source(Composite):
         outcomes: Any = None,
         capabilities: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "address", address)
-        _set(self, "durable", durable)
-        _set(self, "expiry_policy", expiry_policy)
-        _set(self, "timeout", timeout)
-        _set(self, "dynamic", dynamic)
-        _set(self, "dynamic_node_properties", dynamic_node_properties)
-        _set(self, "distribution_mode", distribution_mode)
-        _set(self, "filter", filter)
-        _set(self, "default_outcome", default_outcome)
-        _set(self, "outcomes", outcomes)
-        _set(self, "capabilities", capabilities)
+        self._raw = None
+        self.address = address
+        self.durable = durable
+        self.expiry_policy = expiry_policy
+        self.timeout = timeout
+        self.dynamic = dynamic
+        self.dynamic_node_properties = dynamic_node_properties
+        self.distribution_mode = distribution_mode
+        self.filter = filter
+        self.default_outcome = default_outcome
+        self.outcomes = outcomes
+        self.capabilities = capabilities
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 11 items."""
+        (
+            o.address,
+            o.durable,
+            o.expiry_policy,
+            o.timeout,
+            o.dynamic,
+            o.dynamic_node_properties,
+            o.distribution_mode,
+            o.filter,
+            o.default_outcome,
+            o.outcomes,
+            o.capabilities,
+        ) = v
 
 
 class Target(Composite):
@@ -956,14 +1147,27 @@ class Target(Composite):
         dynamic_node_properties: Any = None,
         capabilities: Any = None,
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "address", address)
-        _set(self, "durable", durable)
-        _set(self, "expiry_policy", expiry_policy)
-        _set(self, "timeout", timeout)
-        _set(self, "dynamic", dynamic)
-        _set(self, "dynamic_node_properties", dynamic_node_properties)
-        _set(self, "capabilities", capabilities)
+        self._raw = None
+        self.address = address
+        self.durable = durable
+        self.expiry_policy = expiry_policy
+        self.timeout = timeout
+        self.dynamic = dynamic
+        self.dynamic_node_properties = dynamic_node_properties
+        self.capabilities = capabilities
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 7 items."""
+        (
+            o.address,
+            o.durable,
+            o.expiry_policy,
+            o.timeout,
+            o.dynamic,
+            o.dynamic_node_properties,
+            o.capabilities,
+        ) = v
 
 
 class DeleteOnClose(Composite):
@@ -976,7 +1180,7 @@ class DeleteOnClose(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class DeleteOnNoLinks(Composite):
@@ -989,7 +1193,7 @@ class DeleteOnNoLinks(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class DeleteOnNoMessages(Composite):
@@ -1002,7 +1206,7 @@ class DeleteOnNoMessages(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class DeleteOnNoLinksOrMessages(Composite):
@@ -1015,7 +1219,7 @@ class DeleteOnNoLinksOrMessages(Composite):
     FIELDS = ()
 
     def __init__(self) -> None:
-        _set(self, "_raw", None)
+        self._raw = None
 
 
 class SaslMechanisms(Composite):
@@ -1028,8 +1232,13 @@ class SaslMechanisms(Composite):
     FIELDS = (Field("sasl-server-mechanisms", "symbol", True, True, None),)
 
     def __init__(self, sasl_server_mechanisms: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "sasl_server_mechanisms", sasl_server_mechanisms)
+        self._raw = None
+        self.sasl_server_mechanisms = sasl_server_mechanisms
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.sasl_server_mechanisms,) = v
 
 
 class SaslInit(Composite):
@@ -1048,10 +1257,19 @@ class SaslInit(Composite):
     def __init__(
         self, mechanism: Any = None, initial_response: Any = None, hostname: Any = None
     ) -> None:
-        _set(self, "_raw", None)
-        _set(self, "mechanism", mechanism)
-        _set(self, "initial_response", initial_response)
-        _set(self, "hostname", hostname)
+        self._raw = None
+        self.mechanism = mechanism
+        self.initial_response = initial_response
+        self.hostname = hostname
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 3 items."""
+        (
+            o.mechanism,
+            o.initial_response,
+            o.hostname,
+        ) = v
 
 
 class SaslChallenge(Composite):
@@ -1064,8 +1282,13 @@ class SaslChallenge(Composite):
     FIELDS = (Field("challenge", "binary", True, False, None),)
 
     def __init__(self, challenge: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "challenge", challenge)
+        self._raw = None
+        self.challenge = challenge
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.challenge,) = v
 
 
 class SaslResponse(Composite):
@@ -1078,8 +1301,13 @@ class SaslResponse(Composite):
     FIELDS = (Field("response", "binary", True, False, None),)
 
     def __init__(self, response: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "response", response)
+        self._raw = None
+        self.response = response
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.response,) = v
 
 
 class SaslOutcome(Composite):
@@ -1095,9 +1323,17 @@ class SaslOutcome(Composite):
     )
 
     def __init__(self, code: Any = None, additional_data: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "code", code)
-        _set(self, "additional_data", additional_data)
+        self._raw = None
+        self.code = code
+        self.additional_data = additional_data
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 2 items."""
+        (
+            o.code,
+            o.additional_data,
+        ) = v
 
 
 class Coordinator(Composite):
@@ -1110,8 +1346,13 @@ class Coordinator(Composite):
     FIELDS = (Field("capabilities", "symbol", False, True, None),)
 
     def __init__(self, capabilities: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "capabilities", capabilities)
+        self._raw = None
+        self.capabilities = capabilities
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.capabilities,) = v
 
 
 class Declare(Composite):
@@ -1124,8 +1365,13 @@ class Declare(Composite):
     FIELDS = (Field("global-id", "*", False, False, None),)
 
     def __init__(self, global_id: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "global_id", global_id)
+        self._raw = None
+        self.global_id = global_id
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.global_id,) = v
 
 
 class Discharge(Composite):
@@ -1141,9 +1387,17 @@ class Discharge(Composite):
     )
 
     def __init__(self, txn_id: Any = None, fail: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "txn_id", txn_id)
-        _set(self, "fail", fail)
+        self._raw = None
+        self.txn_id = txn_id
+        self.fail = fail
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 2 items."""
+        (
+            o.txn_id,
+            o.fail,
+        ) = v
 
 
 class Declared(Composite):
@@ -1156,8 +1410,13 @@ class Declared(Composite):
     FIELDS = (Field("txn-id", "*", True, False, None),)
 
     def __init__(self, txn_id: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "txn_id", txn_id)
+        self._raw = None
+        self.txn_id = txn_id
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 1 items."""
+        (o.txn_id,) = v
 
 
 class TransactionalState(Composite):
@@ -1173,9 +1432,17 @@ class TransactionalState(Composite):
     )
 
     def __init__(self, txn_id: Any = None, outcome: Any = None) -> None:
-        _set(self, "_raw", None)
-        _set(self, "txn_id", txn_id)
-        _set(self, "outcome", outcome)
+        self._raw = None
+        self.txn_id = txn_id
+        self.outcome = outcome
+
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set every field from a decoded list of exactly 2 items."""
+        (
+            o.txn_id,
+            o.outcome,
+        ) = v
 
 
 ALL: tuple[type[Composite], ...] = (

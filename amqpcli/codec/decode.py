@@ -21,7 +21,6 @@ from .types import (
     Array,
     Byte,
     Char,
-    Composite,
     Decimal32,
     Decimal64,
     Decimal128,
@@ -469,7 +468,6 @@ _BY_CODE = _c.BY_CODE
 # Symbol and str hash apart (distinct map keys), so the lookup table is keyed by Symbol.
 _BY_SYMBOL = {Symbol(k): c for k, c in _c.BY_SYMBOL.items()}
 _new = object.__new__
-_oset = object.__setattr__
 
 # What a section's value must be for its composite class to hold it.
 _VALUE_OK: dict[str, Callable[[Any], bool]] = {
@@ -480,35 +478,34 @@ _VALUE_OK: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def _setters(cls: type[Composite]) -> tuple[Any, ...]:
-    return tuple(getattr(cls, s).__set__ for s in cls._SLOTS)
-
-
 for _cls in _c.ALL:
-    _cls._SETTERS = _setters(_cls)  # type: ignore[attr-defined]
     _cls._VALUE_OK = _VALUE_OK[_cls.SOURCE]  # type: ignore[attr-defined]
-_RAW_SET = Composite._raw.__set__  # type: ignore[attr-defined]
 
 
 def _build(cls: Any, value: Any, raw: bytes) -> Any:
-    """A composite from its decoded value, or None when the value does not fit."""
+    """A composite from its decoded value, or None when the value does not fit.
+
+    `_raw` keeps the bytes and the decoded value: encode compares fields by identity with
+    it to know whether the bytes still stand (see Composite)."""
     if not cls.HAS_VALUE:
-        if type(value) is not list and not (type(value) is AmqpList):
+        if type(value) is not list and type(value) is not AmqpList:
             return None
         o = _new(cls)
-        _RAW_SET(o, raw)
-        setters = cls._SETTERS
+        o._raw = (raw, value)
         n = len(value)
-        if n < len(setters):
-            value = value + [None] * (len(setters) - n)
-        for s, v in zip(setters, value):  # extra items beyond the spec stay in _raw only
-            s(o, v)
+        want = cls._N
+        if n == want:
+            cls._fill(o, value)
+        elif n < want:
+            cls._fill(o, value + [None] * (want - n))
+        else:  # items beyond the spec's fields stay in the raw bytes only
+            cls._fill(o, value[:want])
         return o
     if not cls._VALUE_OK(value):
         return None
     o = _new(cls)
-    _RAW_SET(o, raw)
-    cls._SETTERS[0](o, value)
+    o._raw = (raw, value)
+    o.value = value
     return o
 
 

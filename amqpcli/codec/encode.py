@@ -532,19 +532,28 @@ def _e_described(out: bytearray, v: Any) -> None:
     (_ENC.get(type(x)) or _resolve(x))(out, x)
 
 
-def _clean(v: Composite) -> bool:
-    """True when no composite directly inside `v` was changed since decoding."""
-    for n in v._SLOTS:
-        x = getattr(v, n)
-        if isinstance(x, Composite) and (x._raw is None or not _clean(x)):
+def _unchanged(v: Any) -> bool:
+    """True while `v` and the composites in its fields hold exactly what was decoded."""
+    raw = v._raw
+    if raw is None:
+        return False
+    decoded = raw[1]
+    if v.HAS_VALUE:
+        x = v.value
+        return x is decoded and (not isinstance(x, Composite) or _unchanged(x))
+    n = len(decoded)
+    for i, name in enumerate(v._SLOTS):
+        x = getattr(v, name)
+        if x is not (decoded[i] if i < n else None):
+            return False
+        if isinstance(x, Composite) and not _unchanged(x):
             return False
     return True
 
 
 def _e_composite(out: bytearray, v: Any) -> None:
-    raw = v._raw
-    if raw is not None and _clean(v):
-        out += raw
+    if v._raw is not None and _unchanged(v):
+        out += v._raw[0]
         return
     cls = type(v)
     out += cls._PREFIX

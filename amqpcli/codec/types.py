@@ -287,18 +287,18 @@ class Field(NamedTuple):
         return self.name.replace("-", "_")
 
 
-_oset = object.__setattr__
-
-
 class Composite:
     """Base of the spec's composite types (`composites.py` holds the generated classes).
 
-    A decoded composite keeps the bytes it was decoded from in `_raw` and re-encodes to them
-    until a field is assigned (assignment clears `_raw`). Changing a decoded list or map in
-    place is not seen: assign the field again or call `touch()`.
+    A decoded composite keeps the bytes it was decoded from, with the values it decoded, in
+    `_raw`; it re-encodes to those bytes while every field still holds the very object that
+    was decoded (so assigning a field is seen at encode time, and decoding pays nothing for
+    it). Changing a decoded list or map in place is not seen: assign the field again or call
+    `touch()`.
     """
 
     __slots__ = ("_raw",)
+    _raw: tuple[bytes, Any] | None
 
     NAME: ClassVar[str] = ""
     CODE: ClassVar[int] = -1
@@ -311,6 +311,7 @@ class Composite:
     # Filled in by encode.py: one encoder per field, resolved from the field's type.
     _FIELD_ENCODERS: ClassVar[tuple[Any, ...]] = ()
     _SLOTS: ClassVar[tuple[str, ...]] = ()
+    _N: ClassVar[int] = 0
     _DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kw: Any) -> None:
@@ -319,16 +320,16 @@ class Composite:
             cls._SLOTS = tuple(f.name.replace("-", "_") for f in cls.FIELDS)
         else:
             cls._SLOTS = ("value",)
+        cls._N = len(cls._SLOTS)
         cls._DEFAULTS = {f.name.replace("-", "_"): f.default for f in cls.FIELDS}
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        _oset(self, name, value)
-        if name != "_raw":
-            _oset(self, "_raw", None)
+    @staticmethod
+    def _fill(o: Any, v: list[Any]) -> None:
+        """Set the fields from a decoded list (generated per class; none here)."""
 
     def touch(self) -> None:
         """Forget the bytes this value was decoded from: encode it from its fields."""
-        _oset(self, "_raw", None)
+        self._raw = None
 
     def get(self, name: str) -> Any:
         """The field's value, or the spec's default when it is absent."""
