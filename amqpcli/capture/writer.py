@@ -131,6 +131,13 @@ class CaptureWriter:
         else:
             self._block(6, pack(o + "IIIII", interface, hi, lo, len(data), orig) + data)
 
+    def flush(self) -> None:
+        """Push what was written to the file, so readers see it (compressed output only
+        becomes readable at close)."""
+        self._f.flush()
+        if self._f is not self._raw:
+            self._raw.flush()
+
     def close(self) -> None:
         if self._f is not self._raw:
             self._f.close()
@@ -320,13 +327,17 @@ class TcpConversation:
 
     def send(self, direction: Direction, data: bytes, *, mss: int | None = None,
              reorder: bool = False, duplicate: Collection[int] = (),
-             drop: Collection[int] = (), overlap: int = 0, ack: bool = True) -> None:
+             drop: Collection[int] = (), overlap: int = 0, ack: bool = True,
+             time_ns: int | None = None) -> None:
         """Send `data` in MSS-sized segments, then (with `ack`) a pure ACK back.
 
         `reorder` swaps each pair of adjacent segments; `duplicate` re-sends the segments
         with those indices right after them; `drop` leaves those segments out (the ACK
         still covers them: a capture loss); `overlap` makes each segment but the first also
-        repeat the last `overlap` bytes of the one before it."""
+        repeat the last `overlap` bytes of the one before it. `time_ns` sets the clock
+        first (a recorder passes the time the bytes were seen)."""
+        if time_ns is not None:
+            self.now = max(self.now, time_ns)
         segs = self.segments(direction, data, mss)
         if overlap:
             prev = b""

@@ -315,3 +315,18 @@ def test_ipv6_fragments_are_reassembled() -> None:
     seg = got[-1]
     assert seg is not None and bytes(seg[7]) == payload and seg[1] == 40000
     assert dec.stats["reassembled"] == 1
+
+
+def test_recording_with_given_times_and_flush(tmp_path: Path) -> None:
+    p = tmp_path / "rec.pcapng"
+    w = CaptureWriter(p)
+    c = TcpConversation(w, start_ns=T0)
+    c.handshake()
+    c.send(C2S, AMQP_HDR, time_ns=T0 + 5 * 10**9, ack=False)
+    w.flush()
+    # readable while the writer is still open
+    assert [bytes(d.data) for d in collect(p).data] == [AMQP_HDR]
+    c.send(S2C, AMQP_HDR, time_ns=T0 + 6 * 10**9)
+    w.close()
+    r = collect(p)
+    assert [d.time_ns for d in r.data] == [T0 + 5 * 10**9, T0 + 6 * 10**9]
