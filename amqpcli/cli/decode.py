@@ -130,10 +130,13 @@ def _describe(kind: str, items: list[Item], detected: bool) -> str:
     if kind == "frames":
         frames = sum(isinstance(i, Frame) for i in items)
         headers = sum(isinstance(i, ProtocolHeader) for i in items)
-        if frames == 1 and headers == 0:
+        errors = sum(isinstance(i, FrameError) for i in items)
+        if frames == 1 and headers == 0 and errors == 0:
             return f"a single frame ({how})"
         bits = [f"{headers} protocol header{'s' * (headers != 1)}"] if headers else []
         bits.append(f"{frames} frame{'s' * (frames != 1)}")
+        if errors:
+            bits.append(f"{errors} error{'s' * (errors != 1)}")
         return f"a frame stream: {', '.join(bits)} ({how})"
     if kind == "message":
         msg = next((i for i in items if isinstance(i, MessageItem)), None)

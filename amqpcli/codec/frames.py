@@ -196,11 +196,12 @@ class FrameError(Exception):
         return f"{where}: expected {self.expected}, found {self.found}"
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, FrameError)
-            and (other.offset, other.expected, other.found, other.fatal)
-            == (self.offset, self.expected, self.found, self.fatal)
-        )
+        return isinstance(other, FrameError) and (
+            other.offset,
+            other.expected,
+            other.found,
+            other.fatal,
+        ) == (self.offset, self.expected, self.found, self.fatal)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -211,7 +212,9 @@ class FrameError(Exception):
 Item = ProtocolHeader | Frame | FrameError
 
 
-def parse_protocol_header(data: bytes | bytearray | memoryview, offset: int = 0) -> ProtocolHeader | None:
+def parse_protocol_header(
+    data: bytes | bytearray | memoryview, offset: int = 0
+) -> ProtocolHeader | None:
     """The protocol header at the start of `data`, or None if it does not start with one."""
     if len(data) >= 8 and bytes(data[:4]) == b"AMQP":
         return ProtocolHeader(offset, bytes(data[:8]))
@@ -289,9 +292,24 @@ class FrameReader:
         self._offset += len(buf)
         self._buf = bytearray()
         if b"AMQP".startswith(buf[:4]):
-            return [FrameError(off, "an 8-byte protocol header", f"end of input after {len(buf)} bytes", fatal=True)]
+            return [
+                FrameError(
+                    off,
+                    "an 8-byte protocol header",
+                    f"end of input after {len(buf)} bytes",
+                    fatal=True,
+                )
+            ]
         if len(buf) < 8:
-            return [FrameError(off, "an 8-byte frame header", f"end of input after {len(buf)} bytes", off, fatal=True)]
+            return [
+                FrameError(
+                    off,
+                    "an 8-byte frame header",
+                    f"end of input after {len(buf)} bytes",
+                    off,
+                    fatal=True,
+                )
+            ]
         size = int.from_bytes(buf[:4], "big")
         return [
             FrameError(
@@ -325,7 +343,9 @@ class FrameReader:
                 continue
             off = base + pos
             if size < 8:
-                append(FrameError(off, "a frame size of at least 8", f"size {size}", off, fatal=True))
+                append(
+                    FrameError(off, "a frame size of at least 8", f"size {size}", off, fatal=True)
+                )
                 self.opaque = "error"
                 break
             if size > limit:
@@ -426,11 +446,10 @@ def _decode(buf: Any, offset: int) -> tuple[Any, int]:
 
 _u32 = Struct(">I").unpack_from
 _u32u32 = Struct(">II").unpack_from
-_TRANSFER_SLOTS = tuple(getattr(Transfer, s).__set__ for s in Transfer._SLOTS)
-_set_raw = Composite._raw.__set__  # type: ignore[attr-defined]
+_fill_transfer = Transfer._fill
 _new = object.__new__
 _UINT0 = UInt(0)
-_NONES = (None,) * len(_TRANSFER_SLOTS)
+_NONES = (None,) * Transfer._N
 
 
 def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
@@ -495,9 +514,9 @@ def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
     if p != end:
         return None
     o = _new(Transfer)
-    _set_raw(o, bytes(b[:end]))
-    for setter, v in zip(_TRANSFER_SLOTS, vals):
-        setter(o, v)
+    # As the codec does: the bytes, and the decoded items the fields still hold.
+    o._raw = (bytes(b[:end]), vals)  # trailing Nones compare like absent items
+    _fill_transfer(o, vals)
     return o, end
 
 
@@ -533,7 +552,9 @@ def encode_frame(
 _HEADER_IDS = {"amqp": 0, "tls": 2, "sasl": 3}
 
 
-def encode_protocol_header(protocol: str | int = "amqp", version: tuple[int, int, int] = (1, 0, 0)) -> bytes:
+def encode_protocol_header(
+    protocol: str | int = "amqp", version: tuple[int, int, int] = (1, 0, 0)
+) -> bytes:
     """`AMQP` id major minor revision; `protocol` is "amqp", "sasl", "tls" or the id byte."""
     pid = _HEADER_IDS[protocol] if isinstance(protocol, str) else protocol
     return b"AMQP" + bytes((pid, *version))

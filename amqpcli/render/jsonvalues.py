@@ -282,24 +282,36 @@ def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
 def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
     cls = type(c)
     body: Any
-    if cls.SOURCE == "list":
-        body = fields_to_json(c, exact)
-    else:
+    if cls.HAS_VALUE:
         body = to_json(c.value, exact)  # type: ignore[attr-defined]
+    else:
+        body = fields_to_json(c, exact)
     out: dict[str, Any] = {cls.NAME: body}
-    if exact and c._raw is not None and _reencoded(c) != c._raw:
-        out["encoded"] = b64(c._raw)
+    if exact:
+        raw = _encoded(c)
+        if raw is not None and _reencoded(c) != raw:
+            out["encoded"] = b64(raw)
     return out
 
 
+def _encoded(c: Composite) -> bytes | None:
+    """The bytes `c` will encode to as decoded (None if it was not decoded or was changed)."""
+    if c._raw is None:
+        return None
+    from amqpcli.codec.encode import encode
+
+    return encode(c)
+
+
 def _reencoded(c: Composite) -> bytes:
+    """The bytes `c`'s fields encode to on their own (nested composites as they are)."""
     from amqpcli.codec.encode import encode
 
     cls = type(c)
     fresh = cls.__new__(cls)
-    object.__setattr__(fresh, "_raw", None)
+    fresh._raw = None
     for slot in cls._SLOTS:
-        object.__setattr__(fresh, slot, getattr(c, slot))
+        setattr(fresh, slot, getattr(c, slot))
     try:
         return encode(fresh)
     except Exception:  # noqa: BLE001 - a value that cannot re-encode keeps its bytes
@@ -450,10 +462,18 @@ def fields_from_json(cls: type[Composite], v: Any, p: str = "") -> Composite:
 
 
 def _composite_from_json(cls: type[Composite], obj: dict[str, Any], v: Any, p: str) -> Composite:
-    if cls.SOURCE == "list":
-        value = fields_from_json(cls, v, p)
-    else:
+    if cls.HAS_VALUE:
         value = cls(from_json(v, p))  # type: ignore[call-arg]
+    else:
+        value = fields_from_json(cls, v, p)
     if "encoded" in obj:
-        object.__setattr__(value, "_raw", unb64(obj["encoded"], p + ".encoded"))
+        # The exact bytes, as long as they still say what the fields say (edits win).
+        from amqpcli.codec.decode import DecodeError, decode
+
+        try:
+            original, _ = decode(unb64(obj["encoded"], p + ".encoded"))
+        except DecodeError as e:
+            raise JsonValueError(p + ".encoded", f"not an encoded {cls.NAME}: {e}") from None
+        if type(original) is cls and original == value:
+            return original
     return value

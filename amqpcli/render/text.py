@@ -78,7 +78,7 @@ def format_value(value: Any, show_secrets: bool = False) -> str:
     value = redact(value, show_secrets)
     if isinstance(value, Composite):
         cls = type(value)
-        if cls.SOURCE != "list":
+        if cls.HAS_VALUE:
             return f"@{cls.NAME} {format_value(value.value, show_secrets)}"  # type: ignore[attr-defined]
         parts = []
         for spec, slot in zip(cls.FIELDS, cls._SLOTS):
@@ -149,7 +149,7 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         cls = type(value)
         text = cls.NAME if label and label != cls.NAME else ""
         node = Node(label or cls.NAME, text, f"0x{cls.CODE:x} = {cls.SYMBOL}")
-        if cls.SOURCE != "list":
+        if cls.HAS_VALUE:
             inner = value.value  # type: ignore[attr-defined]
             child = value_tree(inner, "value", show_secrets)
             if child.children or amqp_type(inner) in ("map", "list", "array"):
@@ -188,7 +188,8 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
             if ka:
                 child.label = f"{kt} ({ka})"
             children.append(child)
-        return Node(label, "", f"map, {len(value)} entries", children)
+        n = len(value)
+        return Node(label, "", f"map, {n} {'entry' if n == 1 else 'entries'}", children)
     if t == "array":
         assert isinstance(value, Array)
         desc = (

@@ -247,3 +247,26 @@ def test_source_field_in_attach_round_trips() -> None:
     j = to_json(a)
     assert j["attach"]["source"]["source"]["filter"]["keys"] == "symbol"
     assert encode(through_json(a)) == encode(a)
+
+
+def test_value_holding_composites() -> None:
+    from amqpcli.codec.composites import AmqpSequence, AmqpValue, Data
+
+    for c in (AmqpSequence([UInt(1), "a"]), AmqpValue({"k": 1}), Data(b"\x00\x01")):
+        j = to_json(c)
+        assert list(j) == [c.NAME]
+        assert through_json(c) == c and encode(through_json(c)) == encode(c)
+    assert to_json(AmqpSequence([UInt(1)])) == {"amqp-sequence": [{"uint": 1}]}
+
+
+def test_encoded_bytes_yield_to_edits() -> None:
+    raw = encode(Attach(name="n", handle=UInt(0), role=False))
+    wide = raw.replace(b"\xa1\x01n\x43", b"\xa1\x01n\x70\x00\x00\x00\x00")
+    wide = wide[:4] + bytes([wide[4] + 4]) + wide[5:]
+    j = to_json(decode(wide)[0])
+    assert encode(from_json(j)) == wide
+    j["attach"]["name"] = "edited"
+    edited = from_json(j)
+    assert edited.name == "edited" and encode(edited) == encode(
+        Attach(name="edited", handle=UInt(0), role=False)
+    )
