@@ -3,8 +3,9 @@
 `PacketDecoder.decode(linktype, data)` returns a tuple in `Segment` order or None (not TCP, not
 IP, or a fragment still waiting for the rest of its datagram). Addresses are an `int` for
 IPv4 and 16 `bytes` for IPv6 (cheap to hash; `format_ip` makes them readable). IPv4
-fragments are reassembled (bounded: incomplete datagrams are dropped after a while and
-counted in `stats`); IPv6 extension headers are skipped and its fragments reassembled too.
+fragments are reassembled (bounded: beyond `MAX_FRAGMENT_DATAGRAMS` incomplete datagrams
+the oldest is dropped and counted in `stats`); IPv6 extension headers are skipped and its
+fragments reassembled too.
 """
 
 from __future__ import annotations

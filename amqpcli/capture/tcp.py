@@ -273,6 +273,8 @@ class FlowTracker:
             d = ((ack - peer.nxt + _H) & _M) - _H
             if d > 0:
                 self._acked_past(peer, ts, d)
+                if flow._state == _SKIP:  # decided while filling the hole
+                    return
         if h.closed:
             return
         if not h.started:
