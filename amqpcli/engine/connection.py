@@ -90,6 +90,8 @@ class Connection:
         self.violations = 0
         self._events: list[Event] = []
         self._adopt: Delivery | None = None
+        # the largest frame each side may send (known once the other side has opened)
+        self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
 
     # --- small helpers used by the other state machines -------------------------------
 
@@ -185,11 +187,10 @@ class Connection:
         if state == "closed":
             self.violation("frame-after-close", f"{side} sent a frame after its close")
             return self._take()
-        other = self.other[side]
-        size = frame.size
-        if other in self.open and size > self.max_frame_size(other):
+        limit = self._frame_limit[side]
+        if frame.size > limit:
             self.violation("frame-too-large",
-                           f"{size}-byte frame > max-frame-size {self.max_frame_size(other)}")
+                           f"{frame.size}-byte frame > max-frame-size {limit}")
         body = frame.body
         if body is None:
             self.emit(Heartbeat(side, time))
@@ -230,6 +231,8 @@ class Connection:
             self.violation("out-of-order", f"open in state {self.side_state[side]}")
             self.side_state[side] = "opened"
         self.open[side] = body
+        # frames *to* this side are checked against what it accepts
+        self._frame_limit[self.other[side]] = self.max_frame_size(side)
         self.emit(ConnectionOpened(self, side, body, self.time))
 
     def _close(self, side: str, frame: Any, body: Any) -> None:

@@ -20,7 +20,6 @@ checked for conflicts.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 
-class Phase(enum.Enum):
+class Phase:
+    """Delivery phases: plain strings, so the per-frame table lookups hash fast."""
+
     QUEUED = "queued"  # endpoint role: waiting for credit or session window
     TRANSFERRING = "transferring"
     UNSETTLED = "unsettled"
@@ -42,7 +43,7 @@ class Phase(enum.Enum):
 
 
 P = Phase
-TRANSITIONS: dict[tuple[Phase, str], Phase] = {
+TRANSITIONS: dict[tuple[str, str], str] = {
     (P.QUEUED, "frame"): P.TRANSFERRING,
     (P.QUEUED, "last"): P.UNSETTLED,
     (P.QUEUED, "last-settled"): P.SETTLED,
@@ -89,11 +90,18 @@ def state_name(state: Any) -> str | None:
     return name if name else type(state).__name__
 
 
+_TERMINAL = frozenset(TERMINAL_TYPES)
+
+
 def outcome_of(state: Any) -> Any:
     """The terminal outcome a state carries, or None (a transactional state's outcome)."""
-    if isinstance(state, c.TransactionalState):
-        state = state.outcome
-    return state if isinstance(state, TERMINAL_TYPES) else None
+    t = state.__class__
+    if t in _TERMINAL:
+        return state
+    if t is c.TransactionalState:
+        inner = state.outcome
+        return inner if inner.__class__ in _TERMINAL else None
+    return None
 
 
 @dataclass(slots=True)
@@ -151,7 +159,7 @@ class Delivery:
         self.delivery_id: int | None = None
         self.tag = tag
         self.message_format: int = 0
-        self.phase = Phase.QUEUED
+        self.phase: str = Phase.QUEUED
         self.timeline: list[TimelineEntry] = []
         self.frames = 0
         self.size = 0
@@ -220,14 +228,14 @@ class Delivery:
     def outcome(self) -> str:
         """What became of it: accepted, rejected, … or aborted / abandoned / settled /
         unsettled / in-progress."""
-        if self.phase is Phase.ABORTED:
+        if self.phase == Phase.ABORTED:
             return "aborted"
         for s in (self.receiver_state, self.sender_state):
             if outcome_of(s) is not None:
                 return state_name(outcome_of(s)) or "settled"
-        if self.phase is Phase.ABANDONED:
+        if self.phase == Phase.ABANDONED:
             return "abandoned"
-        if self.phase is Phase.SETTLED:
+        if self.phase == Phase.SETTLED:
             return "settled"
         if self.phase in (Phase.QUEUED, Phase.TRANSFERRING):
             return "in-progress"
@@ -242,6 +250,6 @@ class Delivery:
 
     def __repr__(self) -> str:
         return (
-            f"<Delivery id={self.delivery_id} tag={self.tag!r} {self.phase.value}"
+            f"<Delivery id={self.delivery_id} tag={self.tag!r} {self.phase}"
             f" outcome={self.outcome} link={self.link.name!r}>"
         )

@@ -283,7 +283,7 @@ class Endpoint:
                     self._on_remote_flow(ev)
             elif ev.__class__ is DeliveryUpdated:
                 d = ev.delivery
-                if d.phase is Phase.WAIT_RECEIVER and d.receiver == self.local:
+                if d.phase == Phase.WAIT_RECEIVER and d.receiver == self.local:
                     self._dispose_one(d, None, True)
         if body is not None and body.__class__ is c.Transfer and frame is not None:
             s = self.connection.channels[self.remote].get(frame.channel)

@@ -58,12 +58,14 @@ class Link:
         "initiator",
         "link_credit",
         "live",
+        "mms",
         "name",
         "out_queue",
         "outcomes",
         "rcv_delivery_count",
         "rcv_limit",
         "rcv_link_credit",
+        "rcv_mode",
         "receiver",
         "refused",
         "refusing",
@@ -71,6 +73,7 @@ class Link:
         "session",
         "settled_count",
         "side_state",
+        "snd_mode",
         "unsettled",
     )
 
@@ -106,6 +109,9 @@ class Link:
         self.coordinator = False
         self.out_queue: list[Any] = []  # endpoint role: deliveries waiting for credit
         self.refusing = False  # the responder attached with a null terminus
+        self.snd_mode = 2  # cached from the attaches by refresh()
+        self.rcv_mode = 0
+        self.mms = 0
 
     # --- views ------------------------------------------------------------------------
 
@@ -130,21 +136,29 @@ class Link:
     def target(self) -> Any:
         return self._field("target")
 
+    def refresh(self) -> None:
+        """Recompute what the hot path reads from the attaches (after each attach)."""
+        a = self.attach.get(self.sender)
+        self.snd_mode = int(a.get("snd_settle_mode")) if a is not None else 2
+        a = self.attach.get(self.receiver)
+        self.rcv_mode = int(a.get("rcv_settle_mode")) if a is not None else 0
+        m = a.max_message_size if a is not None else None
+        self.mms = int(m) if m else 0
+
     @property
     def snd_settle_mode(self) -> int:
-        a = self.attach.get(self.sender)
-        return int(a.get("snd_settle_mode")) if a is not None else 2
+        """The sender's settle mode (its attach is authoritative, Part 2 §2.7.3)."""
+        return self.snd_mode
 
     @property
     def rcv_settle_mode(self) -> int:
-        a = self.attach.get(self.receiver)
-        return int(a.get("rcv_settle_mode")) if a is not None else 0
+        """The receiver's settle mode (its attach is authoritative)."""
+        return self.rcv_mode
 
     @property
     def max_message_size(self) -> int:
-        a = self.attach.get(self.receiver)
-        m = a.max_message_size if a is not None else None
-        return int(m) if m else 0
+        """The receiver's max-message-size (0: no limit)."""
+        return self.mms
 
     @property
     def state(self) -> str:

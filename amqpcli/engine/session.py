@@ -12,12 +12,13 @@ arithmetic). Every transfer frame uses the sender's next-outgoing-id and advance
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.codec import composites as c
 
 from . import serial
-from .delivery import Delivery, TimelineEntry, outcome_of
+from .delivery import FINAL, Delivery, TimelineEntry, outcome_of
 from .events import (
     CreditChanged,
     DeliverySettled,
@@ -83,7 +84,10 @@ class Session:
         self.handles: dict[str, dict[int, Link]] = {a: {}, b: {}}
         self.links: dict[tuple[str, str], Link] = {}  # (name, sender side) -> link
         self.inflight: dict[str, dict[int, Delivery]] = {a: {}, b: {}}
-        self.recent: dict[str, dict[int, str | None]] = {a: {}, b: {}}
+        # delivery-id -> side that settled it, oldest first (OrderedDict pops the oldest
+        # in O(1); deleting from the front of a dict makes iteration slow)
+        self.recent: dict[str, OrderedDict[int, str | None]] = {
+            a: OrderedDict(), b: OrderedDict()}
         self.transfers: dict[str, int] = {a: 0, b: 0}
         self.deliveries: dict[str, int] = {a: 0, b: 0}
 
@@ -205,6 +209,7 @@ class Session:
         self.handles[side][handle] = link
         link.attach[side] = att
         link.side_state[side] = "attached"
+        link.refresh()
         if side == sender and att.initial_delivery_count is not None:
             link.delivery_count = int(att.initial_delivery_count)
         if isinstance(att.target, c.Coordinator):
@@ -277,24 +282,27 @@ class Session:
     # --- transfer ---------------------------------------------------------------------
 
     def on_transfer(self, side: str, t: Any, payload: bytes) -> None:
+        # The hot path of a capture: plain attribute reads, inlined serial arithmetic.
         conn = self.conn
-        if t.handle is None:
-            conn.violation("missing-field", "transfer without handle", session=self)
-            return
-        link = self.handles[side].get(int(t.handle))
+        h = t.handle
+        link = self.handles[side].get(h) if h is not None else None
         if link is None:
-            conn.violation("unknown-handle", f"transfer on handle {t.handle}", session=self)
+            if h is None:
+                conn.violation("missing-field", "transfer without handle", session=self)
+            else:
+                conn.violation("unknown-handle", f"transfer on handle {h}", session=self)
             return
-        receiver = conn.other[side]
         if side != link.sender:
             conn.violation("wrong-role", f"transfer from the receiving end of {link.name!r}",
                            session=self, link=link)
             return
-        tid = self.next_outgoing_id[side]
-        self.next_outgoing_id[side] = serial.add(tid, 1)
+        receiver = link.receiver
+        nxt = self.next_outgoing_id
+        tid = nxt[side]
+        nxt[side] = (tid + 1) & serial.MASK
         self.transfers[side] += 1
         lim = self.in_limit[receiver]
-        if lim is not None and not serial.lt(tid, lim):
+        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
             conn.violation("transfer-beyond-window",
                            f"transfer-id {tid} outside the incoming window (limit {lim})",
                            session=self, link=link)
@@ -306,26 +314,31 @@ class Session:
             kind = "resume" if d.resumed and t.resume else "transfer"
         else:
             kind = "transfer"
-            if t.delivery_id is not None and int(t.delivery_id) != d.delivery_id:
+            did = t.delivery_id
+            if did is not None and did != d.delivery_id:
                 conn.violation("transfer-mismatch",
-                               f"continuation carries delivery-id {t.delivery_id},"
+                               f"continuation carries delivery-id {did},"
                                f" expected {d.delivery_id}", session=self, link=link)
         d.frames += 1
-        d.add_payload(payload, conn.keep_payload)
-        mms = link.max_message_size
-        if mms and d.size > mms and d.size - len(payload) <= mms:
+        n = len(payload)
+        d.size += n
+        if n and conn.keep_payload:
+            d._chunks.append(payload)
+        mms = link.mms
+        if mms and d.size > mms and d.size - n <= mms:
             conn.violation("message-size-exceeded",
                            f"delivery {d.delivery_id} is {d.size} bytes > {mms}",
                            session=self, link=link)
-        if t.state is not None:
-            d.sender_state = t.state
-            if isinstance(t.state, c.TransactionalState):
-                d.txn_id = t.state.txn_id
+        state = t.state
+        if state is not None:
+            d.sender_state = state
+            if state.__class__ is c.TransactionalState:
+                d.txn_id = state.txn_id
         if t.rcv_settle_mode is not None:
             d.rcv_settle_mode = int(t.rcv_settle_mode)
         if t.batchable:
             d.batchable = True
-        settled = bool(t.settled)
+        settled = t.settled is True
         if settled and not d.sender_settled:
             d.sender_settled = True
             if d.frames == 1 and not d.resumed:
@@ -333,7 +346,7 @@ class Session:
             if d.settled_by is None:
                 d.settled_by = side
             link.unsettled[side].pop(d.tag, None)
-        more = bool(t.more)
+        more = t.more is True
         if t.aborted:
             kind = "abort"
             d.aborted = True
@@ -345,24 +358,24 @@ class Session:
                    d.receiver_settled else "last")
             link.current = None
             d.payload_ready = True
-        e = TimelineEntry(conn.time, side, kind, conn.frame_no, t.state, settled, more,
-                          len(payload))
+        time = conn.time
+        e = TimelineEntry(time, side, kind, conn.frame_no, state, settled, more, n)
         d.timeline.append(e)
         if d.frames == 1 and kind == "transfer":
-            conn.emit(DeliveryStarted(d, side, conn.time))
+            conn._events.append(DeliveryStarted(d, side, time))
         else:
-            conn.emit(DeliveryUpdated(d, e, conn.time))
-        if d.payload_ready and not d.aborted and not more:
+            conn._events.append(DeliveryUpdated(d, e, time))
+        if not more and not d.aborted:
             if link.coordinator and conn.keep_payload:
                 self._read_txn_request(d)
             if conn.local == receiver:
-                conn.emit(MessageReceived(d, conn.time))
-        if d.done:
+                conn._events.append(MessageReceived(d, time))
+        if d.phase in FINAL:
             self._finish(d)
 
     def _waits_rcv(self, d: Delivery) -> bool:
         """Settle mode second: the receiver settles after the sender (unless pre-settled)."""
-        mode = d.rcv_settle_mode if d.rcv_settle_mode is not None else d.link.rcv_settle_mode
+        mode = d.rcv_settle_mode if d.rcv_settle_mode is not None else d.link.rcv_mode
         return mode == 1 and not d.presettled and not d.receiver_settled
 
     def _start(self, side: str, receiver: str, link: Link, t: Any) -> Delivery | None:
@@ -372,7 +385,9 @@ class Session:
                            " delivery-id or delivery-tag", session=self, link=link)
             return None
         did = int(t.delivery_id)
-        tag = bytes(t.delivery_tag)
+        tag = t.delivery_tag
+        if tag.__class__ is not bytes:
+            tag = bytes(tag)
         old = link.live.get(tag)
         if t.resume and old is not None:
             d = old
@@ -383,7 +398,8 @@ class Session:
                 conn.violation("delivery-id-in-use",
                                f"delivery-tag {tag!r} is still unsettled on {link.name!r}",
                                session=self, link=link)
-            d = conn.adopt(link, tag) or Delivery(link, side, receiver, tag)
+            d = (conn.adopt(link, tag) if conn._adopt is not None else None) or Delivery(
+                link, side, receiver, tag)
             d.first_time = conn.time
             d.message_format = int(t.message_format or 0)
             link.deliveries += 1
@@ -534,7 +550,7 @@ class Session:
             recent = self.recent[d.sender]
             recent[d.delivery_id] = d.settled_by
             if len(recent) > RECENT_LIMIT:
-                del recent[next(iter(recent))]
+                recent.popitem(last=False)
         conn.emit(DeliverySettled(d, conn.time))
 
 

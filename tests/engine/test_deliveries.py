@@ -47,10 +47,10 @@ def test_settled_at_send_is_final_at_once() -> None:
     link, plink = p.sender(credit=1, snd_settle_mode=1)
     d = p.client.send(link, b"x")
     p.pump()
-    assert d.phase is Phase.SETTLED and d.presettled and d.settled_by == "client"
+    assert d.phase == Phase.SETTLED and d.presettled and d.settled_by == "client"
     assert d.outcome == "settled"
     pd = _received(p)[0]
-    assert pd.phase is Phase.SETTLED
+    assert pd.phase == Phase.SETTLED
     assert not link.unsettled["client"] and not plink.unsettled["server"]
     assert of(p.peer_events, DeliverySettled)[0].delivery is pd
 
@@ -75,7 +75,7 @@ def test_every_terminal_state_reaches_the_sender() -> None:
     mod = ds[3].state
     assert mod.delivery_failed and mod.undeliverable_here
     assert mod.message_annotations == {Symbol("x-reason"): "retry"}
-    assert ds[4].phase is Phase.UNSETTLED and ds[4].receiver_state.section_offset == 3
+    assert ds[4].phase == Phase.UNSETTLED and ds[4].receiver_state.section_offset == 3
     # both sides' unsettled maps hold only what is still open, with its state
     assert list(link.unsettled["client"]) == [ds[4].tag]
     assert link.unsettled["server"][ds[4].tag].section_offset == 3
@@ -110,11 +110,11 @@ def test_receiver_settle_mode_second() -> None:
     pd = _received(p)[0]
     p.peer.accept(pd, settled=False)
     p.pump()
-    assert d.outcome == "accepted" and d.phase is Phase.UNSETTLED
+    assert d.outcome == "accepted" and d.phase == Phase.UNSETTLED
     p.client.settle(d)
     p.pump()
     # the sender settled first; the receiver then settled (the engine does it)
-    assert d.phase is Phase.SETTLED and pd.phase is Phase.SETTLED
+    assert d.phase == Phase.SETTLED and pd.phase == Phase.SETTLED
     kinds = [(e.kind, e.side, e.settled) for e in d.timeline]
     assert kinds[-2:] == [("settle", "client", True), ("settle", "server", True)]
     assert d.settled_by == "client"
@@ -126,7 +126,7 @@ def test_mixed_settle_mode_per_delivery() -> None:
     a = p.client.send(link, b"a", settled=True)
     b = p.client.send(link, b"b", settled=False)
     p.pump()
-    assert a.phase is Phase.SETTLED and b.phase is Phase.UNSETTLED
+    assert a.phase == Phase.SETTLED and b.phase == Phase.UNSETTLED
 
 
 def test_disposition_ranges() -> None:
@@ -148,14 +148,14 @@ def test_aborted_delivery() -> None:
     d = p.client.start_delivery(link)
     p.client.send_more(d, b"x" * 1000)
     p.pump()
-    assert d.phase is Phase.TRANSFERRING and d.frames >= 2 and d.size == 1000
+    assert d.phase == Phase.TRANSFERRING and d.frames >= 2 and d.size == 1000
     assert all(e.more for e in d.timeline)
     p.client.abort(d)
     p.pump()
-    assert d.phase is Phase.ABORTED and d.outcome == "aborted"
+    assert d.phase == Phase.ABORTED and d.outcome == "aborted"
     assert d.timeline[-1].kind == "abort"
     pd = of(p.peer_events, DeliveryStarted)[0].delivery
-    assert pd.phase is Phase.ABORTED and not of(p.peer_events, MessageReceived)
+    assert pd.phase == Phase.ABORTED and not of(p.peer_events, MessageReceived)
     assert plink.aborted_count == 1 and not plink.live
     # the aborted delivery used its credit; the next one goes through
     d2 = p.client.send(link, b"ok")
@@ -172,7 +172,7 @@ def test_resume_after_reattach_reconciles_unsettled_maps() -> None:
     p.pump()
     p.peer.accept(_received(p)[0])
     p.pump()
-    assert d1.outcome == "accepted" and d2.phase is Phase.UNSETTLED
+    assert d1.outcome == "accepted" and d2.phase == Phase.UNSETTLED
     p.client.detach(link, closed=False)
     p.pump()
     assert p.client.connection.suspended and p.peer.connection.suspended
@@ -189,7 +189,7 @@ def test_resume_after_reattach_reconciles_unsettled_maps() -> None:
     assert r is d2
     p.client.send_more(r, b"", more=False)
     p.pump()
-    assert d2.resumed and d2.phase is Phase.SETTLED
+    assert d2.resumed and d2.phase == Phase.SETTLED
     assert [e.kind for e in d2.timeline] == ["transfer", "resume"]
 
 

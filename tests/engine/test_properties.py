@@ -45,7 +45,7 @@ def _check(p: Pair, links: dict[str, Any], sent: list[Delivery]) -> None:
     for d in sent:
         ln = d.link
         assert (d.phase in FINAL or d.tag in ln.unsettled[d.sender]
-                or d.tag in ln.unsettled[d.receiver] or d.phase is Phase.QUEUED
+                or d.tag in ln.unsettled[d.receiver] or d.phase == Phase.QUEUED
                 or d in ln.live.values())
 
 
@@ -77,22 +77,22 @@ def test_random_operations_keep_invariants(ops: list[tuple[Any, ...]], small: bo
         elif kind == "send":
             sent.append(snd.send(sl, b"x" * o[2], settled=o[3]))
         elif kind == "dispose":
-            live = [d for d in rl.live.values() if d.phase is Phase.UNSETTLED]
+            live = [d for d in rl.live.values() if d.phase == Phase.UNSETTLED]
             if live:
                 d = live[o[2] % len(live)]
                 state = STATES[o[3]]
                 if outcome_of(d.receiver_state) is None or outcome_of(state) is None:
                     rcv.dispose(d, state, settled=o[4])
         elif kind == "settle":
-            live = [d for d in sl.live.values() if d.phase is Phase.UNSETTLED]
+            live = [d for d in sl.live.values() if d.phase == Phase.UNSETTLED]
             if live:
                 snd.settle(live[o[2] % len(live)])
     p.pump()
     _check(p, links, sent)
     assert not of(p.client_events + p.peer_events, Violation)
-    obs, events = p.observe()
+    _obs, events = p.observe()
     assert not of(events, Violation)
-    key = lambda e: (e.delivery.link.name, e.delivery.delivery_id, e.delivery.outcome,  # noqa: E731
+    key = lambda e: (e.delivery.link.name, e.delivery.delivery_id, e.delivery.outcome,
                      e.delivery.settled_by, len(e.delivery.timeline))
     assert sorted(map(key, of(events, DeliverySettled))) == sorted(
         map(key, of(p.client_events, DeliverySettled)))
