@@ -140,7 +140,9 @@ def _describe(kind: str, items: list[Item], detected: bool) -> str:
         return f"a frame stream: {', '.join(bits)} ({how})"
     if kind == "message":
         msg = next((i for i in items if isinstance(i, MessageItem)), None)
-        bare = msg is not None and not any(
+        if msg is None:
+            return f"an encoded message ({how})"
+        bare = not any(
             getattr(msg.message, s) is not None
             for s in ("header", "delivery_annotations", "message_annotations", "footer")
         )

@@ -206,7 +206,8 @@ def message_tree(msg: Message, label: str = "message") -> Node:
         for i, section in enumerate(parts):
             label_i = "body" if len(parts) == 1 else f"body[{i}]"
             child = value_tree(section, label_i)
-            child.text = section.NAME
+            if not child.text.startswith(section.NAME):
+                child.text = f"{section.NAME} {child.text}".strip()
             node.children.append(child)
     if msg.footer is not None:
         child = value_tree(msg.footer, "footer")

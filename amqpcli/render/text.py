@@ -152,11 +152,15 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         if cls.HAS_VALUE:
             inner = value.value  # type: ignore[attr-defined]
             child = value_tree(inner, "value", show_secrets)
-            if child.children or amqp_type(inner) in ("map", "list", "array"):
+            if (
+                child.children
+                or child.label != "value"
+                or amqp_type(inner) in ("map", "list", "array")
+            ):
                 node.children = child.children
-                node.type = f"{node.type}, {child.type}" if child.type else node.type
-            else:
-                node.children = [child]
+            else:  # a scalar: on the section's own line
+                node.text = f"{text} {child.text}".strip()
+            node.type = f"{node.type}, {child.type}" if child.type else node.type
             return node
         for spec, slot in zip(cls.FIELDS, cls._SLOTS):
             v = getattr(value, slot)
