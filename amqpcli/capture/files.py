@@ -81,7 +81,7 @@ class _Blocks:
         if first[:2] == _GZIP_MAGIC:
             g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
             self._closers.insert(0, g)  # type: ignore[arg-type]
-            read = g.read1
+            read = g.read  # (read1 would hand out the decompressor's small pieces)
             first = self._guard(read, 0)
         self._read = read
         self.first = first
