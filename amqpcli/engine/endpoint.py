@@ -286,9 +286,9 @@ class Endpoint:
                 if d.phase == Phase.WAIT_RECEIVER and d.receiver == self.local:
                     self._dispose_one(d, None, True)
         if body is not None and body.__class__ is c.Transfer and frame is not None:
-            s = self.connection.channels[self.remote].get(frame.channel)
-            if s is not None:
-                self._refresh_window(s)
+            ts = self.connection.channels[self.remote].get(frame.channel)
+            if ts is not None:
+                self._refresh_window(ts)
         if body is not None and body.__class__ is c.Open:
             self._on_remote_open()
 

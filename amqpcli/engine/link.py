@@ -169,8 +169,8 @@ class Link:
         if n == 2:
             return "attached"
         if n == 1:
-            return "detaching" if self.detach else "attaching"
-        return "detached" if self.detach else "attaching"
+            return "detaching" if self.detach or len(self.attach) == 2 else "attaching"
+        return "detached" if self.detach or self.attach else "attaching"
 
     @property
     def closed(self) -> bool:
@@ -299,10 +299,13 @@ def compare_termini(requested: Any, granted: Any) -> list[Difference]:
     for f in _TERMINUS_FIELDS:
         if f == "capabilities":
             a, b = _as_list(req_t.capabilities), _as_list(got_t.capabilities)
-            if sorted(map(str, a)) != sorted(map(str, b)):
-                out.append(Difference(f"{kind}.capabilities", a, b, "capabilities changed"))
+            missing = [x for x in a if x not in b]
+            if missing:
+                out.append(Difference(f"{kind}.capabilities", a, b, "capabilities dropped: "
+                                      + ", ".join(map(str, missing))))
             continue
-        if not hasattr(req_t, f):
+        # only what was asked for: a field left out takes whatever the node has
+        if getattr(req_t, f, None) is None:
             continue
         a, b = req_t.get(f), got_t.get(f)
         if a != b:
