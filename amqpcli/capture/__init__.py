@@ -12,15 +12,21 @@ says which protocol each flow speaks. The public API:
     - `Gap(flow, direction, time_ns, offset, size)` — bytes the capture does not hold,
     - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
   `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
-  `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`). Only flows that speak
-  AMQP (any version, by their header) or use one of `ports` get Data events.
-  Times are integers: nanoseconds since the Unix epoch.
+  `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`, `first_ns`). Only flows
+  that speak AMQP (any version, by their header) or whose header is missing but use one
+  of `ports` get Data events; every flow gets one `Opened`.
+  The client is the SYN sender; without a handshake, the side whose first bytes are a
+  protocol header or TLS ClientHello; else the side not on an AMQP port (5672, 5671,
+  5682 or `ports`); else the side with the higher port (see `amqpcli.capture.tcp`).
+  Times are integers: nanoseconds since the Unix epoch. Reading one file keeps memory
+  proportional to the open connections, not to the file.
 * `read_packets(path)` → `(time_ns, linktype, data)` per record (pcap / pcapng / gzip);
   `merge_packets(iterators)` merges by time.
 * `read_segments(path)` → `(flow_key, time_ns, Segment)`: packets keyed by their canonical
   4-tuple, for executors that group a capture set by flow before reassembly; a
   `FlowTracker` fed one flow's segments in time order (`feed_segment`) then `finish()`
-  produces the same events as `read_capture`.
+  produces the same events as `read_capture` (a flow's identity across tasks is its `key`
+  and `first_ns`; `index` only counts flows within one tracker).
 * `FlowTracker`, `PacketDecoder`: the two stages, for live sources and custom loops.
 * `detect(first_bytes)` → protocol name (`AMQP_1_0`, `AMQP_SASL`, `AMQP_TLS`, `AMQP_0_10`,
   `AMQP_0_9_1`, …, `TLS`, `UNKNOWN`).
