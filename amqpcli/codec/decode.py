@@ -268,7 +268,10 @@ def _d_str8(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 1 + b[p]
     if e > len(b):
         raise _short(b, p - 1, f"string of {e - p - 1} bytes")
-    return _utf8(b, p + 1, e), e
+    try:  # inline: short strings are the commonest value of all
+        return str(b[p + 1 : e], "utf-8"), e
+    except UnicodeDecodeError:
+        return _utf8(b, p + 1, e), e
 
 
 def _d_str32(b: Any, p: int, d: int) -> tuple[Any, int]:
@@ -465,6 +468,7 @@ def _d_array32(b: Any, p: int, d: int) -> tuple[Any, int]:
 # --- described -------------------------------------------------------------------------
 
 _BY_CODE = _c.BY_CODE
+_BY_SMALL_CODE: list[Any] = [_BY_CODE.get(i) for i in range(256)]
 # Symbol and str hash apart (distinct map keys), so the lookup table is keyed by Symbol.
 _BY_SYMBOL = {Symbol(k): c for k, c in _c.BY_SYMBOL.items()}
 _new = object.__new__
@@ -517,8 +521,8 @@ def _d_described(b: Any, p: int, d: int) -> tuple[Any, int]:
     c = b[p]
     cls: Any
     if c == 0x53:
-        descriptor: Any = ULong(b[p + 1])
-        cls = _BY_CODE.get(descriptor)
+        descriptor: Any = b[p + 1]  # made a ULong only if it ends in a Described
+        cls = _BY_SMALL_CODE[descriptor]
         p += 2
     else:
         if c == 0x00:
@@ -535,6 +539,8 @@ def _d_described(b: Any, p: int, d: int) -> tuple[Any, int]:
         o = _build(cls, value, bytes(b[start:p]))
         if o is not None:
             return o, p
+    if c == 0x53:
+        descriptor = ULong(descriptor)
     return Described(descriptor, value), p
 
 

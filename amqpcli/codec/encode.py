@@ -9,6 +9,7 @@ Array.code/fmt) and composites that still hold the bytes they were decoded from.
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 import struct
 import uuid
 from collections.abc import Callable
@@ -560,7 +561,7 @@ def _e_composite(out: bytearray, v: Any) -> None:
     if cls.HAS_VALUE:
         cls._FIELD_ENCODERS[0](out, v.value)
         return
-    values = [getattr(v, n) for n in cls._SLOTS]
+    values = cls._GET(v)
     n = len(values)
     while n and values[n - 1] is None:
         n -= 1
@@ -599,7 +600,7 @@ _PRIM_ENC: dict[str, Encoder] = {
     "symbol": _e_symbol,
 }
 # Plain Python types a field encoder may coerce; an AMQP-typed value keeps its own type.
-_PLAIN = (int, float, str, bytes, bytearray, memoryview, _dt.datetime)
+_PLAIN = frozenset((int, float, str, bytes, bytearray, memoryview, _dt.datetime))
 _SYMBOL_KEYED = {"fields", "annotations", "filter-set", "node-properties"}
 
 
@@ -612,6 +613,10 @@ def _field_type(name: str) -> tuple[str, bool]:
     if name in _c.BY_NAME:
         return "*", False
     return name, keyed
+
+
+def _any(out: bytearray, x: Any) -> None:
+    (_ENC.get(type(x)) or _resolve(x))(out, x)
 
 
 def _typed(prim: Encoder) -> Encoder:
@@ -643,7 +648,7 @@ def field_encoder(type_name: str, multiple: bool = False) -> Encoder:
     elif prim in _PRIM_ENC:
         enc = _typed(_PRIM_ENC[prim])
     else:
-        enc = encode_into
+        enc = _any
     if multiple and prim in _TYPE_CODES:
         enc = _multiple(enc, prim)
     return enc
@@ -730,10 +735,13 @@ def encode_as(out: bytearray, type_name: str, value: Any) -> None:
 for _cls in _c.ALL:
     _cls._PREFIX = _prefix(_cls.CODE)  # type: ignore[attr-defined]
     if not _cls.HAS_VALUE:
+        # all fields at once, as a tuple (attrgetter of one name gives the bare value)
+        _get = operator.attrgetter(*_cls._SLOTS) if _cls._SLOTS else (lambda o: ())
+        _cls._GET = _get if len(_cls._SLOTS) != 1 else (lambda o, g=_get: (g(o),))  # type: ignore[attr-defined]
         _cls._FIELD_ENCODERS = tuple(field_encoder(f.type, f.multiple) for f in _cls.FIELDS)
     elif _cls.NAME in ("delivery-annotations", "message-annotations", "footer"):
         _cls._FIELD_ENCODERS = (_e_symbol_keyed_map,)
     elif _cls.SOURCE == "binary":
         _cls._FIELD_ENCODERS = (_typed(_e_binary),)
     else:
-        _cls._FIELD_ENCODERS = (encode_into,)  # type: ignore[has-type]
+        _cls._FIELD_ENCODERS = (_any,)
