@@ -178,3 +178,35 @@ def test_proton_client_against_the_peer_endpoint() -> None:
     assert all(x.outcome == "accepted" for x in got)
     assert [e.side for e in d.of(ConnectionOpened)] == ["client", "server"]
     assert not d.of(Violation)
+
+
+def test_client_against_rabbitmq(rabbitmq_url: str) -> None:
+    from urllib.parse import urlsplit
+
+    u = urlsplit(rabbitmq_url)
+    sock = socket.create_connection((u.hostname or "127.0.0.1", u.port or 5672), timeout=LIMIT)
+    ep = Endpoint("client", hostname=u.hostname,
+                  sasl=SaslConfig(username=u.username or "guest", password=u.password or "guest"))
+    d = Driver(ep, sock)
+    ep.open()
+    d.run_until(lambda: ep.is_open)
+    sasl = [e for e in d.events if e.__class__.__name__ == "SaslOutcome"]
+    assert sasl and sasl[0].ok and sasl[0].mechanism == "PLAIN"
+    s = ep.begin()
+    out = ep.attach_sender(s, "engine-out", c.Source(), c.Target(address="/queue/engine-interop"))
+    d.run_until(lambda: out.state == "attached" and out.link_credit > 0)
+    ds = [ep.send(out, Message(f"rabbit {i}")) for i in range(3)]
+    d.run_until(lambda: all(x.phase == "settled" for x in ds))
+    assert [x.outcome for x in ds] == ["accepted"] * 3
+    inn = ep.attach_receiver(s, "engine-in", c.Source(address="/queue/engine-interop"),
+                             c.Target())
+    d.run_until(lambda: inn.state == "attached")
+    ep.flow(inn, 3)
+    d.run_until(lambda: len(d.of(MessageReceived)) == 3)
+    got = [e.delivery for e in d.of(MessageReceived)]
+    assert [x.message().body.value for x in got] == ["rabbit 0", "rabbit 1", "rabbit 2"]
+    ep.accept(got)
+    ep.close()
+    d.run_until(lambda: ep.connection.state == "closed")
+    sock.close()
+    assert not d.of(Violation)
