@@ -147,6 +147,11 @@ class Proxy:
             await self.start()
         await self._closed.wait()
 
+    async def wait_idle(self) -> None:
+        """Until every connection accepted so far has ended on its own."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()

@@ -75,6 +75,7 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
     assert bodies == [f"hello {i}" for i in range(N)]
     loop_thread.run(near_app.done.wait())
     loop_thread.run(near_broker.done.wait())
+    loop_thread.run(proxy.wait_idle())
     loop_thread.run(proxy.close())
     for r in (near_app, near_broker):
         loop_thread.run(r.close())

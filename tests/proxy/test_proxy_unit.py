@@ -92,6 +92,7 @@ def test_bytes_forwarded_untouched_and_observed(loop_thread: LoopThread, tmp_pat
             received += chunk
         s.shutdown(socket.SHUT_WR)
     loop_thread.run(relay.done.wait())
+    loop_thread.run(proxy.wait_idle())
     loop_thread.run(proxy.close())
     server.close()
 
