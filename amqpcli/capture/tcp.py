@@ -250,6 +250,29 @@ class FlowTracker:
         self._last_ns = ts
         dkey = (src, sport, dst, dport)
         h = self._halves.get(dkey)
+        # Fast path: a known, selected, open flow; no SYN/FIN/RST; the segment is the next
+        # one expected (or carries nothing) and acknowledges nothing we did not see.
+        if (h is not None and not flags & 7 and h.flow._state == _LIVE and h.started
+                and not h.closed and (ack == h.peer.nxt or not flags & ACK)):
+            n = len(payload)
+            if not n:
+                if not h.pending and not h.peer.pending:
+                    return
+            elif seq == h.nxt:
+                off = h.off
+                h.off = off + n
+                h.nxt = (seq + n) & _M
+                self.events.append(_new(Data, (h.flow, h.dir, ts, payload, off)))
+                if h.pending:
+                    self._drain(h, ts)
+                if h.peer.pending and ts - h.peer.since > self.gap_timeout_ns:
+                    self._skip_hole(h.peer, ts)
+                return
+        self._feed(ts, src, sport, dst, dport, seq, ack, flags, payload, dkey, h)
+
+    def _feed(self, ts: int, src: Address, sport: int, dst: Address, dport: int, seq: int,
+              ack: int, flags: int, payload: memoryview | bytes, dkey: FlowKey,
+              h: _Half | None) -> None:
         n = len(payload)
         if h is not None and flags & SYN and not flags & ACK and seq != h.isn:
             self._end_flow(h.flow, ts)  # the 4-tuple is reused by a new connection
