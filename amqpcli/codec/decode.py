@@ -313,7 +313,7 @@ def _list_items(b: Any, p: int, end: int, count: int, d: int, start: int) -> tup
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1
     t = _T
-    out = []
+    out: list[Any] = []
     append = out.append
     for _ in range(count):
         v, p = t[b[p]](b, p + 1, d)

@@ -114,6 +114,14 @@ class Message:
         "_properties",
         "_spans",
     )
+    # each section: its value, None when absent, or _LAZY until first read
+    _header: Any
+    _delivery_annotations: Any
+    _message_annotations: Any
+    _properties: Any
+    _application_properties: Any
+    _body: Any
+    _footer: Any
 
     def __init__(
         self,
