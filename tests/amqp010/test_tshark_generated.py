@@ -3,8 +3,8 @@ header struct and a body), written to a pcap and read by tshark, has the class, 
 packing flags and struct32 codes we meant.
 
 Wireshark 4.0 deviates from the 0-10 XML in four places, so the values generated here
-avoid them or the checks skip them (see docs/amqp010.md): map values of type dec32, dec64,
-bin40 and void (wrong widths), message.subscribe's arguments (read without their size),
+avoid them or the checks skip them (see docs/amqp010.md): map values of type dec64 and
+void (wrong widths), message.subscribe's arguments (read without their size),
 dtx's xid (read in the plain edition's form, not the errata's that qpid peers send), and
 the tx commands (read one octet off: every one shows as tx.select).
 """
