@@ -62,16 +62,23 @@ class Connection:
 
     `sides` names the two sides (the first is the one that connected). `local` is the
     side this process plays in the endpoint roles (None for an observer). With
-    `keep_payload=False` transfer payloads are counted but not kept.
+    `keep_payload=False` transfer payloads are counted but not kept. With
+    `midstream=True` (a capture that starts after the connection was set up) frames for
+    channels, handles and deliveries that were never seen being set up create them
+    implicitly instead of being violations.
     """
 
     def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
-                 local: str | None = None, keep_payload: bool = True) -> None:
+                 local: str | None = None, keep_payload: bool = True,
+                 midstream: bool = False) -> None:
         a, b = sides
         self.sides = sides
         self.other = {a: b, b: a}
         self.local = local
         self.keep_payload = keep_payload
+        # A capture that starts mid-connection: what was set up before it began is
+        # created on first sight instead of being reported (see `_implicit_session`).
+        self.midstream = midstream
         self.side_state: dict[str, str] = {a: "start", b: "start"}
         self.open: dict[str, Any] = {}
         self.close: dict[str, Any] = {}
@@ -184,6 +191,9 @@ class Connection:
         self.frames[side] += 1
         self.last_frame_time[side] = time
         state = self.side_state[side]
+        if state == "start" and self.midstream and frame.type == 0 and not isinstance(
+                frame.body, c.Open):
+            state = self.side_state[side] = "opened"
         if state == "closed":
             self.violation("frame-after-close", f"{side} sent a frame after its close")
             return self._take()
@@ -267,7 +277,22 @@ class Connection:
             return None
         s = self.channels[side].get(frame.channel)
         if s is None:
+            if self.midstream:
+                return self._implicit_session(side, frame.channel)
             self.violation("unknown-channel", f"{body.NAME} on unmapped channel {frame.channel}")
+        return s
+
+    def _implicit_session(self, side: str, channel: int) -> Session:
+        """Midstream: a session begun before the capture. Both sides are assumed to use
+        the same channel number for it until a begin says otherwise."""
+        other = self.other[side]
+        s = self.channels[other].get(channel)
+        if s is None or side in s.channel:
+            s = Session(self)
+            self.sessions.append(s)
+        s.channel[side] = channel
+        s.side_state[side] = "begun"
+        self.channels[side][channel] = s
         return s
 
     def _begin(self, side: str, frame: Any, body: Any) -> None:
@@ -288,8 +313,11 @@ class Connection:
         else:
             s2 = self.channels[other].get(int(rc))
             if s2 is None or side in s2.channel:
-                self.violation("unknown-channel", f"begin answers unknown channel {rc}")
-                return
+                if not self.midstream:
+                    self.violation("unknown-channel", f"begin answers unknown channel {rc}")
+                    return
+                s2 = Session(self)  # the begin it answers was before the capture
+                self.sessions.append(s2)
             s = s2
         s.channel[side] = ch
         self.channels[side][ch] = s
@@ -320,15 +348,17 @@ class Connection:
     def _transfer(self, side: str, frame: Any, body: Any) -> None:
         s = self.channels[side].get(frame.channel)
         if s is None:  # the hot path checks the state only when something is wrong
-            self._session(side, frame, body)
-            return
+            s = self._session(side, frame, body)
+            if s is None:
+                return
         s.on_transfer(side, body, frame.payload)
 
     def _disposition(self, side: str, frame: Any, body: Any) -> None:
         s = self.channels[side].get(frame.channel)
         if s is None:
-            self._session(side, frame, body)
-            return
+            s = self._session(side, frame, body)
+            if s is None:
+                return
         s.on_disposition(side, body)
 
     def _detach(self, side: str, frame: Any, body: Any) -> None:

@@ -55,6 +55,7 @@ class Link:
         "drain",
         "handle",
         "high_water",
+        "implicit",
         "initiator",
         "link_credit",
         "live",
@@ -112,6 +113,7 @@ class Link:
         self.snd_mode = 2  # cached from the attaches by refresh()
         self.rcv_mode = 0
         self.mms = 0
+        self.implicit = False  # midstream: attached before the capture began
 
     # --- views ------------------------------------------------------------------------
 

@@ -19,8 +19,8 @@ class Observer:
     """Watches one connection from the outside: `feed(side, item, time) -> events`."""
 
     def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
-                 keep_payload: bool = True) -> None:
-        self.connection = Connection(sides, keep_payload=keep_payload)
+                 keep_payload: bool = True, midstream: bool = False) -> None:
+        self.connection = Connection(sides, keep_payload=keep_payload, midstream=midstream)
         self._readers: dict[str, FrameReader] = {s: FrameReader() for s in sides}
 
     @property

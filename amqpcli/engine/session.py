@@ -56,6 +56,7 @@ class Session:
         "conn",
         "deliveries",
         "end",
+        "first_id",
         "handle_max",
         "handles",
         "in_limit",
@@ -90,6 +91,7 @@ class Session:
             a: OrderedDict(), b: OrderedDict()}
         self.transfers: dict[str, int] = {a: 0, b: 0}
         self.deliveries: dict[str, int] = {a: 0, b: 0}
+        self.first_id: dict[str, int | None] = {a: None, b: None}  # first delivery-id seen
 
     @property
     def state(self) -> str:
@@ -157,7 +159,9 @@ class Session:
         if flow.handle is not None:
             link = self.handles[side].get(int(flow.handle))
             if link is None:
-                conn.violation("unknown-handle", f"flow for handle {flow.handle}", session=self)
+                if not conn.midstream:
+                    conn.violation("unknown-handle", f"flow for handle {flow.handle}",
+                                   session=self)
                 return
             link.apply_flow(side, flow)
         conn.emit(CreditChanged(
@@ -241,7 +245,9 @@ class Session:
             return
         link = self.handles[side].pop(int(det.handle), None)
         if link is None:
-            conn.violation("unknown-handle", f"detach for handle {det.handle}", session=self)
+            if not conn.midstream:
+                conn.violation("unknown-handle", f"detach for handle {det.handle}",
+                               session=self)
             return
         link.handle.pop(side, None)
         link.detach[side] = det
@@ -287,11 +293,16 @@ class Session:
         h = t.handle
         link = self.handles[side].get(h) if h is not None else None
         if link is None:
-            if h is None:
+            if h is not None and conn.midstream:
+                link = self._implicit_link(side, h, t)
+            if link is not None:
+                pass
+            elif h is None:
                 conn.violation("missing-field", "transfer without handle", session=self)
-            else:
+            elif not conn.midstream:
                 conn.violation("unknown-handle", f"transfer on handle {h}", session=self)
-            return
+            if link is None:
+                return
         if side != link.sender:
             conn.violation("wrong-role", f"transfer from the receiving end of {link.name!r}",
                            session=self, link=link)
@@ -373,6 +384,21 @@ class Session:
         if d.phase in FINAL:
             self._finish(d)
 
+    def _implicit_link(self, side: str, handle: Any, t: Any) -> Link | None:
+        """Midstream: a link attached before the capture, first seen by a transfer that
+        starts a delivery (continuations of unseen deliveries are skipped)."""
+        if t.delivery_id is None:
+            return None
+        other = self.conn.other[side]
+        link = Link(f"(handle {int(handle)})", self, side, side, other)
+        link.implicit = True
+        link.handle[side] = int(handle)
+        link.side_state[side] = "attached"
+        self.handles[side][int(handle)] = link
+        self.links[(link.name, side)] = link
+        self.conn.emit(LinkAttached(link, side, self.conn.time))
+        return link
+
     def _waits_rcv(self, d: Delivery) -> bool:
         """Settle mode second: the receiver settles after the sender (unless pre-settled)."""
         mode = d.rcv_settle_mode if d.rcv_settle_mode is not None else d.link.rcv_mode
@@ -381,6 +407,8 @@ class Session:
     def _start(self, side: str, receiver: str, link: Link, t: Any) -> Delivery | None:
         conn = self.conn
         if t.delivery_id is None or t.delivery_tag is None:
+            if conn.midstream and t.delivery_id is None:
+                return None  # the rest of a delivery that began before the capture
             conn.violation("missing-field", "first transfer of a delivery without"
                            " delivery-id or delivery-tag", session=self, link=link)
             return None
@@ -407,7 +435,7 @@ class Session:
             if not t.settled:
                 link.unsettled[side][tag] = t.state
                 link.unsettled[receiver][tag] = None
-        if not link.consume_credit():
+        if not link.consume_credit() and not (link.implicit and link.high_water is None):
             conn.violation("transfer-beyond-credit",
                            f"delivery {did} on {link.name!r} with no link credit",
                            session=self, link=link)
@@ -417,6 +445,8 @@ class Session:
                            session=self, link=link)
         d.session = self
         d.delivery_id = did
+        if self.first_id[side] is None:
+            self.first_id[side] = did
         infl[did] = d
         link.live[tag] = d
         link.current = d
@@ -450,6 +480,9 @@ class Session:
         else:
             found = [d for i, d in infl.items() if serial.in_range(i, first, last)]
         if not found:
+            fid = self.first_id[sender]
+            if conn.midstream and (fid is None or serial.lt(first, fid)):
+                return  # deliveries that began before the capture
             recent = self.recent[sender]
             if n == 1 and first in recent:
                 if recent[first] == side:

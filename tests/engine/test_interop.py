@@ -150,9 +150,9 @@ def test_proton_client_against_the_peer_endpoint() -> None:
                         continue
                     if isinstance(e, MessageReceived):
                         ep.accept(e.delivery)
-                    elif e.__class__.__name__ == "LinkAttached" and e.side == "client":
-                        if e.link.receiver == "server":
-                            ep.flow(e.link, 10)
+                    elif (e.__class__.__name__ == "LinkAttached" and e.side == "client"
+                          and e.link.receiver == "server"):
+                        ep.flow(e.link, 10)
                 result["seen"] = len(d.events)
                 d.flush()
                 return ep.connection.state == "closed" or d.eof

@@ -146,3 +146,45 @@ def test_observer_without_payloads() -> None:
         evs += obs.feed_bytes(side, data, t)
     d = of(evs, DeliverySettled)[0].delivery
     assert d.size == len(b"secret payload") and d.payload == b""
+
+
+def test_midstream_capture() -> None:
+    from amqpcli.codec.frames import Frame, FrameReader
+    from amqpcli.engine import Observer
+
+    p = Pair()
+    link, _plink = p.sender(credit=50)
+    _rlink, rplink = p.receiver(credit=50)
+    early = [p.client.send(link, b"early %d" % i) for i in range(3)]
+    p.pump()
+    p.peer.send(rplink, b"early from the peer")
+    p.pump()
+    late = [p.client.send(link, b"late %d" % i) for i in range(4)]
+    p.pump()
+    got = [e.delivery for e in of(p.peer_events, MessageReceived)]
+    p.peer.accept(got)  # early and late, in one disposition
+    mine = [e.delivery for e in of(p.client_events, MessageReceived)]
+    p.client.accept(mine)
+    p.pump()
+    # every frame of the conversation, in wire order; cut after the early transfers
+    readers = {"client": FrameReader(), "server": FrameReader()}
+    items = [(side, it, t) for side, data, t in p.wire for it in readers[side].feed(data)
+             if isinstance(it, Frame)]
+    cut = next(i for i, (side, it, _) in enumerate(items)
+               if it.body is not None and it.body.NAME == "transfer"
+               and it.payload == b"late 0")
+    obs = Observer(midstream=True)
+    events: list[Any] = []
+    for side, it, t in items[cut:]:
+        events += obs.feed(side, it, t)
+    assert not of(events, Violation)
+    settled = {e.delivery.tag: e.delivery for e in of(events, DeliverySettled)}
+    assert sorted(settled) == sorted(d.tag for d in late)
+    assert all(d.outcome == "accepted" and d.settled_by == "server" for d in settled.values())
+    assert early[0].outcome == "accepted"
+    # the same cut without midstream is full of complaints
+    strict = Observer()
+    sevents: list[Any] = []
+    for side, it, t in items[cut:]:
+        sevents += strict.feed(side, it, t)
+    assert of(sevents, Violation)
