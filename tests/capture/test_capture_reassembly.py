@@ -393,3 +393,26 @@ def test_state_follows_open_connections_not_input_size(tmp_path: Path) -> None:
     assert tracker.flow_count == 300
     assert most == 1 and tracker.open_flows() == 0
     assert len(tracker._recent) <= 50
+
+
+@pytest.mark.parametrize("client, server, first, expect_client_port", [
+    # the header sender is the client, though its port is the lower one
+    (("10.0.0.1", 1000), ("10.0.0.2", 30000), AMQP_HDR, 1000),
+    # no header: the side on an AMQP port is the server, though its port is the higher
+    (("10.0.0.1", 2000), ("10.0.0.2", 5672), frames(2), 2000),
+    # nothing else to go by: the higher port is the client
+    (("10.0.0.1", 2000), ("10.0.0.2", 3000), frames(2), 3000),
+])
+def test_role_rules_without_handshake(tmp_path: Path, client: tuple[str, int],
+                                      server: tuple[str, int], first: bytes,
+                                      expect_client_port: int) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        c = TcpConversation(w, client=client, server=server)
+        c.send(C2S, first + frames(3))
+        c.send(S2C, frames(1))
+    r = collect(p, all_flows=True)
+    f = r.flows[0]
+    assert f.client_port == expect_client_port
+    sent_by_client = first + frames(3) if expect_client_port == client[1] else frames(1)
+    assert r.stream(0, C2S) == sent_by_client
