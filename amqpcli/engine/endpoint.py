@@ -233,6 +233,14 @@ class Endpoint:
 
     def _on_remote_header(self, h: ProtocolHeader) -> None:
         if self.role != "peer":
+            if h.kind == "sasl" and self.sasl is None:
+                self._fail("amqp:unauthorized-access",
+                           "the server requires SASL authentication")
+            elif h.kind == "amqp" and not self._sasl_done:
+                self._fail("amqp:unauthorized-access",
+                           "the server does not offer SASL; connect without credentials")
+            elif h.kind not in ("amqp", "sasl"):
+                self._fail("amqp:not-implemented", f"the server answered with {h.name}")
             return
         if h.kind == "sasl":
             if self.sasl is None:
@@ -248,9 +256,16 @@ class Endpoint:
                 self._failed = True
                 return
             self._send_header("amqp")
+            self._send_pending_open()
         else:
             self._send_header("amqp")
             self._failed = True
+
+    def _send_pending_open(self) -> None:
+        if self._pending_open is not None:
+            op, self._pending_open = self._pending_open, None
+            self._send_header("amqp")
+            self._send(op)
 
     def _react(self, frame: Frame | None, evs: list[Event]) -> None:
         body = frame.body if frame is not None else None
@@ -314,10 +329,7 @@ class Endpoint:
             elif isinstance(body, c.SaslOutcome):
                 if int(body.code) == OK:
                     self._sasl_done = True
-                    if self._pending_open is not None:
-                        self._send_header("amqp")
-                        self._send(self._pending_open)
-                        self._pending_open = None
+                    self._send_pending_open()
                 else:
                     self._failed = True
         elif isinstance(body, c.SaslInit):

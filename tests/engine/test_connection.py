@@ -133,3 +133,30 @@ def test_frame_after_close_is_reported_not_processed() -> None:
     evs = p.inject("peer", c.Begin(next_outgoing_id=0, incoming_window=1, outgoing_window=1))
     v = of(evs, Violation)
     assert v and v[0].kind == "frame-after-close" and v[0].side == "client"
+
+
+def test_client_without_sasl_against_a_server_that_requires_it() -> None:
+    p = Pair(peer={"sasl": SaslConfig()})
+    closed = of(p.client_events, ConnectionClosed)
+    assert closed and closed[0].side == "client"
+    assert "requires SASL" in closed[0].error.description
+    assert p.client.failed and p.peer.failed
+
+
+def test_client_with_sasl_against_a_server_without() -> None:
+    p = Pair(client={"sasl": plain()})
+    closed = of(p.client_events, ConnectionClosed)
+    assert closed and "does not offer SASL" in closed[0].error.description
+    assert not of(p.client_events + p.peer_events, Violation)
+
+
+def test_peer_open_called_early_goes_out_after_sasl() -> None:
+    p = Pair(client={"sasl": plain()}, peer={"sasl": SaslConfig(), "container_id": "x"},
+             open=False)
+    p.peer.open(properties={c.Symbol("product"): "test"})
+    assert p.peer.data_to_send() == b""  # nothing before the client speaks
+    p.client.open()
+    p.pump()
+    assert p.client.is_open
+    opened = [e for e in of(p.client_events, ConnectionOpened) if e.side == "server"]
+    assert opened[0].open.properties == {c.Symbol("product"): "test"}
