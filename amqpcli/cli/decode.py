@@ -24,6 +24,7 @@ from amqpcli.errors import Exit, UserError
 from amqpcli.render.frameline import item_line
 from amqpcli.render.hexdump import hex_window
 from amqpcli.render.items import Item, MessageItem, ValueItem, item_to_json, item_tree
+from amqpcli.render.message import load_sections
 from amqpcli.render.text import plain_lines, rich_tree
 
 _EXAMPLE_SUFFIXES = (".amqp", ".hex", ".b64")
@@ -92,17 +93,7 @@ def decode_frames(data: bytes, max_frame_size: int | None) -> tuple[list[Item], 
 
 def decode_message(data: bytes) -> list[Item]:
     try:
-        msg = Message.decode(data)
-        for name in (
-            "header",
-            "delivery_annotations",
-            "message_annotations",
-            "properties",
-            "application_properties",
-            "body",
-            "footer",
-        ):
-            getattr(msg, name)  # decode every section now, so errors surface here
+        msg = load_sections(Message.decode(data))
     except DecodeError as e:
         return [FrameError(e.offset, e.expected, e.found)]
     return [MessageItem(0, msg, len(data))]

@@ -478,7 +478,7 @@ def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
         return None
     if end > n or count > 11:
         return None
-    vals = list(_NONES)
+    vals: list[Any] = list(_NONES)
     for i in range(count):
         if p >= end:
             return None

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from amqpcli.codec.composites import Transfer
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Composite
 from amqpcli.render.jsonvalues import JsonValueError, b64, from_json, to_json, unb64
-from amqpcli.render.message import message_bytes_from_json, message_to_json, message_tree
+from amqpcli.render.message import (
+    load_sections,
+    message_bytes_from_json,
+    message_to_json,
+    message_tree,
+)
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import Node, value_tree
 from amqpcli.render.types import amqp_type
@@ -59,13 +65,10 @@ Item = ProtocolHeader | Frame | FrameError | ValueItem | MessageItem
 def transfer_message(frame: Frame) -> Message | None:
     """The message a single-frame transfer carries, decoded; None if it is not one."""
     body = frame.body
-    if body is None or body.NAME != "transfer" or not frame.payload or body.more:
+    if not isinstance(body, Transfer) or not frame.payload or body.more:
         return None
     try:
-        msg = Message.decode(frame.payload)
-        msg.body  # noqa: B018 - sections are decoded on access: fail here, not when rendering
-        msg.properties  # noqa: B018
-        return msg
+        return load_sections(Message.decode(frame.payload))
     except Exception:  # noqa: BLE001 - the payload stays shown as bytes
         return None
 

@@ -255,17 +255,26 @@ def _array_to_json(a: Array, exact: bool) -> dict[str, Any]:
     return out
 
 
+# Field types read in their plain form (see _field_from_json).
+_PLAIN_FIELD_TYPES = frozenset(
+    (*_INT_CLASSES, *_DECIMALS, "boolean", "string", "symbol", "char", "binary", "float",
+     "double", "timestamp", "uuid")
+)
+
+
 def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
     t = field_type(spec.type)
-    try:
-        vt = amqp_type(value)
-    except TypeError:
-        vt = ""
+    vt = "described" if isinstance(value, Composite) else amqp_type(value)
     if vt == t:
         p = _plain(t, value)
         if p is not _NO_PLAIN:
             return p
-    return to_json(value, exact)
+    out = to_json(value, exact)
+    if t in _PLAIN_FIELD_TYPES and type(out) is not dict:
+        # Another type than the field's, written plain (a string, a long, a list): tag it,
+        # or it would be read back as the field's own type.
+        return {vt: out}
+    return out
 
 
 def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
@@ -361,15 +370,9 @@ def from_json(obj: Any, path: str = "") -> Any:
     if tag == "described":
         if "value" not in obj:
             raise JsonValueError(path, 'a described value needs "value"')
+        # A spec descriptor lands here only with a value its composite can't hold.
         desc = from_json(v, p)
         value = from_json(obj["value"], f"{path}.value")
-        cls = (
-            _c.BY_CODE.get(desc)
-            if type(desc) is ULong
-            else (_c.BY_SYMBOL.get(desc) if type(desc) is Symbol else None)
-        )
-        if cls is not None:
-            raise JsonValueError(path, f'descriptor of {cls.NAME}: write it as {{"{cls.NAME}": …}}')
         return Described(desc, value)
     cls = _c.BY_NAME.get(tag)
     if cls is not None:
@@ -378,6 +381,8 @@ def from_json(obj: Any, path: str = "") -> Any:
         return None
     if tag in ("boolean", "string"):
         return _from_plain(tag, v, p)
+    if tag == "null" and v is None:
+        return None
     if (
         tag in _INT_CLASSES
         or tag in _DECIMALS

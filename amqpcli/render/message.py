@@ -36,6 +36,7 @@ from amqpcli.render.text import Node, value_tree
 
 __all__ = [
     "SECTION_KEYS",
+    "load_sections",
     "message_bytes_from_json",
     "message_from_json",
     "message_to_json",
@@ -184,6 +185,24 @@ def message_bytes_from_json(obj: Any) -> bytes:
     return message_from_json(obj).encode()
 
 
+SECTION_ATTRS = (
+    "header",
+    "delivery_annotations",
+    "message_annotations",
+    "properties",
+    "application_properties",
+    "body",
+    "footer",
+)
+
+
+def load_sections(msg: Message) -> Message:
+    """Decode every section now (they are decoded lazily), so a DecodeError surfaces here."""
+    for name in SECTION_ATTRS:
+        getattr(msg, name)
+    return msg
+
+
 def message_tree(msg: Message, label: str = "message") -> Node:
     """The tree of a message: one child per section present."""
     size = len(msg.encode())
@@ -202,12 +221,12 @@ def message_tree(msg: Message, label: str = "message") -> Node:
             node.children.append(child)
     body = msg.body
     if body is not None:
-        parts = [body] if isinstance(body, AmqpValue) else body
-        for i, section in enumerate(parts):
+        parts: list[Any] = [body] if isinstance(body, AmqpValue) else list(body)
+        for i, part in enumerate(parts):
             label_i = "body" if len(parts) == 1 else f"body[{i}]"
-            child = value_tree(section, label_i)
-            if not child.text.startswith(section.NAME):
-                child.text = f"{section.NAME} {child.text}".strip()
+            child = value_tree(part, label_i)
+            if not child.text.startswith(part.NAME):
+                child.text = f"{part.NAME} {child.text}".strip()
             node.children.append(child)
     if msg.footer is not None:
         child = value_tree(msg.footer, "footer")

@@ -15,7 +15,7 @@ from amqpcli.codec.frames import Frame
 MASK = b"***"
 
 
-def redact_plain_response(response: bytes) -> bytes:
+def redact_plain_response(response: bytes | bytearray) -> bytes:
     """`authzid NUL authcid NUL ***`; bytes that are not a PLAIN response become `***`."""
     parts = bytes(response).split(b"\x00")
     if len(parts) != 3:

@@ -122,8 +122,8 @@ def format_descriptor(descriptor: Any) -> str:
     """`0x468c00000004 = apache.org:selector-filter:string`, or the symbol itself."""
     if isinstance(descriptor, int) and not isinstance(descriptor, bool):
         name = descriptor_name(descriptor)
-        code = f"0x{descriptor:x}"
-        return f"{code} = {name}" if name else code
+        hex_code = f"0x{descriptor:x}"
+        return f"{hex_code} = {name}" if name else hex_code
     if isinstance(descriptor, str):
         code = _WELL_KNOWN_BY_SYMBOL.get(str(descriptor))
         return f"{descriptor} = 0x{code:x}" if code is not None else str(descriptor)

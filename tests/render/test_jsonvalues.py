@@ -270,3 +270,16 @@ def test_encoded_bytes_yield_to_edits() -> None:
     assert edited.name == "edited" and encode(edited) == encode(
         Attach(name="edited", handle=UInt(0), role=False)
     )
+
+
+_COMPOSITE_CODES = st.sampled_from([0x10, 0x12, 0x13, 0x14, 0x15, 0x41, 0x70, 0x73, 0x28, 0x1D])
+
+
+@settings(max_examples=300, deadline=None)
+@given(_COMPOSITE_CODES, st.lists(st.one_of(st.none(), _values), max_size=14))
+def test_composites_with_any_field_values_survive_json(code: int, items: list[Any]) -> None:
+    # Built as bytes, so fields may hold types the spec does not allow: a peer may send them.
+    raw = encode(Described(ULong(code), items))
+    decoded, end = decode(raw)
+    assert end == len(raw)
+    assert encode(through_json(decoded)) == raw
