@@ -59,6 +59,7 @@ class Session:
         "first_id",
         "handle_max",
         "handles",
+        "in_high",
         "in_limit",
         "incoming_window",
         "inflight",
@@ -79,6 +80,9 @@ class Session:
         self.side_state: dict[str, str] = {a: "unmapped", b: "unmapped"}
         self.next_outgoing_id: dict[str, int] = {a: 0, b: 0}
         self.in_limit: dict[str, int | None] = {a: None, b: None}
+        # the highest limit each side has announced: transfers in flight when a window
+        # shrinks are judged against it, not against the latest one
+        self.in_high: dict[str, int | None] = {a: None, b: None}
         self.incoming_window: dict[str, int] = {a: 0, b: 0}
         self.outgoing_window: dict[str, int] = {a: 0, b: 0}
         self.handle_max: dict[str, int] = {a: serial.MASK, b: serial.MASK}
@@ -102,6 +106,12 @@ class Session:
             return "ended" if vals == {"ended"} else "ending"
         return "beginning"
 
+    def _set_limit(self, side: str, limit: int) -> None:
+        self.in_limit[side] = limit
+        high = self.in_high[side]
+        if high is None or serial.lt(high, limit):
+            self.in_high[side] = limit
+
     def remote_incoming_window(self, side: str) -> int | None:
         """How many more transfer frames `side` may send now."""
         lim = self.in_limit[self.conn.other[side]]
@@ -124,11 +134,11 @@ class Session:
         self.handle_max[side] = int(begin.get("handle_max"))
         if other in self.begin:
             # next-incoming-id of each side starts at the other's next-outgoing-id
-            self.in_limit[side] = serial.add(self.next_outgoing_id[other],
-                                             self.incoming_window[side])
+            self._set_limit(side, serial.add(self.next_outgoing_id[other],
+                                             self.incoming_window[side]))
             if self.in_limit[other] is None:
-                self.in_limit[other] = serial.add(self.next_outgoing_id[side],
-                                                  self.incoming_window[other])
+                self._set_limit(other, serial.add(self.next_outgoing_id[side],
+                                                  self.incoming_window[other]))
 
     def on_end(self, side: str) -> None:
         self.side_state[side] = "ended"
@@ -152,7 +162,7 @@ class Session:
                 other = conn.other[side]
                 nid = self.next_outgoing_id[other] if other in self.begin else None
             if nid is not None:
-                self.in_limit[side] = serial.add(int(nid), self.incoming_window[side])
+                self._set_limit(side, serial.add(int(nid), self.incoming_window[side]))
         if flow.outgoing_window is not None:
             self.outgoing_window[side] = int(flow.outgoing_window)
         link = None
@@ -312,7 +322,7 @@ class Session:
         tid = nxt[side]
         nxt[side] = (tid + 1) & serial.MASK
         self.transfers[side] += 1
-        lim = self.in_limit[receiver]
+        lim = self.in_high[receiver]
         if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
             conn.violation("transfer-beyond-window",
                            f"transfer-id {tid} outside the incoming window (limit {lim})",

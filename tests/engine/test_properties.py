@@ -50,10 +50,12 @@ def _check(p: Pair, links: dict[str, Any], sent: list[Delivery]) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, max_size=40), st.booleans())
-def test_random_operations_keep_invariants(ops: list[tuple[Any, ...]], small: bool) -> None:
+@given(st.lists(op, max_size=40), st.booleans(), st.sampled_from([1, 2, 5, 2048]))
+def test_random_operations_keep_invariants(ops: list[tuple[Any, ...]], small: bool,
+                                           window: int) -> None:
     size = 512 if small else 65536
-    p = Pair(client={"max_frame_size": size}, peer={"max_frame_size": size})
+    p = Pair(client={"max_frame_size": size, "incoming_window": window},
+             peer={"max_frame_size": size, "incoming_window": window})
     s = p.client.begin()
     out = p.client.attach_sender(s, "out", c.Source(), c.Target(address="q"),
                                  snd_settle_mode=2)
