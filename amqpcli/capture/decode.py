@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from struct import Struct
 from struct import error as struct_error
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # TCP flags
 FIN = 0x01
@@ -65,16 +65,27 @@ _IP6 = Struct("!HBx16s16s").unpack_from  # payload length, next header, src, dst
 _TCP = Struct("!HHIIH").unpack_from  # sport, dport, seq, ack, data offset + flags
 
 _IP4TCP = "BxHxxHxBxxIIHHIIH"  # vihl, total, frag, proto, src, dst | TCP as above
-# link type → (unpack of link+IPv4+TCP headers, IP offset, ethertype expected, min length)
-_RAW_FAST = (Struct("!0s" + _IP4TCP).unpack_from, 0, b"", 40)
-_FAST = {
-    1: (Struct("!12xH" + _IP4TCP).unpack_from, 14, 0x0800, 54),
-    113: (Struct("!14xH" + _IP4TCP).unpack_from, 16, 0x0800, 56),
-    276: (Struct("!H18x" + _IP4TCP).unpack_from, 20, 0x0800, 60),
+_IP6TCP = "BxxxHBx16s16sHHIIH"  # version, payload length, next header, src, dst | TCP
+
+
+def _fast(link: str, ip: int, ethertypes: tuple[object, object]) -> tuple[object, ...]:
+    """(IPv4 unpack, IP offset, IPv4 ethertype, IPv4 min length, IPv6 unpack, IPv6
+    ethertype, IPv6 min length): link, IP and TCP headers in one unpack each."""
+    return (Struct("!" + link + _IP4TCP).unpack_from, ip, ethertypes[0], ip + 40,
+            Struct("!" + link + _IP6TCP).unpack_from, ethertypes[1], ip + 60)
+
+
+_RAW_FAST = _fast("0s", 0, (b"", b""))  # no link header: the version nibble decides
+# link type → its fast path
+_FAST: dict[int, tuple[Any, ...]] = {
+    1: _fast("12xH", 14, (0x0800, 0x86DD)),
+    113: _fast("14xH", 16, (0x0800, 0x86DD)),
+    276: _fast("H18x", 20, (0x0800, 0x86DD)),
     101: _RAW_FAST,
     12: _RAW_FAST,
     14: _RAW_FAST,
     228: _RAW_FAST,
+    229: _RAW_FAST,
 }
 
 # BSD loopback address families for IPv6 (NetBSD/OpenBSD, FreeBSD, Darwin) and Linux
@@ -98,8 +109,8 @@ class PacketDecoder:
     def decode(self, linktype: int, data: memoryview) -> SegmentTuple | None:
         """The TCP segment in one link-layer frame, as a plain tuple in `Segment` order
         (`Segment._make(t)` names its fields), or None."""
-        # Fast path: the usual frame (no VLAN tag, IPv4 without options, not a fragment)
-        # takes one unpack for all three headers.
+        # Fast path: the usual frame (no VLAN tag; IPv4 without options, not a fragment,
+        # or IPv6 without extension headers) takes one unpack for all three headers.
         fast = _FAST.get(linktype)
         if fast is not None and len(data) >= fast[3]:
             et, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, offflags = \
@@ -111,6 +122,16 @@ class PacketDecoder:
                     end = len(data)
                 return (src, sport, dst, dport, seq, ack, offflags & 0x1FF,
                         data[ip + 20 + ((offflags >> 12) << 2) : end])
+            if vihl >> 4 == 6 and et == fast[5] and len(data) >= fast[6]:
+                _et, _v, plen, nh, src6, dst6, sport, dport, seq, ack, offflags = \
+                    fast[4](data, 0)
+                if nh == 6:
+                    ip = fast[1]
+                    end = ip + 40 + plen
+                    if end > len(data) or not plen:
+                        end = len(data)
+                    return (src6, sport, dst6, dport, seq, ack, offflags & 0x1FF,
+                            data[ip + 40 + ((offflags >> 12) << 2) : end])
         try:
             return self._decode(linktype, data)
         except (struct_error, IndexError):  # a header cut short by the snap length

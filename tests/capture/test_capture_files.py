@@ -330,3 +330,26 @@ def test_recording_with_given_times_and_flush(tmp_path: Path) -> None:
     w.close()
     r = collect(p)
     assert [d.time_ns for d in r.data] == [T0 + 5 * 10**9, T0 + 6 * 10**9]
+
+
+@pytest.mark.parametrize("linktype", [1, 113, 276, 101, 229])
+def test_ipv6_link_types(tmp_path: Path, linktype: int) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p, linktype=linktype) as w:
+        conversation(w, client=("fd00::1", 40000), server=("fd00::2", 5672))
+    check_streams(p)
+    f = collect(p).flows[0]
+    assert (f.client_ip, f.server_ip) == ("fd00::1", "fd00::2")
+
+
+def test_fast_and_general_decoding_agree() -> None:
+    """The one-unpack path and the header-by-header path give the same segment."""
+    for src, dst in (("10.0.0.1", "10.0.0.2"), ("fd00::1", "fd00::2")):
+        ip = tcp_packet(src, 40000, dst, 5672, 7, 9, ACK | PSH, b"payload!")
+        for lt in (1, 113, 276, 101):
+            frame = memoryview(link_frame(lt, ip) + b"\0" * 4)  # trailing padding too
+            dec = PacketDecoder()
+            fast = dec.decode(lt, frame)
+            slow = dec._decode(lt, frame)
+            assert fast is not None and slow is not None
+            assert fast[:7] == slow[:7] and bytes(fast[7]) == bytes(slow[7]) == b"payload!"
