@@ -189,10 +189,12 @@ class Assembly:
 
 @dataclass(slots=True)
 class _Partial:
-    segments: list[tuple[int, int, bytes]] = field(default_factory=list)  # type, offset, data
+    # type, offset of its first frame, data, where each frame's payload sits in the stream
+    segments: list[tuple[int, int, bytes, list[tuple[int, int]]]] = field(default_factory=list)
     seg_type: int = -1
     seg_offset: int = 0
     seg_data: bytearray = field(default_factory=bytearray)
+    seg_chunks: list[tuple[int, int]] = field(default_factory=list)  # (data index, stream off)
     in_segment: bool = False
     first_offset: int = 0
     frames: int = 0
@@ -224,14 +226,16 @@ class Assembler:
                                   "a new assembly")
             p.in_segment, p.seg_type, p.seg_offset = True, frame.type, frame.offset
             p.seg_data = bytearray()
+            p.seg_chunks = []
         elif frame.first_frame or frame.type != p.seg_type:
             raise DecodeError(frame.offset, f"a continuation of the {SEGMENT_NAMES[p.seg_type]}"
                               " segment", f"flags 0x{frame.flags:x} type {frame.type}")
+        p.seg_chunks.append((len(p.seg_data), frame.offset + FRAME_HEADER_SIZE))
         p.seg_data += frame.payload
         p.frames += 1
         if not frame.last_frame:
             return None
-        p.segments.append((p.seg_type, p.seg_offset, bytes(p.seg_data)))
+        p.segments.append((p.seg_type, p.seg_offset, bytes(p.seg_data), p.seg_chunks))
         p.in_segment = False
         if not frame.last_segment:
             return None
@@ -239,20 +243,25 @@ class Assembler:
         return _decode_assembly(p, frame)
 
 
+def _in_stream(e: DecodeError, chunks: list[tuple[int, int]]) -> DecodeError:
+    """The error with its offset in the segment's data turned into a stream offset."""
+    start, at = next((c for c in reversed(chunks) if c[0] <= e.offset), chunks[0])
+    return DecodeError(at + e.offset - start, e.expected, e.found)
+
+
 def _decode_assembly(p: _Partial, last: Frame) -> Assembly:
-    (mtype, moff, mdata), *rest = p.segments
-    base = moff + FRAME_HEADER_SIZE  # exact offsets for segments held in one frame
+    (mtype, moff, mdata, mchunks), *rest = p.segments
     try:
         method, _ = decode_method(mdata, 0, len(mdata), mtype == SEGMENT_COMMAND)
     except DecodeError as e:
-        raise DecodeError(base + e.offset, e.expected, e.found) from None
+        raise _in_stream(e, mchunks) from None
     if (mtype == SEGMENT_CONTROL) != (last.track == TRACK_CONTROL):
         raise DecodeError(moff + 5, f"track {'control' if mtype == 0 else 'command'}",
                           f"track {last.track}")
     asm = Assembly(p.first_offset, last.channel, last.track, method, frames=p.frames,
                    end_offset=last.offset + last.size)
     expect = [SEGMENT_HEADER, SEGMENT_BODY] if mtype == SEGMENT_COMMAND else []
-    for stype, soff, data in rest:
+    for stype, soff, data, chunks in rest:
         if stype not in expect:
             raise DecodeError(soff + 1, "header or body segment in order" if expect
                               else "end of control assembly", SEGMENT_NAMES[stype])
@@ -262,8 +271,7 @@ def _decode_assembly(p: _Partial, last: Frame) -> Assembly:
             try:
                 asm.header, _ = decode_header(data, 0, len(data))
             except DecodeError as e:
-                raise DecodeError(soff + FRAME_HEADER_SIZE + e.offset, e.expected,
-                                  e.found) from None
+                raise _in_stream(e, chunks) from None
         else:
             asm.body = data
     return asm

@@ -118,3 +118,23 @@ def test_connection_observer_keeps_sides_apart() -> None:
     assert conn.close(5.0) == []
     with pytest.raises(ValueError):
         conn.feed("middle", b"", 6.0)
+
+
+def test_errors_in_multi_frame_segments_point_into_the_stream() -> None:
+    """A segment spread over frames: the offset of a fault inside it counts the frame
+    headers in between."""
+    from amqpcli.amqp010 import Struct, encode_header
+
+    mp = Struct.make("message.message-properties", content_type="x" * 40)
+    header = bytearray(encode_header([mp]))
+    header[4:6] = b"\x04\x09"  # an unknown struct code, at octet 4 of the segment
+    cmd = encode_assembly(Command.make("message.transfer"), 1)
+    cmd = bytes([cmd[0] & ~0x04]) + cmd[1:]  # not the last segment: a header follows
+    seg = encode_frames(2, bytes(header), 1, 1, False, True, max_frame_size=12 + 3)
+    stream = cmd + seg
+    items = StreamDecoder(expect_header=False).feed(stream)
+    err = items[-1]
+    assert isinstance(err, StreamError) and err.error.expected == "a known struct type code"
+    # segment octet 4 is in the second frame (payload octets 3..5), one octet in
+    assert err.offset == len(cmd) + 15 + 12 + 1
+    assert stream[err.offset:err.offset + 2] == b"\x04\x09"
