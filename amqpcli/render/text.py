@@ -16,6 +16,7 @@ from amqpcli.render.redact import redact
 from amqpcli.render.types import (
     INTEGER_TYPES,
     amqp_type,
+    annotation_value_name,
     choice_name,
     field_type,
     format_descriptor,
@@ -191,6 +192,9 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
             child = value_tree(v, kt, show_secrets)
             if ka:
                 child.label = f"{kt} ({ka})"
+            meaning = annotation_value_name(k, v)
+            if meaning:
+                child.text = f"{child.text} = {meaning}"
             children.append(child)
         n = len(value)
         return Node(label, "", f"map, {n} {'entry' if n == 1 else 'entries'}", children)

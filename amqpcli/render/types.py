@@ -106,6 +106,29 @@ WELL_KNOWN_DESCRIPTORS: dict[int, str] = {
 _WELL_KNOWN_BY_SYMBOL = {v: k for k, v in WELL_KNOWN_DESCRIPTORS.items()}
 
 
+# Values of message annotations that the AMQP JMS mapping gives a meaning to.
+_JMS_DEST = {0: "queue", 1: "topic", 2: "temporary queue", 3: "temporary topic"}
+ANNOTATION_VALUE_NAMES: dict[str, dict[int, str]] = {
+    "x-opt-jms-msg-type": {
+        0: "JMS Message",
+        1: "JMS ObjectMessage",
+        2: "JMS MapMessage",
+        3: "JMS BytesMessage",
+        4: "JMS StreamMessage",
+        5: "JMS TextMessage",
+    },
+    "x-opt-jms-dest": _JMS_DEST,
+    "x-opt-jms-reply-to": _JMS_DEST,
+}
+
+
+def annotation_value_name(key: Any, value: Any) -> str | None:
+    """What a known annotation's value means (`x-opt-jms-msg-type` 5 → "JMS TextMessage")."""
+    if type(key).__name__ != "Symbol" or isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return ANNOTATION_VALUE_NAMES.get(str(key), {}).get(int(value))
+
+
 def descriptor_name(descriptor: Any) -> str | None:
     """The symbolic name of a descriptor (a code or a symbol), if it is known."""
     if isinstance(descriptor, int) and not isinstance(descriptor, bool):

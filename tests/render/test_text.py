@@ -141,3 +141,18 @@ def test_hex_window_marks_the_byte() -> None:
         "            ^^^^",
     ]
     assert hex_window(b"\x01\x02", 2)[-2:] == ["00000000  01 02[..]", "               ^^^^"]
+
+
+def test_jms_annotation_values_named() -> None:
+    from amqpcli.codec.types import Byte
+
+    out = lines(
+        {
+            Symbol("x-opt-jms-msg-type"): Byte(5),
+            Symbol("x-opt-jms-dest"): Byte(1),
+            Symbol("other"): Byte(5),
+        }
+    )
+    assert "  x-opt-jms-msg-type (symbol): 5 = JMS TextMessage  (byte)" in out
+    assert "  x-opt-jms-dest (symbol): 1 = topic  (byte)" in out
+    assert "  other (symbol): 5  (byte)" in out
