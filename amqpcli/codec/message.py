@@ -194,7 +194,7 @@ class Message:
                     spans[rank] = (p, end)
                 last = rank
                 p = end
-        except IndexError:
+        except (IndexError, struct.error):
             raise DecodeError(n, "more bytes", "end of input") from None
         if body:
             spans[_BODY] = body

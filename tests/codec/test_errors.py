@@ -128,6 +128,14 @@ def test_skip_checks_bounds() -> None:
         skip(b"\xb0\x00\x00\x00\x09abc")
 
 
+@pytest.mark.parametrize(
+    "data", [b"\x00", b"\x00\x53", b"\x00\x53\x70", b"\x00\x80\x00", b"\x00\xa3\x05ab"]
+)
+def test_truncated_message(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        Message.decode(data)
+
+
 def test_message_errors() -> None:
     with pytest.raises(DecodeError, match="section"):
         Message.decode(b"\x41")
