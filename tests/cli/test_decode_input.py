@@ -1,0 +1,110 @@
+"""What `amqp decode` makes of its input: hex/base64/raw forms and frames/message/values."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from amqpcli.cli.decode_input import (
+    InputError,
+    detect_format,
+    detect_kind,
+    frames_chain,
+    parse_dump,
+    parse_hex,
+    parse_input,
+)
+from amqpcli.codec.composites import Open
+from amqpcli.codec.frames import AMQP_HEADER, encode_frame
+from amqpcli.codec.message import Message
+
+DATA = AMQP_HEADER + encode_frame(Open(container_id="client1")) + b"hello world!!"
+
+WIRESHARK = """\
+0000   41 4d 51 50 00 01 00 00 00 00 00 17 02 00 00 00   AMQP............
+0010   00 53 10 c0 0a 01 a1 07 63 6c 69 65 6e 74 31 68   .S......client1h
+0020   65 6c 6c 6f 20 77 6f 72 6c 64 21 21               ello world!!
+"""
+
+
+def test_dump_styles() -> None:
+    hexdump_c = (
+        "00000000  41 4d 51 50 00 01 00 00  00 00 00 17 02 00 00 00  |AMQP............|\n"
+        "00000010  00 53 10 c0 0a 01 a1 07  63 6c 69 65 6e 74 31 68  |.S......client1h|\n"
+        "00000020  65 6c 6c 6f 20 77 6f 72  6c 64 21 21              |ello world!!|\n"
+        "0000002c\n"
+    )
+    xxd = (
+        "00000000: 414d 5150 0001 0000 0000 0017 0200 0000  AMQP............\n"
+        "00000010: 0053 10c0 0a01 a107 636c 6965 6e74 3168  .S......client1h\n"
+        "00000020: 656c 6c6f 2077 6f72 6c64 2121            ello world!!\n"
+    )
+    for text in (hexdump_c, xxd, WIRESHARK):
+        assert parse_dump(text) == DATA
+        assert parse_input(text.encode()) == (DATA, "hex")
+
+
+def test_ascii_column_that_looks_like_hex_is_ignored() -> None:
+    text = "00000000  de ad be ef 61 62 63 64  |....abcd|\n"
+    assert parse_hex(text) == bytes.fromhex("deadbeef61626364")
+    xxd = "00000000: dead beef 6162 6364  ....abcd\n"
+    assert parse_hex(xxd) == bytes.fromhex("deadbeef61626364")
+
+
+def test_offsets_must_chain_else_plain_hex() -> None:
+    # Two lines that start with a long hex word but are not a dump: read as plain hex.
+    text = "00537000 4142\n00537001 4344\n"
+    assert parse_dump(text) is None
+    assert parse_hex(text) == bytes.fromhex("00537000414200537001" + "4344")
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ("00 53 77", b"\x00\x53\x77"),
+        ("0x00,0x53, 0x77", b"\x00\x53\x77"),
+        ("\\x00\\x53\\x77", b"\x00\x53\x77"),
+        ("00:53:77", b"\x00\x53\x77"),
+        ("005377\n41", b"\x00\x53\x77\x41"),
+    ],
+)
+def test_plain_hex(text: str, data: bytes) -> None:
+    assert parse_hex(text) == data
+
+
+@pytest.mark.parametrize("text", ["0053 7", "00 5z", ""])
+def test_bad_hex(text: str) -> None:
+    with pytest.raises(InputError):
+        parse_hex(text)
+
+
+def test_format_detection() -> None:
+    assert detect_format(DATA) == "raw"
+    assert detect_format(DATA.hex().encode()) == "hex"
+    assert detect_format(base64.b64encode(DATA)) == "base64"
+    assert detect_format(base64.urlsafe_b64encode(b"\xfb\xff\xfe" * 5)) == "base64"
+    assert (
+        parse_input(base64.urlsafe_b64encode(b"\xfb\xff\xfe" * 5).rstrip(b"="))[0]
+        == b"\xfb\xff\xfe" * 5
+    )
+    assert detect_format(b"not anything!") == "raw"
+    with pytest.raises(InputError):
+        parse_input(b"\xff\x00", "hex")
+
+
+def test_kind_detection_strictest_first() -> None:
+    frame = encode_frame(Open(container_id="x"))
+    msg = Message(b"body").encode()
+    assert detect_kind(AMQP_HEADER) == "frames"
+    assert detect_kind(frame + frame) == "frames"
+    assert detect_kind(frame[:-1]) != "frames"  # sizes don't chain to the end
+    assert detect_kind(msg) == "message"
+    assert detect_kind(bytes.fromhex("a10568656c6c6f")) == "values"
+    # Sections out of order are not a message.
+    header, props = bytes.fromhex("005370c0020141"), bytes.fromhex("005373c0020140")
+    assert detect_kind(header + props) == "message"
+    assert detect_kind(props + header) == "values"
+    assert frames_chain(b"") is False
+    assert frames_chain(bytes.fromhex("0000000802000000") * 3) is True
+    assert frames_chain(bytes.fromhex("0000000801000000")) is False  # doff 1
