@@ -307,3 +307,26 @@ def test_messages_get_timelines(view) -> None:
     m = obs.messages[0]
     assert m.delivery_properties is not None and m.delivery_properties["routing-key"] == "echo"
     assert m.timeline[1].side == "server" and m.timeline[1].time > m.timeline[0].time
+
+
+def test_the_project_capture_reader_gives_the_same_streams_and_model(view) -> None:
+    """The same capture through amqpcli.capture (the path pcap-dump takes): the same bytes
+    per direction as tshark's, and the same session model."""
+    from amqpcli.capture import C2S, Data, read_capture
+
+    conn = ConnectionObserver()
+    streams = {"client": bytearray(), "server": bytearray()}
+    for ev in read_capture(require(CAPTURE), ports=(PORT,)):
+        if isinstance(ev, Data) and ev.flow.index == 0:
+            side = "client" if ev.direction == C2S else "server"
+            streams[side] += ev.data
+            for o in conn.feed(side, bytes(ev.data), ev.time_ns / 1e9):
+                assert not isinstance(o.item, StreamError)
+    assert streams["client"] == view[(0, "client")].data
+    assert streams["server"] == view[(0, "server")].data
+    ours, theirs = conn.model, _observe(view)
+    assert [(m.sender, m.command_id, m.state, m.body) for m in ours.messages] == \
+        [(m.sender, m.command_id, m.state, m.body) for m in theirs.messages]
+    assert [{k: list(v) for k, v in s.commands.items()} for s in ours.sessions] == \
+        [{k: list(v) for k, v in s.commands.items()} for s in theirs.sessions]
+    assert ours.violations == []

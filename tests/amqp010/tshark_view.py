@@ -1,8 +1,9 @@
 """What tshark sees in a capture: per-direction TCP byte streams and, per AMQP frame, the
 fields its dissector shows. Used to hold our 0-10 decoder against Wireshark's.
 
-Until the project's own capture reader (amqpcli.capture) is used here, the byte streams
-come from tshark's `tcp.payload` (the capture has no retransmissions or gaps).
+The byte streams come from tshark's `tcp.payload` (the capture has no retransmissions or
+gaps), so that frames and tshark's view of them line up; test_echo_capture.py also checks
+they equal what amqpcli.capture reassembles.
 """
 
 from __future__ import annotations
