@@ -56,6 +56,13 @@ def _ensure_loop() -> None:
         asyncio.set_event_loop(asyncio.new_event_loop())
 
 
+def _failed(what: str, e: Exception) -> UserError:
+    """tshark's failures (missing tshark, unknown interface, no capture rights, bad
+    options) come as many exception types; the user gets their first line."""
+    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return UserError(f"{what} failed: {first}", Exit.USAGE)
+
+
 def _drain(tracker: FlowTracker) -> Iterator[Event]:
     out = tracker.events
     if out:
@@ -74,12 +81,22 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     import pyshark
 
     _ensure_loop()
-    cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, use_json=True,
-                              include_raw=True, tshark_path=tshark_path)
     tracker = FlowTracker(ports, all_flows=all_flows)
     dec = PacketDecoder()
     try:
-        for pkt in cap.sniff_continuously(packet_count=packet_count):
+        cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, use_json=True,
+                                  include_raw=True, tshark_path=tshark_path)
+        packets = cap.sniff_continuously(packet_count=packet_count)
+    except Exception as e:  # noqa: BLE001 - see _failed
+        raise _failed(f"live capture on {interface}", e) from None
+    try:
+        while True:
+            try:
+                pkt = next(packets)
+            except StopIteration:
+                break
+            except Exception as e:  # noqa: BLE001 - see _failed
+                raise _failed(f"live capture on {interface}", e) from None
             seg = dec.decode(_linktype(pkt), memoryview(pkt.get_raw_packet()))
             if seg is not None:
                 tracker.feed(_time_ns(pkt.sniff_timestamp), *seg)
@@ -122,19 +139,31 @@ def decrypt_tls(source: str | None, keylog_file: str, *, interface: str | None =
         "disable_protocol": "amqp",
         "tshark_path": tshark_path,
     }
-    if source is not None:
-        cap = pyshark.FileCapture(source, keep_packets=False, **common)
-        packets = iter(cap)
-    elif interface is not None:
-        cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
-        packets = cap.sniff_continuously(packet_count=packet_count)
-    else:
-        raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
+    what = f"TLS decryption of {source or interface}"
+    try:
+        if source is not None:
+            cap = pyshark.FileCapture(source, keep_packets=False, **common)
+            packets = iter(cap)
+        elif interface is not None:
+            cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
+            packets = cap.sniff_continuously(packet_count=packet_count)
+        else:
+            raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
+    except UserError:
+        raise
+    except Exception as e:  # noqa: BLE001 - see _failed
+        raise _failed(what, e) from None
     tracker = FlowTracker(ports, all_flows=all_flows)
     # synthetic sequence numbers: tshark already put each direction's bytes in order
     nxt: dict[tuple[str, int, str, int], int] = {}
     try:
-        for pkt in packets:
+        while True:
+            try:
+                pkt = next(packets)
+            except StopIteration:
+                break
+            except Exception as e:  # noqa: BLE001 - see _failed
+                raise _failed(what, e) from None
             tcp = getattr(pkt, "tcp", None)
             net = getattr(pkt, "ip", None) or getattr(pkt, "ipv6", None)
             if tcp is None or net is None:

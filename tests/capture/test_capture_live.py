@@ -158,3 +158,17 @@ def test_live_capture_on_loopback() -> None:
     assert complete.server_port == port and complete.protocol == "amqp-1.0"
     assert bytes(streams[(complete.index, C2S)]) == client_bytes
     assert bytes(streams[(complete.index, S2C)]) == server_bytes
+
+
+def test_unknown_interface_is_a_user_error() -> None:
+    from amqpcli.errors import UserError
+
+    with pytest.raises(UserError, match="live capture on nosuchif0 failed: .*nosuchif0"):
+        list(live_capture("nosuchif0", "tcp"))
+
+
+def test_missing_capture_file_for_decryption_is_a_user_error(tmp_path: Path) -> None:
+    from amqpcli.errors import UserError
+
+    with pytest.raises(UserError, match="TLS decryption of .*failed"):
+        list(decrypt_tls(str(tmp_path / "none.pcapng"), str(tmp_path / "keys.log")))
