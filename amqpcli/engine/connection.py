@@ -209,7 +209,11 @@ class Connection:
         if handler is None:
             self.violation("framing-error", f"{type(body).__name__} is not a performative")
             return self._take()
-        handler(self, side, frame, body)
+        try:
+            handler(self, side, frame, body)
+        except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+            # The codec does not type-check fields: a wrong type is the sender's fault.
+            self.violation("invalid-field", f"{body.NAME}: a field has the wrong type ({exc})")
         return self._take()
 
     # --- SASL -------------------------------------------------------------------------

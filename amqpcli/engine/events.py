@@ -267,6 +267,7 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     "out-of-order": ("connection", "amqp:illegal-state"),
     "frame-after-close": (None, None),
     "missing-field": ("connection", "amqp:invalid-field"),
+    "invalid-field": ("connection", "amqp:invalid-field"),
     "unknown-channel": ("connection", "amqp:invalid-field"),
     "channel-in-use": ("connection", "amqp:invalid-field"),
     "channel-max-exceeded": ("connection", "amqp:connection:framing-error"),
