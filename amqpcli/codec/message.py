@@ -72,6 +72,9 @@ class _Lazy:
     def __repr__(self) -> str:
         return "<not decoded>"
 
+    def __reduce__(self) -> str:
+        return "_LAZY"  # unpickles as the one marker, so `is _LAZY` still holds
+
 
 _LAZY = _Lazy()
 _oset = object.__setattr__
@@ -388,7 +391,10 @@ class Message:
         parts = []
         for n, v in zip(_NAMES, self._section_values(), strict=True):
             if v is not None:
-                parts.append(f"{n}={getattr(self, n)!r}")
+                try:
+                    parts.append(f"{n}={getattr(self, n)!r}")
+                except DecodeError as e:  # a repr never raises: show what is wrong
+                    parts.append(f"{n}=<{e}>")
         return f"Message({', '.join(parts)})"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import struct
 
 import pytest
@@ -138,6 +139,15 @@ def test_value_of_sequences_and_empty() -> None:
     assert Message([AmqpSequence([1]), AmqpSequence([2, 3])]).value == [1, 2, 3]
     assert Message().value is None
     assert Message.decode(b"").body is None
+
+
+def test_pickle_and_repr_of_a_lazy_message() -> None:
+    wire = HEADER + PROPS + DATA
+    m = pickle.loads(pickle.dumps(Message.decode(wire)))
+    assert m.properties is not None and m.properties.to == "q"
+    assert m.encode() == wire
+    bad = Message.decode(HEADER + b"\x00\x53\x73\xc0\x03\x01\xa1\x01")  # string cut short
+    assert "properties=<at offset" in repr(bad)
 
 
 def test_symbol_section_descriptors() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -186,3 +187,12 @@ def test_message_round_trip(m: Message, data: st.DataObject) -> None:
 @given(hashable)
 def test_hashable_keys_round_trip_in_maps(k: Any) -> None:
     assert same(decode(encode({k: 1}))[0], {k: Long(1)})
+
+
+@settings(max_examples=100, deadline=None)
+@given(values(10))
+def test_values_pickle_and_memoryview_input(v: Any) -> None:
+    # the pipeline ships decoded values between processes; frames arrive as memoryviews
+    assert same(pickle.loads(pickle.dumps(decode(encode(v))[0])), v)
+    b = encode(v)
+    assert same(decode(memoryview(b))[0], v) and same(decode(bytearray(b))[0], v)
