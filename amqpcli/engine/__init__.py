@@ -80,6 +80,7 @@ from .events import (
     TerminusMismatch,
     TransactionDeclared,
     TransactionDischarged,
+    TransportClosed,
     UnsettledReconciled,
     Violation,
 )
@@ -123,6 +124,7 @@ __all__ = [
     "TimelineEntry",
     "TransactionDeclared",
     "TransactionDischarged",
+    "TransportClosed",
     "UnsettledReconciled",
     "Violation",
     "outcome_of",

@@ -32,6 +32,7 @@ from .events import (
     SaslOutcome,
     SessionBegun,
     SessionEnded,
+    TransportClosed,
     Violation,
 )
 from .session import Session
@@ -173,6 +174,25 @@ class Connection:
         if not self._move(side, f"{kind}-header"):
             self.violation("out-of-order", f"{header.name} header in state {self.side_state[side]}")
         return self._take()
+
+    def on_transport_closed(self, side: str, time: float) -> list[Event]:
+        """The byte stream from `side` ended (FIN, reset, end of capture)."""
+        self.time = time
+        self.side = side
+        clean = len(self.close) == 2
+        self.emit(TransportClosed(self, side, clean, time))
+        if not clean:
+            self._abandon_all()
+        return self._take()
+
+    def _abandon_all(self) -> None:
+        for s in self.sessions:
+            for link in list(s.links.values()):
+                for d in list(link.live.values()):
+                    s._abandon(d)
+        for link in list(self.suspended.values()):
+            for d in list(link.live.values()):
+                link.session._abandon(d)
 
     def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
         """Bytes from `side` that are not a valid frame (counted as one frame)."""

@@ -171,10 +171,13 @@ class Endpoint:
         return self.take_events()
 
     def receive_eof(self, time: float) -> list[Event]:
-        """The peer closed the transport."""
+        """The peer closed the transport: `TransportClosed`, and unless both closes were
+        exchanged, every unsettled delivery is abandoned (in doubt)."""
         self.now = time
         for item in self._reader.close():
             self._receive_item(item, time)
+        self._collect(self.connection.on_transport_closed(self.remote, time))
+        self._outgoing.clear()
         return self.take_events()
 
     def next_timer(self) -> float | None:

@@ -85,6 +85,19 @@ class ConnectionClosed(Event):
 
 
 @dataclass(slots=True)
+class TransportClosed(Event):
+    """The byte stream from `side` ended. `clean`: both sides had sent their close.
+
+    Deliveries still unsettled then are abandoned (in doubt) and handed out as
+    `DeliverySettled` with outcome "abandoned"."""
+
+    connection: Connection
+    side: str
+    clean: bool
+    time: float
+
+
+@dataclass(slots=True)
 class SessionBegun(Event):
     session: Session
     side: str

@@ -46,10 +46,18 @@ class Observer:
             out.extend(self.feed(side, item, time))
         return out
 
-    def close(self, time: float) -> list[Event]:
-        """End of both streams: report truncated tails."""
+    def transport_closed(self, side: str, time: float) -> list[Event]:
+        """The stream from `side` ended: report a truncated tail, then `TransportClosed`
+        (deliveries still unsettled if no close was exchanged are abandoned)."""
         out: list[Event] = []
-        for side, reader in self._readers.items():
-            for item in reader.close():
-                out.extend(self.feed(side, item, time))
+        for item in self._readers[side].close():
+            out.extend(self.feed(side, item, time))
+        out.extend(self.connection.on_transport_closed(side, time))
+        return out
+
+    def close(self, time: float) -> list[Event]:
+        """End of both streams (end of a capture)."""
+        out: list[Event] = []
+        for side in self.sides:
+            out.extend(self.transport_closed(side, time))
         return out

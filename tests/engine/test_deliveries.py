@@ -245,3 +245,20 @@ def _frames(p: Pair, side: str) -> list:
         if s == side:
             out += [f for f in r.feed(data) if isinstance(f, Frame) and f.body is not None]
     return out
+
+
+def test_transport_lost_leaves_deliveries_in_doubt() -> None:
+    from amqpcli.engine import TransportClosed
+
+    p = Pair()
+    link, _ = p.sender(credit=2)
+    d = p.client.send(link, b"x")
+    p.pump()
+    evs = p.client.receive_eof(p.tick())
+    tc = of(evs, TransportClosed)
+    assert tc and tc[0].side == "server" and not tc[0].clean
+    assert d.phase == Phase.ABANDONED and d.outcome == "abandoned"
+    assert of(evs, DeliverySettled)[0].delivery is d
+    obs, _ = p.observe()
+    oevs = obs.close(p.t)
+    assert [e.delivery.outcome for e in of(oevs, DeliverySettled)] == ["abandoned"]

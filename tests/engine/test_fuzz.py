@@ -27,7 +27,7 @@ def _frame(code: int, fields: list[Any], channel: int, payload: bytes) -> bytes:
     return struct.pack(">IBBH", 8 + len(body) + len(payload), 2, 0, channel) + body + payload
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(["client", "server"]), performative,
                           st.integers(0, 2), st.binary(max_size=8)), max_size=25))
 def test_observer_never_raises(frames: list[Any]) -> None:
@@ -42,7 +42,7 @@ def test_observer_never_raises(frames: list[Any]) -> None:
             obs.feed(side, item, 1.0)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(performative, st.integers(0, 2), st.binary(max_size=8)),
                 max_size=15))
 def test_endpoint_never_raises(frames: list[Any]) -> None:
