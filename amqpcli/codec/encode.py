@@ -44,17 +44,8 @@ __all__ = ["Encoder", "encode", "encode_as", "encode_into"]
 
 Encoder = Callable[[bytearray, Any], None]
 
-_p8 = struct.Struct(">B").pack
-_p16 = struct.Struct(">H").pack
 _p32 = struct.Struct(">I").pack
 _p64 = struct.Struct(">Q").pack
-_pi8 = struct.Struct(">b").pack
-_pi16 = struct.Struct(">h").pack
-_pi32 = struct.Struct(">i").pack
-_pi64 = struct.Struct(">q").pack
-_pf32 = struct.Struct(">f").pack
-_pf64 = struct.Struct(">d").pack
-_pB_B = struct.Struct(">BB").pack
 _pBBB = struct.Struct(">BBB").pack
 _pBII = struct.Struct(">BII").pack
 _pII = struct.Struct(">II").pack
