@@ -104,27 +104,43 @@ def build_config(
     return cfg
 
 
+# Parameter names the decorator adds: the option's own name with this prefix (the URL
+# argument keeps "url"), so a command's own parameters (a "port" of its own) never clash.
+_PREFIX = "conn_"
+
+
+def _param_name(name: str) -> str:
+    return name if name == "url" else _PREFIX + name
+
+
 def connection_options(func: F) -> F:
     """Add the URL argument and the connection options to a Typer command.
 
     The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
-    from the options, so no command repeats them.
+    from the options, so no command repeats them. The URL is ``ctx.params["url"]``.
     """
-    sig = inspect.signature(func)
+    # Resolve string annotations here, in the command's module, not in this one.
+    sig = inspect.signature(func, eval_str=True)
     own = [p for p in sig.parameters.values() if p.name != "conn"]
     added = [
-        _P(name, _P.KEYWORD_ONLY, default=default, annotation=ann)
+        _P(_param_name(name), _P.KEYWORD_ONLY, default=default, annotation=ann)
         for name, default, ann in _CONNECTION_PARAMS
     ]
-    names = {name for name, _, _ in _CONNECTION_PARAMS}
+    names = {_param_name(name): name for name, _, _ in _CONNECTION_PARAMS}
+    clash = sorted(names.keys() & {p.name for p in own})
+    if clash:
+        raise TypeError(f"{func.__name__}: parameter(s) {', '.join(clash)} clash with the connection options")
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
-        conn_kw = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        conn_kw = {names[k]: kwargs.pop(k) for k in list(kwargs) if k in names}
         return func(conn=build_config(**conn_kw), **kwargs)
 
-    # The URL argument comes first so `amqp send URL BODY` reads naturally.
-    params = [added[0]] + [p.replace(kind=_P.KEYWORD_ONLY) for p in own] + added[1:]
+    # The URL argument comes first so `amqp send URL BODY` reads naturally; a leading
+    # typer.Context stays first.
+    ctx_params = [p for p in own if p.annotation is typer.Context]
+    rest = [p.replace(kind=_P.KEYWORD_ONLY) for p in own if p not in ctx_params]
+    params = [p.replace(kind=_P.KEYWORD_ONLY) for p in ctx_params] + [added[0]] + rest + added[1:]
     wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}
     del wrapper.__wrapped__  # type: ignore[attr-defined]

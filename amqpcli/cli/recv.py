@@ -115,7 +115,7 @@ def recv(
     outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject\\[:CONDITION\\[:DESCRIPTION]], modify\\[:failed]\\[:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
-    filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),
+    filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option
     subscription: str | None = typer.Option(None, "--subscription", help="Durable subscription NAME (the link name; keep --container-id stable).", rich_help_panel=_SRC),
     unsubscribe: bool = typer.Option(False, "--unsubscribe", help="With --subscription: remove it and exit.", rich_help_panel=_SRC),
     dynamic: bool = typer.Option(False, "--dynamic", help="Ask the peer for a temporary node and print its address.", rich_help_panel=_SRC),
@@ -136,7 +136,7 @@ def recv(
     sink = Sink(json_out, out)
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: warn(f"dynamic node address: {a}"))
-    if not quiet and not unsubscribe:
+    if not quiet and not unsubscribe and not (summary.failure and summary.received == 0):
         print(f"amqp: {summary.text()}", file=sys.stderr)
     code, why = recv_exit(summary, count)
     if code != Exit.OK:

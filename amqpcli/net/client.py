@@ -50,6 +50,8 @@ def describe_error(err: Any) -> str:
     cond = getattr(err, "condition", None)
     desc = getattr(err, "description", None)
     text = str(cond) if cond is not None else "unknown condition"
+    if desc:
+        desc = " ".join(str(desc).split())  # a peer's multi-line text stays one line
     return f"{text}: {desc}" if desc else text
 
 
@@ -129,6 +131,7 @@ class _Link:
         self.changed = asyncio.Event()
         self.error: UserError | None = None
         self.remote_attach: Any = None
+        self.detaching = False
 
     def _fail(self, error: UserError) -> None:
         self.error = error
@@ -152,9 +155,23 @@ class _Link:
             raise UserError(what, Exit.TIMEOUT) from None
         self._check()
 
-    async def close(self) -> None:
-        if self.error is None and not self.client.ended:
+    async def close(self, keep: bool = False, timeout: float = 5.0) -> None:
+        """Detach (closing the link unless `keep`) and wait for the peer's detach, so an
+        objection to what we sent last (an outcome it refuses) is heard before we go."""
+        if self.error is not None or self.client.ended:
+            return
+        self.detaching = True
+        if keep:
+            self.client._engine_detach_keep(self.link)
+        else:
             self.client._engine_detach(self.link)
+        deadline = asyncio.get_running_loop().time() + timeout
+        try:
+            while REMOTE not in self.link.detach:
+                await self.wait_changed(deadline, "no detach from the peer")
+        except UserError as e:
+            if e.code != Exit.TIMEOUT:
+                raise
 
 
 class SenderLink(_Link):
@@ -256,6 +273,7 @@ class Client:
         self.engine: Any = None
         self.transport: Transport = None  # type: ignore[assignment]
         self.ended = False
+        self.closing = False  # we sent close: a plain close from the peer is the answer
         self.error: UserError | None = None
         self.lost: ConnectionLost | None = None
         self.opened: asyncio.Future[None] | None = None
@@ -478,7 +496,7 @@ class Client:
             return
         if e.error is not None:
             self.error = UserError(f"the peer closed the connection: {describe_error(e.error)}", Exit.REFUSED)
-        elif not self.ended:
+        elif not self.closing:
             self.error = UserError("the peer closed the connection", Exit.REFUSED)
         if self.closed_by_peer is not None and not self.closed_by_peer.done():
             self.closed_by_peer.set_result(None)
@@ -486,7 +504,7 @@ class Client:
             self._fail_all()
 
     def _ev_session_ended(self, e: ev.SessionEnded) -> None:
-        if e.side == REMOTE and not self.ended:
+        if e.side == REMOTE and (e.error is not None or not self.closing):
             self.error = UserError(f"the peer ended the session: {describe_error(e.error)}", Exit.REFUSED)
             self._fail_all()
 
@@ -512,7 +530,8 @@ class Client:
         for p in getattr(link, "unsettled", {}).values():
             self._pending.pop(id(p.delivery), None)
             p._resolve(lost=True)
-        if e.error is not None or link.error is None:
+        link.changed.set()
+        if e.error is not None or not link.detaching:
             link._fail(UserError(f"the peer detached the link to {link.address!r}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:

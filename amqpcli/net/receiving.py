@@ -271,7 +271,7 @@ class _Receiver:
         await self._settle_second_mode(link)
         if plan.subscription:
             # Detach without closing: a durable subscription stays for the next time.
-            client._engine_detach_keep(link.link)
+            await link.close(keep=True)
         else:
             await link.close()
 

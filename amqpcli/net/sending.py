@@ -208,6 +208,14 @@ class _Sender:
         finally:
             if client is not None:
                 await client.abort()
+            if self.unconfirmed:  # nothing leaves without a bucket
+                self.s.in_doubt.extend(
+                    (m.number, m.message_id)
+                    for m, _ in sorted(self.unconfirmed.values(), key=lambda mp: mp[0].number))
+                self.unconfirmed.clear()
+                if self.s.failure is None:
+                    self.s.failure = UserError("the connection ended before every outcome arrived",
+                                               Exit.IN_DOUBT)
             self.s.elapsed = time.monotonic() - start
             self.progress.close()
         return self.s
@@ -251,22 +259,23 @@ class _Sender:
                 self.unconfirmed[msg.number] = (msg, pending)
                 pending.on_done(lambda p, m=msg: self._record(m, p))
             if txn:
-                await txn.sent_one(self._wait_confirmed)
+                await txn.sent_one(lambda: self._wait_confirmed(client))
         if txn:
-            await txn.finish(self._wait_confirmed)
+            await txn.finish(lambda: self._wait_confirmed(client))
         await sender.wait_written(plan.timeout)
 
-    async def _wait_confirmed(self, client: Client | None = None) -> None:
-        if not self.unconfirmed:
-            return
-        waits = [p.wait() for _, p in self.unconfirmed.values()]
-        try:
-            await asyncio.wait_for(asyncio.gather(*waits), self.plan.timeout)
-        except TimeoutError:
-            raise UserError(
-                f"no outcome for {len(self.unconfirmed)} message(s) within {self.plan.timeout:g}s",
-                Exit.TIMEOUT,
-            ) from None
+    async def _wait_confirmed(self, client: Client) -> None:
+        if self.unconfirmed:
+            waits = [p.wait() for _, p in self.unconfirmed.values()]
+            try:
+                await asyncio.wait_for(asyncio.gather(*waits), self.plan.timeout)
+            except TimeoutError:
+                raise UserError(
+                    f"no outcome for {len(self.unconfirmed)} message(s) within "
+                    f"{self.plan.timeout:g}s",
+                    Exit.TIMEOUT,
+                ) from None
+        client._check()  # waits also end when the connection does
 
 
 class _Txn:

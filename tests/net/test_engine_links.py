@@ -27,7 +27,7 @@ def _pump(a: Endpoint, b: Endpoint) -> list[object]:
 
 def test_client_attached_receiver_gets_a_message() -> None:
     client = Endpoint("client")
-    peer = Endpoint("peer", auto_accept_links=True)
+    peer = Endpoint("peer")  # the peer role accepts links
     client.open()
     _pump(client, peer)
     s = client.begin()

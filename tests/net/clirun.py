@@ -1,0 +1,44 @@
+"""Running the `amqp` command as a user would: a subprocess, its exit code and output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+from tests.paths import REPO_ROOT
+
+
+def amqp(*args: str, input: bytes | None = None, timeout: float = 120,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m amqpcli ARGS``; stdout/stderr as text."""
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    full_env.pop("AMQP_URL", None)
+    full_env.pop("AMQP_PASSWORD", None)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "amqpcli", *args],
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
+        env=full_env,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def queue_name(prefix: str = "t") -> str:
+    """A fresh queue name, so tests never see each other's messages."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
