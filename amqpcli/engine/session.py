@@ -515,7 +515,7 @@ class Session:
             new = outcome_of(state)
             own = d.receiver_state if is_rcv else d.sender_state
             theirs = d.sender_state if is_rcv else d.receiver_state
-            if new is not None:
+            if new is not None and (own is not None or theirs is not None):
                 prev = outcome_of(own)
                 if prev is not None and prev != new:
                     conn.violation("outcome-changed",
@@ -533,8 +533,9 @@ class Session:
                 d.sender_state = state
             if isinstance(state, c.TransactionalState):
                 d.txn_id = state.txn_id
-            if d.tag in link.unsettled[side]:
-                link.unsettled[side][d.tag] = state
+            mine = link.unsettled[side]
+            if d.tag in mine:
+                mine[d.tag] = state
         if settled:
             if is_rcv:
                 if d.receiver_settled:
@@ -557,7 +558,7 @@ class Session:
         e = TimelineEntry(conn.time, side, "disposition" if state is not None else "settle",
                           conn.frame_no, state, settled)
         d.timeline.append(e)
-        conn.emit(DeliveryUpdated(d, e, conn.time))
+        conn._events.append(DeliveryUpdated(d, e, conn.time))
         if d.txn_request is not None and is_rcv and state is not None:
             self._txn_outcome(d, state)
         if d.done:
