@@ -71,13 +71,14 @@ class _Blocks:
     """Reads a stream in large blocks; `read()` returns b"" at the end. Gzip input is
     recognised by its magic number and decompressed on the fly."""
 
-    __slots__ = ("_closers", "_read", "first", "name")
+    __slots__ = ("_closers", "_read", "first", "name", "size")
 
-    def __init__(self, name: str, f: IO[bytes]) -> None:
+    def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE) -> None:
         self.name = name
+        self.size = size
         self._closers: list[IO[bytes]] = [f]
         read = getattr(f, "read1", None) or f.read
-        first = read(BLOCK_SIZE)
+        first = read(size)
         if first[:2] == _GZIP_MAGIC:
             g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
             self._closers.insert(0, g)  # type: ignore[arg-type]
@@ -88,7 +89,7 @@ class _Blocks:
 
     def _guard(self, read: object, offset: int) -> bytes:
         try:
-            return read(BLOCK_SIZE)  # type: ignore[operator,no-any-return]
+            return read(self.size)  # type: ignore[operator,no-any-return]
         except (OSError, EOFError, zlib.error) as e:
             raise CaptureError(self.name, offset, f"gzip data is corrupt or truncated: {e}")
 
@@ -120,11 +121,13 @@ class _Prefixed:
         pass
 
 
-def read_packets(source: str | os.PathLike[str] | BinaryIO) -> Iterator[Packet]:
+def read_packets(source: str | os.PathLike[str] | BinaryIO, *,
+                 block_size: int = BLOCK_SIZE) -> Iterator[Packet]:
     """Yield `(time_ns, linktype, data)` for each packet of one capture (pcap or pcapng,
-    optionally gzip-compressed). `source` is a path or a binary stream (a pipe works)."""
+    optionally gzip-compressed). `source` is a path or a binary stream (a pipe works).
+    The file is read `block_size` bytes at a time."""
     name, f, own = _open(source)
-    blocks = _Blocks(name, f)
+    blocks = _Blocks(name, f, block_size)
     try:
         head = blocks.first
         while len(head) < 4:

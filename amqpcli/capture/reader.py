@@ -4,23 +4,81 @@ for executors that group packets by flow before reassembling them."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Generator, Iterable, Iterator
+from heapq import heappop, heappush, heapreplace
 from typing import BinaryIO
 
 from amqpcli.capture.decode import PacketDecoder, Segment
-from amqpcli.capture.files import CaptureError, Packet, merge_packets, read_packets
+from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_packets
 from amqpcli.capture.tcp import Event, FlowKey, FlowTracker, flow_key
 
 Source = str | os.PathLike[str] | BinaryIO
 
 
-def _guarded(source: Source, errors: list[CaptureError]) -> Iterator[Packet]:
+def _guarded(source: Source, errors: list[CaptureError] | None,
+             block_size: int = BLOCK_SIZE) -> Generator[Packet, None, None]:
     """One file's packets; its error ends that file only and is kept for the caller to
-    raise once the other files are done."""
+    raise once the other files are done (`errors=None`: ignored, for a first look)."""
     try:
-        yield from read_packets(source)
+        yield from read_packets(source, block_size=block_size)
     except CaptureError as e:
-        errors.append(e)
+        if errors is not None:
+            errors.append(e)
+
+
+def merge_files(sources: list[Source], errors: list[CaptureError]) -> Iterator[Packet]:
+    """The packets of several captures merged by time, opening each file only when the
+    merged stream reaches its first packet: files that follow each other in time (a
+    ring buffer's) are read one at a time, so a long set costs no more memory or file
+    handles than the files that overlap. Each file's errors are appended to `errors`."""
+    # (first time, index, open iterator, its first packet); paths are peeked and closed
+    waiting: list[tuple[int, int, Generator[Packet, None, None] | None, Packet | None]] = []
+    for i, s in enumerate(sources):
+        is_path = isinstance(s, (str, os.PathLike))
+        it = _guarded(s, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
+        first = next(it, None)
+        if first is None:
+            if is_path:  # read it again for its error, if it has one
+                for _ in _guarded(s, errors):
+                    pass
+            continue
+        if is_path:
+            it.close()
+            waiting.append((first[0], i, None, None))
+        else:
+            waiting.append((first[0], i, it, first))
+    waiting.sort(key=lambda w: (w[0], w[1]))
+    heap: list[tuple[int, int, Packet, Generator[Packet, None, None]]] = []
+    wi = 0
+    while True:
+        while wi < len(waiting) and (not heap or waiting[wi][0] <= heap[0][0]):
+            _t, i, opened, first = waiting[wi]
+            wi += 1
+            if opened is None:
+                opened = _guarded(sources[i], errors)
+                first = next(opened, None)
+            if first is not None:
+                heappush(heap, (first[0], i, first, opened))
+        if not heap:
+            return
+        _t, i, p, cur = heap[0]
+        yield p
+        if len(heap) == 1:
+            # the only open file: stream it until the next file's first packet is due
+            limit = waiting[wi][0] if wi < len(waiting) else None
+            for p in cur:
+                if limit is not None and p[0] > limit:
+                    heapreplace(heap, (p[0], i, p, cur))
+                    break
+                yield p
+            else:
+                heappop(heap)
+            continue
+        nxt = next(cur, None)
+        if nxt is None:
+            heappop(heap)
+        else:
+            heapreplace(heap, (nxt[0], i, nxt, cur))
 
 
 def read_capture(
@@ -52,7 +110,7 @@ def read_capture(
     if len(srcs) == 1:
         packets = read_packets(srcs[0])
     else:
-        packets = merge_packets(_guarded(s, errors) for s in srcs)
+        packets = merge_files(srcs, errors)
     out = tracker.events
     decode = dec.decode
     feed = tracker.feed

@@ -353,3 +353,51 @@ def test_fast_and_general_decoding_agree() -> None:
             slow = dec._decode(lt, frame)
             assert fast is not None and slow is not None
             assert fast[:7] == slow[:7] and bytes(fast[7]) == bytes(slow[7]) == b"payload!"
+
+
+def test_ring_buffer_files_are_read_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    import amqpcli.capture.reader as reader_mod
+
+    whole = tmp_path / "whole.pcapng"
+    with CaptureWriter(whole) as w:
+        for i in range(3):
+            c = TcpConversation(w, client=("10.0.0.1", 40000 + i), mss=100,
+                                start_ns=T0 + i * 50_000, step_ns=1000)
+            c.handshake()
+            c.send(C2S, C_DATA)
+            c.send(S2C, S_DATA)
+            c.close()
+    pk = list(read_packets(whole))
+    pk.sort(key=lambda x: x[0])
+    files = []
+    for k in range(0, len(pk), 20):  # consecutive slices, like a ring buffer
+        f = tmp_path / f"ring-{k:05d}.pcapng"
+        with CaptureWriter(f) as w:
+            for t, _lt, d in pk[k : k + 20]:
+                w.write(t, bytes(d))
+        files.append(f)
+    empty = tmp_path / "empty.pcapng"
+    CaptureWriter(empty).close()
+    files.insert(3, empty)
+    assert len(files) > 10
+    real = reader_mod.read_packets
+    open_now = [0]
+    most = [0]
+
+    def counting(source: object, **kw: object):  # type: ignore[no-untyped-def]
+        open_now[0] += 1
+        most[0] = max(most[0], open_now[0])
+        try:
+            yield from real(source, **kw)  # type: ignore[arg-type]
+        finally:
+            open_now[0] -= 1
+
+    monkeypatch.setattr(reader_mod, "read_packets", counting)
+    r = collect(list(reversed(files)))  # the order given does not matter
+    assert most[0] <= 2
+    for i in range(3):
+        assert r.stream(i, C2S) == C_DATA and r.stream(i, S2C) == S_DATA
+    assert not r.gaps
+    times = [e.time_ns for e in r.data]
+    assert times == sorted(times)
