@@ -74,6 +74,7 @@ KEY_FIELDS: dict[str, tuple[str, ...]] = {
 _FLAGS = frozenset(("settled", "more", "drain", "echo", "closed", "resume", "aborted"))
 _SHORT = {"delivery-tag": "tag", "delivery-id": "id", "message-format": "format"}
 _NAME_WIDTH = 11
+_CHANNEL_WIDTH = 4  # "[0]" to "[99]" line up; busier connections push the line right
 
 
 def _time(t: float | str | None) -> str:
@@ -181,7 +182,7 @@ def frame_line(
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None."""
     frame = redact(frame, show_secrets)
     head = [p for p in (_time(time), connection, direction) if p]
-    chan = f"[{frame.channel}]"
+    chan = f"[{frame.channel}]".ljust(_CHANNEL_WIDTH)
     body = frame.body
     if body is None:
         parts = [chan, "heartbeat".ljust(_NAME_WIDTH)]

@@ -132,7 +132,7 @@ def test_frames_without_header_and_brief() -> None:
     code, out, _ = run("decode", "--brief", stdin=no_header)
     assert code == 0
     assert out.splitlines()[0].startswith("a frame stream: 10 frames (detected)")
-    assert any(line.startswith("[0] transfer    handle=0 id=0") for line in out.splitlines())
+    assert any(line.startswith("[0]  transfer    handle=0 id=0") for line in out.splitlines())
 
 
 @pytest.mark.parametrize(

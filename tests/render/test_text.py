@@ -88,14 +88,14 @@ def test_frame_line_shows_key_fields_and_body() -> None:
     )
     attach, transfer, hb = FrameReader().feed(data)
     assert (
-        frame_line(attach) == '[0] attach      name="l" handle=1 role=sender source="a" target="q"'
+        frame_line(attach) == '[0]  attach      name="l" handle=1 role=sender source="a" target="q"'
     )
     line = frame_line(transfer, time=0.5, connection="c1", direction="->")
     assert (
         line
-        == '00:00:00.500000 c1 -> [2] transfer    handle=1 id=9 tag=b"t9" settled=false  data b"hello" (10 bytes)'
+        == '00:00:00.500000 c1 -> [2]  transfer    handle=1 id=9 tag=b"t9" settled=false  data b"hello" (10 bytes)'
     )
-    assert frame_line(hb, direction="<-") == "<- [0] heartbeat"
+    assert frame_line(hb, direction="<-") == "<- [0]  heartbeat"
 
 
 def test_frame_line_outcomes_and_errors() -> None:
@@ -115,9 +115,9 @@ def test_frame_line_outcomes_and_errors() -> None:
     disp, det = FrameReader().feed(data)
     assert (
         frame_line(disp)
-        == '[0] disposition role=receiver first=1 last=3 settled state=rejected(amqp:not-found "gone")'
+        == '[0]  disposition role=receiver first=1 last=3 settled state=rejected(amqp:not-found "gone")'
     )
-    assert frame_line(det) == "[0] detach      handle=0 closed error=amqp:link:stolen"
+    assert frame_line(det) == "[0]  detach      handle=0 closed error=amqp:link:stolen"
     assert "accepted" in frame_line(
         FrameReader().feed(encode_frame(Disposition(role=True, first=UInt(0), state=Accepted())))[0]
     )
