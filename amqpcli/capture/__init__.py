@@ -4,7 +4,8 @@ This package knows nothing of AMQP frames: it reads capture files, reassembles T
 says which protocol each flow speaks. The public API:
 
 * `read_capture(paths, ports=(), all_flows=False)` → iterator of events, several files
-  merged by time:
+  merged by time (each opened when the merged stream reaches its first packet, so a
+  ring buffer's files are read one at a time):
     - `Opened(flow, time_ns)` once a flow's protocol and roles are known,
     - `Data(flow, direction, time_ns, data, offset)` — `data` is a memoryview into the
       block read from the file (no copy); it stays valid, but keeping it keeps that block
