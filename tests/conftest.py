@@ -8,14 +8,20 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from proton import Message
 
 from tests.paths import REPO_ROOT, SCRIPTS_DIR, SHARED_DIR, TESTDATA_DIR
+from tests.peers.broker import Broker
+from tests.peers.direct import DirectReceiver, DirectSender
+from tests.peers.net import PeerThread
 from tests.peers.net import free_port as _free_port
+from tests.peers.tls import Certs, make_certs, server_domain
 
 RABBITMQ_URL_ENV = "AMQP_TEST_RABBITMQ_URL"
 
@@ -92,3 +98,72 @@ def rabbitmq_url() -> Iterator[str]:
     if not _reachable(url):
         pytest.fail(f"RabbitMQ started but {url} does not accept connections")
     yield url
+
+
+# --- proton peers (API in tests/peers/__init__.py) ---------------------------------------
+
+
+@pytest.fixture
+def peers() -> Iterator[Callable[[PeerThread], Any]]:
+    """Start any peer and stop it at teardown: ``peers(Broker(credit_window=5))``.
+    A peer whose thread crashed fails the test at teardown."""
+    started: list[PeerThread] = []
+
+    def start(peer: PeerThread) -> Any:
+        started.append(peer.start())
+        return peer
+
+    yield start
+    errors = []
+    for peer in reversed(started):
+        try:
+            peer.stop()
+        except RuntimeError as exc:
+            errors.append(str(exc))
+    if errors:
+        pytest.fail("; ".join(errors))
+
+
+@pytest.fixture
+def broker(peers: Callable[[PeerThread], Any]) -> Broker:
+    """A fresh broker on 127.0.0.1 (``broker.url``), empty, per test."""
+    return peers(Broker())  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    """A test CA, a server certificate for 127.0.0.1/localhost and a client certificate."""
+    return make_certs(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.fixture
+def tls_broker(peers: Callable[[PeerThread], Any], tls_certs: Certs) -> Broker:
+    """A broker speaking TLS (``amqps://127.0.0.1:PORT``); client certificates optional."""
+    return peers(Broker(ssl_domain=server_domain(tls_certs)))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tls_broker_client_auth(peers: Callable[[PeerThread], Any], tls_certs: Certs) -> Broker:
+    """A TLS broker that requires a client certificate signed by the test CA."""
+    domain = server_domain(tls_certs, require_client_cert=True)
+    return peers(Broker(ssl_domain=domain))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def direct_receiver(peers: Callable[[PeerThread], Any]) -> Callable[..., DirectReceiver]:
+    """Factory: ``direct_receiver(outcome=Reject("amqp:x"), credit=1, replenish=False)``."""
+
+    def make(**kwargs: Any) -> DirectReceiver:
+        return peers(DirectReceiver(**kwargs))  # type: ignore[no-any-return]
+
+    return make
+
+
+@pytest.fixture
+def direct_sender(peers: Callable[[PeerThread], Any]) -> Callable[..., DirectSender]:
+    """Factory: ``direct_sender([Message(body="x"), raw_bytes], presettle=None)``."""
+
+    def make(messages: Sequence[Message | bytes], **kwargs: Any) -> DirectSender:
+        return peers(DirectSender(messages, **kwargs))  # type: ignore[no-any-return]
+
+    return make

@@ -1,8 +1,26 @@
-"""Sockets and threads for the proton peers: free ports and a container run in a thread."""
+"""Sockets and threads for the proton peers: free ports and a container run in a thread.
+
+A peer's state lives in its container thread. The test thread never touches it directly:
+``PeerThread.call(fn)`` runs ``fn`` in the container thread and returns its result.
+"""
 
 from __future__ import annotations
 
+import queue
 import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
+
+from proton import SSLDomain
+from proton.handlers import EndpointStateHandler, MessagingHandler
+from proton.reactor import ApplicationEvent, Container, EventInjector
+
+T = TypeVar("T")
+
+CALL_EVENT = "peer_call"
+STOP_EVENT = "peer_stop"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -10,3 +28,162 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+class PeerHandler(MessagingHandler):
+    """Base for the peers' handlers: runs injected calls and shuts down cleanly.
+
+    ``prefetch=0``: credit is always granted explicitly (proton's automatic prefetch can
+    stall at credit 1). Only the endpoint handler of MessagingHandler is kept (it opens
+    connections and sessions and answers closes); the message handlers are dropped, because
+    the peers read each delivery's raw bytes and choose every outcome and settlement
+    themselves. Subclasses handle ``on_link_remote_open`` (it runs before the endpoint
+    handler, which then leaves the link alone), ``on_delivery`` and ``on_link_flow``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
+        self.handlers = [h for h in self.handlers if isinstance(h, EndpointStateHandler)]
+        self.container: Container | None = None
+        self.acceptor: Any = None
+        self.connections: list[Any] = []
+        self.errors: list[str] = []
+
+    def on_connection_remote_open(self, event: Any) -> None:
+        # Accepted connections carry no container-id unless given one.
+        if self.container is not None and not event.connection.container:
+            event.connection.container = self.container.container_id
+
+    def on_connection_opened(self, event: Any) -> None:
+        self.connections.append(event.connection)
+
+    def on_transport_error(self, event: Any) -> None:
+        cond = event.transport.condition
+        if cond is not None:
+            self.errors.append(f"{cond.name}: {cond.description}")
+
+    def on_peer_call(self, event: Any) -> None:
+        fn, box = event.subject
+        try:
+            box.put((True, fn()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the calling thread
+            box.put((False, exc))
+
+    def on_peer_stop(self, event: Any) -> None:
+        if self.acceptor is not None:
+            self.acceptor.close()
+        for conn in self.connections:
+            if not conn.state & conn.LOCAL_CLOSED:
+                conn.close()
+        assert self.container is not None
+        self.container.stop()
+
+
+class PeerThread:
+    """A proton ``Container`` listening on 127.0.0.1, run in a daemon thread."""
+
+    def __init__(
+        self,
+        handler: PeerHandler,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        ssl_domain: SSLDomain | None = None,
+        container_id: str | None = None,
+    ) -> None:
+        self.handler = handler
+        self.host = host
+        self.port = port or 0
+        self.ssl_domain = ssl_domain
+        self.container_id = container_id
+        self._injector = EventInjector()
+        self._thread: threading.Thread | None = None
+        self._crash: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        scheme = "amqps" if self.ssl_domain is not None else "amqp"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    def start(self) -> Self:
+        container = Container(self.handler)
+        if self.container_id:
+            container.container_id = self.container_id
+        container.selectable(self._injector)
+        self.handler.container = container
+        # Bind before the thread starts, so the port accepts connections when start returns.
+        for attempt in range(20):
+            port = self.port or free_port(self.host)
+            try:
+                self.handler.acceptor = container.listen(
+                    f"{self.host}:{port}", ssl_domain=self.ssl_domain
+                )
+            except OSError:
+                if self.port or attempt == 19:
+                    raise
+                continue
+            self.port = port
+            break
+        self._thread = threading.Thread(
+            target=self._run, name=f"proton-peer-{self.port}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        assert self.handler.container is not None
+        try:
+            self.handler.container.run()
+        except BaseException as exc:  # noqa: BLE001 - raised again by call() and stop()
+            self._crash = exc
+
+    def call(self, fn: Callable[[], T], timeout: float = 30) -> T:
+        """Run ``fn()`` in the container thread; return its result or raise its exception."""
+        self._check_alive()
+        box: queue.Queue[tuple[bool, Any]] = queue.Queue()
+        self._injector.trigger(ApplicationEvent(CALL_EVENT, subject=(fn, box)))
+        try:
+            ok, value = box.get(timeout=timeout)
+        except queue.Empty:
+            self._check_alive()
+            raise TimeoutError(f"peer on port {self.port} did not answer within {timeout}s")
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def wait_for(self, predicate: Callable[[], T], timeout: float = 30) -> T:
+        """Poll ``predicate`` in the container thread until it returns something truthy;
+        return that. ``TimeoutError`` if it never does (a hang guard, not a timing test)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.call(predicate, timeout)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"peer on port {self.port}: condition not met in {timeout}s")
+            time.sleep(0.01)
+
+    def _check_alive(self) -> None:
+        if self._crash is not None:
+            raise RuntimeError(f"peer on port {self.port} crashed: {self._crash!r}") from self._crash
+        if self._thread is None or not self._thread.is_alive():
+            raise RuntimeError(f"peer on port {self.port} is not running")
+
+    def stop(self, timeout: float = 30) -> None:
+        """Close the listener and every connection, then end the thread."""
+        if self._thread is None:
+            return
+        if self._thread.is_alive():
+            self._injector.trigger(ApplicationEvent(STOP_EVENT))
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                raise RuntimeError(f"peer on port {self.port} did not stop within {timeout}s")
+        self._injector.close()
+        if self._crash is not None:
+            raise RuntimeError(f"peer on port {self.port} crashed: {self._crash!r}") from self._crash
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
