@@ -22,7 +22,7 @@ from amqpcli.codec.composites import (
     Properties,
 )
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import Symbol
+from amqpcli.codec.types import DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
     JsonValueError,
     b64,
@@ -204,32 +204,30 @@ def load_sections(msg: Message) -> Message:
 
 
 def message_tree(msg: Message, label: str = "message") -> Node:
-    """The tree of a message: one child per section present."""
+    """The tree of a message: one child per section present.
+
+    A section that does not decode shows as an error line in its place (the others are
+    still shown), so rendering a received message never fails.
+    """
     size = len(msg.encode())
     node = Node(label, "", f"{size} bytes")
-    sections = [
-        ("header", msg.header),
-        ("delivery-annotations", msg.delivery_annotations),
-        ("message-annotations", msg.message_annotations),
-        ("properties", msg.properties),
-        ("application-properties", msg.application_properties),
-    ]
-    for name, section in sections:
-        if section is not None:
+    for name, attr in zip(SECTION_KEYS, SECTION_ATTRS, strict=True):
+        try:
+            section = getattr(msg, attr)
+        except DecodeError as e:
+            node.children.append(Node(name, f"decode error {e}", None))
+            continue
+        if section is None:
+            continue
+        if attr != "body":
             child = value_tree(section, name)
             child.text = ""
             node.children.append(child)
-    body = msg.body
-    if body is not None:
-        parts: list[Any] = [body] if isinstance(body, AmqpValue) else list(body)
+            continue
+        parts: list[Any] = [section] if isinstance(section, AmqpValue) else list(section)
         for i, part in enumerate(parts):
-            label_i = "body" if len(parts) == 1 else f"body[{i}]"
-            child = value_tree(part, label_i)
+            child = value_tree(part, "body" if len(parts) == 1 else f"body[{i}]")
             if not child.text.startswith(part.NAME):
                 child.text = f"{part.NAME} {child.text}".strip()
             node.children.append(child)
-    if msg.footer is not None:
-        child = value_tree(msg.footer, "footer")
-        child.text = ""
-        node.children.append(child)
     return node

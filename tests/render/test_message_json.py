@@ -135,3 +135,17 @@ def test_hand_written_json_for_send() -> None:
 def test_bad_message_json(obj: object) -> None:
     with pytest.raises(JsonValueError):
         message_from_json(obj)
+
+
+def test_tree_of_a_message_with_a_bad_section_shows_the_rest() -> None:
+    from amqpcli.render.message import message_tree
+    from amqpcli.render.text import plain_lines
+
+    raw = bytes.fromhex("005370c0020141005373c00201ff005377a1026869")
+    out = plain_lines(message_tree(Message.decode(raw)))
+    assert out[1:] == [
+        "  header  (0x70 = amqp:header:list)",
+        "    durable: true",
+        "  properties: decode error at offset 13: expected a format code, found 0xff",
+        '  body: amqp-value "hi"  (0x77 = amqp:amqp-value:*)',
+    ]
