@@ -1,6 +1,6 @@
 """Write amqpcli/codec/composites.py from the AMQP 1.0 spec XML.
 
-Usage: python scripts/gen_spec.py [SPEC_DIR] [-o OUTPUT]
+Usage: python scripts/gen_spec.py [SPEC_DIR] [-o OUTPUT] [--check]
 
 SPEC_DIR defaults to ../shared/specs/amqp-1.0 beside the repository. Every type with a
 descriptor becomes a class: composites (list encoded) get one slot per field; restricted
@@ -206,7 +206,8 @@ def generate(spec_dir: Path) -> str:
 
 def _format(text: str) -> str:
     """Run the project's formatter over the output when it is installed (else leave as is)."""
-    ruff = shutil.which("ruff")
+    beside = Path(sys.executable).parent / "ruff"  # the venv's, when PATH does not have it
+    ruff = str(beside) if beside.exists() else shutil.which("ruff")
     if ruff is None:
         return text
     proc = subprocess.run(
@@ -224,8 +225,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("spec_dir", nargs="?", type=Path, default=DEFAULT_SPEC)
     ap.add_argument("-o", "--output", type=Path, default=DEFAULT_OUT)
+    ap.add_argument(
+        "--check", action="store_true", help="exit 1 if OUTPUT differs from what would be written"
+    )
     ns = ap.parse_args(argv)
     text = _format(generate(ns.spec_dir))
+    if ns.check:
+        if not ns.output.exists() or ns.output.read_text() != text:
+            print(f"{ns.output} is not what scripts/gen_spec.py writes", file=sys.stderr)
+            return 1
+        return 0
     if str(ns.output) == "-":
         sys.stdout.write(text)
     else:

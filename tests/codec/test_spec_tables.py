@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
 
 from amqpcli.codec import Symbol, UByte, UInt, UShort, composites
-from tests.paths import SPECS_DIR, require
+from tests.paths import SCRIPTS_DIR, SPECS_DIR, require
 
 SPEC = SPECS_DIR / "amqp-1.0"
 NS = "{http://www.amqp.org/schema/amqp.xsd}"
@@ -118,6 +120,17 @@ def test_restricted_types_and_choices() -> None:
 def test_primitive_list_matches_types_xml() -> None:
     root = ET.parse(require(SPEC / "types.bare.xml")).getroot()
     assert composites.PRIMITIVES == tuple(t.get("name") for t in root.iter(NS + "type"))
+
+
+def test_composites_module_is_what_the_generator_writes() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS_DIR / "gen_spec.py"), str(SPEC), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_spec_defaults_through_get() -> None:
