@@ -245,7 +245,6 @@ class FrameReader:
         # opaque, or "error" after a fatal frame error.
         self.opaque: str | None = None
         self.opaque_bytes = 0
-        self._decode: Any = None
 
     @property
     def offset(self) -> int:
