@@ -338,6 +338,15 @@ class Composite:
             return self._DEFAULTS.get(name)
         return v
 
+    def as_list(self, name: str) -> list[Any]:
+        """A `multiple` field as a list: [] when absent, [x] for a single value as sent."""
+        v = getattr(self, name)
+        if v is None:
+            return []
+        if isinstance(v, list):
+            return list(v)
+        return [v]
+
     def fields(self) -> dict[str, Any]:
         """Field name → value, every field in spec order (absent ones are None)."""
         return {n: getattr(self, n) for n in self._SLOTS}

@@ -54,6 +54,9 @@ def test_plain_str_in_symbol_field_and_multiple() -> None:
     single = decode(encode(SaslMechanisms(sasl_server_mechanisms="PLAIN")))[0]
     assert single.sasl_server_mechanisms == Symbol("PLAIN")
     assert type(single.sasl_server_mechanisms) is Symbol
+    assert single.as_list("sasl_server_mechanisms") == [Symbol("PLAIN")]
+    assert m.as_list("sasl_server_mechanisms") == [Symbol("PLAIN"), Symbol("ANONYMOUS")]
+    assert SaslMechanisms().as_list("sasl_server_mechanisms") == []
     assert type(decode(encode(SaslInit(mechanism="PLAIN")))[0].mechanism) is Symbol
 
 
