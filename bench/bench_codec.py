@@ -151,7 +151,7 @@ def main() -> None:
         m = proton.Message()
         m.decode(wire)
         seen = [getattr(m, n) for n in PROTON_FIELDS]
-        seen += list(m.properties.items())
+        seen += list((m.properties or {}).items())
         seen += [m.instructions, m.annotations, m.body]
         return seen
 
