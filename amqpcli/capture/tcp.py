@@ -92,7 +92,8 @@ def flow_key(src: Address, sport: int, dst: Address, dport: int) -> FlowKey:
 
 class Flow:
     """One TCP connection. `client`/`server` are (address, port); `protocol` is a name from
-    `detect` (None until decided); `index` counts flows in order of their first packet."""
+    `detect` (None until decided); `index` counts flows in order of their first packet;
+    `retransmitted` and `reordered` tell how clean the capture of it was."""
 
     __slots__ = (
         "_early",
@@ -106,6 +107,8 @@ class Flow:
         "index",
         "key",
         "protocol",
+        "reordered",
+        "retransmitted",
         "selected",
         "server",
     )
@@ -120,6 +123,8 @@ class Flow:
         self.by_port = False
         self.handshake = False
         self.first_ns = first_ns
+        self.retransmitted = 0  # payload bytes seen again (retransmissions, overlaps)
+        self.reordered = 0  # segments that arrived ahead of a hole
         self._state = _PROBING
         self._halves: tuple[_Half, _Half] | None = None
         self._early: list[tuple[_Half, int, bytes | None, int, int]] = []
@@ -321,11 +326,13 @@ class FlowTracker:
                 if h.pending:
                     self._drain(h, ts)
             elif delta <= 0:
+                flow.retransmitted += min(n, -delta)
                 if n + delta > 0:
                     self._deliver(h, ts, payload[-delta:] if delta else payload)
                     if h.pending:
                         self._drain(h, ts)
             else:
+                flow.reordered += 1
                 if not h.pending:
                     h.since = ts
                 heappush(h.pending, (h.off + delta, bytes(payload)))
@@ -492,6 +499,7 @@ class FlowTracker:
             off, data = heappop(pend)
             h.pbytes -= len(data)
             end = off + len(data)
+            h.flow.retransmitted += min(end, h.off) - off
             if end > h.off:
                 self._deliver(h, ts, memoryview(data)[h.off - off :])
         if pend:

@@ -416,3 +416,18 @@ def test_role_rules_without_handshake(tmp_path: Path, client: tuple[str, int],
     assert f.client_port == expect_client_port
     sent_by_client = first + frames(3) if expect_client_port == client[1] else frames(1)
     assert r.stream(0, C2S) == sent_by_client
+
+
+def test_flow_counts_retransmitted_bytes_and_reordered_segments(tmp_path: Path) -> None:
+    p = tmp_path / "a.pcapng"
+    write_conv(p, duplicate={2, 5}, reorder=True)
+    f = collect(p).flows[0]
+    # two duplicated 256-byte segments per direction
+    assert f.retransmitted == 4 * 256
+    # 24 and 23 segments, pairs swapped: 12 + 11 arrive early, and so does each
+    # duplicate of segment 5 (sent before segment 4)
+    assert f.reordered == 12 + 11 + 2
+    clean = tmp_path / "b.pcapng"
+    write_conv(clean)
+    g = collect(clean).flows[0]
+    assert (g.retransmitted, g.reordered) == (0, 0)
