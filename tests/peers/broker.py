@@ -361,7 +361,8 @@ class BrokerHandler(PeerHandler):
 
     def _control(self, rec: InLink, dlv: Delivery, raw: bytes) -> None:
         try:
-            body = decode(raw).body
+            msg = decode(raw)  # keep it alive: proton's binary values are views into it
+            body = msg.body
         except DECODE_ERRORS as exc:
             self._reject(dlv, "amqp:decode-error", str(exc))
             return
