@@ -210,3 +210,44 @@ def test_client_against_rabbitmq(rabbitmq_url: str) -> None:
     d.run_until(lambda: ep.connection.state == "closed")
     sock.close()
     assert not d.of(Violation)
+
+
+def test_transactions_against_proton_broker(broker: Any) -> None:
+    from amqpcli.engine import TransactionDeclared, TransactionDischarged
+
+    sock = _connect(broker.url)
+    ep = Endpoint("client", sasl=SaslConfig())
+    d = Driver(ep, sock)
+    ep.open()
+    d.run_until(lambda: ep.is_open)
+    s = ep.begin()
+    coord = ep.attach_coordinator(s)
+    out = ep.attach_sender(s, "tx-out", c.Source(), c.Target(address="tx-q"))
+    d.run_until(lambda: coord.link_credit > 0 and out.link_credit > 0)
+
+    def txn() -> bytes:
+        n = len(d.of(TransactionDeclared))
+        ep.declare(coord)
+        d.run_until(lambda: len(d.of(TransactionDeclared)) > n)
+        return d.of(TransactionDeclared)[-1].txn_id
+
+    t1 = txn()
+    sent = [ep.send(out, Message(f"t1-{i}"), txn_id=t1) for i in range(2)]
+    d.run_until(lambda: all(x.outcome != "unsettled" and x.phase == "settled" for x in sent))
+    assert broker.queue_bodies("tx-q") == []  # not before the commit
+    ep.discharge(coord, t1)
+    d.run_until(lambda: len(d.of(TransactionDischarged)) == 1)
+    assert d.of(TransactionDischarged)[0].outcome == "committed"
+    assert len(broker.queue_bodies("tx-q")) == 2
+
+    t2 = txn()
+    ep.send(out, Message("t2"), txn_id=t2)
+    ep.discharge(coord, t2, fail=True)
+    d.run_until(lambda: len(d.of(TransactionDischarged)) == 2)
+    assert d.of(TransactionDischarged)[1].outcome == "rolled-back"
+    assert len(broker.queue_bodies("tx-q")) == 2
+    assert ep.connection.transactions == {t1: "committed", t2: "rolled-back"}
+    ep.close()
+    d.run_until(lambda: ep.connection.state == "closed")
+    sock.close()
+    assert not d.of(Violation)
