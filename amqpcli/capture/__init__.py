@@ -14,9 +14,9 @@ says which protocol each flow speaks. The public API:
     - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
   `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
   `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`, `first_ns`,
-  `retransmitted`, `reordered`). Only flows
-  that speak AMQP (any version, by their header) or whose header is missing but use one
-  of `ports` get Data events; every flow gets one `Opened`.
+  `retransmitted`, `reordered`). Only flows that speak AMQP (any version, by their
+  header) or whose header is missing but use one of `ports` get Data events; every flow
+  gets one `Opened`.
   The client is the SYN sender; without a handshake, the side whose first bytes are a
   protocol header or TLS ClientHello; else the side not on an AMQP port (5672, 5671,
   5682 or `ports`); else the side with the higher port (see `amqpcli.capture.tcp`).
