@@ -401,3 +401,20 @@ def test_ring_buffer_files_are_read_one_at_a_time(tmp_path: Path, monkeypatch: p
     assert not r.gaps
     times = [e.time_ns for e in r.data]
     assert times == sorted(times)
+
+
+def test_pcapng_interface_time_offset(tmp_path: Path) -> None:
+    import struct
+
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        w.new_section()
+        w.add_interface(1, tsresol=9, tsoffset=1_000_000_000)
+        c = TcpConversation(w, start_ns=T0)
+        c.handshake()
+    times = [t for t, _lt, _d in read_packets(p)]
+    assert times[0] == T0
+    raw = p.read_bytes()
+    epb = raw.index(struct.pack("<I", 6))
+    hi, lo = struct.unpack_from("<II", raw, epb + 12)
+    assert (hi << 32) | lo == T0 - 10**18  # stored relative to the offset
