@@ -235,6 +235,8 @@ pm_props = st.fixed_dictionaries(
         "creation_time": st.integers(0, 2**40).map(lambda ms: ms / 1000),
         "properties": st.dictionaries(ptext, st.integers(-(2**63), 2**63 - 1) | ptext, max_size=4),
         "annotations": st.dictionaries(ascii_text.map(proton.symbol), ptext, max_size=3),
+        "instructions": st.dictionaries(ascii_text.map(proton.symbol), ptext, max_size=3),
+        "ttl": st.integers(1, 2**31).map(lambda ms: ms / 1000),
     },
 )
 pm_bodies = st.none() | text | st.binary(max_size=100) | st.lists(st.integers(-5, 5), max_size=4)
@@ -268,7 +270,14 @@ def test_messages_both_ways(fields: dict[str, Any], body: Any, inferred: bool) -
         assert m.message_annotations.value == {
             Symbol(k): v for k, v in fields["annotations"].items()
         }
+    if fields.get("instructions"):
+        assert m.delivery_annotations is not None
+        assert m.delivery_annotations.value == {
+            Symbol(k): v for k, v in fields["instructions"].items()
+        }
     h = m.header
+    if fields.get("ttl"):
+        assert h is not None and h.ttl == round(fields["ttl"] * 1000)
     if fields.get("durable"):
         assert h is not None and h.durable is True
     if "priority" in fields and fields["priority"] != 4:
@@ -284,7 +293,13 @@ def test_messages_both_ways(fields: dict[str, Any], body: Any, inferred: bool) -
     else:
         assert isinstance(m.body, AmqpValue) and m.body.value == body
     # what we write (after every section was read and re-encoded from its fields), proton reads
-    for s in (m.header, m.properties, m.application_properties, m.message_annotations):
+    for s in (
+        m.header,
+        m.properties,
+        m.application_properties,
+        m.message_annotations,
+        m.delivery_annotations,
+    ):
         if s is not None:
             s.touch()
     if isinstance(m.body, AmqpValue):
@@ -294,7 +309,7 @@ def test_messages_both_ways(fields: dict[str, Any], body: Any, inferred: bool) -
     back.decode(out)
     for k, v in fields.items():
         got = getattr(back, k)
-        if k == "creation_time":
+        if k in ("creation_time", "ttl"):
             assert abs(got - v) < 0.001
         elif k == "user_id":
             assert bytes(got) == v
