@@ -25,9 +25,9 @@ says which protocol each flow speaks. The public API:
 * `read_packets(path)` → `(time_ns, linktype, data)` per record (pcap / pcapng / gzip);
   `merge_packets(iterators)` merges by time.
 * `read_segments(path)` → `(flow_key, time_ns, Segment)`: packets keyed by their canonical
-  4-tuple, for executors that group a capture set by flow before reassembly; a
-  `FlowTracker` fed one flow's segments in time order (`feed_segment`) then `finish()`
-  produces the same events as `read_capture` (a flow's identity across tasks is its `key`
+  4-tuple, for executors that group a capture set by flow before reassembly;
+  `reassemble((time_ns, segment) pairs in time order)` (a `FlowTracker` fed with
+  `feed_segment`, then `finish()`) produces the same events as `read_capture` (a flow's identity across tasks is its `key`
   and `first_ns`; `index` only counts flows within one tracker).
 * `FlowTracker`, `PacketDecoder`: the two stages, for live sources and custom loops.
 * `detect(first_bytes)` → protocol name (`AMQP_1_0`, `AMQP_SASL`, `AMQP_TLS`, `AMQP_0_10`,
@@ -51,7 +51,7 @@ from amqpcli.capture.detect import (
     detect,
 )
 from amqpcli.capture.files import CaptureError, merge_packets, read_packets
-from amqpcli.capture.reader import read_capture, read_segments
+from amqpcli.capture.reader import read_capture, read_segments, reassemble
 from amqpcli.capture.tcp import (
     C2S,
     S2C,
@@ -72,5 +72,5 @@ __all__ = [
     "S2C", "TLS", "UNKNOWN", "CaptureError", "Closed", "Data", "Direction", "Event", "Flow",
     "FlowKey", "FlowTracker", "Gap", "Opened", "PacketDecoder", "Segment", "detect",
     "flow_key", "format_ip", "merge_packets", "read_capture", "read_packets",
-    "read_segments",
+    "read_segments", "reassemble",
 ]

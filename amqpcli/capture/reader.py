@@ -151,3 +151,21 @@ def read_segments(source: Source, *, copy: bool = True,
         if copy:
             s = s._replace(payload=bytes(s.payload))
         yield flow_key(s.src, s.sport, s.dst, s.dport), ts, s
+
+
+def reassemble(items: Iterable[tuple[int, Segment | tuple[object, ...]]], *,
+               ports: Collection[int] = (), all_flows: bool = False,
+               max_buffer: int = 4 << 20, gap_timeout: float = 30.0) -> Iterator[Event]:
+    """Events from `(time_ns, segment)` pairs in time order — typically one flow's
+    segments, gathered from `read_segments` of several files."""
+    tracker = FlowTracker(ports, all_flows=all_flows, max_buffer=max_buffer,
+                          gap_timeout=gap_timeout)
+    out = tracker.events
+    for ts, seg in items:
+        tracker.feed(ts, *seg)  # type: ignore[arg-type]
+        if out:
+            yield from out
+            out.clear()
+    tracker.finish()
+    yield from out
+    out.clear()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from capture_helpers import AMQP_HDR, SASL_HDR, collect, frames
 
-from amqpcli.capture import C2S, S2C, FlowTracker, detect, read_segments
+from amqpcli.capture import C2S, S2C, FlowTracker, detect, read_segments, reassemble
 from amqpcli.capture.decode import ACK, PSH, SYN
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 
@@ -323,11 +323,7 @@ def test_per_flow_reassembly_from_keyed_segments(tmp_path: Path) -> None:
     assert len(groups) == 3
     for key, items in groups.items():
         items.sort(key=lambda x: (x[0], x[1]))
-        tracker = FlowTracker()
-        for ts, _i, seg in items:
-            tracker.feed_segment(ts, seg)
-        tracker.finish()
-        events = tracker.events
+        events = list(reassemble((ts, seg) for ts, _i, seg in items))
         (flow,) = {e.flow for e in events}
         assert flow.key == key
         ref = next(f for f in whole.flows if f.key == key)
