@@ -260,6 +260,8 @@ class TcpConversation:
 
     `seq[C2S]` / `seq[S2C]` are the next sequence numbers of each direction. Time starts at
     `start_ns` and advances `step_ns` per packet unless a packet is given its own time.
+    Call `handshake()` first for a complete connection; skip it for a capture that starts
+    mid-stream. `packet()` writes any segment at all (overlaps, bad sequence numbers).
     """
 
     def __init__(self, writer: CaptureWriter, client: tuple[str, int] = ("10.0.0.1", 40000),
