@@ -257,8 +257,19 @@ def _array_to_json(a: Array, exact: bool) -> dict[str, Any]:
 
 # Field types read in their plain form (see _field_from_json).
 _PLAIN_FIELD_TYPES = frozenset(
-    (*_INT_CLASSES, *_DECIMALS, "boolean", "string", "symbol", "char", "binary", "float",
-     "double", "timestamp", "uuid")
+    (
+        *_INT_CLASSES,
+        *_DECIMALS,
+        "boolean",
+        "string",
+        "symbol",
+        "char",
+        "binary",
+        "float",
+        "double",
+        "timestamp",
+        "uuid",
+    )
 )
 
 
@@ -296,24 +307,20 @@ def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
     else:
         body = fields_to_json(c, exact)
     out: dict[str, Any] = {cls.NAME: body}
-    if exact:
-        raw = _encoded(c)
-        if raw is not None and _reencoded(c) != raw:
-            out["encoded"] = b64(raw)
+    if exact and c._raw is not None:
+        fresh = fields_bytes(c)
+        if fresh != c._raw[0]:
+            from amqpcli.codec.encode import encode
+
+            actual = encode(c)  # the decoded bytes, or fresh ones if a field was changed
+            if actual != fresh:
+                out["encoded"] = b64(actual)
     return out
 
 
-def _encoded(c: Composite) -> bytes | None:
-    """The bytes `c` will encode to as decoded (None if it was not decoded or was changed)."""
-    if c._raw is None:
-        return None
-    from amqpcli.codec.encode import encode
-
-    return encode(c)
-
-
-def _reencoded(c: Composite) -> bytes:
-    """The bytes `c`'s fields encode to on their own (nested composites as they are)."""
+def fields_bytes(c: Composite) -> bytes:
+    """The bytes `c`'s fields encode to on their own, ignoring the bytes it was decoded
+    from (nested composites as they are): what `from_json(to_json(c))` encodes to."""
     from amqpcli.codec.encode import encode
 
     cls = type(c)

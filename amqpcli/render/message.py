@@ -26,6 +26,7 @@ from amqpcli.codec.types import DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
     JsonValueError,
     b64,
+    fields_bytes,
     fields_from_json,
     fields_to_json,
     from_json,
@@ -124,16 +125,22 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
     if exact:
         raw = msg.encode()
-        if _encode_fields(out) != raw:
+        if _sections_bytes(msg) != raw:
             out["encoded"] = b64(raw)
     return out
 
 
-def _encode_fields(obj: dict[str, Any]) -> bytes | None:
-    try:
-        return message_from_json(obj, use_encoded=False).encode()
-    except Exception:  # noqa: BLE001 - sections that cannot rebuild keep the bytes
-        return None
+def _sections_bytes(msg: Message) -> bytes:
+    """The message as its sections' values encode on their own: what the JSON members
+    alone give back (values keep their types and widths through JSON)."""
+    parts = []
+    for attr in SECTION_ATTRS:
+        section = getattr(msg, attr)
+        if section is None:
+            continue
+        for s in [section] if not isinstance(section, list) else section:
+            parts.append(fields_bytes(s))
+    return b"".join(parts)
 
 
 def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
