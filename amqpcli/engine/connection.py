@@ -275,7 +275,7 @@ class Connection:
             self.side_state[side] = "closed"
         self.close[side] = body
         for ch, s in list(self.channels[side].items()):
-            s.on_end(side)
+            s.on_end(side, body.error)
         self.channels[side].clear()
         self.emit(ConnectionClosed(self, side, body.error, self.time))
         if len(self.close) == 2:
@@ -354,7 +354,7 @@ class Connection:
             return
         del self.channels[side][frame.channel]
         s.end[side] = body
-        s.on_end(side)
+        s.on_end(side, body.error)
         self.emit(SessionEnded(s, side, body.error, self.time))
         if s.state == "ended" and s in self.sessions:
             self.sessions.remove(s)

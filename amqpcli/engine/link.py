@@ -277,8 +277,8 @@ def compare_termini(requested: Any, granted: Any) -> list[Difference]:
     # Each side's settle mode is the actual one for its own role (Part 2 §2.7.3): the
     # responder decides snd-settle-mode if it sends, rcv-settle-mode if it receives.
     mode = "snd_settle_mode" if bool(granted.role) == SENDER else "rcv_settle_mode"
-    a, b = requested.get(mode), granted.get(mode)
-    if a is not None and b is not None and int(a) != int(b):
+    a, b = getattr(requested, mode), granted.get(mode)
+    if a is not None and int(a) != int(b):  # only when it was asked for
         name = mode.replace("_", "-")
         out.append(Difference(name, a, b, f"{name} changed"))
     if req_t is None or got_t is None:

@@ -140,8 +140,15 @@ class Session:
                 self._set_limit(other, serial.add(self.next_outgoing_id[side],
                                                   self.incoming_window[other]))
 
-    def on_end(self, side: str) -> None:
+    def on_end(self, side: str, error: Any = None) -> None:
         self.side_state[side] = "ended"
+        if error is not None:
+            # Some peers refuse an attach by ending the session (RabbitMQ: amqp:not-found):
+            # links the other side asked for and this side never answered were refused.
+            for link in self.links.values():
+                if link.initiator != side and side not in link.attach and not link.refused:
+                    link.refused = True
+                    self.conn.emit(LinkRefused(link, side, error, self.conn.time))
         for link in list(self.handles[side].values()):
             # ending a session detaches its links implicitly (Part 2 §2.5.5)
             link.side_state[side] = "detached"

@@ -251,3 +251,35 @@ def test_transactions_against_proton_broker(broker: Any) -> None:
     d.run_until(lambda: ep.connection.state == "closed")
     sock.close()
     assert not d.of(Violation)
+
+
+def test_rabbitmq_refuses_an_unknown_queue_by_ending_the_session(rabbitmq_url: str) -> None:
+    from urllib.parse import urlsplit
+
+    from amqpcli.codec.types import Described, Symbol
+    from amqpcli.engine import LinkRefused, SessionEnded, TerminusMismatch
+
+    u = urlsplit(rabbitmq_url)
+    sock = socket.create_connection((u.hostname or "127.0.0.1", u.port or 5672), timeout=LIMIT)
+    ep = Endpoint("client", sasl=SaslConfig(username=u.username or "guest",
+                                             password=u.password or "guest"))
+    d = Driver(ep, sock)
+    ep.open()
+    d.run_until(lambda: ep.is_open)
+    s = ep.begin()
+    # RabbitMQ echoes a selector it will ignore: no mismatch can be seen on the wire
+    sel = Described(Symbol("apache.org:selector-filter:string"), "color = 'red'")
+    ok = ep.attach_receiver(s, "sel", c.Source(address="/queue/engine-sel",
+                                               filter={Symbol("sel"): sel}), c.Target())
+    d.run_until(lambda: len(ok.attach) == 2)
+    assert ok.granted.source.filter == {Symbol("sel"): sel}
+    assert not d.of(TerminusMismatch)
+    bad = ep.attach_receiver(s, "bad", c.Source(address="/amq/queue/engine-no-such-queue"),
+                             c.Target())
+    d.run_until(lambda: bool(d.of(LinkRefused)))
+    r = d.of(LinkRefused)[0]
+    assert r.link is bad and str(r.error.condition) == "amqp:not-found"
+    assert [e.side for e in d.of(SessionEnded)] == ["server", "client"]
+    ep.close()
+    d.run_until(lambda: ep.connection.state == "closed")
+    sock.close()

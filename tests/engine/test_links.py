@@ -202,3 +202,17 @@ def test_link_attached_events_carry_sides() -> None:
     att = [e for e in of(p.client_events, LinkAttached) if e.link is link]
     assert [e.side for e in att] == ["client", "server"]
     assert link.requested is link.attach["client"] and link.granted is link.attach["server"]
+
+
+def test_session_ended_instead_of_an_attach_reply_is_a_refusal() -> None:
+    p = _manual()
+    s = p.client.begin()
+    link = p.client.attach_receiver(s, "in", c.Source(address="nope"), c.Target())
+    p.pump()
+    p.peer.end(p.peer_session(s), c.Error(condition=Symbol("amqp:not-found"),
+                                          description="no queue 'nope'"))
+    p.pump()
+    refused = of(p.client_events, LinkRefused)
+    assert len(refused) == 1 and refused[0].link is link and refused[0].side == "server"
+    assert str(refused[0].error.condition) == "amqp:not-found"
+    assert link.state == "refused"
