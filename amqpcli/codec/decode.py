@@ -304,7 +304,8 @@ def _d_list0(b: Any, p: int, d: int) -> tuple[Any, int]:
     return [], p
 
 
-def _list_items(b: Any, p: int, end: int, count: int, d: int, start: int) -> tuple[list[Any], int]:
+def _list_items(b: Any, p: int, end: int, count: int, d: int, start: int, out: Any) -> int:
+    """Decode `count` items into `out` (a list); return the end offset."""
     if end > len(b):
         raise _short(b, start, f"list of {end - start} bytes")
     if count > end - p:
@@ -313,40 +314,52 @@ def _list_items(b: Any, p: int, end: int, count: int, d: int, start: int) -> tup
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1
     t = _T
-    out: list[Any] = []
     append = out.append
     for _ in range(count):
         v, p = t[b[p]](b, p + 1, d)
         append(v)
     if p != end:
         raise DecodeError(p, f"list items ending at {end}", f"items ending at {p}")
-    return out, p
+    return p
+
+
+# A list or map decoded from a wider encoding than needed is made an AmqpList/AmqpMap up front
+# (the sizes say so before any item is read), so it re-encodes byte for byte.
+def _wide_list(code: int) -> Any:
+    out = _new_list(AmqpList)
+    out.code = code
+    return out
+
+
+def _wide_map(code: int) -> Any:
+    out = _new_dict(AmqpMap)
+    out.code = code
+    return out
+
+
+_new_list = list.__new__
+_new_dict = dict.__new__
 
 
 def _d_list8(b: Any, p: int, d: int) -> tuple[Any, int]:
     size, count = _u8u8(b, p)
     if size < 1:
         raise DecodeError(p, "list8 size >= 1", f"size {size}")
-    out, e = _list_items(b, p + 2, p + 1 + size, count, d, p - 1)
-    if count == 0:
-        return AmqpList(out, 0xC0), e
-    return out, e
+    out = [] if count else _wide_list(0xC0)
+    return out, _list_items(b, p + 2, p + 1 + size, count, d, p - 1, out)
 
 
 def _d_list32(b: Any, p: int, d: int) -> tuple[Any, int]:
     size, count = _u32u32(b, p)
     if size < 4:
         raise DecodeError(p, "list32 size >= 4", f"size {size}")
-    out, e = _list_items(b, p + 8, p + 4 + size, count, d, p - 1)
-    # list8 would have held it: keep the wide form so it re-encodes byte for byte
-    if count == 0 or (size - 3 <= 255 and count <= 255):
-        return AmqpList(out, 0xD0), e
-    return out, e
+    # list8 would have held it: keep the wide form
+    out = _wide_list(0xD0) if count == 0 or (size - 3 <= 255 and count <= 255) else []
+    return out, _list_items(b, p + 8, p + 4 + size, count, d, p - 1, out)
 
 
-def _map_items(
-    b: Any, p: int, end: int, count: int, d: int, start: int
-) -> tuple[dict[Any, Any], int]:
+def _map_items(b: Any, p: int, end: int, count: int, d: int, start: int, out: Any) -> int:
+    """Decode `count` keys and values into `out` (a dict); return the end offset."""
     if end > len(b):
         raise _short(b, start, f"map of {end - start} bytes")
     if count & 1:
@@ -357,7 +370,6 @@ def _map_items(
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1
     t = _T
-    out: dict[Any, Any] = {}
     for _ in range(count >> 1):
         kp = p
         k, p = t[b[p]](b, p + 1, d)
@@ -368,24 +380,23 @@ def _map_items(
             raise DecodeError(kp, "a hashable map key", type(k).__name__) from None
     if p != end:
         raise DecodeError(p, f"map items ending at {end}", f"items ending at {p}")
-    return out, p
+    return p
 
 
 def _d_map8(b: Any, p: int, d: int) -> tuple[Any, int]:
     size, count = _u8u8(b, p)
     if size < 1:
         raise DecodeError(p, "map8 size >= 1", f"size {size}")
-    return _map_items(b, p + 2, p + 1 + size, count, d, p - 1)
+    out: dict[Any, Any] = {}
+    return out, _map_items(b, p + 2, p + 1 + size, count, d, p - 1, out)
 
 
 def _d_map32(b: Any, p: int, d: int) -> tuple[Any, int]:
     size, count = _u32u32(b, p)
     if size < 4:
         raise DecodeError(p, "map32 size >= 4", f"size {size}")
-    out, e = _map_items(b, p + 8, p + 4 + size, count, d, p - 1)
-    if size - 3 <= 255 and count <= 255:
-        return AmqpMap(out, 0xD1), e
-    return out, e
+    out = _wide_map(0xD1) if size - 3 <= 255 and count <= 255 else {}
+    return out, _map_items(b, p + 8, p + 4 + size, count, d, p - 1, out)
 
 
 _FIXED_ARRAY: dict[int, tuple[str, Any]] = {
