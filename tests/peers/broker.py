@@ -106,10 +106,11 @@ class BrokerHandler(PeerHandler):
             self._forget_connection(event.connection)
 
     def _forget_connection(self, conn: Any) -> None:
+        # Links the client never closed end as if detached: durable subscriptions stay.
         for link in [k for k in self.out_links if k.connection == conn]:
-            self._link_gone(link, closed=True)
+            self._link_gone(link, closed=False)
         for link in [k for k in self.in_links if k.connection == conn]:
-            self._link_gone(link, closed=True)
+            self._link_gone(link, closed=False)
 
     # --- attach -------------------------------------------------------------------------
 

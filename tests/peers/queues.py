@@ -4,6 +4,7 @@ gets what; this module keeps order, acquisition and redelivery counts."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,27 +65,45 @@ class Consumer:
 
 
 class Queue:
+    """Messages in arrival order. The available ones are also kept in a sorted list of
+    sequence numbers, so handing out the next message does not rescan acquired ones."""
+
     def __init__(self, name: str, kind: str = "queue") -> None:
         self.name = name
         self.kind = kind  # queue, temporary, subscription
-        self.entries: list[Entry] = []
+        self._entries: dict[int, Entry] = {}  # by seq, in arrival order
+        self._seqs: list[int] = []  # every seq, sorted: browse cursors bisect it
+        self._available: list[int] = []  # seqs not acquired by anyone, sorted
         self._seq = itertools.count()
 
     def __repr__(self) -> str:
-        return f"Queue({self.name!r}, {self.kind}, {len(self.entries)} messages)"
+        return f"Queue({self.name!r}, {self.kind}, {len(self._entries)} messages)"
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every message, acquired or not, in order."""
+        return list(self._entries.values())
 
     def put(self, raw: bytes) -> Entry:
         entry = Entry(next(self._seq), bytes(raw))
-        self.entries.append(entry)
+        self._entries[entry.seq] = entry
+        self._seqs.append(entry.seq)
+        self._available.append(entry.seq)
         return entry
 
     def next_for(self, consumer: Consumer) -> Entry | None:
         """The next message ``consumer`` should get, or None."""
-        for entry in self.entries:
-            if consumer.browse:
-                if entry.seq > consumer.cursor and consumer.wants(entry):
-                    return entry
-            elif entry.acquired_by is None and consumer.wants(entry):
+        if consumer.browse:
+            start = bisect.bisect_right(self._seqs, consumer.cursor)
+            candidates = self._seqs[start:]
+        else:
+            candidates = self._available
+        for seq in candidates:
+            entry = self._entries[seq]
+            if consumer.wants(entry):
                 return entry
         return None
 
@@ -93,11 +112,23 @@ class Queue:
         if consumer.browse:
             consumer.cursor = entry.seq
         else:
-            entry.acquired_by = consumer.id
+            self._acquire(entry, consumer.id)
+
+    def _acquire(self, entry: Entry, owner: int) -> None:
+        if entry.acquired_by is None:
+            _discard(self._available, entry.seq)
+        entry.acquired_by = owner
+
+    def hold_for(self, entry: Entry, owner: int) -> None:
+        """Keep ``entry`` acquired under another owner (a transaction)."""
+        self._acquire(entry, owner)
 
     def remove(self, entry: Entry) -> None:
-        if entry in self.entries:
-            self.entries.remove(entry)
+        if self._entries.pop(entry.seq, None) is None:
+            return
+        _discard(self._seqs, entry.seq)
+        if entry.acquired_by is None:
+            _discard(self._available, entry.seq)
 
     def release(
         self,
@@ -108,21 +139,29 @@ class Queue:
         annotations: dict[str, Any] | None = None,
     ) -> None:
         """Make ``entry`` available again (released, modified, or its consumer went away)."""
-        entry.acquired_by = None
         if failed:
             entry.delivery_count += 1
         if undeliverable_for is not None:
             entry.excluded.add(undeliverable_for)
         if annotations:
             entry.annotations = {**(entry.annotations or {}), **annotations}
+        if entry.acquired_by is not None and entry.seq in self._entries:
+            entry.acquired_by = None
+            bisect.insort(self._available, entry.seq)
 
     def release_all(self, consumer_id: int) -> None:
-        for entry in self.entries:
+        for entry in self._entries.values():
             if entry.acquired_by == consumer_id:
-                entry.acquired_by = None
+                self.release(entry)
 
     def bodies(self) -> list[Any]:
-        return [e.message.body for e in self.entries]
+        return [e.message.body for e in self._entries.values()]
+
+
+def _discard(seqs: list[int], seq: int) -> None:
+    i = bisect.bisect_left(seqs, seq)
+    if i < len(seqs) and seqs[i] == seq:
+        del seqs[i]
 
 
 def is_topic(address: str | None, capabilities: list[str] | None = None) -> bool:

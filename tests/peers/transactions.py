@@ -39,7 +39,7 @@ class Coordinator:
 
     def hold(self, txn: Transaction, queue: Queue, entry: Entry, outcome: Outcome) -> None:
         """A transactional outcome for a message we sent: kept acquired until discharge."""
-        entry.acquired_by = txn.owner
+        queue.hold_for(entry, txn.owner)
         txn.retirements.append((queue, entry, outcome))
 
     def discharge(self, txn: Transaction, fail: bool) -> set[Queue]:
