@@ -196,14 +196,10 @@ class Delivery:
 
     # --- payload ------------------------------------------------------------------
 
-    def add_payload(self, data: bytes, keep: bool) -> None:
-        self.size += len(data)
-        if keep and data:
-            self._chunks.append(bytes(data))
-
     @property
     def payload(self) -> bytes:
-        """The assembled message bytes (only kept when the model was asked to keep them)."""
+        """The assembled message bytes. Kept by observers (unless `keep_payload=False`) and
+        by endpoints for what they receive; empty for what an endpoint sent."""
         if len(self._chunks) != 1:
             self._chunks = [b"".join(self._chunks)]
         return self._chunks[0]
@@ -215,6 +211,7 @@ class Delivery:
         return Message.decode(self.payload)
 
     def drop_payload(self) -> None:
+        """Forget the payload (a caller that has handled the message saves memory)."""
         self._chunks = []
 
     # --- derived views ------------------------------------------------------------

@@ -350,7 +350,9 @@ class Session:
         d.frames += 1
         n = len(payload)
         d.size += n
-        if n and conn.keep_payload:
+        # an endpoint keeps what it receives, not what it sends (the caller has that),
+        # except on a coordinator link, whose requests it must read
+        if n and conn.keep_payload and (side != conn.local or link.coordinator):
             d._chunks.append(payload)
         mms = link.mms
         if mms and d.size > mms and d.size - n <= mms:
