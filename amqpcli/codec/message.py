@@ -61,6 +61,9 @@ _NAMES = (
 )
 _BODY = 5
 _u64 = struct.Struct(">Q").unpack_from
+_u32 = struct.Struct(">I").unpack_from
+_SIZE8 = frozenset((0xA0, 0xA1, 0xA3, 0xC0, 0xC1, 0xE0))
+_SIZE32 = frozenset((0xB0, 0xB1, 0xB3, 0xD0, 0xD1, 0xF0))
 _BY_SYMBOL = {Symbol(k): c for k, c in BY_SYMBOL.items()}
 
 
@@ -181,9 +184,20 @@ class Message:
                 if info is None:
                     raise DecodeError(p + 1, "a message section descriptor", f"{code:#x}")
                 rank, scls, codes = info
-                if codes is not None and b[v] not in codes:
-                    raise DecodeError(v, f"{scls.NAME} section value", f"format code 0x{b[v]:02x}")
-                end = skip(b, v)
+                vc = b[v]
+                if codes is not None and vc not in codes:
+                    raise DecodeError(v, f"{scls.NAME} section value", f"format code 0x{vc:02x}")
+                # the usual section encodings inline; skip() knows them all
+                if vc in _SIZE8:
+                    end = v + 2 + b[v + 1]
+                elif vc in _SIZE32:
+                    end = v + 5 + _u32(b, v + 1)[0]
+                else:
+                    end = skip(b, v)
+                if end > n:
+                    raise DecodeError(
+                        v, f"a {scls.NAME} section of {end - v} bytes", "end of input"
+                    )
                 if rank < last or (rank == last and rank != _BODY):
                     raise DecodeError(p, "message sections in order, each once", scls.NAME)
                 if rank == _BODY:
