@@ -561,7 +561,8 @@ class Client:
             if isinstance(link, SenderLink):
                 link.unsettled.pop(id(d), None)
                 link.changed.set()
-            p._resolve()
+            # Only the peer's settlement confirms; an abandoned delivery stays in doubt.
+            p._resolve(lost=not d.receiver_settled)
 
     def _ev_delivery_updated(self, e: ev.DeliveryUpdated) -> None:
         d = e.delivery

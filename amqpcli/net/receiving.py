@@ -312,16 +312,14 @@ class _Receiver:
                 else:
                     link.settle(inc, outcome.state())
                 self.s.outcomes[outcome.name] = self.s.outcomes.get(outcome.name, 0) + 1
-            # Top the credit up when half is used (not while draining: drain means "what
-            # is there now", and a fresh flow would start another drain).
-            if not plan.drain and outstanding <= window // 2:
+            # Grant the next window once this one is used up. Topping up earlier would
+            # keep the pipe fuller, but RabbitMQ 3.10 then overshoots the credit (its queue
+            # has already handed messages on under the old grant). While draining, a new
+            # flow starts the next drain.
+            if outstanding <= 0 and (remaining is None or remaining > 0):
                 want = window if remaining is None else min(window, remaining)
-                if want > 0:
-                    link.flow(want)
-                    outstanding = want
-            elif plan.drain and outstanding <= 0 and (remaining is None or remaining > 0):
-                link.flow(window if remaining is None else min(window, remaining), drain=True)
-                outstanding = window if remaining is None else min(window, remaining)
+                link.flow(want, drain=plan.drain)
+                outstanding = want
 
     async def _settle_second_mode(self, link: ReceiverLink) -> None:
         """Mode second: our outcomes hold once the sender has settled them."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,7 @@ class SendSummary:
     reconnects: int = 0
     committed: int = 0  # transactions
     rolled_back: int = 0
+    rolled_back_messages: int = 0
     in_doubt: list[tuple[int, Any]] = field(default_factory=list)  # (number, message-id)
     errors: list[str] = field(default_factory=list)  # rejected conditions, one line each
     elapsed: float = 0.0
@@ -81,7 +83,8 @@ class SendSummary:
         if self.other:
             out["other"] = self.other
         if self.committed or self.rolled_back:
-            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back}
+            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back,
+                                   "rolled-back-messages": self.rolled_back_messages}
         if self.in_doubt:
             out["in-doubt-messages"] = [
                 {"number": n, "message-id": _id_text(mid)} for n, mid in self.in_doubt
@@ -114,7 +117,8 @@ def summary_text(s: SendSummary) -> str:
     if s.resent:
         parts.append(f"resent {s.resent} after {s.reconnects} reconnect(s)")
     if s.committed or s.rolled_back:
-        parts.append(f"transactions committed {s.committed}, rolled back {s.rolled_back}")
+        parts.append(f"transactions committed {s.committed}, rolled back {s.rolled_back} "
+                     f"({s.rolled_back_messages} messages)")
     lines = [", ".join(parts) + f" in {s.elapsed:.2f}s ({s.rate:.0f} msg/s)"]
     for n, mid in s.in_doubt[:20]:
         lines.append(f"in doubt: message {n}" + (f" (message-id {_id_text(mid)!r})" if mid is not None else ""))
@@ -149,13 +153,34 @@ class _Sender:
         self.plan = plan
         self.s = SendSummary()
         self.unconfirmed: dict[int, tuple[OutgoingMessage, Pending]] = {}
+        self.queue: deque[tuple[OutgoingMessage, bool]] = deque()  # to send: (msg, sent before)
+        self.holding: OutgoingMessage | None = None  # taken, waiting for credit
+        self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
+        self.txn_states: list[Any] = []
         self.progress = Progress("send", plan.expected, enabled=plan.progress)
 
     # --- outcomes ---------------------------------------------------------------
 
     def _record(self, msg: OutgoingMessage, pending: Pending) -> None:
         self.unconfirmed.pop(msg.number, None)
-        state = pending.state
+        if self.plan.txn_size:
+            # Provisional until the transaction is discharged (`settle_txn`).
+            self.txn_msgs.append(msg)
+            self.txn_states.append(pending.state)
+            return
+        self._count(msg, pending.state)
+
+    def settle_txn(self, committed: bool) -> None:
+        """The current transaction was discharged: its messages' outcomes now hold."""
+        for msg, state in zip(self.txn_msgs, self.txn_states, strict=True):
+            if committed:
+                self._count(msg, state)
+            else:
+                self.s.rolled_back_messages += 1
+        self.txn_msgs.clear()
+        self.txn_states.clear()
+
+    def _count(self, msg: OutgoingMessage, state: Any) -> None:
         if isinstance(state, c.TransactionalState):
             state = state.outcome
         name = getattr(state, "NAME", None)
@@ -173,77 +198,80 @@ class _Sender:
 
     # --- the run ----------------------------------------------------------------
 
+    def _take_back(self) -> list[tuple[OutgoingMessage, bool]]:
+        """After a lost connection: every message not confirmed, in number order, with
+        whether it went out (sent once already: a resend) or not."""
+        back = [(m, True) for m, _ in self.unconfirmed.values()]
+        back += [(m, True) for m in self.txn_msgs]  # their transaction never committed
+        if self.holding is not None:
+            back.append((self.holding, False))
+        back += list(self.queue)
+        self.unconfirmed.clear()
+        self.txn_msgs.clear()
+        self.txn_states.clear()
+        self.holding = None
+        self.queue.clear()
+        back.sort(key=lambda mw: mw[0].number)
+        return back
+
     async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
         start = time.monotonic()
-        resend: list[OutgoingMessage] = []
         attempts = self.cfg.reconnect.delays()
         client: Client | None = None
         try:
             while True:
                 try:
                     client = await Client.connect(self.cfg)
-                    await self._send_all(client, resend, messages, start)
+                    await self._send_all(client, messages, start)
                     await self._wait_confirmed(client)
                     await client.close()
                     client = None
                     break
                 except ConnectionLost as e:
-                    lost = sorted(self.unconfirmed.values(), key=lambda mp: mp[0].number)
-                    self.unconfirmed.clear()
+                    back = self._take_back()
                     if client is not None:
                         await client.abort()
                         client = None
                     if not attempts:
-                        self.s.in_doubt.extend((m.number, m.message_id) for m, _ in lost)
+                        self.s.in_doubt.extend((m.number, m.message_id) for m, sent in back if sent)
                         self.s.failure = e.error
                         break
                     await asyncio.sleep(attempts.pop(0))
                     self.s.reconnects += 1
-                    resend = [m for m, _ in lost]
-                    self.s.resent += len(resend)
+                    self.queue.extend(back)
         except UserError as e:
             self.s.failure = e
-            self.s.in_doubt.extend((m.number, m.message_id) for m, _ in self.unconfirmed.values())
-            self.unconfirmed.clear()
         finally:
             if client is not None:
                 await client.abort()
-            if self.unconfirmed:  # nothing leaves without a bucket
-                self.s.in_doubt.extend(
-                    (m.number, m.message_id)
-                    for m, _ in sorted(self.unconfirmed.values(), key=lambda mp: mp[0].number))
-                self.unconfirmed.clear()
+            back = [(m, sent) for m, sent in self._take_back() if sent]
+            if back:  # nothing leaves without a bucket
+                self.s.in_doubt.extend((m.number, m.message_id) for m, _ in back)
                 if self.s.failure is None:
                     self.s.failure = UserError("the connection ended before every outcome arrived",
                                                Exit.IN_DOUBT)
+            self.s.in_doubt.sort(key=lambda nm: nm[0])
             self.s.elapsed = time.monotonic() - start
             self.progress.close()
         return self.s
 
-    async def _send_all(
-        self,
-        client: Client,
-        resend: list[OutgoingMessage],
-        messages: Iterator[OutgoingMessage],
-        start: float,
-    ) -> None:
+    async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
+                        start: float) -> None:
         plan = self.plan
         sender = await client.open_sender(plan.address, settled=plan.settled)
-        txn = _Txn(client, plan, self.s) if plan.txn_size else None
-        pending_resend = list(resend)
-        resend.clear()
-        new_count = 0
+        txn = _Txn(client, plan, self) if plan.txn_size else None
         while True:
-            if pending_resend:
-                msg = pending_resend.pop(0)
+            if self.queue:
+                msg, was_sent = self.queue.popleft()
             else:
                 if plan.duration is not None and time.monotonic() - start >= plan.duration:
                     break
                 msg = next(messages, None)  # type: ignore[arg-type]
                 if msg is None:
                     break
+                was_sent = False
                 self.s.messages += 1
-                new_count += 1
+            self.holding = msg
             if plan.rate:
                 delay = start + (self.s.messages - 1) / plan.rate - time.monotonic()
                 if delay > 0:
@@ -251,7 +279,10 @@ class _Sender:
             await sender.wait_sendable(plan.window, plan.timeout)
             txn_id = await txn.current() if txn else None
             pending = sender.send(msg.payload, settled=plan.settled, txn_id=txn_id)
+            self.holding = None
             self.s.sent += 1
+            if was_sent:
+                self.s.resent += 1
             if plan.settled:
                 self.s.settled += 1
                 self.progress.update(self.s.sent)
@@ -281,9 +312,10 @@ class _Sender:
 class _Txn:
     """Transactions of `txn_size` sends, committed (or rolled back) as each fills."""
 
-    def __init__(self, client: Client, plan: SendPlan, summary: SendSummary) -> None:
+    def __init__(self, client: Client, plan: SendPlan, owner: _Sender) -> None:
         self.client = client
-        self.summary = summary
+        self.owner = owner
+        self.summary = owner.s
         self.size = plan.txn_size or 0
         self.rollback = plan.rollback
         self.txn_id: bytes | None = None
@@ -306,6 +338,7 @@ class _Txn:
         await confirm()
         txn_id, self.txn_id = self.txn_id, None
         await self.client.discharge(txn_id, fail=self.rollback)
+        self.owner.settle_txn(committed=not self.rollback)
         if self.rollback:
             self.summary.rolled_back += 1
         else:

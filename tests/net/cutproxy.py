@@ -1,0 +1,113 @@
+"""A TCP proxy that cuts connections mid-stream: the peer "dies" at a chosen byte.
+
+`CutProxy(target_host, target_port, cuts=[n1, n2, ...])` listens on 127.0.0.1; the k-th
+connection through it is cut (both sockets closed abruptly) after `cuts[k]` bytes have
+gone from the peer to the client (`direction="down"`) or from the client to the peer
+(`"up"`); connections past the list pass everything. Runs in its own thread.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from types import TracebackType
+
+from tests.peers.net import free_port
+
+
+class CutProxy:
+    def __init__(self, host: str, port: int, cuts: list[int], direction: str = "up") -> None:
+        self.target = (host, port)
+        self.cuts = list(cuts)
+        self.direction = direction
+        self.port = free_port()
+        self.connections = 0
+        self.cut_count = 0
+        self._lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._lsock.bind(("127.0.0.1", self.port))
+        self._lsock.listen(16)
+        self._stop = False
+        self._threads: list[threading.Thread] = []
+        self._socks: list[socket.socket] = []
+        self._accepter = threading.Thread(target=self._accept, daemon=True)
+        self._accepter.start()
+
+    def _accept(self) -> None:
+        while not self._stop:
+            try:
+                client, _ = self._lsock.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=10)
+            except OSError:
+                client.close()
+                continue
+            upstream.settimeout(None)
+            limit = self.cuts[self.connections] if self.connections < len(self.cuts) else None
+            self.connections += 1
+            self._socks += [client, upstream]
+            state = {"left": limit, "closed": False}
+            lock = threading.Lock()
+            for src, dst, counted in ((client, upstream, self.direction == "up"),
+                                      (upstream, client, self.direction == "down")):
+                t = threading.Thread(target=self._pipe,
+                                     args=(src, dst, counted, state, lock, client, upstream),
+                                     daemon=True)
+                t.start()
+                self._threads.append(t)
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, counted: bool,
+              state: dict[str, object], lock: threading.Lock,
+              a: socket.socket, b: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if counted and state["left"] is not None:
+                    with lock:
+                        left = int(state["left"])  # type: ignore[call-overload]
+                        if len(data) >= left:
+                            dst.sendall(data[:left])
+                            self.cut_count += 1
+                            self._kill(a, b, state)
+                            return
+                        state["left"] = left - len(data)
+                dst.sendall(data)
+        except OSError:
+            pass
+        self._kill(a, b, state)
+
+    @staticmethod
+    def _kill(a: socket.socket, b: socket.socket, state: dict[str, object]) -> None:
+        if state["closed"]:
+            return
+        state["closed"] = True
+        for s in (a, b):
+            try:
+                # RST rather than FIN: the way a crashed peer looks.
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            except OSError:
+                pass
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self._stop = True
+        self._lsock.close()
+        for s in self._socks:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def __enter__(self) -> CutProxy:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
