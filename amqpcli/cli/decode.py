@@ -23,7 +23,14 @@ from amqpcli.codec.types import DecodeError
 from amqpcli.errors import Exit, UserError
 from amqpcli.render.frameline import item_line
 from amqpcli.render.hexdump import hex_window
-from amqpcli.render.items import Item, MessageItem, ValueItem, item_to_json, item_tree
+from amqpcli.render.items import (
+    Item,
+    MessageItem,
+    TransferAssembler,
+    ValueItem,
+    item_to_json,
+    item_tree,
+)
 from amqpcli.render.message import load_sections
 from amqpcli.render.text import plain_lines, rich_tree
 
@@ -270,7 +277,9 @@ def decode(
             "dim",
         )
     errors: list[FrameError] = []
+    assembler = TransferAssembler()
     for item in items:
+        whole = assembler.feed(item) if isinstance(item, Frame) else None
         if isinstance(item, FrameError):
             errors.append(item)
             if as_json:
@@ -278,15 +287,14 @@ def decode(
             _report_error(item, buf)
             continue
         if as_json:
-            sys.stdout.write(
-                json.dumps(item_to_json(item, show_secrets), ensure_ascii=False) + "\n"
-            )
+            obj = item_to_json(item, show_secrets, message=whole)
+            sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
             assert out is not None
-            out.line(item_line(item, show_secrets=show_secrets))
+            out.line(item_line(item, show_secrets=show_secrets, message=whole))
         else:
             assert out is not None
-            out.tree(item_tree(item, show_secrets))
+            out.tree(item_tree(item, show_secrets, message=whole))
     if note:
         sys.stderr.write(f"note: {note}\n")
     if errors:

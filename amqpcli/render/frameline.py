@@ -145,14 +145,16 @@ def _field(perf: Composite, name: str) -> str | None:
     return f"{label}={format_field(spec.type, v)}"
 
 
-def summarize_payload(payload: bytes, limit: int = 60) -> str:
-    """A transfer's message in a few words: its body, cut short; or its size."""
+def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
+    """A transfer's message in a few words: its body, cut short; or its size.
+
+    `message`: the whole message when this payload ends a multi-frame delivery."""
     if not payload:
         return ""
     try:
         from amqpcli.codec.message import Message
 
-        msg = Message.decode(payload)
+        msg = message if message is not None else Message.decode(payload)
         body = msg.body
     except Exception:  # noqa: BLE001 - a summary never fails: the size is still true
         return f"({len(payload)} bytes)"
@@ -167,7 +169,8 @@ def summarize_payload(payload: bytes, limit: int = 60) -> str:
         text = format_value(body)
     if len(text) > limit + 12:
         text = text[: limit + 11] + "…"
-    return f"{text} ({len(payload)} bytes)"
+    size = f"{len(payload)} bytes" if message is None else f"{len(message.encode())} bytes in all"
+    return f"{text} ({size})"
 
 
 def frame_line(
@@ -178,8 +181,10 @@ def frame_line(
     direction: str | None = None,
     show_secrets: bool = False,
     payload: bool = True,
+    message: Any = None,
 ) -> str:
-    """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None."""
+    """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
+    `message` is the whole message when `frame` ends a multi-frame delivery."""
     frame = redact(frame, show_secrets)
     head = [p for p in (_time(time), connection, direction) if p]
     chan = f"[{frame.channel}]".ljust(_CHANNEL_WIDTH)
@@ -198,7 +203,7 @@ def frame_line(
                     parts.append(text)
         if frame.payload and payload:
             if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
-                parts.append(" " + summarize_payload(frame.payload))
+                parts.append(" " + summarize_payload(frame.payload, message=message))
             else:
                 parts.append(f" ({len(frame.payload)} bytes)")
     if frame.ext:
@@ -213,11 +218,17 @@ def item_line(
     connection: str | None = None,
     direction: str | None = None,
     show_secrets: bool = False,
+    message: Any = None,
 ) -> str:
-    """The one-line form of any frame reader item."""
+    """The one-line form of any frame reader item (`message`: see `frame_line`)."""
     if isinstance(item, Frame):
         return frame_line(
-            item, time=time, connection=connection, direction=direction, show_secrets=show_secrets
+            item,
+            time=time,
+            connection=connection,
+            direction=direction,
+            show_secrets=show_secrets,
+            message=message,
         )
     head = " ".join(p for p in (_time(time), connection, direction) if p)
     head = head + " " if head else ""

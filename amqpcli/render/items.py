@@ -26,6 +26,7 @@ from amqpcli.render.types import amqp_type
 
 __all__ = [
     "MessageItem",
+    "TransferAssembler",
     "ValueItem",
     "frame_to_json",
     "item_bytes_from_json",
@@ -73,7 +74,14 @@ def transfer_message(frame: Frame) -> Message | None:
         return None
 
 
-def frame_to_json(frame: Frame, show_secrets: bool = False, exact: bool = True) -> dict[str, Any]:
+def frame_to_json(
+    frame: Frame,
+    show_secrets: bool = False,
+    exact: bool = True,
+    message: Message | None = None,
+) -> dict[str, Any]:
+    """A frame's JSON object; `message` is the whole message of a multi-frame delivery
+    whose last frame this is (see `TransferAssembler`)."""
     secret = is_secret(frame.body)
     shown = redact(frame, show_secrets)
     out: dict[str, Any] = {
@@ -92,16 +100,18 @@ def frame_to_json(frame: Frame, show_secrets: bool = False, exact: bool = True) 
         out["redacted"] = True
     if frame.payload:
         out["payload"] = b64(frame.payload)
-        msg = transfer_message(frame)
+        msg = message or transfer_message(frame)
         if msg is not None:
             out["message"] = message_to_json(msg, exact)
     return out
 
 
-def item_to_json(item: Item, show_secrets: bool = False, exact: bool = True) -> dict[str, Any]:
-    """The JSON object of one decoded item."""
+def item_to_json(
+    item: Item, show_secrets: bool = False, exact: bool = True, message: Message | None = None
+) -> dict[str, Any]:
+    """The JSON object of one decoded item (`message`: see `frame_to_json`)."""
     if isinstance(item, Frame):
-        return frame_to_json(item, show_secrets, exact)
+        return frame_to_json(item, show_secrets, exact, message)
     if isinstance(item, ProtocolHeader):
         return {
             "item": "protocol-header",
@@ -179,7 +189,7 @@ def item_bytes_from_json(obj: Any) -> bytes:
     raise JsonValueError("item", f"unknown item {kind!r}")
 
 
-def item_tree(item: Item, show_secrets: bool = False) -> Node:
+def item_tree(item: Item, show_secrets: bool = False, message: Message | None = None) -> Node:
     """The tree of one decoded item, its root line saying what and where it is."""
     if isinstance(item, ProtocolHeader):
         return Node(f"{item.name} protocol header", "", f"@{item.offset}: {item.raw[4:].hex(' ')}")
@@ -206,10 +216,43 @@ def item_tree(item: Item, show_secrets: bool = False) -> Node:
     node = value_tree(frame.body, "", show_secrets)
     node.label = f"[{frame.channel}] {kind}{frame.body.NAME}"
     node.type = where
-    if frame.payload:
+    if message is not None:
+        node.children.append(value_tree(frame.payload, "payload"))
+        node.children.append(message_tree(message, "message (all frames of the delivery)"))
+    elif frame.payload:
         msg = transfer_message(frame)
         if msg is not None:
             node.children.append(message_tree(msg))
         else:
             node.children.append(value_tree(frame.payload, "payload"))
     return node
+
+
+class TransferAssembler:
+    """Joins the payloads of a delivery sent in several transfer frames (`more=true`).
+
+    `feed(frame)` returns the whole message when `frame` ends a delivery that took more
+    than one frame, else None. Per (channel, handle); an aborted delivery is dropped.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[tuple[int, int], list[bytes]] = {}
+
+    def feed(self, frame: Frame) -> Message | None:
+        body = frame.body
+        if not isinstance(body, Transfer):
+            return None
+        key = (frame.channel, int(body.handle) if isinstance(body.handle, int) else -1)
+        if body.aborted:
+            self._parts.pop(key, None)
+            return None
+        if body.more:
+            self._parts.setdefault(key, []).append(frame.payload)
+            return None
+        parts = self._parts.pop(key, None)
+        if parts is None:
+            return None
+        try:
+            return load_sections(Message.decode(b"".join([*parts, frame.payload])))
+        except Exception:  # noqa: BLE001 - the frames are still shown as bytes
+            return None

@@ -64,7 +64,8 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
         iso = iso_time(int(value))
         return (iso if iso else str(int(value))), f"timestamp {int(value)}"
     if t == "binary":
-        return format_binary(value), f"binary, {len(value)} bytes"
+        n = len(value)
+        return format_binary(value), f"binary, {n} byte{'s' * (n != 1)}"
     if t == "char":
         return repr(str(value)), "char"
     if t == "uuid":

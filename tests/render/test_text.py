@@ -156,3 +156,36 @@ def test_jms_annotation_values_named() -> None:
     assert "  x-opt-jms-msg-type (symbol): 5 = JMS TextMessage  (byte)" in out
     assert "  x-opt-jms-dest (symbol): 1 = topic  (byte)" in out
     assert "  other (symbol): 5  (byte)" in out
+
+
+def test_multi_frame_delivery_assembled() -> None:
+    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
+
+    msg = Message(b"x" * 50, application_properties={"k": "v"}).encode()
+    chunks = [msg[:20], msg[20:40], msg[40:]]
+    data = (
+        encode_frame(
+            Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t", more=True),
+            payload=chunks[0],
+        )
+        + encode_frame(
+            Transfer(handle=UInt(1), delivery_id=UInt(1), delivery_tag=b"u", more=True),
+            payload=b"\x00\x53",
+        )
+        + encode_frame(Transfer(handle=UInt(0), more=True), payload=chunks[1])
+        + encode_frame(Transfer(handle=UInt(1), aborted=True))
+        + encode_frame(Transfer(handle=UInt(0)), payload=chunks[2])
+    )
+    frames = FrameReader().feed(data)
+    asm = TransferAssembler()
+    wholes = [asm.feed(f) for f in frames]
+    assert wholes[:4] == [None, None, None, None]  # the aborted delivery on handle 1 is dropped
+    whole = wholes[4]
+    assert whole is not None and whole.encode() == msg
+    assert frame_line(frames[4], message=whole).endswith(
+        'data b"' + "x" * 50 + '" (67 bytes in all)'
+    )
+    assert "message (all frames of the delivery)" in "\n".join(
+        plain_lines(item_tree(frames[4], message=whole))
+    )
+    assert item_to_json(frames[4], message=whole)["message"]["application-properties"] == {"k": "v"}

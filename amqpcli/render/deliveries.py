@@ -1,0 +1,412 @@
+"""Deliveries, links and connections rebuilt from captures, as lines and as JSON.
+
+    00:00:01.234567 c1 -> sender-a           #3     tag=0x03   212 B  accepted  by receiver    1.204 ms
+
+A delivery line reads: when its first transfer was seen, connection, direction (the
+sender's), link, delivery-id, tag, message size, outcome (with its detail: a rejection's
+error, modified flags, a transaction), who settled it first (or "presettled"), and the
+time from the first transfer to settlement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats
+from amqpcli.dissect.stats import link_summary
+from amqpcli.render.frameline import summarize_payload
+from amqpcli.render.jsonvalues import b64, to_json
+from amqpcli.render.text import format_binary, format_value
+from amqpcli.render.traffic import ARROW, clock, iso
+
+_LINK_WIDTH = 18
+
+
+def latency_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.3f} ms"
+    return f"{seconds:.3f} s"
+
+
+def _detail(state: Any) -> str:
+    """What a deciding state adds to its name: an error, modified flags, a txn."""
+    if state is None:
+        return ""
+    name = getattr(state, "NAME", "")
+    if name == "transactional-state":
+        txn = getattr(state, "txn_id", None)
+        inner = _detail(getattr(state, "outcome", None))
+        return f" in txn {format_binary(txn or b'', 16)}{inner}"
+    if name == "rejected":
+        err = getattr(state, "error", None)
+        if err is not None:
+            cond = getattr(err, "condition", None)
+            desc = getattr(err, "description", None)
+            return f" ({cond}{': ' + str(desc) if desc else ''})"
+    if name == "modified":
+        flags = [
+            f.replace("_", "-")
+            for f in ("delivery_failed", "undeliverable_here")
+            if getattr(state, f, None)
+        ]
+        return f" ({','.join(flags)})" if flags else ""
+    return ""
+
+
+def settled_text(rec: DeliveryRecord) -> str:
+    if rec.presettled:
+        return "presettled"
+    if rec.at_end:
+        return "unsettled at end"
+    if rec.settled_by is None:
+        return "-"
+    return f"by {rec.settled_by}" + (" (second)" if rec.second_mode else "")
+
+
+def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
+    link = rec.link if len(rec.link) <= _LINK_WIDTH else rec.link[: _LINK_WIDTH - 1] + "…"
+    did = f"#{rec.delivery_id}" if rec.delivery_id is not None else "#?"
+    tag = f"tag={format_binary(rec.tag, 16)}" if rec.tag is not None else ""
+    outcome = rec.outcome + _detail(rec.state)
+    if rec.aborted:
+        outcome = "aborted"
+    flags = []
+    if rec.resumed:
+        flags.append("resumed")
+    if rec.frames > 1:
+        flags.append(f"{rec.frames} frames")
+    parts = [
+        clock(rec.first_time),
+        rec.conn.label,
+        ARROW.get(rec.sender, "  "),
+        link.ljust(_LINK_WIDTH),
+        did.ljust(6),
+        tag.ljust(15),
+        f"{rec.size} B".rjust(8),
+        outcome.ljust(9),
+        settled_text(rec).ljust(16),
+        latency_text(rec.latency).rjust(10),
+    ]
+    if flags:
+        parts.append("[" + ", ".join(flags) + "]")
+    if bodies and rec.payload:
+        parts.append(
+            " "
+            + (
+                summarize_payload(rec.payload)
+                if rec.protocol == AMQP10
+                else format_binary(rec.payload, 60)
+            )
+        )
+    return " ".join(parts).rstrip()
+
+
+def _entry_json(e: Any) -> dict[str, Any]:
+    if hasattr(e, "frame_no"):  # 1.0 TimelineEntry
+        out: dict[str, Any] = {
+            "time": iso(e.time),
+            "side": e.side,
+            "kind": e.kind,
+            "frame": e.frame_no,
+        }
+        if e.state is not None:
+            out["state"] = to_json(e.state)
+        if e.settled:
+            out["settled"] = True
+        if e.more:
+            out["more"] = True
+        if e.size:
+            out["size"] = e.size
+        if e.detail:
+            out["detail"] = e.detail
+        return out
+    from amqpcli.render.traffic import plain_010
+
+    out = {"time": iso(e.time), "side": e.side, "kind": e.event}
+    if e.command_id is not None:
+        out["command-id"] = e.command_id
+    if e.detail:
+        out["detail"] = plain_010(e.detail)
+    return out
+
+
+def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any]:
+    """A delivery as JSON; its message (1.0) in the format of `recv --json`."""
+    out: dict[str, Any] = {
+        "record": "delivery",
+        "protocol": rec.protocol,
+        "connection": rec.conn.label,
+        "link": rec.link,
+        "address": rec.address,
+        "from": rec.sender,
+        "delivery-id": rec.delivery_id,
+    }
+    if rec.tag is not None:
+        out["delivery-tag"] = b64(rec.tag)
+    out.update(
+        {
+            "size": rec.size,
+            "frames": rec.frames,
+            "outcome": rec.outcome,
+            "settled-by": rec.settled_by,
+            "presettled": rec.presettled,
+            "first-time": iso(rec.first_time),
+            "settled-time": iso(rec.settled_time),
+            "latency": rec.latency,
+        }
+    )
+    if rec.state is not None:
+        out["state"] = to_json(rec.state)
+    if rec.second_mode:
+        out["rcv-settle-mode"] = "second"
+    if rec.txn_id is not None:
+        out["txn-id"] = b64(rec.txn_id)
+    if rec.resumed:
+        out["resumed"] = True
+    if rec.aborted:
+        out["aborted"] = True
+    if rec.at_end:
+        out["unsettled-at-end"] = True
+    out["timeline"] = [_entry_json(e) for e in rec.timeline]
+    if message and rec.payload:
+        if rec.protocol == AMQP10:
+            out["message"] = _message_json(rec.payload)
+        else:
+            from amqpcli.render.traffic import plain_010
+
+            out["headers"] = [
+                {"struct": s.qname, "fields": plain_010(s.fields)}
+                for s in rec.extra.get("headers", ())
+            ]
+            out["body"] = plain_010(rec.payload)
+    return out
+
+
+def _message_json(payload: bytes) -> Any:
+    from amqpcli.codec.message import Message
+    from amqpcli.render.message import load_sections, message_to_json
+
+    try:
+        return message_to_json(load_sections(Message.decode(payload)))
+    except Exception as e:  # noqa: BLE001 - a broken message is shown as its bytes
+        return {"undecodable": str(e), "encoded": b64(payload)}
+
+
+# --- links ----------------------------------------------------------------------------
+
+
+def _terminus(t: Any) -> str:
+    if t is None:
+        return "null"
+    a = getattr(t, "address", None)
+    bits = [format_value(a) if a is not None else "-"]
+    if getattr(t, "dynamic", None):
+        bits.append("dynamic")
+    return " ".join(bits)
+
+
+def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
+    link = ls.link
+    s = link_summary(conn, ls)
+    role = "client sends" if link.sender == "client" else "server sends"
+    handles = " ".join(f"{side[0]}:{h}" for side, h in sorted(ls.handles.items()))
+    first = (
+        f"{conn.label} s{ls.session_no} link {ls.name!r} ({role}) handles {handles or '-'}"
+        f" source={_terminus(link.source)} target={_terminus(link.target)}"
+        f" state={link.state}"
+    )
+    req = getattr(link, "requested", None)
+    gr = getattr(link, "granted", None)
+    lines = [first]
+    if req is not None and gr is not None:
+        for name in ("source", "target"):
+            a, b = getattr(req, name, None), getattr(gr, name, None)
+            if _terminus(a) != _terminus(b):
+                lines.append(f"    {name}: requested {_terminus(a)}, granted {_terminus(b)}")
+    outs = " ".join(f"{k}={v}" for k, v in sorted(s.outcomes.items())) or "-"
+    lat = "-"
+    if s.latency:
+        lat = " ".join(f"{k}={latency_text(v)}" for k, v in s.latency.items())
+    lines.append(f"    deliveries {ls.deliveries} ({ls.bytes} B settled): {outs}; latency {lat}")
+    lines.append(
+        f"    credit: {ls.flows} flows, max {ls.max_credit}, drain {ls.drains}, echo "
+        f"{ls.echoes}; delivery-count {link.delivery_count}, credit now {link.link_credit}"
+        + (
+            f"; {len(ls.stalls)} stalls, longest {max(d for _, d in ls.stalls):.3f} s"
+            if ls.stalls
+            else ""
+        )
+    )
+    lines += [f"    note: {n}" for n in ls.notes]
+    return lines
+
+
+def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
+    link = ls.link
+    s = link_summary(conn, ls)
+    out: dict[str, Any] = {
+        "record": "link",
+        "protocol": AMQP10,
+        "connection": conn.label,
+        "session": ls.session_no,
+        "name": ls.name,
+        "sender": link.sender,
+        "initiator": link.initiator,
+        "handles": dict(ls.handles),
+        "attached": iso(ls.attached),
+        "detached": iso(ls.detached),
+        "state": link.state,
+    }
+    for side, att in sorted(link.attach.items()):
+        out[f"attach-{side}"] = to_json(att)
+    out.update(
+        {
+            "deliveries": ls.deliveries,
+            "bytes": ls.bytes,
+            "outcomes": s.outcomes,
+            "latency": s.latency,
+            "flows": ls.flows,
+            "drains": ls.drains,
+            "echoes": ls.echoes,
+            "max-credit": ls.max_credit,
+            "delivery-count": link.delivery_count,
+            "link-credit": link.link_credit,
+            "stalls": [{"start": iso(a), "seconds": d} for a, d in ls.stalls],
+            "credit-timeline": [
+                {
+                    "time": iso(t),
+                    "side": side,
+                    "link-credit": c,
+                    "delivery-count": dc,
+                    "available": av,
+                    "drain": dr,
+                    "echo": ec,
+                }
+                for t, side, c, dc, av, dr, ec in ls.credit_timeline
+            ],
+            "notes": list(ls.notes),
+        }
+    )
+    return out
+
+
+# --- connections ----------------------------------------------------------------------
+
+_SASL_CODES = {0: "ok", 1: "auth", 2: "sys", 3: "sys-perm", 4: "sys-temp"}
+
+
+def _open_text(o: Any) -> str:
+    if o is None:
+        return "no open"
+    bits = [f"container={format_value(o.container_id)}"]
+    for name, attr in (
+        ("host", "hostname"),
+        ("max-frame", "max_frame_size"),
+        ("channel-max", "channel_max"),
+        ("idle-timeout", "idle_time_out"),
+    ):
+        v = getattr(o, attr, None)
+        if v is not None:
+            bits.append(f"{name}={format_value(v)}")
+    return " ".join(bits)
+
+
+def _close_text(c: Any) -> str:
+    if c is None:
+        return "no close"
+    err = getattr(c, "error", None)
+    if err is None:
+        return "close"
+    desc = getattr(err, "description", None)
+    return f"close {err.condition}" + (f" ({desc})" if desc else "")
+
+
+def connection_lines(conn: Conn) -> list[str]:
+    first = f"{conn.label} {conn.endpoints} {conn.protocol} {clock(conn.first_time)} - {clock(conn.last_time)}"
+    if conn.midstream:
+        first += " (joined mid-connection)"
+    lines = [first]
+    obs = conn.observer
+    model = getattr(obs, "connection", None)
+    if conn.protocol == AMQP10 and model is not None:
+        if model.sasl_mechanisms or model.sasl_mechanism:
+            code = model.sasl_code
+            lines.append(
+                f"    sasl: offered {' '.join(model.sasl_mechanisms) or '-'}, chose "
+                f"{model.sasl_mechanism or '-'}, outcome "
+                f"{_SASL_CODES.get(code, code) if code is not None else '-'}"
+            )
+        for side in ("client", "server"):
+            lines.append(
+                f"    {side}: {_open_text(model.open.get(side))}; "
+                f"{_close_text(model.close.get(side))}; {conn.frames[side]} frames, "
+                f"{conn.bytes[side]} B"
+            )
+        lines.append(
+            f"    sessions {conn.sessions}, links {len(conn.links)}, deliveries "
+            f"{conn.deliveries}, violations {conn.violations}"
+        )
+    elif model is None and obs is not None:  # 0-10
+        m = obs.model
+        lines.append(
+            f"    sessions {len(m.sessions)}, messages {len(m.messages)}, "
+            f"subscriptions {sum(len(s.subscriptions) for s in m.sessions)}, "
+            f"violations {len(m.violations)}"
+        )
+        for side in ("client", "server"):
+            lines.append(f"    {side}: {conn.frames[side]} assemblies, {conn.bytes[side]} B")
+    if conn.gaps or conn.resyncs or conn.frame_errors:
+        lines.append(
+            f"    capture: {conn.gaps} gaps ({conn.gap_bytes} B), {conn.resyncs} "
+            f"resyncs ({conn.skipped_bytes} B skipped), {conn.frame_errors} frame errors"
+        )
+    ends = ", ".join(f"{s} {h}" for s, h in sorted(conn.closed.items()))
+    if ends:
+        lines.append(f"    tcp: {ends}")
+    lines += [f"    note: {n}" for n in conn.notes]
+    return lines
+
+
+def connection_json(conn: Conn) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "record": "connection",
+        "protocol": conn.protocol,
+        "connection": conn.label,
+        "client": conn.client,
+        "server": conn.server,
+        "first-time": iso(conn.first_time),
+        "last-time": iso(conn.last_time),
+        "midstream": conn.midstream,
+        "frames": dict(conn.frames),
+        "bytes": dict(conn.bytes),
+        "sessions": conn.sessions,
+        "links": len(conn.links),
+        "deliveries": conn.deliveries,
+        "violations": conn.violations,
+        "gaps": conn.gaps,
+        "gap-bytes": conn.gap_bytes,
+        "resyncs": conn.resyncs,
+        "skipped-bytes": conn.skipped_bytes,
+        "frame-errors": conn.frame_errors,
+        "tcp-closed": dict(conn.closed),
+        "notes": list(conn.notes),
+    }
+    model = getattr(conn.observer, "connection", None)
+    if conn.protocol == AMQP10 and model is not None:
+        from amqpcli.render.redact import redact
+
+        out["sasl"] = {
+            "offered": list(model.sasl_mechanisms),
+            "mechanism": model.sasl_mechanism,
+            "outcome": _SASL_CODES.get(model.sasl_code, model.sasl_code)
+            if model.sasl_code is not None
+            else None,
+        }
+        for side in ("client", "server"):
+            o = model.open.get(side)
+            c = model.close.get(side)
+            out[f"open-{side}"] = to_json(redact(o)) if o is not None else None
+            out[f"close-{side}"] = to_json(c) if c is not None else None
+    return out

@@ -1,0 +1,93 @@
+"""The end-of-capture summary (`dissect.stats.Summary`) as text and as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from amqpcli.dissect.stats import Summary
+from amqpcli.render.deliveries import latency_text
+from amqpcli.render.traffic import clock, iso, violation_json, violation_line
+
+
+def _counts(d: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
+    span = ""
+    if s.first_time is not None and s.last_time is not None:
+        span = f" from {clock(s.first_time)} to {clock(s.last_time)} ({s.last_time - s.first_time:.3f} s)"
+    out = [
+        f"connections: {s.connections}" + (f" ({_counts(s.protocols)})" if s.protocols else ""),
+        f"frames: {s.frames}{span}",
+    ]
+    if s.by_performative:
+        out.append(f"  by performative: {_counts(s.by_performative)}")
+    out.append(f"deliveries: {s.deliveries}")
+    if s.by_outcome:
+        out.append(f"  by outcome: {_counts(s.by_outcome)}")
+    if s.unsettled_at_end:
+        out.append(f"  unsettled when the capture ended: {s.unsettled_at_end}")
+    if s.links:
+        out.append("links:")
+        for ls in s.links:
+            lat = (
+                "latency " + " ".join(f"{k} {latency_text(v)}" for k, v in ls.latency.items())
+                if ls.latency
+                else "no settled latency"
+            )
+            outs = _counts(ls.outcomes) or "no deliveries"
+            addr = f" ({ls.address})" if ls.address else ""
+            out.append(
+                f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: {ls.deliveries} "
+                f"deliveries; {outs}; {lat}"
+            )
+    stalls = [(ls, a, d) for ls in s.links for a, d in ls.stalls]
+    out.append(
+        f"credit stalls (no credit for {stall_threshold:g} s or more while the sender "
+        f"waited): {len(stalls)}"
+    )
+    for ls, a, d in stalls[:20]:
+        out.append(f"  {ls.conn} {ls.name!r} at {clock(a)} for {d:.3f} s")
+    total_v = sum(s.by_violation.values())
+    out.append(f"violations: {total_v}" + (f" ({_counts(s.by_violation)})" if total_v else ""))
+    for v in s.violations:
+        out.append("  " + violation_line(v))
+    if total_v > len(s.violations):
+        out.append(f"  … {total_v - len(s.violations)} more")
+    if s.notices:
+        out.append(f"notices: {_counts(s.notices)}")
+    return out
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    return {
+        "record": "summary",
+        "connections": s.connections,
+        "protocols": s.protocols,
+        "frames": s.frames,
+        "first-time": iso(s.first_time),
+        "last-time": iso(s.last_time),
+        "by-performative": s.by_performative,
+        "deliveries": s.deliveries,
+        "by-outcome": s.by_outcome,
+        "unsettled-at-end": s.unsettled_at_end,
+        "links": [
+            {
+                "connection": ls.conn,
+                "name": ls.name,
+                "address": ls.address,
+                "sender": ls.sender,
+                "deliveries": ls.deliveries,
+                "outcomes": ls.outcomes,
+                "latency": ls.latency,
+                "flows": ls.flows,
+                "drains": ls.drains,
+                "stalls": [{"start": iso(a), "seconds": d} for a, d in ls.stalls],
+            }
+            for ls in s.links
+        ],
+        "by-violation": s.by_violation,
+        "violations": [violation_json(v) for v in s.violations],
+        "notices": s.notices,
+    }

@@ -1,0 +1,303 @@
+"""Captured traffic, one line per frame: both protocols, notices and violations, plain or
+coloured, and the same records as JSON objects (one per line).
+
+    00:04:07.123456 c1 -> [0] transfer    handle=0 id=3 tag=0x00000003 settled  data "hi" (57 bytes)
+    00:04:07.124001 c2 <- [1] message.transfer sync destination=echo | routing-key=echo | body "hi"
+
+AMQP 1.0 frames are drawn by `frameline` (the one-line format every command shares);
+this module adds the connection and direction, AMQP 0-10 assemblies, colour, and JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from amqpcli.dissect.records import AMQP10, FrameRecord, Notice, ViolationRecord
+from amqpcli.render.frameline import frame_line, item_line
+from amqpcli.render.items import item_to_json
+from amqpcli.render.jsonvalues import b64, to_json
+from amqpcli.render.redact import is_secret, redact
+from amqpcli.render.text import format_binary
+
+ARROW = {"client": "->", "server": "<-"}
+_CHANNEL_WIDTH = 4
+_NAME_WIDTH = 11
+
+# performative -> style on a terminal
+STYLES = {
+    "open": "bold blue",
+    "close": "bold blue",
+    "begin": "blue",
+    "end": "blue",
+    "attach": "yellow",
+    "detach": "yellow",
+    "flow": "cyan",
+    "transfer": "green",
+    "disposition": "magenta",
+    "heartbeat": "dim",
+}
+
+
+def clock(t: float | None) -> str:
+    if t is None:
+        return ""
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
+
+
+def iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def head(time: float, conn: str, side: str | None) -> str:
+    return f"{clock(time)} {conn} {ARROW.get(side or '', '  ')}"
+
+
+# --- one line per record --------------------------------------------------------------
+
+
+def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True) -> str:
+    """The line of one frame record, plain text."""
+    h = head(rec.time, rec.conn.label, rec.side)
+    item = rec.item
+    if rec.protocol == AMQP10:
+        if item.__class__.__name__ == "Frame":
+            return f"{h} " + frame_line(item, show_secrets=show_secrets, payload=bodies)
+        return f"{h} " + item_line(item, show_secrets=show_secrets)
+    return f"{h} " + line_010(item, bodies)
+
+
+def notice_line(rec: Notice) -> str:
+    who = rec.conn.label if rec.conn is not None else "--"
+    side = f"{rec.side}: " if rec.side else ""
+    where = (
+        f" ({rec.conn.endpoints})"
+        if rec.conn is not None and rec.kind in ("encrypted", "midstream")
+        else ""
+    )
+    return f"{clock(rec.time)} {who} !! {side}{rec.text}{where}"
+
+
+def violation_line(rec: ViolationRecord) -> str:
+    pkt = f", packet {rec.packet}" if rec.packet else ""
+    link = f" on link {rec.link!r}" if rec.link else ""
+    return (
+        f"{clock(rec.time)} {rec.conn.label} !! violation {rec.kind} by {rec.side}"
+        f"{link} (frame {rec.frame_no}{pkt}): {rec.detail}"
+    )
+
+
+# --- AMQP 0-10 ------------------------------------------------------------------------
+
+
+def _v010(v: Any, limit: int = 40) -> str:
+    if isinstance(v, (bytes, bytearray)):
+        return format_binary(bytes(v), limit)
+    if isinstance(v, str):
+        return v if v and " " not in v and len(v) <= limit else repr(v)[: limit + 2]
+    if isinstance(v, dict):
+        inner = ", ".join(f"{k}={_v010(x, 20)}" for k, x in v.items())
+        return "{" + (inner if len(inner) <= 2 * limit else inner[: 2 * limit] + "…") + "}"
+    ranges = getattr(v, "ranges", None)
+    if ranges is not None:
+        return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
+    return str(v)
+
+
+def line_010(item: Any, bodies: bool = True) -> str:
+    """One 0-10 item (protocol header, assembly, stream error) on one line."""
+    method = getattr(item, "method", None)
+    if method is None:
+        err = getattr(item, "error", None)
+        if err is not None:
+            return f"[-]  stream error {err}"
+        return f"AMQP 0-10 protocol header ({bytes(getattr(item, 'raw', b'')).hex(' ')})".replace(
+            " ()", ""
+        )
+    parts = [f"[{item.channel}]".ljust(_CHANNEL_WIDTH), method.qname.ljust(_NAME_WIDTH)]
+    if getattr(method, "sync", False):
+        parts.append("sync")
+    parts += [f"{k}={_v010(v)}" for k, v in method.fields.items()]
+    for s in item.header:
+        fields = " ".join(f"{k}={_v010(v)}" for k, v in s.fields.items())
+        parts.append(f"| {s.name}{{{fields}}}")
+    if item.body is not None:
+        if bodies:
+            parts.append(f"| body {_v010(item.body, 60)} ({len(item.body)} bytes)")
+        else:
+            parts.append(f"| body ({len(item.body)} bytes)")
+    return " ".join(parts)
+
+
+# --- colour ---------------------------------------------------------------------------
+
+
+def styled(line: str, rec: Any) -> Any:
+    """A rich `Text` of a line from this module, coloured by what it says."""
+    from rich.text import Text
+
+    text = Text(line)
+    if isinstance(rec, (Notice, ViolationRecord)):
+        text.stylize("bold red" if isinstance(rec, ViolationRecord) else "yellow")
+        return text
+    n = len(clock(rec.time))
+    text.stylize("dim", 0, n)
+    c0 = n + 1
+    c1 = c0 + len(rec.conn.label)
+    text.stylize("cyan", c0, c1)
+    text.stylize("green" if rec.side == "client" else "magenta", c1 + 1, c1 + 3)
+    p0 = c1 + 4 + _CHANNEL_WIDTH + 1
+    name = line[p0:].split(" ", 1)[0]
+    style = STYLES.get(name)
+    if style is None:
+        style = "red" if name in ("frame", "stream") else "bold"
+    text.stylize(style, p0, p0 + len(name))
+    return text
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+
+def _base(kind: str, rec: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"record": kind}
+    if getattr(rec, "protocol", None):
+        out["protocol"] = rec.protocol
+    out["time"] = iso(rec.time)
+    out["connection"] = rec.conn.label if rec.conn is not None else None
+    return out
+
+
+def record_json(
+    rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True
+) -> dict[str, Any]:
+    """A frame record as JSON. 1.0: the decoded item exactly as `amqp decode --json`
+    writes it (message in the format of `recv --json`); 0-10: the method, header
+    structs and body."""
+    out = _base("frame", rec)
+    out["from"] = rec.side
+    if rec.packet:
+        out["packet"] = rec.packet
+    if rec.frame_no:
+        out["frame"] = rec.frame_no
+    item = rec.item
+    if rec.protocol == AMQP10:
+        if bodies:
+            out.update(item_to_json(item, show_secrets))
+        else:
+            out.update(_brief_json(item, show_secrets))
+        return out
+    out.update(json_010(item, bodies))
+    return out
+
+
+def _brief_json(item: Any, show_secrets: bool) -> dict[str, Any]:
+    """A frame without its payload decoded: the performative and the payload's size."""
+    if item.__class__.__name__ != "Frame":
+        return item_to_json(item, show_secrets)
+    body = redact(item.body, show_secrets)
+    out: dict[str, Any] = {
+        "item": "frame",
+        "offset": item.offset,
+        "size": item.size,
+        "type": {0: "amqp", 1: "sasl"}.get(item.type, item.type),
+        "channel": item.channel,
+        "performative": None if body is None else to_json(body),
+    }
+    if is_secret(item.body) and not show_secrets:
+        out["redacted"] = True
+    if item.payload:
+        out["payload-size"] = len(item.payload)
+    return out
+
+
+def plain_010(v: Any) -> Any:
+    """0-10 values as JSON: bytes as text or base64, sets as ranges, the rest plain."""
+    if isinstance(v, (bytes, bytearray)):
+        try:
+            text = bytes(v).decode("utf-8")
+            if text.isprintable():
+                return {"binary-text": text}
+        except UnicodeDecodeError:
+            pass
+        return {"binary": base64.b64encode(bytes(v)).decode("ascii")}
+    if isinstance(v, dict):
+        return {str(k): plain_010(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain_010(x) for x in v]
+    ranges = getattr(v, "ranges", None)
+    if ranges is not None:
+        return {"sequence-set": [list(r) for r in ranges]}
+    if isinstance(v, uuid.UUID):
+        return {"uuid": str(v)}
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return v
+    fields = getattr(v, "fields", None)
+    if isinstance(fields, dict):
+        return {"struct": getattr(v, "qname", ""), "fields": plain_010(fields)}
+    return str(v)
+
+
+def json_010(item: Any, bodies: bool = True) -> dict[str, Any]:
+    method = getattr(item, "method", None)
+    if method is None:
+        err = getattr(item, "error", None)
+        if err is not None:
+            return {"item": "error", "offset": item.offset, "error": str(err)}
+        return {"item": "protocol-header", "protocol": "amqp0-10"}
+    out: dict[str, Any] = {
+        "item": "assembly",
+        "offset": item.offset,
+        "channel": item.channel,
+        "track": item.track,
+        "method": method.qname,
+        "fields": plain_010(method.fields),
+    }
+    if getattr(method, "sync", False):
+        out["sync"] = True
+    if item.header:
+        out["header"] = [{"struct": s.qname, "fields": plain_010(s.fields)} for s in item.header]
+    if item.body is not None:
+        out["body"] = plain_010(item.body) if bodies else {"size": len(item.body)}
+    return out
+
+
+def notice_json(rec: Notice) -> dict[str, Any]:
+    out = _base("notice", rec)
+    if rec.side:
+        out["side"] = rec.side
+    if rec.packet:
+        out["packet"] = rec.packet
+    out["kind"] = rec.kind
+    out["text"] = rec.text
+    return out
+
+
+def violation_json(rec: ViolationRecord) -> dict[str, Any]:
+    out = _base("violation", rec)
+    out.update({"kind": rec.kind, "side": rec.side, "frame": rec.frame_no, "detail": rec.detail})
+    if rec.packet:
+        out["packet"] = rec.packet
+    if rec.link is not None:
+        out["link"] = rec.link
+    return out
+
+
+__all__ = [
+    "b64",
+    "clock",
+    "iso",
+    "json_010",
+    "line_010",
+    "notice_json",
+    "notice_line",
+    "plain_010",
+    "record_json",
+    "record_line",
+    "styled",
+    "violation_json",
+    "violation_line",
+]
