@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from struct import Struct
-from typing import IO, BinaryIO
+from typing import IO
 
 from amqpcli.errors import Exit, UserError
 
@@ -54,7 +54,7 @@ class CaptureError(UserError):
         self.problem = problem
 
 
-def _open(source: str | os.PathLike[str] | BinaryIO) -> tuple[str, IO[bytes], bool]:
+def _open(source: str | os.PathLike[str] | IO[bytes]) -> tuple[str, IO[bytes], bool]:
     """Open a path or take a binary file object; returns (name, stream, we_own_it)."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
@@ -121,7 +121,7 @@ class _Prefixed:
         pass
 
 
-def read_packets(source: str | os.PathLike[str] | BinaryIO, *,
+def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
                  block_size: int = BLOCK_SIZE) -> Iterator[Packet]:
     """Yield `(time_ns, linktype, data)` for each packet of one capture (pcap or pcapng,
     optionally gzip-compressed). `source` is a path or a binary stream (a pipe works).

@@ -6,6 +6,8 @@ Both feed the same `FlowTracker` as the file reader, so callers get the same eve
 * `live_capture(interface, bpf_filter)`: packets from a live interface (tshark's dumpcap
   needs capture rights: root or the wireshark group); each frame's raw bytes go through
   our own decoder and reassembler.
+* `dumpcap_capture(interface, bpf_filter)`: the same events, but dumpcap writes pcapng
+  into a pipe that the file reader reads: the fast way to watch a busy interface.
 * `decrypt_tls(source, keylog_file)`: a capture file (or, with `interface=`, a live
   interface) of TLS traffic and a key log file (the `SSLKEYLOGFILE` format); tshark
   decrypts and reassembles the TLS records, and the plaintext bytes of each direction
@@ -20,10 +22,13 @@ not hundreds of thousands. Use the file reader (`read_capture`) for capture file
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
 from collections.abc import Collection, Iterator
 from typing import Any
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
+from amqpcli.capture.files import CaptureError, read_packets
 from amqpcli.capture.tcp import Event, FlowTracker
 from amqpcli.errors import Exit, UserError
 
@@ -103,6 +108,56 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                 yield from _drain(tracker)
     finally:
         cap.close()
+    tracker.finish()
+    yield from _drain(tracker)
+
+
+def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
+                    ports: Collection[int] = (), all_flows: bool = False,
+                    dumpcap_path: str = "dumpcap") -> Iterator[Event]:
+    """Like `live_capture`, but dumpcap streams pcapng through a pipe into the file
+    reader: no JSON, no per-packet dissection, so it keeps up with busy links. Runs until
+    the caller stops iterating (closing the generator stops dumpcap)."""
+    cmd = [dumpcap_path, "-q", "-i", interface, "-f", bpf_filter, "-w", "-"]
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                bufsize=0)
+    except OSError as e:
+        raise UserError(f"live capture on {interface} failed: cannot run {dumpcap_path}: "
+                        f"{e.strerror}", Exit.USAGE) from None
+    assert proc.stdout is not None
+    tracker = FlowTracker(ports, all_flows=all_flows)
+    dec = PacketDecoder()
+    try:
+        try:
+            for ts, linktype, data in read_packets(proc.stdout):
+                seg = dec.decode(linktype, data)
+                if seg is not None:
+                    tracker.feed(ts, *seg)
+                    yield from _drain(tracker)
+        except CaptureError:
+            pass  # dumpcap stopped (mid-record, or before writing anything): see below
+        # the pipe ended: dumpcap is exiting
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        if rc:
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace")
+            lines = [x.strip() for x in err.splitlines() if x.strip()]
+            said = [x for x in lines if x.startswith("dumpcap:")] or lines or ["dumpcap exited"]
+            raise UserError(f"live capture on {interface} failed: {said[0]}", Exit.USAGE)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
     tracker.finish()
     yield from _drain(tracker)
 

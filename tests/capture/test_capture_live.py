@@ -8,12 +8,13 @@ import ssl
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from capture_helpers import AMQP_HDR, SASL_HDR, frames
 
 from amqpcli.capture import C2S, S2C, Closed, Data, Opened
-from amqpcli.capture.live import decrypt_tls, live_capture
+from amqpcli.capture.live import decrypt_tls, dumpcap_capture, live_capture
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 
 CLIENT_PLAIN = SASL_HDR + frames(20, 300, tag=5)
@@ -100,7 +101,8 @@ def test_decrypt_tls_with_key_log(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_live_capture_on_loopback() -> None:
+@pytest.mark.parametrize("capture", [live_capture, dumpcap_capture])
+def test_live_capture_on_loopback(capture: Any) -> None:
     assert os.geteuid() == 0, "live capture on lo needs root"
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -142,7 +144,7 @@ def test_live_capture_on_loopback() -> None:
         t.start()
     streams: dict[tuple[int, int], bytearray] = {}
     complete = None
-    gen = live_capture("lo", f"tcp port {port}")
+    gen = capture("lo", f"tcp port {port}")
     try:
         for ev in gen:
             if isinstance(ev, Data):
@@ -172,3 +174,10 @@ def test_missing_capture_file_for_decryption_is_a_user_error(tmp_path: Path) -> 
 
     with pytest.raises(UserError, match="TLS decryption of .*failed"):
         list(decrypt_tls(str(tmp_path / "none.pcapng"), str(tmp_path / "keys.log")))
+
+
+def test_dumpcap_failure_is_a_user_error() -> None:
+    from amqpcli.errors import UserError
+
+    with pytest.raises(UserError, match="live capture on nosuchif0 failed"):
+        list(dumpcap_capture("nosuchif0", "tcp"))
