@@ -35,7 +35,9 @@ says which protocol each flow speaks. The public API:
 * `CaptureError` (a `UserError`, exit code DECODE) with `.path` and `.offset`: raised
   after every readable event was yielded.
 * `amqpcli.capture.writer`: writes pcap/pcapng and synthesises TCP conversations.
-* `amqpcli.capture.live`: live capture and TLS decryption through tshark (slow path).
+* `amqpcli.capture.live`: `live_capture` (pyshark) and `dumpcap_capture` (a pcapng pipe
+  into the fast reader) on an interface, and `decrypt_tls` with a key log file; all three
+  give the same events.
 """
 
 from amqpcli.capture.decode import PacketDecoder, Segment, format_ip
