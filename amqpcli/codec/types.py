@@ -332,7 +332,8 @@ class Composite:
         self._raw = None
 
     def get(self, name: str) -> Any:
-        """The field's value, or the spec's default when it is absent."""
+        """The field's value, or the spec's default when it is absent (either spelling)."""
+        name = name.replace("-", "_")
         v = getattr(self, name)
         if v is None:
             return self._DEFAULTS.get(name)

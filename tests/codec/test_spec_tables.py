@@ -138,5 +138,6 @@ def test_spec_defaults_through_get() -> None:
     assert a.snd_settle_mode is None
     assert a.get("snd_settle_mode") == UByte(2)
     assert a.get("rcv_settle_mode") == UByte(0)
+    assert a.get("snd-settle-mode") == UByte(2)
     assert composites.Source().get("expiry_policy") == Symbol("session-end")
     assert composites.Open(container_id="c").get("max_frame_size") == UInt(0xFFFFFFFF)
