@@ -223,6 +223,12 @@ class Session:
                 link.detach.clear()
                 link.handle.clear()
                 link.refusing = link.refused = False
+                # credit belongs to an attachment; a half-sent delivery must be resumed
+                link.current = None
+                link.link_credit = 0
+                link.rcv_limit = link.high_water = None
+                link.drain = False
+                link.available = None
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
             self.links[key] = link
