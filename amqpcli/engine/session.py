@@ -33,7 +33,7 @@ from .events import (
     TransactionDischarged,
     UnsettledReconciled,
 )
-from .link import RECEIVER, SENDER, Link, compare_termini
+from .link import ATTACH_TRANSITIONS, RECEIVER, SENDER, Link, compare_termini
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -127,7 +127,7 @@ class Session:
     def on_begin(self, side: str, begin: Any) -> None:
         other = self.conn.other[side]
         self.begin[side] = begin
-        self.side_state[side] = SESSION_TRANSITIONS[(self.side_state[side], "begin")]
+        self.side_state[side] = SESSION_TRANSITIONS.get((self.side_state[side], "begin"), "begun")
         self.next_outgoing_id[side] = int(begin.next_outgoing_id or 0)
         self.incoming_window[side] = int(begin.incoming_window or 0)
         self.outgoing_window[side] = int(begin.outgoing_window or 0)
@@ -141,7 +141,7 @@ class Session:
                                                   self.incoming_window[other]))
 
     def on_end(self, side: str, error: Any = None) -> None:
-        self.side_state[side] = "ended"
+        self.side_state[side] = SESSION_TRANSITIONS.get((self.side_state[side], "end"), "ended")
         if error is not None:
             # Some peers refuse an attach by ending the session (RabbitMQ: amqp:not-found):
             # links the other side asked for and this side never answered were refused.
@@ -235,7 +235,7 @@ class Session:
         link.handle[side] = handle
         self.handles[side][handle] = link
         link.attach[side] = att
-        link.side_state[side] = "attached"
+        link.side_state[side] = ATTACH_TRANSITIONS[("detached", "attach")]
         link.refresh()
         if side == sender and att.initial_delivery_count is not None:
             link.delivery_count = int(att.initial_delivery_count)
@@ -274,7 +274,7 @@ class Session:
             return
         link.handle.pop(side, None)
         link.detach[side] = det
-        link.side_state[side] = "detached"
+        link.side_state[side] = ATTACH_TRANSITIONS[("attached", "detach")]
         if link.refusing and side != link.initiator:
             link.refused = True
             conn.emit(LinkRefused(link, side, det.error, conn.time))
