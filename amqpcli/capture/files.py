@@ -71,15 +71,17 @@ class _Blocks:
     """Reads a stream in large blocks; `read()` returns b"" at the end. Gzip input is
     recognised by its magic number and decompressed on the fly."""
 
-    __slots__ = ("_closers", "_read", "first", "name", "size")
+    __slots__ = ("_closers", "_read", "first", "gzip", "name", "size")
 
     def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE) -> None:
         self.name = name
         self.size = size
         self._closers: list[IO[bytes]] = [f]
+        self.gzip = False
         read = getattr(f, "read1", None) or f.read
-        first = read(size)
+        first = self._guard(read, 0)
         if first[:2] == _GZIP_MAGIC:
+            self.gzip = True
             g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
             self._closers.insert(0, g)  # type: ignore[arg-type]
             read = g.read  # (read1 would hand out the decompressor's small pieces)
@@ -91,7 +93,11 @@ class _Blocks:
         try:
             return read(self.size)  # type: ignore[operator,no-any-return]
         except (OSError, EOFError, zlib.error) as e:
-            raise CaptureError(self.name, offset, f"gzip data is corrupt or truncated: {e}")
+            if self.gzip:
+                problem = f"gzip data is corrupt or truncated: {e}"
+            else:
+                problem = f"cannot read: {getattr(e, 'strerror', None) or e}"
+            raise CaptureError(self.name, offset, problem) from None
 
     def read(self, offset: int) -> bytes:
         return self._guard(self._read, offset)

@@ -418,3 +418,17 @@ def test_pcapng_interface_time_offset(tmp_path: Path) -> None:
     epb = raw.index(struct.pack("<I", 6))
     hi, lo = struct.unpack_from("<II", raw, epb + 12)
     assert (hi << 32) | lo == T0 - 10**18  # stored relative to the offset
+
+
+def test_read_errors_are_capture_errors(tmp_path: Path) -> None:
+    class Failing(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def read(self, n: int = -1) -> bytes:
+            raise OSError(5, "Input/output error")
+
+    with pytest.raises(CaptureError, match="cannot read: Input/output error"):
+        list(read_capture(Failing()))  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="cannot open"):
+        list(read_capture(tmp_path))  # a directory
