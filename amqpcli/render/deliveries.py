@@ -309,7 +309,7 @@ def _open_text(o: Any) -> str:
     ):
         v = getattr(o, attr, None)
         if v is not None:
-            bits.append(f"{name}={format_value(v)}")
+            bits.append(f"{name}={int(v) if isinstance(v, int) else format_value(v)}")
     return " ".join(bits)
 
 

@@ -185,12 +185,12 @@ def record_json(
         out["frame"] = rec.frame_no
     item = rec.item
     if rec.protocol == AMQP10:
-        if bodies:
-            out.update(item_to_json(item, show_secrets))
-        else:
-            out.update(_brief_json(item, show_secrets))
-        return out
-    out.update(json_010(item, bodies))
+        fields = item_to_json(item, show_secrets) if bodies else _brief_json(item, show_secrets)
+    else:
+        fields = json_010(item, bodies)
+    if "protocol" in fields:  # a protocol header's own protocol: "sasl", "amqp0-10", ...
+        fields["header"] = fields.pop("protocol")
+    out.update(fields)
     return out
 
 

@@ -1,0 +1,287 @@
+"""`amqp pcap-dump`: captures → frames, deliveries, links, connections, a summary.
+
+Thin: `amqpcli.dissect` turns capture events into records, `amqpcli.render` draws them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.dissect import (
+    DeliveryRecord,
+    Dissector,
+    Filter,
+    FrameRecord,
+    Notice,
+    Summary,
+    ViolationRecord,
+)
+from amqpcli.errors import Exit, UserError
+
+_OUT = "Output"
+_SEL = "Filters"
+_SRC = "Input"
+
+
+class Out:
+    """Lines to stdout: coloured through rich on a terminal, plain and buffered when piped."""
+
+    def __init__(self, color: bool | None, live: bool) -> None:
+        tty = sys.stdout.isatty()
+        if color is None:
+            color = tty and not os.environ.get("NO_COLOR")
+        self.color = color
+        self.live = live
+        self._buf: list[str] = []
+        self._console: Any = None
+        if color:
+            from rich.console import Console
+
+            self._console = Console(highlight=False, soft_wrap=True, force_terminal=True)
+
+    def line(self, text: str, rec: Any = None) -> None:
+        if self._console is not None:
+            from amqpcli.render.traffic import styled
+
+            self._console.print(styled(text, rec) if rec is not None else text)
+            return
+        self._buf.append(text)
+        if self.live or len(self._buf) >= 2048:
+            self.flush()
+
+    def json(self, obj: dict[str, Any]) -> None:
+        self._buf.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        if self.live or len(self._buf) >= 1024:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buf:
+            sys.stdout.write("\n".join(self._buf) + "\n")
+            self._buf.clear()
+            if self.live:
+                sys.stdout.flush()
+
+
+def _events(dis: Dissector, files: list[Path], live: str | None, keylog: Path | None,
+            bpf: str | None, count: int | None) -> Iterator[Any]:
+    """Records from files, a live interface, or TLS decryption."""
+    ports = sorted(dis.ports)
+    if live is not None:
+        from amqpcli.capture.live import decrypt_tls, live_capture
+
+        flt = bpf or "tcp and (" + " or ".join(f"port {p}" for p in {*ports, 5671}) + ")"
+        if keylog is not None:
+            ev: Iterable[Any] = decrypt_tls(None, str(keylog), interface=live, bpf_filter=flt,
+                                            ports=ports, packet_count=count)
+        else:
+            ev = live_capture(live, flt, ports=ports, packet_count=count)
+        yield from dis.run(ev)
+        return
+    if keylog is not None:
+        from amqpcli.capture.live import decrypt_tls
+
+        tls_ports = sorted({5671, *ports})
+        ev = itertools.chain.from_iterable(
+            decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports) for f in files)
+        yield from dis.run(ev)
+        return
+    yield from dis.read([str(f) for f in files])
+
+
+@app.command("pcap-dump")
+def pcap_dump(
+    files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time.", show_default=False)] = None,
+    port: Annotated[list[int] | None, typer.Option("--port", "-p", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
+    tls_keylog: Annotated[Path | None, typer.Option("--tls-keylog", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
+    live: Annotated[str | None, typer.Option("--live", help="Capture live on this interface (needs capture rights) and print as traffic flows.", rich_help_panel=_SRC)] = None,
+    bpf: Annotated[str | None, typer.Option("--bpf", help="Capture filter for --live (default: the AMQP ports).", rich_help_panel=_SRC)] = None,
+    count: Annotated[int | None, typer.Option("--count", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
+    deliveries: Annotated[bool, typer.Option("--deliveries", "-d", help="One line per delivery: link, id, tag, size, outcome, who settled, latency.", rich_help_panel=_OUT)] = False,
+    links: Annotated[bool, typer.Option("--links", "-l", help="Every link at the end: handles, termini, credit, outcomes, latency.", rich_help_panel=_OUT)] = False,
+    connections: Annotated[bool, typer.Option("--connections", "-c", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
+    summary: Annotated[bool, typer.Option("--summary", "-s", help="Counts by performative and outcome, latency per link, credit stalls, violations.", rich_help_panel=_OUT)] = False,
+    frames: Annotated[bool, typer.Option("--frames", help="Frame lines too when another view is chosen (they are the default).", rich_help_panel=_OUT)] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line (lossless; messages as `recv --json` writes them).", rich_help_panel=_OUT)] = False,
+    brief: Annotated[bool, typer.Option("--frames-only", "--brief", help="Decode performatives only, not messages: frame lines without bodies.", rich_help_panel=_OUT)] = False,
+    bodies: Annotated[bool, typer.Option("--bodies", help="Message bodies on delivery lines too.", rich_help_panel=_OUT)] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords (masked by default).", rich_help_panel=_OUT)] = False,
+    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour (default: on a terminal, unless NO_COLOR is set).", rich_help_panel=_OUT, show_default=False)] = None,
+    stall: Annotated[float, typer.Option("--stall", help="Seconds without credit, while the sender waits, that count as a credit stall.", rich_help_panel=_OUT)] = 1.0,
+    connection: Annotated[list[str] | None, typer.Option("--connection", "-C", help="Only this connection: c1, an address or ip:port (repeatable).", rich_help_panel=_SEL)] = None,
+    address: Annotated[list[str] | None, typer.Option("--address", "-a", help="Only links to this node address (glob, repeatable).", rich_help_panel=_SEL)] = None,
+    link: Annotated[list[str] | None, typer.Option("--link", help="Only links with this name (glob, repeatable).", rich_help_panel=_SEL)] = None,
+    performative: Annotated[list[str] | None, typer.Option("--performative", "-P", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,
+    state: Annotated[list[str] | None, typer.Option("--state", help="Only deliveries with this outcome, frames carrying this state: accepted, rejected, released, modified, unsettled, ...", rich_help_panel=_SEL)] = None,
+    since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
+) -> None:
+    """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
+    files = list(files or [])
+    if not files and live is None:
+        raise UserError("give capture files, or --live INTERFACE", Exit.USAGE)
+    if files and live is not None:
+        raise UserError("give capture files or --live, not both", Exit.USAGE)
+    for f in files:
+        if not f.exists():
+            raise UserError(f"{f}: no such file", Exit.USAGE)
+        if f.is_dir():
+            raise UserError(f"{f}: is a directory", Exit.USAGE)
+    if tls_keylog is not None and not tls_keylog.is_file():
+        raise UserError(f"{tls_keylog}: no such key log file", Exit.USAGE)
+    if stall <= 0:
+        raise UserError("--stall must be positive", Exit.USAGE)
+    show_frames = frames or not (deliveries or links or connections or summary)
+    flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
+                 performatives=performative or (), states=state or (), since=since,
+                 until=until)
+    dis = Dissector(keep_payload=(json_out and deliveries) or bodies, stall_threshold=stall,
+                    ports=port or ())
+    out = Out(None if not json_out else False, live is not None) if color is None else Out(
+        color and not json_out, live is not None)
+    summ = Summary() if summary else None
+    full = not brief
+    try:
+        _loop(dis, _events(dis, files, live, tls_keylog, bpf, count), out, flt, summ,
+              show_frames, deliveries, json_out, full, bodies, show_secrets)
+    finally:
+        out.flush()
+    if links or connections or summ is not None:
+        _end_views(dis, out, flt, summ, links, connections, json_out, stall)
+    out.flush()
+    _exit_status(dis, files or [Path(live or "")])
+
+
+def _loop(dis: Dissector, records: Iterator[Any], out: Out, flt: Filter, summ: Summary | None,
+          show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
+          show_secrets: bool) -> None:
+    from amqpcli.render.deliveries import delivery_json, delivery_line
+    from amqpcli.render.traffic import (
+        notice_json,
+        notice_line,
+        record_json,
+        record_line,
+        violation_json,
+        violation_line,
+    )
+
+    filtering = flt.active
+    resolved = False
+    line = out.line
+    for rec in records:
+        if not resolved and dis.first_time is not None:
+            flt.resolve(dis.first_time)
+            resolved = True
+        cls = rec.__class__
+        if cls is FrameRecord:
+            if filtering and not flt.frame(rec):
+                continue
+            if summ is not None:
+                summ.add(rec)
+            if show_frames:
+                if json_out:
+                    out.json(record_json(rec, show_secrets=show_secrets, bodies=full))
+                else:
+                    line(record_line(rec, show_secrets=show_secrets, bodies=full), rec)
+        elif cls is DeliveryRecord:
+            if filtering and not flt.delivery(rec):
+                continue
+            if summ is not None:
+                summ.add(rec)
+            if show_deliveries:
+                if json_out:
+                    out.json(delivery_json(rec, message=bodies or full))
+                else:
+                    line(delivery_line(rec, bodies=bodies))
+        elif cls is ViolationRecord:
+            if filtering and not flt.violation(rec):
+                continue
+            if summ is not None:
+                summ.add(rec)
+            if show_frames or show_deliveries:
+                if json_out:
+                    out.json(violation_json(rec))
+                else:
+                    line(violation_line(rec), rec)
+        elif cls is Notice:
+            if filtering and not flt.notice(rec):
+                continue
+            if summ is not None:
+                summ.add(rec)
+            if json_out:
+                out.json(notice_json(rec))
+            elif rec.kind != "capture-error" and (show_frames or show_deliveries
+                                                   or rec.kind == "encrypted"):
+                line(notice_line(rec), rec)  # a capture error ends the run with its message
+
+
+def _end_views(dis: Dissector, out: Out, flt: Filter, summ: Summary | None, links: bool,
+               connections: bool, json_out: bool, stall: float) -> None:
+    from amqpcli.render.deliveries import (
+        connection_json,
+        connection_lines,
+        link_json,
+        link_lines,
+    )
+    from amqpcli.render.summary import summary_json, summary_lines
+
+    if links:
+        for c in dis.conns:
+            if not flt.conn(c):
+                continue
+            for ls in c.links:
+                if not flt.link_stats(ls):
+                    continue
+                if json_out:
+                    out.json(link_json(c, ls))
+                else:
+                    for text in link_lines(c, ls):
+                        out.line(text)
+    if connections:
+        for c in dis.conns:
+            if not flt.conn(c):
+                continue
+            if json_out:
+                out.json(connection_json(c))
+            else:
+                for text in connection_lines(c):
+                    out.line(text)
+    if summ is not None:
+        summ.finish(dis.conns, flt)
+        if json_out:
+            out.json(summary_json(summ))
+        else:
+            for text in summary_lines(summ, stall_threshold=stall):
+                out.line(text)
+
+
+def _exit_status(dis: Dissector, sources: list[Path]) -> None:
+    """Exit 8 (after everything readable was printed) for a damaged capture, one without
+    AMQP, or AMQP bytes that did not decode."""
+    if dis.capture_errors:
+        e = dis.capture_errors[0]
+        more = f" (and {len(dis.capture_errors) - 1} more)" if len(dis.capture_errors) > 1 else ""
+        raise UserError(f"{e}{more}; what could be read was printed", Exit.DECODE)
+    if not dis.conns:
+        names = ", ".join(str(s) for s in sources)
+        others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))
+        what = f"{sum(dis.other_flows.values())} TCP flows: {others}" if others else (
+            f"{dis.packets} packets, no TCP flows")
+        raise UserError(f"no AMQP traffic in {names} ({what})", Exit.DECODE)
+    errors = sum(c.frame_errors for c in dis.conns)
+    skipped = sum(c.skipped_bytes for c in dis.conns if not c.midstream and not c.gaps)
+    if errors or skipped:
+        bits = []
+        if errors:
+            bits.append(f"{errors} frames could not be decoded")
+        if skipped:
+            bits.append(f"{skipped} bytes were skipped")
+        raise UserError("; ".join(bits) + " (shown where they were found)", Exit.DECODE)

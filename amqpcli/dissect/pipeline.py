@@ -1,0 +1,584 @@
+"""Capture events → frames → engine observer → records.
+
+`Dissector.run(events)` takes the capture package's events (`Opened`, `Data`, `Gap`,
+`Closed`, from a file, a live interface or TLS decryption) and yields records
+(`records.py`) in capture order. Per TCP flow it picks a handler by the protocol the flow
+speaks: AMQP 1.0 (with or without SASL) goes through a `DirectionReader` per direction and
+one engine `Observer`; AMQP 0-10 through `amqpcli.amqp010.ConnectionObserver`; TLS and
+other protocols get one notice. `Dissector.read(paths)` does the same for capture files
+and knows which packet completed each frame.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Iterator
+from typing import Any
+
+from amqpcli.capture import (
+    AMQP_0_10,
+    AMQP_1_0,
+    AMQP_SASL,
+    AMQP_TLS,
+    TLS,
+    UNKNOWN,
+    CaptureError,
+    Closed,
+    Data,
+    Gap,
+    Opened,
+    PacketDecoder,
+    read_capture,
+)
+from amqpcli.codec.frames import Frame, ProtocolHeader
+from amqpcli.dissect.records import (
+    AMQP010,
+    AMQP10,
+    Conn,
+    DeliveryRecord,
+    FrameRecord,
+    LinkStats,
+    Notice,
+    ViolationRecord,
+)
+from amqpcli.dissect.streams import DirectionReader
+from amqpcli.engine import (
+    CreditChanged,
+    DeliverySettled,
+    DeliveryStarted,
+    LinkAttached,
+    LinkDetached,
+    LinkRefused,
+    Observer,
+    SaslOutcome,
+    SessionBegun,
+    TerminusMismatch,
+    UnsettledReconciled,
+    Violation,
+)
+
+SIDES = ("client", "server")
+DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
+Record = FrameRecord | DeliveryRecord | ViolationRecord | Notice
+
+
+class CountingDecoder(PacketDecoder):
+    """The capture's packet decoder, counting packets: events yielded right after a
+    packet was fed belong to that packet (its number is tshark's frame number)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def decode(self, linktype: int, data: memoryview) -> Any:
+        self.count += 1
+        return super().decode(linktype, data)
+
+
+class Dissector:
+    """Turns capture events into records. Options:
+
+    * `keep_payload`: keep transfer payloads (messages) on delivery records (`--json`,
+      message bodies in delivery views); frame records always carry the frame's payload.
+    * `stall_threshold`: seconds a link may go without credit while its sender has
+      something to send before it counts as a credit stall.
+    * `ports`: TCP ports whose flows are read as AMQP 1.0 even without a protocol header
+      (captures that start mid-connection).
+    """
+
+    def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
+                 ports: Collection[int] = ()) -> None:
+        self.keep_payload = keep_payload
+        self.stall_threshold = stall_threshold
+        self.ports = frozenset(ports) | DEFAULT_PORTS
+        self.conns: list[Conn] = []
+        self.capture_errors: list[CaptureError] = []
+        self.other_flows: dict[str, int] = {}  # protocol -> flows not shown
+        self.first_time: float | None = None
+        self.last_time = 0.0
+        self._handlers: dict[int, _Handler | None] = {}  # flow index -> handler
+        self.decoder = CountingDecoder()
+
+    @property
+    def packets(self) -> int:
+        return self.decoder.count
+
+    # --- inputs ---------------------------------------------------------------------
+
+    def read(self, sources: str | os.PathLike[str] | Iterable[Any]) -> Iterator[Record]:
+        """Records of capture files (several are merged by time). A damaged file ends
+        in a `capture-error` notice after every readable record; the error is kept in
+        `capture_errors`."""
+        events = read_capture(sources, ports=self.ports, decoder=self.decoder)
+        try:
+            yield from self.run(events, counted=True)
+        except CaptureError as e:
+            self.capture_errors.append(e)
+            yield Notice(None, None, self.last_time, self.packets, "capture-error", str(e))
+
+    def run(self, events: Iterable[Any], counted: bool = False) -> Iterator[Record]:
+        """Records of any stream of capture events (live, decrypted, crafted)."""
+        dec = self.decoder
+        handlers = self._handlers
+        for ev in events:
+            packet = dec.count if counted else 0
+            cls = ev.__class__
+            if cls is Data:
+                h = handlers.get(ev.flow.index)
+                if h is not None:
+                    yield from h.data(ev, packet)
+            elif cls is Opened:
+                yield from self._opened(ev, packet)
+            elif cls is Gap:
+                h = handlers.get(ev.flow.index)
+                if h is not None:
+                    yield from h.gap(ev, packet)
+            elif cls is Closed:
+                h = handlers.get(ev.flow.index)
+                if h is not None:
+                    yield from h.closed(ev, packet)
+
+    def _opened(self, ev: Opened, packet: int) -> Iterator[Record]:
+        flow = ev.flow
+        t = ev.time_ns / 1e9
+        if self.first_time is None:
+            self.first_time = t
+        proto = flow.protocol or UNKNOWN
+        selected = proto in (AMQP_1_0, AMQP_SASL, AMQP_0_10, AMQP_TLS) or (
+            proto == UNKNOWN and flow.by_port)
+        tls = proto == TLS and (flow.server_port in self.ports or flow.server_port == 5671)
+        if not selected and not tls:
+            self.other_flows[proto] = self.other_flows.get(proto, 0) + 1
+            self._handlers[flow.index] = None
+            return
+        conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
+                    _ep(flow.server), proto, t, t)
+        self.conns.append(conn)
+        if proto == AMQP_0_10:
+            conn.protocol = AMQP010
+            self._handlers[flow.index] = _Handler010(self, conn)
+        elif tls or proto == AMQP_TLS:
+            self._handlers[flow.index] = None
+            what = "TLS" if tls else "AMQP over TLS (protocol id 2)"
+            text = f"{what}: encrypted, not decoded (give --tls-keylog FILE to decrypt)"
+            conn.notes.append(text)
+            yield Notice(conn, None, t, packet, "encrypted", text)
+        else:
+            conn.protocol = AMQP10
+            conn.midstream = proto == UNKNOWN
+            h = _Handler10(self, conn)
+            self._handlers[flow.index] = h
+            if conn.midstream:
+                text = "no protocol header: the capture starts mid-connection"
+                conn.notes.append(text)
+                yield Notice(conn, None, t, packet, "midstream", text)
+
+    def finish(self) -> Iterator[Record]:
+        """Nothing left open after `run`: the capture's end closes every flow (how="end");
+        kept for callers that feed events themselves and stop early."""
+        for h in list(self._handlers.values()):
+            if h is not None and not h.done:
+                yield from h.finish(self.last_time, self.packets)
+
+
+def _ep(e: Any) -> str:
+    if e is None:
+        return "?"
+    from amqpcli.capture import format_ip
+
+    ip = format_ip(e[0]) if not isinstance(e[0], str) else e[0]
+    return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
+
+
+class _Handler:
+    done = False
+
+    def data(self, ev: Any, packet: int) -> Iterator[Record]:
+        raise NotImplementedError
+
+    def gap(self, ev: Any, packet: int) -> Iterator[Record]:
+        raise NotImplementedError
+
+    def closed(self, ev: Any, packet: int) -> Iterator[Record]:
+        raise NotImplementedError
+
+    def finish(self, t: float, packet: int) -> Iterator[Record]:
+        raise NotImplementedError
+
+
+# --- AMQP 1.0 --------------------------------------------------------------------------
+
+
+class _Handler10(_Handler):
+    """One AMQP 1.0 connection: a reader per direction, one observer for both."""
+
+    def __init__(self, dis: Dissector, conn: Conn) -> None:
+        self.dis = dis
+        self.conn = conn
+        self.observer = Observer(SIDES, keep_payload=dis.keep_payload, midstream=conn.midstream)
+        conn.observer = self.observer
+        self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
+        self._idle_reported: set[str] = set()
+        self._sessions: list[Any] = []
+
+    def data(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        t = ev.time_ns / 1e9
+        conn = self.conn
+        conn.last_time = t
+        self.dis.last_time = t
+        conn.bytes[side] += len(ev.data)
+        reader = self.readers[side]
+        items = reader.feed(ev.data)
+        if reader.notes:
+            yield from self._notes(reader, side, t, packet)
+        if items:
+            yield from self._items(side, items, t, packet)
+
+    def _notes(self, reader: DirectionReader, side: str, t: float,
+               packet: int) -> Iterator[Record]:
+        conn = self.conn
+        for text in reader.notes:
+            kind = "resync" if text.startswith("resync") else "skipped"
+            conn.resyncs = reader.resyncs + self.readers[_other(side)].resyncs
+            conn.skipped_bytes = (reader.skipped_total
+                                  + self.readers[_other(side)].skipped_total)
+            yield Notice(conn, side, t, packet, kind, text)
+        reader.notes.clear()
+
+    def _items(self, side: str, items: list[Any], t: float, packet: int) -> Iterator[Record]:
+        conn = self.conn
+        obs = self.observer
+        model = obs.connection
+        feed = obs.feed
+        for item in items:
+            cls = item.__class__
+            if cls is Frame:
+                last = model.last_frame_time[side]
+                events = feed(side, item, t)
+                conn.frames[side] += 1
+                rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
+                yield rec
+                if last is not None and side not in self._idle_reported:
+                    limit = model.idle_timeout(_other(side))
+                    if limit is not None and t - last > limit:
+                        self._idle_reported.add(side)
+                        conn.violations += 1
+                        yield ViolationRecord(
+                            conn, AMQP10, "idle-timeout", side,
+                            f"{side} silent for {t - last:.3f} s, more than the "
+                            f"{limit:g} s idle-timeout {_other(side)} announced",
+                            model.frame_no, packet, t)
+            elif cls is ProtocolHeader:
+                events = feed(side, item, t)
+                yield FrameRecord(conn, side, t, packet, 0, item, events)
+            else:
+                events = feed(side, item, t)
+                conn.frame_errors += 1
+                conn.frames[side] += 1
+                yield FrameRecord(conn, side, t, packet, model.frame_no, item, events)
+            if events:
+                yield from self._events(events, t, packet)
+
+    def _events(self, events: list[Any], t: float, packet: int) -> Iterator[Record]:
+        conn = self.conn
+        for ev in events:
+            cls = ev.__class__
+            if cls is DeliveryStarted:
+                d = ev.delivery
+                ls = conn.link_for(d.link)
+                if ls is not None:
+                    ls.deliveries += 1
+                    conn.deliveries += 1
+                    link = d.link
+                    if link.link_credit <= 0 and ls.credit_zero_since is None:
+                        ls.credit_zero_since = t
+                        ls.stall_available = bool(link.available)
+            elif cls is DeliverySettled:
+                yield self._delivery(ev.delivery, False)
+            elif cls is CreditChanged:
+                if ev.link is not None:
+                    self._credit(ev, t)
+            elif cls is Violation:
+                conn.violations += 1
+                link = ev.link
+                yield ViolationRecord(conn, AMQP10, ev.kind, ev.side, ev.detail, ev.frame_no,
+                                      packet, t, str(link.name) if link is not None else None)
+            elif cls is LinkAttached:
+                link = ev.link
+                ls = conn.link_for(link)
+                if ls is None:
+                    no = self._session_no(link.session)
+                    ls = LinkStats(link, no, attached=t)
+                    conn.links.append(ls)
+                ls.handles.update(link.handle)
+            elif cls is LinkDetached:
+                ls = conn.link_for(ev.link)
+                if ls is not None:
+                    ls.detached = t
+                    self._stall_end(ls, t, False)
+            elif cls is SessionBegun:
+                self._session_no(ev.session)
+            elif cls is TerminusMismatch:
+                diffs = "; ".join(
+                    f"{d.field}: asked {_short(d.requested)}, granted {_short(d.granted)}"
+                    + (f" ({d.note})" if d.note else "") for d in ev.differences)
+                text = f"link {ev.link.name!r}: {ev.side} granted differently: {diffs}"
+                ls = conn.link_for(ev.link)
+                if ls is not None:
+                    ls.notes.append(text)
+                yield Notice(conn, ev.side, t, packet, "link", text)
+            elif cls is UnsettledReconciled:
+                text = (f"link {ev.link.name!r}: {ev.side}'s unsettled map on re-attach vs "
+                        f"what was seen: {len(ev.only_in_attach)} only in the attach, "
+                        f"{len(ev.only_in_model)} only seen, {len(ev.state_differs)} "
+                        "with another state")
+                ls = conn.link_for(ev.link)
+                if ls is not None:
+                    ls.notes.append(text)
+                yield Notice(conn, ev.side, t, packet, "link", text)
+            elif cls is LinkRefused:
+                err = ev.error
+                text = f"link {ev.link.name!r} refused by {ev.side}" + (
+                    f": {getattr(err, 'condition', err)}" if err is not None else "")
+                ls = conn.link_for(ev.link)
+                if ls is not None:
+                    ls.notes.append(text)
+                yield Notice(conn, ev.side, t, packet, "link", text)
+            elif cls is SaslOutcome:
+                conn.sasl_outcome = ev.code
+
+    def _session_no(self, session: Any) -> int:
+        """The session's number in this connection, 1-based, in order of first sight."""
+        for i, s in enumerate(self._sessions):
+            if s is session:
+                return i + 1
+        self._sessions.append(session)
+        self.conn.sessions = len(self._sessions)
+        return len(self._sessions)
+
+    def _credit(self, ev: CreditChanged, t: float) -> None:
+        ls = self.conn.link_for(ev.link)
+        if ls is None:
+            return
+        ls.flows += 1
+        if ev.drain:
+            ls.drains += 1
+        if ev.echo:
+            ls.echoes += 1
+        credit = ev.link_credit
+        if credit is not None and credit > ls.max_credit:
+            ls.max_credit = credit
+        ls.credit_timeline.append((t, ev.side, credit, ev.delivery_count, ev.available,
+                                   ev.drain, ev.echo))
+        if credit is not None and credit > 0:
+            self._stall_end(ls, t, True)
+        elif credit is not None and credit <= 0:
+            if ls.credit_zero_since is None:
+                ls.credit_zero_since = t
+            if ev.available:
+                ls.stall_available = True
+
+    def _stall_end(self, ls: LinkStats, t: float, granted: bool) -> None:
+        start = ls.credit_zero_since
+        if start is None:
+            return
+        ls.credit_zero_since = None
+        waited = t - start
+        # a sender that said it had messages, or a link that was busy before: waiting
+        if waited >= self.dis.stall_threshold and (ls.stall_available or (
+                granted and ls.deliveries > 0)):
+            ls.stalls.append((start, waited))
+        ls.stall_available = False
+
+    def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord:
+        conn = self.conn
+        link = d.link
+        ls = conn.link_for(link)
+        outcome = d.outcome
+        end = at_end or (outcome == "abandoned" and conn.closed.get(d.sender) == "end")
+        if end and outcome == "abandoned":
+            outcome = "unsettled"
+        state = d.receiver_state if d.receiver_state is not None else d.sender_state
+        settled_by = None
+        if d.settled_by is not None:
+            settled_by = "sender" if d.settled_by == d.sender else "receiver"
+        second = (d.rcv_settle_mode if d.rcv_settle_mode is not None else link.rcv_mode) == 1
+        rec = DeliveryRecord(
+            conn, AMQP10, str(link.name), ls.address() if ls is not None else None,
+            d.sender, d.delivery_id, d.tag, d.size, d.frames, outcome, state, settled_by,
+            d.presettled, second, d.first_time, d.settled_time, d.txn_id, d.resumed,
+            d.aborted, end, d.timeline,
+            d.payload if self.dis.keep_payload else None, ls)
+        if ls is not None:
+            ls.settled += 1
+            ls.bytes += d.size
+            ls.outcomes[outcome] = ls.outcomes.get(outcome, 0) + 1
+            lat = rec.latency
+            if lat is not None and not d.presettled:
+                ls.latencies.append(lat)
+        return rec
+
+    def gap(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        t = ev.time_ns / 1e9
+        conn = self.conn
+        conn.gaps += 1
+        conn.gap_bytes += ev.size
+        self.readers[side].gap(ev.size)
+        # frames before the gap are missing: judge what follows leniently
+        self.observer.connection.midstream = True
+        yield Notice(conn, side, t, packet, "gap",
+                     f"{ev.size} bytes from the {side} missing from the capture "
+                     f"(stream offset {ev.offset}); looking for the next frame")
+
+    def closed(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        t = ev.time_ns / 1e9
+        yield from self._close_side(side, ev.how, t, packet)
+
+    def _close_side(self, side: str, how: str, t: float, packet: int) -> Iterator[Record]:
+        conn = self.conn
+        if side in conn.closed:
+            return
+        conn.closed[side] = how
+        reader = self.readers[side]
+        items = reader.close()
+        if reader.notes:
+            yield from self._notes(reader, side, t, packet)
+        if items:
+            yield from self._items(side, items, t, packet)
+        if reader.opaque is not None and reader.opaque != "error":
+            yield Notice(conn, side, t, packet, "opaque",
+                         f"after its {reader.opaque} header the {side}'s bytes are not decoded")
+        events = self.observer.transport_closed(side, t)
+        for ls in conn.links:
+            self._stall_end(ls, t, False)
+        yield from self._events(events, t, packet)
+        if len(conn.closed) == 2:
+            self.done = True
+
+    def finish(self, t: float, packet: int) -> Iterator[Record]:
+        for side in SIDES:
+            yield from self._close_side(side, "end", t, packet)
+
+
+def _other(side: str) -> str:
+    return "server" if side == "client" else "client"
+
+
+def _short(v: Any) -> str:
+    from amqpcli.render.text import format_value
+
+    text = format_value(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# --- AMQP 0-10 -------------------------------------------------------------------------
+
+
+class _Handler010(_Handler):
+    """One AMQP 0-10 connection through `amqpcli.amqp010.ConnectionObserver`."""
+
+    def __init__(self, dis: Dissector, conn: Conn) -> None:
+        from amqpcli.amqp010 import ConnectionObserver
+
+        self.dis = dis
+        self.conn = conn
+        self.observer = ConnectionObserver()
+        conn.observer = self.observer
+        self.dead: set[str] = set()
+        self.frame_no = 0
+        self.reported: set[int] = set()  # id() of messages already handed out
+
+    def data(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        if side in self.dead:
+            return
+        t = ev.time_ns / 1e9
+        self.conn.last_time = t
+        self.dis.last_time = t
+        self.conn.bytes[side] += len(ev.data)
+        yield from self._observed(self.observer.feed(side, ev.data, t), packet)
+
+    def _observed(self, observed: list[Any], packet: int) -> Iterator[Record]:
+        from amqpcli.amqp010 import Assembly, StreamError
+        from amqpcli.amqp010 import Violation as V010
+        from amqpcli.amqp010.session import OUTCOMES, MessageEvent
+
+        conn = self.conn
+        for o in observed:
+            item = o.item
+            no = 0
+            if isinstance(item, Assembly):
+                self.frame_no += 1
+                no = self.frame_no
+                conn.frames[o.side] += 1
+            elif isinstance(item, StreamError):
+                conn.frame_errors += 1
+                self.dead.add(o.side)
+            yield FrameRecord(conn, o.side, o.time, packet, no, item, o.events, AMQP010)
+            for ev in o.events:
+                if isinstance(ev, MessageEvent):
+                    m = ev.message
+                    if ev.entry.event == "transfer":
+                        conn.deliveries += 1
+                    final = ev.entry.event in OUTCOMES and not ev.entry.detail.get("ignored")
+                    if m.accept_mode == 1 and ev.entry.event == "transfer":
+                        final = True
+                    if final and id(m) not in self.reported:
+                        self.reported.add(id(m))
+                        yield self._delivery(m, o.time, False)
+                elif isinstance(ev, V010):
+                    conn.violations += 1
+                    yield ViolationRecord(conn, AMQP010, "violation", ev.side, ev.message, no,
+                                          packet, ev.time)
+
+    def _delivery(self, m: Any, t: float, at_end: bool) -> DeliveryRecord:
+        """A 0-10 message: its outcome (accept-mode none: accepted as sent), else
+        "completed" (the receiver completed the transfer) or "unsettled"."""
+        settled_time = None
+        settled_by = None
+        if m.accept_mode == 1:
+            outcome = m.outcome or "accepted"
+            settled_time, settled_by = m.time, "sender"
+        else:
+            outcome = m.outcome or ("completed" if m.completed else "unsettled")
+            wanted = ("accepted", "rejected", "released") if m.outcome else ("completed",)
+            for e in m.timeline:
+                if e.event in wanted:
+                    settled_time = e.time
+                    settled_by = "sender" if e.side == m.sender else "receiver"
+                    break
+        return DeliveryRecord(
+            self.conn, AMQP010, m.destination or "", m.destination, m.sender, m.command_id,
+            None, m.size, 1, outcome, None, settled_by, m.accept_mode == 1, False, m.time,
+            settled_time, at_end=at_end and outcome == "unsettled",
+            timeline=list(m.timeline), payload=m.body,
+            extra={"channel": m.channel, "headers": m.headers, "session": m.session})
+
+    def gap(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        t = ev.time_ns / 1e9
+        self.conn.gaps += 1
+        self.conn.gap_bytes += ev.size
+        self.dead.add(side)
+        yield Notice(self.conn, side, t, packet, "gap",
+                     f"{ev.size} bytes from the {side} missing from the capture; the rest "
+                     "of that direction is not decoded (0-10 has no resynchronisation)")
+
+    def closed(self, ev: Any, packet: int) -> Iterator[Record]:
+        side = SIDES[ev.direction]
+        self.conn.closed[side] = ev.how
+        if len(self.conn.closed) == 2:
+            yield from self.finish(ev.time_ns / 1e9, packet)
+
+    def finish(self, t: float, packet: int) -> Iterator[Record]:
+        if self.done:
+            return
+        self.done = True
+        yield from self._observed(self.observer.close(t), packet)
+        for m in self.observer.model.messages:
+            if id(m) not in self.reported:
+                self.reported.add(id(m))
+                yield self._delivery(m, t, True)

@@ -1,0 +1,179 @@
+"""What the dissector hands out: records, and the per-connection and per-link facts it
+keeps for the end-of-capture views.
+
+Records come in capture order: a `FrameRecord` for every protocol header, frame and frame
+error (0-10: every assembly), followed by what that frame caused — `DeliveryRecord`s for
+deliveries that became final, `ViolationRecord`s, `Notice`s (link notes such as a
+terminus granted differently). Notices also say what the capture itself did: a TCP gap,
+a resynchronisation, an encrypted or non-AMQP flow.
+
+Deliveries of both protocols are `DeliveryRecord`s (a snapshot, so renderers never touch
+the engine's live objects); links and connections are summarised by `LinkStats` and
+`Conn` (which keep the engine's objects for the fields only the engine knows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+AMQP10 = "amqp-1.0"
+AMQP010 = "amqp-0-10"
+
+
+@dataclass(slots=True, eq=False)
+class LinkStats:
+    """One link of a connection, with what the dissector counted on it."""
+
+    link: Any  # the engine Link (1.0)
+    session_no: int  # index of its session in the connection (1-based)
+    handles: dict[str, int] = field(default_factory=dict)  # side -> handle
+    attached: float | None = None
+    detached: float | None = None
+    deliveries: int = 0
+    settled: int = 0
+    bytes: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    flows: int = 0
+    drains: int = 0
+    echoes: int = 0
+    max_credit: int = 0
+    credit_zero_since: float | None = None  # credit ran out at this time
+    stall_available: bool = False  # the sender said it had messages while stalled
+    stalls: list[tuple[float, float]] = field(default_factory=list)  # (start, seconds)
+    credit_timeline: list[tuple[float, str, int | None, int | None, int | None, bool, bool]] = field(
+        default_factory=list)  # (time, side, credit, delivery-count, available, drain, echo)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return str(self.link.name)
+
+    def address(self) -> str | None:
+        """The node address: the target's for a sender the client attached, else the
+        source's (whichever terminus names a node)."""
+        for t in (self.link.target, self.link.source) if self._client_sends() else (
+                self.link.source, self.link.target):
+            a = getattr(t, "address", None)
+            if a is not None:
+                return str(a)
+        return None
+
+    def _client_sends(self) -> bool:
+        return bool(self.link.sender == self.link.initiator)
+
+
+@dataclass(slots=True, eq=False)
+class Conn:
+    """One TCP flow and what it carried."""
+
+    index: int  # 1-based, in order of the flow's first packet
+    label: str  # "c1"
+    client: str  # "10.0.0.1:40000"
+    server: str
+    protocol: str  # amqp-1.0, amqp-0-10, tls, amqp-tls, amqp-0-9-1, unknown, ...
+    first_time: float
+    last_time: float = 0.0
+    observer: Any = None  # engine Observer (1.0) or amqp010 ConnectionObserver
+    midstream: bool = False
+    links: list[LinkStats] = field(default_factory=list)
+    sessions: int = 0
+    frames: dict[str, int] = field(default_factory=lambda: {"client": 0, "server": 0})
+    bytes: dict[str, int] = field(default_factory=lambda: {"client": 0, "server": 0})
+    gaps: int = 0
+    gap_bytes: int = 0
+    resyncs: int = 0
+    skipped_bytes: int = 0
+    frame_errors: int = 0
+    violations: int = 0
+    deliveries: int = 0
+    closed: dict[str, str] = field(default_factory=dict)  # side -> fin / rst / end
+    sasl_outcome: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def endpoints(self) -> str:
+        return f"{self.client} -> {self.server}"
+
+    def link_for(self, link: Any) -> LinkStats | None:
+        for ls in reversed(self.links):
+            if ls.link is link:
+                return ls
+        return None
+
+
+@dataclass(slots=True, eq=False)
+class FrameRecord:
+    """One item read from one direction: a protocol header, frame or frame error (1.0),
+    or a protocol header, assembly or stream error (0-10), with the engine's events."""
+
+    conn: Conn
+    side: str  # the sender: "client" or "server"
+    time: float
+    packet: int  # capture packet that completed it (0: unknown, e.g. decrypted TLS)
+    frame_no: int  # the engine's per-connection frame number (0 for headers)
+    item: Any
+    events: list[Any]
+    protocol: str = AMQP10
+
+
+@dataclass(slots=True, eq=False)
+class DeliveryRecord:
+    """A delivery (0-10: a message.transfer) that reached its end, or the end of input."""
+
+    conn: Conn
+    protocol: str
+    link: str  # link name (0-10: the destination)
+    address: str | None
+    sender: str  # the side that sent the message
+    delivery_id: int | None
+    tag: bytes | None
+    size: int
+    frames: int
+    outcome: str  # accepted, rejected, released, modified, settled, aborted, abandoned, unsettled, ...
+    state: Any  # the deciding delivery state (1.0 composite), for details such as an error
+    settled_by: str | None  # "sender", "receiver" or None
+    presettled: bool
+    second_mode: bool
+    first_time: float | None
+    settled_time: float | None
+    txn_id: bytes | None = None
+    resumed: bool = False
+    aborted: bool = False
+    at_end: bool = False  # still unsettled when the capture ended
+    timeline: list[Any] = field(default_factory=list)
+    payload: bytes | None = None  # 1.0: the message bytes when kept; 0-10: the body
+    link_stats: LinkStats | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # 0-10: header structs etc.
+
+    @property
+    def latency(self) -> float | None:
+        if self.first_time is None or self.settled_time is None:
+            return None
+        return self.settled_time - self.first_time
+
+
+@dataclass(slots=True, eq=False)
+class ViolationRecord:
+    conn: Conn
+    protocol: str
+    kind: str
+    side: str  # who broke the protocol
+    detail: str
+    frame_no: int
+    packet: int
+    time: float
+    link: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Notice:
+    """Something about the capture or the conversation that is not a frame."""
+
+    conn: Conn | None
+    side: str | None
+    time: float
+    packet: int
+    kind: str  # gap, resync, encrypted, not-amqp, skipped, link, truncated, capture-error
+    text: str

@@ -1,0 +1,107 @@
+"""The end-of-capture summary: counts by performative and outcome, latency percentiles
+per link, credit stalls, violations. Fed the records that passed the filters; links come
+from the dissector's connections at the end."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.dissect.filters import Filter, performative_name
+from amqpcli.dissect.records import (
+    Conn,
+    DeliveryRecord,
+    FrameRecord,
+    LinkStats,
+    Notice,
+    ViolationRecord,
+)
+
+MAX_LISTED_VIOLATIONS = 50
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of already sorted values (q in 0..100)."""
+    if not sorted_values:
+        raise ValueError("no values")
+    k = max(0, min(len(sorted_values) - 1, math.ceil(q / 100 * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+@dataclass(slots=True)
+class LinkSummary:
+    conn: str
+    name: str
+    address: str | None
+    sender: str
+    deliveries: int
+    outcomes: dict[str, int]
+    latency: dict[str, float] | None  # p50, p90, p99, max (seconds)
+    stalls: list[tuple[float, float]]
+    flows: int
+    drains: int
+
+
+@dataclass
+class Summary:
+    """Counters over the records given to `add`; `finish(conns, filter)` adds the links."""
+
+    connections: int = 0
+    frames: int = 0
+    bytes: int = 0
+    by_performative: dict[str, int] = field(default_factory=dict)
+    by_outcome: dict[str, int] = field(default_factory=dict)
+    deliveries: int = 0
+    violations: list[ViolationRecord] = field(default_factory=list)
+    by_violation: dict[str, int] = field(default_factory=dict)
+    notices: dict[str, int] = field(default_factory=dict)
+    links: list[LinkSummary] = field(default_factory=list)
+    protocols: dict[str, int] = field(default_factory=dict)
+    first_time: float | None = None
+    last_time: float | None = None
+    unsettled_at_end: int = 0
+
+    def add(self, rec: Any) -> None:
+        cls = rec.__class__
+        if cls is FrameRecord:
+            self.frames += 1
+            name = performative_name(rec.item)
+            self.by_performative[name] = self.by_performative.get(name, 0) + 1
+            t = rec.time
+            if self.first_time is None or t < self.first_time:
+                self.first_time = t
+            if self.last_time is None or t > self.last_time:
+                self.last_time = t
+        elif cls is DeliveryRecord:
+            self.deliveries += 1
+            self.by_outcome[rec.outcome] = self.by_outcome.get(rec.outcome, 0) + 1
+            if rec.at_end:
+                self.unsettled_at_end += 1
+        elif cls is ViolationRecord:
+            self.by_violation[rec.kind] = self.by_violation.get(rec.kind, 0) + 1
+            if len(self.violations) < MAX_LISTED_VIOLATIONS:
+                self.violations.append(rec)
+        elif cls is Notice:
+            self.notices[rec.kind] = self.notices.get(rec.kind, 0) + 1
+
+    def finish(self, conns: list[Conn], flt: Filter | None = None) -> None:
+        for c in conns:
+            if flt is not None and not flt.conn(c):
+                continue
+            self.connections += 1
+            self.protocols[c.protocol] = self.protocols.get(c.protocol, 0) + 1
+            for ls in c.links:
+                if flt is not None and not flt.link_stats(ls):
+                    continue
+                self.links.append(link_summary(c, ls))
+
+
+def link_summary(c: Conn, ls: LinkStats) -> LinkSummary:
+    lat = None
+    if ls.latencies:
+        v = sorted(ls.latencies)
+        lat = {"p50": percentile(v, 50), "p90": percentile(v, 90), "p99": percentile(v, 99),
+               "max": v[-1]}
+    return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender), ls.deliveries,
+                       dict(ls.outcomes), lat, list(ls.stalls), ls.flows, ls.drains)

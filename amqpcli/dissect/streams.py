@@ -1,0 +1,235 @@
+"""One direction of an AMQP 1.0 conversation: bytes in, frame-reader items out, with
+resynchronisation where the stream cannot be trusted.
+
+The codec's `FrameReader` needs to start at a frame boundary and stops for good at a
+frame header it cannot trust. A capture breaks both assumptions: it may start in the middle
+of a connection, lose bytes (a TCP gap), or hold corrupt bytes. In those cases this reader
+*hunts*: it looks for the next plausible frame boundary — a sane size, data offset and
+frame type, a body that starts with a performative's descriptor and decodes to one — and
+confirms it with the frame that follows (its header must be sane as well) before it hands
+the bytes on to a fresh `FrameReader`. A protocol header ("AMQP" and a known version) is a
+boundary too.
+"""
+
+from __future__ import annotations
+
+from struct import Struct
+from typing import Any
+
+from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
+
+Item = ProtocolHeader | Frame | FrameError
+
+# Frames larger than this are taken as corrupt headers, not waited for.
+MAX_FRAME = 1 << 26
+# Sizes a hunted-for frame may have (a real one beyond this is waited for only when the
+# stream is already in sync).
+HUNT_MAX_FRAME = 1 << 24
+# Bytes kept while hunting; beyond, the oldest are dropped.
+HUNT_WINDOW = 1 << 22
+
+_header = Struct(">IBBH").unpack_from
+_u64 = Struct(">Q").unpack_from
+_AMQP_CODES = frozenset(range(0x10, 0x19))
+_SASL_CODES = frozenset(range(0x40, 0x45))
+_VERSIONS = frozenset((b"\x00\x01\x00\x00", b"\x03\x01\x00\x00", b"\x02\x01\x00\x00"))
+
+
+def _descriptor(buf: Any, p: int, n: int) -> int | None:
+    """The small-ulong or ulong descriptor code at `p` (None: not one, -1: need bytes)."""
+    if p + 3 > n:
+        return -1
+    if buf[p] != 0x00:
+        return None
+    c = buf[p + 1]
+    if c == 0x53:
+        return int(buf[p + 2])
+    if c == 0x80:
+        if p + 10 > n:
+            return -1
+        v: int = _u64(buf, p + 2)[0]
+        return v
+    return None
+
+
+def _plausible(buf: Any, p: int, n: int, limit: int) -> int:
+    """Is there a plausible frame header (and descriptor) at `p`? 1 yes, 0 no, -1 need
+    more bytes to say."""
+    if p + 8 > n:
+        return -1
+    if buf[p : p + 4] == b"AMQP":
+        return 1 if bytes(buf[p + 4 : p + 8]) in _VERSIONS else 0
+    size, doff, ftype, _ch = _header(buf, p)
+    if size < 8 or size > limit or doff < 2 or doff * 4 > size or ftype > 1:
+        return 0
+    if doff * 4 == size:
+        return 1  # an empty frame (heartbeat)
+    code = _descriptor(buf, p + doff * 4, n)
+    if code == -1:
+        return -1
+    if code is None:
+        return 0
+    return 1 if code in (_AMQP_CODES if ftype == 0 else _SASL_CODES) else 0
+
+
+def _decodes(buf: Any, p: int, n: int) -> int:
+    """Does the performative of the frame at `p` decode? 1 yes, 0 no, -1 need bytes."""
+    if buf[p : p + 4] == b"AMQP":
+        return 1
+    size, doff, ftype, _ch = _header(buf, p)
+    start = p + doff * 4
+    end = p + size
+    if start == end:
+        return 1
+    from amqpcli.codec.decode import decode
+    from amqpcli.codec.types import Composite, DecodeError
+
+    view = memoryview(buf)[start : min(end, n)]
+    try:
+        value, _end = decode(view, 0)
+    except DecodeError:
+        return -1 if end > n else 0
+    except Exception:  # noqa: BLE001 - garbage that upsets the decoder is not a frame
+        return 0
+    finally:
+        view.release()
+    ok = isinstance(value, Composite) and value.CODE in (_AMQP_CODES if ftype == 0 else _SASL_CODES)
+    return 1 if ok else 0
+
+
+def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
+                  limit: int = HUNT_MAX_FRAME) -> tuple[int | None, int]:
+    """The offset of the first confirmed frame boundary in `buf` at or after `start`.
+
+    Returns `(offset, resume)`: `offset` None when there is none yet; `resume` is where a
+    later search (with more bytes) must start again. With `final` (no more bytes will
+    come) a candidate that cannot be confirmed by a following frame is taken if its own
+    frame is complete and decodes.
+    """
+    n = len(buf)
+    p = start
+    while True:
+        # candidates: a protocol header, or a performative descriptor 8 bytes in
+        d = buf.find(b"\x00\x53", p + 8) if n - p >= 10 else -1
+        a = buf.find(b"AMQP", p)
+        cands = [x for x in (d - 8 if d >= 0 else -1, a) if x >= p]
+        if not cands:
+            # keep the tail that could still start a frame
+            return None, max(start, n - 16)
+        c = min(cands)
+        ok = _plausible(buf, c, n, limit)
+        if ok == -1:
+            if not final:
+                return None, c
+            ok = 0
+        if ok == 1:
+            dec = _decodes(buf, c, n)
+            if dec == -1:
+                if final:
+                    p = c + 1
+                    continue
+                return None, c
+            if dec == 1:
+                if buf[c : c + 4] == b"AMQP":
+                    nxt = c + 8
+                else:
+                    nxt = c + _header(buf, c)[0]
+                if nxt == n and final:
+                    return c, c
+                conf = _plausible(buf, nxt, n, limit)
+                if conf == 1:
+                    return c, c
+                if conf == -1:
+                    if final and nxt <= n:
+                        return c, c
+                    return None, c
+        p = c + 1
+
+
+class DirectionReader:
+    """Frames of one direction. `hunting=True` starts by looking for a frame boundary (a
+    capture that joined the connection late). `notes` collects what a reader of the
+    output should know (bytes skipped, resynchronised), for the caller to take."""
+
+    def __init__(self, hunting: bool = False) -> None:
+        self.reader: FrameReader | None = None if hunting else FrameReader(MAX_FRAME)
+        self._hunt = bytearray()
+        self._skipped = 0  # bytes thrown away while hunting
+        self.hunting = hunting
+        self.notes: list[str] = []
+        self.opaque: str | None = None  # protocol after an opaque header ("tls", ...)
+        self.resyncs = 0
+        self.skipped_total = 0
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
+        r = self.reader
+        if r is not None:
+            items = r.feed(data)
+            if r.opaque is not None:
+                self._after_opaque(r, items)
+            return items
+        if self.opaque is not None:
+            return []
+        self._hunt += data
+        return self._search(False)
+
+    def _after_opaque(self, r: FrameReader, items: list[Item]) -> None:
+        if r.opaque == "error":
+            bad = items[-1] if items and isinstance(items[-1], FrameError) else None
+            self.notes.append(
+                f"frame header cannot be trusted ({bad.found if bad else 'corrupt'}); "
+                "looking for the next frame")
+            self.reader = None
+            self.hunting = True
+            self._hunt = bytearray()
+        else:
+            self.opaque = r.opaque
+
+    def gap(self, size: int) -> None:
+        """Bytes the capture does not hold: drop what was pending and hunt."""
+        if self.opaque is not None:
+            return
+        if self.reader is not None:
+            self.reader = None
+        self._hunt = bytearray()
+        self.hunting = True
+
+    def _search(self, final: bool) -> list[Item]:
+        buf = self._hunt
+        pos, resume = find_boundary(buf, 0, final=final)
+        if pos is None:
+            if resume > 0:
+                self._skipped += resume
+                del buf[:resume]
+            if len(buf) > HUNT_WINDOW:
+                cut = len(buf) - HUNT_WINDOW
+                self._skipped += cut
+                del buf[:cut]
+            return []
+        skipped = self._skipped + pos
+        self.skipped_total += skipped
+        self.resyncs += 1
+        self._skipped = 0
+        self.notes.append(f"resynchronised: frames found again after skipping {skipped} bytes")
+        self.hunting = False
+        r = self.reader = FrameReader(MAX_FRAME)
+        rest = bytes(buf[pos:])
+        self._hunt = bytearray()
+        items = r.feed(rest)
+        if r.opaque is not None:
+            self._after_opaque(r, items)
+        return items
+
+    def close(self) -> list[Item]:
+        """End of the stream: a truncated tail, or a last search with what is left."""
+        if self.reader is not None:
+            return self.reader.close()
+        if self.opaque is not None or not self._hunt:
+            return []
+        items = self._search(True)
+        if self.reader is not None:
+            items += self.reader.close()
+        elif self._hunt or self._skipped:
+            self.notes.append(
+                f"no frame boundary found in the last {self._skipped + len(self._hunt)} bytes")
+        return items
