@@ -171,7 +171,7 @@ class _Out:
 
     def line(self, text: str, style: str = "") -> None:
         if self.rich:
-            self.console.print(text, style=style or None, markup=False)
+            self.console.print(text, style=style or None, markup=False, soft_wrap=True)
         else:
             sys.stdout.write(text + "\n")
 
