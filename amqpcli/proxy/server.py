@@ -12,8 +12,9 @@ A protocol error in the copy (a frame that does not decode) becomes an item in t
 stream like any other; it never touches the forwarded bytes. When one side closes, the
 other is half-closed, and the connection ends when both directions have.
 
-Nothing here prints: callers get `on_open`, `on_item`, `on_close` callbacks (the CLI
-prints lines, the TUI feeds its model), and an optional `Recorder` writes a capture.
+Nothing here prints: callers get `on_open`, `on_item` (each frame and the events it
+caused), `on_events` (events of a stream's end), `on_close` callbacks (the CLI prints
+lines, the TUI feeds its model), and an optional `Recorder` writes a capture.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ OnOpen = Callable[[ProxyConnection], None]
 OnItem = Callable[[ProxyConnection, str, Any, float, list[Event]], None]
 OnClose = Callable[[ProxyConnection, str], None]
 OnChunk = Callable[[ProxyConnection, str, bytes, float], None]
+OnEvents = Callable[[ProxyConnection, str, list[Event]], None]  # events not caused by a frame
 
 
 def _noop(*_: Any) -> None:
@@ -106,6 +108,7 @@ class Proxy:
         on_item: OnItem = _noop,
         on_close: OnClose = _noop,
         on_chunk: OnChunk = _noop,
+        on_events: OnEvents = _noop,
         recorder: Any = None,
         parse: bool = True,
         lock: contextlib.AbstractContextManager[Any] | None = None,
@@ -116,6 +119,7 @@ class Proxy:
         self.on_item = on_item
         self.on_close = on_close
         self.on_chunk = on_chunk
+        self.on_events = on_events
         self.recorder = recorder
         self.parse = parse
         # Held while the model is fed, so a reader on another thread sees whole frames.
@@ -217,6 +221,9 @@ class Proxy:
                 for side in (CLIENT, SERVER):
                     for item in conn.readers[side].close():
                         self.on_item(conn, side, item, t, conn.observer.feed(side, item, t))
+                    # Our readers hold the tail; the observer's own are empty: this only
+                    # reports the end of the stream (and abandons what is left unsettled).
+                    self.on_events(conn, side, conn.observer.transport_closed(side, t))
         if self.recorder is not None:
             self.recorder.end(conn)
         self.on_close(conn, conn.ended)

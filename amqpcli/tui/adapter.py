@@ -11,6 +11,7 @@ survives a replay restoring a checkpoint (which copies every object).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import RenderableType
@@ -32,6 +33,7 @@ from amqpcli.tui.view import (
     TimelineRow,
     UnsettledRow,
 )
+from amqpcli.tui.watch import EndOfStream
 
 MAX_ROWS = 200
 SCAN_LIMIT = 2000
@@ -42,6 +44,11 @@ _DIRECTION = {"client": "->", "server": "<-"}
 
 def frame_line(rec: FrameRecord) -> Text:
     """The frame log's line: the render package's one-line form, coloured by direction."""
+    if isinstance(rec.item, EndOfStream):
+        arrow = _DIRECTION.get(rec.side, "")
+        when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
+        return Text(f"{when} {rec.conn} {arrow} stream ended ({rec.item.how})",
+                    style="dim", no_wrap=True)
     line = item_line(rec.item, time=rec.time, connection=rec.conn, direction=_DIRECTION.get(rec.side))
     style = "cyan" if rec.side == "client" else "magenta"
     if type(rec.item).__name__ == "FrameError":
@@ -104,7 +111,7 @@ def _link_warnings(link: Any, violations: int) -> list[str]:
     for i, d in enumerate(link.live.values()):
         if i >= SCAN_LIMIT:
             break
-        if d.phase is Phase.WAIT_RECEIVER or (d.sender_settled != d.receiver_settled):
+        if d.phase == Phase.WAIT_RECEIVER or (d.sender_settled != d.receiver_settled):
             half += 1
     if half:
         w.append(f"{half} settled by one side only")
@@ -289,7 +296,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
 # -- delivery detail --------------------------------------------------------------------------
 
 
-def find_delivery(cw: Any, link: Any, key: str, lk: str) -> Any:
+def find_delivery(cw: Any, link: Any, key: str) -> Any:
     tag_hex = key.rsplit(SEP, 1)[-1]
     for d in link.live.values():
         if bytes(d.tag).hex() == tag_hex:
@@ -338,7 +345,7 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     payload = d.payload if d.size else b""
     message = message_view(payload) if payload else None
     lat = d.latency
-    summary = f"[{d.phase.value}] outcome {d.outcome}"
+    summary = f"[{getattr(d.phase, 'value', d.phase)}] outcome {d.outcome}"
     if lat is not None:
         summary += f"  settled after {lat * 1000:.1f} ms by {d.settled_by or '-'}"
     return DeliveryDetail(
@@ -370,7 +377,7 @@ def snapshot(
             cw, lnk, lk = found
             ld = link_detail(cw, lnk, lk, now, ours)
             if delivery is not None and delivery.startswith(lk + SEP):
-                d = find_delivery(cw, lnk, delivery, lk)
+                d = find_delivery(cw, lnk, delivery)
                 if d is not None:
                     dd = delivery_detail(cw, d, delivery)
     return Snapshot(tree, ld, dd)

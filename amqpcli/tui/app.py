@@ -195,7 +195,12 @@ class AmqpTui(App[None]):
     def select_link(self, key: str) -> bool:
         """Move the tree's cursor to a link (for the palette and tests)."""
         self.pull()
-        return self.conn_tree.select_key(key)
+        if not self.conn_tree.select_key(key):
+            return False
+        if self.conn_tree.kind_of(key) == "link" and key != self.link_key:
+            self.link_key, self.delivery_key = key, None
+            self.pull()
+        return True
 
     # -- actions: replay --------------------------------------------------------------------
 

@@ -20,6 +20,21 @@ from amqpcli.tui.store import FrameRecord
 SIDES = ("client", "server")
 
 
+class EndOfStream:
+    """A record that is not a frame: the bytes from one side stopped (FIN, RST, end of
+    capture). Fed to the observer, it abandons what is left unsettled."""
+
+    __slots__ = ("how",)
+    channel = None
+    name = "end-of-stream"
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def __repr__(self) -> str:
+        return f"EndOfStream({self.how!r})"
+
+
 class ConnWatch:
     def __init__(self, key: str, label: str, history: int = 1000, observer: Any = None) -> None:
         self.key = key
@@ -42,6 +57,8 @@ class ConnWatch:
         return events
 
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
+        if isinstance(item, EndOfStream):
+            return self.take(self.observer.transport_closed(side, time))
         return self.take(self.observer.feed(side, item, time))
 
 

@@ -50,6 +50,7 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
         await near_broker.start()
         proxy = Proxy(("127.0.0.1", 0), upstream_config(f"amqp://127.0.0.1:{near_broker.port}"),
                       on_item=lambda conn, side, item, t, events: seen.extend(events),
+                      on_events=lambda conn, side, events: seen.extend(events),
                       recorder=Recorder(record))
         bound = await proxy.start()
         near_app = Relay(bound)

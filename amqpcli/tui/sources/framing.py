@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from amqpcli.codec.frames import FrameReader
+from amqpcli.tui.watch import EndOfStream
 
 SIDE = {0: "client", 1: "server"}  # capture Direction C2S / S2C
 
@@ -61,8 +62,12 @@ class CaptureFramer:
             self._readers[rk] = None
         elif isinstance(ev, Closed):
             reader = self._readers.get(rk)
+            t = ev.time_ns / 1e9
             if reader is not None:
-                t = ev.time_ns / 1e9
                 for item in reader.close():
                     self.add(key, SIDE[d], t, item)
-                self._readers[rk] = None
+            self._readers[rk] = None
+            if ev.how != "end":
+                # FIN or RST: the connection really ended. The end of the capture is not
+                # the end of the connection: what was pending then stays pending.
+                self.add(key, SIDE[d], t, EndOfStream(ev.how))

@@ -69,7 +69,8 @@ class ProxySource(Source):
         try:
             recorder = Recorder(self.record) if self.record else None
             self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
-                               on_item=self._on_item, on_close=self._on_close, recorder=recorder,
+                               on_item=self._on_item, on_close=self._on_close,
+                               on_events=self._on_events, recorder=recorder,
                                lock=self.lock)
             self.bound = loop.run_until_complete(self.proxy.start())
             self.ready.set()
@@ -105,6 +106,11 @@ class ProxySource(Source):
             cw = self.watch.conns.get(conn.key)
             if cw is not None:
                 cw.take(events)
+
+    def _on_events(self, conn: ProxyConnection, side: str, events: list[Any]) -> None:
+        cw = self.watch.conns.get(conn.key)  # called with the lock held by the proxy
+        if cw is not None:
+            cw.take(events)
 
     def _on_close(self, conn: ProxyConnection, how: str) -> None:
         with self.lock:

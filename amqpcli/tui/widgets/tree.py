@@ -108,10 +108,14 @@ class ConnectionTree(Tree[str]):
         if node is None:
             return False
         self.move_cursor(node)
+        # Nodes added in this same turn have no line yet: move again once laid out.
+        self.call_after_refresh(self.move_cursor, node)
         self.post_message(LinkSelected(key if self._kind.get(key) == "link" else None))
         return True
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         event.stop()
+        if event.node is not self.cursor_node:
+            return  # a highlight that the cursor has already moved past
         key = event.node.data
         self.post_message(LinkSelected(key if self._kind.get(key or "") == "link" else None))
