@@ -100,6 +100,8 @@ class Connection:
         self._adopt: Delivery | None = None
         # the largest frame each side may send (known once the other side has opened)
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
+        # the longest silence each side is allowed (seconds; None: no limit)
+        self._silence_limit: dict[str, float | None] = {a: None, b: None}
 
     # --- small helpers used by the other state machines -------------------------------
 
@@ -209,7 +211,13 @@ class Connection:
         self.side = side
         self.frame_no += 1
         self.frames[side] += 1
+        last = self.last_frame_time[side]
         self.last_frame_time[side] = time
+        limit = self._silence_limit[side]
+        if limit and last is not None and time - last > limit and side != self.local and (
+                not self.close):
+            self.violation("idle-timeout", f"{side} was silent for {time - last:.3f} s;"
+                           f" {self.other[side]}'s idle-timeout is {limit:g} s")
         state = self.side_state[side]
         if state == "start" and self.midstream and frame.type == 0 and not isinstance(
                 frame.body, c.Open):
@@ -265,8 +273,10 @@ class Connection:
             self.violation("out-of-order", f"open in state {self.side_state[side]}")
             self.side_state[side] = "opened"
         self.open[side] = body
-        # frames *to* this side are checked against what it accepts
+        # frames *to* this side are checked against what it accepts, and the silences of
+        # the other side against its idle-timeout
         self._frame_limit[self.other[side]] = self.max_frame_size(side)
+        self._silence_limit[self.other[side]] = self.idle_timeout(side)
         self.emit(ConnectionOpened(self, side, body, self.time))
 
     def _close(self, side: str, frame: Any, body: Any) -> None:

@@ -188,3 +188,22 @@ def test_midstream_capture() -> None:
     for side, it, t in items[cut:]:
         sevents += strict.feed(side, it, t)
     assert of(sevents, Violation)
+
+
+def test_observer_sees_an_idle_timeout_broken() -> None:
+    from amqpcli.codec.frames import encode_frame
+    from amqpcli.engine import Heartbeat
+
+    p = Pair(client={"idle_timeout": 10.0})
+    obs, _ = p.observe()
+    t = p.t
+    # the server sends heartbeats within the client's 10 s: fine
+    evs = obs.feed_bytes("server", encode_frame(None), t + 9.0)
+    assert of(evs, Heartbeat) and not of(evs, Violation)
+    # then stays silent for 12 s
+    evs = obs.feed_bytes("server", encode_frame(None), t + 21.0)
+    v = of(evs, Violation)
+    assert [(x.kind, x.side) for x in v] == [("idle-timeout", "server")]
+    assert "12.000 s" in v[0].detail
+    # the client, which declared nothing for the server to enforce, may be silent
+    assert not of(obs.feed_bytes("client", encode_frame(None), t + 100.0), Violation)
