@@ -268,7 +268,7 @@ class FlowTracker:
                 h.off = off + n
                 h.nxt = (seq + n) & _M
                 self.events.append(_new(Data, (h.flow, h.dir, ts, payload, off)))
-                if h.pending:
+                if h.pending or h.fin is not None:  # (drain also closes at the FIN)
                     self._drain(h, ts)
                 if h.peer.pending and ts - h.peer.since > self.gap_timeout_ns:
                     self._skip_hole(h.peer, ts)

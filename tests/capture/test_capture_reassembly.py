@@ -8,7 +8,7 @@ import pytest
 from capture_helpers import AMQP_HDR, SASL_HDR, collect, frames
 
 from amqpcli.capture import C2S, S2C, FlowTracker, detect, read_segments, reassemble
-from amqpcli.capture.decode import ACK, PSH, SYN
+from amqpcli.capture.decode import ACK, FIN, PSH, SYN
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 
 CLIENT_DATA = AMQP_HDR + frames(60, 100, tag=1)
@@ -427,3 +427,23 @@ def test_flow_counts_retransmitted_bytes_and_reordered_segments(tmp_path: Path) 
     write_conv(clean)
     g = collect(clean).flows[0]
     assert (g.retransmitted, g.reordered) == (0, 0)
+
+
+def test_fin_seen_before_the_last_segment(tmp_path: Path) -> None:
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p) as w:
+        c = TcpConversation(w, mss=100)
+        c.handshake()
+        segs = c.segments(C2S, CLIENT_DATA[:300])
+        for seq, data in segs[:-1]:
+            c.packet(C2S, seq, data, ACK | PSH)
+        c.packet(C2S, c.seq[C2S], flags=FIN | ACK)  # the FIN overtakes the last segment
+        last = c.now  # the time of the next packet
+        c.packet(C2S, *segs[-1], ACK | PSH)
+        c.packet(S2C, c.seq[S2C], AMQP_HDR, ACK | PSH)  # the flow goes on the other way
+    r = collect(p)
+    assert r.stream(0, C2S) == CLIENT_DATA[:300]
+    closed = [x for x in r.closed if x.direction == C2S]
+    assert [(x.how, x.time_ns) for x in closed] == [("fin", last)]
+    # closed when the last byte came, before the server's data
+    assert r.order.index(closed[0]) < r.order.index(r.data[-1])
