@@ -178,7 +178,6 @@ class SenderLink(_Link):
     def __init__(self, client: Client, link: Any, address: str | None) -> None:
         super().__init__(client, link, address)
         self.unsettled: dict[int, Pending] = {}
-        self._tags = itertools.count()
 
     @property
     def credit(self) -> int:
@@ -202,8 +201,7 @@ class SenderLink(_Link):
             await self.wait_changed(deadline, what)
 
     def send(self, payload: bytes, *, settled: bool, txn_id: bytes | None = None) -> Pending:
-        tag = next(self._tags).to_bytes(8, "big").lstrip(b"\x00") or b"\x00"
-        d = self.client._engine_send(self.link, payload, tag, settled, txn_id)
+        d = self.client._engine_send(self.link, payload, None, settled, txn_id)
         p = Pending(d)
         if settled:
             p._resolve()
@@ -628,7 +626,7 @@ class Client:
         return attach(self._session, name, source, target,
                       snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
 
-    def _engine_send(self, link: Any, payload: bytes, tag: bytes, settled: bool,
+    def _engine_send(self, link: Any, payload: bytes, tag: bytes | None, settled: bool,
                      txn_id: bytes | None) -> Any:
         self.engine.set_time(_now())
         return self.engine.send(link, payload, tag=tag, settled=settled, txn_id=txn_id)

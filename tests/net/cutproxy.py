@@ -105,7 +105,7 @@ class CutProxy:
             except OSError:
                 pass
 
-    def __enter__(self) -> CutProxy:
+    def __enter__(self) -> CutProxy:  # noqa: PYI034 - no typing_extensions.Self needed here
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
