@@ -22,6 +22,7 @@ not hundreds of thousands. Use the file reader (`read_capture`) for capture file
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 from collections.abc import Collection, Iterator
@@ -174,21 +175,25 @@ def _values(layer: Any, name: str) -> list[str]:
     return [str(v)]
 
 
-def decrypt_tls(source: str | None, keylog_file: str, *, interface: str | None = None,
+def decrypt_tls(source: str | None, keylog_file: str | None, *,
+                interface: str | None = None,
                 bpf_filter: str = "tcp", tls_ports: Collection[int] = (5671,),
                 ports: Collection[int] = (), all_flows: bool = False,
                 packet_count: int | None = None, tshark_path: str | None = None
                 ) -> Iterator[Event]:
     """Events of the decrypted TLS flows in capture file `source` (or, with `source=None`
-    and `interface`, a live interface), using the TLS session keys in `keylog_file`.
+    and `interface`, a live interface), using the TLS session keys in `keylog_file`
+    (None: only the keys a pcapng file carries in its decryption secrets blocks).
     `Data` offsets count plaintext bytes; TLS records tshark could not decrypt are
     absent (no keys for that session: the flow has no Data)."""
     import pyshark
 
+    if keylog_file is not None and not os.path.isfile(keylog_file):
+        raise UserError(f"{keylog_file}: no such key log file", Exit.USAGE)
     _ensure_loop()
     common: dict[str, Any] = {
         "use_json": True,
-        "override_prefs": {"tls.keylog_file": keylog_file},
+        "override_prefs": {"tls.keylog_file": keylog_file} if keylog_file else {},
         "decode_as": {f"tcp.port=={p}": "tls" for p in tls_ports},
         # the decrypted bytes then reach the "data" dissector, which shows them whole
         "disable_protocol": "amqp",

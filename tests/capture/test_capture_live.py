@@ -172,8 +172,12 @@ def test_unknown_interface_is_a_user_error() -> None:
 def test_missing_capture_file_for_decryption_is_a_user_error(tmp_path: Path) -> None:
     from amqpcli.errors import UserError
 
+    keys = tmp_path / "keys.log"
+    with pytest.raises(UserError, match="no such key log file"):
+        list(decrypt_tls(str(tmp_path / "none.pcapng"), str(keys)))
+    keys.write_text("")
     with pytest.raises(UserError, match="TLS decryption of .*failed"):
-        list(decrypt_tls(str(tmp_path / "none.pcapng"), str(tmp_path / "keys.log")))
+        list(decrypt_tls(str(tmp_path / "none.pcapng"), str(keys)))
 
 
 def test_dumpcap_failure_is_a_user_error() -> None:
