@@ -185,3 +185,26 @@ def test_dumpcap_failure_is_a_user_error() -> None:
 
     with pytest.raises(UserError, match="live capture on nosuchif0 failed"):
         list(dumpcap_capture("nosuchif0", "tcp"))
+
+
+def test_decrypt_tls_with_keys_embedded_in_the_capture(tmp_path: Path) -> None:
+    import struct
+
+    from amqpcli.capture import read_packets
+
+    plain, keylog = tmp_path / "tls.pcapng", tmp_path / "keys.log"
+    tls_capture(tmp_path, plain, keylog)
+    keys = keylog.read_bytes()
+    embedded = tmp_path / "dsb.pcapng"
+    with CaptureWriter(embedded) as w:
+        # a decryption secrets block ("TLSK"), before the packets that need it
+        w.write_block(0x0A, struct.pack("<II", 0x544C534B, len(keys)) + keys
+                      + b"\0" * (-len(keys) & 3))
+        for t, _lt, d in read_packets(plain):
+            w.write(t, bytes(d))
+    events = list(decrypt_tls(str(embedded), None))
+    streams = {d: b"".join(bytes(e.data) for e in events
+                           if isinstance(e, Data) and e.direction == d) for d in (C2S, S2C)}
+    assert streams == {C2S: CLIENT_PLAIN, S2C: SERVER_PLAIN}
+    # and our reader skips that block
+    assert len(list(read_packets(embedded))) == len(list(read_packets(plain)))
