@@ -237,3 +237,26 @@ def test_max_frame_size_option() -> None:
     big = encode_frame(Transfer(handle=UInt(0)), payload=b"x" * 600)
     code, _, err = run("decode", "--max-frame-size", "512", big.hex())
     assert code == 8 and "max-frame-size" in err
+
+
+def test_stdin_dash_forced_frames_and_opaque_note() -> None:
+    code, out, _ = run("decode", "-", stdin=FRAME.hex().encode())
+    assert code == 0 and "hex-test" in out
+    code, out, err = run("decode", "--as", "frames", "a1 05 68 65 6c 6c 6f")
+    assert code == 8 and "as asked" in out and "decode error at offset 0" in err
+    code, out, err = run("decode", stdin=b"AMQP\x02\x01\x00\x00\x16\x03\x01\x02\x00")
+    assert code == 0 and "AMQP 1.0 TLS protocol header" in out
+    assert "note: 5 bytes of tls data after its header are not decoded" in err
+
+
+def test_multi_frame_delivery_shown_whole() -> None:
+    msg = Message(b"y" * 40).encode()
+    data = encode_frame(
+        Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t", more=True),
+        payload=msg[:10],
+    ) + encode_frame(Transfer(handle=UInt(0)), payload=msg[10:])
+    code, out, _ = run("decode", "--brief", data.hex())
+    assert code == 0 and out.splitlines()[-1].endswith('data b"' + "y" * 40 + '" (45 bytes in all)')
+    code, out, _ = run("decode", "--json", data.hex())
+    last = json.loads(out.splitlines()[-1])
+    assert last["message"]["body"] == {"data": [{"binary-text": "y" * 40}]}
