@@ -103,6 +103,10 @@ class Connection:
         # the longest silence each side is allowed (seconds; None: no limit)
         self._silence_limit: dict[str, float | None] = {a: None, b: None}
 
+    def __repr__(self) -> str:
+        return (f"<Connection {self.state} sessions={len(self.sessions)}"
+                f" frames={self.frame_no} violations={self.violations}>")
+
     # --- small helpers used by the other state machines -------------------------------
 
     def emit(self, event: Event) -> None:
