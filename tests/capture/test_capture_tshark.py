@@ -85,15 +85,17 @@ def test_tshark_agrees_on_ipv6_vlan_and_cooked(tmp_path: Path) -> None:
         (113, {}),
         (276, {}),
         (0, {}),
+        (1, {"fragment": 64, "ip_options": b"\x01\x01\x01\x00"}),
     ]
-    for linktype, kw in cases:
-        p = tmp_path / f"l{linktype}.pcapng"
+    for i, (linktype, kw) in enumerate(cases):
+        p = tmp_path / f"case{i}.pcapng"
         with CaptureWriter(p, linktype=linktype) as w:
             c = TcpConversation(w, **kw)  # type: ignore[arg-type]
             c.handshake()
             c.send(C2S, data)
             c.close()
-        assert tshark_streams(p) == {(0, 40000): data}, linktype
+        assert tshark_streams(p) == {(0, 40000): data}, kw
+        assert collect(p).stream(0, C2S) == data
 
 
 def tshark_follow(path: Path, stream: int) -> dict[int, bytes]:
