@@ -5,7 +5,6 @@ Thin: `decode_input` says what the input is, the codec decodes, `render` draws.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from importlib import resources
@@ -31,6 +30,7 @@ from amqpcli.render.items import (
     item_to_json,
     item_tree,
 )
+from amqpcli.render.jsonvalues import json_line
 from amqpcli.render.message import load_sections
 from amqpcli.render.text import plain_lines, rich_tree
 
@@ -283,12 +283,12 @@ def decode(
         if isinstance(item, FrameError):
             errors.append(item)
             if as_json:
-                sys.stdout.write(json.dumps(item_to_json(item)) + "\n")
+                sys.stdout.write(json_line(item_to_json(item)) + "\n")
             _report_error(item, buf)
             continue
         if as_json:
             obj = item_to_json(item, show_secrets, message=whole)
-            sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(obj) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
             assert out is not None
             out.line(item_line(item, show_secrets=show_secrets, message=whole))

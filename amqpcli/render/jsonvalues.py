@@ -66,6 +66,19 @@ class JsonValueError(ValueError):
         self.path = path
 
 
+def json_line(obj: Any) -> str:
+    """`obj` as one line of JSON: non-ASCII text kept readable, except when a value holds a
+    lone surrogate (a `char` may): then escaped, as UTF-8 cannot carry it."""
+    import json
+
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj)
+    return text
+
+
 def b64(data: bytes | bytearray | memoryview) -> str:
     return base64.b64encode(bytes(data)).decode("ascii")
 

@@ -260,3 +260,12 @@ def test_multi_frame_delivery_shown_whole() -> None:
     code, out, _ = run("decode", "--json", data.hex())
     last = json.loads(out.splitlines()[-1])
     assert last["message"]["body"] == {"data": [{"binary-text": "y" * 40}]}
+
+
+def test_lone_surrogate_char_in_json() -> None:
+    data = bytes.fromhex("730000d800730001f600")
+    code, out, err = run("decode", "--json", data.hex())
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "\\ud800" in lines[0] and "😀" in lines[1]
+    assert b"".join(item_bytes_from_json(json.loads(line)) for line in lines) == data
