@@ -2,7 +2,7 @@
 
     python bench/gen_capture.py OUT [--connections 20] [--links 4] [--messages 500]
         [--body 200] [--large 0.05] [--max-frame 16384] [--mss 1460] [--files 1]
-        [--gzip] [--retransmit 0.01] [--reorder 0.01] [--seed 1]
+        [--gzip] [--retransmit 0.01] [--reorder 0.01] [--noise 0] [--seed 1]
 
 Each connection does what a real client/broker pair does: SASL (PLAIN or ANONYMOUS),
 open, begin, attaches (client senders and client receivers, some pre-settled), credit by
@@ -10,7 +10,8 @@ flow, transfers (a share of them `--large`, 4-40x the body size, split into seve
 frames), dispositions (accepted, rejected, released, modified; ranges where outcomes
 repeat), detach, end, close, and the TCP handshake and FINs around it. Connections run
 interleaved in time. With `--files N` the packet stream is cut into N consecutive files,
-like a ring-buffer capture, so connections straddle files. `OUT` is a file name; several
+like a ring-buffer capture, so connections straddle files. `--noise N` mixes in N
+connections of other traffic (HTTP), which readers must recognise and skip. `OUT` is a file name; several
 files are named OUT-00001.pcapng, OUT-00002.pcapng, ... Prints the files written and the
 totals (packets, frames, messages, bytes).
 """
@@ -177,6 +178,17 @@ def connection_script(rng: random.Random, n: int, args: argparse.Namespace,
     totals.frames += 4
 
 
+def noise_script(rng: random.Random, args: argparse.Namespace
+                 ) -> Iterator[tuple[Direction, bytes]]:
+    """Traffic that is not AMQP: HTTP requests and responses, as long as an AMQP
+    connection's."""
+    for i in range(args.messages * args.links // 4 + 1):
+        yield C2S, f"GET /items/{i} HTTP/1.1\r\nHost: shop\r\n\r\n".encode()
+        body = rng.randbytes(args.body * rng.randint(1, 8))
+        yield S2C, (f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                    + body)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
@@ -193,6 +205,8 @@ def main() -> None:
                     help="probability that a send repeats one of its segments")
     ap.add_argument("--reorder", type=float, default=0.0,
                     help="probability that a send's segments arrive pairwise swapped")
+    ap.add_argument("--noise", type=int, default=0,
+                    help="connections of other traffic (HTTP on port 8080) mixed in")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     rng = random.Random(args.seed)
@@ -201,6 +215,8 @@ def main() -> None:
     # first pass: every connection's steps, so the packets can be cut into files evenly
     scripts = [connection_script(random.Random(args.seed * 1000 + n), n, args, totals)
                for n in range(args.connections)]
+    scripts += [noise_script(random.Random(args.seed * 7777 + n), args)
+                for n in range(args.noise)]
     suffix = ".pcapng.gz" if args.gzip else ".pcapng"
     stem = str(args.out).removesuffix(".gz").removesuffix(".pcapng")
     names = ([Path(stem + suffix)] if args.files == 1 else
@@ -213,13 +229,13 @@ def main() -> None:
     writer_idx = 0
     writer = CaptureWriter(names[0], compress=args.gzip)
     convs = [TcpConversation(writer, client=(f"10.1.{n // 250}.{n % 250 + 1}", 40000 + n),
-                             server=("10.0.0.1", 5672), mss=args.mss,
-                             start_ns=1_700_000_000_000_000_000 + n * 100_000,
+                             server=("10.0.0.1", 5672 if n < args.connections else 8080),
+                             mss=args.mss, start_ns=1_700_000_000_000_000_000 + n * 100_000,
                              step_ns=20_000, isn=(rng.getrandbits(32), rng.getrandbits(32)))
-             for n in range(args.connections)]
+             for n in range(len(scripts))]
     for c in convs:
         c.handshake()
-    live = list(range(args.connections))
+    live = list(range(len(scripts)))
     written = 0
     while live:
         for n in list(live):

@@ -20,7 +20,7 @@ def test_generated_ring_buffer_capture(tmp_path: Path) -> None:
         [sys.executable, str(ROOT / "bench" / "gen_capture.py"), str(tmp_path / "ring"),
          "--connections", "4", "--links", "3", "--messages", "15", "--large", "0.3",
          "--max-frame", "2048", "--files", "3", "--retransmit", "0.2", "--reorder", "0.2",
-         "--gzip"],
+         "--gzip", "--noise", "2"],
         check=True, capture_output=True, text=True).stdout
     files = sorted(tmp_path.glob("ring-*.pcapng.gz"))
     assert len(files) == 3
