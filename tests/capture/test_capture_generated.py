@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from amqpcli.capture import Data, Gap, read_capture
+from amqpcli.capture import Data, Gap, Opened, read_capture
 from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +29,7 @@ def test_generated_ring_buffer_capture(tmp_path: Path) -> None:
     frames_expected = int(m.group(1))
     readers: dict[tuple[int, int], FrameReader] = {}
     counts = {"header": 0, "frame": 0, "error": 0, "gap": 0}
+    skipped = []
 
     def count(items: list[object]) -> None:
         for it in items:
@@ -45,7 +46,10 @@ def test_generated_ring_buffer_capture(tmp_path: Path) -> None:
             count(r.feed(bytes(ev.data)))
         elif isinstance(ev, Gap):
             counts["gap"] += 1
+        elif isinstance(ev, Opened) and not ev.flow.selected:
+            skipped.append(ev.flow.server_port)
     for r in readers.values():
         count(r.close())
     assert len(readers) == 8
+    assert skipped == [8080, 8080]
     assert counts == {"header": 16, "frame": frames_expected, "error": 0, "gap": 0}
