@@ -16,7 +16,6 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.engine import (
     ConnectionOpened,
-    CreditChanged,
     DeliverySettled,
     Endpoint,
     Event,
@@ -127,10 +126,9 @@ def test_client_sends_and_receives_through_proton_broker(broker: Any) -> None:
         for e in d.of(DeliverySettled))
 
 
-def test_proton_client_against_the_peer_endpoint() -> None:
-    from proton import Message as PMessage
-    from proton.utils import BlockingConnection
-
+def _serve_once(on_event: Callable[[Endpoint, Any], None]) -> tuple[int, dict[str, Any],
+                                                                    threading.Thread]:
+    """A peer endpoint on a fresh port for one connection; `on_event` sees every event."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -139,21 +137,17 @@ def test_proton_client_against_the_peer_endpoint() -> None:
 
     def serve() -> None:
         conn, _ = listener.accept()
+        listener.close()
         ep = Endpoint("peer", sasl=SaslConfig(offer=("ANONYMOUS", "PLAIN")))
         d = Driver(ep, conn)
         result["driver"] = d
+        seen = 0
         try:
             def step() -> bool:
-                # grant credit to every link on which the client sends; accept messages
-                for e in d.events[result.get("seen", 0):]:
-                    if isinstance(e, CreditChanged):
-                        continue
-                    if isinstance(e, MessageReceived):
-                        ep.accept(e.delivery)
-                    elif (e.__class__.__name__ == "LinkAttached" and e.side == "client"
-                          and e.link.receiver == "server"):
-                        ep.flow(e.link, 10)
-                result["seen"] = len(d.events)
+                nonlocal seen
+                for e in d.events[seen:]:
+                    on_event(ep, e)
+                seen = len(d.events)
                 d.flush()
                 return ep.connection.state == "closed" or d.eof
             d.run_until(step)
@@ -164,13 +158,56 @@ def test_proton_client_against_the_peer_endpoint() -> None:
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
+    return port, result, t
+
+
+def test_proton_receiver_against_the_peer_endpoint() -> None:
+    from proton.utils import BlockingConnection
+
+    def on_event(ep: Endpoint, e: Any) -> None:
+        if e.__class__.__name__ == "LinkAttached" and e.side == "client" and (
+                e.link.sender == "server"):
+            for i in range(3):
+                ep.send(e.link, Message(f"from the peer {i}"))
+
+    port, result, t = _serve_once(on_event)
+    bc = BlockingConnection(f"amqp://127.0.0.1:{port}", timeout=LIMIT)
+    rcv = bc.create_receiver("source-q", credit=10)
+    bodies = []
+    for _ in range(3):
+        m = rcv.receive(timeout=LIMIT)
+        bodies.append(m.body)
+        rcv.accept()
+    bc.close()
+    t.join(LIMIT)
+    assert "error" not in result, result.get("error")
+    assert bodies == ["from the peer 0", "from the peer 1", "from the peer 2"]
+    d = result["driver"]
+    settled = [e.delivery for e in d.of(DeliverySettled)]
+    assert [x.outcome for x in settled] == ["accepted"] * 3
+    assert all(x.settled_by == "client" for x in settled)
+    assert not d.of(Violation)
+
+
+def test_proton_client_against_the_peer_endpoint() -> None:
+    from proton import Message as PMessage
+    from proton.utils import BlockingConnection
+
+    def on_event(ep: Endpoint, e: Any) -> None:
+        # credit for every link on which the client sends; every message accepted
+        if isinstance(e, MessageReceived):
+            ep.accept(e.delivery)
+        elif (e.__class__.__name__ == "LinkAttached" and e.side == "client"
+              and e.link.receiver == "server"):
+            ep.flow(e.link, 10)
+
+    port, result, t = _serve_once(on_event)
     bc = BlockingConnection(f"amqp://127.0.0.1:{port}", timeout=LIMIT)
     snd = bc.create_sender("target-q")
     for i in range(3):
         snd.send(PMessage(body=f"hello {i}"))  # blocks until settled by our peer
     bc.close()
     t.join(LIMIT)
-    listener.close()
     assert "error" not in result, result.get("error")
     d = result["driver"]
     got = [e.delivery for e in d.of(MessageReceived)]
