@@ -48,7 +48,7 @@ NAV_HELP = [
 
 
 def bindings() -> list[Binding]:
-    return [Binding(k, a, label, show=show) for k, a, label, _, _, show in KEYS]
+    return [Binding(k, a, label, show=show, key_display=_pretty(k)) for k, a, label, _, _, show in KEYS]
 
 
 def _pretty(key: str) -> str:

@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
+from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -85,9 +87,20 @@ class FrameFilter:
 
 
 class FrameLog(ScrollView, can_focus=True):
-    """A virtual list over a `FrameSeq`; call `sync()` at the refresh rate."""
+    """A virtual list over a `FrameSeq`; call `sync()` at the refresh rate.
+
+    It follows new frames (stays at the bottom) until the user scrolls up; End follows
+    again. Freezing keeps the lines on screen while new frames are counted."""
 
     DEFAULT_CSS = "FrameLog { height: 1fr; }"
+    BINDINGS: ClassVar = [
+        Binding("up", "line(-1)", show=False),
+        Binding("down", "line(1)", show=False),
+        Binding("pageup", "page(-1)", show=False),
+        Binding("pagedown", "page(1)", show=False),
+        Binding("home", "top", show=False),
+        Binding("end", "bottom", show=False),
+    ]
 
     def __init__(self, formatter: Formatter, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
@@ -100,6 +113,7 @@ class FrameLog(ScrollView, can_focus=True):
         self._scanned = 0  # seqs below this were tested against the filter
         self._cache: OrderedDict[int, tuple[Text, str]] = OrderedDict()
         self._lines = 0
+        self.follow = True
 
     # -- model -----------------------------------------------------------------------------
 
@@ -176,15 +190,42 @@ class FrameLog(ScrollView, can_focus=True):
             self._scanned = scan_to
             end = scan_to
             lines = len(self._index)
-        at_bottom = self.scroll_y >= self.max_scroll_y - 1
         changed = lines != self._lines or end != self._end
         self._end = end
         self._lines = lines
         if changed:
             self.virtual_size = Size(max(self.size.width, 200), lines)
-            if not self.frozen and at_bottom:
+            if self.follow and not self.frozen:
                 self.scroll_end(animate=False, immediate=True)
             self.refresh()
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def _moved(self) -> None:
+        self.follow = self.scroll_y >= self.max_scroll_y
+
+    def action_line(self, n: int) -> None:
+        self.scroll_to(y=self.scroll_y + n, animate=False, immediate=True)
+        self._moved()
+
+    def action_page(self, n: int) -> None:
+        self.scroll_to(y=self.scroll_y + n * max(1, self.size.height - 1), animate=False, immediate=True)
+        self._moved()
+
+    def action_top(self) -> None:
+        self.scroll_home(animate=False, immediate=True)
+        self.follow = False
+
+    def action_bottom(self) -> None:
+        self.follow = True
+        self.scroll_end(animate=False, immediate=True)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self.follow = False
+
+    def on_resize(self) -> None:
+        if self.follow and not self.frozen:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     # -- drawing ---------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from amqpcli.tui.keys import HELP
 
 def help_table() -> Table:
     t = Table(box=None, expand=True, show_header=False, pad_edge=False)
-    t.add_column("key", style="bold cyan", no_wrap=True)
+    t.add_column("key", style="bold cyan", no_wrap=True, width=12)
     t.add_column("what")
     for group, rows in HELP:
         t.add_row("", "")

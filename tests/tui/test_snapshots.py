@@ -1,0 +1,62 @@
+"""Snapshots (SVG) of the main screens, from a replay of a made-up conversation.
+
+Regenerate after a deliberate change of the layout: `pytest tests/tui/test_snapshots.py
+--snapshot-update`, then look at the SVGs in `tests/tui/__snapshots__/`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpcli.tui.app import AmqpTui
+from amqpcli.tui.sources.replay import ReplaySource, load_capture
+from amqpcli.tui.synth import write_conversation
+from amqpcli.tui.widgets.link import UnsettledTable
+
+SIZE = (130, 40)
+ORDERS = "c0|s0.0|client|orders-sender"
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("snap") / "synth.pcapng"
+    write_conversation(path, 60, batch=20)
+    return path
+
+
+def _app(capture: Path) -> AmqpTui:
+    src = ReplaySource(loaded=load_capture(capture))
+    assert src.controller is not None
+    src.controller.seek(len(src.controller))
+    return AmqpTui(src)
+
+
+async def _on_orders(pilot: Any) -> None:
+    app = pilot.app
+    app.select_link(ORDERS)
+    await pilot.pause()
+
+
+def test_link_tab(snap_compare: Any, capture: Path) -> None:
+    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=_on_orders)
+
+
+def test_delivery_tab(snap_compare: Any, capture: Path) -> None:
+    async def open_delivery(pilot: Any) -> None:
+        await _on_orders(pilot)
+        pilot.app.query_one(UnsettledTable).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+
+    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=open_delivery)
+
+
+def test_frames_tab(snap_compare: Any, capture: Path) -> None:
+    assert snap_compare(_app(capture), terminal_size=SIZE, press=["3"])
+
+
+def test_help_screen(snap_compare: Any, capture: Path) -> None:
+    assert snap_compare(_app(capture), terminal_size=SIZE, press=["question_mark"])
