@@ -432,3 +432,16 @@ def test_read_errors_are_capture_errors(tmp_path: Path) -> None:
         list(read_capture(Failing()))  # type: ignore[arg-type]
     with pytest.raises(UserError, match="cannot open"):
         list(read_capture(tmp_path))  # a directory
+
+
+def test_modified_pcap_with_longer_record_headers(tmp_path: Path) -> None:
+    import struct
+
+    ip = tcp_packet("10.0.0.1", 40000, "10.0.0.2", 5672, 1, 1, ACK | PSH, AMQP_HDR)
+    frame = link_frame(1, ip)
+    p = tmp_path / "k.pcap"
+    p.write_bytes(struct.pack("<IHHiIII", 0xA1B2CD34, 2, 4, 0, 0, 65535, 1)
+                  + struct.pack("<IIIIIHBx", 1_700_000_000, 250, len(frame), len(frame),
+                                2, 0x0800, 0) + frame)
+    (pkt,) = list(read_packets(p))
+    assert pkt[0] == 1_700_000_000_000_250_000 and bytes(pkt[2]) == frame
