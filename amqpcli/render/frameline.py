@@ -132,6 +132,8 @@ def _field(perf: Composite, name: str) -> str | None:
         return None
     label = _SHORT.get(name, name)
     if name in _FLAGS:
+        if v is False and perf._DEFAULTS.get(slot) is False:
+            return None  # written out but the default: nothing to see
         return label if v is True else f"{label}={format_value(v)}"
     if name in ("source", "target"):
         return f"{label}={_terminus(v)}"
@@ -163,10 +165,12 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
     elif isinstance(body, list):
         if len(body) == 1 and getattr(body[0], "NAME", "") == "data":
             text = "data " + format_binary(body[0].value, limit)
+        elif body and getattr(body[0], "NAME", "") == "data":
+            text = f"data ×{len(body)} " + format_binary(b"".join(s.value for s in body), limit)
         else:
-            text = " ".join(format_value(s) for s in body)
+            text = "sequence " + " ".join(format_value(s.value) for s in body)
     else:
-        text = format_value(body)
+        text = "value " + format_value(body.value)
     if len(text) > limit + 12:
         text = text[: limit + 11] + "…"
     size = f"{len(payload)} bytes" if message is None else f"{len(message.encode())} bytes in all"

@@ -131,6 +131,9 @@ def format_field(spec_type: str, value: Any, show_secrets: bool = False) -> str:
     vt = amqp_type(value) if not isinstance(value, Composite) else "described"
     if vt == t and vt in INTEGER_TYPES | {"symbol", "timestamp", "float", "double"}:
         return format_scalar(value, vt)[0]
+    if vt == "array" and value.type == t and t in INTEGER_TYPES | {"symbol"}:
+        # A multiple field (capabilities, mechanisms): the list of values is enough.
+        return "[" + ", ".join(format_scalar(x, t)[0] for x in value) + "]"
     return format_value(value, show_secrets)
 
 
