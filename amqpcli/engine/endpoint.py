@@ -781,15 +781,23 @@ class Endpoint:
 
     def dispose(self, deliveries: Delivery | list[Delivery], state: Any = None, *,
                 settled: bool = False) -> None:
-        """Send dispositions for deliveries (contiguous delivery-ids share one frame)."""
+        """Send dispositions for deliveries (contiguous delivery-ids share one frame).
+
+        In receiver-settle-mode second a receiver's settlement waits for the sender's:
+        the state goes out now, the settlement when the sender has settled.
+        """
         ds = [deliveries] if isinstance(deliveries, Delivery) else list(deliveries)
-        groups: dict[tuple[Session, bool], list[int]] = {}
+        groups: dict[tuple[Session, bool, bool], list[int]] = {}
         for d in ds:
             if d.phase in FINAL or d.session is None or d.delivery_id is None:
                 continue
             role = RECEIVER if d.receiver == self.local else SENDER
-            groups.setdefault((d.session, role), []).append(d.delivery_id)
-        for (s, role), ids in groups.items():
+            settle = settled
+            if settle and role == RECEIVER and not d.sender_settled and (
+                    d.session._waits_rcv(d)):
+                settle = False  # mode second: we settle once the sender has (automatic)
+            groups.setdefault((d.session, role, settle), []).append(d.delivery_id)
+        for (s, role, settle), ids in groups.items():
             base = ids[0]
             ids.sort(key=lambda i: serial.diff(base, i))
             first = prev = ids[0]
@@ -799,7 +807,7 @@ class Endpoint:
                     continue
                 self._send(c.Disposition(role=role, first=first,
                                          last=prev if prev != first else None,
-                                         settled=settled, state=state),
+                                         settled=settle, state=state),
                            channel=s.channel[self.local])
                 if i is not None:
                     first = prev = i

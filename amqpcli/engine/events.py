@@ -298,4 +298,5 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     "already-settled": (None, None),
     "conflicting-outcome": (None, None),
     "outcome-changed": (None, None),
+    "early-settle": (None, None),
 }

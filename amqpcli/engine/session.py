@@ -557,6 +557,11 @@ class Session:
                     conn.violation("already-settled",
                                    f"delivery {d.delivery_id} settled twice by {side}",
                                    session=self, link=link)
+                if not d.sender_settled and self._waits_rcv(d):
+                    conn.violation("early-settle",
+                                   f"delivery {d.delivery_id} settled by the receiver before"
+                                   " the sender in receiver-settle-mode second",
+                                   session=self, link=link)
                 d.receiver_settled = True
                 step = "rcv-settle"
             else:

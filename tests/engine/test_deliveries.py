@@ -262,3 +262,20 @@ def test_transport_lost_leaves_deliveries_in_doubt() -> None:
     obs, _ = p.observe()
     oevs = obs.close(p.t)
     assert [e.delivery.outcome for e in of(oevs, DeliverySettled)] == ["abandoned"]
+
+
+def test_mode_second_receiver_accept_waits_for_the_sender() -> None:
+    p = Pair()
+    _, plink = p.receiver(credit=1, rcv_settle_mode=1)
+    pd = p.peer.send(plink, b"x")
+    p.pump()
+    d = of(p.client_events, MessageReceived)[0].delivery
+    p.client.accept(d)  # settled=True asked; the engine holds the settlement back
+    p.pump()
+    assert d.phase == Phase.UNSETTLED and d.receiver_state == c.Accepted()
+    assert not of(p.client_events + p.peer_events, Violation)
+    p.peer.settle(pd)
+    p.pump()
+    assert d.phase == Phase.SETTLED and pd.phase == Phase.SETTLED
+    assert [(e.kind, e.side, e.settled) for e in d.timeline][-2:] == [
+        ("settle", "server", True), ("settle", "client", True)]

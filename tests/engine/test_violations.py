@@ -226,6 +226,16 @@ def test_outcome_changed_and_conflicting_outcome() -> None:
     assert [(v.kind, v.side, v.frame_no) for v in vs] == [("conflicting-outcome", "server", n)]
 
 
+def test_receiver_settling_first_in_mode_second() -> None:
+    p = Pair()
+    link, plink = p.receiver(credit=1, rcv_settle_mode=1)
+    p.peer.send(plink, b"x")
+    p.pump()
+    _inject(p, "early-settle", c.Disposition(role=True, first=0, settled=True,
+                                             state=c.Accepted()),
+            link.session.channel["client"])
+
+
 def test_garbage_frame_is_a_framing_error() -> None:
     p = Pair()
     n = p.peer.connection.frame_no
