@@ -48,6 +48,7 @@ from .delivery import FINAL, Delivery, Phase
 from .events import (
     ConnectionClosed,
     CreditChanged,
+    DeliverySettled,
     DeliveryUpdated,
     Event,
     LinkAttached,
@@ -177,7 +178,8 @@ class Endpoint:
         for item in self._reader.close():
             self._receive_item(item, time)
         self._collect(self.connection.on_transport_closed(self.remote, time))
-        self._outgoing.clear()
+        for link in list(self._outgoing):
+            self._drop_outgoing(link)
         return self.take_events()
 
     def next_timer(self) -> float | None:
@@ -467,6 +469,8 @@ class Endpoint:
         """Send close (with an optional `Error`); the peer's close answers it."""
         if self.local in self.connection.close:
             return
+        for link in list(self._outgoing):
+            self._drop_outgoing(link)
         self._send(c.Close(error=error))
 
     # --- sessions -----------------------------------------------------------------------
@@ -620,7 +624,7 @@ class Endpoint:
     def detach(self, link: Link, *, closed: bool = True, error: Any = None) -> None:
         if self.local not in link.handle:
             return
-        self._outgoing.pop(link, None)
+        self._drop_outgoing(link)
         s = link.session
         self._send(c.Detach(handle=link.handle[self.local], closed=closed, error=error),
                    channel=s.channel[self.local])
@@ -712,6 +716,16 @@ class Endpoint:
             d.aborted = True
             return
         self._pump(d.link.session)
+
+    def _drop_outgoing(self, link: Link) -> None:
+        """The link goes away: deliveries that never left are abandoned (and reported);
+        half-sent ones stay with the model, which abandons or keeps them for a resume."""
+        for out in self._outgoing.pop(link, []):
+            d = out.delivery
+            if not out.started and d.phase == Phase.QUEUED:
+                d.phase = Phase.ABANDONED
+                d.settled_time = self.now
+                self._events.append(DeliverySettled(d, self.now))
 
     def _find_outgoing(self, d: Delivery) -> _Outgoing:
         for out in self._outgoing.get(d.link, ()):

@@ -115,3 +115,14 @@ def test_a_coordinator_answered_with_a_plain_target_is_a_type_change() -> None:
     p.pump()
     d = of(p.client_events, TerminusMismatch)[0].differences
     assert [(x.field, x.requested, x.granted) for x in d] == [("target", "Coordinator", "Target")]
+
+
+def test_deliveries_that_never_left_are_abandoned_on_detach() -> None:
+    p = Pair()
+    link, _ = p.sender()  # no credit
+    d = p.client.send(link, b"x")
+    p.client.detach(link)
+    evs = p.client.take_events()
+    assert d.phase == Phase.ABANDONED and d.outcome == "abandoned"
+    assert [e.delivery for e in of(evs, DeliverySettled)] == [d]
+    assert p.client.outgoing(link) == []
