@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import time
 from collections.abc import Callable
@@ -86,14 +87,18 @@ def main() -> None:
     args = ap.parse_args()
     files: list[Path] = args.files
     size = sum(os.path.getsize(f) for f in files)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t_rec, packets = best_of(stage_records, files, args.repeat)
     t_flow, payload = best_of(stage_flows, files, args.repeat)
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t_frames, frames = best_of(stage_frames, files, args.repeat)
     print(f"{len(files)} file(s), {size / 1e6:.1f} MB, {packets} packets, "
           f"{payload / 1e6:.1f} MB of TCP payload in selected flows, {frames} frames")
     for label, t in (("records", t_rec), ("flows", t_flow), ("frames", t_frames)):
         print(f"  {label:8} {t:7.3f} s  {packets / t:>10,.0f} packets/s  "
               f"{size / t / 1e6:6.1f} MB/s")
+    print(f"  peak memory while reading records and flows: +{(rss1 - rss0) / 1024:.0f} MiB "
+          f"over the {rss0 / 1024:.0f} MiB the process started with")
     if not args.no_tshark:
         for label, fields in (("tshark tcp", ["tcp.stream", "tcp.len"]),
                               ("tshark amqp", ["amqp.performative"])):
