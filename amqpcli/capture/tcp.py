@@ -16,7 +16,9 @@ streams longer than 4 GiB and sequence wrap-around are handled alike.
   half's buffer exceeds `max_buffer` bytes, when the oldest buffered segment waited
   longer than `gap_timeout` seconds of capture time, and at FIN/RST/end of input.
 * A half starts at the SYN (seq + 1) when one was seen, else at the first segment that
-  carries data (captures that start mid-connection).
+  carries data (captures that start mid-connection). A SYN with a new sequence number on
+  a 4-tuple still open ends that flow (how="end") and starts a new one; segments of a
+  closed flow that come late are ignored.
 * Roles: the client is the SYN sender (or the receiver of a SYN-ACK when only that was
   seen); without a handshake, the side whose first bytes are a protocol header ("AMQP…")
   or a TLS ClientHello; else the side not using a known AMQP port (`ports`, 5672, 5671,
@@ -25,7 +27,8 @@ streams longer than 4 GiB and sequence wrap-around are handled alike.
   protocol (see `detect`). The flow is *selected* when that is an AMQP header, or when it
   is unknown and one of its ports is in `ports` (mid-stream captures), or always with
   `all_flows`. A flow that is not selected produces one `Opened` event and nothing more;
-  its later packets cost a dictionary lookup.
+  its later packets cost a dictionary lookup. (If the first sender stays below 8 bytes
+  while the other side goes on, the flow is decided on what there is.)
 
 Events (plain tuples, in the order things became known):
 `Opened(flow, time_ns)`, `Data(flow, direction, time_ns, data, offset)`,
