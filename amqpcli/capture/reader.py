@@ -141,8 +141,8 @@ def read_segments(source: Source, *, copy: bool = True,
     """`(flow key, time_ns, segment)` for every TCP segment of one file, in file order.
     The flow key is canonical (the same for both directions), so segments can be grouped
     by flow across files and tasks, sorted by time (ties: file order, then position in
-    the file) and given to `reassemble` or a `FlowTracker`. With
-    `copy` the payload is `bytes` (picklable), else a memoryview into the read block."""
+    the file) and given to `reassemble` or a `FlowTracker`. With `copy` the payload is
+    `bytes` (picklable), else a memoryview into the read block."""
     dec = decoder or PacketDecoder()
     for ts, linktype, data in read_packets(source):
         seg = dec.decode(linktype, data)
