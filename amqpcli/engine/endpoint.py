@@ -775,9 +775,13 @@ class Endpoint:
                                message_format=out.message_format, settled=out.settled,
                                more=True, state=out.state, resume=out.resume or None,
                                batchable=out.batchable or None)
-            room = max_frame - len(encode_frame(t, ch))
-            if room <= 0:
-                raise EngineUsageError(f"max-frame-size {max_frame} leaves no room for payload")
+            if len(out.data) + 256 + len(d.tag) <= max_frame and out.state is None:
+                room = len(out.data)  # fits with room to spare: no need to measure
+            else:
+                room = max_frame - len(encode_frame(t, ch))
+                if room <= 0:
+                    raise EngineUsageError(
+                        f"max-frame-size {max_frame} leaves no room for payload")
             chunk = bytes(out.data[:room])
             del out.data[:room]
             more = bool(out.data) or not out.complete
