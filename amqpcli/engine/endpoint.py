@@ -630,18 +630,26 @@ class Endpoint:
                    channel=s.channel[self.local])
 
     def flow(self, link: Link, credit: int | None = None, *, drain: bool = False,
-             echo: bool = False, available: int | None = None) -> None:
-        """Grant `credit` (receiver), or announce `available` (sender); optionally drain."""
+             echo: bool = False, available: int | None = None,
+             txn_id: bytes | None = None) -> None:
+        """Grant `credit` (receiver), or announce `available` (sender); optionally drain.
+
+        With `txn_id` the credit acquires messages inside that transaction (Part 4
+        §4.4.3: the flow's properties carry `txn-id`).
+        """
         if self.local not in link.handle:
             raise EngineUsageError(f"link {link.name!r} is not attached here")
-        self._link_flow(link, credit=credit, drain=drain, echo=echo, available=available)
+        props = {c.Symbol("txn-id"): txn_id} if txn_id is not None else None
+        self._link_flow(link, credit=credit, drain=drain, echo=echo, available=available,
+                        properties=props)
 
     def drain(self, link: Link, credit: int | None = None) -> None:
         """Receiver: ask the sender to use up the credit (or give it back) now."""
         self.flow(link, credit if credit is not None else link.link_credit, drain=True)
 
     def _link_flow(self, link: Link, *, credit: int | None = None, drain: bool = False,
-                   echo: bool = False, available: int | None = None) -> None:
+                   echo: bool = False, available: int | None = None,
+                   properties: dict[Any, Any] | None = None) -> None:
         s = link.session
         iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
         if link.receiver == self.local:
@@ -653,7 +661,7 @@ class Endpoint:
             drain = drain or link.drain
         self._send(self._flow_body(s, iw, ow, handle=link.handle[self.local],
                                    delivery_count=dc, link_credit=lc, available=available,
-                                   drain=drain, echo=echo),
+                                   drain=drain, echo=echo, properties=properties),
                    channel=s.channel[self.local])
 
     # --- deliveries: sending ------------------------------------------------------------

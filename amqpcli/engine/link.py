@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 SENDER = False  # the `role` boolean of attach and disposition
 RECEIVER = True
 
+TXN_ID = c.Symbol("txn-id")
+
 ATTACH_TRANSITIONS: dict[tuple[str, str], str] = {
     ("detached", "attach"): "attached",
     ("attached", "detach"): "detached",
@@ -75,6 +77,7 @@ class Link:
         "settled_count",
         "side_state",
         "snd_mode",
+        "txn_id",
         "unsettled",
     )
 
@@ -114,6 +117,7 @@ class Link:
         self.rcv_mode = 0
         self.mms = 0
         self.implicit = False  # midstream: attached before the capture began
+        self.txn_id: bytes | None = None  # the receiver's credit acquires in this txn
 
     # --- views ------------------------------------------------------------------------
 
@@ -207,6 +211,10 @@ class Link:
                 self.high_water = limit
             self.link_credit = max(0, serial.diff(self.delivery_count, limit))
             self.drain = bool(flow.drain)
+            # transactional acquisition (Part 4 §4.4.3): credit granted inside a txn
+            props = flow.properties
+            txn = props.get(TXN_ID) if props else None
+            self.txn_id = bytes(txn) if txn is not None else None
         else:
             if flow.delivery_count is not None:
                 self.delivery_count = int(flow.delivery_count)

@@ -110,3 +110,26 @@ def test_rollback_and_failed_discharge() -> None:
     _run(p2, seen2, fail=True)
     out = of(p2.client_events, TransactionDischarged)[0].outcome
     assert out == "failed: amqp:transaction:timeout"
+
+
+def test_transactional_acquisition() -> None:
+    p = Pair()
+    s = p.client.begin()
+    coord = p.client.attach_coordinator(s)
+    p.pump()
+    p.peer.flow(p.peer_link(coord), 10)
+    seen: list[Any] = []
+    p.client.declare(coord)
+    _run(p, seen)
+    link, plink = p.receiver("acq", session=s)
+    p.client.flow(link, 2, txn_id=b"txn-1")
+    p.pump()
+    assert plink.txn_id == b"txn-1" and link.txn_id == b"txn-1"
+    # the sender marks what it sends under that credit with the transaction
+    d = p.peer.send(plink, b"acquired", txn_id=plink.txn_id)
+    p.pump()
+    got = [e.delivery for e in of(p.client_events, MessageReceived) if e.delivery.link is link]
+    assert got[0].txn_id == b"txn-1" and d.txn_id == b"txn-1"
+    p.client.flow(link, 2)  # credit outside the transaction again
+    p.pump()
+    assert plink.txn_id is None
