@@ -38,11 +38,27 @@ class Sink:
                 self.stream = open(out, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
             except OSError as e:
                 raise UserError(f"cannot write {out!r}: {e.strerror}", Exit.USAGE) from None
+        if self.fsync:
+            # fsync only means something for a regular file (not /dev/stdout or a pipe).
+            import stat
+
+            self.fsync = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
         self.pretty = not json_lines and self.stream.isatty()
         self.count = 0
         self._console: Any = None
 
     def write(self, incoming: Incoming) -> None:
+        try:
+            self._write(incoming)
+            self.stream.flush()
+            if self.fsync:
+                os.fsync(self.stream.fileno())
+        except OSError as e:
+            # Not written means not settled: the peer keeps the message.
+            where = self.path if self.path not in (None, "-") else "standard output"
+            raise UserError(f"cannot write {where}: {e.strerror or e}", Exit.USAGE) from None
+
+    def _write(self, incoming: Incoming) -> None:
         from amqpcli.render.message import message_to_json, message_tree
         from amqpcli.render.text import plain_lines, rich_tree
 
@@ -61,9 +77,6 @@ class Sink:
                 self._console.print(rich_tree(tree))
             else:
                 self.stream.write("\n".join(plain_lines(tree)) + "\n")
-        self.stream.flush()
-        if self.fsync:
-            os.fsync(self.stream.fileno())
 
     def close(self) -> None:
         try:
@@ -71,7 +84,10 @@ class Sink:
         except (OSError, ValueError):
             pass
         if self.stream is not sys.stdout:
-            self.stream.close()
+            try:
+                self.stream.close()
+            except OSError:
+                pass
 
 
 def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
@@ -112,7 +128,7 @@ def recv(
     timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no message arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
     credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
     drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),
-    outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject\\[:CONDITION\\[:DESCRIPTION]], modify\\[:failed]\\[:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
+    outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject\\[:CONDITION\\[=DESCRIPTION]], modify\\[:failed]\\[:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
     filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option

@@ -26,6 +26,7 @@ from amqpcli.engine import events as ev
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
+from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport
 from amqpcli.net.transport import now as _now
 
@@ -237,6 +238,9 @@ class ReceiverLink(_Link):
         return int(self.link.link_credit)
 
     def flow(self, credit: int, drain: bool = False) -> None:
+        self._check()
+        if REMOTE in self.link.detach:
+            raise self.error or UserError(f"the peer detached the link to {self.address!r}", Exit.REFUSED)
         self.drained = False
         self.draining = drain
         self.client._engine_flow(self.link, credit, drain)
@@ -277,6 +281,7 @@ class Client:
         self.opened: asyncio.Future[None] | None = None
         self.closed_by_peer: asyncio.Future[None] | None = None
         self.warnings: list[str] = []
+        self.peer: PeerInfo = peer_info(None)
         self.on_warning: Callable[[str], None] | None = None
         self._links: dict[int, _Link] = {}
         self._pending: dict[int, Pending] = {}
@@ -377,7 +382,7 @@ class Client:
                 f"{self.cfg.connect_timeout:g}s",
                 Exit.TIMEOUT,
             ) from None
-        self._check()
+        link._check()
 
     # --- transactions -------------------------------------------------------------------
 
@@ -479,8 +484,10 @@ class Client:
             self._fail_all()
 
     def _ev_opened(self, e: ev.ConnectionOpened) -> None:
-        if e.side == REMOTE and self.opened is not None and not self.opened.done():
-            self.opened.set_result(None)
+        if e.side == REMOTE:
+            self.peer = peer_info(getattr(e.open, "properties", None))
+            if self.opened is not None and not self.opened.done():
+                self.opened.set_result(None)
 
     def _ev_closed(self, e: ev.ConnectionClosed) -> None:
         if e.side == LOCAL and e.error is not None and self.opened is not None \

@@ -115,7 +115,7 @@ def test_outcomes(rabbitmq_url: str) -> None:
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "1", "-t", "10", "--outcome", "release", "--json")
     assert r.returncode == 0 and json_lines(r.stdout)[0]["properties"]["message-id"] == "1"
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "3", "-t", "10", "--credit", "1", "--json",
-             "--outcome", "reject:amqp:internal-error:bad,accept")
+             "--outcome", "reject:amqp:internal-error=bad,accept")
     assert r.returncode == 0, r.stderr
     assert "reject 2" in r.stderr and "accept 1" in r.stderr
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "1", "-t", "10")
