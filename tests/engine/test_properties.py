@@ -24,6 +24,8 @@ op = st.one_of(
               st.integers(0, len(STATES) - 1), st.booleans()),
     st.tuples(st.just("settle"), st.sampled_from(["out", "in"]), st.integers(0, 20)),
     st.tuples(st.just("drain"), st.sampled_from(["out", "in"])),
+    st.tuples(st.just("abort"), st.sampled_from(["out", "in"]), st.integers(1, 1500)),
+    st.tuples(st.just("echo"), st.sampled_from(["out", "in"]), st.booleans()),
     st.tuples(st.just("pump")),
 )
 
@@ -76,6 +78,14 @@ def test_random_operations_keep_invariants(ops: list[tuple[Any, ...]], small: bo
             rcv.flow(rl, o[2])
         elif kind == "drain":
             rcv.drain(rl)
+        elif kind == "abort":
+            d = snd.start_delivery(sl)
+            snd.send_more(d, b"y" * o[2])
+            snd.abort(d)
+            sent.append(d)
+        elif kind == "echo":
+            ep, ln = (snd, sl) if o[2] else (rcv, rl)
+            ep.flow(ln, ln.link_credit if ep is snd else ln.rcv_link_credit, echo=True)
         elif kind == "send":
             sent.append(snd.send(sl, b"x" * o[2], settled=o[3]))
         elif kind == "dispose":
@@ -92,8 +102,14 @@ def test_random_operations_keep_invariants(ops: list[tuple[Any, ...]], small: bo
     p.pump()
     _check(p, links, sent)
     assert not of(p.client_events + p.peer_events, Violation)
-    _obs, events = p.observe()
+    obs, events = p.observe()
     assert not of(events, Violation)
+    for name, (_snd, sl, _rcv, _rl) in links.items():
+        ol = next(ln for ss in obs.connection.sessions for ln in ss.links.values()
+                  if ln.name == name)
+        for side in ("client", "server"):
+            assert set(ol.unsettled[side]) == set(sl.unsettled[side])
+        assert (ol.link_credit, ol.delivery_count) == (sl.link_credit, sl.delivery_count)
     key = lambda e: (e.delivery.link.name, e.delivery.delivery_id, e.delivery.outcome,
                      e.delivery.settled_by, len(e.delivery.timeline))
     assert sorted(map(key, of(events, DeliverySettled))) == sorted(
