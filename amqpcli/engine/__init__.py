@@ -41,6 +41,9 @@ end the session or detach the link with the named error condition).
 Deliveries leave the live maps as soon as they are final and are handed out in a
 `DeliverySettled` event with their whole timeline; the model keeps counters only, so
 long captures cost memory in proportion to what is unsettled, not to what was sent.
+When a byte stream ends without the closes (`TransportClosed`), what was still unsettled
+is abandoned: its outcome is in doubt. An observer made with `midstream=True` takes a
+capture that starts after the connection was set up.
 
 Time: every input carries its timestamp (seconds, any epoch). Endpoints expose timers as
 a deadline: call `handle_timer(now)` when `next_timer()` says so; it sends heartbeats

@@ -1,7 +1,8 @@
 """The connection state machine: headers, SASL, open/close, channels, frame dispatch.
 
 `Connection` is the model every role shares. It is fed what one side put on the wire
-(`on_header`, `on_frame`, `on_frame_error`) with a timestamp, updates connection →
+(`on_header`, `on_frame`, `on_frame_error`, `on_transport_closed`) with a timestamp,
+updates connection →
 sessions → links → deliveries, and returns the events that caused. It never produces
 frames; endpoints (`endpoint.py`) decide what to answer.
 
