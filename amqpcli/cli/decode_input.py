@@ -6,7 +6,8 @@ text), a hex dump with offsets (`hexdump -C`, `xxd`, Wireshark's "hex dump"), pl
 
 Kinds of content (auto-detected, strictest first): a protocol header → frames; frame
 headers whose sizes chain exactly to the end → frames; message sections (descriptors
-0x70–0x78) in order to the end → message; else a sequence of AMQP values.
+0x70–0x78) in order to the end → message; a sane first frame header followed by a
+performative's descriptor (a stream cut short) → frames; else a sequence of AMQP values.
 """
 
 from __future__ import annotations
@@ -195,10 +196,25 @@ def is_message(data: bytes) -> bool:
     return True
 
 
+def starts_with_frame(data: bytes) -> bool:
+    """True if `data` opens with a sane frame header and a performative's descriptor
+    (a stream cut short or followed by something else still reads as frames)."""
+    if len(data) < 11:
+        return False
+    size, doff, ftype, _ch = _HEADER.unpack_from(data, 0)
+    if size < 8 or doff < 2 or doff * 4 > size or ftype > 1 or len(data) < doff * 4 + 3:
+        return False
+    p = doff * 4
+    codes = range(0x10, 0x19) if ftype == 0 else range(0x40, 0x45)
+    return data[p] == 0x00 and data[p + 1] == 0x53 and data[p + 2] in codes
+
+
 def detect_kind(data: bytes) -> str:
-    """ "frames", "message" or "values" (see the module docstring for the order)."""
+    """The kind of content: "frames", "message" or "values" (see the module docstring)."""
     if data[:4] == b"AMQP" or frames_chain(data):
         return "frames"
     if is_message(data):
         return "message"
+    if starts_with_frame(data):
+        return "frames"
     return "values"

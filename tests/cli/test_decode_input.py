@@ -98,7 +98,8 @@ def test_kind_detection_strictest_first() -> None:
     msg = Message(b"body").encode()
     assert detect_kind(AMQP_HEADER) == "frames"
     assert detect_kind(frame + frame) == "frames"
-    assert detect_kind(frame[:-1]) != "frames"  # sizes don't chain to the end
+    assert frames_chain(frame[:-1]) is False  # sizes do not chain to the end...
+    assert detect_kind(frame[:-1]) == "frames"  # ...but it opens with a frame: cut short
     assert detect_kind(msg) == "message"
     assert detect_kind(bytes.fromhex("a10568656c6c6f")) == "values"
     # Sections out of order are not a message.
@@ -108,3 +109,10 @@ def test_kind_detection_strictest_first() -> None:
     assert frames_chain(b"") is False
     assert frames_chain(bytes.fromhex("0000000802000000") * 3) is True
     assert frames_chain(bytes.fromhex("0000000801000000")) is False  # doff 1
+
+
+def test_a_stream_cut_short_still_reads_as_frames() -> None:
+    frame = encode_frame(Open(container_id="x"))
+    assert detect_kind(frame + frame[:-3]) == "frames"
+    assert detect_kind(frame + b"\xff\xff") == "frames"
+    assert detect_kind(bytes.fromhex("0000000d02000000a1026869")) == "values"  # no performative
