@@ -26,6 +26,7 @@ max-frame-size. `start_delivery()` / `send_more()` / `abort()` stream one delive
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +143,7 @@ class Endpoint:
         self._dynamic = itertools.count(1)
         self._next_delivery_id: dict[Session, int] = {}
         self._windows: dict[Session, tuple[int, int]] = {}
-        self._outgoing: dict[Link, list[_Outgoing]] = {}
+        self._outgoing: dict[Link, deque[_Outgoing]] = {}
 
     # --- driving it ---------------------------------------------------------------------
 
@@ -702,7 +703,7 @@ class Endpoint:
         d = link.live.get(tag) if resume else None
         if d is None:
             d = Delivery(link, self.local, self.remote, tag)
-        self._outgoing.setdefault(link, []).append(_Outgoing(
+        self._outgoing.setdefault(link, deque()).append(_Outgoing(
             d, settled, state, message_format, batchable, resume, bytearray()))
         return d
 
@@ -728,7 +729,7 @@ class Endpoint:
     def _drop_outgoing(self, link: Link) -> None:
         """The link goes away: deliveries that never left are abandoned (and reported);
         half-sent ones stay with the model, which abandons or keeps them for a resume."""
-        for out in self._outgoing.pop(link, []):
+        for out in self._outgoing.pop(link, ()):
             d = out.delivery
             if not out.started and d.phase == Phase.QUEUED:
                 d.phase = Phase.ABANDONED
@@ -736,7 +737,7 @@ class Endpoint:
                 self._events.append(DeliverySettled(d, self.now))
 
     def _find_outgoing(self, d: Delivery) -> _Outgoing:
-        for out in self._outgoing.get(d.link, ()):
+        for out in reversed(self._outgoing.get(d.link, ())):  # usually the newest
             if out.delivery is d:
                 return out
         raise EngineUsageError(f"delivery {d.tag!r} is not being sent")
@@ -753,7 +754,7 @@ class Endpoint:
                 out = queue[0]
                 if not self._send_frames(s, link, out):
                     break
-                queue.pop(0)
+                queue.popleft()
             if not queue:
                 self._outgoing.pop(link, None)
 
