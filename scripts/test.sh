@@ -41,22 +41,25 @@ install_packages() {
     if [ ! -e "$policy" ]; then
         printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && made_policy=1
     fi
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    [ -n "$made_policy" ] && rm -f "$policy"
-    return 0
+    local rc=0
+    { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; } || rc=$?
+    if [ -n "$made_policy" ]; then rm -f "$policy"; fi
+    [ "$rc" -eq 0 ] || { echo "test.sh: apt-get failed ($rc)" >&2; exit "$rc"; }
 }
 
 install_packages
 "$REPO/scripts/setup.sh" test
 
-# Start the node unless one is running already; stop it at exit only if we started it.
-if ! RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" status 2>/dev/null)"; then
-    trap '"$REPO/scripts/rabbitmq.sh" stop' EXIT
-    RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" start)"
+# AMQP_TEST_RABBITMQ_URL, if set, names a broker to use instead of the private node.
+# Otherwise start the node unless it is running; stop it at exit only if we started it.
+if [ -z "${AMQP_TEST_RABBITMQ_URL:-}" ]; then
+    if ! AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" status 2>/dev/null)"; then
+        trap '"$REPO/scripts/rabbitmq.sh" stop' EXIT
+        AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" start)"
+    fi
 fi
-export AMQP_TEST_RABBITMQ_URL="$RABBITMQ_URL"
-echo "test.sh: RabbitMQ at ${RABBITMQ_URL/guest:guest@/}" >&2
+export AMQP_TEST_RABBITMQ_URL
+echo "test.sh: RabbitMQ at ${AMQP_TEST_RABBITMQ_URL/guest:guest@/}" >&2
 
 set +e
 "$REPO/.venv/bin/python" -m pytest "$@"

@@ -9,6 +9,7 @@ import pytest
 from proton import (
     ConnectionException,
     Delivery,
+    Link,
     LinkException,
     Message,
     SSLDomain,
@@ -16,7 +17,7 @@ from proton import (
     symbol,
 )
 from proton.handlers import MessagingHandler
-from proton.reactor import Container, Copy, DurableSubscription, Selector
+from proton.reactor import Container, Copy, DurableSubscription, LinkOption, Selector
 from proton.utils import BlockingConnection, SendException
 
 from tests.peers import sections
@@ -576,3 +577,51 @@ def test_direct_sender_sends_list_and_records_outcomes(
     assert outcomes[3].state.failed and outcomes[3].state.undeliverable
     assert all(o.state.settled for o in outcomes)
     assert peer.links()[0].source == "src"
+
+
+class RcvSecond(LinkOption):
+    def apply(self, link: Any) -> None:
+        link.rcv_settle_mode = Link.RCV_SECOND
+
+
+class SecondModeSender(MessagingHandler):
+    """Sends one message asking for rcv-settle-mode second and records what comes back."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(auto_settle=False)
+        self.url = url
+        self.events: list[str] = []
+        self.timed_out = False
+
+    def on_start(self, event: Any) -> None:
+        self.timer = event.container.schedule(TIMEOUT, self)
+        conn = event.container.connect(self.url)
+        event.container.create_sender(conn, "second", options=RcvSecond())
+
+    def on_link_opened(self, event: Any) -> None:
+        self.events.append(f"mode={event.link.remote_rcv_settle_mode}")
+
+    def on_sendable(self, event: Any) -> None:
+        if "sent" not in self.events:
+            self.events.append("sent")
+            event.sender.send(Message(body="2nd"))
+
+    def on_accepted(self, event: Any) -> None:
+        # In mode second the receiver answers without settling and settles after us.
+        self.events.append(f"accepted, receiver settled={event.delivery.settled}")
+        event.delivery.settle()
+        self.timer.cancel()
+        event.connection.close()
+
+    def on_timer_task(self, event: Any) -> None:
+        self.timed_out = True
+        event.container.stop()
+
+
+def test_direct_receiver_rcv_settle_mode_second(
+    direct_receiver: Callable[..., DirectReceiver],
+) -> None:
+    peer = direct_receiver()
+    client = run(SecondModeSender(peer.url))
+    assert client.events == ["mode=1", "sent", "accepted, receiver settled=False"]
+    assert peer.links()[0].rcv_settle_mode == Link.RCV_SECOND

@@ -19,7 +19,7 @@ from typing import Any
 from proton import Condition, Delivery, Described, Link, Terminus, symbol
 
 from tests.peers import outcomes as oc
-from tests.peers.net import PeerHandler, PeerThread
+from tests.peers.net import PeerHandler, PeerThread, echo_source, echo_target, refuse
 from tests.peers.queues import Consumer, Entry, Queue, Registry, is_topic
 from tests.peers.sections import DECODE_ERRORS, decode
 from tests.peers.selector import SelectorError, parse
@@ -126,14 +126,7 @@ class BrokerHandler(PeerHandler):
             self._attach_in(link)
 
     def _refuse(self, link: Any, name: str, description: str) -> None:
-        """Attach with a null terminus on our side, then detach with the error (Part 2 §2.6.3)."""
-        if link.is_sender:
-            link.target.copy(link.remote_target)
-        else:
-            link.source.copy(link.remote_source)
-        link.open()
-        link.condition = Condition(name, description)
-        link.close()
+        refuse(link, name, description)
         self.refused.append((link.name, name))
 
     def _attach_out(self, link: Any) -> None:
@@ -180,7 +173,7 @@ class BrokerHandler(PeerHandler):
         link.source.filter.clear()
         if accepted_filters:
             link.source.filter.put_object(accepted_filters)
-        link.target.copy(link.remote_target)
+        echo_target(link)
         link.open()
         consumer = Consumer(id=next(self._consumer_ids), browse=browse, selector=selector)
         self.out_links[link] = OutLink(link, queue, consumer, temporary, durable)
@@ -188,8 +181,8 @@ class BrokerHandler(PeerHandler):
 
     def _attach_in(self, link: Any) -> None:
         tgt = link.remote_target
-        link.source.copy(link.remote_source)
-        link.target.copy(tgt)
+        echo_source(link)
+        echo_target(link)
         record = InLink(link, tgt.address, _capabilities(tgt))
         if tgt.type == Terminus.COORDINATOR:
             record.coordinator = True

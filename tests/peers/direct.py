@@ -13,7 +13,7 @@ from proton import Delivery, Link, Message
 
 from tests.peers import outcomes as oc
 from tests.peers import sections
-from tests.peers.net import PeerHandler, PeerThread
+from tests.peers.net import PeerHandler, PeerThread, echo_source, echo_target, refuse
 
 
 @dataclass(frozen=True)
@@ -91,17 +91,15 @@ class DirectReceiverHandler(PeerHandler):
         if not link.state & Link.LOCAL_UNINIT:
             return
         self.links.append(_link_info(link))
-        link.source.copy(link.remote_source)
-        link.target.copy(link.remote_target)
+        if link.is_sender:
+            refuse(link, "amqp:not-implemented", "this peer only receives")
+            return
+        echo_source(link)
+        echo_target(link)
         link.snd_settle_mode = link.remote_snd_settle_mode
         link.rcv_settle_mode = (
             link.remote_rcv_settle_mode if self.rcv_settle_mode is None else self.rcv_settle_mode
         )
-        if link.is_sender:
-            link.source.copy(link.remote_source)
-            link.open()
-            link.close()  # a receiver sends nothing; refuse politely
-            return
         link.open()
         self.open_links.append(link)
         if self.credit:
@@ -244,18 +242,18 @@ class DirectSenderHandler(PeerHandler):
         if not link.state & Link.LOCAL_UNINIT:
             return
         self.links.append(_link_info(link))
-        link.source.copy(link.remote_source)
-        link.target.copy(link.remote_target)
+        if link.is_receiver:
+            refuse(link, "amqp:not-implemented", "this peer only sends")
+            return
+        echo_source(link)
+        echo_target(link)
         if self.presettle is None:
             link.snd_settle_mode = link.remote_snd_settle_mode
         else:
             link.snd_settle_mode = Link.SND_SETTLED if self.presettle else Link.SND_UNSETTLED
         link.rcv_settle_mode = link.remote_rcv_settle_mode
         link.open()
-        if link.is_sender:
-            self._out[link] = _OutLink(link)
-        else:
-            link.close()  # a sender takes no messages
+        self._out[link] = _OutLink(link)
 
     def on_link_flow(self, event: Any) -> None:
         out = self._out.get(event.link)

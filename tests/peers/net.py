@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Self, TypeVar
 
-from proton import SSLDomain
+from proton import Condition, SSLDomain, Terminus
 from proton.handlers import EndpointStateHandler, MessagingHandler
 from proton.reactor import ApplicationEvent, Container, EventInjector
 
@@ -28,6 +28,33 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def echo_source(link: Any) -> None:
+    """Reply with the client's source. proton reads a source without an address as
+    'unspecified' and would send null, which reads as a refusal: keep it a source."""
+    link.source.copy(link.remote_source)
+    if link.source.type == Terminus.UNSPECIFIED:
+        link.source.type = Terminus.SOURCE
+
+
+def echo_target(link: Any) -> None:
+    """Reply with the client's target (coordinator targets included), never null."""
+    link.target.copy(link.remote_target)
+    if link.target.type == Terminus.UNSPECIFIED:
+        link.target.type = Terminus.TARGET
+
+
+def refuse(link: Any, condition: str, description: str) -> None:
+    """Refuse an attach (Part 2 §2.6.3): reply with a null terminus on the side we would
+    provide (source when we send, target when we receive), then detach with the error."""
+    if link.is_sender:
+        echo_target(link)
+    else:
+        echo_source(link)
+    link.open()
+    link.condition = Condition(condition, description)
+    link.close()
 
 
 class PeerHandler(MessagingHandler):
