@@ -10,6 +10,7 @@ A `Watch` is what a replay checkpoints (it deep-copies), so it holds no locks or
 
 from __future__ import annotations
 
+import copy
 from collections import deque
 from typing import Any
 
@@ -82,6 +83,19 @@ class Watch:
 
     def items(self) -> list[tuple[str, ConnWatch]]:
         return list(self.conns.items())
+
+
+def clone_watch(watch: Watch) -> Watch:
+    """A deep copy for a replay checkpoint, sharing the settled deliveries kept for viewing.
+
+    A settled delivery is final: the engine has handed it out and never changes it again,
+    so every checkpoint may share it. Copying the history each time would make a
+    checkpoint cost as much as the history is long."""
+    memo: dict[int, Any] = {}
+    for cw in watch.conns.values():
+        for d in cw.settled:
+            memo[id(d)] = d
+    return copy.deepcopy(watch, memo)
 
 
 def feed_record(watch: Watch, rec: FrameRecord) -> None:

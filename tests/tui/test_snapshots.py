@@ -14,6 +14,7 @@ import pytest
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.synth import write_conversation
+from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import UnsettledTable
 
 SIZE = (130, 40)
@@ -55,7 +56,15 @@ def test_delivery_tab(snap_compare: Any, capture: Path) -> None:
 
 
 def test_frames_tab(snap_compare: Any, capture: Path) -> None:
-    assert snap_compare(_app(capture), terminal_size=SIZE, press=["3"])
+    async def frames_at_end(pilot: Any) -> None:
+        await pilot.press("3")
+        log = pilot.app.query_one(FrameLog)
+        log.focus()
+        await pilot.pause()
+        log.action_bottom()
+        await pilot.pause()
+
+    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=frames_at_end)
 
 
 def test_help_screen(snap_compare: Any, capture: Path) -> None:

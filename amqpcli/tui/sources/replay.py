@@ -23,13 +23,14 @@ from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.store import FrameRecord
-from amqpcli.tui.watch import ConnWatch, Watch, feed_record
+from amqpcli.tui.watch import ConnWatch, Watch, clone_watch, feed_record
 
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
 
 MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
-BATCH = 2000  # records fed per step of the play loop (the lock is released between)
+BATCH = 250  # records fed per step of the play loop; the lock is free between steps,
+# so the views wait at most one step (tens of milliseconds) for the model
 
 
 @dataclass
@@ -130,7 +131,8 @@ class ReplaySource(Source):
             w.labels = labels
             return w
 
-        c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval)
+        c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
+                             clone=clone_watch)
         c.lock = self.lock
         self.controller = c
 
