@@ -326,7 +326,8 @@ class BrokerHandler(PeerHandler):
     def _publish(self, rec: InLink, dlv: Delivery, raw: bytes) -> None:
         txn: Transaction | None = None
         if dlv.remote_state == oc.TRANSACTIONAL_STATE:
-            txn_id = bytes((dlv.remote.data or [b""])[0])
+            data: Any = dlv.remote.data or [b""]
+            txn_id = bytes(data[0])
             txn = self.coordinator.get(txn_id)
             if txn is None:
                 self._reject(dlv, "amqp:transaction:unknown-id", f"no transaction {txn_id!r}")
@@ -344,7 +345,8 @@ class BrokerHandler(PeerHandler):
         queues = self.registry.route(address, rec.capabilities)
         if txn is not None:
             txn.sends.append((queues, raw))
-            dlv.local.data = oc.transactional(txn.id, oc.Accept())
+            state: Any = oc.transactional(txn.id, oc.Accept())
+            dlv.local.data = state
             self._finish(dlv, oc.TRANSACTIONAL_STATE)
             return
         for q in queues:
@@ -361,10 +363,12 @@ class BrokerHandler(PeerHandler):
             self._reject(dlv, "amqp:decode-error", str(exc))
             return
         kind = _descriptor_key(body.descriptor) if isinstance(body, Described) else None
-        fields = list(body.value or []) if isinstance(body, Described) else []
+        value: Any = body.value if isinstance(body, Described) else None
+        fields = list(value or []) if isinstance(value, list) else []
         if kind in DECLARE:
             txn = self.coordinator.declare(rec.link)
-            dlv.local.data = [txn.id]
+            declared: Any = [txn.id]
+            dlv.local.data = declared
             self._finish(dlv, oc.DECLARED)
         elif kind in DISCHARGE:
             fields += [None, None]

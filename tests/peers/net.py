@@ -70,7 +70,8 @@ class PeerHandler(MessagingHandler):
 
     def __init__(self) -> None:
         super().__init__(prefetch=0, auto_accept=False, auto_settle=False)
-        self.handlers = [h for h in self.handlers if isinstance(h, EndpointStateHandler)]
+        children: Any = self.handlers
+        self.handlers = [h for h in children if isinstance(h, EndpointStateHandler)]
         self.container: Container | None = None
         self.acceptor: Any = None
         self.connections: list[Any] = []
@@ -178,7 +179,7 @@ class PeerThread:
             raise value
         return value  # type: ignore[no-any-return]
 
-    def wait_for(self, predicate: Callable[[], T], timeout: float = 30) -> T:
+    def wait_for(self, predicate: Callable[[], T | None], timeout: float = 30) -> T:
         """Poll ``predicate`` in the container thread until it returns something truthy;
         return that. ``TimeoutError`` if it never does (a hang guard, not a timing test)."""
         deadline = time.monotonic() + timeout

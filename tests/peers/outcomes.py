@@ -107,7 +107,8 @@ def apply(delivery: Delivery, outcome: Outcome, settle: bool = True) -> None:
     if isinstance(outcome, Accept):
         state = Delivery.ACCEPTED
     elif isinstance(outcome, Reject):
-        local.condition = Condition(outcome.condition, outcome.description, outcome.info)
+        info: Any = outcome.info
+        local.condition = Condition(outcome.condition, outcome.description, info)
         state = Delivery.REJECTED
     elif isinstance(outcome, Release):
         state = Delivery.RELEASED
@@ -135,15 +136,11 @@ def described_outcome(outcome: Outcome) -> Described:
     if isinstance(outcome, Release):
         return Described(ulong(Delivery.RELEASED), [])
     if isinstance(outcome, Reject):
-        err = Described(
-            ulong(0x1D), [symbol(outcome.condition), outcome.description, outcome.info]
-        )
-        return Described(ulong(Delivery.REJECTED), [err])
+        err_fields: list[Any] = [symbol(outcome.condition), outcome.description, outcome.info]
+        return Described(ulong(Delivery.REJECTED), [Described(ulong(0x1D), err_fields)])
     if isinstance(outcome, Modify):
-        return Described(
-            ulong(Delivery.MODIFIED),
-            [outcome.failed, outcome.undeliverable, outcome.annotations],
-        )
+        mod_fields: list[Any] = [outcome.failed, outcome.undeliverable, outcome.annotations]
+        return Described(ulong(Delivery.MODIFIED), mod_fields)
     raise ValueError(f"no described form for {outcome!r}")
 
 
@@ -151,8 +148,10 @@ def from_described(value: Any) -> Outcome | None:
     """The outcome inside a transactional-state, as proton decodes it."""
     if not isinstance(value, Described):
         return None
-    code = int(value.descriptor) if not isinstance(value.descriptor, str) else -1
-    fields = list(value.value or [])
+    desc: Any = value.descriptor
+    code = int(desc) if not isinstance(desc, str) else -1
+    body: Any = value.value
+    fields = list(body or [])
     if code == Delivery.ACCEPTED:
         return Accept()
     if code == Delivery.RELEASED:
@@ -160,7 +159,8 @@ def from_described(value: Any) -> Outcome | None:
     if code == Delivery.REJECTED:
         err = fields[0] if fields else None
         if isinstance(err, Described):
-            ef = list(err.value) + [None, None, None]
+            err_value: Any = err.value
+            ef = list(err_value) + [None, None, None]
             return Reject(str(ef[0]), ef[1], ef[2])
         return Reject()
     if code == Delivery.MODIFIED:

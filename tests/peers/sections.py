@@ -53,7 +53,7 @@ def split(raw: bytes) -> list[Section]:
         obj = data.get_object()
         if not isinstance(obj, Described):
             raise ValueError(f"section at offset {offset} is not a described value")  # noqa: TRY004
-        desc = obj.descriptor
+        desc: Any = obj.descriptor
         code = _SYMBOLS.get(str(desc), -1) if isinstance(desc, str) else int(desc)
         sections.append(Section(code, obj.value, bytes(raw[offset : offset + size])))
         offset += size

@@ -157,7 +157,7 @@ def _identifier(name: str) -> Expr:
             return lambda m: _normalise(getter(m))
 
     def app_prop(m: Message) -> Value:
-        props = m.properties or {}
+        props: dict[Any, Any] = m.properties or {}
         return _normalise(props.get(name))
 
     return app_prop
