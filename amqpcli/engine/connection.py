@@ -196,10 +196,10 @@ class Connection:
         for s in self.sessions:
             for link in list(s.links.values()):
                 for d in list(link.live.values()):
-                    s._abandon(d)
+                    s._abandon(d, "transport ended")
         for link in list(self.suspended.values()):
             for d in list(link.live.values()):
-                link.session._abandon(d)
+                link.session._abandon(d, "transport ended")
 
     def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
         """Bytes from `side` that are not a valid frame (counted as one frame)."""
@@ -299,7 +299,7 @@ class Connection:
                     s._retire_link(link)
             for link in list(self.suspended.values()):
                 for d in list(link.live.values()):
-                    link.session._abandon(d)
+                    link.session._abandon(d, "connection closed")
             self.suspended.clear()
             self.sessions.clear()
 

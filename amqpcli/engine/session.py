@@ -294,15 +294,19 @@ class Session:
             if d.delivery_id is not None:
                 self.inflight[d.sender].pop(d.delivery_id, None)
         if link.closed or link.refused or self.conn.closing:
+            why = ("link closed" if link.closed else "link refused" if link.refused
+                   else "connection closed")
             for d in list(link.live.values()):
-                self._abandon(d)
+                self._abandon(d, why)
         else:
             self.conn.suspended[key] = link
 
-    def _abandon(self, d: Delivery) -> None:
+    def _abandon(self, d: Delivery, why: str) -> None:
+        """Unsettled when its link or connection went away: the outcome is in doubt."""
         conn = self.conn
         if d.step("abandon"):
-            e = TimelineEntry(conn.time, d.sender, "abandon", conn.frame_no)
+            # the side is the one whose frame (or end of stream) ended it
+            e = TimelineEntry(conn.time, conn.side, "abandon", conn.frame_no, detail=why)
             d.timeline.append(e)
             self._finish(d)
         else:
@@ -346,8 +350,10 @@ class Session:
             if d is None:
                 return
             kind = "resume" if d.resumed and t.resume else "transfer"
+            detail = f"resumed as delivery-id {d.delivery_id}" if kind == "resume" else ""
         else:
             kind = "transfer"
+            detail = ""
             did = t.delivery_id
             if did is not None and did != d.delivery_id:
                 conn.violation("transfer-mismatch",
@@ -395,7 +401,7 @@ class Session:
             link.current = None
             d.payload_ready = True
         time = conn.time
-        e = TimelineEntry(time, side, kind, conn.frame_no, state, settled, more, n)
+        e = TimelineEntry(time, side, kind, conn.frame_no, state, settled, more, n, detail)
         d.timeline.append(e)
         if d.frames == 1 and kind == "transfer":
             conn._events.append(DeliveryStarted(d, side, time))

@@ -191,6 +191,7 @@ def test_resume_after_reattach_reconciles_unsettled_maps() -> None:
     p.pump()
     assert d2.resumed and d2.phase == Phase.SETTLED
     assert [e.kind for e in d2.timeline] == ["transfer", "resume"]
+    assert d2.timeline[-1].detail == f"resumed as delivery-id {d2.delivery_id}"
 
 
 def test_reconciliation_reports_differences() -> None:
@@ -258,6 +259,7 @@ def test_transport_lost_leaves_deliveries_in_doubt() -> None:
     tc = of(evs, TransportClosed)
     assert tc and tc[0].side == "server" and not tc[0].clean
     assert d.phase == Phase.ABANDONED and d.outcome == "abandoned"
+    assert d.timeline[-1].detail == "transport ended" and d.timeline[-1].side == "server"
     assert of(evs, DeliverySettled)[0].delivery is d
     obs, _ = p.observe()
     oevs = obs.close(p.t)

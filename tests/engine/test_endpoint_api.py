@@ -75,6 +75,7 @@ def test_closing_with_unsettled_deliveries_abandons_them() -> None:
     gone = [e.delivery for e in of(p.peer_events, DeliverySettled)]
     assert sorted(d.delivery_id for d in gone) == [0, 1]
     assert all(d.timeline[-1].kind == "abandon" for d in gone)
+    assert {d.timeline[-1].detail for d in gone} == {"connection closed"}
 
 
 def test_peer_assigns_an_address_to_a_dynamic_target() -> None:
