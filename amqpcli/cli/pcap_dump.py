@@ -143,8 +143,11 @@ def pcap_dump(
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,
                  until=until)
+    # frames only, and nothing that needs the engine: skip it (the fast path)
+    engine = not (brief and show_frames and not (deliveries or links or connections or summary)
+                  and not state and not link and not address)
     dis = Dissector(keep_payload=(json_out and deliveries) or bodies, stall_threshold=stall,
-                    ports=port or ())
+                    ports=port or (), engine=engine)
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None

@@ -12,7 +12,7 @@ to records, shared by `amqp pcap-dump` and anything else that reads AMQP from TC
   resynchronisation after a gap, a mid-stream start or a corrupt frame header) and one
   engine `Observer` per connection. Its events become records: deliveries that reached
   their end (`DeliveryRecord`), protocol violations (`ViolationRecord`, plus idle-timeout
-  checks the observer cannot make alone), link notes (terminus granted differently,
+  included), link notes (terminus granted differently,
   unsettled maps reconciled on re-attach, refusals), credit and credit stalls per link.
 * AMQP 0-10 flows: `amqpcli.amqp010.ConnectionObserver`; its messages become
   `DeliveryRecord`s with protocol "amqp-0-10".

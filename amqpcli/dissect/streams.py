@@ -134,7 +134,10 @@ def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
                     nxt = c + 8
                 else:
                     nxt = c + _header(buf, c)[0]
-                if nxt == n and final:
+                if nxt == n:
+                    # a decodable frame that ends exactly where the bytes end (segments
+                    # usually end at frame boundaries): taken now, not held back for
+                    # a next frame that may come much later
                     return c, c
                 conf = _plausible(buf, nxt, n, limit)
                 if conf == 1:
@@ -207,10 +210,12 @@ class DirectionReader:
                 del buf[:cut]
             return []
         skipped = self._skipped + pos
-        self.skipped_total += skipped
-        self.resyncs += 1
         self._skipped = 0
-        self.notes.append(f"resynchronised: frames found again after skipping {skipped} bytes")
+        if skipped:  # starting right at a frame boundary needs no word
+            self.skipped_total += skipped
+            self.resyncs += 1
+            self.notes.append(
+                f"resynchronised: frames found again after skipping {skipped} bytes")
         self.hunting = False
         r = self.reader = FrameReader(MAX_FRAME)
         rest = bytes(buf[pos:])

@@ -41,10 +41,21 @@ STYLES = {
 }
 
 
+_clock_cache: dict[int, str] = {}
+
+
 def clock(t: float | None) -> str:
+    """HH:MM:SS.ffffff (UTC); the part up to the second is formatted once per second."""
     if t is None:
         return ""
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
+    us = round(t * 1_000_000)
+    sec, frac = divmod(us, 1_000_000)
+    hms = _clock_cache.get(sec)
+    if hms is None:
+        if len(_clock_cache) > 4096:
+            _clock_cache.clear()
+        hms = _clock_cache[sec] = datetime.fromtimestamp(sec, tz=UTC).strftime("%H:%M:%S.")
+    return f"{hms}{frac:06d}"
 
 
 def iso(t: float | None) -> str | None:
