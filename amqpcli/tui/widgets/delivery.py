@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from amqpcli.tui.view import DeliveryDetail, TimelineRow
+from amqpcli.tui.widgets import quiet
 
 HEX_LIMIT = 64 * 1024  # bytes shown in the hex view; the rest is counted
 
@@ -79,7 +80,7 @@ class DeliveryPanel(VerticalScroll):
         title = Text(detail.title, style="bold")
         if detail.summary:
             title.append(f"  {detail.summary}")
-        self.query_one("#delivery-title", Static).update(title)
+        quiet.update(self.query_one("#delivery-title", Static), title)
         self.query_one("#delivery-timeline", Static).update(timeline_table(detail.timeline))
         body: RenderableType
         if self.raw:

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 
 from amqpcli.tui.messages import DeliverySelected
 from amqpcli.tui.view import LinkDetail, TerminusRow, UnsettledRow
+from amqpcli.tui.widgets import quiet
 
 COLUMNS = ("id", "tag", "age", "sender state", "receiver state", "snd settled", "rcv settled")
 
@@ -134,11 +135,12 @@ class LinkPanel(Vertical):
 
     def show(self, detail: LinkDetail | None) -> None:
         table = self.query_one(UnsettledTable)
+        title_w = self.query_one("#link-title", Static)
         if detail is None:
             if self.detail is not None:
-                self.query_one("#link-title", Static).update("Select a link in the tree.")
+                quiet.update(title_w, "Select a link in the tree.")
                 for wid in ("#link-flow", "#link-source", "#link-target", "#unsettled-title"):
-                    self.query_one(wid, Static).update("")
+                    quiet.update(self.query_one(wid, Static), "")
                 table.clear_rows()
             self.detail = None
             return
@@ -148,17 +150,18 @@ class LinkPanel(Vertical):
         title = Text(detail.title, style="bold")
         for w in detail.warnings:
             title.append(f"  ⚠ {w}", style="bold yellow")
-        self.query_one("#link-title", Static).update(title)
+        quiet.update(title_w, title)
         flow = Text()
         for name, value in detail.flow:
             flow.append(f"{name} ", style="dim")
             flow.append(f"{value}   ")
-        self.query_one("#link-flow", Static).update(flow)
-        self.query_one("#link-source", Static).update(terminus_table("source", detail.source))
-        self.query_one("#link-target", Static).update(terminus_table("target", detail.target))
+        quiet.update(self.query_one("#link-flow", Static), flow)
+        quiet.update(self.query_one("#link-source", Static), terminus_table("source", detail.source),
+                     key=("source", tuple((r.field, r.requested, r.granted) for r in detail.source)))
+        quiet.update(self.query_one("#link-target", Static), terminus_table("target", detail.target),
+                     key=("target", tuple((r.field, r.requested, r.granted) for r in detail.target)))
         shown = len(detail.unsettled)
         more = f" (oldest {shown} shown)" if detail.unsettled_total > shown else ""
-        self.query_one("#unsettled-title", Static).update(
-            Text(f"unsettled: {detail.unsettled_total}{more}", style="bold")
-        )
+        quiet.update(self.query_one("#unsettled-title", Static),
+                     Text(f"unsettled: {detail.unsettled_total}{more}", style="bold"))
         table.update_rows(detail.unsettled)

@@ -22,4 +22,4 @@ class ReplayBar(Static):
         t.append(f"  t+{elapsed:.3f}s/{duration:.3f}s")
         speed_s = "max" if speed <= 0 else f"{speed:g}×"
         t.append(f"  speed {speed_s}", style="dim")
-        self.update(t)
+        self.update(t, layout=False)  # one line, always: no layout pass needed
