@@ -56,7 +56,17 @@ def _register() -> None:
     from amqpcli.cli import commands  # noqa: F401
 
 
+# Hidden: the shell completion scripts call `amqp --list-profiles` on TAB, so it answers
+# before every subcommand is imported (amqpcli/config.py).
+LIST_PROFILES = "--list-profiles"
+
+
 def main(argv: list[str] | None = None) -> None:
+    if (sys.argv[1:] if argv is None else argv) == [LIST_PROFILES]:
+        from amqpcli.config import print_profile_names
+
+        print_profile_names()
+        return
     _register()
     try:
         app(args=argv, standalone_mode=False)

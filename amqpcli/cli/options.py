@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import typer
 
 from amqpcli.codec import types as t
+from amqpcli.config import apply_profile
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
 from amqpcli.net.url import resolve_endpoint
@@ -52,6 +53,8 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
     ("reconnect", typer.Option(0, "--reconnect", help="Reconnect up to N times after a lost connection (exponential backoff).", rich_help_panel=_CONN), int),
+    # Named connections (amqpcli/config.py); also reached as @NAME[/ADDRESS] for the URL.
+    ("profile", typer.Option(None, "--profile", help="Use the named connection NAME from the config file (docs/config.md); the URL argument may also be @NAME/ADDRESS.", rich_help_panel=_CONN, show_default=False), str | None),
 ]
 
 
@@ -134,7 +137,7 @@ def connection_options(func: F) -> F:
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
         conn_kw = {names[k]: kwargs.pop(k) for k in list(kwargs) if k in names}
-        return func(conn=build_config(**conn_kw), **kwargs)
+        return func(conn=build_config(**apply_profile(conn_kw)), **kwargs)
 
     # The URL argument comes first so `amqp send URL BODY` reads naturally; a leading
     # typer.Context stays first.
