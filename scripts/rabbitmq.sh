@@ -99,6 +99,8 @@ start() {
     port="$(pick_port "${AMQP_TEST_RABBITMQ_PORT:-5672}")"
     dist_port="$(pick_port $((port + 20000)))"
     write_config "$port" "$dist_port"
+    # The node derives its distribution port from these, not from the config file.
+    export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$port" RABBITMQ_DIST_PORT="$dist_port"
     # setsid: the node must not get the terminal's SIGINT meant for pytest.
     setsid "$RMQ_BIN/rabbitmq-server" >"$RUN/log/stdout.log" 2>&1 </dev/null 9>&- &
     local launcher=$!
