@@ -11,9 +11,9 @@ to records, shared by `amqp pcap-dump` and anything else that reads AMQP from TC
 * AMQP 1.0 flows: one `DirectionReader` per direction (the codec's `FrameReader`, plus
   resynchronisation after a gap, a mid-stream start or a corrupt frame header) and one
   engine `Observer` per connection. Its events become records: deliveries that reached
-  their end (`DeliveryRecord`), protocol violations (`ViolationRecord`, plus idle-timeout
-  included), link notes (terminus granted differently,
-  unsettled maps reconciled on re-attach, refusals), credit and credit stalls per link.
+  their end (`DeliveryRecord`), protocol violations (`ViolationRecord`), link notes (terminus granted
+  differently, unsettled maps reconciled on re-attach, refusals), credit and credit
+  stalls per link.
 * AMQP 0-10 flows: `amqpcli.amqp010.ConnectionObserver`; its messages become
   `DeliveryRecord`s with protocol "amqp-0-10".
 * TLS flows: one `Notice` each (decrypt them first with `amqpcli.capture.live.decrypt_tls`

@@ -263,17 +263,23 @@ class _Handler10(_Handler):
             if cls is Frame:
                 events = feed(side, item, t)
                 conn.frames[side] += 1
-                yield FrameRecord(conn, side, t, packet, model.frame_no, item, events)
+                rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             elif cls is ProtocolHeader:
                 events = feed(side, item, t)
-                yield FrameRecord(conn, side, t, packet, 0, item, events)
+                rec = FrameRecord(conn, side, t, packet, 0, item, events)
             else:
                 events = feed(side, item, t)
                 conn.frame_errors += 1
                 conn.frames[side] += 1
-                yield FrameRecord(conn, side, t, packet, model.frame_no, item, events)
+                rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             if events:
-                yield from self._events(events, t, packet)
+                # what the frame caused is known (links, counters) before the frame is
+                # handed out, and the records it caused follow it
+                derived = list(self._events(events, t, packet))
+                yield rec
+                yield from derived
+            else:
+                yield rec
 
     def _frames_only(self, side: str, items: list[Any], t: float,
                      packet: int) -> Iterator[Record]:

@@ -1,0 +1,228 @@
+"""`amqp pcap-dump` on the bundled captures and on crafted, truncated, corrupt and
+non-AMQP captures: every output mode, filters, redaction, exit codes."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from amqpcli.capture.tcp import C2S
+from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from amqpcli.cli.app import main
+from amqpcli.codec import composites as c
+from tests.dissect.helpers import Script, basic, write
+from tests.paths import CAPTURES_DIR, require
+
+RABBIT = str(CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng")
+ECHO010 = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    """Run `amqp ARGS` in-process; (exit code, stdout, stderr)."""
+    runner = CliRunner()
+    code = 0
+    with runner.isolation() as (out, err, _):
+        try:
+            main(list(args))
+        except SystemExit as e:
+            code = int(e.code or 0)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        result = code, out.getvalue().decode(), err.getvalue().decode()
+    return result
+
+
+def jsonl(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _captures() -> None:
+    require(Path(RABBIT))
+    require(Path(ECHO010))
+
+
+def test_frame_lines() -> None:
+    code, out, err = run("pcap-dump", RABBIT)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 77
+    assert lines[0].endswith("c1 -> AMQP 1.0 SASL protocol header (03 01 00 00)")
+    transfer = next(x for x in lines if " transfer " in x)
+    assert " c1 -> [0]  transfer    handle=0 id=0 tag=b\"1\"" in transfer
+    assert "(147 bytes)" in transfer  # the message summarised
+    assert "\x1b[" not in out  # plain when piped
+
+
+def test_password_redacted_unless_asked() -> None:
+    _, out, _ = run("pcap-dump", RABBIT, "-P", "sasl-init")
+    assert out.count("sasl-init") == 2 and "guest\\x00***" in out and "guest\\x00guest" not in out
+    _, out, _ = run("pcap-dump", RABBIT, "-P", "sasl-init", "--show-secrets")
+    assert "guest\\x00guest" in out
+    _, out, _ = run("pcap-dump", RABBIT, "--json", "-P", "sasl-init")
+    for obj in jsonl(out):
+        assert obj["redacted"] is True
+        resp = obj["performative"]["sasl-init"]["initial-response"]
+        assert b"guest" not in base64.b64decode(resp).split(b"\0")[-1]
+
+
+def test_deliveries() -> None:
+    code, out, _ = run("pcap-dump", RABBIT, "--deliveries")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 40
+    assert all(" accepted " in x and "by receiver" in x for x in lines)
+    assert sum(" c1 -> " in x for x in lines) == 20 and sum(" c2 <- " in x for x in lines) == 20
+    assert all(x.rstrip().endswith("ms") for x in lines)
+
+
+def test_json_is_lossless_and_complete() -> None:
+    from amqpcli.codec.message import Message
+    from amqpcli.render.message import load_sections, message_to_json
+
+    _, out, _ = run("pcap-dump", RABBIT, "--json", "--frames", "--deliveries")
+    objs = jsonl(out)
+    frames = [o for o in objs if o["record"] == "frame"]
+    dels = [o for o in objs if o["record"] == "delivery"]
+    assert len(frames) == 77 and len(dels) == 40
+    assert {o["protocol"] for o in objs} == {"amqp-1.0"}
+    t = next(o for o in frames if o.get("performative") and "transfer" in o["performative"])
+    # the frame's payload, and its message in the format `recv --json` writes
+    msg = load_sections(Message.decode(base64.b64decode(t["payload"])))
+    assert t["message"] == json.loads(json.dumps(message_to_json(msg)))
+    d = dels[0]
+    assert d["outcome"] == "accepted" and d["settled-by"] == "receiver"
+    assert [e["kind"] for e in d["timeline"]] == ["transfer", "disposition"]
+    assert d["message"]["application-properties"]["seq"] == 0
+
+
+def test_links_connections_summary() -> None:
+    code, out, _ = run("pcap-dump", RABBIT, "--links", "--connections", "--summary")
+    assert code == 0
+    assert "c1 s1 link '1780b387-cc04-4d1e-8815-e06dfbd99d89-/queue/lab.cap.c' (client sends)" in out
+    assert "deliveries 20 (2969 B settled): accepted=20" in out
+    assert "sasl: offered ANONYMOUS AMQPLAIN PLAIN, chose PLAIN, outcome ok" in out
+    assert 'container="rabbit@vm" max-frame=32768' in out
+    assert "by performative: transfer 40, header 8" in out
+    assert "by outcome: accepted 40" in out
+    assert "violations: 0" in out
+    _, out, _ = run("pcap-dump", RABBIT, "--summary", "--links", "--connections", "--json")
+    kinds = [o["record"] for o in jsonl(out)]
+    assert kinds == ["link", "link", "connection", "connection", "summary"]
+    conn = jsonl(out)[2]
+    assert conn["sasl"] == {"offered": ["ANONYMOUS", "AMQPLAIN", "PLAIN"], "mechanism": "PLAIN",
+                            "outcome": "ok"}
+    assert conn["open-server"]["open"]["container-id"] == "rabbit@vm"
+
+
+@pytest.mark.parametrize("args, frames", [
+    (["-C", "c2"], 38),
+    (["-C", "46610"], 39),
+    (["-P", "transfer,disposition"], 44),
+    (["--state", "accepted"], 4),
+    (["--link", "7351*"], 25),
+    (["--address", "/queue/lab.cap.c", "-C", "c1"], 26),
+    (["--since", "0.3"], 38),
+    (["--until", "23:35:48.1"], 39),
+])
+def test_filters(args: list[str], frames: int) -> None:
+    code, out, _ = run("pcap-dump", RABBIT, *args)
+    assert code == 0
+    assert len(out.splitlines()) == frames
+
+
+def test_filters_on_deliveries() -> None:
+    _, out, _ = run("pcap-dump", RABBIT, "-d", "-C", "c2", "--state", "accepted")
+    assert len(out.splitlines()) == 20
+    _, out, _ = run("pcap-dump", RABBIT, "-d", "--state", "rejected")
+    assert out == ""
+
+
+def test_amqp010_in_the_same_formats() -> None:
+    code, out, _ = run("pcap-dump", ECHO010)
+    assert code == 0
+    assert "c1 -> [1]  message.transfer sync destination=echo" in out
+    _, out, _ = run("pcap-dump", ECHO010, "--json")
+    objs = jsonl(out)
+    assert {o["protocol"] for o in objs} == {"amqp-0-10"}
+    assert sum(o.get("method") == "message.transfer" for o in objs) == 7
+    _, out, _ = run("pcap-dump", ECHO010, "-d", "--json")
+    dels = jsonl(out)
+    assert len(dels) == 7 and all(d["protocol"] == "amqp-0-10" for d in dels)
+    # the client's transfers were completed by the server
+    client = [d for d in dels if d["from"] == "client"]
+    assert {d["outcome"] for d in client} == {"completed"}
+
+
+def test_frames_only_is_the_same_frames_without_bodies() -> None:
+    _, full, _ = run("pcap-dump", RABBIT)
+    _, brief, _ = run("pcap-dump", RABBIT, "--frames-only")
+    assert len(full.splitlines()) == len(brief.splitlines())
+    for a, b in zip(full.splitlines(), brief.splitlines(), strict=True):
+        assert a.startswith(b)
+    assert "bytes)" not in brief
+
+
+def test_truncated_capture(tmp_path: Path) -> None:
+    data = Path(RABBIT).read_bytes()
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(data[: len(data) // 2])
+    code, out, err = run("pcap-dump", str(cut), "-d")
+    assert code == 8
+    assert "what could be read was printed" in err and err.count("\n") == 1
+    assert 0 < len(out.splitlines()) < 40  # the deliveries that were readable
+
+
+def test_corrupt_amqp_stream(tmp_path: Path) -> None:
+    s = Script().open().sender_link()
+    s.transfer(0).dispose(0, c.Accepted())
+    s.raw(C2S, b"\x00\x00\x00\x20\x02\x00\x00\x00" + b"\xee" * 24)  # a frame of garbage
+    s.transfer(1).dispose(1, c.Accepted()).close()
+    code, out, err = run("pcap-dump", str(write(tmp_path / "bad.pcapng", s)))
+    assert code == 8
+    assert "1 frames could not be decoded" in err
+    assert "frame error" in out and "violation framing-error" in out
+    assert out.count("transfer ") == 2  # the frames after it are read
+
+
+def test_not_amqp(tmp_path: Path) -> None:
+    path = tmp_path / "http.pcapng"
+    with CaptureWriter(path) as w:
+        conv = TcpConversation(w, server=("10.0.0.2", 80))
+        conv.handshake()
+        conv.send(C2S, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        conv.close()
+    code, out, err = run("pcap-dump", str(path))
+    assert code == 8 and out == ""
+    assert "no AMQP traffic" in err and "1 TCP flows: 1 unknown" in err
+    text = tmp_path / "t.txt"
+    text.write_text("hello\n")
+    code, _, err = run("pcap-dump", str(text))
+    assert code == 8 and "not a capture file" in err
+
+
+def test_usage_errors(tmp_path: Path) -> None:
+    assert run("pcap-dump")[0] == 2
+    assert run("pcap-dump", str(tmp_path / "missing.pcap"))[0] == 2
+    code, _, err = run("pcap-dump", RABBIT, "--since", "yesterday")
+    assert code == 2 and "not a time" in err
+
+
+def test_crafted_outcomes_on_delivery_lines(tmp_path: Path) -> None:
+    s = basic(1, sasl=False)
+    s.steps = s.steps[:-2]  # no close
+    s.transfer(1).dispose(1, c.Rejected(error=c.Error(condition="amqp:x")))
+    s.transfer(2, settled=True)
+    s.transfer(3)
+    code, out, _ = run("pcap-dump", str(write(tmp_path / "o.pcapng", s, fin=False)), "-d")
+    assert code == 0
+    lines = out.splitlines()
+    assert "accepted" in lines[0] and "by receiver" in lines[0]
+    assert "rejected (amqp:x)" in lines[1]
+    assert "settled" in lines[2] and "presettled" in lines[2]
+    assert "unsettled" in lines[3] and "unsettled at end" in lines[3]
