@@ -59,10 +59,11 @@ def describe_error(err: Any) -> str:
 class Pending:
     """A message we sent: resolved when the peer settles it (or the connection ends)."""
 
-    __slots__ = ("_callbacks", "_done", "_future", "delivery", "lost")
+    __slots__ = ("_callbacks", "_done", "_future", "delivery", "lost", "tag")
 
     def __init__(self, delivery: Any) -> None:
         self.delivery = delivery
+        self.tag: Any = None  # the caller's (sending: the message)
         self._done = False
         self._callbacks: list[Callable[[Pending], None]] = []
         self._future: asyncio.Future[None] | None = None
@@ -225,6 +226,8 @@ class ReceiverLink(_Link):
     def __init__(self, client: Client, link: Any, address: str | None) -> None:
         super().__init__(client, link, address)
         self.queue: deque[Incoming] = deque()
+        self._batch: list[Any] = []
+        self._batch_state: Any = None
         self.received = 0
         self.draining = False
         self.drained = False
@@ -248,6 +251,8 @@ class ReceiverLink(_Link):
 
     async def get(self, timeout: float | None) -> Incoming | None:
         """The next message, or None when the timeout passes or a drain ended empty."""
+        if not self.queue:
+            self.flush_settlements()
         deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         while not self.queue:
             self._check()
@@ -262,9 +267,23 @@ class ReceiverLink(_Link):
         return self.queue.popleft()
 
     def settle(self, incoming: Incoming, state: Any) -> None:
-        """Send our outcome (None: settle without one) and settle."""
-        self.client._engine_dispose(incoming.delivery, state, True)
-        self.client._schedule_flush()
+        """Settle with our outcome (None: none). Settlements wait for `flush_settlements`
+        (done before `get` waits for the network), so a run of consecutive deliveries with
+        one outcome goes out as one disposition."""
+        if self._batch_state is not state and self._batch:
+            self.flush_settlements()
+        self._batch_state = state
+        self._batch.append(incoming.delivery)
+
+    def flush_settlements(self) -> None:
+        if self._batch:
+            batch, self._batch = self._batch, []
+            self.client._engine_dispose(batch, self._batch_state, True)
+            self.client._schedule_flush()
+
+    async def close(self, keep: bool = False, timeout: float = 5.0) -> None:
+        self.flush_settlements()
+        await super().close(keep, timeout)
 
 
 class Client:

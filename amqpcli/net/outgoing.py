@@ -65,6 +65,8 @@ class MessageTemplate:
         self._templated = any(isinstance(v, str) and "{" in v for v in self.properties.values())
         self._prefix: bytes | None = None
         self._suffix: bytes | None = None
+        self._last_body: Any = None  # the same body object again (--count): same bytes
+        self._last_body_bytes = b""
 
     def _sections_before_body(self, n: int) -> bytes:
         out = bytearray()
@@ -106,7 +108,10 @@ class MessageTemplate:
             mid = self.properties.get("message_id")
         if self._suffix is None:
             self._suffix = encode(c.Footer(self.footer)) if self.footer else b""
-        return OutgoingMessage(n, prefix + self.body_bytes(body) + self._suffix, mid)
+        if body is not self._last_body:
+            self._last_body = body
+            self._last_body_bytes = self.body_bytes(body)
+        return OutgoingMessage(n, prefix + self._last_body_bytes + self._suffix, mid)
 
 
 def read_bodies(stream: BinaryIO, lines: bool) -> Iterator[bytes]:

@@ -49,6 +49,14 @@ class Outcome:
     undeliverable_here: bool = False
 
     def state(self) -> Any:
+        """The delivery state to send (one shared object per outcome, so consecutive
+        settlements with it can share a disposition)."""
+        st = _STATES.get(self)
+        if st is None:
+            st = _STATES[self] = self._make_state()
+        return st
+
+    def _make_state(self) -> Any:
         if self.name == "accept":
             return c.Accepted()
         if self.name == "release":
@@ -61,6 +69,9 @@ class Outcome:
             return c.Modified(delivery_failed=self.delivery_failed or None,
                               undeliverable_here=self.undeliverable_here or None)
         return None
+
+
+_STATES: dict[Outcome, Any] = {}
 
 
 def parse_outcomes(text: str) -> list[Outcome]:
@@ -266,8 +277,9 @@ class _Receiver:
         if plan.copy:
             if plan.check_copy and self.held:
                 await self._check_copy(client, len(self.held))
+            released = c.Released()
             for inc in self.held:
-                link.settle(inc, c.Released())
+                link.settle(inc, released)
             self.s.held += len(self.held)
             self.held.clear()
         await self._settle_second_mode(link)
@@ -352,9 +364,10 @@ class _Receiver:
             if inc is None:
                 break
             got.append(inc)
+        released = c.Released()
         for inc in got:
             if not inc.settled:
-                probe.settle(inc, c.Released())
+                probe.settle(inc, released)
         await probe.close()
         if len(got) < seen:
             self.s.copy_consumed = seen - len(got)

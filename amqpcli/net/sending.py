@@ -161,6 +161,9 @@ class _Sender:
 
     # --- outcomes ---------------------------------------------------------------
 
+    def _record_done(self, pending: Pending) -> None:
+        self._record(pending.tag, pending)
+
     def _record(self, msg: OutgoingMessage, pending: Pending) -> None:
         self.unconfirmed.pop(msg.number, None)
         if self.plan.txn_size:
@@ -288,7 +291,8 @@ class _Sender:
                 self.progress.update(self.s.sent)
             else:
                 self.unconfirmed[msg.number] = (msg, pending)
-                pending.on_done(lambda p, m=msg: self._record(m, p))
+                pending.tag = msg
+                pending.on_done(self._record_done)
             if txn:
                 await txn.sent_one(lambda: self._wait_confirmed(client))
         if txn:
