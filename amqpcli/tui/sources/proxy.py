@@ -12,13 +12,14 @@ import asyncio
 import contextlib
 import os
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source
-from amqpcli.tui.watch import ConnWatch, Watch
+from amqpcli.tui.watch import ConnWatch, EndOfStream, Watch
 
 if TYPE_CHECKING:
     from amqpcli.proxy import Proxy, ProxyConnection
@@ -108,7 +109,9 @@ class ProxySource(Source):
                 cw.take(events)
 
     def _on_events(self, conn: ProxyConnection, side: str, events: list[Any]) -> None:
-        cw = self.watch.conns.get(conn.key)  # called with the lock held by the proxy
+        # The end of one side's stream (called with the lock held by the proxy).
+        self.store.append(time.time(), conn.key, side, EndOfStream("fin"))
+        cw = self.watch.conns.get(conn.key)
         if cw is not None:
             cw.take(events)
 
