@@ -9,15 +9,17 @@ import pytest
 from proton import (
     ConnectionException,
     Delivery,
+    Described,
     Link,
     LinkException,
     Message,
     SSLDomain,
     Terminus,
     symbol,
+    ulong,
 )
 from proton.handlers import MessagingHandler
-from proton.reactor import Container, Copy, DurableSubscription, LinkOption, Selector
+from proton.reactor import Container, Copy, DurableSubscription, Filter, LinkOption, Selector
 from proton.utils import BlockingConnection, SendException
 
 from tests.peers import sections
@@ -625,3 +627,77 @@ def test_direct_receiver_rcv_settle_mode_second(
     client = run(SecondModeSender(peer.url))
     assert client.events == ["mode=1", "sent", "accepted, receiver settled=False"]
     assert peer.links()[0].rcv_settle_mode == Link.RCV_SECOND
+
+
+class DynamicTarget(LinkOption):
+    def apply(self, link: Any) -> None:
+        link.target.dynamic = True
+
+
+def test_broker_dynamic_target_is_temporary(broker: Broker) -> None:
+    conn = connect(broker.url)
+    sender = conn.create_sender(None, options=DynamicTarget())
+    address = sender.link.remote_target.address
+    assert address and sender.link.remote_target.dynamic
+    sender.send(Message(body="into temp"))
+    assert broker.queue_bodies(address) == ["into temp"]
+    sender.close()
+    broker.wait_for(lambda: address not in broker.handler.registry.queues)
+    conn.close()
+
+
+def test_broker_selector_by_numeric_descriptor(broker: Broker) -> None:
+    broker.put("num", Message(body=1, properties={"k": 1}), Message(body=2, properties={"k": 2}))
+    selector = Filter({symbol("jms-selector"): Described(ulong(0x0000468C00000004), "k = 2")})
+    conn = connect(broker.url)
+    receiver = conn.create_receiver("num", credit=1, options=selector)
+    assert receiver.receive(timeout=TIMEOUT).body == 2
+    receiver.accept()
+    conn.close()
+
+
+class Drainer(MessagingHandler):
+    """Attaches a receiver, drains ``credit`` and records the credit the peer leaves."""
+
+    def __init__(self, url: str, address: str, credit: int) -> None:
+        super().__init__(prefetch=0, auto_accept=True)
+        self.url, self.address, self.credit = url, address, credit
+        self.bodies: list[Any] = []
+        self.credit_after: int | None = None
+        self.timed_out = False
+
+    def on_start(self, event: Any) -> None:
+        self.timer = event.container.schedule(TIMEOUT, self)
+        conn = event.container.connect(self.url)
+        self.receiver = event.container.create_receiver(conn, self.address)
+
+    def on_link_opened(self, event: Any) -> None:
+        event.link.drain(self.credit)
+
+    def on_message(self, event: Any) -> None:
+        self.bodies.append(event.message.body)
+
+    def on_link_flow(self, event: Any) -> None:
+        link = event.link
+        if link.is_receiver and link.credit == 0 and not link.draining():
+            self.credit_after = link.credit
+            self.timer.cancel()
+            event.connection.close()
+
+    def on_timer_task(self, event: Any) -> None:
+        self.timed_out = True
+        event.container.stop()
+
+
+def test_broker_answers_drain(broker: Broker) -> None:
+    broker.put("drain", Message(body="only"))
+    client = run(Drainer(broker.url, "drain", 5))
+    assert client.bodies == ["only"]
+    assert client.credit_after == 0  # the unused 4 credits were given back
+
+
+def test_direct_sender_answers_drain(direct_sender: Callable[..., DirectSender]) -> None:
+    peer = direct_sender([Message(body=1), Message(body=2)])
+    client = run(Drainer(peer.url, "src", 10))
+    assert client.bodies == [1, 2]
+    assert client.credit_after == 0
