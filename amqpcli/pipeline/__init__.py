@@ -1,0 +1,1 @@
+"""Capture sets → tables (connections, sessions, links, frames, deliveries, violations)."""

@@ -1,0 +1,129 @@
+"""Capture sets: which files, and their segments in the canonical order.
+
+`expand(captures)` turns what the user gave (files, folders, globs) into a sorted list of
+local capture files (the Spark executor lists remote paths through Hadoop instead).
+
+The canonical order of segments, which both executors follow for every flow key: by
+*effective time*, then file index, then packet number. A file's effective time is the
+running maximum of its packets' times, so a packet whose timestamp goes backwards keeps
+its place in the file; within one file the order is therefore the file's own order, and
+across files it is a merge by time. The events still carry each packet's own time.
+"""
+
+from __future__ import annotations
+
+import glob
+import heapq
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from amqpcli.capture import CaptureError, PacketDecoder, flow_key, read_packets
+from amqpcli.errors import Exit, UserError
+
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
+
+
+def is_capture_name(name: str) -> bool:
+    return name.lower().endswith(CAPTURE_SUFFIXES)
+
+
+def expand(captures: list[str]) -> list[str]:
+    """Files as given, capture files found in folders (recursively), glob matches; sorted
+    and without duplicates. A name that matches nothing is an error."""
+    out: list[str] = []
+    for c in captures:
+        if any(ch in c for ch in "*?["):
+            hits = sorted(glob.glob(c, recursive=True))
+            if not hits:
+                raise UserError(f"{c}: no files match", Exit.USAGE)
+            for h in hits:
+                out.extend(_walk(h) if os.path.isdir(h) else [h])
+        elif os.path.isdir(c):
+            found = _walk(c)
+            if not found:
+                raise UserError(f"{c}: no capture files (*.pcap, *.pcapng, gzipped) in it",
+                                Exit.USAGE)
+            out.extend(found)
+        elif os.path.exists(c):
+            out.append(c)
+        else:
+            raise UserError(f"{c}: no such file", Exit.USAGE)
+    return sorted({str(Path(p).resolve()) for p in out})
+
+
+def _walk(folder: str) -> list[str]:
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        found.extend(os.path.join(root, f) for f in files if is_capture_name(f))
+    return found
+
+
+Source = str | BinaryIO
+
+
+def file_segments(source: Source, errors: list[CaptureError] | None = None
+                  ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
+    """`(effective time, time, packet number, segment tuple)` of one file, in file order.
+    Packet numbers count every record (1-based); the segment's payload is a memoryview
+    into the read block (copy what you keep). A damaged file ends after its last
+    readable packet; its error goes to `errors` (raised when `errors` is None)."""
+    dec = PacketDecoder()
+    decode = dec.decode
+    eff = -(1 << 62)
+    n = 0
+    try:
+        for ts, linktype, data in read_packets(source):
+            n += 1
+            eff = max(eff, ts)
+            seg = decode(linktype, data)
+            if seg is not None:
+                yield eff, ts, n, seg
+    except CaptureError as e:
+        if errors is None:
+            raise
+        errors.append(e)
+
+
+def merged_segments(paths: list[str], errors: list[CaptureError]
+                    ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
+    """`(time, file index, packet, segment)` of several files in canonical order. A file
+    is opened when the merge reaches its first packet, so a long set of consecutive files
+    costs one open file at a time. Damaged files end early; their errors go to `errors`."""
+    firsts: list[tuple[int, int]] = []
+    for i, p in enumerate(paths):
+        it = file_segments(p, [])
+        first = next(it, None)
+        it.close()
+        if first is not None:
+            firsts.append((first[0], i))
+        else:
+            for _ in file_segments(p, errors):  # no segments: keep its error, if any
+                pass
+    firsts.sort()
+    heap: list[tuple[int, int, int, int, tuple[Any, ...], Iterator[Any]]] = []
+    wi = 0
+    while True:
+        while wi < len(firsts) and (not heap or (firsts[wi][0], firsts[wi][1]) <= (
+                heap[0][0], heap[0][1])):
+            i = firsts[wi][1]
+            wi += 1
+            it = file_segments(paths[i], errors)
+            item = next(it, None)
+            if item is not None:
+                heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], it))
+        if not heap:
+            return
+        _eff, i, pkt, ts, seg, it = heap[0]
+        yield ts, i, pkt, seg
+        nxt = next(it, None)
+        if nxt is None:
+            heapq.heappop(heap)
+        else:
+            heapq.heapreplace(heap, (nxt[0], i, nxt[2], nxt[1], nxt[3], it))
+
+
+def key_of(seg: tuple[Any, ...]) -> tuple[Any, ...]:
+    return flow_key(seg[0], seg[1], seg[2], seg[3])

@@ -1,0 +1,183 @@
+"""Writing tables (Parquet or NDJSON, partitioned by date) and reading them back.
+
+Layout, the same for both executors: `OUT/TABLE/date=YYYY-MM-DD/part-….parquet` (or
+`.json`: one JSON object per line, nulls left out, binary as base64, times as ISO 8601
+with microseconds and `Z`). Files whose names start with `_` or `.` are not data (Spark
+leaves `_SUCCESS` and checksums beside its parts).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from amqpcli.errors import Exit, UserError
+from amqpcli.pipeline.schema import BIN, PARTITION, STR, TABLES, TS
+
+FORMATS = ("parquet", "ndjson")
+_EXT = {"parquet": ".parquet", "ndjson": ".json"}
+
+
+def check_out(out: str) -> None:
+    """The output folder must be new or empty: tables are never mixed with older runs."""
+    p = Path(out)
+    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+        raise UserError(f"{out}: exists and is not an empty folder (choose a new --out)",
+                        Exit.USAGE)
+
+
+def to_arrow(table: str, cols: dict[str, list[Any]]) -> pa.Table:
+    return pa.Table.from_pydict(cols, schema=TABLES[table])
+
+
+class LocalWriter:
+    """Appends row batches to `OUT/TABLE/date=D/part-00000.EXT`, one open file per table
+    and day (a row group per batch)."""
+
+    def __init__(self, out: str, fmt: str = "parquet") -> None:
+        if fmt not in FORMATS:
+            raise UserError(f"--format {fmt}: choose parquet or ndjson", Exit.USAGE)
+        self.out = Path(out)
+        self.fmt = fmt
+        self._files: dict[tuple[str, str], Any] = {}
+        self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
+
+    def write(self, batch: dict[str, dict[str, list[Any]]]) -> None:
+        for table, cols in batch.items():
+            n = len(cols[PARTITION])
+            if not n:
+                continue
+            self.rows[table] += n
+            t = to_arrow(table, cols)
+            dates = cols[PARTITION]
+            for day in sorted(set(dates)):
+                part = t if len(set(dates)) == 1 else t.filter(pc.equal(t[PARTITION], day))
+                self._append(table, day, part.drop_columns([PARTITION]))
+
+    def _append(self, table: str, day: str, t: pa.Table) -> None:
+        key = (table, day)
+        f = self._files.get(key)
+        if f is None:
+            folder = self.out / table / f"{PARTITION}={day}"
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"part-00000{_EXT[self.fmt]}"
+            if self.fmt == "parquet":
+                f = pq.ParquetWriter(path, t.schema, compression="snappy")
+            else:
+                f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            self._files[key] = f
+        if self.fmt == "parquet":
+            f.write_table(t)
+        else:
+            f.writelines(json_line(r) + "\n" for r in t.to_pylist())
+
+    def close(self) -> None:
+        for f in self._files.values():
+            f.close()
+        self._files.clear()
+        self.out.mkdir(parents=True, exist_ok=True)
+        for table in TABLES:  # an empty table is still a table
+            (self.out / table).mkdir(exist_ok=True)
+        (self.out / "_SUCCESS").touch()
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return v.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(v, bytes):
+        return base64.b64encode(v).decode("ascii")
+    if isinstance(v, list):
+        return [_json_value(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _json_value(x) for k, x in v.items() if x is not None}
+    return v
+
+
+def json_line(row: dict[str, Any]) -> str:
+    return json.dumps(_json_value(row), ensure_ascii=False, separators=(",", ":"))
+
+
+# --- reading back ---------------------------------------------------------------------
+
+
+def detect_format(out: str, table: str) -> str:
+    for root, _dirs, files in os.walk(Path(out) / table):
+        for f in files:
+            if f.endswith(".parquet"):
+                return "parquet"
+            if f.endswith(".json"):
+                return "ndjson"
+    return "parquet"
+
+
+def is_table_dir(path: str) -> bool:
+    p = Path(path)
+    return p.is_dir() and any((p / t).is_dir() for t in ("connections", "deliveries", "frames"))
+
+
+def read_table(out: str, table: str, columns: list[str] | None = None) -> pa.Table:
+    """One table of an output folder (either executor, either format) with the schema's
+    types, `date` included."""
+    schema = TABLES[table]
+    folder = Path(out) / table
+    if not folder.is_dir():
+        raise UserError(f"{out}: no {table} table in it", Exit.USAGE)
+    part = ds.partitioning(pa.schema([(PARTITION, STR)]), flavor="hive")
+    names = columns or schema.names
+    if detect_format(out, table) == "ndjson":
+        t = _read_ndjson(folder, schema)
+    else:
+        data_schema = pa.schema([f for f in schema if f.name != PARTITION])
+        d = ds.dataset(folder, format="parquet", partitioning=part, schema=pa.unify_schemas(
+            [data_schema, pa.schema([(PARTITION, STR)])]))
+        t = d.to_table(columns=names)
+        return t.cast(pa.schema([schema.field(n) for n in names]))
+    return t.select(names)
+
+
+def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
+    rows: list[dict[str, Any]] = []
+    for f in sorted(folder.rglob("*.json")):
+        if f.name.startswith(("_", ".")):
+            continue
+        day = next((p.split("=", 1)[1] for p in f.parts if p.startswith(f"{PARTITION}=")), None)
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    r = json.loads(line)
+                    r[PARTITION] = day
+                    rows.append(_from_json(r, schema))
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _from_json(r: dict[str, Any], schema: pa.Schema | pa.StructType) -> dict[str, Any]:
+    out = {}
+    for f in schema:
+        v = r.get(f.name)
+        if v is not None:
+            v = _convert(v, f.type)
+        out[f.name] = v
+    return out
+
+
+def _convert(v: Any, t: pa.DataType) -> Any:
+    if t == TS:
+        return datetime.fromisoformat(v)
+    if t == BIN:
+        return base64.b64decode(v)
+    if pa.types.is_list(t):
+        return [_convert(x, t.value_type) if x is not None else None for x in v]
+    if pa.types.is_struct(t):
+        return _from_json(v, t)
+    if pa.types.is_floating(t):
+        return float(v)
+    return v

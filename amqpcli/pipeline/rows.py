@@ -1,0 +1,442 @@
+"""Dissector records → table rows, and `FlowJob`: one canonical flow key from segments to rows.
+
+A `FlowJob` is the unit of work both executors share. It is fed the TCP segments of one
+flow key (both directions, possibly several connections that reused the 4-tuple) in the
+canonical order — by effective time, then file, then packet (see `inputs.py`) — and runs
+them through its own `FlowTracker` and `amqpcli.dissect.Dissector`. So the rows cannot
+depend on which executor ran the job, nor on what other flows it ran beside: nothing is
+counted across flows. Identifiers are derived, never counted:
+
+* `connection_id`: 16 hex digits of SHA-1 over the capture file's name (of the flow's
+  first packet), both endpoints and the first packet's time in nanoseconds;
+* `session_id` = `connection_id/session_no`, `link_id` = `connection_id/session_no/n`
+  (n: the link's place in the connection, in order of attach); 0-10 deliveries use
+  `connection_id/0-10/destination`.
+
+Packet numbers are per file (1-based, every record counted, as tshark numbers them).
+Items decoded only when the input ended (a truncated tail, deliveries left unsettled)
+have no packet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from amqpcli.capture import FlowTracker, Opened, format_ip
+from amqpcli.dissect import AMQP10, DeliveryRecord, Dissector, FrameRecord, ViolationRecord
+from amqpcli.dissect.filters import frame_state, performative_name
+from amqpcli.dissect.stats import percentile
+from amqpcli.engine import LinkAttached, SessionBegun, SessionEnded
+from amqpcli.pipeline.schema import PARTITION, TABLES
+
+SIDES = ("client", "server")
+
+
+class Tables:
+    """Rows being gathered, column by column, for every table."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, dict[str, list[Any]]] = {
+            t: {f.name: [] for f in s} for t, s in TABLES.items()}
+        self.count = 0
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        for k, col in self.cols[table].items():
+            col.append(row.get(k))
+        self.count += 1
+
+    def take(self) -> dict[str, dict[str, list[Any]]]:
+        """The rows so far (per table, per column); the buffer starts empty again."""
+        out = self.cols
+        self.cols = {t: {f.name: [] for f in s} for t, s in TABLES.items()}
+        self.count = 0
+        return out
+
+
+def _us(t: float | None) -> int | None:
+    """Seconds (float) → whole microseconds: how times are stored."""
+    return None if t is None else round(t * 1_000_000)
+
+
+def _ep(e: Any) -> str:
+    ip = format_ip(e[0]) if not isinstance(e[0], str) else e[0]
+    return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
+
+
+def connection_id(capture_name: str, flow: Any) -> str:
+    a = _ep(flow.client) if flow.client else "?"
+    b = _ep(flow.server) if flow.server else "?"
+    text = f"{capture_name}|{a}|{b}|{flow.first_ns}"
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _day(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d")
+
+
+def _text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(int(v))  # the codec's ULong etc. print with their type name
+    if isinstance(v, str):
+        return str.__new__(str, v)
+    return str(v)
+
+
+def _error(e: Any) -> str | None:
+    """An AMQP error as "condition: description"."""
+    if e is None:
+        return None
+    cond = getattr(e, "condition", None)
+    desc = getattr(e, "description", None)
+    return f"{cond}: {desc}" if desc else str(cond)
+
+
+def _state_detail(state: Any) -> str | None:
+    if state is None:
+        return None
+    name = getattr(state, "NAME", "")
+    if name == "transactional-state":
+        return _state_detail(getattr(state, "outcome", None))
+    if name == "rejected":
+        return _error(getattr(state, "error", None))
+    if name == "modified":
+        flags = [f.replace("_", "-") for f in ("delivery_failed", "undeliverable_here")
+                 if getattr(state, f, None)]
+        return ",".join(flags) or None
+    return None
+
+
+class _ConnInfo:
+    __slots__ = ("capture", "date", "id", "links", "session_info", "sessions")
+
+    def __init__(self, cid: str, capture: str, date: str) -> None:
+        self.id = cid
+        self.capture = capture
+        self.date = date
+        self.links: dict[int, str] = {}  # id(LinkStats) -> link_id
+        self.sessions: list[Any] = []  # engine sessions, in order of first sight
+        self.session_info: dict[int, list[float | None]] = {}  # id(session) -> [begin, end]
+
+
+class RowBuilder:
+    """Turns one dissector's records into rows of `tables`."""
+
+    def __init__(self, tables: Tables) -> None:
+        self.tables = tables
+        self.conns: dict[int, _ConnInfo] = {}  # id(Conn) -> info
+
+    def opened(self, conn: Any, flow: Any, capture: str) -> None:
+        cid = connection_id(capture.rsplit("/", 1)[-1], flow)
+        self.conns[id(conn)] = _ConnInfo(cid, capture, _day(conn.first_time))
+
+    def record(self, rec: Any, capture: str | None, packet: int | None) -> None:
+        info = self.conns.get(id(rec.conn)) if rec.conn is not None else None
+        if info is None:
+            return  # a notice about the capture, not a connection
+        cls = rec.__class__
+        if cls is FrameRecord:
+            self._frame(rec, info, capture, packet)
+        elif cls is DeliveryRecord:
+            self._delivery(rec, info)
+        elif cls is ViolationRecord:
+            self.tables.add("violations", {
+                "connection_id": info.id, "protocol": rec.protocol, "time": _us(rec.time),
+                "kind": rec.kind, "side": rec.side, "link": rec.link,
+                "frame_no": rec.frame_no, "capture": capture, "packet": packet,
+                "detail": rec.detail, PARTITION: info.date})
+
+    # --- frames ---------------------------------------------------------------------
+
+    def _frame(self, rec: FrameRecord, info: _ConnInfo, capture: str | None,
+               packet: int | None) -> None:
+        item = rec.item
+        cls = item.__class__.__name__
+        row: dict[str, Any] = {
+            "connection_id": info.id, "frame_no": rec.frame_no, "protocol": rec.protocol,
+            "side": rec.side, "time": _us(rec.time), "capture": capture, "packet": packet,
+            "performative": performative_name(item), PARTITION: info.date}
+        if rec.protocol == AMQP10:
+            if cls == "Frame":
+                body = item.body
+                row["kind"] = "sasl" if item.type == 1 else "amqp"
+                row["channel"] = item.channel
+                row["size"] = item.size
+                row["payload_size"] = len(item.payload) if item.payload else 0
+                if body is not None:
+                    g = getattr
+                    row["handle"] = g(body, "handle", None)
+                    did = g(body, "delivery_id", None)
+                    if did is None:
+                        did = g(body, "first", None)
+                    row["delivery_id"] = did
+                    row["settled"] = g(body, "settled", None)
+                    row["more"] = g(body, "more", None)
+                    row["state"] = frame_state(item)
+                for ev in rec.events:
+                    ecls = ev.__class__
+                    if ecls is SessionBegun or ecls is LinkAttached or ecls is SessionEnded:
+                        self._session_event(ev, info)
+            else:
+                row["kind"] = "header" if cls == "ProtocolHeader" else "error"
+        else:
+            method = getattr(item, "method", None)
+            if method is not None:
+                row["kind"] = "assembly"
+                row["channel"] = item.channel
+                row["payload_size"] = len(item.body) if item.body is not None else 0
+                row["state"] = frame_state(item)
+            else:
+                row["kind"] = "error" if getattr(item, "error", None) is not None else "header"
+        self.tables.add("frames", row)
+
+    def _session_event(self, ev: Any, info: _ConnInfo) -> None:
+        s = ev.link.session if ev.__class__ is LinkAttached else ev.session
+        key = id(s)
+        times = info.session_info.get(key)
+        if times is None:
+            info.sessions.append(s)
+            times = info.session_info[key] = [None, None]
+        if ev.__class__ is SessionBegun:
+            if times[0] is None:
+                times[0] = ev.time
+        elif ev.__class__ is SessionEnded:
+            times[1] = ev.time
+
+    # --- deliveries -----------------------------------------------------------------
+
+    def _link_id(self, info: _ConnInfo, conn: Any, ls: Any) -> str | None:
+        if ls is None:
+            return None
+        lid = info.links.get(id(ls))
+        if lid is None:
+            n = next(i for i, x in enumerate(conn.links) if x is ls) + 1
+            lid = info.links[id(ls)] = f"{info.id}/{ls.session_no}/{n}"
+        return lid
+
+    def _delivery(self, rec: DeliveryRecord, info: _ConnInfo) -> None:
+        message_id = None
+        redeliveries = None
+        if rec.protocol == AMQP10:
+            link_id = self._link_id(info, rec.conn, rec.link_stats)
+            last = None
+            for e in rec.timeline:
+                if e.kind == "transfer":
+                    last = e.time
+            if rec.payload:
+                message_id, redeliveries = _message_facts(rec.payload)
+            detail = _state_detail(rec.state)
+        else:
+            link_id = f"{info.id}/0-10/{rec.link}"
+            last = rec.first_time
+            detail = None
+            for s in rec.extra.get("headers") or ():
+                if s.qname == "message.message-properties":
+                    message_id = _text(s.fields.get("message-id"))
+                elif s.qname == "message.delivery-properties":
+                    redeliveries = 1 if s.fields.get("redelivered") else 0
+        latency = rec.latency
+        self.tables.add("deliveries", {
+            "connection_id": info.id, "link_id": link_id, "protocol": rec.protocol,
+            "link": rec.link, "address": rec.address, "sender": rec.sender,
+            "delivery_id": rec.delivery_id, "tag": rec.tag, "message_id": message_id,
+            "size": rec.size, "frames": rec.frames, "first_time": _us(rec.first_time),
+            "last_time": _us(last), "outcome": rec.outcome, "outcome_detail": detail,
+            "settled_by": rec.settled_by, "settled_time": _us(rec.settled_time),
+            "latency": latency, "presettled": rec.presettled, "second_mode": rec.second_mode,
+            "redelivery_count": redeliveries, "resumed": rec.resumed, "aborted": rec.aborted,
+            "at_end": rec.at_end, "txn_id": rec.txn_id, PARTITION: info.date})
+
+    # --- connections, sessions, links (once the connection is over) ----------------
+
+    def finished(self, conn: Any) -> None:
+        info = self.conns.pop(id(conn), None)
+        if info is None:
+            return
+        add = self.tables.add
+        row: dict[str, Any] = {
+            "connection_id": info.id, "capture": info.capture, "protocol": conn.protocol,
+            "client": conn.client, "server": conn.server,
+            "first_time": _us(conn.first_time), "last_time": _us(conn.last_time),
+            "midstream": conn.midstream, "sessions": conn.sessions, "links": len(conn.links),
+            "frames_client": conn.frames["client"], "frames_server": conn.frames["server"],
+            "bytes_client": conn.bytes["client"], "bytes_server": conn.bytes["server"],
+            "deliveries": conn.deliveries, "violations": conn.violations,
+            "frame_errors": conn.frame_errors, "gaps": conn.gaps, "gap_bytes": conn.gap_bytes,
+            "resyncs": conn.resyncs, "skipped_bytes": conn.skipped_bytes,
+            "closed_client": conn.closed.get("client"),
+            "closed_server": conn.closed.get("server"), "notes": list(conn.notes),
+            PARTITION: info.date}
+        model = getattr(conn.observer, "connection", None)
+        if conn.protocol == AMQP10 and model is not None:
+            row["sasl_mechanism"] = model.sasl_mechanism
+            row["sasl_outcome"] = model.sasl_code
+            for side in SIDES:
+                o = model.open.get(side)
+                if o is not None:
+                    row[f"container_{side}"] = o.container_id
+                    row[f"max_frame_{side}"] = o.max_frame_size
+                    row[f"idle_timeout_{side}"] = o.idle_time_out
+                    if side == "client":
+                        row["hostname"] = o.hostname
+            errs = [_error(getattr(model.close.get(s), "error", None)) for s in SIDES]
+            row["close_error"] = next((e for e in errs if e), None)
+        add("connections", row)
+        for no, s in enumerate(info.sessions, 1):
+            begin, end = info.session_info[id(s)]
+            srow: dict[str, Any] = {
+                "connection_id": info.id, "session_id": f"{info.id}/{no}", "session_no": no,
+                "begin_time": _us(begin), "end_time": _us(end),
+                "links": sum(1 for ls in conn.links if ls.link.session is s),
+                PARTITION: info.date}
+            errs = [_error(getattr(s.end.get(x), "error", None)) for x in SIDES]
+            srow["end_error"] = next((e for e in errs if e), None)
+            for side in SIDES:
+                srow[f"channel_{side}"] = s.channel.get(side)
+                b = s.begin.get(side)
+                if b is not None:
+                    srow[f"incoming_window_{side}"] = b.incoming_window
+                    srow[f"outgoing_window_{side}"] = b.outgoing_window
+                    srow[f"handle_max_{side}"] = b.handle_max
+                srow[f"transfers_{side}"] = s.transfers.get(side)
+            add("sessions", srow)
+        for ls in conn.links:
+            add("links", self._link_row(info, conn, ls))
+
+    def _link_row(self, info: _ConnInfo, conn: Any, ls: Any) -> dict[str, Any]:
+        link = ls.link
+        lat = sorted(ls.latencies)
+        errs = [_error(getattr(link.detach.get(x), "error", None)) for x in SIDES]
+        return {
+            "connection_id": info.id, "link_id": self._link_id(info, conn, ls),
+            "session_no": ls.session_no, "name": ls.name, "sender": link.sender,
+            "initiator": link.initiator, "address": ls.address(),
+            "source_address": _text(getattr(link.source, "address", None)),
+            "target_address": _text(getattr(link.target, "address", None)),
+            "handle_client": ls.handles.get("client"), "handle_server": ls.handles.get("server"),
+            "snd_settle_mode": link.snd_mode, "rcv_settle_mode": link.rcv_mode,
+            "coordinator": link.coordinator, "refused": link.refused,
+            "attach_time": _us(ls.attached), "detach_time": _us(ls.detached),
+            "detach_error": next((e for e in errs if e), None),
+            "deliveries": ls.deliveries, "settled": ls.settled, "bytes": ls.bytes,
+            "outcomes": [{"outcome": k, "count": v} for k, v in sorted(ls.outcomes.items())],
+            "latency_count": len(lat),
+            "latency_p50": percentile(lat, 50) if lat else None,
+            "latency_p90": percentile(lat, 90) if lat else None,
+            "latency_p99": percentile(lat, 99) if lat else None,
+            "latency_max": lat[-1] if lat else None,
+            "flows": ls.flows, "drains": ls.drains, "echoes": ls.echoes,
+            "max_credit": ls.max_credit,
+            "stalls": [{"start": _us(a), "seconds": d} for a, d in ls.stalls],
+            "notes": list(ls.notes), PARTITION: info.date}
+
+
+def _message_facts(payload: bytes) -> tuple[str | None, int | None]:
+    """(message-id, header delivery-count) of a message's bytes; (None, None) when they
+    do not decode."""
+    from amqpcli.codec.message import Message
+
+    try:
+        m = Message.decode(payload)
+        props = m.properties
+        header = m.header
+    except Exception:  # noqa: BLE001 - a damaged message still makes a delivery row
+        return None, None
+    mid = _text(getattr(props, "message_id", None)) if props is not None else None
+    count = getattr(header, "delivery_count", None) if header is not None else None
+    return mid, int(count) if count is not None else 0
+
+
+class FlowJob:
+    """The segments of one flow key → rows. `feed` them in canonical order with the file
+    and packet they came from; `finish()` at the end. Connections are written out as soon
+    as their flow is over (`retired`)."""
+
+    __slots__ = ("_flow_files", "captures", "dis", "ports", "rows", "stall", "tracker")
+
+    def __init__(self, tables: Tables, captures: list[str], *, ports: tuple[int, ...] = (),
+                 stall: float = 1.0) -> None:
+        self.captures = captures  # file index -> path
+        self.ports = ports
+        self.stall = stall
+        self.tracker = FlowTracker(ports)
+        self.rows = RowBuilder(tables)
+        self.dis: Dissector | None = None
+        self._flow_files: dict[int, str] = {}  # flow index -> capture of its first packet
+
+    def _dissector(self) -> Dissector:
+        if self.dis is None:
+            self.dis = Dissector(keep_payload=True, stall_threshold=self.stall, ports=self.ports)
+        return self.dis
+
+    def feed(self, ts: int, seg: tuple[Any, ...], file: int, packet: int) -> None:
+        tr = self.tracker
+        n = tr.flow_count
+        tr.feed(ts, *seg)
+        if tr.flow_count != n:
+            self._flow_files[n] = self.captures[file]
+        if tr.events:
+            self._run(tr.events, self.captures[file], packet)
+            tr.events.clear()
+            if tr.open_flows() == 0:
+                self._retire()
+
+    def finish(self) -> None:
+        tr = self.tracker
+        tr.finish()
+        if tr.events:
+            self._run(tr.events, None, None)
+            tr.events.clear()
+        self._retire()
+
+    def _run(self, events: list[Any], capture: str | None, packet: int | None) -> None:
+        dis = self._dissector()
+        record = self.rows.record
+        batch: list[Any] = []
+        for ev in events:
+            if ev.__class__ is Opened:
+                if batch:
+                    for rec in dis.run(batch):
+                        record(rec, capture, packet)
+                    batch = []
+                n = len(dis.conns)
+                for rec in dis.run((ev,)):
+                    if len(dis.conns) != n:
+                        n = len(dis.conns)
+                        flow = ev.flow
+                        self.rows.opened(dis.conns[-1], flow, self._flow_files.get(
+                            flow.index, capture or ""))
+                    record(rec, capture, packet)
+                if len(dis.conns) != n:
+                    flow = ev.flow
+                    self.rows.opened(dis.conns[-1], flow,
+                                     self._flow_files.get(flow.index, capture or ""))
+            else:
+                batch.append(ev)
+        if batch:
+            for rec in dis.run(batch):
+                record(rec, capture, packet)
+
+    def _retire(self) -> None:
+        """Every flow of the key is closed: write out its connections and forget them
+        (a later connection on the same 4-tuple gets a fresh dissector)."""
+        dis = self.dis
+        if dis is None:
+            return
+        for rec in dis.finish():
+            self.rows.record(rec, None, None)
+        for conn in dis.conns:
+            self.rows.finished(conn)
+        self.dis = None
+        self._flow_files.clear()
+
+
+Emit = Callable[[dict[str, dict[str, list[Any]]]], None]
