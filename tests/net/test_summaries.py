@@ -1,0 +1,64 @@
+"""Outcome patterns, send/receive summaries and the exit codes they lead to."""
+
+from __future__ import annotations
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Symbol
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes, source_for
+from amqpcli.net.sending import SendSummary, summary_exit, summary_text
+
+
+def test_parse_outcomes() -> None:
+    got = parse_outcomes("accept, release,reject:amqp:link:detach-forced=go away,modify:failed")
+    assert [o.name for o in got] == ["accept", "release", "reject", "modify"]
+    assert got[2].condition == "amqp:link:detach-forced" and got[2].description == "go away"
+    assert got[3].delivery_failed and not got[3].undeliverable_here
+    st = got[2].state()
+    assert isinstance(st, c.Rejected) and st.error.condition == Symbol("amqp:link:detach-forced")
+    assert got[0].state() is Outcome("accept").state()  # shared: one disposition per run
+    assert isinstance(parse_outcomes("reject")[0].state(), c.Rejected)
+    m = parse_outcomes("modify:undeliverable")[0].state()
+    assert m.undeliverable_here is True and m.delivery_failed is None
+
+
+@pytest.mark.parametrize("bad", ["nope", "modify:sideways", ""])
+def test_parse_outcomes_errors(bad: str) -> None:
+    with pytest.raises(UserError):
+        parse_outcomes(bad)
+
+
+def test_source_for() -> None:
+    s = source_for(RecvPlan(address="q", selector="a = 1", copy=True))
+    assert s.address == "q" and s.distribution_mode == Symbol("copy")
+    (key, val), = s.filter.items()
+    assert key == Symbol("jms-selector")
+    assert val.descriptor == Symbol("apache.org:selector-filter:string")
+    assert val.value == "a = 1"
+    d = source_for(RecvPlan(address=None, dynamic=True))
+    assert d.dynamic is True and d.address is None
+    sub = source_for(RecvPlan(address="t", subscription="s1"))
+    assert sub.durable == 2 and sub.expiry_policy == Symbol("never")
+
+
+def test_summary_exit_priorities() -> None:
+    assert summary_exit(SendSummary(sent=3, accepted=3)) == (Exit.OK, "")
+    code, why = summary_exit(SendSummary(sent=3, accepted=1, rejected=1, released=1))
+    assert code == Exit.REJECTED and "1 rejected, 1 released" in why
+    s = SendSummary(sent=3, accepted=1, rejected=1, in_doubt=[(3, "m3")],
+                    failure=UserError("lost", Exit.CONNECTION))
+    code, why = summary_exit(s)
+    assert code == Exit.IN_DOUBT and "1 message(s) in doubt: lost" == why
+    assert summary_exit(SendSummary(failure=UserError("x", Exit.REFUSED)))[0] == Exit.REFUSED
+
+
+def test_summary_text_and_json() -> None:
+    s = SendSummary(sent=5, accepted=4, in_doubt=[(5, b"\x01")], resent=2, reconnects=1,
+                    elapsed=2.0)
+    text = summary_text(s)
+    assert text.startswith("sent 5, accepted 4, in doubt 1, resent 2 after 1 reconnect(s)")
+    assert "in doubt: message 5 (message-id '01')" in text
+    j = s.to_json()
+    assert j["in-doubt-messages"] == [{"number": 5, "message-id": "01"}] and j["rate"] == 2.5
