@@ -701,3 +701,30 @@ def test_direct_sender_answers_drain(direct_sender: Callable[..., DirectSender])
     client = run(Drainer(peer.url, "src", 10))
     assert client.bodies == [1, 2]
     assert client.credit_after == 0
+
+
+def test_peer_records_connection_details(broker: Broker) -> None:
+    container = Container()
+    container.container_id = "details-client"
+    conn = BlockingConnection(
+        broker.url, timeout=TIMEOUT, container=container, virtual_host="vhost-a",
+        properties={symbol("product"): "probe"},
+    )  # fmt: skip
+    conn.close()
+    (info,) = broker.connections()
+    assert info.container_id == "details-client"
+    assert info.hostname == "vhost-a"
+    assert info.mechanism == "ANONYMOUS"
+    assert info.properties == {symbol("product"): "probe"}
+
+
+def test_tls_broker_sasl_external(tls_broker_client_auth: Broker, tls_certs: Certs) -> None:
+    conn = connect(
+        tls_broker_client_auth.url,
+        ssl_domain=client_domain(tls_certs, with_client_cert=True),
+        allowed_mechs="EXTERNAL",
+    )
+    conn.close()
+    (info,) = tls_broker_client_auth.connections()
+    assert info.mechanism == "EXTERNAL"
+    assert "amqpcli-test-client" in (info.user or "")

@@ -6,6 +6,9 @@ methods, or ``peer.call(fn)`` (runs ``fn()`` there and returns the result) and
 ``peer.wait_for(predicate)`` (polls until truthy; ``TimeoutError`` is a hang guard). If the
 peer's thread dies on an exception, the next call raises, and the fixture fails the test.
 Peers offer SASL ANONYMOUS (and EXTERNAL over TLS); SASL PLAIN is RabbitMQ's job.
+Every peer also has ``connections()`` (``net.ConnectionInfo``: container-id, hostname,
+SASL user and mechanism, max-frame-size, idle-timeout, properties, capabilities of each
+client open) and ``transport_errors()`` (failed TLS handshakes and the like).
 
 Fixtures (``tests/conftest.py``)
 --------------------------------
@@ -91,12 +94,13 @@ Modules: ``net`` (free ports, the thread runner), ``queues`` (storage), ``select
 
 from tests.peers.broker import Broker
 from tests.peers.direct import DirectReceiver, DirectSender, LinkInfo, Received, SentOutcome
-from tests.peers.net import PeerThread, free_port
+from tests.peers.net import ConnectionInfo, PeerThread, free_port
 from tests.peers.outcomes import Accept, Hold, Modify, Observed, Reject, Release
 
 __all__ = [
     "Accept",
     "Broker",
+    "ConnectionInfo",
     "DirectReceiver",
     "DirectSender",
     "Hold",

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
 from proton import Condition, SSLDomain, Terminus
@@ -57,6 +58,42 @@ def refuse(link: Any, condition: str, description: str) -> None:
     link.close()
 
 
+@dataclass(frozen=True)
+class ConnectionInfo:
+    """A client connection as the peer saw its open."""
+
+    container_id: str
+    hostname: str | None
+    user: str | None  # the SASL identity (anonymous, or the certificate's for EXTERNAL)
+    mechanism: str | None
+    max_frame_size: int
+    idle_timeout: float  # seconds; 0 when none
+    properties: dict[Any, Any] | None
+    offered_capabilities: list[str]
+    desired_capabilities: list[str]
+
+
+def _symbols(value: Any) -> list[str]:
+    return [str(v) for v in value] if value else []
+
+
+def connection_info(conn: Any) -> ConnectionInfo:
+    transport = conn.transport
+    sasl = transport.sasl() if transport is not None else None
+    props = conn.remote_properties
+    return ConnectionInfo(
+        container_id=str(conn.remote_container),
+        hostname=conn.remote_hostname,
+        user=transport.user if transport is not None else None,
+        mechanism=sasl.mech if sasl is not None else None,
+        max_frame_size=int(transport.remote_max_frame_size) if transport is not None else 0,
+        idle_timeout=float(transport.remote_idle_timeout) if transport is not None else 0.0,
+        properties=dict(props) if props else None,
+        offered_capabilities=_symbols(conn.remote_offered_capabilities),
+        desired_capabilities=_symbols(conn.remote_desired_capabilities),
+    )
+
+
 class PeerHandler(MessagingHandler):
     """Base for the peers' handlers: runs injected calls and shuts down cleanly.
 
@@ -75,12 +112,14 @@ class PeerHandler(MessagingHandler):
         self.container: Container | None = None
         self.acceptor: Any = None
         self.connections: list[Any] = []
+        self.opened: list[ConnectionInfo] = []
         self.errors: list[str] = []
 
     def on_connection_remote_open(self, event: Any) -> None:
         # Accepted connections carry no container-id unless given one.
         if self.container is not None and not event.connection.container:
             event.connection.container = self.container.container_id
+        self.opened.append(connection_info(event.connection))
 
     def on_connection_opened(self, event: Any) -> None:
         self.connections.append(event.connection)
@@ -178,6 +217,14 @@ class PeerThread:
         if not ok:
             raise value
         return value  # type: ignore[no-any-return]
+
+    def connections(self) -> list[ConnectionInfo]:
+        """Every connection opened to this peer so far, in order."""
+        return self.call(lambda: list(self.handler.opened))
+
+    def transport_errors(self) -> list[str]:
+        """Transport failures seen (TLS handshakes, SASL), as 'condition: description'."""
+        return self.call(lambda: list(self.handler.errors))
 
     def wait_for(self, predicate: Callable[[], T | None], timeout: float = 30) -> T:
         """Poll ``predicate`` in the container thread until it returns something truthy;
