@@ -7,6 +7,7 @@ from amqpcli.cli import (  # noqa: F401  # noqa: F401
     proxy,
     recv,
     send,
+    serve,
     stubs,
     tui,
 )

@@ -1,0 +1,109 @@
+"""`amqp serve`: a local AMQP 1.0 peer with in-memory queues and fault injection."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from amqpcli.cli.app import app
+from amqpcli.errors import Exit, UserError
+
+if TYPE_CHECKING:
+    from amqpcli.peer import Server
+
+_FAULTS = "Fault injection"
+_SASL = "Authentication"
+RULE_HELP = ("a share (0.1) or a pattern: every:N, first:N, after:N, at:N,M…, all, none "
+             "(counted per sender link)")
+
+
+def _log(text: str) -> None:
+    sys.stderr.write(f"amqp serve: {text}\n")
+    sys.stderr.flush()
+
+
+def _trace(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+@app.command(help="Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, "
+             "dynamic nodes, durable subscriptions, transactions) and fault injection. "
+             "See docs/serve.md.")
+def serve(
+    listen: Annotated[str, typer.Option("--listen", "-l", help="PORT, HOST:PORT or [V6]:PORT; loopback unless a host is given. Port 0 picks a free one.")] = "127.0.0.1:5672",
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Require SASL PLAIN with this user (and --password).", rich_help_panel=_SASL)] = None,
+    password: Annotated[str | None, typer.Option("--password", help="The password --user must give (or $AMQP_PASSWORD).", envvar="AMQP_PASSWORD", show_default=False, rich_help_panel=_SASL)] = None,
+    no_sasl: Annotated[bool, typer.Option("--no-sasl", help="Do not speak SASL (answer a SASL header with the AMQP one).", rich_help_panel=_SASL)] = False,
+    reject: Annotated[str | None, typer.Option("--reject", help=f"Reject messages from senders: {RULE_HELP}.", rich_help_panel=_FAULTS)] = None,
+    release: Annotated[str | None, typer.Option("--release", help="Release messages from senders (same forms as --reject).", rich_help_panel=_FAULTS)] = None,
+    modify: Annotated[str | None, typer.Option("--modify", help="Answer modified{delivery-failed} (same forms as --reject).", rich_help_panel=_FAULTS)] = None,
+    settle_delay: Annotated[float, typer.Option("--settle-delay", help="Milliseconds before a sender hears its outcome.", rich_help_panel=_FAULTS)] = 0.0,
+    credit: Annotated[int | None, typer.Option("--credit", help="Credit window granted to senders (default 500; 0 never grants: senders stall).", rich_help_panel=_FAULTS)] = None,
+    detach_after: Annotated[int | None, typer.Option("--detach-after", help="Detach each link (amqp:link:detach-forced) after N deliveries on it.", rich_help_panel=_FAULTS)] = None,
+    close_after: Annotated[int | None, typer.Option("--close-after", help="Close each connection (amqp:connection:forced) after N deliveries on it.", rich_help_panel=_FAULTS)] = None,
+    refuse: Annotated[list[str] | None, typer.Option("--refuse", help="Refuse links to addresses matching this glob with amqp:not-found (repeatable).", rich_help_panel=_FAULTS)] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for the share rules (repeatable runs).", rich_help_panel=_FAULTS)] = None,
+    max_frame_size: Annotated[int, typer.Option("--max-frame-size", help="Largest frame we accept, in bytes.")] = 65536,
+    idle_timeout: Annotated[float | None, typer.Option("--idle-timeout", help="Seconds of client silence before we close.")] = None,
+    trace: Annotated[bool, typer.Option("--trace", help="Print every frame, one line each, on stdout.")] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords in --trace.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines (the listening line stays).")] = False,
+) -> None:
+    from amqpcli.peer import Broker, Faults, Server, parse_rule
+    from amqpcli.proxy import parse_listen
+
+    where = parse_listen(listen)
+    if (user is None) != (password is None):
+        raise UserError("--user and --password go together", Exit.USAGE)
+    if user is not None and no_sasl:
+        raise UserError("--user needs SASL: drop --no-sasl", Exit.USAGE)
+    for name, value in (("--credit", credit), ("--detach-after", detach_after),
+                        ("--close-after", close_after)):
+        if value is not None and value < (0 if name == "--credit" else 1):
+            raise UserError(f"{name} must be at least {0 if name == '--credit' else 1}", Exit.USAGE)
+    if settle_delay < 0:
+        raise UserError("--settle-delay must be 0 or more", Exit.USAGE)
+    if max_frame_size < 512:
+        raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
+    faults = Faults(
+        reject=parse_rule(reject, "--reject") if reject else None,
+        release=parse_rule(release, "--release") if release else None,
+        modify=parse_rule(modify, "--modify") if modify else None,
+        settle_delay=settle_delay / 1000.0,
+        credit=credit,
+        detach_after=detach_after,
+        close_after=close_after,
+        refuse=list(refuse or []),
+        seed=seed,
+    )
+    broker = Broker(faults, log=(lambda _t: None) if quiet else _log)
+    server = Server(where, broker,
+                    sasl="required" if user else "none" if no_sasl else "optional",
+                    user=user, password=password, trace=_trace if trace else None,
+                    show_secrets=show_secrets, max_frame_size=max_frame_size,
+                    idle_timeout=idle_timeout)
+    sasl_text = ("SASL PLAIN required" if user else "no SASL" if no_sasl
+                 else "SASL ANONYMOUS or PLAIN, or none")
+    try:
+        asyncio.run(_run(server, sasl_text, faults.active))
+    except KeyboardInterrupt:
+        _log("stopped")
+
+
+async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
+    try:
+        host, port = await server.start()
+    except OSError as e:
+        raise UserError(f"cannot listen on {server.listen[0]}:{server.listen[1]}: "
+                        f"{(e.strerror or str(e)).lower()}", Exit.CONNECTION) from None
+    hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    faults = f"; faults: {' '.join(active)}" if active else ""
+    _log(f"listening on {hp} ({sasl_text}{faults})")
+    try:
+        await server.serve_forever()
+    finally:
+        await server.close()

@@ -1,0 +1,695 @@
+"""The broker logic: a plain object driven by engine events, no sockets, no clock.
+
+`Broker` holds the nodes (`store.Nodes`) and one `PeerConnection` per connection, each
+wrapping a `PeerEndpoint`. Whoever runs the connections (the asyncio server in
+`server.py`, a test, the TUI) feeds each connection's engine events to
+`Broker.handle(conn, events)` and writes out what the endpoints then hold; `wake` is
+called when a connection other than the one being handled got something to send
+(a message for its receiver), so the runner can flush it.
+
+Messages from senders wait for an outcome. `decide(incoming)` chooses it: the default
+(`Policy`) follows the fault options (accept unless a `--reject/--release/--modify`
+rule picks the message) and may ask for a delay; a decider that returns None leaves the
+message pending until someone calls `Broker.settle_incoming(incoming, outcome)` — how an
+interactive front end settles by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Described, Symbol
+from amqpcli.engine import (
+    ConnectionClosed,
+    ConnectionOpened,
+    CreditChanged,
+    Delivery,
+    DeliverySettled,
+    DeliveryUpdated,
+    Link,
+    LinkAttached,
+    LinkDetached,
+    MessageReceived,
+    TransportClosed,
+    outcome_of,
+)
+from amqpcli.engine.delivery import FINAL, Phase
+
+from .endpoint import PeerEndpoint
+from .faults import Faults
+from .selector import Selector, SelectorError, compile_selector
+from .store import Entry, Nodes, Queue, is_topic
+
+__all__ = ["Broker", "Decision", "Incoming", "PeerConnection", "Policy"]
+
+SELECTOR_SYMBOL = "apache.org:selector-filter:string"
+SELECTOR_CODE = 0x0000468C00000004
+DEFAULT_CREDIT = 500
+
+
+@dataclass
+class Decision:
+    """What to answer a sender: an outcome, after `delay` seconds."""
+
+    outcome: Any
+    delay: float = 0.0
+
+
+@dataclass(eq=False)
+class Incoming:
+    """A message from a sender, waiting for its outcome."""
+
+    conn: PeerConnection
+    delivery: Delivery
+    link: InLink
+    number: int  # its number on the link, from 1
+    address: str | None  # where it goes (the target, or `to` through the relay)
+    txn_id: bytes | None
+    settled: bool = False
+
+    @property
+    def payload(self) -> bytes:
+        return bytes(self.delivery.payload)
+
+
+Decider = Callable[[Incoming], Decision | None]
+
+
+class Policy:
+    """The default decider: the fault options (accept when none applies)."""
+
+    def __init__(self, faults: Faults) -> None:
+        self.faults = faults
+
+    def __call__(self, inc: Incoming) -> Decision:
+        return Decision(self.faults.outcome_for(inc.number), self.faults.settle_delay)
+
+
+@dataclass(eq=False)
+class InLink:
+    """A link on which a client sends to us."""
+
+    link: Link
+    address: str | None  # None: anonymous relay (route by the message's `to`)
+    capabilities: Any = None
+    coordinator: bool = False
+    count: int = 0  # messages received
+    settled: int = 0  # outcomes given
+
+
+@dataclass(eq=False)
+class OutLink:
+    """A link on which we send to a client: a consumer of one queue."""
+
+    conn: PeerConnection
+    link: Link
+    queue: Queue
+    copy: bool
+    selector: Selector | None
+    key: tuple[str, str]  # (container-id, link name): who undeliverable-here excludes
+    temporary: bool = False  # the queue goes with the link (dynamic, topic subscription)
+    durable: bool = False  # a durable subscription: kept when detached, not closed
+    cursor: int = 0  # copy: the last seq sent
+    sent: int = 0
+    presettled: bool = False
+    last_available: int | None = None
+
+
+@dataclass(eq=False)
+class Txn:
+    txn_id: bytes
+    conn: PeerConnection
+    coordinator: Link
+    sends: list[tuple[str | None, Any, bytes]] = field(default_factory=list)
+    outcomes: list[tuple[Entry, Any, tuple[str, str]]] = field(default_factory=list)
+
+
+class PeerConnection:
+    """One client connection: its endpoint and what the broker knows about its links."""
+
+    def __init__(self, broker: Broker, endpoint: PeerEndpoint, name: str, peer: str) -> None:
+        self.broker = broker
+        self.endpoint = endpoint
+        self.name = name
+        self.peer = peer  # "host:port" of the client
+        self.container_id = ""
+        self.user: str | None = None
+        self.in_links: dict[Link, InLink] = {}
+        self.out_links: dict[Link, OutLink] = {}
+        self.sent: dict[Delivery, tuple[Entry | None, OutLink]] = {}
+        self.pending: dict[Delivery, Incoming] = {}
+        self.delivered = 0  # deliveries both ways, for --close-after
+        self.gone = False
+        endpoint.on_credit = self._on_credit
+        endpoint.after_credit = self._after_credit
+
+    def __repr__(self) -> str:
+        return f"<PeerConnection {self.name} {self.peer}>"
+
+    @property
+    def open(self) -> bool:
+        ep = self.endpoint
+        return not self.gone and ep.local not in ep.connection.close and not ep.failed
+
+    def _on_credit(self, link: Link) -> None:
+        out = self.out_links.get(link)
+        if out is not None:
+            self.broker._feed(out)
+
+    def _after_credit(self, link: Link, ev: CreditChanged) -> None:
+        out = self.out_links.get(link)
+        if out is None or link.state != "attached":
+            return
+        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None)
+        if n != out.last_available or ev.echo or ev.drain:
+            out.last_available = n
+            self.endpoint.flow(link, available=n)
+
+
+class Broker:
+    def __init__(
+        self,
+        faults: Faults | None = None,
+        *,
+        decide: Decider | None = None,
+        call_later: Callable[[float, Callable[[], None]], Any] | None = None,
+        log: Callable[[str], None] | None = None,
+        wake: Callable[[PeerConnection], None] | None = None,
+    ) -> None:
+        self.faults = faults or Faults()
+        self.decide: Decider = decide or Policy(self.faults)
+        self.call_later = call_later
+        self.log = log or (lambda _text: None)
+        self.wake = wake or (lambda _conn: None)
+        self.nodes = Nodes()
+        self.connections: list[PeerConnection] = []
+        self.txns: dict[bytes, Txn] = {}
+        self._txn_ids = itertools.count(1)
+        self._handling: PeerConnection | None = None
+
+    # --- connections -------------------------------------------------------------------
+
+    def connect(self, endpoint: PeerEndpoint, name: str, peer: str = "") -> PeerConnection:
+        conn = PeerConnection(self, endpoint, name, peer)
+        self.connections.append(conn)
+        return conn
+
+    def handle(self, conn: PeerConnection, events: list[Any]) -> None:
+        """Engine events of `conn` (any order the engine produced them in)."""
+        outer = self._handling
+        self._handling = conn
+        try:
+            for e in events:
+                self._event(conn, e)
+        finally:
+            self._handling = outer
+
+    def _touch(self, conn: PeerConnection) -> None:
+        if conn is not self._handling and not conn.gone:
+            self.wake(conn)
+
+    def disconnect(self, conn: PeerConnection) -> None:
+        """The transport is gone: whatever the connection held goes back to its queues."""
+        if conn.gone:
+            return
+        conn.gone = True
+        for out in list(conn.out_links.values()):
+            self._drop_out_link(out, closed=False)
+        for d, (entry, out) in list(conn.sent.items()):
+            if entry is not None and not out.copy:
+                entry.queue.release(entry)
+        conn.sent.clear()
+        conn.pending.clear()
+        for txn in [t for t in self.txns.values() if t.conn is conn]:
+            self._end_txn(txn, commit=False)
+        if conn in self.connections:
+            self.connections.remove(conn)
+        for q in list(self.nodes.queues.values()) + [
+                q for subs in self.nodes.topics.values() for q in subs]:
+            self._dispatch(q)
+
+    # --- events ---------------------------------------------------------------------------
+
+    def _event(self, conn: PeerConnection, e: Any) -> None:
+        ep = conn.endpoint
+        cls = e.__class__
+        if cls is MessageReceived:
+            self._on_message(conn, e.delivery)
+        elif cls is DeliveryUpdated or cls is DeliverySettled:
+            d = e.delivery
+            if d.sender == ep.local and d in conn.sent:
+                self._on_outcome(conn, d)
+        elif cls is LinkAttached:
+            if e.side == ep.remote and e.link.initiator == ep.remote:
+                self._on_attach(conn, e.link)
+        elif cls is LinkDetached:
+            if e.side == ep.remote:
+                self._on_detach(conn, e.link, bool(e.closed), e.error)
+        elif cls is ConnectionOpened:
+            if e.side == ep.remote:
+                conn.container_id = str(e.open.container_id)
+                who = f" as {conn.user!r}" if conn.user else ""
+                self.log(f"{conn.name} open from {conn.peer}{who} container-id "
+                         f"{conn.container_id!r}")
+        elif cls is ConnectionClosed:
+            if e.side == ep.remote:
+                self.log(f"{conn.name} closed by the client" + _why(e.error))
+            elif e.error is not None:
+                self.log(f"{conn.name} closing" + _why(e.error))
+        elif cls is TransportClosed:
+            self.disconnect(conn)
+
+    # --- attach ---------------------------------------------------------------------------
+
+    def _on_attach(self, conn: PeerConnection, link: Link) -> None:
+        ep = conn.endpoint
+        req = link.attach[ep.remote]
+        if link.sender == ep.remote:
+            self._attach_in(conn, link, req)
+        else:
+            self._attach_out(conn, link, req)
+
+    def _refuse(self, conn: PeerConnection, link: Link, condition: str, text: str) -> None:
+        self.log(f"{conn.name} refused link {link.name!r}: {condition}: {text}")
+        conn.endpoint.refuse_link(link, c.Error(condition=Symbol(condition), description=text))
+
+    def _attach_in(self, conn: PeerConnection, link: Link, req: Any) -> None:
+        ep = conn.endpoint
+        tgt = req.target
+        if isinstance(tgt, c.Coordinator):
+            conn.in_links[link] = InLink(link, None, coordinator=True)
+            ep.accept_link(link)
+            self.log(f"{conn.name} attach {link.name!r}: transaction coordinator")
+            ep.flow(link, DEFAULT_CREDIT)
+            return
+        address = getattr(tgt, "address", None)
+        address = str(address) if address is not None else None
+        caps = getattr(tgt, "capabilities", None)
+        if self.faults.refuses(address):
+            self._refuse(conn, link, "amqp:not-found", f"no node {address!r} (--refuse)")
+            return
+        target = tgt
+        if isinstance(tgt, c.Target) and tgt.dynamic:
+            q = self.nodes.temporary()
+            address = q.name
+            target = c.Target(**tgt.fields())
+            target.address = address
+        conn.in_links[link] = InLink(link, address, caps)
+        ep.accept_link(link, target=target)
+        where = repr(address) if address is not None else "anonymous relay (by 'to')"
+        self.log(f"{conn.name} attach {link.name!r}: client sends to {where}")
+        credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
+        if credit:
+            ep.flow(link, credit)
+
+    def _attach_out(self, conn: PeerConnection, link: Link, req: Any) -> None:
+        ep = conn.endpoint
+        src = req.source
+        if not isinstance(src, c.Source):
+            self._refuse(conn, link, "amqp:invalid-field", "a receiving link needs a source")
+            return
+        address = str(src.address) if src.address is not None else None
+        selector, filters, error = _selector(src.filter)
+        if error is not None:
+            self._refuse(conn, link, "amqp:invalid-field", error)
+            return
+        if self.faults.refuses(address):
+            self._refuse(conn, link, "amqp:not-found", f"no node {address!r} (--refuse)")
+            return
+        key = (conn.container_id, str(link.name))
+        granted = c.Source(**src.fields())
+        granted.filter = filters or None
+        copy = str(src.distribution_mode or "") == "copy"
+        temporary = durable = resumed = False
+        if src.dynamic:
+            q = self.nodes.temporary()
+            granted.address = q.name
+            temporary = True
+        elif address is None:
+            self._refuse(conn, link, "amqp:invalid-field", "the source has no address")
+            return
+        elif is_topic(address, src.capabilities):
+            durable = bool(src.durable) and str(src.expiry_policy or "") == "never"
+            q, resumed = self.nodes.subscribe(address, key if durable else None)
+            temporary = not durable
+        else:
+            q = self.nodes.queue(address)
+        if copy:
+            granted.distribution_mode = Symbol("copy")
+        if link in conn.out_links:  # a second attach on the same link: start over
+            self._drop_out_link(conn.out_links[link], closed=True)
+        out = OutLink(conn, link, q, copy, selector, key, temporary=temporary,
+                      durable=durable, presettled=req.get("snd_settle_mode") == 1)
+        conn.out_links[link] = out
+        q.consumers.append(out)
+        if req.unsettled:
+            # Deliveries of an earlier attachment are not resumed: what they held was
+            # released when it detached and is sent again.
+            ep.accept_link(link, source=granted, unsettled=None)
+        else:
+            ep.accept_link(link, source=granted)
+        mode = "copy" if copy else "move"
+        extra = f", selector {selector.text!r}" if selector else ""
+        if durable:
+            extra += ", durable subscription " + ("resumed" if resumed else "created")
+        self.log(f"{conn.name} attach {link.name!r}: client receives from "
+                 f"{granted.address!r} ({mode}{extra})")
+
+    # --- detach ---------------------------------------------------------------------------
+
+    def _on_detach(self, conn: PeerConnection, link: Link, closed: bool, error: Any) -> None:
+        inl = conn.in_links.pop(link, None)
+        if inl is not None:
+            for d, inc in list(conn.pending.items()):
+                if inc.link is inl:
+                    del conn.pending[d]
+            if inl.coordinator:
+                for txn in [t for t in self.txns.values() if t.coordinator is link]:
+                    self._end_txn(txn, commit=False)
+            self.log(f"{conn.name} detach {link.name!r}" + ("" if closed else " (kept)")
+                     + _why(error))
+            return
+        out = conn.out_links.get(link)
+        if out is not None:
+            self._drop_out_link(out, closed)
+            kept = " (subscription kept)" if out.durable and not closed else ""
+            self.log(f"{conn.name} detach {link.name!r}{kept}" + _why(error))
+
+    def _drop_out_link(self, out: OutLink, closed: bool) -> None:
+        conn = out.conn
+        conn.out_links.pop(out.link, None)
+        q = out.queue
+        if out in q.consumers:
+            q.consumers.remove(out)
+        for d, (entry, o) in list(conn.sent.items()):
+            if o is out:
+                del conn.sent[d]
+                if entry is not None and not out.copy:
+                    q.release(entry)
+        if out.temporary or (out.durable and closed):
+            self.nodes.delete(q)
+        else:
+            self._dispatch(q)
+
+    # --- sending to receivers ---------------------------------------------------------
+
+    def _room(self, out: OutLink) -> int:
+        link = out.link
+        ep = out.conn.endpoint
+        if not out.conn.open or link.state != "attached":
+            return 0
+        return link.link_credit - len(ep.outgoing(link))
+
+    def _feed(self, out: OutLink) -> int:
+        """Send `out` what it may have, up to its credit; returns how many."""
+        n = 0
+        q = out.queue
+        while self._room(out) > 0:
+            e = q.browse(out.cursor, out.selector) if out.copy else q.take(
+                out.key, out.selector)
+            if e is None:
+                break
+            n += 1
+            if self._send_one(out, e):
+                break
+        return n
+
+    def _dispatch(self, q: Queue) -> None:
+        """Hand ready entries to the queue's consumers, taking turns."""
+        while q.consumers and q.entries:
+            progress = False
+            consumers = q.consumers
+            start = q.turn % len(consumers)
+            for i in range(len(consumers)):
+                out = consumers[(start + i) % len(consumers)]
+                if self._room(out) <= 0:
+                    continue
+                e = q.browse(out.cursor, out.selector) if out.copy else q.take(
+                    out.key, out.selector)
+                if e is None:
+                    continue
+                self._send_one(out, e)
+                q.turn = (start + i + 1) % max(1, len(q.consumers))
+                progress = True
+                break
+            if not progress:
+                return
+
+    def _send_one(self, out: OutLink, e: Entry) -> bool:
+        """Send one entry; True when a delivery limit ended the link or connection."""
+        ep = out.conn.endpoint
+        q = out.queue
+        d = ep.send(out.link, e.payload, settled=out.presettled)
+        if out.copy:
+            out.cursor = e.seq
+            if not out.presettled:
+                out.conn.sent[d] = (None, out)
+        elif out.presettled:
+            q.remove(e)
+        else:
+            q.acquire(e)
+            out.conn.sent[d] = (e, out)
+        out.sent += 1
+        out.conn.delivered += 1
+        self._touch(out.conn)
+        return self._limits(out.conn, out.link, out.sent)
+
+    def _on_outcome(self, conn: PeerConnection, d: Delivery) -> None:
+        """A receiver's disposition (or the delivery's end) for something we sent."""
+        state = d.receiver_state
+        outcome = outcome_of(state) if state is not None else None
+        final = d.phase in FINAL
+        if outcome is None and not final:
+            return
+        entry, out = conn.sent.pop(d)
+        ep = conn.endpoint
+        if not final and not d.sender_settled and conn.open and out.link.state == "attached":
+            ep.settle(d, state)  # the receiver waits for us (rcv-settle-mode second)
+            self._touch(conn)
+        if outcome is None:
+            outcome = c.Released() if d.phase == Phase.ABANDONED else c.Accepted()
+        name = _outcome_name(outcome)
+        if isinstance(state, c.TransactionalState):
+            txn = self.txns.get(bytes(state.txn_id))
+            if txn is not None and entry is not None and not out.copy:
+                txn.outcomes.append((entry, outcome, out.key))
+                self.log(f"{conn.name} {out.link.name!r} -> {out.queue.name!r}: "
+                         f"{name} in transaction {bytes(state.txn_id)!r}")
+                return
+        if entry is not None and not out.copy:
+            self._apply(entry, outcome, out.key)
+        if d.phase != Phase.ABANDONED:
+            self.log(f"{conn.name} {out.link.name!r} <- {out.queue.name!r}: "
+                     f"delivery {d.delivery_id} {name}" + (" (copy)" if out.copy else ""))
+
+    def _apply(self, entry: Entry, outcome: Any, key: tuple[str, str]) -> None:
+        q = entry.queue
+        if isinstance(outcome, (c.Accepted, c.Rejected)):
+            q.remove(entry)
+        elif isinstance(outcome, c.Modified):
+            entry.modify(bool(outcome.delivery_failed), outcome.message_annotations)
+            q.release(entry, key if outcome.undeliverable_here else None)
+        else:
+            q.release(entry)
+        self._dispatch(q)
+
+    # --- receiving from senders --------------------------------------------------------
+
+    def _on_message(self, conn: PeerConnection, d: Delivery) -> None:
+        inl = conn.in_links.get(d.link)
+        if inl is None:
+            return
+        if inl.coordinator:
+            self._on_txn_request(conn, d)
+            return
+        inl.count += 1
+        address = inl.address
+        if address is None:
+            to = _message_to(d)
+            if to is None:
+                conn.endpoint.reject(d, c.Error(
+                    condition=Symbol("amqp:not-found"),
+                    description="anonymous relay: the message has no 'to' address"))
+                return
+            address = to
+        inc = Incoming(conn, d, inl, inl.count, address, d.txn_id)
+        if d.presettled or d.sender_settled:
+            self._store(inc)  # at most once: nothing to answer
+            inl.settled += 1
+            conn.delivered += 1
+            self._limits(conn, inl.link, inl.settled)
+            return
+        conn.pending[d] = inc
+        decision = self.decide(inc)
+        if decision is None:
+            return  # decided later, by hand
+        if decision.delay > 0 and self.call_later is not None:
+            self.call_later(decision.delay, lambda: self.settle_incoming(inc, decision.outcome))
+        else:
+            self.settle_incoming(inc, decision.outcome)
+        credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
+        link = inl.link
+        if credit and conn.open and link.state == "attached" and link.link_credit <= credit // 2:
+            conn.endpoint.flow(link, credit)
+
+    @property
+    def pending(self) -> list[Incoming]:
+        """Messages from senders still waiting for an outcome."""
+        return [i for conn in self.connections for i in conn.pending.values()]
+
+    def settle_incoming(self, inc: Incoming, outcome: Any) -> None:
+        """Answer a sender's message with `outcome` (an Accepted, Rejected, … composite)."""
+        conn = inc.conn
+        if inc.settled or conn.pending.pop(inc.delivery, None) is None:
+            return
+        inc.settled = True
+        link = inc.link.link
+        if not conn.open or link.state != "attached":
+            return  # the link went: the sender never hears, and nothing is kept
+        name = _outcome_name(outcome)
+        if isinstance(outcome, c.Accepted):
+            if inc.txn_id is not None:
+                txn = self.txns.get(inc.txn_id)
+                if txn is None:
+                    outcome = c.Rejected(error=c.Error(
+                        condition=Symbol("amqp:transaction:unknown-id"),
+                        description=f"no transaction {inc.txn_id!r}"))
+                    name = "rejected (unknown transaction)"
+                else:
+                    txn.sends.append((inc.address, inc.link.capabilities, inc.payload))
+                    name = f"accepted in transaction {inc.txn_id!r}"
+            else:
+                self._store(inc)
+        state: Any = outcome
+        if inc.txn_id is not None:
+            state = c.TransactionalState(txn_id=inc.txn_id, outcome=outcome)
+        conn.endpoint.dispose(inc.delivery, state, settled=True)
+        self._touch(conn)
+        self.log(f"{conn.name} {link.name!r} -> {inc.address!r}: message {inc.number} {name}")
+        inc.link.settled += 1
+        conn.delivered += 1
+        self._limits(conn, link, inc.link.settled)
+
+    def _store(self, inc: Incoming) -> None:
+        self._put(inc.address, inc.link.capabilities, inc.payload)
+
+    def _put(self, address: str | None, caps: Any, payload: bytes) -> None:
+        if address is None:
+            return
+        for q in self.nodes.destinations(address, caps):
+            q.put(payload)
+            self._dispatch(q)
+
+    # --- --detach-after / --close-after ---------------------------------------------------
+
+    def _limits(self, conn: PeerConnection, link: Link, on_link: int) -> bool:
+        """Apply the delivery limits; True when the link or connection was ended."""
+        f = self.faults
+        ep = conn.endpoint
+        if f.close_after is not None and conn.delivered >= f.close_after and conn.open:
+            self.log(f"{conn.name} closing after {conn.delivered} deliveries (--close-after)")
+            ep.close(c.Error(condition=Symbol("amqp:connection:forced"),
+                             description=f"closed after {f.close_after} deliveries "
+                                         f"(--close-after)"))
+            self._touch(conn)
+            return True
+        if f.detach_after is not None and on_link >= f.detach_after and (
+                link.state == "attached"):
+            self.log(f"{conn.name} detaching {link.name!r} after {on_link} deliveries "
+                     f"(--detach-after)")
+            ep.detach(link, closed=True, error=c.Error(
+                condition=Symbol("amqp:link:detach-forced"),
+                description=f"detached after {f.detach_after} deliveries (--detach-after)"))
+            self._touch(conn)
+            return True
+        return False
+
+    # --- transactions ---------------------------------------------------------------------
+
+    def _on_txn_request(self, conn: PeerConnection, d: Delivery) -> None:
+        ep = conn.endpoint
+        req = d.txn_request
+        if isinstance(req, c.Declare):
+            txn_id = f"txn-{next(self._txn_ids)}".encode()
+            self.txns[txn_id] = Txn(txn_id, conn, d.link)
+            ep.settle(d, c.Declared(txn_id=txn_id))
+            self.log(f"{conn.name} declared transaction {txn_id!r}")
+        elif isinstance(req, c.Discharge):
+            txn_id = bytes(req.txn_id) if req.txn_id is not None else b""
+            txn = self.txns.get(txn_id)
+            if txn is None:
+                ep.reject(d, c.Error(condition=Symbol("amqp:transaction:unknown-id"),
+                                     description=f"no transaction {txn_id!r}"))
+                self.log(f"{conn.name} discharge of unknown transaction {txn_id!r}")
+                return
+            commit = not req.fail
+            self._end_txn(txn, commit)
+            ep.accept(d)
+        else:
+            ep.reject(d, c.Error(condition=Symbol("amqp:decode-error"),
+                                 description="a coordinator takes declare and discharge"))
+        self._touch(conn)
+
+    def _end_txn(self, txn: Txn, commit: bool) -> None:
+        self.txns.pop(txn.txn_id, None)
+        if commit:
+            for address, caps, payload in txn.sends:
+                self._put(address, caps, payload)
+            for entry, outcome, key in txn.outcomes:
+                self._apply(entry, outcome, key)
+        else:
+            for entry, _, _ in txn.outcomes:
+                entry.queue.release(entry)
+                self._dispatch(entry.queue)
+        what = "committed" if commit else "rolled back"
+        self.log(f"{txn.conn.name} transaction {txn.txn_id!r} {what} "
+                 f"({len(txn.sends)} sends, {len(txn.outcomes)} outcomes)")
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+def _selector(filters: Any) -> tuple[Selector | None, dict[Any, Any], str | None]:
+    """(selector, the filters in force, error): the selector filter under any key."""
+    if not isinstance(filters, dict):
+        return None, {}, None
+    for k, v in filters.items():
+        if isinstance(v, Described) and (str(v.descriptor) == SELECTOR_SYMBOL or (
+                isinstance(v.descriptor, int) and int(v.descriptor) == SELECTOR_CODE)):
+            if not isinstance(v.value, str):
+                return None, {}, "the selector filter's value must be a string"
+            try:
+                return compile_selector(v.value), {k: v}, None
+            except SelectorError as e:
+                return None, {}, f"bad selector {v.value!r}: {e}"
+    return None, {}, None
+
+
+def _message_to(d: Delivery) -> str | None:
+    try:
+        props = d.message().properties
+    except ValueError:
+        return None
+    to = props.to if props is not None else None
+    return str(to) if to is not None else None
+
+
+def _outcome_name(outcome: Any) -> str:
+    if isinstance(outcome, c.Rejected) and outcome.error is not None:
+        return f"rejected ({outcome.error.condition})"
+    if isinstance(outcome, c.Modified):
+        flags = [n for n, v in (("delivery-failed", outcome.delivery_failed),
+                                ("undeliverable-here", outcome.undeliverable_here)) if v]
+        return "modified" + (f" ({', '.join(flags)})" if flags else "")
+    return str(getattr(outcome, "NAME", type(outcome).__name__))
+
+
+def _why(error: Any) -> str:
+    if error is None:
+        return ""
+    desc = f": {error.description}" if error.description else ""
+    return f" ({error.condition}{desc})"
+

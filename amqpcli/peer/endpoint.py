@@ -1,0 +1,38 @@
+"""The engine's peer endpoint, with one addition the broker needs: a say in credit.
+
+When a receiver grants credit (or drains), the engine answers a drain by itself as soon
+as nothing is queued on the link. A broker must first put on the link what the node
+holds for that receiver, so `PeerEndpoint` calls `on_credit(link)` before the engine's
+own handling of the flow, and `after_credit(link, drain)` after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from amqpcli.engine import CreditChanged, Endpoint, Link
+
+__all__ = ["PeerEndpoint"]
+
+
+def _nothing(*_: Any) -> None:
+    return None
+
+
+class PeerEndpoint(Endpoint):
+    def __init__(self, **kw: Any) -> None:
+        kw.setdefault("link_policy", "manual")
+        super().__init__("peer", **kw)
+        self.on_credit: Callable[[Link], None] = _nothing
+        self.after_credit: Callable[[Link, CreditChanged], None] = _nothing
+
+    def _on_remote_flow(self, ev: CreditChanged) -> None:
+        link = ev.link
+        ours = link is not None and link.sender == self.local and self.local in link.handle
+        if ours and link is not None:
+            self.on_credit(link)
+        super()._on_remote_flow(ev)
+        if ours and link is not None and self.local in link.handle and (
+                self.local not in link.detach):
+            self.after_credit(link, ev)

@@ -1,0 +1,465 @@
+"""Message selectors: the JMS-style filter of `apache.org:selector-filter:string`.
+
+The grammar (SQL-92 conditional expressions, as JMS defines them):
+
+    expr       := and ("OR" and)*
+    and        := not ("AND" not)*
+    not        := "NOT" not | predicate
+    predicate  := sum [ cmp sum
+                      | ["NOT"] "BETWEEN" sum "AND" sum
+                      | ["NOT"] "IN" "(" literal ("," literal)* ")"
+                      | ["NOT"] "LIKE" string ["ESCAPE" string]
+                      | "IS" ["NOT"] "NULL" ]
+    cmp        := "=" | "<>" | "<" | "<=" | ">" | ">="
+    sum        := product (("+" | "-") product)*
+    product    := unary (("*" | "/") unary)*
+    unary      := ("+" | "-") unary | primary
+    primary    := literal | identifier | "(" expr ")"
+    literal    := 'string' ('' is a quote) | integer | decimal | TRUE | FALSE | NULL
+
+Keywords are case-insensitive; identifiers are not. An identifier names an
+application property, or a header / properties field: the JMS names (`JMSMessageID`,
+`JMSCorrelationID`, `JMSPriority`, `JMSTimestamp`, `JMSExpiration`, `JMSDeliveryMode`,
+`JMSType`, `JMSReplyTo`, `JMSDestination`, `JMSXUserID`, `JMSXGroupID`, `JMSXGroupSeq`)
+or the AMQP names with a section prefix (`header.priority`, `properties.subject`,
+`properties.message-id`). Comparisons follow SQL's three-valued logic: anything compared
+with a missing value, or values of different kinds, is unknown, and only a selector
+that is true selects. `compile_selector` raises `SelectorError` (with the position) on
+bad syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["Fields", "Selector", "SelectorError", "compile_selector"]
+
+# A message as the selector sees it: name -> value (None when absent).
+Fields = Callable[[str], Any]
+_Fn = Callable[[Fields], Any]
+
+
+class SelectorError(ValueError):
+    """A selector that does not parse; the message says where."""
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<string>'(?:[^']|'')*')
+      | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[lLfFdD]?|0[xX][0-9a-fA-F]+)
+      | (?P<ident>(?:header|properties)\.[A-Za-z_][A-Za-z0-9_\-]*|[A-Za-z_$][A-Za-z0-9_$.]*)
+      | (?P<op><>|<=|>=|!=|[=<>+\-*/(),])
+    )""",
+    re.VERBOSE,
+)
+_KEYWORDS = {"AND", "OR", "NOT", "BETWEEN", "IN", "LIKE", "ESCAPE", "IS", "NULL", "TRUE",
+             "FALSE"}
+
+
+class _Tok:
+    __slots__ = ("kind", "pos", "text", "value")
+
+    def __init__(self, kind: str, text: str, value: Any, pos: int) -> None:
+        self.kind = kind  # string, number, ident, kw, op, end
+        self.text = text
+        self.value = value
+        self.pos = pos
+
+
+def _tokens(text: str) -> list[_Tok]:
+    out: list[_Tok] = []
+    pos = 0
+    end = len(text)
+    while True:
+        while pos < end and text[pos].isspace():
+            pos += 1
+        if pos >= end:
+            break
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            raise SelectorError(f"unexpected {text[pos]!r} at position {pos + 1}")
+        start = m.start(m.lastgroup or 0)
+        kind = m.lastgroup or "op"
+        tok = m.group(kind)
+        if kind == "string":
+            out.append(_Tok("string", tok, tok[1:-1].replace("''", "'"), start))
+        elif kind == "number":
+            out.append(_Tok("number", tok, _number(tok), start))
+        elif kind == "ident" and tok.upper() in _KEYWORDS:
+            out.append(_Tok("kw", tok.upper(), None, start))
+        else:
+            out.append(_Tok(kind, tok, tok, start))
+        pos = m.end()
+    out.append(_Tok("end", "end of selector", None, end))
+    return out
+
+
+def _number(tok: str) -> int | float:
+    if tok[:2] in ("0x", "0X"):
+        return int(tok, 16)
+    body = tok.rstrip("lLfFdD")
+    if tok[-1] in "lL" or re.fullmatch(r"\d+", body):
+        return int(body)
+    return float(body)
+
+
+# --- evaluation helpers (None is SQL's unknown) ---------------------------------------
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _comparable(a: Any, b: Any) -> bool:
+    if _is_num(a) and _is_num(b):
+        return True
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool)
+    return isinstance(a, str) and isinstance(b, str)
+
+
+_CMP: dict[str, Callable[[Any, Any], bool]] = {
+    "=": lambda a, b: a == b,
+    "<>": lambda a, b: a != b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escape is not None and ch == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def _err(self, what: str) -> SelectorError:
+        t = self.tok
+        return SelectorError(f"expected {what} at position {t.pos + 1}, found {t.text!r}")
+
+    def _kw(self, word: str) -> bool:
+        if self.tok.kind == "kw" and self.tok.text == word:
+            self.i += 1
+            return True
+        return False
+
+    def _op(self, op: str) -> bool:
+        if self.tok.kind == "op" and self.tok.text == op:
+            self.i += 1
+            return True
+        return False
+
+    def parse(self) -> _Fn:
+        fn = self.expr()
+        if self.tok.kind != "end":
+            raise self._err("AND, OR or the end")
+        return fn
+
+    def expr(self) -> _Fn:
+        parts = [self.conj()]
+        while self._kw("OR"):
+            parts.append(self.conj())
+        if len(parts) == 1:
+            return parts[0]
+
+        def _or(f: Fields) -> Any:
+            unknown = False
+            for p in parts:
+                v = p(f)
+                if v is True:
+                    return True
+                if v is not False:
+                    unknown = True
+            return None if unknown else False
+        return _or
+
+    def conj(self) -> _Fn:
+        parts = [self.neg()]
+        while self._kw("AND"):
+            parts.append(self.neg())
+        if len(parts) == 1:
+            return parts[0]
+
+        def _and(f: Fields) -> Any:
+            unknown = False
+            for p in parts:
+                v = p(f)
+                if v is False:
+                    return False
+                if v is not True:
+                    unknown = True
+            return None if unknown else True
+        return _and
+
+    def neg(self) -> _Fn:
+        if self._kw("NOT"):
+            inner = self.neg()
+
+            def _not(f: Fields) -> Any:
+                v = inner(f)
+                return None if v is None or not isinstance(v, bool) else not v
+            return _not
+        return self.predicate()
+
+    def predicate(self) -> _Fn:
+        left = self.sum()
+        t = self.tok
+        if t.kind == "op" and t.text in _CMP:
+            self.i += 1
+            right = self.sum()
+            cmp = _CMP[t.text]
+
+            def _cmp(f: Fields) -> Any:
+                a, b = left(f), right(f)
+                if a is None or b is None or not _comparable(a, b):
+                    return None
+                return cmp(a, b)
+            return _cmp
+        if self._kw("IS"):
+            negate = self._kw("NOT")
+            if not self._kw("NULL"):
+                raise self._err("NULL")
+            return (lambda f: left(f) is not None) if negate else (lambda f: left(f) is None)
+        negate = self._kw("NOT")
+        if self._kw("BETWEEN"):
+            lo = self.sum()
+            if not self._kw("AND"):
+                raise self._err("AND")
+            hi = self.sum()
+
+            def _between(f: Fields) -> Any:
+                v, a, b = left(f), lo(f), hi(f)
+                if not (_is_num(v) and _is_num(a) and _is_num(b)):
+                    return None
+                return (a <= v <= b) != negate
+            return _between
+        if self._kw("IN"):
+            if not self._op("("):
+                raise self._err("(")
+            values = [self.literal()]
+            while self._op(","):
+                values.append(self.literal())
+            if not self._op(")"):
+                raise self._err(") or ,")
+
+            def _in(f: Fields) -> Any:
+                v = left(f)
+                if v is None:
+                    return None
+                return any(_comparable(v, x) and v == x for x in values) != negate
+            return _in
+        if self._kw("LIKE"):
+            if self.tok.kind != "string":
+                raise self._err("a quoted pattern")
+            pattern = self.tok.value
+            self.i += 1
+            escape = None
+            if self._kw("ESCAPE"):
+                if self.tok.kind != "string" or len(self.tok.value) != 1:
+                    raise self._err("one quoted escape character")
+                escape = self.tok.value
+                self.i += 1
+            rx = _like_regex(pattern, escape)
+
+            def _like(f: Fields) -> Any:
+                v = left(f)
+                if not isinstance(v, str):
+                    return None
+                return (rx.fullmatch(v) is not None) != negate
+            return _like
+        if negate:
+            raise self._err("BETWEEN, IN or LIKE after NOT")
+        return left
+
+    def sum(self) -> _Fn:
+        fn = self.product()
+        while self.tok.kind == "op" and self.tok.text in "+-":
+            op = self.tok.text
+            self.i += 1
+            fn = _arith(op, fn, self.product())
+        return fn
+
+    def product(self) -> _Fn:
+        fn = self.unary()
+        while self.tok.kind == "op" and self.tok.text in "*/":
+            op = self.tok.text
+            self.i += 1
+            fn = _arith(op, fn, self.unary())
+        return fn
+
+    def unary(self) -> _Fn:
+        if self._op("-"):
+            inner = self.unary()
+            return lambda f: -v if _is_num(v := inner(f)) else None
+        if self._op("+"):
+            return self.unary()
+        return self.primary()
+
+    def primary(self) -> _Fn:
+        t = self.tok
+        if self._op("("):
+            fn = self.expr()
+            if not self._op(")"):
+                raise self._err(")")
+            return fn
+        if t.kind == "ident":
+            self.i += 1
+            name = t.value
+            return lambda f: f(name)
+        value = self.literal()
+        return lambda f: value
+
+    def literal(self) -> Any:
+        t = self.tok
+        if t.kind in ("string", "number"):
+            self.i += 1
+            return t.value
+        if t.kind == "op" and t.text == "-" and self.toks[self.i + 1].kind == "number":
+            self.i += 2
+            return -self.toks[self.i - 1].value
+        if t.kind == "kw" and t.text in ("TRUE", "FALSE", "NULL"):
+            self.i += 1
+            return {"TRUE": True, "FALSE": False, "NULL": None}[t.text]
+        raise self._err("a value")
+
+
+def _arith(op: str, a: _Fn, b: _Fn) -> _Fn:
+    def fn(f: Fields) -> Any:
+        x, y = a(f), b(f)
+        if not (_is_num(x) and _is_num(y)):
+            return None
+        if op == "+":
+            return x + y
+        if op == "-":
+            return x - y
+        if op == "*":
+            return x * y
+        if y == 0:
+            return None
+        return x / y if isinstance(x, float) or isinstance(y, float) else _int_div(x, y)
+    return fn
+
+
+def _int_div(x: int, y: int) -> int:
+    q = abs(x) // abs(y)  # Java's integer division truncates toward zero
+    return q if (x >= 0) == (y >= 0) else -q
+
+
+class Selector:
+    """A compiled selector: `matches(fields)` is True only when the selector is true."""
+
+    __slots__ = ("_fn", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._fn = _Parser(text).parse()
+
+    def matches(self, fields: Fields) -> bool:
+        return self._fn(fields) is True
+
+    def __repr__(self) -> str:
+        return f"Selector({self.text!r})"
+
+
+def compile_selector(text: str) -> Selector:
+    """Parse `text`; `SelectorError` says what is wrong and where."""
+    if not text.strip():
+        raise SelectorError("empty selector")
+    return Selector(text)
+
+
+# --- what a message offers a selector -------------------------------------------------
+
+_HEADER_DEFAULTS = {"durable": False, "priority": 4, "first-acquirer": False,
+                    "delivery-count": 0}
+_HEADER = ("durable", "priority", "ttl", "first-acquirer", "delivery-count")
+_PROPERTIES = ("message-id", "user-id", "to", "subject", "reply-to", "correlation-id",
+               "content-type", "content-encoding", "absolute-expiry-time", "creation-time",
+               "group-id", "group-sequence", "reply-to-group-id")
+_JMS: dict[str, tuple[str, str]] = {
+    "JMSMessageID": ("properties", "message-id"),
+    "JMSCorrelationID": ("properties", "correlation-id"),
+    "JMSPriority": ("header", "priority"),
+    "JMSTimestamp": ("properties", "creation-time"),
+    "JMSExpiration": ("properties", "absolute-expiry-time"),
+    "JMSType": ("properties", "subject"),
+    "JMSReplyTo": ("properties", "reply-to"),
+    "JMSDestination": ("properties", "to"),
+    "JMSXUserID": ("properties", "user-id"),
+    "JMSXGroupID": ("properties", "group-id"),
+    "JMSXGroupSeq": ("properties", "group-sequence"),
+}
+
+
+def _plain(v: Any) -> Any:
+    """A value as the selector compares it: numbers, strings, booleans, or None."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(v).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def message_fields(message: Any) -> Fields:
+    """The selector's view of a codec `Message` (sections decoded on first use)."""
+    cache: dict[str, Any] = {}
+
+    def section(name: str, field: str) -> Any:
+        sec = getattr(message, name, None)
+        v = sec.get(field) if sec is not None else None
+        if v is None and name == "header":
+            v = _HEADER_DEFAULTS.get(field)  # Part 3 §3.2.1: an absent header has defaults
+        return v
+
+    def lookup(name: str) -> Any:
+        if name in cache:
+            return cache[name]
+        if name in _JMS:
+            sec, fld = _JMS[name]
+            v = _plain(section(sec, fld))
+        elif name == "JMSDeliveryMode":
+            v = "PERSISTENT" if section("header", "durable") else "NON_PERSISTENT"
+        elif name.startswith("header.") and name[7:] in _HEADER:
+            v = _plain(section("header", name[7:]))
+        elif name.startswith("properties.") and name[11:] in _PROPERTIES:
+            v = _plain(section("properties", name[11:]))
+        else:
+            props = _app_properties(message)
+            v = _plain(props.get(name)) if props is not None else None
+        cache[name] = v
+        return v
+    return lookup
+
+
+def _app_properties(message: Any) -> Mapping[Any, Any] | None:
+    ap = getattr(message, "application_properties", None)
+    if ap is None:
+        return None
+    value = getattr(ap, "value", ap)
+    return value if isinstance(value, Mapping) else None

@@ -1,0 +1,237 @@
+"""The asyncio side of `amqp serve`: accept connections, run one engine per connection
+through `net.transport.Transport`, and hand every engine event to the `Broker`.
+
+SASL is decided by what the client opens with: a SASL header gets SASL (ANONYMOUS and
+PLAIN offered), a plain AMQP header gets none — unless `sasl="required"` (credentials
+given: PLAIN only, checked) or `sasl="none"` (a SASL header is answered with the AMQP
+header, which tells the client SASL is not spoken here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from amqpcli import __version__
+from amqpcli.codec.frames import FrameReader
+from amqpcli.codec.types import Symbol
+from amqpcli.engine import ConnectionClosed
+from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
+from amqpcli.net.transport import StreamEnded, Transport, now
+
+from .broker import Broker, PeerConnection
+from .endpoint import PeerEndpoint
+
+__all__ = ["Server"]
+
+_HEADER_WAIT = 30.0  # seconds a client has to send its protocol header
+_CLOSE_WAIT = 5.0  # seconds we wait for the client's close after ours
+SASL_MODES = ("optional", "required", "none")
+
+
+class _Traced:
+    """The endpoint as the transport sees it, printing every frame both ways."""
+
+    def __init__(self, ep: PeerEndpoint, name: str, out: Callable[[str], None],
+                 show_secrets: bool) -> None:
+        self._ep = ep
+        self._name = name
+        self._out = out
+        self._show_secrets = show_secrets
+        self._rx = FrameReader()
+        self._tx = FrameReader()
+
+    def _show(self, items: list[Any], arrow: str, t: float) -> None:
+        from amqpcli.render.frameline import item_line
+
+        for item in items:
+            self._out(item_line(item, time=t, connection=self._name, direction=arrow,
+                                show_secrets=self._show_secrets))
+
+    def receive_data(self, data: bytes, time: float) -> list[Any]:
+        self._show(self._rx.feed(data), "->", time)
+        return self._ep.receive_data(data, time)
+
+    def data_to_send(self) -> bytes:
+        data = self._ep.data_to_send()
+        if data:
+            self._show(self._tx.feed(data), "<-", now())
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ep, name)
+
+
+class Server:
+    """Listens on `listen` and serves every connection from one `Broker`."""
+
+    def __init__(
+        self,
+        listen: tuple[str, int],
+        broker: Broker,
+        *,
+        sasl: str = "optional",
+        user: str | None = None,
+        password: str | None = None,
+        trace: Callable[[str], None] | None = None,
+        show_secrets: bool = False,
+        max_frame_size: int = 65536,
+        idle_timeout: float | None = None,
+    ) -> None:
+        if sasl not in SASL_MODES:
+            raise ValueError(f"sasl must be one of {SASL_MODES}")
+        self.listen = listen
+        self.broker = broker
+        self.sasl = sasl
+        self.user = user
+        self.password = password
+        self.trace = trace
+        self.show_secrets = show_secrets
+        self.max_frame_size = max_frame_size
+        self.idle_timeout = idle_timeout
+        self._ids = itertools.count(1)
+        self._server: asyncio.Server | None = None
+        self._transports: dict[PeerConnection, Transport] = {}
+        self._dirty: set[PeerConnection] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        broker.wake = self._wake
+        broker.call_later = self._call_later
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> tuple[str, int]:
+        """Bind and listen; returns the address bound (port 0 picks a free port)."""
+        host, port = self.listen
+        self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
+        sock = self._server.sockets[0].getsockname()
+        return str(sock[0]), int(sock[1])
+
+    async def serve_forever(self) -> None:
+        assert self._server is not None, "start() first"
+        async with self._server:
+            await self._server.serve_forever()
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for t in list(self._transports.values()):
+            await t.close()
+        for task in list(self._tasks):
+            task.cancel()
+
+    # --- glue -------------------------------------------------------------------------
+
+    def _call_later(self, delay: float, fn: Callable[[], None]) -> None:
+        asyncio.get_running_loop().call_later(delay, fn)
+
+    def _wake(self, conn: PeerConnection) -> None:
+        if not self._dirty:
+            asyncio.get_running_loop().call_soon(self._flush_dirty)
+        self._dirty.add(conn)
+
+    def _flush_dirty(self) -> None:
+        while self._dirty:
+            conn = self._dirty.pop()
+            t = self._transports.get(conn)
+            if t is not None:
+                t.flush()
+
+    def _sasl_config(self, header: bytes, who: dict[str, str]) -> SaslConfig | None:
+        wants_sasl = header[4:5] == b"\x03"
+        if self.sasl == "none" or (self.sasl == "optional" and not wants_sasl):
+            return None
+        if self.sasl == "optional":
+            def anyone(mechanism: str, response: bytes | None) -> int:
+                if mechanism == "PLAIN" and response is not None and response.count(b"\0") == 2:
+                    who["user"] = plain_credentials(response)[1]
+                return OK
+            return SaslConfig(offer=("ANONYMOUS", "PLAIN"), authenticate=anyone)
+
+        def check(mechanism: str, response: bytes | None) -> int:
+            if mechanism != "PLAIN" or response is None or response.count(b"\0") != 2:
+                return AUTH
+            _, user, password = plain_credentials(response)
+            ok = hmac.compare_digest(user.encode(), (self.user or "").encode()) and (
+                hmac.compare_digest(password.encode(), (self.password or "").encode()))
+            if ok:
+                who["user"] = user
+            else:
+                who["failed"] = user
+            return OK if ok else AUTH
+        return SaslConfig(offer=("PLAIN",), authenticate=check)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await self._serve_one(reader, writer)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _serve_one(self, reader: asyncio.StreamReader,
+                         writer: asyncio.StreamWriter) -> None:
+        name = f"c{next(self._ids)}"
+        peer = writer.get_extra_info("peername")
+        where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        try:
+            header = await asyncio.wait_for(reader.readexactly(8), _HEADER_WAIT)
+        except (asyncio.IncompleteReadError, TimeoutError, ConnectionError, OSError):
+            writer.close()
+            return
+        who: dict[str, str] = {}
+        ep = PeerEndpoint(
+            container_id="amqp-serve",
+            sasl=self._sasl_config(header, who),
+            max_frame_size=self.max_frame_size,
+            idle_timeout=self.idle_timeout,
+            properties={Symbol("product"): "amqpcli", Symbol("version"): __version__},
+            offered_capabilities=[Symbol("ANONYMOUS-RELAY")],
+        )
+        broker = self.broker
+        conn = broker.connect(ep, name, where)
+        done = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_event(e: Any) -> None:
+            if isinstance(e, StreamEnded):
+                done.set()
+                return
+            if conn.user is None and "user" in who:
+                conn.user = who["user"]
+            broker.handle(conn, [e])
+            closes = ep.connection.close
+            if isinstance(e, ConnectionClosed) and e.side == ep.local and len(closes) < 2:
+                loop.call_later(_CLOSE_WAIT, done.set)
+            if len(closes) == 2 or ep.failed:
+                done.set()
+
+        engine: Any = ep
+        if self.trace is not None:
+            engine = _Traced(ep, name, self.trace, self.show_secrets)
+        transport = Transport(engine, reader, writer, on_event)
+        self._transports[conn] = transport
+        try:
+            for e in engine.receive_data(header, now()):
+                on_event(e)
+            transport.start()
+            await done.wait()
+            transport.flush()
+            if ep.failed and "failed" in who:
+                broker.log(f"{name} SASL PLAIN refused for user {who['failed']!r} from {where}")
+            elif ep.failed:
+                broker.log(f"{name} from {where}: protocol header not accepted "
+                           f"({header[:8]!r})")
+        finally:
+            self._transports.pop(conn, None)
+            self._dirty.discard(conn)
+            await transport.close()
+            broker.disconnect(conn)
+            broker.log(f"{name} disconnected ({transport.bytes_in} bytes in, "
+                       f"{transport.bytes_out} out)")

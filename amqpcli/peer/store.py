@@ -1,0 +1,264 @@
+"""In-memory nodes: queues of encoded messages, topics that fan out to subscriptions.
+
+A `Queue` keeps its entries in arrival order. An entry is *ready* (anyone may take it),
+*acquired* (sent to a consumer, outcome pending) or gone. Consumers in distribution-mode
+move acquire the oldest ready entry they may have (their selector matches it and it was
+not marked undeliverable-here for them); consumers in copy mode keep a cursor and see
+every entry after it without acquiring anything, so browsing never consumes.
+
+Addresses `/topic/NAME`, `topic://NAME` or a terminus with the `topic` capability name
+topics: each receiver gets its own subscription queue, and a message sent to a topic
+goes to every subscription (with none, it is dropped). Everything else names a queue,
+created on first use.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Symbol, UInt
+
+from .selector import Fields, Selector, message_fields
+
+__all__ = ["ACQUIRED", "READY", "Entry", "Nodes", "Queue", "is_topic"]
+
+READY, ACQUIRED, GONE = 0, 1, 2
+TOPIC_PREFIXES = ("/topic/", "topic://")
+
+
+def is_topic(address: str | None, capabilities: Any = None) -> bool:
+    if address is None:
+        return False
+    caps = capabilities if isinstance(capabilities, list) else (
+        [] if capabilities is None else [capabilities])
+    return address.startswith(TOPIC_PREFIXES) or any(str(x) == "topic" for x in caps)
+
+
+class Entry:
+    """One message in one queue: its encoded bytes and where it stands."""
+
+    __slots__ = ("_fields", "_message", "excluded", "payload", "queue", "seq", "state")
+
+    def __init__(self, queue: Queue, seq: int, payload: bytes) -> None:
+        self.queue = queue
+        self.seq = seq
+        self.payload = payload  # the message as it will be sent (header and all)
+        self.state = READY
+        self.excluded: set[Any] | None = None  # consumer keys: undeliverable-here
+        self._message: Message | None = None
+        self._fields: Fields | None = None
+
+    @property
+    def message(self) -> Message:
+        if self._message is None:
+            self._message = Message.decode(self.payload)
+        return self._message
+
+    def fields(self) -> Fields:
+        if self._fields is None:
+            self._fields = message_fields(self.message)
+        return self._fields
+
+    def matches(self, selector: Selector | None) -> bool:
+        if selector is None:
+            return True
+        try:
+            return selector.matches(self.fields())
+        except ValueError:  # a message whose sections do not decode matches nothing
+            return False
+
+    def modify(self, delivery_failed: bool, annotations: Any) -> None:
+        """Apply a `modified` outcome: count the failed attempt, merge the annotations.
+
+        Only the header and message-annotations are re-encoded; the bare message keeps
+        its bytes."""
+        if not delivery_failed and not annotations:
+            return
+        msg = Message.decode(self.payload)
+        if delivery_failed:
+            h = msg.header if msg.header is not None else c.Header()
+            h.delivery_count = UInt(int(h.get("delivery_count") or 0) + 1)
+            msg.header = h
+        if annotations:
+            old = msg.message_annotations
+            merged = dict(getattr(old, "value", None) or {})
+            for k, v in dict(annotations).items():
+                merged[Symbol(k) if type(k) is str else k] = v
+            msg.message_annotations = c.MessageAnnotations(merged)
+        self.payload = msg.encode()
+        self._message = None
+        self._fields = None
+
+
+class Queue:
+    """Entries in arrival order; see the module doc for who may take what."""
+
+    def __init__(self, name: str, kind: str = "queue") -> None:
+        self.name = name
+        self.kind = kind  # queue, temporary, subscription
+        self.entries: dict[int, Entry] = {}
+        self._seqs: list[int] = []  # sorted; may hold seqs of entries already gone
+        self._ready: list[int] = []  # heap of seqs that were ready when pushed
+        self._seq = itertools.count(1)
+        self.ready_count = 0
+        self.excluded_count = 0
+        self.consumers: list[Any] = []  # the broker's consumer objects, in turn order
+        self.turn = 0
+        self.enqueued = 0
+        self.dequeued = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"<Queue {self.name!r} {self.kind} {len(self.entries)} entries>"
+
+    def put(self, payload: bytes) -> Entry:
+        e = Entry(self, next(self._seq), payload)
+        self.entries[e.seq] = e
+        self._seqs.append(e.seq)
+        heapq.heappush(self._ready, e.seq)
+        self.ready_count += 1
+        self.enqueued += 1
+        return e
+
+    # --- taking --------------------------------------------------------------------
+
+    def take(self, key: Any, selector: Selector | None) -> Entry | None:
+        """The oldest ready entry this consumer may acquire (not acquired yet)."""
+        if selector is None and not self.excluded_count:
+            heap = self._ready
+            while heap:
+                e = self.entries.get(heap[0])
+                if e is not None and e.state == READY:
+                    return e
+                heapq.heappop(heap)  # stale: taken, gone, or pushed twice
+            return None
+        for e in self._scan(0):
+            if e.state == READY and (e.excluded is None or key not in e.excluded) and (
+                    e.matches(selector)):
+                return e
+        return None
+
+    def browse(self, after: int, selector: Selector | None) -> Entry | None:
+        """The first entry after seq `after` a copy consumer may see."""
+        for e in self._scan(after):
+            if e.matches(selector):
+                return e
+        return None
+
+    def _scan(self, after: int) -> Iterator[Entry]:
+        seqs = self._seqs
+        i = bisect.bisect_right(seqs, after)
+        entries = self.entries
+        while i < len(seqs):
+            e = entries.get(seqs[i])
+            i += 1
+            if e is not None:
+                yield e
+
+    def count_for(self, key: Any, selector: Selector | None, copy_after: int | None) -> int:
+        """How many entries this consumer could still get (the `available` of a flow)."""
+        if copy_after is not None:
+            return sum(1 for e in self._scan(copy_after) if e.matches(selector))
+        if selector is None and not self.excluded_count:
+            return self.ready_count
+        return sum(1 for e in self._scan(0) if e.state == READY and (
+            e.excluded is None or key not in e.excluded) and e.matches(selector))
+
+    # --- state changes ---------------------------------------------------------------
+
+    def acquire(self, e: Entry) -> None:
+        if e.state == READY:
+            e.state = ACQUIRED
+            self.ready_count -= 1
+
+    def release(self, e: Entry, exclude: Any = None) -> None:
+        """Back to ready (at its old place); `exclude`: never again to that consumer."""
+        if e.state == GONE or e.seq not in self.entries:
+            return
+        if exclude is not None:
+            if e.excluded is None:
+                e.excluded = set()
+                self.excluded_count += 1
+            e.excluded.add(exclude)
+        if e.state == ACQUIRED:
+            e.state = READY
+            self.ready_count += 1
+            heapq.heappush(self._ready, e.seq)
+
+    def remove(self, e: Entry) -> None:
+        if self.entries.pop(e.seq, None) is None:
+            return
+        if e.state == READY:
+            self.ready_count -= 1
+        if e.excluded is not None:
+            self.excluded_count -= 1
+        e.state = GONE
+        self.dequeued += 1
+        seqs = self._seqs
+        if seqs and seqs[0] == e.seq:
+            del seqs[0]
+        elif len(seqs) > 64 and len(seqs) > 2 * len(self.entries):
+            self._seqs = [s for s in seqs if s in self.entries]  # drop the gone ones
+        if not self.entries:
+            self._seqs.clear()
+            self._ready.clear()
+
+    def clear(self) -> None:
+        for e in list(self.entries.values()):
+            self.remove(e)
+
+
+class Nodes:
+    """Every queue by address, the subscriptions of each topic, durable subscriptions."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, Queue] = {}
+        self.topics: dict[str, list[Queue]] = {}
+        self.durable: dict[tuple[str, str], tuple[str, Queue]] = {}
+        self._tmp = itertools.count(1)
+
+    def queue(self, address: str) -> Queue:
+        q = self.queues.get(address)
+        if q is None:
+            q = self.queues[address] = Queue(address)
+        return q
+
+    def temporary(self) -> Queue:
+        name = f"amqp-serve.tmp.{next(self._tmp)}"
+        q = self.queues[name] = Queue(name, kind="temporary")
+        return q
+
+    def subscribe(self, topic: str, durable_key: tuple[str, str] | None = None) -> tuple[Queue, bool]:
+        """A subscription queue on `topic` and whether it existed (a durable one resumed)."""
+        if durable_key is not None and durable_key in self.durable:
+            return self.durable[durable_key][1], True
+        q = Queue(f"{topic}#sub.{next(self._tmp)}", kind="subscription")
+        self.topics.setdefault(topic, []).append(q)
+        if durable_key is not None:
+            self.durable[durable_key] = (topic, q)
+        return q, False
+
+    def delete(self, q: Queue) -> None:
+        q.clear()
+        if self.queues.get(q.name) is q:
+            del self.queues[q.name]
+        for subs in self.topics.values():
+            if q in subs:
+                subs.remove(q)
+        for key, (_, dq) in list(self.durable.items()):
+            if dq is q:
+                del self.durable[key]
+
+    def destinations(self, address: str, capabilities: Any = None) -> list[Queue]:
+        """Where a message sent to `address` goes."""
+        if is_topic(address, capabilities):
+            return list(self.topics.get(address, []))
+        return [self.queue(address)]
