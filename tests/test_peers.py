@@ -728,3 +728,25 @@ def test_tls_broker_sasl_external(tls_broker_client_auth: Broker, tls_certs: Cer
     (info,) = tls_broker_client_auth.connections()
     assert info.mechanism == "EXTERNAL"
     assert "amqpcli-test-client" in (info.user or "")
+
+
+def test_broker_small_frames_split_and_join_large_messages(
+    peers: Callable[[Any], Any],
+) -> None:
+    broker = peers(Broker(max_frame_size=512))
+    body = bytes(range(256)) * 400  # 100 KiB: about 200 frames each way
+    conn = connect(broker.url)
+    assert conn.conn.transport.remote_max_frame_size == 512
+    conn.create_sender("big").send(Message(body=body))
+    receiver = conn.create_receiver("big", credit=1)
+    assert receiver.receive(timeout=TIMEOUT).body == body
+    receiver.accept()
+    conn.close()
+
+
+def test_peer_idle_timeout_is_announced(direct_receiver: Callable[..., DirectReceiver]) -> None:
+    peer = direct_receiver(idle_timeout=4)
+    conn = connect(peer.url)
+    # proton announces half its timeout, so that heartbeats arrive in time (Part 2 §2.4.5)
+    assert conn.conn.transport.remote_idle_timeout == 2
+    conn.close()

@@ -8,7 +8,9 @@ peer's thread dies on an exception, the next call raises, and the fixture fails 
 Peers offer SASL ANONYMOUS (and EXTERNAL over TLS); SASL PLAIN is RabbitMQ's job.
 Every peer also has ``connections()`` (``net.ConnectionInfo``: container-id, hostname,
 SASL user and mechanism, max-frame-size, idle-timeout, properties, capabilities of each
-client open) and ``transport_errors()`` (failed TLS handshakes and the like).
+client open) and ``transport_errors()`` (failed TLS handshakes and the like). Every peer
+takes ``max_frame_size=``, ``idle_timeout=`` (seconds; proton announces half of it),
+``ssl_domain=``, ``port=`` and ``container_id=``: ``peers(Broker(max_frame_size=512))``.
 
 Fixtures (``tests/conftest.py``)
 --------------------------------

@@ -111,9 +111,18 @@ class PeerHandler(MessagingHandler):
         self.handlers = [h for h in children if isinstance(h, EndpointStateHandler)]
         self.container: Container | None = None
         self.acceptor: Any = None
+        self.max_frame_size: int | None = None  # None: proton's default (32768)
+        self.idle_timeout: float | None = None  # seconds; None: none
         self.connections: list[Any] = []
         self.opened: list[ConnectionInfo] = []
         self.errors: list[str] = []
+
+    def on_connection_bound(self, event: Any) -> None:
+        # Before the open is written: our limits go out in it.
+        if self.max_frame_size is not None:
+            event.transport.max_frame_size = self.max_frame_size
+        if self.idle_timeout is not None:
+            event.transport.idle_timeout = self.idle_timeout
 
     def on_connection_remote_open(self, event: Any) -> None:
         # Accepted connections carry no container-id unless given one.
@@ -157,8 +166,13 @@ class PeerThread:
         port: int | None = None,
         ssl_domain: SSLDomain | None = None,
         container_id: str | None = None,
+        max_frame_size: int | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
+        """``max_frame_size`` and ``idle_timeout`` (seconds) go in the peer's open frame."""
         self.handler = handler
+        handler.max_frame_size = max_frame_size
+        handler.idle_timeout = idle_timeout
         self.host = host
         self.port = port or 0
         self.ssl_domain = ssl_domain
