@@ -109,7 +109,8 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
 
 def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
     if s.failure is not None:
-        return s.failure.code, f"{s.failure} (after {s.received} message(s))"
+        after = f" (after {s.received} message(s))" if s.received else ""
+        return s.failure.code, f"{s.failure}{after}"
     if count is not None and s.received < count and s.timed_out:
         return Exit.TIMEOUT, f"received {s.received} of {count} message(s) before the timeout"
     return Exit.OK, ""

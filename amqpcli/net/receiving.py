@@ -265,6 +265,7 @@ class _Receiver:
             plan.address, source=source_for(plan), name=name,
             rcv_settle_mode=1 if plan.settle_second else 0,
         )
+        self._check_outcomes(link)
         if plan.dynamic:
             attach = link.remote_attach
             addr = getattr(getattr(attach, "source", None), "address", None)
@@ -288,6 +289,24 @@ class _Receiver:
             await link.close(keep=True)
         else:
             await link.close()
+
+    def _check_outcomes(self, link: ReceiverLink) -> None:
+        """Refuse up front an outcome the source says it does not support (its
+        `outcomes` list, Part 3 §3.5.3), rather than have the peer end the session."""
+        if self.plan.copy:
+            return
+        src = getattr(link.remote_attach, "source", None)
+        offered = getattr(src, "outcomes", None)
+        if not offered:
+            return
+        offered_names = {str(o) for o in offered}
+        for o in self.plan.outcomes:
+            sym = getattr(type(o.state()), "SYMBOL", None)
+            if sym and sym not in offered_names:
+                names = ", ".join(sorted(n.split(":")[1] for n in offered_names if ":" in n))
+                raise UserError(
+                    f"the peer does not support the {type(o.state()).NAME} outcome on "
+                    f"{self.plan.address!r} (its source offers: {names})", Exit.REFUSED)
 
     async def _receive(self, link: ReceiverLink, drain: bool) -> None:
         """Receive until the count, the timeout or (`drain`) the end of what is there.
