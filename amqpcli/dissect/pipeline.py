@@ -30,7 +30,7 @@ from amqpcli.capture import (
     PacketDecoder,
     read_capture,
 )
-from amqpcli.codec.frames import Frame, ProtocolHeader
+from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.dissect.records import (
     AMQP010,
     AMQP10,
@@ -468,6 +468,12 @@ class _Handler10(_Handler):
         items = reader.close()
         if reader.notes:
             yield from self._notes(reader, side, t, packet)
+        if how == "end":
+            # the capture stopped inside a frame: the capture is short, not the stream
+            for e in [i for i in items if isinstance(i, FrameError) and i.fatal]:
+                items.remove(e)
+                yield Notice(conn, side, t, packet, "truncated",
+                             f"the capture ends inside a frame from the {side} ({e.found})")
         if items:
             yield from self._items(side, items, t, packet)
         if reader.opaque is not None and reader.opaque != "error":

@@ -1,0 +1,148 @@
+"""`amqp pcap-dump` on captures the test records itself: dumpcap on the loopback while
+known traffic runs through RabbitMQ and the proton peers, then every delivery's outcome
+and settlement in our output is held against what the test did."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from proton import Message
+
+from tests.net.clirun import amqp, queue_name
+from tests.peers import outcomes as oc
+
+pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def recording(port: int, path: Path) -> Iterator[Path]:
+    """dumpcap on lo for `tcp port PORT` while the block runs; stopped with SIGINT."""
+    proc = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f", f"tcp port {port}", "-w",
+                             str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        # dumpcap writes the file's header once it captures; poll for it (a hang guard,
+        # not a timed assertion)
+        for _ in range(200):
+            if path.exists() and path.stat().st_size > 0:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"dumpcap failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+            time.sleep(0.05)
+        else:
+            pytest.fail("dumpcap did not start capturing")
+        yield path
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+
+
+def dump(path: Path, *args: str, port: int, record: str = "delivery") -> list[dict[str, Any]]:
+    """The JSON records of kind `record` (notices about the capture are left out)."""
+    r = amqp("pcap-dump", str(path), "--json", "-p", str(port), *args)
+    assert r.returncode == 0, r.stderr
+    objs = [json.loads(x) for x in r.stdout.splitlines()]
+    return [o for o in objs if o["record"] == record]
+
+
+def _port(url: str) -> int:
+    return urlsplit(url).port or 5672
+
+
+def test_outcomes_against_rabbitmq(rabbitmq_url: str, tmp_path: Path) -> None:
+    port = _port(rabbitmq_url)
+    q = queue_name()
+    url = f"{rabbitmq_url}//queue/{q}"
+    with recording(port, tmp_path / "rabbit.pcapng") as cap:
+        r = amqp("send", url, "m", "--message-id", "{n}", "--count", "4")
+        assert r.returncode == 0, r.stderr
+        r = amqp("recv", url, "-c", "1", "-t", "10", "--outcome", "release")
+        assert r.returncode == 0, r.stderr
+        r = amqp("recv", url, "-c", "3", "-t", "10", "--credit", "1",
+                 "--outcome", "reject:amqp:internal-error=bad,accept")
+        assert r.returncode == 0, r.stderr
+        assert "reject 2" in r.stderr and "accept 1" in r.stderr
+        r = amqp("send", url, "p", "--count", "2", "--settled")
+        assert r.returncode == 0, r.stderr
+    # other tests may talk to the same node meanwhile: only our queue's links count
+    dels = dump(cap, "--deliveries", "--address", f"/queue/{q}", port=port)
+    by_conn: dict[str, list[dict[str, Any]]] = {}
+    for d in dels:
+        by_conn.setdefault(d["connection"], []).append(d)
+    assert len(by_conn) == 4
+    c1, c2, c3, c4 = by_conn.values()
+    # our sends: RabbitMQ accepted each, settling as the receiver
+    assert [(d["from"], d["outcome"], d["settled-by"]) for d in c1] == [
+        ("client", "accepted", "receiver")] * 4
+    assert [d["message"]["properties"]["message-id"] for d in c1] == ["1", "2", "3", "4"]
+    # the first receive released message 1
+    assert [(d["from"], d["outcome"], d["settled-by"]) for d in c2] == [
+        ("server", "released", "receiver")]
+    # the second applies its outcomes in turn: reject (with our condition), accept, reject
+    assert [d["outcome"] for d in c3] == ["rejected", "accepted", "rejected"]
+    err = c3[0]["state"]["rejected"]["error"]["error"]
+    assert (err["condition"], err["description"]) == ("amqp:internal-error", "bad")
+    # pre-settled sends have no outcome: settled with their transfer
+    assert [(d["outcome"], d["presettled"], d["latency"]) for d in c4] == [
+        ("settled", True, 0.0)] * 2
+    (summary,) = dump(cap, "--summary", "--address", f"/queue/{q}", port=port,
+                      record="summary")
+    assert summary["by-outcome"] == {"accepted": 5, "released": 1, "rejected": 2, "settled": 2}
+    assert summary["violations"] == []
+    assert len(summary["links"]) == 4
+
+
+def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
+                                       direct_sender: Callable[..., Any],
+                                       tmp_path: Path) -> None:
+    rules = [oc.Accept(), oc.Reject("amqp:x", "no"), oc.Release(), oc.Modify(failed=True)]
+    rx = direct_receiver(outcome=lambda m: rules[m.index % 4])
+    port = _port(rx.url)
+    with recording(port, tmp_path / "proton-rx.pcapng") as cap:
+        r = amqp("send", f"{rx.url}/q", "m", "--count", "8")
+        assert r.returncode == 6, r.stderr  # some were rejected, released, modified
+        r = amqp("send", f"{rx.url}/q", "p", "--count", "3", "--settled")
+        assert r.returncode == 0, r.stderr
+    dels = dump(cap, "--deliveries", port=port)
+    unsettled = sorted((d for d in dels if d["connection"] == "c1"),
+                       key=lambda d: d["delivery-id"])
+    assert [d["outcome"] for d in unsettled] == [
+        "accepted", "rejected", "released", "modified"] * 2
+    assert {d["settled-by"] for d in unsettled} == {"receiver"}
+    assert unsettled[3]["state"]["modified"]["delivery-failed"] is True
+    pre = [d for d in dels if d["connection"] == "c2"]
+    assert [(d["outcome"], d["presettled"]) for d in pre] == [("settled", True)] * 3
+    # what the peer did is what we reconstructed
+    names = {oc.Accept: "accepted", oc.Reject: "rejected", oc.Release: "released",
+             oc.Modify: "modified"}
+    got = rx.messages()
+    assert [names[type(m.outcome)] for m in got[:8]] == [d["outcome"] for d in unsettled]
+    assert [m.presettled for m in got] == [False] * 8 + [True] * 3
+
+    tx = direct_sender([Message(body=f"s{i}") for i in range(3)])
+    port = _port(tx.url)
+    with recording(port, tmp_path / "proton-tx.pcapng") as cap:
+        r = amqp("recv", f"{tx.url}/q", "-c", "3", "-t", "10", "--settle-mode", "second")
+        assert r.returncode == 0, r.stderr
+        tx.wait_for_outcomes(3)
+    dels = dump(cap, "--deliveries", port=port)
+    assert len(dels) == 3
+    for d in dels:
+        assert d["from"] == "server" and d["outcome"] == "accepted"
+        assert d["rcv-settle-mode"] == "second"
+        kinds = [(e["side"], e["kind"], e.get("settled", False)) for e in d["timeline"]]
+        # the receiver says accepted without settling, the sender settles, then the
+        # receiver settles too
+        assert kinds[0] == ("server", "transfer", False)
+        assert ("client", "disposition", False) in kinds
+        assert kinds.index(("client", "disposition", False)) < kinds.index(
+            next(k for k in kinds if k[0] == "server" and k[1] in ("disposition", "settle")))
