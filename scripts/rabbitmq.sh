@@ -2,7 +2,7 @@
 # A private RabbitMQ node for the test suite: data under <repo>/.run/rabbitmq, AMQP 1.0
 # plugin enabled, listening on 127.0.0.1 only.
 #
-#   scripts/rabbitmq.sh start    start the node (no-op if it is running); prints its URL
+#   scripts/rabbitmq.sh start    start the node, empty (no-op if it is running); prints its URL
 #   scripts/rabbitmq.sh stop     stop it (no-op if it is not running)
 #   scripts/rabbitmq.sh status   print its URL and exit 0 if it is running, else exit 1
 #   scripts/rabbitmq.sh url      print the URL the node listens on (running or not)
@@ -92,8 +92,10 @@ start() {
         url
         return 0
     fi
-    # A stale pid file from a killed node would make 'rabbitmqctl wait' watch the wrong pid.
+    # A stale pid file from a killed node would make 'rabbitmqctl wait' watch the wrong pid;
+    # and every start begins with no queues, so no run sees what an earlier one left.
     rm -f "$RABBITMQ_PID_FILE" "$RUN/port"
+    rm -rf "$RABBITMQ_MNESIA_BASE"
     mkdir -p "$RUN"
     local port dist_port
     port="$(pick_port "${AMQP_TEST_RABBITMQ_PORT:-5672}")"

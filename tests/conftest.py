@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,13 @@ def rabbitmq_url() -> Iterator[str]:
     if not _reachable(url):
         pytest.fail(f"RabbitMQ started but {url} does not accept connections")
     yield url
+
+
+@pytest.fixture
+def rabbitmq_queue(rabbitmq_url: str, request: pytest.FixtureRequest) -> str:
+    """A queue address on the node no other test uses: ``/queue/<test name>-<random>``."""
+    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
+    return f"/queue/{name}-{uuid.uuid4().hex[:8]}"
 
 
 # --- proton peers (API in tests/peers/__init__.py) ---------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from urllib.parse import urlsplit
 
 import pytest
@@ -20,8 +19,10 @@ def _hostport(url: str) -> str:
 @pytest.mark.parametrize(
     ("mech", "userinfo"), [("PLAIN", "guest:guest@"), ("ANONYMOUS", "")]
 )
-def test_rabbitmq_send_receive(rabbitmq_url: str, mech: str, userinfo: str) -> None:
-    address = f"/queue/peers-smoke-{uuid.uuid4().hex[:8]}"
+def test_rabbitmq_send_receive(
+    rabbitmq_url: str, rabbitmq_queue: str, mech: str, userinfo: str
+) -> None:
+    address = rabbitmq_queue
     body = f"hello over {mech}"
     conn = BlockingConnection(
         f"amqp://{userinfo}{_hostport(rabbitmq_url)}", allowed_mechs=mech, timeout=30

@@ -18,7 +18,10 @@ Fixtures (``tests/conftest.py``)
     ``amqp://guest:guest@127.0.0.1:PORT`` of the private RabbitMQ node (AMQP 1.0 plugin,
     SASL PLAIN guest/guest and ANONYMOUS; addresses ``/queue/NAME``, ``/exchange/X/key``,
     ``/topic/key``). From ``$AMQP_TEST_RABBITMQ_URL`` (set by ``scripts/test.sh``), else
-    started by ``scripts/rabbitmq.sh start`` and left running. Fails, never skips.
+    started by ``scripts/rabbitmq.sh start`` (a fresh node: no queues) and left running.
+    Fails, never skips.
+``rabbitmq_queue``
+    ``/queue/<test name>-<random>``: an address on that node no other test shares.
 ``broker`` -> ``Broker``
     A fresh broker per test; ``broker.url`` is ``amqp://127.0.0.1:PORT``.
 ``tls_certs`` (session) -> ``tls.Certs``
