@@ -101,7 +101,7 @@ class PacketDecoder:
     __slots__ = ("_frags", "stats")
 
     def __init__(self) -> None:
-        # (version, src, dst, id, proto) → [{offset: bytes}, total_or_-1, header_info]
+        # (version, src, dst, id[, proto]) → [{offset: bytes}, total length or -1]
         self._frags: dict[tuple[object, ...], list[object]] = {}
         self.stats = {"non_ip": 0, "non_tcp": 0, "fragments": 0, "reassembled": 0,
                       "fragments_dropped": 0, "malformed": 0, "unknown_linktype": 0}
