@@ -164,10 +164,14 @@ def message_source(
 
 
 def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
-    """Messages from the lines ``amqp recv --json`` wrote, bare message bytes unchanged."""
-    from amqpcli.render import message as rmsg
+    """Messages from the lines ``amqp recv --json`` wrote, bare message bytes unchanged.
+    The file is opened now, so a bad path is an error before we connect."""
+    return _replay(_open_input(path), path, count)
 
-    stream = _open_input(path)
+
+def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[OutgoingMessage]:
+    from amqpcli.render.message import message_bytes_from_json
+
     n = 0
     try:
         for lineno, line in enumerate(stream, 1):
@@ -176,9 +180,10 @@ def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
             if count is not None and n >= count:
                 return
             try:
-                payload = rmsg.message_bytes_from_json(json.loads(line))
+                payload = message_bytes_from_json(json.loads(line))
             except (ValueError, KeyError, TypeError) as e:
-                raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}", Exit.USAGE) from None
+                raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}",
+                                Exit.USAGE) from None
             n += 1
             yield OutgoingMessage(n, payload)
     finally:

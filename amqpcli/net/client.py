@@ -185,18 +185,23 @@ class SenderLink(_Link):
     def credit(self) -> int:
         return int(self.link.link_credit)
 
+    def _queued(self) -> int:
+        """Deliveries the engine holds for this link, not yet framed (waiting for credit)."""
+        return len(self.client.engine.outgoing(self.link))
+
     async def wait_sendable(self, window: int, timeout: float) -> None:
-        """Wait for link credit and for fewer than `window` unsettled messages."""
+        """Wait for link credit not already spoken for by queued deliveries, and for fewer
+        than `window` unsettled messages."""
         deadline: float | None = None
         while True:
             self._check()
-            if self.link.link_credit > 0 and len(self.unsettled) < window:
+            if self.link.link_credit > self._queued() and len(self.unsettled) < window:
                 return
             if deadline is None:
                 deadline = asyncio.get_running_loop().time() + timeout
             what = (
                 f"no credit from the peer for {timeout:g}s"
-                if self.link.link_credit <= 0
+                if self.link.link_credit <= self._queued()
                 else f"no outcomes from the peer for {timeout:g}s"
             )
             self.client.transport.flush()
@@ -214,7 +219,12 @@ class SenderLink(_Link):
         return p
 
     async def wait_written(self, timeout: float) -> None:
-        """Everything sent so far has left our buffers (for pre-settled sends)."""
+        """Everything sent so far is framed and has left our buffers (what "sent" means
+        for pre-settled messages)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self._queued():
+            self.client.transport.flush()
+            await self.wait_changed(deadline, f"no credit from the peer for {timeout:g}s")
         self.client.transport.flush()
         try:
             await asyncio.wait_for(self.client.transport.writer.drain(), timeout)

@@ -136,3 +136,15 @@ def test_refused_link_is_exit_4(direct_receiver: Callable[..., DirectReceiver]) 
     rcv = direct_receiver()
     r = amqp("send", f"{rcv.url}", "x")  # no address
     assert r.returncode == 2 and "no address" in r.stderr
+
+
+def test_presettled_sends_wait_for_credit(direct_receiver: Callable[..., DirectReceiver]) -> None:
+    # 5 credits and no more: "sent" must mean framed, never queued behind missing credit.
+    rcv = direct_receiver(credit=5, replenish=False)
+    r = amqp("send", f"{rcv.url}/q", "x", "--count", "20", "--settled", "--timeout", "1",
+             "--json")
+    assert r.returncode == 5, r.stderr  # TIMEOUT
+    s = json.loads(r.stdout)
+    assert s["sent"] == 5 and s["settled"] == 5
+    assert "no credit from the peer for 1s" in r.stderr
+    assert len(rcv.wait_for_messages(5)) == 5

@@ -135,8 +135,8 @@ def test_rabbitmq_refuses_modified_and_loses_nothing(rabbitmq_url: str, outcome:
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "1", "-t", "10", "--outcome", outcome)
     assert r.returncode == 4
     errors = [line for line in r.stderr.splitlines() if line.startswith("amqp: error:")]
-    assert errors == [f"amqp: error: the peer does not support the modified outcome on "
-                      f"'/queue/{q}' (its source offers: accepted, rejected, released)"]
+    assert errors == [(f"amqp: error: the peer does not support the modified outcome on "
+                       f"'/queue/{q}' (its source offers: accepted, rejected, released)")]
     assert len(r.stderr.splitlines()) == 1
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "1", "-t", "10", "--json")
     assert r.returncode == 0 and len(json_lines(r.stdout)) == 1

@@ -1,0 +1,49 @@
+"""Rate, duration, counts from input, heartbeats, and usage errors of `amqp send`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.net.clirun import amqp
+from tests.peers import Broker, DirectReceiver
+
+pytestmark = pytest.mark.integration
+
+
+def test_rate_and_duration_bound_the_count(direct_receiver: Callable[..., DirectReceiver]) -> None:
+    rcv = direct_receiver()
+    r = amqp("send", f"{rcv.url}/q", "x", "--duration", "1", "--rate", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    # at most one per 1/20 s over one second (plus the first); at least one
+    assert 1 <= s["sent"] <= 21 and s["accepted"] == s["sent"]
+
+
+def test_heartbeats_keep_a_strict_peer_happy(peers: Callable[..., Any]) -> None:
+    # The peer drops connections silent for 0.6 s; we send heartbeats at half that.
+    broker = peers(Broker(idle_timeout=0.6))
+    r = amqp("recv", f"{broker.url}/empty", "-t", "2.5")
+    assert r.returncode == 0, r.stderr
+    assert "received 0" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "msg"),
+    [
+        (["--body-type", "blob"], "--body-type must be one of"),
+        (["--txn-size", "2", "--settled"], "--txn-size needs"),
+        (["--rollback"], "--rollback needs --txn-size"),
+        (["-P", "k:int=x"], "bad int value"),
+        (["--priority", "300"], "--priority must be 0-255"),
+        (["--from", "/nonexistent.jsonl"], "cannot read"),
+    ],
+)
+def test_usage_errors(args: list[str], msg: str) -> None:
+    body = [] if "--from" in args else ["x"]
+    r = amqp("send", "amqp://127.0.0.1:1/q", *body, *args)
+    assert r.returncode == 2 and msg in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
