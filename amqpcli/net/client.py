@@ -569,10 +569,14 @@ class Client:
             link._fail(UserError(f"the peer detached the link to {link.address!r}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:
+        from amqpcli.render.text import format_value
+
         for d in e.differences:
             if not _worth_a_warning(d):
                 continue
-            self.warn(f"warning: the peer changed {d.field}: asked {d.requested!r}, got {d.granted!r} ({d.note})")
+            asked = "nothing" if d.requested is None else format_value(d.requested)
+            got = "nothing" if d.granted is None else format_value(d.granted)
+            self.warn(f"warning: the peer changed {d.field} ({d.note}): asked {asked}, got {got}")
 
     def _ev_credit(self, e: ev.CreditChanged) -> None:
         if e.link is not None:
@@ -619,9 +623,20 @@ class Client:
             link.changed.set()
 
     def _ev_violation(self, e: ev.Violation) -> None:
-        if e.side == REMOTE and e.scope == "connection":
-            self.error = UserError(f"the peer broke the protocol: {e.detail}", Exit.CONNECTION)
-            self._fail_all()
+        if e.side != REMOTE or e.scope is None:
+            return
+        where = self.cfg.endpoint.hostport
+        if e.kind == "idle-timeout":
+            err = UserError(f"lost the connection to {where}: the peer went silent ({e.detail})",
+                            Exit.CONNECTION)
+        else:
+            err = UserError(f"the peer at {where} broke the protocol: {e.detail}", Exit.CONNECTION)
+        link = self._links.get(id(e.link)) if e.link is not None else None
+        if e.scope == "link" and link is not None:
+            link._fail(err)  # the engine detaches that link; the connection goes on
+            return
+        self.error = err
+        self._fail_all()
 
     # --- the engine's client endpoint: every call in one place ------------------------------
 

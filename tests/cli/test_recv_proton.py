@@ -145,3 +145,13 @@ def test_message_written_before_it_is_settled(
     r = amqp("recv", f"{snd.url}/src", "-c", "1", "-t", "10", "--json", "--out", "/dev/full")
     assert r.returncode == 2 and "cannot write" in r.stderr
     assert [o.state.kind for o in snd.outcomes() if o.state.settled] == []
+
+
+def test_dropped_filter_is_a_warning(peers: Callable[..., Any]) -> None:
+    broker = peers(Broker())
+    broker.put("q", Message(body="a"))
+    flt = json.dumps({"described": {"symbol": "example.org:no-such-filter"}, "value": 1})
+    r = amqp("recv", f"{broker.url}/q", "--filter", f"odd={flt}", "-c", "1", "-t", "10")
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warnings) == 1 and "source.filter.odd" in warnings[0] and "dropped" in warnings[0]
