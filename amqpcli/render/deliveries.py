@@ -201,7 +201,7 @@ def _terminus(t: Any) -> str:
     if t is None:
         return "null"
     a = getattr(t, "address", None)
-    bits = [format_value(a) if a is not None else "-"]
+    bits = [format_value(a) if a is not None else "(no address)"]
     if getattr(t, "dynamic", None):
         bits.append("dynamic")
     return " ".join(bits)
