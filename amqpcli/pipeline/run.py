@@ -1,0 +1,140 @@
+"""What `amqp pcap-dump --out DIR` and `amqp pcap-dump --summary DIR` do, for the CLI.
+
+    write_tables(["caps/"], "out", engine="spark", master="local[*]", conf=["k=v"])
+    summary_of("out", engine="local")      # -> dissect.stats.Summary
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from amqpcli.errors import Exit, UserError
+from amqpcli.pipeline.local import Progress, Result, run_local
+from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
+
+ENGINES = ("local", "spark")
+
+
+def _check(engine: str, fmt: str) -> None:
+    if engine not in ENGINES:
+        raise UserError(f"--engine {engine}: choose local or spark", Exit.USAGE)
+    if fmt not in FORMATS:
+        raise UserError(f"--format {fmt}: choose parquet or ndjson", Exit.USAGE)
+
+
+def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine: str = "local",
+                 master: str = "local[*]", conf: list[str] | None = None,
+                 ports: tuple[int, ...] = (), stall: float = 1.0, debug: bool = False,
+                 progress: bool | None = None, spark: Any = None) -> Result:
+    """Dissect a capture set into tables under `out`. Damaged files are read as far as
+    they go; the result lists their errors."""
+    _check(engine, fmt)
+    if not captures:
+        raise UserError("give capture files, folders or globs to read", Exit.USAGE)
+    prog = Progress(progress)
+    if engine == "local":
+        from amqpcli.pipeline.inputs import expand
+
+        paths = expand(captures)
+        check_out(out)
+        writer = LocalWriter(out, fmt)
+        try:
+            res = run_local(paths, writer.write, ports=ports, stall=stall, progress=prog)
+        finally:
+            writer.close()
+        res.rows = dict(writer.rows)
+        return res
+    from amqpcli.pipeline.spark import get_session, list_captures, parse_conf, run_spark
+
+    settings = parse_conf(conf or [])
+    if "://" not in out:
+        check_out(out.removeprefix("file:"))
+    prog.show("starting Spark", force=True)
+    if spark is None:
+        spark = get_session(master, settings, debug)
+    paths = list_captures(spark, captures)
+    return run_spark(spark, paths, out, fmt, ports=ports, stall=stall, progress=prog,
+                     debug=debug)
+
+
+def summary_of(out: str, *, engine: str = "local", master: str = "local[*]",
+               conf: list[str] | None = None, debug: bool = False, spark: Any = None) -> Any:
+    """The summary of an output folder, as `pcap-dump --summary` shows it for captures."""
+    from amqpcli.pipeline.summary import build, facts_local
+
+    _check(engine, "parquet")
+    if engine == "local":
+        return build(facts_local(out))
+    from amqpcli.pipeline.spark import get_session, parse_conf
+    from amqpcli.pipeline.summary import facts_spark
+
+    if spark is None:
+        spark = get_session(master, parse_conf(conf or []), debug)
+    try:
+        return build(facts_spark(spark, out))
+    except UserError:
+        raise
+    except Exception as e:
+        if debug:
+            raise
+        from amqpcli.pipeline.spark import _one_line
+
+        raise UserError(f"reading {out} with Spark failed: {_one_line(e)}",
+                        Exit.FAILURE) from None
+
+
+def report(res: Result, out: str) -> None:
+    """One line on stderr: what was written."""
+    rows = ", ".join(f"{n} {t}" for t, n in res.rows.items() if n)
+    print(f"wrote {out}: {rows or 'no rows'} ({res.seconds:.1f} s)", file=sys.stderr)
+
+
+def _uri(p: Any) -> str:
+    """A path as typed: `Path` folds `s3a://b/k` to `s3a:/b/k`; give URIs their `//` back
+    (`hdfs:/p` and `file:/p` are valid as they are)."""
+    s = str(p)
+    head, sep, rest = s.partition(":/")
+    if sep and len(head) > 1 and head.isalnum() and not rest.startswith("/") and head not in (
+            "hdfs", "file", "viewfs"):
+        return f"{head}://{rest}"
+    return s
+
+
+def wants_tables(files: list[Any] | None, out: Any, summary: bool) -> bool:
+    """`--out`, or `--summary` on output folders: the tables path of `pcap-dump`."""
+    from amqpcli.pipeline.output import is_table_dir
+
+    if out is not None:
+        return True
+    return bool(summary and files and all(is_table_dir(str(f)) for f in files))
+
+
+def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf: list[str],
+        summary: bool, json_out: bool, ports: tuple[int, ...], stall: float,
+        debug: bool) -> None:
+    """`pcap-dump CAPTURES --out DIR` and `pcap-dump --summary DIR…`."""
+    from amqpcli.render.summary import summary_json, summary_lines
+
+    if out is None:
+        if len(files) != 1:
+            raise UserError("--summary reads one output folder at a time", Exit.USAGE)
+        s = summary_of(_uri(files[0]), engine=engine, master=master, conf=conf, debug=debug)
+        if json_out:
+            import json
+
+            print(json.dumps(summary_json(s), ensure_ascii=False, separators=(",", ":")))
+        else:
+            print("\n".join(summary_lines(s, stall_threshold=stall)))
+        return
+    dest = _uri(out)
+    res = write_tables([_uri(f) for f in files], dest, fmt=fmt, engine=engine, master=master,
+                       conf=conf, ports=ports, stall=stall, debug=debug)
+    report(res, dest)
+    if summary:
+        cli([dest], None, fmt=fmt, engine="local" if "://" not in dest else engine,
+            master=master, conf=conf, summary=True, json_out=json_out, ports=ports,
+            stall=stall, debug=debug)
+    if res.errors:
+        more = f" (and {len(res.errors) - 1} more)" if len(res.errors) > 1 else ""
+        raise UserError(f"{res.errors[0]}{more}; what could be read was written", Exit.DECODE)

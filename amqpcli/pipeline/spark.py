@@ -1,0 +1,396 @@
+"""The Spark executor: the same `FlowJob`s as the in-process one, spread over a cluster.
+
+Stages (all Arrow-based, no row-at-a-time UDFs):
+
+1. *read* — one task per capture file (`mapInArrow` over the file list): packets →
+   TCP segments, each tagged with its canonical flow key, effective time, file and
+   packet number (`inputs.file_segments`). Reading is cheap next to dissecting.
+2. *shuffle* — `repartition(P, key)` then `sortWithinPartitions(key, effective time,
+   file, packet)`: every flow key's segments meet in one task, in canonical order. Spark
+   sorts with spills to disk, so no task holds more than a batch of segments.
+3. *dissect* — `mapInArrow` streams each sorted partition through one `FlowJob` per key
+   (a key's state is dropped when its last segment has passed) and emits rows of every
+   table as one union of structs (`table`, and a struct column per table).
+4. *write* — the union is kept on disk (`persist(DISK_ONLY)`), then each table is
+   selected from it and written with Spark's own writer, partitioned by `date`.
+
+So a capture with many connections spreads over P tasks; one TCP connection is
+sequential by nature and stays in one task.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from amqpcli.errors import Exit, UserError
+from amqpcli.pipeline.local import Progress, Result
+from amqpcli.pipeline.rows import FlowJob, Tables
+from amqpcli.pipeline.schema import PARTITION, TABLES, spark_schema
+
+SEGMENTS = pa.schema([
+    ("key", pa.binary()), ("te", pa.int64()), ("ts", pa.int64()), ("file", pa.int32()),
+    ("pkt", pa.int64()), ("src", pa.binary()), ("sport", pa.int32()), ("dst", pa.binary()),
+    ("dport", pa.int32()), ("seq", pa.int64()), ("ack", pa.int64()), ("flags", pa.int32()),
+    ("payload", pa.binary()), ("error", pa.string()),
+])
+UNION = pa.schema([("table", pa.string()), ("error", pa.string())] + [
+    (t, pa.struct(list(s))) for t, s in TABLES.items()])
+
+JVM_LOG = os.path.join(tempfile.gettempdir(), f"amqpcli-spark-{os.getuid()}.log")
+SEGMENT_BATCH_BYTES = 8 << 20
+SEGMENT_BATCH_ROWS = 16384
+
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{{HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+
+# --- the session -------------------------------------------------------------------------
+
+
+def check_spark() -> None:
+    """Java and PySpark must be there: one line saying which is missing (exit 2)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UserError("--engine spark needs PySpark: pip install 'amqpcli[spark]' "
+                        "(or pyspark)", Exit.USAGE) from None
+    home = os.environ.get("JAVA_HOME")
+    if not (home and os.path.exists(os.path.join(home, "bin", "java"))) and not shutil.which(
+            "java"):
+        raise UserError("--engine spark needs Java 17 or later: install a JRE "
+                        "(e.g. openjdk-17-jre-headless) or set JAVA_HOME", Exit.USAGE)
+
+
+def parse_conf(items: list[str]) -> dict[str, str]:
+    conf = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise UserError(f"--conf {item}: expected key=value", Exit.USAGE)
+        conf[k.strip()] = v.strip()
+    return conf
+
+
+def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
+                debug: bool = False) -> Any:
+    """A SparkSession with quiet logs, UTC times, Arrow batches of bounded size and
+    microsecond Parquet timestamps; `conf` (from `--conf`) wins over these defaults."""
+    check_spark()
+    from pyspark.sql import SparkSession
+
+    log = os.path.join(tempfile.gettempdir(), f"amqpcli-log4j2-{'warn' if debug else 'error'}"
+                       ".properties")
+    if not os.path.exists(log):
+        with open(log, "w") as f:
+            f.write(_LOG4J.format(level="warn" if debug else "error"))
+    settings = {
+        "spark.driver.memory": "2g",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log}",
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log}",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "2000",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.python.worker.reuse": "true",
+    }
+    settings.update(conf or {})
+    b = SparkSession.builder.master(master).appName("amqp pcap-dump")
+    for k, v in settings.items():
+        b = b.config(k, v)
+    # The JVM (and the Python workers it starts) inherit stderr: unless --debug, give
+    # them a log file, so no launcher banner or Java stack trace reaches the terminal.
+    saved = None
+    if not debug:
+        fd = os.open(JVM_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(fd, 2)
+        os.close(fd)
+    try:
+        spark = b.getOrCreate()
+    except Exception as e:
+        if debug:
+            raise
+        raise UserError(f"Spark did not start: {_one_line(e)} (see {JVM_LOG})",
+                        Exit.USAGE) from None
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
+    spark.sparkContext.setLogLevel("WARN" if debug else "ERROR")
+    return spark
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    first = next((line for line in text if line.strip()), type(e).__name__)
+    return first[:300]
+
+
+# --- listing inputs ----------------------------------------------------------------------
+
+
+def _has_scheme(p: str) -> bool:
+    head, sep, _ = p.partition(":/")
+    return bool(sep) and len(head) > 1 and head.replace("+", "").replace(".", "").isalnum()
+
+
+def list_captures(spark: Any, captures: list[str]) -> list[str]:
+    """Local captures as the in-process executor lists them; URIs (hdfs://, s3a://, …)
+    through Hadoop's file system, globs and folders included."""
+    from amqpcli.pipeline.inputs import expand, is_capture_name
+
+    local = [c for c in captures if not _has_scheme(c) or c.startswith("file:")]
+    remote = [c for c in captures if c not in local]
+    out = expand([c.removeprefix("file:") for c in local]) if local else []
+    if remote:
+        jvm = spark.sparkContext._jvm
+        hconf = spark.sparkContext._jsc.hadoopConfiguration()
+        for c in remote:
+            path = jvm.org.apache.hadoop.fs.Path(c)
+            fs = path.getFileSystem(hconf)
+            stats = fs.globStatus(path) or []
+            if not stats:
+                raise UserError(f"{c}: no such file", Exit.USAGE)
+            for st in stats:
+                if st.isDirectory():
+                    it = fs.listFiles(st.getPath(), True)
+                    while it.hasNext():
+                        p = str(it.next().getPath().toString())
+                        if is_capture_name(p):
+                            out.append(p)
+                else:
+                    out.append(str(st.getPath().toString()))
+    return sorted(set(out))
+
+
+def _open(path: str) -> Any:
+    if _has_scheme(path) and not path.startswith("file:"):
+        from pyarrow import fs
+
+        filesystem, inner = fs.FileSystem.from_uri(path)
+        return filesystem.open_input_stream(inner)
+    return open(path.removeprefix("file:"), "rb")
+
+
+# --- the stages ------------------------------------------------------------------------
+
+
+def _addr(a: Any) -> bytes:
+    if isinstance(a, int):
+        return a.to_bytes(4, "big")
+    if isinstance(a, str):
+        return a.encode()
+    return bytes(a)
+
+
+def _unaddr(b: bytes) -> Any:
+    return int.from_bytes(b, "big") if len(b) == 4 else b
+
+
+def read_files(paths: list[str]) -> Any:
+    """The read stage's function: file indexes in, segment batches out."""
+    from amqpcli.capture import CaptureError, flow_key
+    from amqpcli.pipeline.inputs import file_segments
+
+    names = [f.name for f in SEGMENTS]
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for fi in batch.column(0).to_pylist():
+                cols: dict[str, list[Any]] = {n: [] for n in names}
+                size = 0
+                errors: list[CaptureError] = []
+                with _open(paths[fi]) as f:
+                    for te, ts, pkt, seg in file_segments(f, errors):
+                        k = flow_key(seg[0], seg[1], seg[2], seg[3])
+                        payload = bytes(seg[7])
+                        row = (_addr(k[0]) + k[1].to_bytes(2, "big") + _addr(k[2])
+                               + k[3].to_bytes(2, "big"), te, ts, fi, pkt, _addr(seg[0]),
+                               seg[1], _addr(seg[2]), seg[3], seg[4], seg[5], seg[6], payload,
+                               None)
+                        for n, v in zip(names, row, strict=True):
+                            cols[n].append(v)
+                        size += len(payload) + 64
+                        if size >= SEGMENT_BATCH_BYTES or len(cols["ts"]) >= SEGMENT_BATCH_ROWS:
+                            yield pa.RecordBatch.from_pydict(cols, schema=SEGMENTS)
+                            cols = {n: [] for n in names}
+                            size = 0
+                if errors:
+                    for n in names:
+                        cols[n].append(None)
+                    cols["error"][-1] = str(errors[0])
+                if cols["error"]:
+                    yield pa.RecordBatch.from_pydict(cols, schema=SEGMENTS)
+
+    return fn
+
+
+def _union_batch(table: str, cols: dict[str, list[Any]]) -> pa.RecordBatch:
+    n = len(cols[PARTITION])
+    t = pa.Table.from_pydict(cols, schema=TABLES[table]).combine_chunks()
+    arrays: list[pa.Array] = [pa.array([table] * n, pa.string()), pa.nulls(n, pa.string())]
+    for name in TABLES:
+        typ = UNION.field(name).type
+        if name == table:
+            arrays.append(pa.StructArray.from_arrays(
+                [c.chunk(0) if c.num_chunks else pa.array([], c.type) for c in t.columns],
+                fields=list(typ)))
+        else:
+            arrays.append(pa.nulls(n, typ))
+    return pa.RecordBatch.from_arrays(arrays, schema=UNION)
+
+
+def dissect_flows(paths: list[str], ports: tuple[int, ...], stall: float) -> Any:
+    """The dissect stage's function: sorted segments in, union rows out."""
+
+    def emit(tables: Tables) -> Iterator[pa.RecordBatch]:
+        for table, cols in tables.take().items():
+            if cols[PARTITION]:
+                yield _union_batch(table, cols)
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        tables = Tables()
+        job: FlowJob | None = None
+        current: bytes | None = None
+        for batch in batches:
+            d = batch.to_pydict()
+            for i, key in enumerate(d["key"]):
+                if key is None:
+                    err = d["error"][i]
+                    if err:
+                        yield pa.RecordBatch.from_arrays(
+                            [pa.array(["_error"]), pa.array([err])]
+                            + [pa.nulls(1, UNION.field(t).type) for t in TABLES], schema=UNION)
+                    continue
+                if key != current:
+                    if job is not None:
+                        job.finish()
+                    job = FlowJob(tables, paths, ports=ports, stall=stall)
+                    current = key
+                assert job is not None
+                seg = (_unaddr(d["src"][i]), d["sport"][i], _unaddr(d["dst"][i]),
+                       d["dport"][i], d["seq"][i], d["ack"][i], d["flags"][i], d["payload"][i])
+                job.feed(d["ts"][i], seg, d["file"][i], d["pkt"][i])
+            if tables.count >= 20000:
+                yield from emit(tables)
+        if job is not None:
+            job.finish()
+        yield from emit(tables)
+
+    return fn
+
+
+class _Watch(threading.Thread):
+    """Stage progress from Spark's status tracker, on the progress line."""
+
+    def __init__(self, spark: Any, progress: Progress) -> None:
+        super().__init__(daemon=True)
+        self.tracker = spark.sparkContext.statusTracker()
+        self.progress = progress
+        self.what = "starting"
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            parts = []
+            for sid in self.tracker.getActiveStageIds():
+                info = self.tracker.getStageInfo(sid)
+                if info is not None:
+                    parts.append(f"stage {sid}: {info.numCompletedTasks}/{info.numTasks} tasks"
+                                 + (f", {info.numActiveTasks} running"
+                                    if info.numActiveTasks else ""))
+            self.progress.show(f"spark, {self.what}: " + ("; ".join(parts) or "waiting"))
+
+
+def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
+              ports: tuple[int, ...] = (), stall: float = 1.0, partitions: int | None = None,
+              progress: Progress | None = None, debug: bool = False) -> Result:
+    """Write the tables of `paths` under `out` with Spark."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    t0 = time.monotonic()
+    sc = spark.sparkContext
+    watch = None
+    if progress is not None and progress.enabled:
+        watch = _Watch(spark, progress)
+        watch.start()
+    try:
+        if partitions is None:
+            conf = spark.conf.get("spark.sql.shuffle.partitions", None)
+            partitions = int(conf) if conf and sc.getConf().contains(
+                "spark.sql.shuffle.partitions") else _partitions(spark, paths)
+        files = spark.range(len(paths), numPartitions=max(1, len(paths)))
+        segs = files.mapInArrow(read_files(paths), spark_schema(SEGMENTS))
+        flows = (segs.repartition(partitions, "key")
+                 .sortWithinPartitions("key", "te", "file", "pkt")
+                 .mapInArrow(dissect_flows(paths, ports, stall), spark_schema(UNION)))
+        flows = flows.persist(StorageLevel.DISK_ONLY)
+        rows: dict[str, int] = {}
+        try:
+            for table in TABLES:
+                if watch is not None:
+                    watch.what = f"writing {table}"
+                df = flows.where(F.col("table") == table).select(f"{table}.*")
+                w = df.write.partitionBy(PARTITION).mode("errorifexists")
+                dest = out.rstrip("/") + "/" + table
+                if fmt == "parquet":
+                    w.option("compression", "snappy").parquet(dest)
+                else:
+                    w.option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX").json(dest)
+            counts = flows.groupBy("table").count().collect()
+            rows = {r["table"]: r["count"] for r in counts if r["table"] in TABLES}
+            errors = [r["error"] for r in flows.where(F.col("table") == "_error")
+                      .select("error").collect()]
+        finally:
+            flows.unpersist()
+    except UserError:
+        raise
+    except Exception as e:
+        if debug:
+            raise
+        raise UserError(f"the Spark job failed: {_one_line(e)} (rerun with --debug)",
+                        Exit.FAILURE) from None
+    finally:
+        if watch is not None:
+            watch.stop.set()
+            watch.join()
+        if progress is not None:
+            progress.close()
+    if not out.startswith(("hdfs:", "s3", "gs:", "abfs")):
+        os.makedirs(out, exist_ok=True)
+        open(os.path.join(out.removeprefix("file:"), "_SUCCESS"), "w").close()
+    return Result(rows=rows, errors=sorted(errors), seconds=time.monotonic() - t0)
+
+
+def _partitions(spark: Any, paths: list[str]) -> int:
+    """Enough dissect tasks to keep every core busy and each near 64 MB of capture."""
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p.removeprefix("file:"))
+        except OSError:
+            total += 64 << 20
+    par = spark.sparkContext.defaultParallelism
+    return max(2 * par, min(4096, total // (64 << 20) + 1))

@@ -1,0 +1,227 @@
+"""The summary of an output folder: the tables read back (pyarrow, or Spark), folded into
+the same `dissect.stats.Summary` that `pcap-dump --summary` fills from captures, so one
+renderer (`amqpcli.render.summary`) draws both.
+
+Connections are labelled c1, c2, … in order of their first packet across the whole set.
+Links are listed one by one (latency percentiles from their own deliveries), followed by
+one line per address that several links share ("*" as the connection), with percentiles
+over all of that address's deliveries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from amqpcli.dissect.records import ViolationRecord
+from amqpcli.dissect.stats import MAX_LISTED_VIOLATIONS, LinkSummary, Summary, percentile
+
+
+@dataclass
+class Facts:
+    """What the summary needs, as either backend computes it."""
+
+    conns: list[tuple[str, Any, str]] = field(default_factory=list)  # id, first time, protocol
+    frames: int = 0
+    first_time: Any = None
+    last_time: Any = None
+    by_performative: dict[str, int] = field(default_factory=dict)
+    deliveries: int = 0
+    by_outcome: dict[str, int] = field(default_factory=dict)
+    at_end: int = 0
+    links: list[dict[str, Any]] = field(default_factory=list)
+    addresses: list[dict[str, Any]] = field(default_factory=list)
+    by_violation: dict[str, int] = field(default_factory=dict)
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _sec(t: Any) -> float | None:
+    if t is None:
+        return None
+    if isinstance(t, datetime):
+        return t.timestamp()
+    return float(t)
+
+
+class _Label:
+    """Stands in for a `Conn` where a renderer needs only its label."""
+
+    __slots__ = ("label",)
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+
+def build(f: Facts) -> Summary:
+    s = Summary()
+    conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, c[0]))
+    labels = {cid: f"c{i}" for i, (cid, _t, _p) in enumerate(conns, 1)}
+    s.connections = len(conns)
+    for _cid, _t, proto in conns:
+        s.protocols[proto] = s.protocols.get(proto, 0) + 1
+    s.frames = f.frames
+    s.first_time = _sec(f.first_time)
+    s.last_time = _sec(f.last_time)
+    s.by_performative = dict(f.by_performative)
+    s.deliveries = f.deliveries
+    s.by_outcome = dict(f.by_outcome)
+    s.unsettled_at_end = f.at_end
+    for ln in sorted(f.links, key=lambda r: (labels.get(r["connection_id"], ""), r["link_id"])):
+        lat = None
+        if ln["latency_count"]:
+            lat = {"p50": ln["latency_p50"], "p90": ln["latency_p90"],
+                   "p99": ln["latency_p99"], "max": ln["latency_max"]}
+        s.links.append(LinkSummary(
+            labels.get(ln["connection_id"], "?"), ln["name"], ln["address"],
+            ln["sender"], ln["deliveries"] or 0,
+            {o["outcome"]: o["count"] for o in ln["outcomes"] or ()}, lat,
+            [(_sec(x["start"]) or 0.0, x["seconds"]) for x in ln["stalls"] or ()],
+            ln["flows"] or 0, ln["drains"] or 0))
+    for a in sorted(f.addresses, key=lambda r: str(r["address"])):
+        lat = None
+        if a["count"]:
+            lat = {"p50": a["p50"], "p90": a["p90"], "p99": a["p99"], "max": a["max"]}
+        s.links.append(LinkSummary("*", f"{a['links']} links", a["address"], "any",
+                                   a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
+    s.by_violation = dict(f.by_violation)
+    for v in f.violations[:MAX_LISTED_VIOLATIONS]:
+        s.violations.append(ViolationRecord(
+            _Label(labels.get(v["connection_id"], "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
+            v["side"], v["detail"], v["frame_no"] or 0, v["packet"] or 0,
+            _sec(v["time"]) or 0.0, v["link"]))
+    return s
+
+
+# --- pyarrow ---------------------------------------------------------------------------
+
+
+def _counts(table: Any, column: str) -> dict[str, int]:
+    vc = table.column(column).value_counts()
+    return {str(x["values"]): int(x["counts"]) for x in vc.to_pylist() if x["values"] is not None}
+
+
+def facts_local(out: str) -> Facts:
+    import pyarrow.compute as pc
+
+    from amqpcli.pipeline.output import read_table
+
+    f = Facts()
+    c = read_table(out, "connections", ["connection_id", "first_time", "protocol"])
+    f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
+    fr = read_table(out, "frames", ["performative", "time"])
+    f.frames = fr.num_rows
+    if fr.num_rows:
+        mm = pc.min_max(fr.column("time")).as_py()
+        f.first_time, f.last_time = mm["min"], mm["max"]
+        f.by_performative = _counts(fr, "performative")
+    d = read_table(out, "deliveries", ["outcome", "at_end", "address", "link_id", "latency",
+                                       "presettled"])
+    f.deliveries = d.num_rows
+    if d.num_rows:
+        f.by_outcome = _counts(d, "outcome")
+        f.at_end = int(pc.sum(pc.cast(d.column("at_end"), "int64")).as_py() or 0)
+    f.links = read_table(out, "links").to_pylist()
+    f.addresses = _shared_addresses(f.links, d.to_pylist())
+    v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
+                                       "link", "frame_no", "packet", "detail"])
+    if v.num_rows:
+        f.by_violation = _counts(v, "kind")
+        v = v.sort_by([("time", "ascending"), ("connection_id", "ascending"),
+                       ("frame_no", "ascending")])
+        f.violations = v.slice(0, MAX_LISTED_VIOLATIONS).to_pylist()
+    return f
+
+
+def _shared_addresses(links: list[dict[str, Any]], deliveries: list[dict[str, Any]]
+                      ) -> list[dict[str, Any]]:
+    per: dict[str, set[str]] = {}
+    for ln in links:
+        if ln["address"] is not None:
+            per.setdefault(ln["address"], set()).add(ln["link_id"])
+    shared = {a for a, ids in per.items() if len(ids) > 1}
+    acc: dict[str, dict[str, Any]] = {
+        a: {"address": a, "links": len(per[a]), "deliveries": 0, "outcomes": {}, "lat": []}
+        for a in shared}
+    for d in deliveries:
+        a = acc.get(d["address"]) if d["address"] is not None else None
+        if a is None:
+            continue
+        a["deliveries"] += 1
+        a["outcomes"][d["outcome"]] = a["outcomes"].get(d["outcome"], 0) + 1
+        if d["latency"] is not None and not d["presettled"]:
+            a["lat"].append(d["latency"])
+    out = []
+    for a in acc.values():
+        lat = sorted(a.pop("lat"))
+        a["count"] = len(lat)
+        for k, q in (("p50", 50), ("p90", 90), ("p99", 99)):
+            a[k] = percentile(lat, q) if lat else None
+        a["max"] = lat[-1] if lat else None
+        a["outcomes"] = sorted(a["outcomes"].items())
+        out.append(a)
+    return out
+
+
+# --- Spark -----------------------------------------------------------------------------
+
+
+def facts_spark(spark: Any, out: str) -> Facts:
+    from pyspark.sql import functions as F
+
+    from amqpcli.pipeline.schema import TABLES, spark_schema
+
+    base = out.rstrip("/")
+
+    def table(name: str) -> Any:
+        from amqpcli.pipeline.output import detect_format
+
+        fmt = detect_format(base, name) if "://" not in base else "parquet"
+        r = spark.read.schema(spark_schema(TABLES[name]))
+        if fmt == "ndjson":
+            return r.option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX").json(
+                f"{base}/{name}")
+        return r.parquet(f"{base}/{name}")
+
+    f = Facts()
+    f.conns = [(r[0], r[1], r[2]) for r in table("connections").select(
+        "connection_id", "first_time", "protocol").collect()]
+    fr = table("frames")
+    agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time")).first()
+    f.frames, f.first_time, f.last_time = agg[0], agg[1], agg[2]
+    f.by_performative = {r[0]: r[1] for r in fr.groupBy("performative").count().collect()}
+    d = table("deliveries")
+    f.by_outcome = {r[0]: r[1] for r in d.groupBy("outcome").count().collect()}
+    f.deliveries = sum(f.by_outcome.values())
+    f.at_end = d.where(F.col("at_end")).count()
+    f.links = [r.asDict(recursive=True) for r in table("links").collect()]
+    shared = (table("links").where(F.col("address").isNotNull()).groupBy("address")
+              .agg(F.countDistinct("link_id").alias("links")).where(F.col("links") > 1))
+    dd = d.join(shared, "address")
+    lat = dd.where(F.col("latency").isNotNull() & ~F.col("presettled"))
+    stats = {r["address"]: r for r in lat.groupBy("address").agg(
+        F.count(F.lit(1)).alias("count"),
+        F.expr("percentile_disc(0.5) WITHIN GROUP (ORDER BY latency)").alias("p50"),
+        F.expr("percentile_disc(0.9) WITHIN GROUP (ORDER BY latency)").alias("p90"),
+        F.expr("percentile_disc(0.99) WITHIN GROUP (ORDER BY latency)").alias("p99"),
+        F.max("latency").alias("max")).collect()}
+    outs: dict[str, list[tuple[str, int]]] = {}
+    totals: dict[str, int] = {}
+    nlinks: dict[str, int] = {}
+    for r in dd.groupBy("address", "outcome", "links").count().collect():
+        outs.setdefault(r["address"], []).append((r["outcome"], r["count"]))
+        totals[r["address"]] = totals.get(r["address"], 0) + r["count"]
+        nlinks[r["address"]] = r["links"]
+    for r in shared.collect():
+        a = r["address"]
+        st = stats.get(a)
+        f.addresses.append({
+            "address": a, "links": r["links"], "deliveries": totals.get(a, 0),
+            "outcomes": sorted(outs.get(a, [])), "count": st["count"] if st else 0,
+            "p50": st["p50"] if st else None, "p90": st["p90"] if st else None,
+            "p99": st["p99"] if st else None, "max": st["max"] if st else None})
+    v = table("violations")
+    f.by_violation = {r[0]: r[1] for r in v.groupBy("kind").count().collect()}
+    f.violations = [r.asDict() for r in v.orderBy("time", "connection_id", "frame_no")
+                    .limit(MAX_LISTED_VIOLATIONS).collect()]
+    return f
