@@ -31,6 +31,7 @@ from amqpcli.errors import Exit, UserError
 _OUT = "Output"
 _SEL = "Filters"
 _SRC = "Input"
+_TAB = "Tables"
 
 
 class Out:
@@ -124,8 +125,24 @@ def pcap_dump(
     state: Annotated[list[str] | None, typer.Option("--state", help="Only deliveries with this outcome, frames carrying this state: accepted, rejected, released, modified, unsettled, ...", rich_help_panel=_SEL)] = None,
     since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
+    # --- tables (amqpcli.pipeline) ---
+    out_dir: Annotated[str | None, typer.Option("--out", help="Write tables (connections, sessions, links, frames, deliveries, violations) of the whole capture set into this new folder; CAPTURES may be files, folders or globs. --summary DIR reads such a folder back.", rich_help_panel=_TAB, show_default=False)] = None,
+    out_format: Annotated[str, typer.Option("--format", help="Table format: parquet or ndjson.", rich_help_panel=_TAB)] = "parquet",
+    engine_name: Annotated[str, typer.Option("--engine", help="local (in-process) or spark.", rich_help_panel=_TAB)] = "local",
+    master: Annotated[str, typer.Option("--master", help="Spark master URL for --engine spark.", rich_help_panel=_TAB)] = "local[*]",
+    spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
     """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
+    from amqpcli.pipeline.run import wants_tables
+
+    if wants_tables(files, out_dir, summary):
+        from amqpcli.cli.app import debug_enabled
+        from amqpcli.pipeline.run import cli as tables_cli
+
+        tables_cli(list(files or []), out_dir, fmt=out_format, engine=engine_name, master=master,
+                   conf=spark_conf or [], summary=summary, json_out=json_out,
+                   ports=tuple(port or ()), stall=stall, debug=debug_enabled())
+        return
     files = list(files or [])
     if not files and live is None:
         raise UserError("give capture files, or --live INTERFACE", Exit.USAGE)
