@@ -1,0 +1,96 @@
+"""The selector language of `amqp serve` (unit: no network)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import UByte
+from amqpcli.peer.selector import SelectorError, compile_selector, message_fields
+
+
+def _fields(**props: Any) -> Any:
+    return lambda name: props.get(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "props", "expected"),
+    [
+        ("n = 3", {"n": 3}, True),
+        ("n = 3", {"n": 4}, False),
+        ("n <> 3", {"n": 4}, True),
+        ("n > 2 AND n < 5", {"n": 4}, True),
+        ("n > 2 and n < 5", {"n": 5}, False),
+        ("n = 1 OR s = 'x'", {"n": 2, "s": "x"}, True),
+        ("NOT n = 1", {"n": 2}, True),
+        ("n BETWEEN 2 AND 4", {"n": 4}, True),
+        ("n NOT BETWEEN 2 AND 4", {"n": 4}, False),
+        ("s IN ('a', 'b')", {"s": "b"}, True),
+        ("s NOT IN ('a', 'b')", {"s": "c"}, True),
+        ("s LIKE 'ab%'", {"s": "abc"}, True),
+        ("s LIKE 'a_c'", {"s": "abc"}, True),
+        ("s LIKE 'a_c'", {"s": "abbc"}, False),
+        ("s LIKE 'a\\_%' ESCAPE '\\'", {"s": "a_b"}, True),
+        ("s LIKE 'a\\_%' ESCAPE '\\'", {"s": "ab"}, False),
+        ("s NOT LIKE '%z'", {"s": "abc"}, True),
+        ("s IS NULL", {}, True),
+        ("s IS NOT NULL", {"s": "x"}, True),
+        ("n * 2 + 1 = 7", {"n": 3}, True),
+        ("n / 2 = 1", {"n": 3}, True),  # integer division
+        ("-n = -3", {"n": 3}, True),
+        ("f > 1.5", {"f": 2.0}, True),
+        ("b = TRUE", {"b": True}, True),
+        ("s = 'it''s'", {"s": "it's"}, True),
+        ("(n = 1 OR n = 2) AND s = 'x'", {"n": 2, "s": "x"}, True),
+    ],
+)
+def test_selector_evaluates(text: str, props: dict[str, Any], expected: bool) -> None:
+    assert compile_selector(text).matches(_fields(**props)) is expected
+
+
+def test_unknown_is_not_true_and_not_false() -> None:
+    # SQL three-valued logic: a missing property makes both the test and its negation fail.
+    sel, neg = compile_selector("n > 3"), compile_selector("NOT (n > 3)")
+    assert not sel.matches(_fields()) and not neg.matches(_fields())
+    # ... but OR with a true side is true, AND with a false side is false
+    assert compile_selector("n > 3 OR m = 1").matches(_fields(m=1))
+    assert not compile_selector("NOT (n > 3 AND m = 1)").matches(_fields())
+    assert compile_selector("NOT (n > 3 AND m = 1)").matches(_fields(m=2))
+
+
+def test_mixed_types_compare_as_unknown() -> None:
+    assert not compile_selector("n = '3'").matches(_fields(n=3))
+    assert not compile_selector("b = 1").matches(_fields(b=True))
+
+
+@pytest.mark.parametrize("text", ["n >>> 3", "n = ", "AND n = 1", "n BETWEEN 1", "s LIKE 3",
+                                  "s IN ()", "(n = 1", "n = 1 1", "", "n ~ 2", "s NOT 1"])
+def test_bad_syntax_raises(text: str) -> None:
+    with pytest.raises(SelectorError):
+        compile_selector(text)
+
+
+def test_error_says_where() -> None:
+    with pytest.raises(SelectorError, match="position 5"):
+        compile_selector("n = )")
+
+
+def test_message_fields_header_properties_and_jms_names() -> None:
+    m = Message.decode(Message(
+        b"x",
+        header=c.Header(priority=UByte(7), durable=True),
+        properties=c.Properties(message_id="id-1", subject="news", correlation_id=b"c1"),
+        application_properties={"n": 5, "color": "red"},
+    ).encode())
+    f = message_fields(m)
+    for text in ["JMSPriority = 7", "header.priority > 5", "JMSMessageID = 'id-1'",
+                 "properties.message-id = 'id-1'", "JMSType = 'news'",
+                 "JMSDeliveryMode = 'PERSISTENT'", "JMSCorrelationID = 'c1'",
+                 "n = 5 AND color LIKE 'r%'", "properties.reply-to IS NULL"]:
+        assert compile_selector(text).matches(f), text
+    bare = message_fields(Message.decode(Message(b"x").encode()))
+    assert compile_selector("JMSPriority = 4").matches(bare)  # the header's default
+    assert compile_selector("JMSDeliveryMode = 'NON_PERSISTENT'").matches(bare)
