@@ -177,6 +177,10 @@ class Proxy:
         self._tasks.add(task)  # type: ignore[arg-type]
         try:
             await self._proxy(creader, cwriter)
+        except asyncio.CancelledError:
+            # The proxy is closing with this connection still open: drop it quietly
+            # (re-raising would only make asyncio print a traceback for the callback).
+            cwriter.close()
         finally:
             self._tasks.discard(task)  # type: ignore[arg-type]
 
@@ -204,11 +208,19 @@ class Proxy:
         if self.recorder is not None:
             self.recorder.open(conn)
         self.on_open(conn)
-        results = await asyncio.gather(
-            self._pump(conn, CLIENT, creader, swriter),
-            self._pump(conn, SERVER, sreader, cwriter),
-            return_exceptions=True,
-        )
+        try:
+            results = await asyncio.gather(
+                self._pump(conn, CLIENT, creader, swriter),
+                self._pump(conn, SERVER, sreader, cwriter),
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
+            swriter.close()
+            conn.ended = "dropped: the proxy stopped"
+            if self.recorder is not None:
+                self.recorder.end(conn)
+            self.on_close(conn, conn.ended)
+            raise
         for w in (cwriter, swriter):
             w.close()
             with contextlib.suppress(Exception):

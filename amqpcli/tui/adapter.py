@@ -129,11 +129,22 @@ def _conn_label(cw: Any) -> str:
 
 
 def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
+    """Sessions and their links in the order they began, ended ones included (the watch
+    keeps them; the engine has dropped them from its maps)."""
     conn = cw.connection
-    out = []
+    sessions = list(cw.sessions)
+    for s in conn.sessions:  # a watch that started late may have missed the begin
+        if not any(x is s for x in sessions):
+            sessions.append(s)
+    links = list(cw.links)
     for s in conn.sessions:
+        for lk in s.links.values():
+            if not any(x is lk for x in links):
+                links.append(lk)
+    out = []
+    for s in sessions:
         sk = session_key(cw.key, s, conn.sides)
-        out.append((sk, s, [(link_key(sk, lk), lk) for lk in list(s.links.values())]))
+        out.append((sk, s, [(link_key(sk, lk), lk) for lk in links if lk.session is s]))
     return out
 
 

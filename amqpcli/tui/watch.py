@@ -14,11 +14,13 @@ import copy
 from collections import deque
 from typing import Any
 
-from amqpcli.engine.events import DeliverySettled, Event, Violation
+from amqpcli.engine.events import DeliverySettled, Event, LinkAttached, SessionBegun, Violation
 from amqpcli.engine.observer import Observer
 from amqpcli.tui.store import FrameRecord
 
 SIDES = ("client", "server")
+MAX_SESSIONS = 64  # per connection, kept for the tree after they end
+MAX_LINKS = 256
 
 
 class EndOfStream:
@@ -43,6 +45,10 @@ class ConnWatch:
         self.observer = observer if observer is not None else Observer(SIDES)
         self.violations: deque[Violation] = deque(maxlen=200)
         self.settled: deque[Any] = deque(maxlen=max(1, history))
+        # Every session and link seen, in order, so ended ones stay on screen (the engine
+        # drops them from its maps); the oldest go first when there are too many.
+        self.sessions: deque[Any] = deque(maxlen=MAX_SESSIONS)
+        self.links: deque[Any] = deque(maxlen=MAX_LINKS)
         self.ended = ""  # "" while the transport is up; else how it ended
 
     @property
@@ -51,10 +57,19 @@ class ConnWatch:
 
     def take(self, events: list[Event]) -> list[Event]:
         for e in events:
-            if isinstance(e, DeliverySettled):
-                self.settled.append(e.delivery)
-            elif isinstance(e, Violation):
-                self.violations.append(e)
+            t = type(e)
+            if t is DeliverySettled:
+                self.settled.append(e.delivery)  # type: ignore[attr-defined]
+            elif t is Violation:
+                self.violations.append(e)  # type: ignore[arg-type]
+            elif t is SessionBegun:
+                s = e.session  # type: ignore[attr-defined]
+                if not any(x is s for x in self.sessions):
+                    self.sessions.append(s)
+            elif t is LinkAttached:
+                lk = e.link  # type: ignore[attr-defined]
+                if not any(x is lk for x in self.links):
+                    self.links.append(lk)
         return events
 
     def feed(self, side: str, item: Any, time: float) -> list[Event]:

@@ -41,11 +41,18 @@ def test_proxy_command_prints_frames_and_records(broker: Broker, tmp_path: Path,
     record = tmp_path / "p.pcapng"
     args = ["127.0.0.1:0", broker.url, "--record", str(record)] + (["--json"] if as_json else [])
     proc, port = _start(*args)
+    notes = []
     try:
         _send_one(port)
+        assert proc.stderr is not None
+        while not notes or "p0 closed" not in notes[-1]:  # the proxy saw both ends close
+            line = proc.stderr.readline()
+            assert line, notes
+            notes.append(line)
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
+    err = "".join(notes) + err
     assert proc.returncode == 0, err
     assert broker.queue_bodies("q") == ["through the proxy"]
     lines = out.splitlines()

@@ -137,3 +137,35 @@ def test_unreachable_broker_closes_the_application_side(loop_thread: LoopThread)
         assert s.recv(100) == b""
     loop_thread.run(proxy.close())
     assert len(closed) == 1 and closed[0].startswith(f"cannot connect to 127.0.0.1:{dead}")
+
+
+def test_closing_the_proxy_drops_open_connections_quietly(loop_thread: LoopThread) -> None:
+    closed: list[str] = []
+    opened: list[str] = []
+
+    async def setup() -> tuple[Proxy, asyncio.base_events.Server]:
+        async def silent(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            await r.read()  # a broker that never answers
+            w.close()
+
+        server = await asyncio.start_server(silent, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        proxy = Proxy(("127.0.0.1", 0), upstream_config(f"amqp://127.0.0.1:{port}"),
+                      on_open=lambda conn: opened.append(conn.key),
+                      on_close=lambda conn, how: closed.append(how))
+        await proxy.start()
+        return proxy, server
+
+    proxy, server = loop_thread.run(setup())
+    assert proxy.bound is not None
+    with socket.create_connection(proxy.bound) as s:
+        s.sendall(CLIENT_BYTES)
+        for _ in range(200):  # until the proxy has connected upstream
+            if opened:
+                break
+            loop_thread.run(asyncio.sleep(0.05))
+        assert opened == ["p0"]
+        loop_thread.run(proxy.close())
+        assert s.recv(100) == b""  # the application's side was closed
+    server.close()
+    assert closed == ["dropped: the proxy stopped"]

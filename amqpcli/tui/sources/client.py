@@ -185,8 +185,11 @@ class ClientSource(Source):
             raise Unsupported("not connected")
 
         def run() -> None:
-            with self.lock:
-                fn()
+            try:
+                with self.lock:
+                    fn()
+            except Exception as e:  # noqa: BLE001 - an action that fails says so, once
+                self._post(SourceNotice(f"{type(e).__name__}: {e}", "error"))
 
         loop.call_soon_threadsafe(run)
 
@@ -223,7 +226,14 @@ class ClientSource(Source):
         from amqpcli.net.client import Incoming
 
         rl = self.link
-        self._call(lambda: rl.settle(Incoming(d, 0), state))
+
+        def go() -> None:
+            rl.settle(Incoming(d, 0), state)
+            flush = getattr(rl, "flush_settlements", None)  # settlements may be batched
+            if flush is not None:
+                flush()
+
+        self._call(go)
 
     def send(self, link: str) -> None:
         if self.receive:

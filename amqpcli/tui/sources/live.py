@@ -1,8 +1,11 @@
-"""Live capture as a TUI source: `amqp tui --live IFACE` (the capture package's tshark path).
+"""Live capture as a TUI source: `amqp tui --live IFACE` (the capture package's live paths).
 
-tshark runs in a thread of its own; frames are cut and fed to the observers as packets
-arrive, under the source's lock. Live capture needs capture rights (root or the
-wireshark group); a failure to start is shown as the source's one-line error.
+tshark (through pyshark) or, with `fast`, dumpcap piping pcapng into the capture reader,
+runs in a thread of its own; frames are cut and fed to the observers as packets arrive,
+under the source's lock. Live capture needs capture rights (root or the wireshark group);
+a failure to start is shown as the source's one-line error. Stopping takes effect at the
+next captured packet (the capture's iterator cannot be interrupted from outside); the
+thread is a daemon, so it never holds up the program's exit.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ class LiveSource(Source):
     kind = "live"
 
     def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
-                 history: int = 1000, frames: int = 200_000) -> None:
+                 fast: bool = False, history: int = 1000, frames: int = 200_000) -> None:
         super().__init__(history=frames)
         self.interface = interface
         self.ports = ports
         self.bpf_filter = bpf_filter
+        self.fast = fast  # dumpcap into the file reader instead of tshark's dissection
         self.watch = Watch(history)
         self.error: str | None = None
         self.title = f"live {interface}"
@@ -56,10 +60,11 @@ class LiveSource(Source):
         self.watch.conn(key).feed(side, item, t)
 
     def _run(self) -> None:
-        from amqpcli.capture.live import live_capture
+        from amqpcli.capture.live import dumpcap_capture, live_capture
 
+        capture = dumpcap_capture if self.fast else live_capture
         try:
-            events = live_capture(self.interface, self.bpf_filter, ports=self.ports)
+            events = capture(self.interface, self.bpf_filter, ports=self.ports)
             for ev in events:
                 with self.lock:
                     self.framer.event(ev)
