@@ -30,10 +30,23 @@ from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport
 from amqpcli.net.transport import now as _now
 
-__all__ = ["Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink"]
+__all__ = ["Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink", "connect_retrying"]
 
 LOCAL = "client"
 REMOTE = "server"
+
+
+async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
+                           on_warning: Callable[[str], None] | None = None) -> Client:
+    """`Client.connect`, tried again after each delay in `delays` (consumed) while the
+    failure is one a pause may cure (refused, reset, timed out)."""
+    while True:
+        try:
+            return await Client.connect(cfg, on_warning=on_warning)
+        except UserError as e:
+            if not delays or not getattr(e, "retryable", False):
+                raise
+            await asyncio.sleep(delays.pop(0))
 
 
 class ConnectionLost(Exception):

@@ -46,7 +46,11 @@ def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "c
         reason = _REASONS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
     else:
         reason = str(exc) or type(exc).__name__
-    return UserError(f"cannot {during} {where}: {reason}", Exit.CONNECTION)
+    err = UserError(f"cannot {during} {where}: {reason}", Exit.CONNECTION)
+    # Worth another try after a pause (the peer may be restarting); TLS and name
+    # resolution failures are not.
+    err.retryable = not isinstance(exc, (ssl.SSLError, socket.gaierror))  # type: ignore[attr-defined]
+    return err
 
 
 async def open_stream(cfg: ConnectionConfig) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Described, Symbol, UInt
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.client import Client, ConnectionLost, Incoming, ReceiverLink
+from amqpcli.net.client import Client, ConnectionLost, Incoming, ReceiverLink, connect_retrying
 from amqpcli.net.config import ConnectionConfig
 
 __all__ = [
@@ -226,7 +226,7 @@ class _Receiver:
         try:
             while True:
                 try:
-                    client = await Client.connect(self.cfg, on_warning=self._warn)
+                    client = await connect_retrying(self.cfg, attempts, self._warn)
                     await self._session(client)
                     await client.close()
                     client = None

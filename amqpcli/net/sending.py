@@ -17,7 +17,7 @@ from typing import Any
 
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.client import Client, ConnectionLost, Pending
+from amqpcli.net.client import Client, ConnectionLost, Pending, connect_retrying
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.progress import Progress
@@ -224,7 +224,7 @@ class _Sender:
         try:
             while True:
                 try:
-                    client = await Client.connect(self.cfg)
+                    client = await connect_retrying(self.cfg, attempts)
                     await self._send_all(client, messages, start)
                     await self._wait_confirmed(client)
                     await client.close()
@@ -269,10 +269,10 @@ class _Sender:
             else:
                 if plan.duration is not None and time.monotonic() - start >= plan.duration:
                     break
-                msg = next(messages, None)  # type: ignore[arg-type]
-                if msg is None:
+                nxt = next(messages, None)
+                if nxt is None:
                     break
-                was_sent = False
+                msg, was_sent = nxt, False
                 self.s.messages += 1
             self.holding = msg
             if plan.rate:

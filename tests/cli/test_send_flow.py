@@ -47,3 +47,29 @@ def test_usage_errors(args: list[str], msg: str) -> None:
     r = amqp("send", "amqp://127.0.0.1:1/q", *body, *args)
     assert r.returncode == 2 and msg in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_reconnect_also_waits_for_a_peer_that_is_not_up_yet(peers: Callable[..., Any]) -> None:
+    import threading
+
+    from tests.peers.net import free_port
+
+    port = free_port()
+    broker = Broker(port=port)
+    starter = threading.Timer(1.0, lambda: peers(broker))
+    starter.start()
+    try:
+        # backoff 0.2 + 0.4 + 0.8 + 1.6 + 3.2 s: the broker is up long before the last try
+        r = amqp("send", f"amqp://127.0.0.1:{port}/q", "late", "--reconnect", "5", "--json")
+    finally:
+        starter.join()
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["accepted"] == 1
+    assert broker.queue_bodies("q") == [b"late"]
+
+
+def test_no_reconnect_means_one_try() -> None:
+    from tests.peers.net import free_port
+
+    r = amqp("send", f"amqp://127.0.0.1:{free_port()}/q", "x")
+    assert r.returncode == 3 and "connection refused" in r.stderr
