@@ -52,7 +52,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("idle_timeout", typer.Option(None, "--idle-timeout", help="Seconds of silence before the peer may drop us (heartbeats are sent at half).", rich_help_panel=_CONN), float | None),
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
-    ("reconnect", typer.Option(0, "--reconnect", help="Reconnect up to N times after a lost connection (exponential backoff).", rich_help_panel=_CONN), int),
+    ("reconnect", typer.Option(0, "--reconnect", help="Try up to N more times when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s).", rich_help_panel=_CONN), int),
     # Named connections (amqpcli/config.py); also reached as @NAME[/ADDRESS] for the URL.
     ("profile", typer.Option(None, "--profile", help="Use the named connection NAME from the config file (docs/config.md); the URL argument may also be @NAME/ADDRESS.", rich_help_panel=_CONN, show_default=False), str | None),
 ]
