@@ -66,6 +66,8 @@ def tui(
     serve: Annotated[bool, typer.Option("--serve", help="Play the broker and settle by hand.", rich_help_panel=_SRC)] = False,
     record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file.", rich_help_panel=_SRC)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="With --pcap/--live: also treat this TCP port as AMQP (repeatable).", rich_help_panel=_SRC)] = None,
+    capture_filter: Annotated[str, typer.Option("--capture-filter", help="With --live: BPF filter for the capture.", rich_help_panel=_SRC)] = "tcp",
+    fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
     speed: Annotated[float, typer.Option("--speed", help="Replay speed (1 = as recorded; 0 = as fast as possible).", rich_help_panel=_VIEW)] = 1.0,
     play: Annotated[bool, typer.Option("--play", help="Start playing the replay at once.", rich_help_panel=_VIEW)] = False,
     history: Annotated[int, typer.Option("--history", help="Settled deliveries kept per connection for viewing (older ones are only counted).", rich_help_panel=_VIEW)] = 1000,
@@ -116,6 +118,7 @@ def tui(
         from amqpcli.tui.sources.live import LiveSource
 
         assert live is not None
-        run(LiveSource(live, ports=port or (), history=history, frames=frames), refresh_hz=refresh)
+        run(LiveSource(live, ports=port or (), bpf_filter=capture_filter, fast=fast_capture,
+                       history=history, frames=frames), refresh_hz=refresh)
     else:
         raise UserError("amqp tui --serve: not built yet in this version", Exit.USAGE)

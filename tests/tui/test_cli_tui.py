@@ -1,0 +1,77 @@
+"""`amqp tui` option handling: which source each set of options builds, and the refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpcli.cli.app import main
+from amqpcli.tui.synth import write_conversation
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    calls: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr("amqpcli.tui.app.run", lambda source, **kw: calls.append((source, kw)))
+    monkeypatch.delenv("AMQP_URL", raising=False)
+    return calls
+
+
+def _fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    return int(e.value.code or 0), capsys.readouterr().err.strip()
+
+
+def test_pcap_builds_a_replay(started: list[Any], tmp_path: Path) -> None:
+    path = tmp_path / "c.pcapng"
+    write_conversation(path, 5)
+    main(["tui", "--pcap", str(path), "--speed", "4", "--play", "--refresh", "5"])
+    ((source, kw),) = started
+    assert source.kind == "replay" and source.speed == 4 and source.autoplay
+    assert kw == {"refresh_hz": 5.0}
+
+
+def test_proxy_takes_the_broker_from_the_url(started: list[Any]) -> None:
+    main(["tui", "amqps://broker.example:5671", "--proxy", "7000", "--insecure"])
+    ((source, _),) = started
+    assert source.listen == ("127.0.0.1", 7000)
+    assert source.upstream.endpoint.host == "broker.example" and source.upstream.endpoint.tls
+    assert not source.upstream.tls.verify
+
+
+def test_recv_and_send_build_our_own_link(started: list[Any]) -> None:
+    main(["tui", "amqp://h:1/orders", "--recv", "--credit", "3"])
+    main(["tui", "amqp://h:1/orders", "--send"])
+    (recv, kw), (send, _) = started
+    assert recv.kind == "client" and recv.receive and kw["credit_step"] == 3
+    assert recv.cfg.endpoint.address == "orders"
+    assert send.kind == "client" and not send.receive
+
+
+def test_live_options(started: list[Any]) -> None:
+    main(["tui", "--live", "lo", "--capture-filter", "tcp port 5672", "--fast-capture"])
+    ((source, _),) = started
+    assert source.kind == "live" and source.fast and source.bpf_filter == "tcp port 5672"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tui"], "amqp: error: nothing to watch"),
+        (["tui", "--pcap", "a", "--live", "lo"], "amqp: error: pick one source: --pcap, --live"),
+        (["tui", "--recv"], "amqp: error: --recv needs a broker URL"),
+        (["tui", "amqp://h", "--pcap", "x"], "amqp: error: --pcap takes no URL"),
+        (["tui", "--pcap", "/nonexistent.pcapng"], "amqp: error: /nonexistent.pcapng: no such file"),
+        (["tui", "--serve"], "amqp: error: amqp tui --serve: not built yet in this version"),
+        (["tui", "--pcap", "x", "--speed", "-1"], "amqp: error: --speed must be"),
+    ],
+)
+def test_refusals(started: list[Any], capsys: pytest.CaptureFixture[str], argv: list[str],
+                  message: str) -> None:
+    code, err = _fails(argv, capsys)
+    assert code == 2
+    assert err.startswith(message) and "\n" not in err
+    assert started == []
