@@ -287,3 +287,23 @@ def test_tls_and_other_flows(tmp_path: Path) -> None:
     (n,) = res.notices
     assert n.kind == "encrypted" and "--tls-keylog" in n.text
     assert res.dissector.other_flows == {"unknown": 1}
+
+
+def test_unsettled_map_on_reattach_is_reconciled(tmp_path: Path) -> None:
+    s = Script().open().sender_link()
+    s.transfer(0).transfer(1)
+    s.dispose(0, c.Accepted())
+    # suspend the link, then resume it: the client's attach names what it holds unsettled
+    s.c(c.Detach(handle=0, closed=False)).s(c.Detach(handle=0, closed=False))
+    s.c(c.Attach(name="sender", handle=0, role=False, source=c.Source(address="client"),
+                 target=c.Target(address="q1"), initial_delivery_count=2,
+                 unsettled={b"t1": None, b"t9": None}))
+    s.s(c.Attach(name="sender", handle=0, role=True, source=c.Source(address="client"),
+                 target=c.Target(address="q1"), unsettled={b"t1": None}))
+    s.close()
+    res = dissect(write(tmp_path / "re.pcapng", s))
+    notes = [n for n in res.notices if n.kind == "link"]
+    assert notes, [n.text for n in res.notices]
+    assert any("unsettled map" in n.text and "1 only in the attach" in n.text for n in notes)
+    (ls,) = {id(x.link): x for x in res.dissector.conns[0].links}.values()
+    assert any("unsettled map" in n for n in ls.notes)
