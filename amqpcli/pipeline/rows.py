@@ -26,7 +26,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from amqpcli.capture import FlowTracker, Opened, format_ip
-from amqpcli.dissect import AMQP10, DeliveryRecord, Dissector, FrameRecord, ViolationRecord
+from amqpcli.dissect import (
+    AMQP10,
+    DEFAULT_PORTS,
+    DeliveryRecord,
+    Dissector,
+    FrameRecord,
+    ViolationRecord,
+)
 from amqpcli.dissect.filters import frame_state, performative_name
 from amqpcli.dissect.stats import percentile
 from amqpcli.engine import LinkAttached, SessionBegun, SessionEnded
@@ -367,7 +374,8 @@ class FlowJob:
         self.captures = captures  # file index -> path
         self.ports = ports
         self.stall = stall
-        self.tracker = FlowTracker(ports)
+        # as the dissector reads files: flows on 5672 are AMQP even without a header
+        self.tracker = FlowTracker(DEFAULT_PORTS | frozenset(ports))
         self.rows = RowBuilder(tables)
         self.dis: Dissector | None = None
         self._flow_files: dict[int, str] = {}  # flow index -> capture of its first packet

@@ -1,0 +1,200 @@
+"""The in-process executor: what the tables hold, that rows depend on nothing but their
+own flow, and the CLI around it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from amqpcli.dissect import DeliveryRecord, Dissector, FrameRecord
+from amqpcli.pipeline.inputs import expand
+from amqpcli.pipeline.local import run_local
+from amqpcli.pipeline.output import LocalWriter, read_table
+from amqpcli.pipeline.run import summary_of, write_tables
+from amqpcli.pipeline.summary import build, facts_local
+from amqpcli.render.summary import summary_json
+from tests.paths import CAPTURES_DIR
+from tests.pipeline.helpers import assert_same_tables, rows, run_cli
+
+RABBIT = CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng"
+
+
+@pytest.fixture(scope="module")
+def local_out(capture_set: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("local") / "tables"
+    res = write_tables([str(capture_set)], str(out))
+    assert len(res.errors) == 1 and "damaged.pcapng" in res.errors[0]
+    return out
+
+
+def test_every_table_has_rows_and_the_protocol(local_out: Path) -> None:
+    for table in ("connections", "sessions", "links", "frames", "deliveries", "violations"):
+        assert (local_out / table).is_dir()
+    conns = rows(local_out, "connections")
+    assert Counter(c["protocol"] for c in conns)["amqp-0-10"] == 1
+    d = rows(local_out, "deliveries")
+    assert {"amqp-1.0", "amqp-0-10"} <= {r["protocol"] for r in d}
+    assert all(r["date"] for r in d)
+    assert len({c["connection_id"] for c in conns}) == len(conns)
+    # the damaged file's readable part is there too
+    assert any(c["capture"].endswith("damaged.pcapng") for c in conns)
+
+
+def test_ring_buffer_connections_are_whole(local_out: Path) -> None:
+    """6 connections × 2 links × 15 messages, each connection cut across 3 files: one
+    connection row each, every delivery once."""
+    conns = [c for c in rows(local_out, "connections") if "/ring/" in c["capture"]]
+    assert len(conns) == 6
+    ids = {c["connection_id"] for c in conns}
+    d = [r for r in rows(local_out, "deliveries") if r["connection_id"] in ids]
+    assert len(d) == 6 * 2 * 15
+    assert all(r["message_id"] is not None for r in d)
+    assert {r["outcome"] for r in d} >= {"accepted", "rejected", "released", "modified"}
+
+
+def test_rows_agree_with_the_dissector_on_the_merged_set(capture_set: Path,
+                                                         local_out: Path) -> None:
+    """Per flow key (the executors) or one merged pass (pcap-dump): the same deliveries."""
+    ring = sorted(str(p) for p in (capture_set / "ring").iterdir())
+    dis = Dissector()
+    want = Counter((r.outcome, r.size, r.delivery_id, r.tag, r.frames)
+                   for r in dis.read(ring) if isinstance(r, DeliveryRecord))
+    conns = {c["connection_id"] for c in rows(local_out, "connections")
+             if "/ring/" in c["capture"]}
+    got = Counter((r["outcome"], r["size"], r["delivery_id"], r["tag"], r["frames"])
+                  for r in rows(local_out, "deliveries") if r["connection_id"] in conns)
+    assert got == want
+
+
+def test_packet_numbers_are_per_file(local_out: Path) -> None:
+    """The packet column is the file's own packet number (what tshark calls the frame)."""
+    want = Counter((round(r.time * 1e6), r.side, r.frame_no, r.packet)
+                   for r in Dissector().read(str(RABBIT)) if isinstance(r, FrameRecord))
+    got = Counter((int(r["time"].timestamp() * 1e6 + 0.5), r["side"], r["frame_no"],
+                   r["packet"]) for r in rows(local_out, "frames")
+                  if r["capture"] == str(RABBIT.resolve()) or r["capture"].endswith(
+                      "/rabbitmq-sasl-plain-send-recv.pcapng"))
+    assert sum(want.values()) > 30
+    assert got == want
+
+
+def test_a_file_gives_the_same_rows_alone_or_in_a_set(capture_set: Path, local_out: Path,
+                                                      tmp_path: Path) -> None:
+    alone = tmp_path / "alone"
+    write_tables([str(capture_set / "many.pcapng")], str(alone))
+    many = str((capture_set / "many.pcapng").resolve())
+    ids = {c["connection_id"] for c in rows(local_out, "connections") if c["capture"] == many}
+    assert len(ids) == 40
+    for table in ("connections", "links", "frames", "deliveries"):
+        a = rows(alone, table)
+        b = [r for r in rows(local_out, table) if r["connection_id"] in ids]
+        assert a == b, table
+
+
+def test_midstream_gap_and_open_at_end(local_out: Path) -> None:
+    conn = next(c for c in rows(local_out, "connections")
+                if c["capture"].endswith("crafted-midstream.pcap"))
+    assert conn["midstream"] and conn["closed_client"] == "end"
+    d = [r for r in rows(local_out, "deliveries") if r["connection_id"] == conn["connection_id"]]
+    assert d
+    frames = [r for r in rows(local_out, "frames") if r["connection_id"] == conn["connection_id"]]
+    assert any(r["packet"] is not None for r in frames)
+
+
+def test_runs_are_deterministic_and_ndjson_reads_back_the_same(
+        capture_set: Path, local_out: Path, tmp_path: Path) -> None:
+    nd = tmp_path / "nd"
+    write_tables([str(capture_set)], str(nd), fmt="ndjson")
+    assert any(p.suffix == ".json" for p in (nd / "frames").rglob("*"))
+    assert_same_tables(local_out, nd)
+
+
+def test_summary_of_tables_matches_summary_of_captures(capture_set: Path, tmp_path: Path) -> None:
+    files = [str(capture_set / "ring"), str(RABBIT)]
+    out = tmp_path / "t"
+    write_tables(files, str(out))
+    s_tables = summary_json(summary_of(str(out)))
+    code, stdout, _err = run_cli("pcap-dump", *expand(files), "--summary", "--json")
+    assert code == 0
+    import json
+
+    s_caps = json.loads(stdout.strip().splitlines()[-1])
+    for k in ("connections", "protocols", "frames", "by-performative", "deliveries",
+              "by-outcome", "unsettled-at-end", "by-violation", "first-time", "last-time"):
+        assert s_tables[k] == s_caps[k], k
+    links = [ln for ln in s_tables["links"] if ln["connection"] != "*"]
+    assert len(links) == len(s_caps["links"])
+    key = lambda ln: (ln["name"], ln["deliveries"], sorted(ln["outcomes"].items()))  # noqa: E731
+    assert sorted(map(key, links)) == sorted(map(key, s_caps["links"]))
+    assert build(facts_local(str(out))).deliveries == 6 * 2 * 15 + 40
+
+
+def test_local_memory_is_per_flow(capture_set: Path, tmp_path: Path) -> None:
+    """Flows that ended leave no dissector behind (connections are written out early)."""
+    from amqpcli.pipeline import local
+
+    seen: list[int] = []
+    w = LocalWriter(str(tmp_path / "o"))
+
+    def write(batch: dict) -> None:
+        seen.append(len(batch["connections"]["connection_id"]))
+        w.write(batch)
+
+    old = local.FLUSH_ROWS
+    local.FLUSH_ROWS = 50
+    try:
+        run_local([str(capture_set / "many.pcapng")], write)
+    finally:
+        local.FLUSH_ROWS = old
+        w.close()
+    # connections came out while the file was still being read, not all at the end
+    assert sum(seen[:-1]) > 0
+
+
+def test_cli_writes_tables_and_reports(capture_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    code, stdout, err = run_cli("pcap-dump", str(RABBIT), "--out", str(out), "--summary")
+    assert code == 0, err
+    assert "wrote" in err and "deliveries" in err
+    assert "deliveries: 40" in stdout
+    assert read_table(str(out), "deliveries").num_rows == 40
+    code, stdout2, err = run_cli("pcap-dump", "--summary", str(out))
+    assert code == 0 and stdout2 == stdout
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--format", "xml"], "--format xml"),
+    (["--engine", "flink"], "--engine flink"),
+])
+def test_cli_bad_options(tmp_path: Path, args: list[str], text: str) -> None:
+    code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(tmp_path / "x"), *args)
+    assert code == 2 and text in err and "Traceback" not in err
+
+
+def test_cli_refuses_a_folder_in_use(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("x")
+    code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(tmp_path))
+    assert code == 2 and "not an empty folder" in err
+
+
+def test_cli_damaged_file_exits_8_after_writing(capture_set: Path, tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    code, _out, err = run_cli("pcap-dump", str(capture_set / "damaged.pcapng"), "--out", str(out))
+    assert code == 8 and "damaged.pcapng" in err
+    assert read_table(str(out), "connections").num_rows > 0
+
+
+def test_spark_engine_without_java_is_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = os.path.dirname(sys.executable)  # python and amqp, no java
+    p = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(RABBIT), "--out",
+                        str(tmp_path / "s"), "--engine", "spark"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Java" in lines[0], p.stderr
