@@ -136,6 +136,7 @@ class Opt:
     values: Values
     multiple: bool
     panel: str | None
+    default: str = ""  # as --help shows it; "" when none is shown
 
 
 @dataclass
@@ -218,7 +219,17 @@ def _option(cmd: str, p: Any) -> Opt:
         values=_values(cmd, longs[0] if longs else names[0], p) if takes else ANY,
         multiple=bool(p.multiple),
         panel=getattr(p, "rich_help_panel", None),
+        default=_default(p) if takes else "",
     )
+
+
+def _default(p: Any) -> str:
+    d = p.default
+    if p.show_default is False or d is None or d == () or d == [] or isinstance(d, bool):
+        return ""
+    if isinstance(d, enum.Enum):
+        d = d.value
+    return str(d)
 
 
 def _command(name: str, c: Any, ctx: Any) -> Cmd:
@@ -748,10 +759,13 @@ def _opt_entry(o: Opt) -> list[str]:
     if o.takes_value:
         head += f" \\fI{_r(o.metavar)}\\fR"
     body = _r(o.help) if o.help else ""
-    if o.values.kind == "choice" and o.values.choices and not o.metavar.startswith("["):
+    listed = all(v in o.help for v in o.values.choices)
+    if o.values.kind == "choice" and o.values.choices and not o.metavar.startswith("[") and not listed:
         body += (" " if body else "") + "One of: " + ", ".join(f"\\fB{_r(v)}\\fR" for v in o.values.choices) + "."
     if o.multiple and "repeatable" not in o.help:
         body += (" " if body else "") + "Repeatable."
+    if o.default and "default" not in o.help.lower():
+        body += (" " if body else "") + f"Default: \\fB{_r(o.default)}\\fR."
     return [".TP", head, body or "\\&"]
 
 

@@ -1,0 +1,237 @@
+# bash completion for amqp.
+# Written by scripts/gen_docs.py from the CLI definition: edit the CLI, then rerun it.
+# Install: see docs/config.md (or: source completions/amqp.bash).
+
+_amqp_files() {
+    # $1: suffixes to offer (pcap|pcapng); empty: any file. Directories always.
+    local IFS=$'\n'
+    compopt -o filenames 2>/dev/null
+    if [[ -n $1 ]]; then
+        COMPREPLY=($(compgen -d -- "$cur"; shopt -s extglob; compgen -f -X "!*.@($1)" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+
+_amqp_profiles() {
+    local names
+    names=$(command amqp --list-profiles 2>/dev/null)
+    COMPREPLY=($(compgen -W "$names" -- "$cur"))
+}
+
+_amqp_url() {
+    # @NAME/ from the config file's profiles; the rest of a URL is free text.
+    [[ $cur == @* && $cur != */* ]] || return 0
+    local names
+    names=$(command amqp --list-profiles 2>/dev/null)
+    COMPREPLY=($(compgen -P @ -S / -W "$names" -- "${cur#@}"))
+    compopt -o nospace 2>/dev/null
+}
+
+_amqp() {
+    local cur prev i cmd='' cmd_at=0
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    # --opt=value: bash splits at '=', so the option is two words back.
+    if [[ $cur == = ]]; then prev=${COMP_WORDS[COMP_CWORD-1]}; cur=''
+    elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            --root-option-with-value) ((i++)) ;;
+            -*) ;;
+            *) cmd=${COMP_WORDS[i]}; cmd_at=$i; break ;;
+        esac
+    done
+    case $cmd in
+    '')
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--debug --version --help -h" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "browse decode pcap-dump proxy recv send serve tui" -- "$cur"))
+        fi
+        ;;
+    browse)
+        case $prev in
+        --selector|-s|--count|-c|--credit|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --selector|-s|--count|-c|--credit|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
+        esac
+        ;;
+    decode)
+        case $prev in
+        --file|-f) _amqp_files ""; return ;;
+        --input|-i) COMPREPLY=($(compgen -W "hex base64 raw" -- "$cur")); return ;;
+        --as) COMPREPLY=($(compgen -W "frames message values" -- "$cur")); return ;;
+        --max-frame-size) :; return ;;
+        --example) COMPREPLY=($(compgen -W "client-session client-session message selector-filter" -- "$cur")); return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--file -f --input -i --as --json --brief -b --show-secrets --max-frame-size --example --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --file|-f|--input|-i|--as|--max-frame-size|--example) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_files "" ;;
+        esac
+        ;;
+    pcap-dump)
+        case $prev in
+        --port|-p|--live|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--format|--engine|--master|--conf) :; return ;;
+        --tls-keylog|--out) _amqp_files ""; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--port -p --tls-keylog --live --bpf --count --deliveries -d --links -l --connections -c --summary -s --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative -P --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --port|-p|--tls-keylog|--live|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        *) _amqp_files "pcap|pcapng|gz" ;;
+        esac
+        ;;
+    proxy)
+        case $prev in
+        --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
+        --ca-file|--cert|--key) _amqp_files ""; return ;;
+        --server-name|--connect-timeout) :; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--record -w --tui --json --show-secrets --ca-file --cert --key --insecure --server-name --connect-timeout --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) : ;;
+        1) _amqp_url ;;
+        esac
+        ;;
+    recv)
+        case $prev in
+        --count|-c|--timeout|-t|--credit|--selector|-s|--filter|--subscription|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
+        --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
+        --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--selector|-s|--filter|--subscription|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
+        esac
+        ;;
+    send)
+        case $prev in
+        --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
+        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--file -f --lines -l --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --settled --window --txn-size --rollback --timeout --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
+        1) : ;;
+        esac
+        ;;
+    serve)
+        case $prev in
+        --listen|-l|--user|-u|--password|--reject|--release|--modify|--settle-delay|--credit|--detach-after|--close-after|--refuse|--seed|--max-frame-size|--idle-timeout) :; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--listen -l --user -u --password --no-sasl --reject --release --modify --settle-delay --credit --detach-after --close-after --refuse --seed --max-frame-size --idle-timeout --trace --show-secrets --quiet -q --help -h" -- "$cur"))
+            return
+        fi
+        ;;
+    tui)
+        case $prev in
+        --pcap|--record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
+        --proxy|--live|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --record -w --amqp-port --capture-filter --fast-capture --speed --play --history --frames --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
+            case ${COMP_WORDS[i]} in
+            --pcap|--proxy|--live|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            -*|=) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
+        esac
+        ;;
+    esac
+}
+
+complete -F _amqp amqp

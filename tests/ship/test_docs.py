@@ -1,0 +1,91 @@
+"""The checked-in completions and man pages are what scripts/gen_docs.py makes from the CLI
+now, the man pages render without a groff warning, and every page has what it must."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.paths import REPO_ROOT, SCRIPTS_DIR
+
+
+def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False, **kw)  # type: ignore[call-overload, no-any-return]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("gen")
+    r = _run([sys.executable, str(SCRIPTS_DIR / "gen_docs.py"), "--out", str(out)], cwd=REPO_ROOT)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _files(base: Path) -> dict[str, str]:
+    return {
+        f"{folder}/{p.name}": p.read_text(encoding="utf-8")
+        for folder in ("completions", "man")
+        for p in sorted((base / folder).glob("*"))
+        if p.is_file()
+    }
+
+
+def test_checked_in_files_match_the_cli(generated: Path) -> None:
+    fresh, checked_in = _files(generated), _files(REPO_ROOT)
+    assert fresh, "gen_docs.py wrote nothing"
+    stale = sorted(k for k in fresh.keys() | checked_in.keys() if fresh.get(k) != checked_in.get(k))
+    assert not stale, f"out of date with the CLI: {stale}; run: python scripts/gen_docs.py"
+
+
+def test_check_mode_notices_a_difference(tmp_path: Path, generated: Path) -> None:
+    shutil.copytree(generated / "completions", tmp_path / "completions")
+    shutil.copytree(generated / "man", tmp_path / "man")
+    check = [sys.executable, str(SCRIPTS_DIR / "gen_docs.py"), "--check", "--out", str(tmp_path)]
+    assert _run(check, cwd=REPO_ROOT).returncode == 0
+    page = tmp_path / "man" / "amqp-send.1"
+    page.write_text(page.read_text().replace("\\-\\-body\\-type", "\\-\\-body\\-kind"))
+    r = _run(check, cwd=REPO_ROOT)
+    assert r.returncode == 1 and "man/amqp-send.1" in r.stderr
+
+
+def _pages() -> list[Path]:
+    return sorted((REPO_ROOT / "man").glob("*.1"))
+
+
+def test_a_page_for_amqp_and_each_subcommand() -> None:
+    sys.path.insert(0, str(SCRIPTS_DIR))
+    try:
+        import gen_docs
+    finally:
+        sys.path.pop(0)
+    root = gen_docs.read_cli()
+    assert {p.name for p in _pages()} == {"amqp.1", *(f"amqp-{c.name}.1" for c in root.commands)}
+    for c in root.commands:
+        text = (REPO_ROOT / "man" / f"amqp-{c.name}.1").read_text()
+        for o in c.options:
+            assert gen_docs._r(o.names[0]) in text, (c.name, o.names[0])
+        for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLES", "EXIT STATUS",
+                        "ENVIRONMENT", "FILES", "SEE ALSO"):
+            assert f".SH {section}\n" in text, (c.name, section)
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_page_renders_without_warnings(page: Path) -> None:
+    groff = shutil.which("groff")
+    if groff is None:
+        pytest.fail("groff is not installed (scripts/test.sh installs man-db, which brings it)")
+    r = _run([groff, "-ww", "-man", "-Tutf8", str(page)])
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "EXIT STATUS" in re.sub(".\b", "", r.stdout)  # bold is overstruck
+    man = shutil.which("man")
+    if man is None:
+        pytest.fail("man is not installed (scripts/test.sh installs man-db)")
+    r = _run([man, "-l", str(page)], env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "80"})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert page.stem.upper() in r.stdout
