@@ -99,7 +99,7 @@ class Dissector:
         self.other_flows: dict[str, int] = {}  # protocol -> flows not shown
         self.first_time: float | None = None
         self.last_time = 0.0
-        self._handlers: dict[int, _Handler | None] = {}  # flow index -> handler
+        self._handlers: dict[int, Any] = {}  # flow index -> handler
         self.decoder = CountingDecoder()
 
     @property
@@ -129,6 +129,8 @@ class Dissector:
             if cls is Data:
                 h = handlers.get(ev.flow.index)
                 if h is not None:
+                    if h.__class__ is _Deferred:
+                        h = yield from self._start(h, packet)
                     yield from h.data(ev, packet)
             elif cls is Opened:
                 yield from self._opened(ev, packet)
@@ -154,6 +156,10 @@ class Dissector:
             self.other_flows[proto] = self.other_flows.get(proto, 0) + 1
             self._handlers[flow.index] = None
             return
+        if proto == UNKNOWN:
+            # no header: a connection only once it carries bytes (not a refused probe)
+            self._handlers[flow.index] = _Deferred(flow, t)
+            return
         conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
                     _ep(flow.server), proto, t, t)
         self.conns.append(conn)
@@ -168,13 +174,22 @@ class Dissector:
             yield Notice(conn, None, t, packet, "encrypted", text)
         else:
             conn.protocol = AMQP10
-            conn.midstream = proto == UNKNOWN
-            h = _Handler10(self, conn)
-            self._handlers[flow.index] = h
-            if conn.midstream:
-                text = "no protocol header: the capture starts mid-connection"
-                conn.notes.append(text)
-                yield Notice(conn, None, t, packet, "midstream", text)
+            self._handlers[flow.index] = _Handler10(self, conn)
+
+    def _start(self, d: _Deferred, packet: int) -> Iterator[Record]:
+        """The first bytes of a flow that had no protocol header: read it as AMQP 1.0
+        joined mid-connection."""
+        flow = d.flow
+        conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
+                    _ep(flow.server), AMQP10, d.time, d.time)
+        conn.midstream = True
+        self.conns.append(conn)
+        h = _Handler10(self, conn)
+        self._handlers[flow.index] = h
+        text = "no protocol header: the capture starts mid-connection"
+        conn.notes.append(text)
+        yield Notice(conn, None, d.time, packet, "midstream", text)
+        return h
 
     def finish(self) -> Iterator[Record]:
         """Nothing left open after `run`: the capture's end closes every flow (how="end");
@@ -191,6 +206,22 @@ def _ep(e: Any) -> str:
 
     ip = format_ip(e[0]) if not isinstance(e[0], str) else e[0]
     return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
+
+
+class _Deferred:
+    """A flow without a protocol header on an AMQP port, before its first bytes."""
+
+    done = True  # nothing to finish if no bytes ever come
+
+    def __init__(self, flow: Any, time: float) -> None:
+        self.flow = flow
+        self.time = time
+
+    def gap(self, ev: Any, packet: int) -> Iterator[Record]:
+        return iter(())
+
+    def closed(self, ev: Any, packet: int) -> Iterator[Record]:
+        return iter(())
 
 
 class _Handler:

@@ -23,27 +23,51 @@ from tests.peers import outcomes as oc
 pytestmark = pytest.mark.integration
 
 
+def _grown(path: Path, than: int) -> bool:
+    return path.exists() and path.stat().st_size > than
+
+
 @contextmanager
 def recording(port: int, path: Path) -> Iterator[Path]:
-    """dumpcap on lo for `tcp port PORT` while the block runs; stopped with SIGINT."""
+    """dumpcap on lo for `tcp port PORT` while the block runs; stopped with SIGINT.
+
+    The capture is known to run once a probe connection to the port shows up in the file;
+    at the end the file is given time to take the last packets (it grows in batches)
+    before dumpcap is stopped. Both waits are bounded hang guards, not timed assertions.
+    """
+    import socket
+
     proc = subprocess.Popen(["dumpcap", "-q", "-i", "lo", "-f", f"tcp port {port}", "-w",
                              str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        # dumpcap writes the file's header once it captures; poll for it (a hang guard,
-        # not a timed assertion)
-        for _ in range(200):
-            if path.exists() and path.stat().st_size > 0:
+        for _ in range(100):
+            if _grown(path, 0):
                 break
-            if proc.poll() is not None:
-                pytest.fail(f"dumpcap failed: {proc.stderr.read().decode() if proc.stderr else ''}")
             time.sleep(0.05)
+        header = path.stat().st_size if path.exists() else 0
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            except OSError:
+                pass
+            time.sleep(0.1)
+            if _grown(path, header):
+                break
         else:
             pytest.fail("dumpcap did not start capturing")
         yield path
+        last, stable = -1, 0
+        for _ in range(100):
+            size = path.stat().st_size
+            stable = stable + 1 if size == last else 0
+            if stable >= 4:
+                break
+            last = size
+            time.sleep(0.25)
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
-    assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+        err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 0, err.decode(errors="replace") if err else ""
 
 
 def dump(path: Path, *args: str, port: int, record: str = "delivery") -> list[dict[str, Any]]:
@@ -188,3 +212,69 @@ def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any
     assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in dels)
     assert any(o["record"] == "frame" and (o.get("performative") or {}).get("transfer")
                for o in lines)
+
+
+def _tls_conversation(port: int, certs: Any, keylog: Path, steps: list[Any]) -> None:
+    """A TLS server and client in this process carrying `steps` (a crafted AMQP 1.0
+    conversation); the client writes the session keys to `keylog`."""
+    import socket
+    import ssl
+    import threading
+
+    from amqpcli.capture.tcp import C2S
+
+    srv_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    srv_ctx.load_cert_chain(str(certs.server_cert), str(certs.server_key))
+    cli_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    cli_ctx.check_hostname = False
+    cli_ctx.verify_mode = ssl.CERT_NONE
+    cli_ctx.keylog_filename = str(keylog)
+    lsock = socket.create_server(("127.0.0.1", port))
+
+    def read_exactly(sock: Any, n: int) -> None:
+        got = 0
+        while got < n:
+            chunk = sock.recv(n - got)
+            assert chunk, "peer closed early"
+            got += len(chunk)
+
+    def play(sock: Any, mine: int) -> None:
+        for d, data, _t in steps:
+            if d == mine:
+                sock.sendall(data)
+            else:
+                read_exactly(sock, len(data))
+
+    def server() -> None:
+        conn, _ = lsock.accept()
+        with srv_ctx.wrap_socket(conn, server_side=True) as s:
+            play(s, 1 - C2S)
+
+    t = threading.Thread(target=server, daemon=True)
+    t.start()
+    with cli_ctx.wrap_socket(socket.create_connection(("127.0.0.1", port))) as c:
+        play(c, C2S)
+    t.join(timeout=30)
+    lsock.close()
+
+
+def test_tls_reported_and_decrypted_with_a_key_log(tls_certs: Any, free_port: int,
+                                                  tmp_path: Path) -> None:
+    from tests.dissect.helpers import basic
+
+    keylog = tmp_path / "keys.log"
+    script = basic(2, sasl=False)
+    with recording(free_port, tmp_path / "tls.pcapng") as cap:
+        _tls_conversation(free_port, tls_certs, keylog, script.steps)
+    assert keylog.stat().st_size > 0
+    # without keys: one notice, nothing decoded
+    notices = dump(cap, port=free_port, record="notice")
+    assert [n["kind"] for n in notices] == ["encrypted"]
+    # with them: the flow is decrypted (through tshark) and read as AMQP 1.0. Only its
+    # protocol headers arrive so far: tshark hands the later plaintext to a heuristic
+    # dissector instead of "data" (amqpcli.capture.live.decrypt_tls), so the frames after
+    # them are missing — a known gap, held here so that a fix shows
+    frames = dump(cap, "--tls-keylog", str(keylog), port=free_port, record="frame")
+    assert [(f["from"], f["item"], f["header"]) for f in frames[:2]] == [
+        ("client", "protocol-header", "amqp"), ("server", "protocol-header", "amqp")]
+    assert len(frames) == 2
