@@ -23,6 +23,7 @@ from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
+    ConnDetail,
     ConnRow,
     DeliveryDetail,
     LinkDetail,
@@ -125,7 +126,7 @@ def _conn_label(cw: Any) -> str:
     state = conn.state
     if cw.ended:
         state = f"{state}, {cw.ended}"
-    return f"{cw.key} {cw.label} [{state}]"
+    return f"{cw.key} [{state}] {cw.label}"
 
 
 def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
@@ -372,6 +373,43 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
 # -- the whole snapshot -----------------------------------------------------------------------
 
 
+def _open_field(o: Any, name: str) -> str:
+    if o is None:
+        return ""
+    v = getattr(o, name, None)
+    return "" if v is None else _fmt(v)
+
+
+def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
+    conn = cw.connection
+    a, b = conn.sides
+    oa, ob = conn.open.get(a), conn.open.get(b)
+    rows: list[tuple[str, str, str]] = [
+        ("state", conn.side_state.get(a, ""), conn.side_state.get(b, "")),
+        ("frames", str(conn.frames.get(a, 0)), str(conn.frames.get(b, 0))),
+    ]
+    for name in ("container_id", "hostname", "max_frame_size", "channel_max", "idle_time_out",
+                 "offered_capabilities", "desired_capabilities", "properties"):
+        x, y = _open_field(oa, name), _open_field(ob, name)
+        if x or y:
+            rows.append((name.replace("_", "-"), x, y))
+    if conn.sasl_mechanism or conn.sasl_mechanisms:
+        offered = ", ".join(conn.sasl_mechanisms)
+        rows.append(("sasl", f"chose {conn.sasl_mechanism or '-'}", f"offered {offered or '-'}"))
+        if conn.sasl_code is not None:
+            rows.append(("sasl outcome", "", "ok" if conn.sasl_code == 0 else f"code {conn.sasl_code}"))
+    for side, col in ((a, 1), (b, 2)):
+        cl = conn.close.get(side)
+        if cl is not None and cl.error is not None:
+            err = cl.error
+            text = f"{getattr(err, 'condition', '')}: {getattr(err, 'description', '') or ''}".strip(": ")
+            rows.append(("close error", text if col == 1 else "", text if col == 2 else ""))
+    vs = list(cw.violations)
+    shown = [f"{v.side}: {v.kind}: {v.detail} (frame {v.frame_no})" for v in vs[-max_violations:]]
+    state = conn.state + (f", {cw.ended}" if cw.ended else "")
+    return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{state}]", rows, shown, conn.violations)
+
+
 def snapshot(
     conns: list[tuple[str, Any]],
     link: str | None,
@@ -379,9 +417,15 @@ def snapshot(
     now: float,
     rates: RateMeter,
     ours: bool = False,
+    conn: str | None = None,
 ) -> Snapshot:
     tree = tree_rows(conns, now, rates, ours)
     ld = dd = None
+    cd = None
+    if link is None and conn is not None:
+        for ck, cw in conns:
+            if ck == conn:
+                cd = conn_detail(cw)
     if link is not None:
         found = find_link(conns, link)
         if found is not None:
@@ -391,4 +435,4 @@ def snapshot(
                 d = find_delivery(cw, lnk, delivery)
                 if d is not None:
                     dd = delivery_detail(cw, d, delivery)
-    return Snapshot(tree, ld, dd)
+    return Snapshot(tree, ld, dd, conn=cd)

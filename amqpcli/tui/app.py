@@ -57,6 +57,7 @@ class AmqpTui(App[None]):
         self.formatter = formatter or default_formatter()
         self.credit_step = credit_step
         self.link_key: str | None = None
+        self.conn_key: str | None = None  # the connection under the tree's cursor
         self.delivery_key: str | None = None
         self.failed: str | None = None
         self.refreshes = 0
@@ -109,10 +110,11 @@ class AmqpTui(App[None]):
         """Copy the selected parts of the model into the widgets."""
         if not hasattr(self, "conn_tree") or not self.link_panel.is_attached:
             return  # not mounted yet, or shutting down
-        snap = self.source.snapshot(self.link_key, self.delivery_key, self.source.now())
+        snap = self.source.snapshot(self.link_key, self.delivery_key, self.source.now(),
+                                    conn=self.conn_key)
         try:
             self.conn_tree.update_rows(snap.tree)
-            self.link_panel.show(snap.link)
+            self.link_panel.show(snap.link, snap.conn)
             self.delivery_panel.show(snap.delivery)
         except NoMatches:  # a timer tick racing the app's shutdown
             return
@@ -133,9 +135,12 @@ class AmqpTui(App[None]):
 
     @on(LinkSelected)
     def _link_selected(self, event: LinkSelected) -> None:
+        changed = event.key != self.link_key or event.conn != self.conn_key
+        self.conn_key = event.conn
         if event.key != self.link_key:
             self.link_key = event.key
             self.delivery_key = None
+        if changed:
             self.pull()
 
     @on(DeliverySelected)

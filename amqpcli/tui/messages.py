@@ -6,11 +6,13 @@ from textual.message import Message
 
 
 class LinkSelected(Message):
-    """The tree's cursor is on a link (or left every link: key None)."""
+    """The tree's cursor moved: `key` is the link under it (None on a connection or
+    session), `conn` the connection it belongs to."""
 
-    def __init__(self, key: str | None) -> None:
+    def __init__(self, key: str | None, conn: str | None = None) -> None:
         super().__init__()
         self.key = key
+        self.conn = conn
 
 
 class DeliverySelected(Message):

@@ -101,6 +101,15 @@ class DeliveryDetail:
 
 
 @dataclass(slots=True)
+class ConnDetail:
+    key: str
+    title: str
+    fields: list[tuple[str, str, str]]  # (what, client side, server side)
+    violations: list[str]  # newest last
+    violations_total: int
+
+
+@dataclass(slots=True)
 class Snapshot:
     """Everything one refresh needs, taken under the source's lock."""
 
@@ -108,3 +117,4 @@ class Snapshot:
     link: LinkDetail | None
     delivery: DeliveryDetail | None
     status: str = ""
+    conn: ConnDetail | None = None

@@ -42,7 +42,8 @@ class FakeSource(Source):
         self.settled: list[tuple[str, str]] = []
         self.credit: list[tuple[str, int]] = []
 
-    def snapshot(self, link: str | None, delivery: str | None, now: float) -> Snapshot:
+    def snapshot(self, link: str | None, delivery: str | None, now: float,
+                 conn: str | None = None) -> Snapshot:
         detail = None
         if link is not None:
             detail = LinkDetail(

@@ -162,3 +162,40 @@ def test_real_capture_loads_and_hides_the_password(testdata: Path) -> None:
     assert len(init) == 2
     # The user name stays, the password (also "guest") does not.
     assert all("\\x00guest\\x00guest" not in x and "***" in x for x in init), init
+
+
+def test_play_speed_jump_prompt_and_palette(tmp_path: Path) -> None:
+    src = _source(tmp_path, deliveries=40)
+
+    async def run() -> None:
+        app = AmqpTui(src)
+        async with app.run_test(size=(140, 44)) as pilot:
+            assert src.controller is not None
+            total = len(src.controller)
+            # Speed keys double and halve; 0 ("max") is what plays to the end at once.
+            await pilot.press("plus")
+            assert src.speed == 2.0
+            await pilot.press("minus", "minus")
+            assert src.speed == 0.5
+            src.speed = 0
+            await pilot.press("p")
+            assert await asyncio.to_thread(src.finished.wait, 60)
+            assert src.controller.position == total and not src.playing
+            # Jump through the prompt: g, a frame number, Enter.
+            await pilot.press("g")
+            await pilot.press(*"12", "enter")
+            await _settle(app)
+            assert src.controller.position == 12
+            await pilot.press("g")
+            await pilot.press(*"nonsense", "enter")
+            await _settle(app)
+            assert src.controller.position == 12  # refused with a notice
+            # The palette lists the replay's actions and every link.
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert "Play" in titles and "Jump" in titles and "Credit" not in titles
+            app.goto(str(total))
+            await _settle(app)
+            titles = [c.title for c in app.get_system_commands(app.screen)]
+            assert f"Link {ORDERS}" in titles
+
+    asyncio.run(run())

@@ -49,10 +49,12 @@ class Source:
         """(key, engine connection) pairs, called under `lock`."""
         return []
 
-    def snapshot(self, link: str | None, delivery: str | None, now: float) -> Snapshot:
+    def snapshot(self, link: str | None, delivery: str | None, now: float,
+                 conn: str | None = None) -> Snapshot:
         with self.lock:
             return adapter.snapshot(
-                self.connections(), link, delivery, now, self.rates, ours=self.kind == "client"
+                self.connections(), link, delivery, now, self.rates, ours=self.kind == "client",
+                conn=conn,
             )
 
     def status(self) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from amqpcli.tui.messages import DeliverySelected
-from amqpcli.tui.view import LinkDetail, TerminusRow, UnsettledRow
+from amqpcli.tui.view import ConnDetail, LinkDetail, TerminusRow, UnsettledRow
 from amqpcli.tui.widgets import quiet
 
 COLUMNS = ("id", "tag", "age", "sender state", "receiver state", "snd settled", "rcv settled")
@@ -117,12 +120,30 @@ class UnsettledTable(DataTable[object]):
         self.post_message(DeliverySelected(None if key is None else str(key), open=True))
 
 
+def conn_view(conn: ConnDetail) -> Group:
+    t = Table(expand=True, box=None, pad_edge=False, header_style="bold")
+    t.add_column("", style="dim", no_wrap=True)
+    t.add_column("client (connected)")
+    t.add_column("server")
+    for what, a, b in conn.fields:
+        t.add_row(what, a, b)
+    parts: list[Any] = [t, Text("")]
+    head = Text(f"violations: {conn.violations_total}", style="bold red" if conn.violations_total else "bold")
+    if conn.violations_total > len(conn.violations):
+        head.append(f" (last {len(conn.violations)} shown)", style="dim")
+    parts.append(head)
+    parts.extend(Text(v) for v in conn.violations)
+    return Group(*parts)
+
+
 class LinkPanel(Vertical):
-    """Shows one `LinkDetail`; empty text until a link is selected."""
+    """Shows one `LinkDetail`, or a connection's `ConnDetail` when the cursor is on a
+    connection or session; a hint until then."""
 
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.detail: LinkDetail | None = None
+        self.conn: ConnDetail | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("Select a link in the tree.", id="link-title")
@@ -132,17 +153,27 @@ class LinkPanel(Vertical):
             yield Static("", id="link-target")
         yield Static("", id="unsettled-title")
         yield UnsettledTable(id="unsettled")
+        yield Static("", id="conn-info")
 
-    def show(self, detail: LinkDetail | None) -> None:
+    def show(self, detail: LinkDetail | None, conn: ConnDetail | None = None) -> None:
         table = self.query_one(UnsettledTable)
         title_w = self.query_one("#link-title", Static)
+        info = self.query_one("#conn-info", Static)
+        table.display = detail is not None
+        info.display = detail is None and conn is not None
+        self.conn = conn if detail is None else None
         if detail is None:
             if self.detail is not None:
-                quiet.update(title_w, "Select a link in the tree.")
-                for wid in ("#link-flow", "#link-source", "#link-target", "#unsettled-title"):
-                    quiet.update(self.query_one(wid, Static), "")
                 table.clear_rows()
+            for wid in ("#link-flow", "#link-source", "#link-target", "#unsettled-title"):
+                quiet.update(self.query_one(wid, Static), "")
             self.detail = None
+            if conn is None:
+                quiet.update(title_w, "Select a link in the tree.")
+                return
+            quiet.update(title_w, Text(conn.title, style="bold"))
+            key = (tuple(conn.fields), tuple(conn.violations), conn.violations_total)
+            quiet.update(info, conn_view(conn), key=key)
             return
         if self.detail is None or self.detail.key != detail.key:
             table.clear_rows()

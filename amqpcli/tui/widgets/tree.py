@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from amqpcli.tui.adapter import SEP
 from amqpcli.tui.messages import LinkSelected
 from amqpcli.tui.view import ConnRow, LinkRow, SessionRow
 
@@ -18,12 +19,23 @@ def _rate(r: float) -> str:
     return f"{r:.0f}/s"
 
 
+NAME_WIDTH = 22
+
+
+def short(name: str, width: int = NAME_WIDTH) -> str:
+    """Long link names (often a UUID and an address) cut in the middle: both ends tell."""
+    if len(name) <= width:
+        return name
+    head = width // 3
+    return name[:head] + "…" + name[len(name) - (width - head - 1) :]
+
+
 def link_label(row: LinkRow) -> Text:
     t = Text()
     if row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
     arrow = "→" if row.role == "sender" else "←"
-    t.append(f"{arrow} {row.name}", style="bold" if row.ours else "")
+    t.append(f"{arrow} {short(row.name)}", style="bold" if row.ours else "")
     credit = "-" if row.credit is None else str(row.credit)
     t.append(f"  d:{row.deliveries} u:{row.unsettled} c:{credit} {_rate(row.rate)}", style="dim")
     return t
@@ -110,7 +122,7 @@ class ConnectionTree(Tree[str]):
         self.move_cursor(node)
         # Nodes added in this same turn have no line yet: move again once laid out.
         self.call_after_refresh(self.move_cursor, node)
-        self.post_message(LinkSelected(key if self._kind.get(key) == "link" else None))
+        self.post_message(self._selected(key))
         return True
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
@@ -118,4 +130,9 @@ class ConnectionTree(Tree[str]):
         if event.node is not self.cursor_node:
             return  # a highlight that the cursor has already moved past
         key = event.node.data
-        self.post_message(LinkSelected(key if self._kind.get(key or "") == "link" else None))
+        self.post_message(self._selected(key))
+
+    def _selected(self, key: str | None) -> LinkSelected:
+        kind = self._kind.get(key or "")
+        conn = None if key is None else key.split(SEP, 1)[0]
+        return LinkSelected(key if kind == "link" else None, conn)
