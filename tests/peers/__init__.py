@@ -93,6 +93,11 @@ Records each disposition it gets as ``SentOutcome(index, link, tag, state)`` whe
 settled, condition, failed, undeliverable, annotations). Methods: ``outcomes()``,
 ``wait_for_outcomes(n)``, ``links()``.
 
+Pitfall with proton's client in tests: binary values (a ``Data`` body, a binary
+message-id, txn-ids) come back as ``memoryview``s into the decoded message's memory. Keep
+the ``Message`` in a variable, or copy with ``bytes(...)``, before the message goes away:
+``receiver.receive().body == b"..."`` reads freed memory. The peers copy or keep theirs.
+
 Modules: ``net`` (free ports, the thread runner), ``queues`` (storage), ``selector``,
 ``transactions``, ``sections`` (split/rewrite encoded messages), ``outcomes``, ``tls``.
 """

@@ -53,10 +53,14 @@ class Received:
     presettled: bool  # the sender settled it in the transfer
     state: oc.Observed  # the state the transfer carried (e.g. transactional)
     outcome: oc.Outcome | None = None  # what the receiver answered (None: presettled)
+    _message: Message | None = None
 
     @property
     def message(self) -> Message:
-        return sections.decode(self.raw)
+        """The decoded message, kept here: proton's binary values are views into it."""
+        if self._message is None:
+            self._message = sections.decode(self.raw)
+        return self._message
 
     @property
     def bare(self) -> bytes:

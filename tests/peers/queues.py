@@ -32,6 +32,7 @@ class Entry:
 
     @property
     def message(self) -> Message:
+        """Decoded once and kept: proton's binary values are views into the message."""
         if self._message is None:
             self._message = sections.decode(self.raw)
         return self._message
@@ -155,7 +156,12 @@ class Queue:
                 self.release(entry)
 
     def bodies(self) -> list[Any]:
-        return [e.message.body for e in self._entries.values()]
+        """Message bodies in order; binary ones copied out of proton's memory as bytes."""
+        return [_owned(e.message.body) for e in self._entries.values()]
+
+
+def _owned(value: Any) -> Any:
+    return bytes(value) if isinstance(value, memoryview) else value
 
 
 def _discard(seqs: list[int], seq: int) -> None:
