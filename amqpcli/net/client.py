@@ -32,6 +32,7 @@ from amqpcli.net.transport import now as _now
 
 __all__ = ["Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink", "connect_retrying"]
 
+_FLUSH_EVERY = 256  # sends between hand-offs to the socket when credit never runs out
 LOCAL = "client"
 REMOTE = "server"
 
@@ -193,6 +194,7 @@ class SenderLink(_Link):
     def __init__(self, client: Client, link: Any, address: str | None) -> None:
         super().__init__(client, link, address)
         self.unsettled: dict[int, Pending] = {}
+        self._since_flush = 0
 
     @property
     def credit(self) -> int:
@@ -206,6 +208,17 @@ class SenderLink(_Link):
         """Wait for link credit not already spoken for by queued deliveries, and for fewer
         than `window` unsettled messages."""
         deadline: float | None = None
+        transport = self.client.transport
+        self._since_flush += 1
+        if self._since_flush >= _FLUSH_EVERY:
+            # With credit to spare this loop never waits: hand frames and events on every
+            # so often, so neither piles up in memory (and outcomes are counted as they come).
+            self._since_flush = 0
+            transport.flush()
+            if transport.writer.transport.get_write_buffer_size() > transport.HIGH_WATER:
+                await transport.drain()
+            else:
+                await asyncio.sleep(0)
         while True:
             self._check()
             if self.link.link_credit > self._queued() and len(self.unsettled) < window:

@@ -16,7 +16,6 @@ from typing import Any, Protocol
 __all__ = ["EngineLike", "Transport", "now"]
 
 _READ_SIZE = 1 << 18
-_HIGH_WATER = 1 << 20
 
 
 def now() -> float:
@@ -37,6 +36,8 @@ class EngineLike(Protocol):
 
 
 class Transport:
+    HIGH_WATER = 1 << 20  # bytes waiting in the socket buffer before senders wait
+
     def __init__(
         self,
         engine: EngineLike,
@@ -76,7 +77,7 @@ class Transport:
     async def drain(self) -> None:
         """Wait while the socket's write buffer is above the high-water mark."""
         transport = self.writer.transport
-        if transport.get_write_buffer_size() > _HIGH_WATER and not self.writer.is_closing():
+        if transport.get_write_buffer_size() > self.HIGH_WATER and not self.writer.is_closing():
             try:
                 await self.writer.drain()
             except (ConnectionError, OSError) as e:
