@@ -20,6 +20,7 @@ EPILOG = (
     "  amqp tui --pcap traffic.pcapng\n\n"
     "  amqp tui --proxy 5673 amqp://broker:5672      (point the application at 127.0.0.1:5673)\n\n"
     "  amqp tui amqp://localhost//queue/orders --recv\n\n"
+    "  amqp tui --serve --listen 5673      (settle each message an application sends by hand)\n\n"
     "Keys: ? in the app lists them all."
 )
 
@@ -48,7 +49,7 @@ def choose_source(
     src = picked[0]
     if src in ("proxy", "recv", "send") and not url_given:
         raise UserError(f"--{src} needs a broker URL (or $AMQP_URL)", Exit.USAGE)
-    if src in ("pcap", "live") and url_given:
+    if src in ("pcap", "live", "serve") and url_given:
         raise UserError(f"--{src} takes no URL", Exit.USAGE)
     return src
 
@@ -63,7 +64,8 @@ def tui(
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
     recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
     send: Annotated[bool, typer.Option("--send", help="Our own sending link to URL's address; send by key.", rich_help_panel=_SRC)] = False,
-    serve: Annotated[bool, typer.Option("--serve", help="Play the broker and settle by hand.", rich_help_panel=_SRC)] = False,
+    serve: Annotated[bool, typer.Option("--serve", help="Play the broker: every message an application sends waits for you to settle it.", rich_help_panel=_SRC)] = False,
+    listen: Annotated[str, typer.Option("--listen", "-l", help="With --serve: PORT, HOST:PORT or [V6]:PORT (loopback unless a host is given).", rich_help_panel=_SRC)] = "127.0.0.1:5672",
     record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file.", rich_help_panel=_SRC)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="With --pcap/--live: also treat this TCP port as AMQP (repeatable).", rich_help_panel=_SRC)] = None,
     capture_filter: Annotated[str, typer.Option("--capture-filter", help="With --live: BPF filter for the capture.", rich_help_panel=_SRC)] = "tcp",
@@ -121,4 +123,7 @@ def tui(
         run(LiveSource(live, ports=port or (), bpf_filter=capture_filter, fast=fast_capture,
                        history=history, frames=frames), refresh_hz=refresh)
     else:
-        raise UserError("amqp tui --serve: not built yet in this version", Exit.USAGE)
+        from amqpcli.proxy import parse_listen
+        from amqpcli.tui.sources.serve import ServeSource
+
+        run(ServeSource(parse_listen(listen), history=history, frames=frames), refresh_hz=refresh)

@@ -51,6 +51,12 @@ def test_recv_and_send_build_our_own_link(started: list[Any]) -> None:
     assert send.kind == "client" and not send.receive
 
 
+def test_serve_listens_on_loopback_by_default(started: list[Any]) -> None:
+    main(["tui", "--serve", "--listen", "5673"])
+    ((source, _),) = started
+    assert source.kind == "client" and source.listen == ("127.0.0.1", 5673)
+
+
 def test_live_options(started: list[Any]) -> None:
     main(["tui", "--live", "lo", "--capture-filter", "tcp port 5672", "--fast-capture"])
     ((source, _),) = started
@@ -65,7 +71,7 @@ def test_live_options(started: list[Any]) -> None:
         (["tui", "--recv"], "amqp: error: --recv needs a broker URL"),
         (["tui", "amqp://h", "--pcap", "x"], "amqp: error: --pcap takes no URL"),
         (["tui", "--pcap", "/nonexistent.pcapng"], "amqp: error: /nonexistent.pcapng: no such file"),
-        (["tui", "--serve"], "amqp: error: amqp tui --serve: not built yet in this version"),
+        (["tui", "amqp://h", "--serve"], "amqp: error: --serve takes no URL"),
         (["tui", "--pcap", "x", "--speed", "-1"], "amqp: error: --speed must be"),
     ],
 )
