@@ -38,7 +38,7 @@ def _link_info(link: Any) -> LinkInfo:
         target=link.remote_target.address,
         snd_settle_mode=int(link.remote_snd_settle_mode),
         rcv_settle_mode=int(link.remote_rcv_settle_mode),
-        properties=dict(props) if props else None,
+        properties=sections.owned(dict(props)) if props else None,
     )
 
 

@@ -18,6 +18,8 @@ from proton import Condition, SSLDomain, Terminus
 from proton.handlers import EndpointStateHandler, MessagingHandler
 from proton.reactor import ApplicationEvent, Container, EventInjector
 
+from tests.peers.sections import owned
+
 T = TypeVar("T")
 
 CALL_EVENT = "peer_call"
@@ -88,7 +90,7 @@ def connection_info(conn: Any) -> ConnectionInfo:
         mechanism=sasl.mech if sasl is not None else None,
         max_frame_size=int(transport.remote_max_frame_size) if transport is not None else 0,
         idle_timeout=float(transport.remote_idle_timeout) if transport is not None else 0.0,
-        properties=dict(props) if props else None,
+        properties=owned(dict(props)) if props else None,
         offered_capabilities=_symbols(conn.remote_offered_capabilities),
         desired_capabilities=_symbols(conn.remote_desired_capabilities),
     )

@@ -8,6 +8,8 @@ from typing import Any
 
 from proton import Condition, Delivery, Described, symbol, ulong
 
+from tests.peers.sections import owned
+
 DECLARED = 0x33
 TRANSACTIONAL_STATE = 0x34
 
@@ -81,8 +83,12 @@ def observed(delivery: Delivery) -> Observed:
         condition=(str(cond.name), cond.description) if cond is not None else None,
         failed=bool(remote.failed) if state == Delivery.MODIFIED else False,
         undeliverable=bool(remote.undeliverable) if state == Delivery.MODIFIED else False,
-        annotations=dict(remote.annotations) if state == Delivery.MODIFIED and remote.annotations else None,
-        data=[_plain(v) for v in (remote.data or [])] if state not in _BASIC else [],
+        annotations=(
+            owned(dict(remote.annotations))
+            if state == Delivery.MODIFIED and remote.annotations
+            else None
+        ),
+        data=owned(list(remote.data or [])) if state not in _BASIC else [],
     )
 
 
@@ -93,10 +99,6 @@ _BASIC = {
     Delivery.RELEASED,
     Delivery.MODIFIED,
 }
-
-
-def _plain(value: Any) -> Any:
-    return bytes(value) if isinstance(value, memoryview) else value
 
 
 def apply(delivery: Delivery, outcome: Outcome, settle: bool = True) -> None:

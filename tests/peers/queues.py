@@ -157,11 +157,7 @@ class Queue:
 
     def bodies(self) -> list[Any]:
         """Message bodies in order; binary ones copied out of proton's memory as bytes."""
-        return [_owned(e.message.body) for e in self._entries.values()]
-
-
-def _owned(value: Any) -> Any:
-    return bytes(value) if isinstance(value, memoryview) else value
+        return [sections.owned(e.message.body) for e in self._entries.values()]
 
 
 def _discard(seqs: list[int], seq: int) -> None:

@@ -121,6 +121,18 @@ def bare(raw: bytes) -> bytes:
     )
 
 
+def owned(value: Any) -> Any:
+    """``value`` with every memoryview copied to bytes (in lists and maps too): proton's
+    binary values point into memory that goes when their message or delivery does."""
+    if isinstance(value, memoryview):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {owned(k): owned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [owned(v) for v in value]
+    return value
+
+
 DECODE_ERRORS = (DataException, MessageException, ValueError)
 
 
