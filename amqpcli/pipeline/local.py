@@ -59,7 +59,7 @@ class Progress:
             self.drawn = False
 
 
-def run_local(paths: list[str], write: Callable[[dict[str, dict[str, list[Any]]]], None], *,
+def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]], None], *,
               ports: tuple[int, ...] = (), stall: float = 1.0,
               progress: Progress | None = None) -> Result:
     """Read `paths` (local capture files) and hand row batches to `write`."""

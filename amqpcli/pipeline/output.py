@@ -35,8 +35,8 @@ def check_out(out: str) -> None:
                         Exit.USAGE)
 
 
-def to_arrow(table: str, cols: dict[str, list[Any]]) -> pa.Table:
-    return pa.Table.from_pydict(cols, schema=TABLES[table])
+def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=TABLES[table])
 
 
 class LocalWriter:
@@ -51,16 +51,15 @@ class LocalWriter:
         self._files: dict[tuple[str, str], Any] = {}
         self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
 
-    def write(self, batch: dict[str, dict[str, list[Any]]]) -> None:
-        for table, cols in batch.items():
-            n = len(cols[PARTITION])
-            if not n:
+    def write(self, batch: dict[str, list[dict[str, Any]]]) -> None:
+        for table, rows in batch.items():
+            if not rows:
                 continue
-            self.rows[table] += n
-            t = to_arrow(table, cols)
-            dates = cols[PARTITION]
-            for day in sorted(set(dates)):
-                part = t if len(set(dates)) == 1 else t.filter(pc.equal(t[PARTITION], day))
+            self.rows[table] += len(rows)
+            t = to_arrow(table, rows)
+            dates = {r[PARTITION] for r in rows}
+            for day in sorted(dates):
+                part = t if len(dates) == 1 else t.filter(pc.equal(t[PARTITION], day))
                 self._append(table, day, part.drop_columns([PARTITION]))
 
     def _append(self, table: str, day: str, t: pa.Table) -> None:

@@ -43,22 +43,20 @@ SIDES = ("client", "server")
 
 
 class Tables:
-    """Rows being gathered, column by column, for every table."""
+    """Rows being gathered for every table (dicts; a missing column is null)."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, dict[str, list[Any]]] = {
-            t: {f.name: [] for f in s} for t, s in TABLES.items()}
+        self.rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES}
         self.count = 0
 
     def add(self, table: str, row: dict[str, Any]) -> None:
-        for k, col in self.cols[table].items():
-            col.append(row.get(k))
+        self.rows[table].append(row)
         self.count += 1
 
-    def take(self) -> dict[str, dict[str, list[Any]]]:
-        """The rows so far (per table, per column); the buffer starts empty again."""
-        out = self.cols
-        self.cols = {t: {f.name: [] for f in s} for t, s in TABLES.items()}
+    def take(self) -> dict[str, list[dict[str, Any]]]:
+        """The rows so far, per table; the buffer starts empty again."""
+        out = self.rows
+        self.rows = {t: [] for t in TABLES}
         self.count = 0
         return out
 
@@ -447,4 +445,4 @@ class FlowJob:
         self._flow_files.clear()
 
 
-Emit = Callable[[dict[str, dict[str, list[Any]]]], None]
+Emit = Callable[[dict[str, list[dict[str, Any]]]], None]

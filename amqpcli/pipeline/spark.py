@@ -246,9 +246,9 @@ def read_files(paths: list[str]) -> Any:
     return fn
 
 
-def _union_batch(table: str, cols: dict[str, list[Any]]) -> pa.RecordBatch:
-    n = len(cols[PARTITION])
-    t = pa.Table.from_pydict(cols, schema=TABLES[table]).combine_chunks()
+def _union_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    n = len(rows)
+    t = pa.Table.from_pylist(rows, schema=TABLES[table]).combine_chunks()
     arrays: list[pa.Array] = [pa.array([table] * n, pa.string()), pa.nulls(n, pa.string())]
     for name in TABLES:
         typ = UNION.field(name).type
@@ -265,9 +265,9 @@ def dissect_flows(paths: list[str], ports: tuple[int, ...], stall: float) -> Any
     """The dissect stage's function: sorted segments in, union rows out."""
 
     def emit(tables: Tables) -> Iterator[pa.RecordBatch]:
-        for table, cols in tables.take().items():
-            if cols[PARTITION]:
-                yield _union_batch(table, cols)
+        for table, rows in tables.take().items():
+            if rows:
+                yield _union_batch(table, rows)
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tables = Tables()

@@ -142,7 +142,7 @@ def test_local_memory_is_per_flow(capture_set: Path, tmp_path: Path) -> None:
     w = LocalWriter(str(tmp_path / "o"))
 
     def write(batch: dict) -> None:
-        seen.append(len(batch["connections"]["connection_id"]))
+        seen.append(len(batch["connections"]))
         w.write(batch)
 
     old = local.FLUSH_ROWS
