@@ -365,7 +365,7 @@ class FlowJob:
     and packet they came from; `finish()` at the end. Connections are written out as soon
     as their flow is over (`retired`)."""
 
-    __slots__ = ("_flow_files", "captures", "dis", "ports", "rows", "stall", "tracker")
+    __slots__ = ("_flow", "_flow_files", "captures", "dis", "ports", "rows", "stall", "tracker")
 
     def __init__(self, tables: Tables, captures: list[str], *, ports: tuple[int, ...] = (),
                  stall: float = 1.0) -> None:
@@ -377,6 +377,7 @@ class FlowJob:
         self.rows = RowBuilder(tables)
         self.dis: Dissector | None = None
         self._flow_files: dict[int, str] = {}  # flow index -> capture of its first packet
+        self._flow: Any = None  # the flow opened last
 
     def _dissector(self) -> Dissector:
         if self.dis is None:
@@ -404,32 +405,31 @@ class FlowJob:
         self._retire()
 
     def _run(self, events: list[Any], capture: str | None, packet: int | None) -> None:
+        """Hand events to the dissector. Its connections appear when a flow is opened or,
+        without a protocol header, at the flow's first bytes: the flow is the one opened
+        last (a key's flows follow each other), so events are handed over in runs that
+        end before each `Opened`."""
         dis = self._dissector()
-        record = self.rows.record
-        batch: list[Any] = []
-        for ev in events:
-            if ev.__class__ is Opened:
-                if batch:
-                    for rec in dis.run(batch):
-                        record(rec, capture, packet)
-                    batch = []
-                n = len(dis.conns)
-                for rec in dis.run((ev,)):
-                    if len(dis.conns) != n:
-                        n = len(dis.conns)
-                        flow = ev.flow
-                        self.rows.opened(dis.conns[-1], flow, self._flow_files.get(
-                            flow.index, capture or ""))
-                    record(rec, capture, packet)
-                if len(dis.conns) != n:
-                    flow = ev.flow
-                    self.rows.opened(dis.conns[-1], flow,
-                                     self._flow_files.get(flow.index, capture or ""))
-            else:
-                batch.append(ev)
-        if batch:
-            for rec in dis.run(batch):
-                record(rec, capture, packet)
+        i = 0
+        n = len(events)
+        while i < n:
+            j = i + 1
+            while j < n and events[j].__class__ is not Opened:
+                j += 1
+            if events[i].__class__ is Opened:
+                self._flow = events[i].flow
+            self._records(dis.run(events[i:j]), capture, packet)
+            i = j
+
+    def _records(self, records: Any, capture: str | None, packet: int | None) -> None:
+        rows = self.rows
+        known = rows.conns
+        for rec in records:
+            conn = rec.conn
+            if conn is not None and id(conn) not in known and self._flow is not None:
+                flow = self._flow
+                rows.opened(conn, flow, self._flow_files.get(flow.index, capture or ""))
+            rows.record(rec, capture, packet)
 
     def _retire(self) -> None:
         """Every flow of the key is closed: write out its connections and forget them
@@ -437,8 +437,7 @@ class FlowJob:
         dis = self.dis
         if dis is None:
             return
-        for rec in dis.finish():
-            self.rows.record(rec, None, None)
+        self._records(dis.finish(), None, None)
         for conn in dis.conns:
             self.rows.finished(conn)
         self.dis = None
