@@ -1,0 +1,287 @@
+"""The broker logic driven in memory: client endpoints of our engine wired to
+`PeerEndpoint`s of one `Broker`, no sockets, no clock (unit tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Described, Symbol
+from amqpcli.engine import (
+    CreditChanged,
+    Endpoint,
+    Event,
+    LinkRefused,
+    MessageReceived,
+    TransactionDeclared,
+    TransactionDischarged,
+)
+from amqpcli.errors import UserError
+from amqpcli.peer import Broker, Decision, Faults, Incoming, PeerEndpoint, parse_rule
+
+
+class Net:
+    """One broker and any number of in-memory client connections."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.pairs: list[tuple[Endpoint, Any, list[Event]]] = []
+        self.t = 0.0
+
+    def connect(self) -> tuple[Endpoint, list[Event]]:
+        client = Endpoint("client", hostname="localhost", container_id=f"cid-{len(self.pairs)}")
+        peer = PeerEndpoint()
+        conn = self.broker.connect(peer, f"c{len(self.pairs) + 1}", "memory")
+        events: list[Event] = []
+        self.pairs.append((client, conn, events))
+        client.open()
+        self.pump()
+        return client, events
+
+    def pump(self) -> None:
+        for _ in range(1000):
+            moved = False
+            for client, conn, events in self.pairs:
+                self.t += 0.001
+                self.broker.handle(conn, conn.endpoint.take_events())
+                a = client.data_to_send()
+                if a:
+                    moved = True
+                    self.broker.handle(conn, conn.endpoint.receive_data(a, self.t))
+                b = conn.endpoint.data_to_send()
+                if b:
+                    moved = True
+                    events += client.receive_data(b, self.t)
+                events += client.take_events()
+            if not moved:
+                return
+        raise AssertionError("never went quiet")
+
+
+def _sender(net: Net, client: Endpoint, address: str, **kw: Any) -> Any:
+    s = client.begin()
+    link = client.attach_sender(s, f"snd-{address}", c.Source(), c.Target(address=address), **kw)
+    net.pump()
+    return link
+
+
+def _receiver(net: Net, client: Endpoint, address: str, name: str = "rcv", **src: Any) -> Any:
+    s = client.begin()
+    link = client.attach_receiver(s, name, c.Source(address=address, **src), c.Target())
+    net.pump()
+    return link
+
+
+def _put(net: Net, address: str, *bodies: str) -> None:
+    client, _ = net.connect()
+    link = _sender(net, client, address)
+    for b in bodies:
+        client.send(link, Message(b.encode()))
+    net.pump()
+
+
+def _got(events: list[Event], link: Any) -> list[Any]:
+    return [e.delivery for e in events if isinstance(e, MessageReceived) and e.delivery.link is link]
+
+
+def _body(d: Any) -> str:
+    return bytes(d.message().body[0].value).decode()
+
+
+def test_available_reported_and_drain_honoured() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a", "b", "c")
+    client, events = net.connect()
+    link = _receiver(net, client, "q")
+    client.flow(link, 1)
+    net.pump()
+    assert [_body(d) for d in _got(events, link)] == ["a"]
+    flows = [e for e in events if isinstance(e, CreditChanged) and e.link is link and e.side == "server"]
+    assert flows and flows[-1].available == 2
+    client.drain(link, 5)  # two there: both come, then the rest of the credit is given back
+    net.pump()
+    assert [_body(d) for d in _got(events, link)] == ["a", "b", "c"]
+    assert link.link_credit == 0 and not link.drain
+    assert link.delivery_count == 6  # 3 sent + 3 credit used up by the drain
+
+
+def test_decider_leaves_messages_pending_until_settled_by_hand() -> None:
+    seen: list[Incoming] = []
+
+    def by_hand(inc: Incoming) -> Decision | None:
+        seen.append(inc)
+        return None
+
+    net = Net(Broker(decide=by_hand))
+    client, _ = net.connect()
+    link = _sender(net, client, "q")
+    d1 = client.send(link, Message(b"one"))
+    d2 = client.send(link, Message(b"two"))
+    net.pump()
+    assert [i.number for i in net.broker.pending] == [1, 2]
+    assert d1.receiver_state is None and d2.receiver_state is None
+    net.broker.settle_incoming(seen[1], c.Rejected(error=c.Error(condition=Symbol("x:no"))))
+    net.broker.settle_incoming(seen[0], c.Accepted())
+    net.pump()
+    assert isinstance(d1.receiver_state, c.Accepted) and isinstance(d2.receiver_state, c.Rejected)
+    assert [bytes(e.payload) for e in net.broker.nodes.queue("q").entries.values()] == [
+        Message(b"one").encode()]
+    assert net.broker.pending == []
+
+
+def test_transactional_accept_applies_on_commit_and_releases_on_rollback() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a", "b")
+    client, events = net.connect()
+    s = client.begin()
+    coord = client.attach_coordinator(s)
+    net.pump()
+    client.declare(coord)
+    net.pump()
+    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
+    client.flow(link, 2)
+    net.pump()
+    a, b = _got(events, link)
+    client.accept_in([a, b], txn)
+    net.pump()
+    q = net.broker.nodes.queue("q")
+    assert len(q) == 2 and q.ready_count == 0  # held by the transaction
+    client.discharge(coord, txn, fail=True)  # roll back: both come back
+    net.pump()
+    assert [e.outcome for e in events if isinstance(e, TransactionDischarged)] == ["rolled-back"]
+    assert len(q) == 2
+    # they are delivered again; accepted in a committed transaction they are gone
+    client.declare(coord)
+    net.pump()
+    txn2 = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    client.flow(link, 2)
+    net.pump()
+    again = _got(events, link)[2:]
+    assert [_body(d) for d in again] == ["a", "b"]
+    client.accept_in(again, txn2)
+    client.discharge(coord, txn2)
+    net.pump()
+    assert [e.outcome for e in events if isinstance(e, TransactionDischarged)][-1] == "committed"
+    assert len(q) == 0
+
+
+def test_transactional_send_held_until_commit() -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    s = client.begin()
+    coord = client.attach_coordinator(s)
+    net.pump()
+    client.declare(coord)
+    net.pump()
+    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    link = client.attach_sender(s, "s", c.Source(), c.Target(address="q"))
+    net.pump()
+    d = client.send(link, Message(b"x"), txn_id=txn)
+    net.pump()
+    assert isinstance(d.receiver_state, c.TransactionalState)
+    assert isinstance(d.receiver_state.outcome, c.Accepted)
+    assert len(net.broker.nodes.queue("q")) == 0
+    client.discharge(coord, txn)
+    net.pump()
+    assert len(net.broker.nodes.queue("q")) == 1
+    unknown = client.discharge(coord, b"nope")
+    net.pump()
+    assert isinstance(unknown.receiver_state, c.Rejected)
+    assert str(unknown.receiver_state.error.condition) == "amqp:transaction:unknown-id"
+
+
+def test_copy_is_echoed_and_does_not_consume() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a", "b")
+    client, events = net.connect()
+    link = _receiver(net, client, "q", distribution_mode=Symbol("copy"))
+    assert str(link.granted.source.distribution_mode) == "copy"
+    client.flow(link, 10)
+    net.pump()
+    got = _got(events, link)
+    assert [_body(d) for d in got] == ["a", "b"]
+    client.accept(got)
+    net.pump()
+    assert len(net.broker.nodes.queue("q")) == 2
+
+
+def test_selector_refused_with_invalid_field_and_echoed_when_good() -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    bad = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), "n >>")}
+    link = _receiver(net, client, "q", filter=bad)
+    refused = [e for e in events if isinstance(e, LinkRefused) and e.link is link]
+    assert refused and str(refused[0].error.condition) == "amqp:invalid-field"
+    good = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), "n = 1")}
+    link = _receiver(net, client, "q", name="r2", filter=good)
+    assert link.granted.source.filter == good
+
+
+def test_release_returns_to_the_same_place_and_modify_counts() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a", "b")
+    client, events = net.connect()
+    link = _receiver(net, client, "q")
+    client.flow(link, 1)
+    net.pump()
+    (a,) = _got(events, link)
+    client.modify(a, delivery_failed=True, message_annotations={Symbol("x-opt-why"): "test"})
+    net.pump()
+    client.flow(link, 1)
+    net.pump()
+    a2 = _got(events, link)[1]
+    m = a2.message()
+    assert _body(a2) == "a" and m.header.delivery_count == 1
+    assert m.message_annotations.value[Symbol("x-opt-why")] == "test"
+    assert m.bare_bytes == Message(b"a").bare_bytes
+
+
+def test_detached_receiver_gives_its_messages_back() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a")
+    client, events = net.connect()
+    link = _receiver(net, client, "q")
+    client.flow(link, 1)
+    net.pump()
+    assert len(_got(events, link)) == 1
+    client.detach(link)
+    net.pump()
+    q = net.broker.nodes.queue("q")
+    assert q.ready_count == 1
+
+
+def test_credit_zero_grants_nothing() -> None:
+    net = Net(Broker(Faults(credit=0)))
+    client, _ = net.connect()
+    link = _sender(net, client, "q")
+    assert link.link_credit == 0
+
+
+@pytest.mark.parametrize(("text", "picked"), [
+    ("every:3", [3, 6, 9]), ("first:2", [1, 2]), ("after:8", [9, 10]), ("at:2,5", [2, 5]),
+    ("all", list(range(1, 11))), ("none", []), ("0", []), ("1", list(range(1, 11))),
+])
+def test_rules(text: str, picked: list[int]) -> None:
+    import random
+
+    rule = parse_rule(text, "--reject")
+    assert [n for n in range(1, 11) if rule.picks(n, random.Random(0))] == picked
+
+
+@pytest.mark.parametrize("text", ["every:0", "1.5", "sometimes", "at:", "first:x", "at:0"])
+def test_bad_rules(text: str) -> None:
+    with pytest.raises(UserError):
+        parse_rule(text, "--reject")
+
+
+def test_fault_order_reject_then_release_then_modify() -> None:
+    f = Faults(reject=parse_rule("every:2", "r"), release=parse_rule("every:3", "r"),
+               modify=parse_rule("all", "m"))
+    names = [type(f.outcome_for(n)).__name__ for n in range(1, 7)]
+    assert names == ["Modified", "Rejected", "Released", "Rejected", "Modified", "Rejected"]
+    assert f.refuses("a.b") is False
+    assert Faults(refuse=["secret.*"]).refuses("secret.x")
