@@ -199,3 +199,42 @@ def test_play_speed_jump_prompt_and_palette(tmp_path: Path) -> None:
             assert f"Link {ORDERS}" in titles
 
     asyncio.run(run())
+
+
+def test_settled_delivery_stays_open_and_history_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "h.pcapng"
+    write_conversation(path, 120, batch=50)
+    src = ReplaySource(path, interval=40, history=5)
+    src.load()
+
+    async def run() -> None:
+        app = AmqpTui(src)
+        async with app.run_test(size=(140, 44)) as pilot:
+            c = src.controller
+            assert c is not None
+            # Just before the first disposition: 50 deliveries unsettled.
+            first_disp = next(r.seq for r in c.records if "disposition" in app.log_view.line_text(r))
+            app.goto(str(first_disp))
+            await _settle(app)
+            app.select_link(ORDERS)
+            await pilot.pause()
+            table = app.query_one(UnsettledTable)
+            assert len(table.keys) == 50
+            table.focus()
+            await pilot.press("ctrl+end", "enter")  # the newest: delivery 49
+            await pilot.pause()
+            panel = app.query_one(DeliveryPanel)
+            assert panel.detail is not None and panel.detail.title.startswith("delivery id 49 ")
+            # One frame on: the broker settles 0..49; delivery 49 is still on screen, settled.
+            await pilot.press("period")
+            await _settle(app)
+            assert panel.detail is not None
+            assert [r.what for r in panel.detail.timeline][-1] in ("settle", "disposition")
+            assert "accepted" in panel.detail.summary
+            # History is bounded: 5 settled deliveries kept, every one counted.
+            ((_, cw),) = src.connections()
+            assert len(cw.settled) == 5
+            detail = app.query_one(LinkPanel).detail
+            assert detail is not None and dict(detail.flow)["outcomes"] == "accepted 50"
+
+    asyncio.run(run())
