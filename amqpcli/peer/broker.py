@@ -519,6 +519,7 @@ class Broker:
                 return
             address = to
         inc = Incoming(conn, d, inl, inl.count, address, d.txn_id)
+        self._replenish(conn, inl.link)
         if d.presettled or d.sender_settled:
             self._store(inc)  # at most once: nothing to answer
             inl.settled += 1
@@ -533,8 +534,10 @@ class Broker:
             self.call_later(decision.delay, lambda: self.settle_incoming(inc, decision.outcome))
         else:
             self.settle_incoming(inc, decision.outcome)
+
+    def _replenish(self, conn: PeerConnection, link: Link) -> None:
+        """Top the sender's credit up to the window once half of it is used."""
         credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
-        link = inl.link
         if credit and conn.open and link.state == "attached" and link.link_credit <= credit // 2:
             conn.endpoint.flow(link, credit)
 
