@@ -69,7 +69,13 @@ def main(argv: list[str] | None = None) -> None:
         return
     _register()
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
+        # Without standalone mode Typer returns a typer.Exit's code (130 after Ctrl-C)
+        # instead of exiting with it.
+        if isinstance(rc, int) and rc:
+            if rc == Exit.INTERRUPTED:
+                print("amqp: interrupted", file=sys.stderr)
+            sys.exit(rc)
     except UserError as e:
         if _state["debug"]:
             raise
