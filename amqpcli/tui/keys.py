@@ -47,7 +47,7 @@ NAV_HELP = [
 ]
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
     return [Binding(k, a, label, show=show, key_display=_pretty(k)) for k, a, label, _, _, show in KEYS]
 
 

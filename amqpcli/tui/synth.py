@@ -16,7 +16,7 @@ from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame, encode_protocol_header
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import UByte, UInt, UShort
+from amqpcli.codec.types import Composite, UByte, UInt, UShort
 
 SENDER, RECEIVER = False, True
 
@@ -41,7 +41,7 @@ def write_conversation(
         def send(direction: int, *parts: bytes) -> None:
             conv.send(direction, b"".join(parts), mss=65000, ack=False)  # type: ignore[arg-type]
 
-        def f(perf: object, ch: int = 0, payload: bytes = b"") -> bytes:
+        def f(perf: Composite, ch: int = 0, payload: bytes = b"") -> bytes:
             nonlocal frames
             frames += 1
             return encode_frame(perf, ch, payload)

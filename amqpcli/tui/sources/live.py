@@ -69,7 +69,9 @@ class LiveSource(Source):
                 with self.lock:
                     self.framer.event(ev)
                 if self._stop.is_set():
-                    events.close()
+                    close = getattr(events, "close", None)  # a generator: stops the capture
+                    if close is not None:
+                        close()
                     break
         except UserError as e:
             self.error = str(e)
