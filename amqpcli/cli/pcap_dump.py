@@ -5,7 +5,6 @@ Thin: `amqpcli.dissect` turns capture events into records, `amqpcli.render` draw
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
@@ -96,7 +95,8 @@ def _events(dis: Dissector, files: list[Path], live: str | None, keylog: Path | 
             decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports) for f in files)
         yield from dis.run(ev)
         return
-    yield from dis.read([str(f) for f in files])
+    # one file goes straight to the reader (the merge of several costs memory it need not)
+    yield from dis.read(str(files[0]) if len(files) == 1 else [str(f) for f in files])
 
 
 @app.command("pcap-dump")
@@ -170,8 +170,6 @@ def pcap_dump(
         color and not json_out, live is not None)
     summ = Summary() if summary else None
     full = not brief
-    # millions of short-lived objects and few cycles: collect young objects less often
-    gc.set_threshold(50_000, 20, 100)
     try:
         _loop(dis, _events(dis, files, live, tls_keylog, bpf, count), out, flt, summ,
               show_frames, deliveries, json_out, full, bodies, show_secrets)
