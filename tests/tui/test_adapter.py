@@ -82,3 +82,12 @@ def test_connection_node_shows_connection_facts(testdata: Path) -> None:
             assert panel.conn.violations_total == 0
 
     asyncio.run(run())
+
+
+def test_rate_meter() -> None:
+    m = adapter.RateMeter(window=1.0)
+    assert m.rate("l", 0, 100.0) == 0.0
+    assert m.rate("l", 50, 100.5) == 0.0  # window not yet full: last rate stays
+    assert m.rate("l", 300, 102.0) == 150.0
+    assert m.rate("l", 300, 102.5) == 150.0
+    assert m.rate("l", 10, 90.0) == 0.0  # a replay went back: start again

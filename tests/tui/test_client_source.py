@@ -61,6 +61,12 @@ def test_receive_grant_credit_and_settle_by_key(broker: Broker) -> None:
                     break
                 await pilot.pause(0.05)
             assert broker.queue_bodies("q") == ["m2"]
+            # Drain: a flow with drain set goes out; the broker has nothing more to send.
+            app.conn_tree.focus()
+            await pilot.press("d")
+            log_lines = lambda: [app.log_view.line_text(r) for r in src.store.since(0)]
+            await _until(app, pilot, lambda: any(" -> " in x and " flow " in x and "drain" in x
+                                                 for x in log_lines()))
             # The frame log saw both directions, from the protocol header on.
             log = app.query_one(FrameLog)
             lines = [log.line_text(r) for r in src.store.since(0)]
