@@ -79,3 +79,20 @@ def test_frame_store_trims_the_front_and_keeps_sequence_numbers() -> None:
     st.truncate(990)
     assert st.end_seq == 990
     assert [r.seq for r in st.since(985)] == [985, 986, 987, 988, 989]
+
+
+def test_playing_follows_the_capture_clock_and_shortens_idle_stretches() -> None:
+    from amqpcli.codec.frames import FrameReader, encode_protocol_header
+    from amqpcli.tui.sources.replay import Loaded, ReplaySource
+
+    header = FrameReader().feed(encode_protocol_header("amqp"))[0]
+    # Three items; a 40-second silence between the second and the third.
+    times = [1000.0, 1000.05, 1040.05]
+    recs = [FrameRecord(i, t, "c0", "client" if i % 2 == 0 else "server", header)
+            for i, t in enumerate(times)]
+    src = ReplaySource(loaded=Loaded(records=recs))
+    src.play()
+    # Played at speed 1 the silence would take 40 s; it is cut to about one second.
+    assert src.finished.wait(20)
+    assert src.controller is not None and src.controller.position == 3
+    assert not src.playing
