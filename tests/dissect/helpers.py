@@ -51,14 +51,15 @@ class Script:
         self.raw(S2C, encode_frame(c.SaslOutcome(code=0), type=1))
         return self
 
-    def open(self, *, idle_ms: int | None = None, max_frame: int = 65536) -> Script:
+    def open(self, *, idle_ms: int | None = None, max_frame: int = 65536,
+             window: int = 1000) -> Script:
         self.raw(C2S, encode_protocol_header("amqp"))
         self.raw(S2C, encode_protocol_header("amqp"))
         self.c(c.Open(container_id="client-1", hostname="broker", max_frame_size=max_frame))
         self.s(c.Open(container_id="broker-1", max_frame_size=max_frame,
                       idle_time_out=idle_ms))
         self.c(c.Begin(next_outgoing_id=0, incoming_window=1000, outgoing_window=1000))
-        self.s(c.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=1000,
+        self.s(c.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=window,
                        outgoing_window=1000))
         return self
 

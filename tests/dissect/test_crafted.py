@@ -230,6 +230,26 @@ def test_violations_with_frame_numbers(tmp_path: Path, bad, kind: str) -> None:
     assert frame.packet == v.packet and v.packet > 0
 
 
+def test_conflicting_outcomes(tmp_path: Path) -> None:
+    s = Script().open().sender_link()
+    s.transfer(0).dispose(0, c.Accepted(), settled=False)
+    s.dispose(0, c.Rejected(), settled=True, side=C2S).close()
+    res = dissect(write(tmp_path / "conflict.pcapng", s))
+    assert "conflicting-outcome" in [v.kind for v in res.violations]
+
+
+def test_transfer_beyond_session_window(tmp_path: Path) -> None:
+    s = Script().open(window=2).sender_link()
+    # the link's flow re-states the session window: 2 transfers from id 0
+    s.steps[-1] = (s.steps[-1][0], encode_frame(c.Flow(
+        next_incoming_id=0, incoming_window=2, next_outgoing_id=0, outgoing_window=1000,
+        handle=0, delivery_count=0, link_credit=100)), s.steps[-1][2])
+    s.transfer(0).transfer(1).transfer(2).close()
+    res = dissect(write(tmp_path / "window.pcapng", s))
+    (v,) = [v for v in res.violations if v.kind == "transfer-beyond-window"]
+    assert v.side == "client" and v.frame_no == res.frames[-3].frame_no
+
+
 def test_frame_larger_than_max_frame_size(tmp_path: Path) -> None:
     s = Script().open(max_frame=512).sender_link()
     s.transfer(0, "q" * 2000).close()
