@@ -72,10 +72,9 @@ def _amqpcli_recv(url: str, n: int, settled: bool) -> None:
 
     cfg = build_config(url)
     sink = _NullSink()
-    # settled: the receiver asks for pre-settled deliveries (snd-settle-mode settled) is
-    # not offered by `amqp recv`; "settled" here means we settle at once (mode first).
+    # settled: the receiver asks for pre-settled deliveries (`amqp recv --presettled`)
     s = run_recv(cfg, RecvPlan(address=cfg.endpoint.address, count=n, timeout=30,
-                               credit=1000), sink)
+                               credit=1000, presettled=settled), sink)
     if sink.count != n or s.failure is not None:
         raise SystemExit(f"amqpcli recv: {s.to_json()}")
 
@@ -126,7 +125,10 @@ def _proton_recv(url: str, n: int, settled: bool) -> None:
             self.got = 0
 
         def on_start(self, event: object) -> None:
-            event.container.create_receiver(url)  # type: ignore[attr-defined]
+            from proton.reactor import AtMostOnce
+
+            opts = AtMostOnce() if settled else None
+            event.container.create_receiver(url, options=opts)  # type: ignore[attr-defined]
 
         def on_message(self, event: object) -> None:
             _ = event.message.body  # type: ignore[attr-defined]
@@ -168,6 +170,14 @@ class Run:
     wall: float
     cpu: float
     maxrss_kb: int
+    broker_cpu: float | None = None
+
+    @property
+    def limit(self) -> str:
+        """Which side had less idle time: the one whose CPU comes closest to the wall."""
+        if self.broker_cpu is None:
+            return "?"
+        return "client" if self.cpu >= self.broker_cpu else "broker"
 
     @property
     def rate(self) -> float:
@@ -176,6 +186,25 @@ class Run:
     @property
     def cpu_per_100k(self) -> float:
         return self.cpu * 100_000 / self.count
+
+
+def _broker_pid() -> int | None:
+    pidfile = REPO / ".run" / "rabbitmq" / "rabbitmq.pid"
+    try:
+        return int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _proc_cpu(pid: int | None) -> float | None:
+    """User+system CPU seconds of a process so far (/proc), or None."""
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
@@ -203,8 +232,12 @@ def _one(client: str, direction: str, mode: str, url: str, queue: str, n: int,
     else:
         argv = [sys.executable, __file__, "--child", client, direction, mode, "--url", target,
                 "--count", str(n), "--size", str(size)]
+    bpid = _broker_pid()
+    b0 = _proc_cpu(bpid)
     wall, cpu, rss = _measure(argv)
-    return Run(client, direction, mode, n, wall, cpu, rss)
+    b1 = _proc_cpu(bpid)
+    broker = b1 - b0 if b0 is not None and b1 is not None else None
+    return Run(client, direction, mode, n, wall, cpu, rss, broker)
 
 
 def _broker_url(given: str | None) -> str:
@@ -243,14 +276,15 @@ def main() -> None:
                 runs.append(_one(client, "send", mode, url, q, n, args.size))
                 runs.append(_one(client, "recv", mode, url, q, n, args.size))
     if args.json:
-        print(json.dumps([r.__dict__ | {"rate": r.rate, "cpu_per_100k": r.cpu_per_100k}
-                          for r in runs], indent=1))
+        print(json.dumps([r.__dict__ | {"rate": r.rate, "cpu_per_100k": r.cpu_per_100k,
+                                        "limit": r.limit} for r in runs], indent=1))
         return
     print(f"{'client':12} {'dir':5} {'mode':10} {'count':>7} {'msg/s':>8} "
-          f"{'CPU s/100k':>10} {'peak RSS MB':>11}")
+          f"{'CPU s/100k':>10} {'peak RSS MB':>11} {'wall s':>7} {'broker CPU s':>12} limit")
     for r in runs:
+        bcpu = f"{r.broker_cpu:12.2f}" if r.broker_cpu is not None else f"{'?':>12}"
         print(f"{r.client:12} {r.direction:5} {r.mode:10} {r.count:7d} {r.rate:8.0f} "
-              f"{r.cpu_per_100k:10.2f} {r.maxrss_kb / 1024:11.1f}")
+              f"{r.cpu_per_100k:10.2f} {r.maxrss_kb / 1024:11.1f} {r.wall:7.2f} {bcpu} {r.limit}")
 
 
 if __name__ == "__main__":

@@ -130,6 +130,7 @@ def recv(
     credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
     drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),
     outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject\\[:CONDITION\\[=DESCRIPTION]], modify\\[:failed]\\[:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
+    presettled: bool = typer.Option(False, "--presettled", help="Ask the sender to settle before sending (at most once: a message lost in transit is lost).", rich_help_panel=_RCV),
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
     filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option
@@ -145,6 +146,12 @@ def recv(
 
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
                      filters or [], subscription, unsubscribe, dynamic, copy)
+    if presettled:
+        if settle_mode == "second" or copy:
+            raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
+        from dataclasses import replace as _replace
+
+        plan = _replace(plan, presettled=True)
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
         from dataclasses import replace

@@ -127,6 +127,7 @@ class RecvPlan:
     unsubscribe: bool = False
     dynamic: bool = False
     copy: bool = False
+    presettled: bool = False  # ask the sender to settle first: at most once
     check_copy: bool = False  # browse: verify that copy really did not consume
 
 
@@ -264,6 +265,7 @@ class _Receiver:
         link = await client.open_receiver(
             plan.address, source=source_for(plan), name=name,
             rcv_settle_mode=1 if plan.settle_second else 0,
+            snd_settle_mode=1 if plan.presettled else None,
         )
         self._check_outcomes(link)
         if plan.dynamic:

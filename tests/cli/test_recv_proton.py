@@ -155,3 +155,11 @@ def test_dropped_filter_is_a_warning(peers: Callable[..., Any]) -> None:
     assert r.returncode == 0, r.stderr
     warnings = [ln for ln in r.stderr.splitlines() if "warning" in ln]
     assert len(warnings) == 1 and "source.filter.odd" in warnings[0] and "dropped" in warnings[0]
+
+
+def test_presettled_receive(direct_sender: Callable[..., DirectSender]) -> None:
+    snd = direct_sender([b"\x00Sw\xa1\x01a", b"\x00Sw\xa1\x01b"])
+    r = amqp("recv", f"{snd.url}/src", "-c", "2", "-t", "10", "--presettled")
+    assert r.returncode == 0, r.stderr
+    assert snd.links()[0].snd_settle_mode == 1
+    assert "pre-settled 2" in r.stderr
