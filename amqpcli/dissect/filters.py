@@ -188,7 +188,7 @@ def performative_name(item: Any) -> str:
     method = getattr(item, "method", None)
     if method is not None:
         return str(method.qname)
-    body = getattr(item, "body", _MISSING)
+    body: Any = getattr(item, "body", _MISSING)
     if body is not _MISSING:
         return "heartbeat" if body is None else str(body.NAME)
     cls = item.__class__.__name__

@@ -12,7 +12,7 @@ and knows which packet completed each frame.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Generator, Iterable, Iterator
 from typing import Any
 
 from amqpcli.capture import (
@@ -176,7 +176,7 @@ class Dissector:
             conn.protocol = AMQP10
             self._handlers[flow.index] = _Handler10(self, conn)
 
-    def _start(self, d: _Deferred, packet: int) -> Iterator[Record]:
+    def _start(self, d: _Deferred, packet: int) -> Generator[Record, None, _Handler10]:
         """The first bytes of a flow that had no protocol header: read it as AMQP 1.0
         joined mid-connection."""
         flow = d.flow
