@@ -244,6 +244,9 @@ class FrameLog(ScrollView, can_focus=True):
         if rec is None:
             return Strip.blank(width, self.rich_style)
         text = self._format(rec)[0]
+        if self.filter.words:  # show where the search terms matched
+            text = text.copy()
+            text.highlight_words(self.filter.words, style="reverse", case_sensitive=False)
         segments = [
             Segment(s.text.replace("\n", " "), s.style) for s in text.render(self.app.console)
         ]
