@@ -17,7 +17,7 @@ interactive front end settles by hand.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +46,7 @@ from .store import Entry, Nodes, Queue, is_topic
 
 __all__ = ["Broker", "Decision", "Incoming", "PeerConnection", "Policy"]
 
+_ACCEPTED = c.Accepted()
 SELECTOR_SYMBOL = "apache.org:selector-filter:string"
 SELECTOR_CODE = 0x0000468C00000004
 DEFAULT_CREDIT = 500
@@ -144,8 +145,17 @@ class PeerConnection:
         self.pending: dict[Delivery, Incoming] = {}
         self.delivered = 0  # deliveries both ways, for --close-after
         self.gone = False
+        self.accepted: list[Delivery] = []  # accepted, disposition not yet written
         endpoint.on_credit = self._on_credit
         endpoint.after_credit = self._after_credit
+        endpoint.before_write = self.flush_outcomes
+
+    def flush_outcomes(self) -> None:
+        """Write the accepted outcomes decided since the last write, ranges sharing a frame."""
+        if self.accepted:
+            ds, self.accepted = self.accepted, []
+            if self.open:
+                self.endpoint.dispose(ds, _ACCEPTED, settled=True)
 
     def __repr__(self) -> str:
         return f"<PeerConnection {self.name} {self.peer}>"
@@ -198,7 +208,7 @@ class Broker:
         self.connections.append(conn)
         return conn
 
-    def handle(self, conn: PeerConnection, events: list[Any]) -> None:
+    def handle(self, conn: PeerConnection, events: Iterable[Any]) -> None:
         """Engine events of `conn` (any order the engine produced them in)."""
         outer = self._handling
         self._handling = conn
@@ -569,10 +579,13 @@ class Broker:
                     name = f"accepted in transaction {inc.txn_id!r}"
             else:
                 self._store(inc)
-        state: Any = outcome
         if inc.txn_id is not None:
-            state = c.TransactionalState(txn_id=inc.txn_id, outcome=outcome)
-        conn.endpoint.dispose(inc.delivery, state, settled=True)
+            conn.endpoint.dispose(inc.delivery, c.TransactionalState(
+                txn_id=inc.txn_id, outcome=outcome), settled=True)
+        elif isinstance(outcome, c.Accepted):
+            conn.accepted.append(inc.delivery)  # written with the next batch of bytes
+        else:
+            conn.endpoint.dispose(inc.delivery, outcome, settled=True)
         self._touch(conn)
         self.log(f"{conn.name} {link.name!r} -> {inc.address!r}: message {inc.number} {name}")
         inc.link.settled += 1
@@ -595,6 +608,9 @@ class Broker:
         """Apply the delivery limits; True when the link or connection was ended."""
         f = self.faults
         ep = conn.endpoint
+        if f.close_after is None and f.detach_after is None:
+            return False
+        conn.flush_outcomes()  # what was decided goes out before the link or connection ends
         if f.close_after is not None and conn.delivered >= f.close_after and conn.open:
             self.log(f"{conn.name} closing after {conn.delivered} deliveries (--close-after)")
             ep.close(c.Error(condition=Symbol("amqp:connection:forced"),

@@ -3,7 +3,9 @@
 When a receiver grants credit (or drains), the engine answers a drain by itself as soon
 as nothing is queued on the link. A broker must first put on the link what the node
 holds for that receiver, so `PeerEndpoint` calls `on_credit(link)` before the engine's
-own handling of the flow, and `after_credit(link, drain)` after it.
+own handling of the flow, and `after_credit(link, event)` after it. `before_write()` runs
+before the bytes are taken, so outcomes decided one by one can go out together (one
+disposition frame for a run of delivery-ids).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ class PeerEndpoint(Endpoint):
         super().__init__("peer", **kw)
         self.on_credit: Callable[[Link], None] = _nothing
         self.after_credit: Callable[[Link, CreditChanged], None] = _nothing
+        self.before_write: Callable[[], None] = _nothing
+
+    def data_to_send(self) -> bytes:
+        self.before_write()
+        return super().data_to_send()
 
     def _on_remote_flow(self, ev: CreditChanged) -> None:
         link = ev.link

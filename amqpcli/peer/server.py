@@ -200,17 +200,18 @@ class Server:
         loop = asyncio.get_running_loop()
 
         def on_event(e: Any) -> None:
-            if isinstance(e, StreamEnded):
+            cls = e.__class__
+            if cls is StreamEnded:
                 done.set()
                 return
             if conn.user is None and "user" in who:
                 conn.user = who["user"]
-            broker.handle(conn, [e])
-            closes = ep.connection.close
-            if isinstance(e, ConnectionClosed) and e.side == ep.local and len(closes) < 2:
-                loop.call_later(_CLOSE_WAIT, done.set)
-            if len(closes) == 2 or ep.failed:
-                done.set()
+            broker.handle(conn, (e,))
+            if cls is ConnectionClosed or ep.failed:
+                if len(ep.connection.close) == 2 or ep.failed:
+                    done.set()
+                elif e.side == ep.local:
+                    loop.call_later(_CLOSE_WAIT, done.set)  # the client may never answer
 
         engine: Any = ep
         if self.trace is not None:
