@@ -101,8 +101,12 @@ _amqp() {
         ;;
     pcap-dump)
         case $prev in
-        --port|-p|--live|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--format|--engine|--master|--conf) :; return ;;
-        --tls-keylog|--out) _amqp_files ""; return ;;
+        --port|-p|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--master|--conf) :; return ;;
+        --tls-keylog) _amqp_files ""; return ;;
+        --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
+        --out) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "parquet ndjson" -- "$cur")); return ;;
+        --engine) COMPREPLY=($(compgen -W "local spark" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--port -p --tls-keylog --live --bpf --count --deliveries -d --links -l --connections -c --summary -s --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative -P --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
@@ -155,7 +159,7 @@ _amqp() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
@@ -209,20 +213,21 @@ _amqp() {
     tui)
         case $prev in
         --pcap|--record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
-        --proxy|--live|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --proxy|--listen|-l|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --record -w --amqp-port --capture-filter --fast-capture --speed --play --history --frames --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --amqp-port --capture-filter --fast-capture --speed --play --history --frames --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
             case ${COMP_WORDS[i]} in
-            --pcap|--proxy|--live|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --pcap|--proxy|--live|--listen|-l|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*|=) ;;
             *) ((n++)) ;;
             esac

@@ -37,10 +37,11 @@ PROG = "amqp"
 @dataclass(frozen=True)
 class Values:
     """How a value completes: a fixed list, files (optionally only some suffixes),
-    directories, profile names (`--profile`), profile references (`@NAME/` in a URL),
+    directories, network interfaces, profile names (`--profile`), profile references
+    (`@NAME/` in a URL),
     or nothing we can guess (``kind="any"``)."""
 
-    kind: str = "any"  # any | choice | file | dir | profile | url
+    kind: str = "any"  # any | choice | file | dir | iface | profile | url
     choices: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = ()
 
@@ -48,6 +49,8 @@ class Values:
 ANY = Values()
 FILE = Values("file")
 CAPTURE = Values("file", suffixes=("pcap", "pcapng", "gz"))
+DIR = Values("dir")
+IFACE = Values("iface")
 PROFILE = Values("profile")
 URL = Values("url")
 
@@ -88,6 +91,18 @@ def _outcomes() -> Sequence[str]:
             "modify:failed:undeliverable")
 
 
+def _engines() -> Sequence[str]:
+    from amqpcli.pipeline.run import ENGINES
+
+    return ENGINES
+
+
+def _table_formats() -> Sequence[str]:
+    from amqpcli.pipeline.output import FORMATS
+
+    return FORMATS
+
+
 def _settle_modes() -> Sequence[str]:
     return ("first", "second")
 
@@ -104,6 +119,10 @@ VALUES: dict[str, Callable[[], Values]] = {
     "--sasl-mechanism": _choice(_mechanisms),
     "--outcome": _choice(_outcomes),
     "--settle-mode": _choice(_settle_modes),
+    "pcap-dump --engine": _choice(_engines),
+    "pcap-dump --format": _choice(_table_formats),
+    "pcap-dump --out": lambda: DIR,
+    "--live": lambda: IFACE,
     "decode --input": _choice(_decode_forms),
     "decode --as": _choice(_decode_kinds),
     "decode --example": _choice(_examples),
@@ -291,7 +310,9 @@ def _bash_value(v: Values) -> str:
     if v.kind == "file":
         return f'_amqp_files "{"|".join(v.suffixes)}"'
     if v.kind == "dir":
-        return 'COMPREPLY=($(compgen -d -- "$cur"))'
+        return 'compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur"))'
+    if v.kind == "iface":
+        return 'COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur"))'
     if v.kind == "profile":
         return "_amqp_profiles"
     if v.kind == "url":
@@ -440,6 +461,8 @@ def _zaction(v: Values) -> str:
         return "_files"
     if v.kind == "dir":
         return "_files -/"
+    if v.kind == "iface":
+        return "_net_interfaces"
     if v.kind == "profile":
         return "_amqp_profiles"
     if v.kind == "url":
@@ -561,6 +584,8 @@ def _fish_values(v: Values) -> str:
         return "-r -F"
     if v.kind == "dir":
         return "-x -a '(__fish_complete_directories)'"
+    if v.kind == "iface":
+        return "-x -a '(__fish_print_interfaces)'"
     if v.kind == "profile":
         return "-x -a '(__amqp_profiles)'"
     return "-x"

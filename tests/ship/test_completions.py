@@ -135,6 +135,7 @@ def _fish_quote(s: str) -> str:
 def _cases() -> list[tuple[str, set[str], set[str]]]:
     from amqpcli.net.config import MECHANISMS
     from amqpcli.net.outgoing import BODY_TYPES
+    from amqpcli.pipeline.run import ENGINES
 
     return [
         ("amqp se", {"send", "serve"}, {"recv"}),
@@ -148,6 +149,8 @@ def _cases() -> list[tuple[str, set[str], set[str]]]:
         ("amqp --debug browse --count 3 --profile p", {"prod"}, {"local"}),
         ("amqp recv --cou", {"--count"}, set()),
         ("amqp decode --as ", {"frames", "message", "values"}, set()),
+        ("amqp pcap-dump --engine ", set(ENGINES), set()),
+        ("amqp tui --live ", {"lo"}, set()),
     ]
 
 
