@@ -230,3 +230,42 @@ def test_trace_prints_frames(serve: Serve) -> None:
                     r"c1 <- \[0\] +disposition .*accepted"):
         assert re.search(pattern, text), pattern
     assert "c1 open from" not in s.log  # -q: no log lines
+
+
+def test_one_megabyte_in_small_frames_both_ways(serve: Serve, tmp_path: Any) -> None:
+    import base64
+    import hashlib
+
+    s = serve("--max-frame-size", "4096")
+    url = f"{s.url}/{queue_name()}"
+    data = bytes(range(256)) * 4096
+    f = tmp_path / "big.bin"
+    f.write_bytes(data)
+    r = amqp("send", url, "--file", str(f))
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "-c", "1", "-t", "30", "--json", "--max-frame-size", "4096")
+    assert r.returncode == 0, r.stderr
+    obj = json_lines(r.stdout)[0]
+    body = obj["body"]["data"][0]
+    got = base64.b64decode(body["binary"]) if "binary" in body else None
+    assert got is not None and hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+
+
+def test_presettled_beyond_the_credit_window(serve: Serve) -> None:
+    s = serve()
+    url = f"{s.url}/{queue_name()}"
+    r = amqp("send", url, "x", "--count", "1200", "--settled")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "--drain", "-t", "10", "--credit", "300", "-q", "--json")
+    assert r.returncode == 0, r.stderr
+    assert len(json_lines(r.stdout)) == 1200
+
+
+def test_settle_mode_second(serve: Serve) -> None:
+    s = serve()
+    url = f"{s.url}/{queue_name()}"
+    _send(url, "a", "b")
+    r = amqp("recv", url, "-c", "2", "-t", "10", "--settle-mode", "second")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "--drain", "-t", "10")
+    assert "received 0" in r.stderr

@@ -195,3 +195,16 @@ def test_sasl_plain_with_proton(serve: Serve) -> None:
     bad = send_all(s.url, "q", _msgs(1), user="bob", password="nope", timeout=10)
     assert bad.outcomes == [] and bad.connection_error is not None
     s.wait_log(r"open from .* as 'bob'")
+
+
+def test_unsettled_messages_come_back_when_a_proton_receiver_goes(serve: Serve) -> None:
+    s = serve()
+    address = queue_name()
+    assert len(send_all(s.url, address, _msgs(3)).outcomes) == 3
+    conn = BlockingConnection(s.url, timeout=10)
+    rcv = conn.create_receiver(address, credit=3)
+    got = [rcv.receive(timeout=10).body for _ in range(2)]  # never accepted
+    assert got == ["m0", "m1"]
+    conn.close()
+    r = amqp("recv", f"{s.url}/{address}", "--drain", "-t", "10", "--json")
+    assert [m["body"]["value"] for m in json_lines(r.stdout)] == ["m0", "m1", "m2"]
