@@ -99,6 +99,12 @@ def _events(dis: Dissector, files: list[Path], live: str | None, keylog: Path | 
     yield from dis.read(str(files[0]) if len(files) == 1 else [str(f) for f in files])
 
 
+def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool:
+    from amqpcli.pipeline.run import wants_tables
+
+    return wants_tables(files, out_dir, summary)
+
+
 @app.command("pcap-dump")
 def pcap_dump(
     files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time.", show_default=False)] = None,
@@ -133,9 +139,9 @@ def pcap_dump(
     spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
     """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
-    from amqpcli.pipeline.run import wants_tables
-
-    if wants_tables(files, out_dir, summary):
+    # the tables path imports pyarrow: only for --out, or --summary of output folders
+    if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
+            _wants_tables(files, out_dir, summary)):
         from amqpcli.cli.app import debug_enabled
         from amqpcli.pipeline.run import cli as tables_cli
 
