@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,7 +33,9 @@ def _trace(line: str) -> None:
 
 @app.command(help="Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, "
              "dynamic nodes, durable subscriptions, transactions) and fault injection. "
-             "See docs/serve.md.")
+             "See docs/serve.md.",
+             epilog="Examples:\n\n  amqp serve --listen 5672\n\n"
+             "  amqp serve --listen 5673 --reject every:3 --trace")
 def serve(
     listen: Annotated[str, typer.Option("--listen", "-l", help="PORT, HOST:PORT or [V6]:PORT; loopback unless a host is given. Port 0 picks a free one.")] = "127.0.0.1:5672",
     user: Annotated[str | None, typer.Option("--user", "-u", help="Require SASL PLAIN with this user (and --password).", rich_help_panel=_SASL)] = None,
@@ -98,8 +101,9 @@ async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
     try:
         host, port = await server.start()
     except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)  # asyncio's text repeats the address
         raise UserError(f"cannot listen on {server.listen[0]}:{server.listen[1]}: "
-                        f"{(e.strerror or str(e)).lower()}", Exit.CONNECTION) from None
+                        f"{reason.lower()}", Exit.CONNECTION) from None
     hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     faults = f"; faults: {' '.join(active)}" if active else ""
     _log(f"listening on {hp} ({sasl_text}{faults})")

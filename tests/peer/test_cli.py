@@ -269,3 +269,16 @@ def test_settle_mode_second(serve: Serve) -> None:
     assert r.returncode == 0, r.stderr
     r = amqp("recv", url, "--drain", "-t", "10")
     assert "received 0" in r.stderr
+
+
+def test_usage_errors_and_port_in_use(serve: Serve) -> None:
+    for args, text in ((["--user", "a"], "--user and --password go together"),
+                       (["--reject", "sometimes"], "--reject: expected a share"),
+                       (["--credit", "-1"], "--credit must be at least 0"),
+                       (["--listen", "nope:x"], "bad listen address")):
+        r = amqp("serve", *args)
+        assert r.returncode == 2 and text in r.stderr, (args, r.stderr)
+    s = serve()
+    r = amqp("serve", "--listen", f"127.0.0.1:{s.port}")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.strip() == f"amqp: error: cannot listen on 127.0.0.1:{s.port}: address already in use"
