@@ -757,6 +757,20 @@ def _md_to_roff(text: str) -> list[str]:
     return out
 
 
+def _epilog_md(text: str) -> str:
+    """A --help epilog in the page source's markup: its indented lines are commands."""
+    blocks = []
+    for block in re.split(r"\n\s*\n", text.strip("\n")):
+        lines = block.split("\n")
+        if block.strip() in ("Examples:", "Example:"):
+            continue
+        if all(line.startswith(" ") for line in lines):
+            blocks.append("\n".join("    " + line.strip() for line in lines))
+        else:
+            blocks.append(block)
+    return "\n\n".join(blocks)
+
+
 def _exit_codes() -> list[tuple[int, str, str]]:
     """(code, name, meaning) from amqpcli.errors.Exit and the comments beside it."""
     import inspect
@@ -833,7 +847,7 @@ def man_page(c: Cmd, root: Cmd, version: str) -> str:
         out += _md_to_roff(src.pop("EXAMPLES"))
     elif c.epilog:
         out.append(".SH EXAMPLES")
-        out += _md_to_roff(c.epilog)
+        out += _md_to_roff(_epilog_md(c.epilog))
     if "NOTES" in src:
         out.append(".SH NOTES")
         out += _md_to_roff(src.pop("NOTES"))

@@ -15,7 +15,9 @@ from amqpcli.net.config import ConnectionConfig
 
 
 @app.command(help="List what a node holds without consuming it: a copy link drained to "
-             "the end. Warns when the peer consumed the messages despite agreeing to copy.")
+             "the end. Warns when the peer consumed the messages despite agreeing to copy.",
+             epilog="Examples:\n\n  amqp browse amqp://localhost//queue/orders\n\n"
+             "  amqp browse @prod//queue/orders --json | jq -c .body")
 @connection_options
 def browse(
     conn: ConnectionConfig,

@@ -105,7 +105,13 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     return wants_tables(files, out_dir, summary)
 
 
-@app.command("pcap-dump")
+@app.command("pcap-dump", epilog=(
+    "Examples:\n\n"
+    "  amqp pcap-dump traffic.pcapng\n\n"
+    "  amqp pcap-dump traffic.pcapng --deliveries --state rejected\n\n"
+    "  amqp pcap-dump a.pcap b.pcap.gz --summary\n\n"
+    "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
+    "  amqp pcap-dump --live lo --port 5673"))
 def pcap_dump(
     files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time.", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--port", "-p", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,

@@ -94,7 +94,9 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
         await proxy.close()
 
 
-@app.command(help="Forward an application's AMQP connections to a broker and print every frame.")
+@app.command(help="Forward an application's AMQP connections to a broker and print every frame.",
+             epilog="Examples:\n\n  amqp proxy 5673 amqp://broker:5672\n\n"
+             "  amqp proxy 5673 amqps://broker:5671 --record session.pcapng --json")
 def proxy(
     listen: Annotated[str, typer.Argument(help=LISTEN_HELP, show_default=False)],
     url: Annotated[str, typer.Argument(help=URL_HELP, show_default=False)],

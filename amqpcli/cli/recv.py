@@ -121,7 +121,11 @@ def warn(text: str) -> None:
 
 
 @app.command(help="Receive messages from a node; --copy browses without consuming. "
-             "Exit codes: see docs/send-recv.md.")
+             "Exit codes: see docs/send-recv.md.", epilog=(
+    "Examples:\n\n"
+    "  amqp recv amqp://localhost//queue/orders --count 10 --json | jq -c .body\n\n"
+    "  amqp recv @prod/orders --outcome accept,accept,reject:app:bad=checksum\n\n"
+    "  amqp recv @prod/events --selector \"region = 'eu'\" --subscription audit"))
 @connection_options
 def recv(
     conn: ConnectionConfig,

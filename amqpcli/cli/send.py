@@ -191,7 +191,11 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
             stream.close()
 
 
-@app.command(help="Send messages to a node. Exit codes: see docs/send-recv.md.")
+@app.command(help="Send messages to a node. Exit codes: see docs/send-recv.md.", epilog=(
+    "Examples:\n\n"
+    "  amqp send amqp://localhost//queue/orders hello --property priority:int=5\n\n"
+    "  amqp send @prod//queue/orders --file orders.txt --lines --rate 100\n\n"
+    "  amqp recv @old//queue/orders --json | amqp send @new//queue/orders --from -"))
 @connection_options
 def send(
     conn: ConnectionConfig,

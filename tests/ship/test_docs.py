@@ -58,12 +58,21 @@ def _pages() -> list[Path]:
     return sorted((REPO_ROOT / "man").glob("*.1"))
 
 
-def test_a_page_for_amqp_and_each_subcommand() -> None:
+def _gen_docs():  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(SCRIPTS_DIR))
     try:
         import gen_docs
     finally:
         sys.path.pop(0)
+    return gen_docs
+
+
+def _model():  # type: ignore[no-untyped-def]
+    return _gen_docs().read_cli()
+
+
+def test_a_page_for_amqp_and_each_subcommand() -> None:
+    gen_docs = _gen_docs()
     root = gen_docs.read_cli()
     assert {p.name for p in _pages()} == {"amqp.1", *(f"amqp-{c.name}.1" for c in root.commands)}
     for c in root.commands:
@@ -89,3 +98,11 @@ def test_page_renders_without_warnings(page: Path) -> None:
     r = _run([man, "-l", str(page)], env={**os.environ, "MANPAGER": "cat", "MANWIDTH": "80"})
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert page.stem.upper() in r.stdout
+
+
+def test_every_subcommand_help_has_examples() -> None:
+    for c in _model().commands:
+        r = _run([sys.executable, "-m", "amqpcli", c.name, "--help"], cwd=REPO_ROOT,
+                 env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+        assert r.returncode == 0, r.stderr
+        assert "Examples" in r.stdout and f"amqp {c.name} " in r.stdout, c.name
