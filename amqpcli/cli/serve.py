@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -26,9 +27,14 @@ def _log(text: str) -> None:
     sys.stderr.flush()
 
 
-def _trace(line: str) -> None:
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+def _tracer(show_secrets: bool) -> Callable[[str, str, Any, float], None]:
+    from amqpcli.render.frameline import item_line
+
+    def trace(conn: str, arrow: str, item: Any, t: float) -> None:
+        sys.stdout.write(item_line(item, time=t, connection=conn, direction=arrow,
+                                   show_secrets=show_secrets) + "\n")
+        sys.stdout.flush()
+    return trace
 
 
 @app.command(help="Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, "
@@ -86,8 +92,8 @@ def serve(
     broker = Broker(faults, log=(lambda _t: None) if quiet else _log)
     server = Server(where, broker,
                     sasl="required" if user else "none" if no_sasl else "optional",
-                    user=user, password=password, trace=_trace if trace else None,
-                    show_secrets=show_secrets, max_frame_size=max_frame_size,
+                    user=user, password=password,
+                    trace=_tracer(show_secrets) if trace else None, max_frame_size=max_frame_size,
                     idle_timeout=idle_timeout)
     sasl_text = ("SASL PLAIN required" if user else "no SASL" if no_sasl
                  else "SASL ANONYMOUS or PLAIN, or none")

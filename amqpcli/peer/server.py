@@ -25,40 +25,39 @@ from amqpcli.net.transport import StreamEnded, Transport, now
 from .broker import Broker, PeerConnection
 from .endpoint import PeerEndpoint
 
-__all__ = ["Server"]
+__all__ = ["Server", "Tap"]
 
 _HEADER_WAIT = 30.0  # seconds a client has to send its protocol header
 _CLOSE_WAIT = 5.0  # seconds we wait for the client's close after ours
 SASL_MODES = ("optional", "required", "none")
 
 
-class _Traced:
-    """The endpoint as the transport sees it, printing every frame both ways."""
+# A frame tap: (connection name, "->" from the client or "<-" from us, frame reader item,
+# time). The CLI renders it; the peer package only hands the items over.
+Tap = Callable[[str, str, Any, float], None]
 
-    def __init__(self, ep: PeerEndpoint, name: str, out: Callable[[str], None],
-                 show_secrets: bool) -> None:
+
+class _Traced:
+    """The endpoint as the transport sees it, handing every frame both ways to a tap."""
+
+    def __init__(self, ep: PeerEndpoint, name: str, tap: Tap) -> None:
         self._ep = ep
         self._name = name
-        self._out = out
-        self._show_secrets = show_secrets
+        self._tap = tap
         self._rx = FrameReader()
         self._tx = FrameReader()
 
-    def _show(self, items: list[Any], arrow: str, t: float) -> None:
-        from amqpcli.render.frameline import item_line
-
-        for item in items:
-            self._out(item_line(item, time=t, connection=self._name, direction=arrow,
-                                show_secrets=self._show_secrets))
-
     def receive_data(self, data: bytes, time: float) -> list[Any]:
-        self._show(self._rx.feed(data), "->", time)
+        for item in self._rx.feed(data):
+            self._tap(self._name, "->", item, time)
         return self._ep.receive_data(data, time)
 
     def data_to_send(self) -> bytes:
         data = self._ep.data_to_send()
         if data:
-            self._show(self._tx.feed(data), "<-", now())
+            t = now()
+            for item in self._tx.feed(data):
+                self._tap(self._name, "<-", item, t)
         return data
 
     def __getattr__(self, name: str) -> Any:
@@ -76,8 +75,7 @@ class Server:
         sasl: str = "optional",
         user: str | None = None,
         password: str | None = None,
-        trace: Callable[[str], None] | None = None,
-        show_secrets: bool = False,
+        trace: Tap | None = None,
         max_frame_size: int = 65536,
         idle_timeout: float | None = None,
     ) -> None:
@@ -89,7 +87,6 @@ class Server:
         self.user = user
         self.password = password
         self.trace = trace
-        self.show_secrets = show_secrets
         self.max_frame_size = max_frame_size
         self.idle_timeout = idle_timeout
         self._ids = itertools.count(1)
@@ -215,7 +212,7 @@ class Server:
 
         engine: Any = ep
         if self.trace is not None:
-            engine = _Traced(ep, name, self.trace, self.show_secrets)
+            engine = _Traced(ep, name, self.trace)
         transport = Transport(engine, reader, writer, on_event)
         self._transports[conn] = transport
         try:

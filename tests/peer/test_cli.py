@@ -194,9 +194,11 @@ def test_modify_without_failure_keeps_delivery_count(serve: Serve) -> None:
 
 
 def test_sasl_plain_required(serve: Serve) -> None:
-    s = serve("--user", "alice", "--password", "s3cret")
+    s = serve("--user", "alice", "--password", "s3cret", "--trace")
     url = f"amqp://alice:s3cret@127.0.0.1:{s.port}/q"
     assert amqp("send", url, "ok").returncode == 0
+    s.wait_out(r"c1 -> \[0\] +sasl-init +mechanism=PLAIN")
+    assert "s3cret" not in "\n".join(s.stdout)  # redacted in the trace
     r = amqp("send", f"amqp://alice:wrong@127.0.0.1:{s.port}/q", "no")
     assert r.returncode == 3, r.stderr
     r = amqp("send", f"{s.url}/q", "anonymous")
