@@ -98,6 +98,7 @@ class InLink:
     address: str | None  # None: anonymous relay (route by the message's `to`)
     capabilities: Any = None
     coordinator: bool = False
+    temporary: Queue | None = None  # a dynamic target's node: goes with the link
     count: int = 0  # messages received
     settled: int = 0  # outcomes given
 
@@ -229,6 +230,10 @@ class Broker:
         conn.gone = True
         for out in list(conn.out_links.values()):
             self._drop_out_link(out, closed=False)
+        for inl in conn.in_links.values():
+            if inl.temporary is not None:
+                self.nodes.delete(inl.temporary)
+        conn.in_links.clear()
         for d, (entry, out) in list(conn.sent.items()):
             if entry is not None and not out.copy:
                 entry.queue.release(entry)
@@ -303,12 +308,13 @@ class Broker:
             self._refuse(conn, link, "amqp:not-found", f"no node {address!r} (--refuse)")
             return
         target = tgt
+        temporary = None
         if isinstance(tgt, c.Target) and tgt.dynamic:
-            q = self.nodes.temporary()
-            address = q.name
+            temporary = self.nodes.temporary()
+            address = temporary.name
             target = c.Target(**tgt.fields())
             target.address = address
-        conn.in_links[link] = InLink(link, address, caps)
+        conn.in_links[link] = InLink(link, address, caps, temporary=temporary)
         ep.accept_link(link, target=target)
         where = repr(address) if address is not None else "anonymous relay (by 'to')"
         self.log(f"{conn.name} attach {link.name!r}: client sends to {where}")
@@ -382,6 +388,8 @@ class Broker:
             if inl.coordinator:
                 for txn in [t for t in self.txns.values() if t.coordinator is link]:
                     self._end_txn(txn, commit=False)
+            if inl.temporary is not None:
+                self.nodes.delete(inl.temporary)
             self.log(f"{conn.name} detach {link.name!r}" + ("" if closed else " (kept)")
                      + _why(error))
             return

@@ -31,8 +31,9 @@ class Net:
         self.pairs: list[tuple[Endpoint, Any, list[Event]]] = []
         self.t = 0.0
 
-    def connect(self) -> tuple[Endpoint, list[Event]]:
-        client = Endpoint("client", hostname="localhost", container_id=f"cid-{len(self.pairs)}")
+    def connect(self, container_id: str | None = None) -> tuple[Endpoint, list[Event]]:
+        cid = container_id or f"cid-{len(self.pairs)}"
+        client = Endpoint("client", hostname="localhost", container_id=cid)
         peer = PeerEndpoint()
         conn = self.broker.connect(peer, f"c{len(self.pairs) + 1}", "memory")
         events: list[Event] = []
@@ -285,3 +286,75 @@ def test_fault_order_reject_then_release_then_modify() -> None:
     assert names == ["Modified", "Rejected", "Released", "Rejected", "Modified", "Rejected"]
     assert f.refuses("a.b") is False
     assert Faults(refuse=["secret.*"]).refuses("secret.x")
+
+
+def test_anonymous_relay_routes_by_to() -> None:
+    net = Net(Broker())
+    client, _ = net.connect()
+    s = client.begin()
+    link = client.attach_sender(s, "relay", c.Source(), None)
+    net.pump()
+    assert link.state == "attached"
+    d1 = client.send(link, Message(b"x", properties=c.Properties(to="a")))
+    d2 = client.send(link, Message(b"y"))
+    net.pump()
+    assert isinstance(d1.receiver_state, c.Accepted)
+    assert isinstance(d2.receiver_state, c.Rejected)
+    assert str(d2.receiver_state.error.condition) == "amqp:not-found"
+    assert len(net.broker.nodes.queue("a")) == 1
+
+
+def test_topic_fans_out_and_durable_subscription_survives_a_dropped_connection() -> None:
+    net = Net(Broker())
+    c1, ev1 = net.connect()
+    sub = _receiver(net, c1, "/topic/t", name="sub", durable=1, expiry_policy=Symbol("never"))
+    c2, ev2 = net.connect()
+    plain = _receiver(net, c2, "/topic/t", name="plain")
+    client, _ = net.connect()
+    snd = _sender(net, client, "/topic/t")
+    client.send(snd, Message(b"one"))
+    net.pump()
+    for cl, link in ((c1, sub), (c2, plain)):
+        cl.flow(link, 5)
+    net.pump()
+    assert [_body(d) for d in _got(ev1, sub)] == ["one"]
+    assert [_body(d) for d in _got(ev2, plain)] == ["one"]
+    # the subscriber's transport goes away without a detach: the subscription stays
+    conn1 = net.pairs[0][1]
+    net.broker.handle(conn1, conn1.endpoint.receive_eof(net.t))
+    net.pairs.pop(0)
+    client.send(snd, Message(b"two"))
+    net.pump()
+    assert list(net.broker.nodes.durable) == [("cid-0", "sub")]
+    q = net.broker.nodes.durable[("cid-0", "sub")][1]
+    assert sorted(_payload_bodies(q)) == ["one", "two"]  # "one" was unsettled: given back
+    # the same container attaches the same link name again: resumed
+    c3, ev3 = net.connect("cid-0")
+    again = _receiver(net, c3, "/topic/t", name="sub", durable=1, expiry_policy=Symbol("never"))
+    c3.flow(again, 5)
+    net.pump()
+    assert [_body(d) for d in _got(ev3, again)] == ["one", "two"]
+    c3.accept(_got(ev3, again))
+    c3.detach(again, closed=True)  # closing it deletes the subscription
+    net.pump()
+    assert net.broker.nodes.durable == {}
+
+
+def _payload_bodies(q: Any) -> list[str]:
+    return [bytes(Message.decode(e.payload).body[0].value).decode() for e in q.entries.values()]
+
+
+def test_dynamic_target_gets_a_temporary_queue_removed_on_detach() -> None:
+    net = Net(Broker())
+    client, _ = net.connect()
+    s = client.begin()
+    link = client.attach_sender(s, "dyn", c.Source(), c.Target(dynamic=True))
+    net.pump()
+    address = str(link.granted.target.address)
+    assert address.startswith("amqp-serve.tmp.")
+    client.send(link, Message(b"x"))
+    net.pump()
+    assert len(net.broker.nodes.queues[address]) == 1
+    client.detach(link)
+    net.pump()
+    assert address not in net.broker.nodes.queues
