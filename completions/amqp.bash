@@ -29,17 +29,32 @@ _amqp_url() {
 }
 
 _amqp() {
-    local cur prev i cmd='' cmd_at=0
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD-1]}
-    # --opt=value: bash splits at '=', so the option is two words back.
-    if [[ $cur == = ]]; then prev=${COMP_WORDS[COMP_CWORD-1]}; cur=''
-    elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        case ${COMP_WORDS[i]} in
+    local cur prev cword
+    local -a words
+    COMPREPLY=()
+    _amqp_complete
+    # bash replaces only what follows the word's last ':' (COMP_WORDBREAKS), so the
+    # candidates lose what comes before it too.
+    if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then
+        local head=${cur%"${cur##*:}"} i
+        for i in "${!COMPREPLY[@]}"; do COMPREPLY[i]=${COMPREPLY[i]#"$head"}; done
+    fi
+}
+
+_amqp_complete() {
+    # Words from the line itself, not COMP_WORDS: bash splits those at ':' and '='.
+    local line=${COMP_LINE:0:COMP_POINT} i cmd='' cmd_at=0
+    read -ra words <<< "$line"
+    [[ -z $line || $line == *[[:space:]] ]] && words+=('')
+    cword=$(( ${#words[@]} - 1 ))
+    cur=${words[cword]}
+    prev=${words[cword-1]}
+    if [[ $cur == --*=* ]]; then prev=${cur%%=*}; cur=${cur#*=}; fi
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
             --root-option-with-value) ((i++)) ;;
             -*) ;;
-            *) cmd=${COMP_WORDS[i]}; cmd_at=$i; break ;;
+            *) cmd=${words[i]}; cmd_at=$i; break ;;
         esac
     done
     case $cmd in
@@ -63,10 +78,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --selector|-s|--count|-c|--credit|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -88,10 +103,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --file|-f|--input|-i|--as|--max-frame-size|--example) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -114,10 +129,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --port|-p|--tls-keylog|--live|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -137,10 +152,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -164,10 +179,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--selector|-s|--filter|--subscription|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -189,10 +204,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done
@@ -225,10 +240,10 @@ _amqp() {
         fi
         # Which positional argument this word is: count the others.
         local n=0
-        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do
-            case ${COMP_WORDS[i]} in
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
             --pcap|--proxy|--live|--listen|-l|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
-            -*|=) ;;
+            -*) ;;
             *) ((n++)) ;;
             esac
         done

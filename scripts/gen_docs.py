@@ -353,17 +353,32 @@ def bash(root: Cmd) -> str:
         "}",
         "",
         "_amqp() {",
-        "    local cur prev i cmd='' cmd_at=0",
-        "    cur=${COMP_WORDS[COMP_CWORD]}",
-        "    prev=${COMP_WORDS[COMP_CWORD-1]}",
-        "    # --opt=value: bash splits at '=', so the option is two words back.",
-        "    if [[ $cur == = ]]; then prev=${COMP_WORDS[COMP_CWORD-1]}; cur=''",
-        "    elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi",
-        "    for ((i = 1; i < COMP_CWORD; i++)); do",
-        "        case ${COMP_WORDS[i]} in",
+        "    local cur prev cword",
+        "    local -a words",
+        "    COMPREPLY=()",
+        "    _amqp_complete",
+        "    # bash replaces only what follows the word's last ':' (COMP_WORDBREAKS), so the",
+        "    # candidates lose what comes before it too.",
+        "    if [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then",
+        "        local head=${cur%\"${cur##*:}\"} i",
+        "        for i in \"${!COMPREPLY[@]}\"; do COMPREPLY[i]=${COMPREPLY[i]#\"$head\"}; done",
+        "    fi",
+        "}",
+        "",
+        "_amqp_complete() {",
+        "    # Words from the line itself, not COMP_WORDS: bash splits those at ':' and '='.",
+        "    local line=${COMP_LINE:0:COMP_POINT} i cmd='' cmd_at=0",
+        "    read -ra words <<< \"$line\"",
+        "    [[ -z $line || $line == *[[:space:]] ]] && words+=('')",
+        "    cword=$(( ${#words[@]} - 1 ))",
+        "    cur=${words[cword]}",
+        "    prev=${words[cword-1]}",
+        "    if [[ $cur == --*=* ]]; then prev=${cur%%=*}; cur=${cur#*=}; fi",
+        "    for ((i = 1; i < cword; i++)); do",
+        "        case ${words[i]} in",
         f"            {_root_value_opts(root) or '--root-option-with-value'}) ((i++)) ;;",
         "            -*) ;;",
-        "            *) cmd=${COMP_WORDS[i]}; cmd_at=$i; break ;;",
+        "            *) cmd=${words[i]}; cmd_at=$i; break ;;",
         "        esac",
         "    done",
         "    case $cmd in",
@@ -414,11 +429,11 @@ def _bash_command(c: Cmd) -> list[str]:
         value_opts = "|".join(n for o in c.options if o.takes_value for n in o.names)
         lines.append("        # Which positional argument this word is: count the others.")
         lines.append("        local n=0")
-        lines.append("        for ((i = cmd_at + 1; i < COMP_CWORD; i++)); do")
-        lines.append("            case ${COMP_WORDS[i]} in")
+        lines.append("        for ((i = cmd_at + 1; i < cword; i++)); do")
+        lines.append("            case ${words[i]} in")
         if value_opts:
             lines.append(f"            {value_opts}) ((i++)) ;;")
-        lines.append("            -*|=) ;;")
+        lines.append("            -*) ;;")
         lines.append("            *) ((n++)) ;;")
         lines.append("            esac")
         lines.append("        done")

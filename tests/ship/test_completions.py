@@ -156,13 +156,19 @@ def _cases() -> list[tuple[str, set[str], set[str]]]:
 
 def test_bash(env: dict[str, str], workdir: Path) -> None:
     cases = _cases()
-    got = bash_complete([c[0] for c in cases] + ["amqp send @", "amqp send @pr", "amqp "], env, workdir)
+    extra = ["amqp send @", "amqp send @pr", "amqp ", "amqp recv --outcome modify:f",
+             "amqp send --body-type=va", "amqp recv amqp://h:5672//queue/x --sasl-mechanism A"]
+    got = bash_complete([c[0] for c in cases] + extra, env, workdir)
     for line, want, never in cases:
         assert want <= got[line], (line, got[line])
         assert not never & got[line], (line, got[line])
     assert got["amqp send @"] == {"@prod/", "@local/"}
     assert got["amqp send @pr"] == {"@prod/"}
     assert got["amqp "] == {c.name for c in _model().commands}
+    # bash replaces only what follows the last ':' or '=' of the word.
+    assert got["amqp recv --outcome modify:f"] == {"failed", "failed:undeliverable"}
+    assert got["amqp send --body-type=va"] == {"value"}
+    assert got["amqp recv amqp://h:5672//queue/x --sasl-mechanism A"] == {"ANONYMOUS"}
 
 
 def test_bash_every_option_of_every_command(env: dict[str, str], workdir: Path) -> None:
