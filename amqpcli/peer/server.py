@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from amqpcli import __version__
+from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameReader
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
@@ -203,7 +204,14 @@ class Server:
                 return
             if conn.user is None and "user" in who:
                 conn.user = who["user"]
-            broker.handle(conn, (e,))
+            try:
+                broker.handle(conn, (e,))
+            except Exception as exc:  # noqa: BLE001 - a bug here must not leave the client hanging
+                broker.log(f"{name} internal error: {type(exc).__name__}: {exc}")
+                ep.close(c.Error(condition=Symbol("amqp:internal-error"),
+                                 description=f"{type(exc).__name__}: {exc}"))
+                done.set()
+                return
             if cls is ConnectionClosed or ep.failed:
                 if len(ep.connection.close) == 2 or ep.failed:
                     done.set()

@@ -80,7 +80,12 @@ class Entry:
         its bytes."""
         if not delivery_failed and not annotations:
             return
-        msg = Message.decode(self.payload)
+        try:
+            msg = Message.decode(self.payload)
+            msg.header  # noqa: B018 - decoded now, so a bad header fails here
+            msg.message_annotations  # noqa: B018
+        except ValueError:
+            return  # not a message we can rewrite: it goes back as it came
         if delivery_failed:
             h = msg.header if msg.header is not None else c.Header()
             h.delivery_count = UInt(int(h.get("delivery_count") or 0) + 1)

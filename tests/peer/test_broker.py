@@ -358,3 +358,27 @@ def test_dynamic_target_gets_a_temporary_queue_removed_on_detach() -> None:
     client.detach(link)
     net.pump()
     assert address not in net.broker.nodes.queues
+
+
+def test_payload_that_is_not_a_message_is_kept_as_is() -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    snd = _sender(net, client, "q")
+    junk = b"\x00Sw\xa1"  # an amqp-value section cut short
+    d = client.send(snd, junk)
+    net.pump()
+    assert isinstance(d.receiver_state, c.Accepted)
+    sel = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), "n = 1")}
+    picky = _receiver(net, client, "q", name="picky", filter=sel)
+    client.flow(picky, 5)
+    link = _receiver(net, client, "q")
+    client.flow(link, 1)
+    net.pump()
+    assert _got(events, picky) == []  # matches no selector
+    (got,) = _got(events, link)
+    assert bytes(got.payload) == junk
+    client.modify(got, delivery_failed=True)  # cannot be rewritten: back as it came
+    net.pump()
+    client.flow(link, 1)
+    net.pump()
+    assert bytes(_got(events, link)[1].payload) == junk
