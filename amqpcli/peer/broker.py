@@ -128,6 +128,7 @@ class Txn:
     coordinator: Link
     sends: list[tuple[str | None, Any, bytes]] = field(default_factory=list)
     outcomes: list[tuple[Entry, Any, tuple[str, str]]] = field(default_factory=list)
+    acquired: list[tuple[Delivery, Entry, OutLink]] = field(default_factory=list)
 
 
 class PeerConnection:
@@ -463,7 +464,12 @@ class Broker:
         """Send one entry; True when a delivery limit ended the link or connection."""
         ep = out.conn.endpoint
         q = out.queue
-        d = ep.send(out.link, e.payload, settled=out.presettled)
+        # transactional acquisition (Part 4 §4.4.3): the receiver's credit names a txn
+        txn = self.txns.get(out.link.txn_id) if out.link.txn_id is not None else None
+        d = ep.send(out.link, e.payload, settled=out.presettled,
+                    txn_id=txn.txn_id if txn is not None else None)
+        if txn is not None and not out.copy and not out.presettled:
+            txn.acquired.append((d, e, out))
         if out.copy:
             out.cursor = e.seq
             if not out.presettled:
@@ -671,12 +677,17 @@ class Broker:
             for entry, outcome, key in txn.outcomes:
                 self._apply(entry, outcome, key)
         else:
+            for d, entry, out in txn.acquired:
+                out.conn.sent.pop(d, None)  # its outcome, if any comes, no longer counts
+                entry.queue.release(entry)
             for entry, _, _ in txn.outcomes:
                 entry.queue.release(entry)
-                self._dispatch(entry.queue)
+            for q in {e.queue for _, e, _ in txn.acquired} | {e.queue for e, _, _ in txn.outcomes}:
+                self._dispatch(q)
         what = "committed" if commit else "rolled back"
+        acquired = f", {len(txn.acquired)} acquired" if txn.acquired else ""
         self.log(f"{txn.conn.name} transaction {txn.txn_id!r} {what} "
-                 f"({len(txn.sends)} sends, {len(txn.outcomes)} outcomes)")
+                 f"({len(txn.sends)} sends, {len(txn.outcomes)} outcomes{acquired})")
 
 
 # --- helpers ----------------------------------------------------------------------------

@@ -382,3 +382,27 @@ def test_payload_that_is_not_a_message_is_kept_as_is() -> None:
     client.flow(link, 1)
     net.pump()
     assert bytes(_got(events, link)[1].payload) == junk
+
+
+def test_transactional_acquisition_rolled_back_gives_the_messages_back() -> None:
+    net = Net(Broker())
+    _put(net, "q", "a", "b")
+    client, events = net.connect()
+    s = client.begin()
+    coord = client.attach_coordinator(s)
+    net.pump()
+    client.declare(coord)
+    net.pump()
+    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
+    net.pump()
+    client.flow(link, 2, txn_id=txn)
+    net.pump()
+    got = _got(events, link)
+    assert [_body(d) for d in got] == ["a", "b"]
+    assert all(d.txn_id == txn for d in got)  # the transfers carried the transaction
+    q = net.broker.nodes.queue("q")
+    assert q.ready_count == 0
+    client.discharge(coord, txn, fail=True)
+    net.pump()
+    assert q.ready_count == 2 and len(q) == 2
