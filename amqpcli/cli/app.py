@@ -7,6 +7,7 @@ when imported below; the modules stay thin (parse options, call the engine, rend
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import typer
@@ -61,6 +62,10 @@ def _register() -> None:
 LIST_PROFILES = "--list-profiles"
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> None:
     if (sys.argv[1:] if argv is None else argv) == [LIST_PROFILES]:
         from amqpcli.config import print_profile_names
@@ -68,6 +73,9 @@ def main(argv: list[str] | None = None) -> None:
         print_profile_names()
         return
     _register()
+    # A service manager or `kill` stops long runs (serve, proxy, recv) with SIGTERM: close
+    # links and recordings as Ctrl-C does, instead of dying mid-write.
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         rc = app(args=argv, standalone_mode=False)
         # Without standalone mode Typer returns a typer.Exit's code (130 after Ctrl-C)
