@@ -194,19 +194,19 @@ _amqp_complete() {
         case $prev in
         --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
-        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines -l --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --settled --window --txn-size --rollback --timeout --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines -l --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --settled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -216,7 +216,7 @@ complete -c amqp -n '__amqp_is send' -l settled -d 'Send pre-settled (at most on
 complete -c amqp -n '__amqp_is send' -l window -x -d 'Most unsettled messages in flight'
 complete -c amqp -n '__amqp_is send' -l txn-size -x -d 'Send in transactions of N messages'
 complete -c amqp -n '__amqp_is send' -l rollback -d 'With --txn-size: roll each transaction back instead of committing'
-complete -c amqp -n '__amqp_is send' -l timeout -x -d 'Seconds to wait for credit or outcomes before giving up'
+complete -c amqp -n '__amqp_is send' -l timeout -s t -x -d 'Seconds to wait for credit or outcomes before giving up'
 complete -c amqp -n '__amqp_is send' -l json -d 'Print the summary as one JSON object'
 complete -c amqp -n '__amqp_is send' -l progress -d 'Progress bar on stderr (default: on a terminal for long runs)'
 complete -c amqp -n '__amqp_is send' -l no-progress -d 'Not --progress'

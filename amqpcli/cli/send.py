@@ -233,7 +233,7 @@ def send(
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
+    timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs).", rich_help_panel=_OUT, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
