@@ -17,7 +17,7 @@ interactive front end settles by hand.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,7 +210,7 @@ class Broker:
         self.connections.append(conn)
         return conn
 
-    def handle(self, conn: PeerConnection, events: Iterable[Any]) -> None:
+    def handle(self, conn: PeerConnection, events: list[Any]) -> None:
         """Engine events of `conn` (any order the engine produced them in)."""
         outer = self._handling
         self._handling = conn

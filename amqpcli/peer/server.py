@@ -205,7 +205,7 @@ class Server:
             if conn.user is None and "user" in who:
                 conn.user = who["user"]
             try:
-                broker.handle(conn, (e,))
+                broker.handle(conn, [e])
             except Exception as exc:  # noqa: BLE001 - a bug here must not leave the client hanging
                 broker.log(f"{name} internal error: {type(exc).__name__}: {exc}")
                 ep.close(c.Error(condition=Symbol("amqp:internal-error"),
