@@ -327,3 +327,25 @@ def test_unsettled_map_on_reattach_is_reconciled(tmp_path: Path) -> None:
     assert any("unsettled map" in n.text and "1 only in the attach" in n.text for n in notes)
     (ls,) = {id(x.link): x for x in res.dissector.conns[0].links}.values()
     assert any("unsettled map" in n for n in ls.notes)
+
+
+def test_credit_stall(tmp_path: Path) -> None:
+    """Credit runs out while the sender says it has more; the receiver grants again
+    3 s later: one stall of 3 s. A 0.5 s wait is below the threshold."""
+    s = Script().open().sender_link(credit=1)
+    s.transfer(0).dispose(0, c.Accepted())
+    s.c(c.Flow(next_incoming_id=0, incoming_window=1000, next_outgoing_id=1,
+               outgoing_window=1000, handle=0, delivery_count=1, link_credit=0, available=5))
+    t = s.t
+    s.at(t + 3.0).s(c.Flow(next_incoming_id=1, incoming_window=1000, next_outgoing_id=0,
+                           outgoing_window=1000, handle=0, delivery_count=1, link_credit=1))
+    s.transfer(1).dispose(1, c.Accepted())
+    s.at(s.t + 0.5).s(c.Flow(next_incoming_id=2, incoming_window=1000, next_outgoing_id=0,
+                             outgoing_window=1000, handle=0, delivery_count=2, link_credit=1))
+    s.transfer(2).dispose(2, c.Accepted()).close()
+    res = dissect(write(tmp_path / "stall.pcapng", s))
+    (ls,) = res.dissector.conns[0].links
+    assert len(ls.stalls) == 1
+    start, seconds = ls.stalls[0]
+    assert seconds == pytest.approx(3.0, abs=0.01)
+    assert ls.flows == 4 and ls.max_credit == 1
