@@ -347,5 +347,6 @@ def test_credit_stall(tmp_path: Path) -> None:
     (ls,) = res.dissector.conns[0].links
     assert len(ls.stalls) == 1
     start, seconds = ls.stalls[0]
+    assert start == res.deliveries[0].first_time  # the transfer that used the last credit
     assert seconds == pytest.approx(3.0, abs=0.01)
     assert ls.flows == 4 and ls.max_credit == 1
