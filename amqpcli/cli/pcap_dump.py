@@ -11,21 +11,15 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from amqpcli.cli.app import app
-from amqpcli.dissect import (
-    DeliveryRecord,
-    Dissector,
-    Filter,
-    FrameRecord,
-    Notice,
-    Summary,
-    ViolationRecord,
-)
 from amqpcli.errors import Exit, UserError
+
+if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
+    from amqpcli.dissect import Dissector, Filter, Summary
 
 _OUT = "Output"
 _SEL = "Filters"
@@ -145,6 +139,8 @@ def pcap_dump(
     spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
     """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
+    from amqpcli.dissect import Dissector, Filter, Summary
+
     # the tables path imports pyarrow: only for --out, or --summary of output folders
     if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
             _wants_tables(files, out_dir, summary)):
@@ -196,6 +192,7 @@ def pcap_dump(
 def _loop(dis: Dissector, records: Iterator[Any], out: Out, flt: Filter, summ: Summary | None,
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
           show_secrets: bool) -> None:
+    from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
     from amqpcli.render.deliveries import delivery_json, delivery_line
     from amqpcli.render.traffic import (
         notice_json,
