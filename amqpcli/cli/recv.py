@@ -5,16 +5,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.client import Incoming
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.receiving import RecvPlan, RecvSummary, parse_outcomes
+
+if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
+    from amqpcli.net.client import Incoming
+    from amqpcli.net.receiving import RecvPlan, RecvSummary
 
 _RCV = "Receiving"
 _SRC = "Source"
@@ -175,6 +177,8 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
               dynamic: bool, copy: bool, check_copy: bool = False) -> RecvPlan:
+    from amqpcli.net.receiving import RecvPlan, parse_outcomes
+
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
     if credit < 1:
