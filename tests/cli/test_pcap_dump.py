@@ -226,3 +226,13 @@ def test_crafted_outcomes_on_delivery_lines(tmp_path: Path) -> None:
     assert "rejected (amqp:x)" in lines[1]
     assert "settled" in lines[2] and "presettled" in lines[2]
     assert "unsettled" in lines[3] and "unsettled at end" in lines[3]
+
+
+def test_colour_when_asked() -> None:
+    code, out, _ = run("pcap-dump", RABBIT, "--color", "-P", "transfer", "-C", "c1")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert "\x1b[32mtransfer\x1b[0m" in first  # the performative, coloured
+    assert "\x1b[36mc1\x1b[0m" in first  # the connection
+    _, plain, _ = run("pcap-dump", RABBIT, "--no-color", "-P", "transfer", "-C", "c1")
+    assert "\x1b[" not in plain and len(plain.splitlines()) == len(out.splitlines())
