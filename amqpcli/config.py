@@ -49,7 +49,10 @@ CONFIG_ENV = "AMQP_CONFIG"
 
 # Keys a profile may hold -> the type its value must have. Paths are relative to the
 # config file's directory, with ~ expanded.
-_STR, _BOOL, _NUM, _INT = (str,), (bool,), (int, float), (int,)
+_STR: tuple[type, ...] = (str,)
+_BOOL: tuple[type, ...] = (bool,)
+_NUM: tuple[type, ...] = (int, float)
+_INT: tuple[type, ...] = (int,)
 _KEYS: dict[str, tuple[type, ...]] = {
     "url": _STR,
     "user": _STR,
@@ -160,7 +163,7 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
             kind = {_STR: "a string", _BOOL: "true or false"}.get(want, "a number")
             raise UserError(f"{where}: {key} must be {kind}", Exit.USAGE)
         if key in _PATH_KEYS:
-            value = str((path.parent / Path(value).expanduser()).resolve())
+            value = str((path.parent / Path(str(value)).expanduser()).resolve())
         values[key] = value
     if values.get("password_env") and values.get("password_file"):
         raise UserError(f"{where}: give password_env or password_file, not both", Exit.USAGE)

@@ -287,7 +287,7 @@ def read_cli() -> Cmd:
     from amqpcli.cli import app as app_module
 
     app_module._register()
-    group = typer.main.get_command(app_module.app)
+    group: Any = typer.main.get_command(app_module.app)  # a TyperGroup: has .commands
     ctx = Context(group, info_name=PROG, **(group.context_settings or {}))
     root = _command("", group, ctx)
     for name in sorted(group.commands):
