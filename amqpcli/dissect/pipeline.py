@@ -362,8 +362,9 @@ class _Handler10(_Handler):
                 if ls is None:
                     no = self._session_no(link.session)
                     ls = LinkStats(link, no, attached=t)
-                    conn.links.append(ls)
+                    conn.add_link(ls)
                 ls.handles.update(link.handle)
+                ls._address = None  # termini may have changed
             elif cls is LinkDetached:
                 ls = conn.link_for(ev.link)
                 if ls is not None:

@@ -45,6 +45,7 @@ class LinkStats:
     credit_timeline: list[tuple[float, str, int | None, int | None, int | None, bool, bool]] = field(
         default_factory=list)  # (time, side, credit, delivery-count, available, drain, echo)
     notes: list[str] = field(default_factory=list)
+    _address: tuple[str | None] | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -52,7 +53,12 @@ class LinkStats:
 
     def address(self) -> str | None:
         """The node address: the target's for a sender the client attached, else the
-        source's (whichever terminus names a node)."""
+        source's (whichever terminus names a node). Worked out again after an attach."""
+        if self._address is None:
+            self._address = (self._find_address(),)
+        return self._address[0]
+
+    def _find_address(self) -> str | None:
         for t in (self.link.target, self.link.source) if self._client_sends() else (
                 self.link.source, self.link.target):
             a = getattr(t, "address", None)
@@ -91,16 +97,18 @@ class Conn:
     closed: dict[str, str] = field(default_factory=dict)  # side -> fin / rst / end
     sasl_outcome: int | None = None
     notes: list[str] = field(default_factory=list)
+    _by_link: dict[int, LinkStats] = field(default_factory=dict, repr=False)
 
     @property
     def endpoints(self) -> str:
         return f"{self.client} -> {self.server}"
 
     def link_for(self, link: Any) -> LinkStats | None:
-        for ls in reversed(self.links):
-            if ls.link is link:
-                return ls
-        return None
+        return self._by_link.get(id(link))
+
+    def add_link(self, ls: LinkStats) -> None:
+        self.links.append(ls)
+        self._by_link[id(ls.link)] = ls  # the Link is kept by `ls`, so its id stays its own
 
 
 @dataclass(slots=True, eq=False)
