@@ -225,3 +225,33 @@ def test_list_profiles(env: dict[str, str], workdir: Path) -> None:
     broken = {**env, "AMQP_CONFIG": str(workdir / "missing.toml")}
     r = subprocess.run(["amqp", "--list-profiles"], capture_output=True, text=True, env=broken, timeout=60, check=False)
     assert (r.returncode, r.stdout) == (0, "")
+
+
+def test_installed_as_docs_config_md_says(tmp_path: Path, env: dict[str, str]) -> None:
+    """The one-liners of docs/config.md, run with HOME in a temporary directory; then a new
+    interactive shell (or fish's autoloader) finds the completion by itself."""
+    home = tmp_path / "home"
+    home.mkdir()
+    doc = (REPO_ROOT / "docs" / "config.md").read_text()
+    lines = [
+        "echo \"source $PWD/completions/amqp.bash\" >> ~/.bashrc",
+        "install -Dm644 completions/_amqp ~/.zfunc/_amqp",
+        "echo 'fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit' >> ~/.zshrc",
+        "install -Dm644 completions/amqp.fish ~/.config/fish/completions/amqp.fish",
+    ]
+    henv = {**env, "HOME": str(home)}
+    henv.pop("XDG_CONFIG_HOME")
+    for line in lines:
+        assert line in doc, f"docs/config.md no longer says: {line}"
+        r = subprocess.run(["bash", "-c", line], cwd=REPO_ROOT, env=henv, capture_output=True,
+                           text=True, timeout=60, check=False)
+        assert r.returncode == 0, r.stderr
+    checks = [
+        ([_shell("bash"), "-i", "-c", "complete -p amqp"], "_amqp"),
+        ([_shell("zsh"), "-i", "-c", "print -r -- $_comps[amqp]"], "_amqp"),
+        ([_shell("fish"), "-c", "complete -C 'amqp se'"], "send"),
+    ]
+    for argv, want in checks:
+        r = subprocess.run(argv, cwd=home, env=henv, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=60, check=False)
+        assert r.returncode == 0 and want in r.stdout, (argv[0], r.stdout, r.stderr)
