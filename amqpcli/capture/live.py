@@ -194,8 +194,10 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     common: dict[str, Any] = {
         "use_json": True,
         "override_prefs": {"tls.keylog_file": keylog_file} if keylog_file else {},
-        "decode_as": {f"tcp.port=={p}": "tls" for p in tls_ports},
-        # the decrypted bytes then reach the "data" dissector, which shows them whole
+        # TLS on these ports, and its plaintext to the "data" dissector, which shows it
+        # whole (left alone, heuristic dissectors may claim it and hide the bytes)
+        "decode_as": {**{f"tcp.port=={p}": "tls" for p in tls_ports},
+                      **{f"tls.port=={p}": "data" for p in tls_ports}},
         "disable_protocol": "amqp",
         "tshark_path": tshark_path,
     }
