@@ -11,15 +11,16 @@ import functools
 import inspect
 import uuid
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from amqpcli.codec import types as t
 from amqpcli.config import apply_profile
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
-from amqpcli.net.url import resolve_endpoint
+
+if TYPE_CHECKING:  # the net layer loads when a command runs, not for --help
+    from amqpcli.net.config import ConnectionConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,6 +80,9 @@ def build_config(
     max_frame_size: int | None = None,
     reconnect: int = 0,
 ) -> ConnectionConfig:
+    from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
+    from amqpcli.net.url import resolve_endpoint
+
     ep = resolve_endpoint(
         url, host=host, port=port, user=user, password=password,
         password_file=password_file, address=address,
@@ -116,15 +120,23 @@ def _param_name(name: str) -> str:
     return name if name == "url" else _PREFIX + name
 
 
+def _resolved(p: inspect.Parameter, func: Callable[..., Any]) -> inspect.Parameter:
+    if not isinstance(p.annotation, str):
+        return p
+    ann = eval(p.annotation, func.__globals__)  # as inspect.signature(eval_str=True) does
+    return p.replace(annotation=ann)
+
+
 def connection_options(func: F) -> F:
     """Add the URL argument and the connection options to a Typer command.
 
     The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
     from the options, so no command repeats them. The URL is ``ctx.params["url"]``.
     """
-    # Resolve string annotations here, in the command's module, not in this one.
-    sig = inspect.signature(func, eval_str=True)
-    own = [p for p in sig.parameters.values() if p.name != "conn"]
+    # Resolve string annotations here, in the command's module, not in this one; not the
+    # one of ``conn`` (ConnectionConfig), so command modules need not import the net layer.
+    sig = inspect.signature(func)
+    own = [_resolved(p, func) for p in sig.parameters.values() if p.name != "conn"]
     added = [
         _P(_param_name(name), _P.KEYWORD_ONLY, default=default, annotation=ann)
         for name, default, ann in _CONNECTION_PARAMS
