@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -11,7 +12,9 @@ from amqpcli.cli.app import app
 from amqpcli.cli.options import connection_options
 from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
 from amqpcli.errors import UserError
-from amqpcli.net.config import ConnectionConfig
+
+if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
+    from amqpcli.net.config import ConnectionConfig
 
 
 @app.command(help="List what a node holds without consuming it: a copy link drained to "

@@ -12,10 +12,10 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
     from amqpcli.net.client import Incoming
+    from amqpcli.net.config import ConnectionConfig
     from amqpcli.net.receiving import RecvPlan, RecvSummary
 
 _RCV = "Receiving"
