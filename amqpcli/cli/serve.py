@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Callable
@@ -62,6 +61,8 @@ def serve(
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords in --trace.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines (the listening line stays).")] = False,
 ) -> None:
+    import asyncio
+
     from amqpcli.peer import Broker, Faults, Server, parse_rule
     from amqpcli.proxy import parse_listen
 
