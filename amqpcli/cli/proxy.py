@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.options import build_config
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig
+
+if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
+    from amqpcli.net.config import ConnectionConfig
 
 _TLS = "TLS to the broker"
 
@@ -123,6 +124,8 @@ def proxy(
 
         run(ProxySource(where, cfg, record=record))
         return
+    import asyncio
+
     printer = LinePrinter(as_json, show_secrets)
     try:
         asyncio.run(run_proxy(where, cfg, record, printer))

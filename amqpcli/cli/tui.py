@@ -3,14 +3,16 @@ interface or our own connection."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig
+
+if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
+    from amqpcli.net.config import ConnectionConfig
 
 _SRC = "Source (pick one)"
 _VIEW = "View"
