@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.options import connection_options, parse_key_value, parse_value, typed_value
 from amqpcli.codec import types as t
+from amqpcli.codec.sections import BODY_TYPES
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.outgoing import BODY_TYPES, MessageTemplate, OutgoingMessage, read_bodies
+
+if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
+    from amqpcli.net.config import ConnectionConfig
+    from amqpcli.net.outgoing import MessageTemplate, OutgoingMessage
 
 _MSG = "Message"
 _HDR = "Header"
@@ -62,6 +65,8 @@ def build_template(
     delivery_annotations: list[str],
     footer: list[str],
 ) -> MessageTemplate:
+    from amqpcli.net.outgoing import MessageTemplate
+
     header: dict[str, Any] = {}
     if durable is not None:
         header["durable"] = durable
@@ -131,6 +136,8 @@ def message_source(
 ) -> Iterator[OutgoingMessage]:
     """Numbered messages: the body repeated `count` times (or forever with `endless`),
     or one message per line of the input."""
+    from amqpcli.net.outgoing import read_bodies
+
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
@@ -170,6 +177,7 @@ def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
 
 
 def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[OutgoingMessage]:
+    from amqpcli.net.outgoing import OutgoingMessage
     from amqpcli.render.message import message_bytes_from_json
 
     n = 0

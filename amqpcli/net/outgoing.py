@@ -16,11 +16,10 @@ from typing import Any, BinaryIO
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.encode import encode
+from amqpcli.codec.sections import BODY_TYPES
 from amqpcli.codec.types import Symbol
 
 __all__ = ["BODY_TYPES", "MessageTemplate", "OutgoingMessage", "read_bodies"]
-
-BODY_TYPES = ("data", "value", "sequence")
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
