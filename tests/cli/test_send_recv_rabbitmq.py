@@ -196,3 +196,15 @@ def test_delivery_annotations_break_rabbitmq_and_are_reported_in_doubt(rabbitmq_
     assert summary["in-doubt"] == 1 and summary["accepted"] == 0
     assert summary["in-doubt-messages"] == [{"number": 1, "message-id": "da-1"}]
     assert "connection reset by peer" in r.stderr
+
+
+def test_rabbitmq_does_not_keep_durable_subscriptions(rabbitmq_url: str) -> None:
+    """A RabbitMQ 3.10 quirk recorded in docs/send-recv.md (the proton broker keeps them:
+    tests/cli/test_recv_proton.py). If this fails, the quirk is gone: update the doc."""
+    url = f"{rabbitmq_url}//topic/{queue_name('news')}"
+    sub = ["--subscription", "s1", "--container-id", f"c-{queue_name()}"]
+    r = amqp("recv", url, *sub, "-t", "1")
+    assert r.returncode == 0 and "warning" not in r.stderr  # granted as asked
+    assert amqp("send", url, "while away").returncode == 0
+    r = amqp("recv", url, *sub, "-c", "1", "-t", "2")
+    assert r.returncode == 5  # nothing was kept
