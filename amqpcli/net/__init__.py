@@ -1,17 +1,30 @@
 """asyncio transport for AMQP 1.0: URLs, TCP/TLS, SASL choice, heartbeats, reconnect.
 
 It drives `amqpcli.engine` and never speaks the protocol itself.
+
+* `url` — `Endpoint`, `parse_url`, `resolve_endpoint` (the address rule, secrets)
+* `config` — `ConnectionConfig`, `TlsConfig`, `ReconnectPolicy`, the SASL mechanism rule
+* `connect` — opening the stream (TCP, TLS first, the AMQP TLS header), error lines
+* `transport` — the pump between the stream and the engine (bytes, events, timers)
+* `client` — `Client`: links, sending, receiving, transactions, failures as `UserError`
+* `sending`, `receiving` — the loops behind `amqp send` and `amqp recv` / `amqp browse`
+* `outgoing` — messages built from options; `progress` — the stderr progress line
+* `quirks` — what particular peers do differently, decided from their open
 """
 
+from amqpcli.net.client import Client, ConnectionLost, connect_retrying
 from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig, choose_mechanism
 from amqpcli.net.url import Endpoint, parse_url, resolve_endpoint
 
 __all__ = [
+    "Client",
     "ConnectionConfig",
+    "ConnectionLost",
     "Endpoint",
     "ReconnectPolicy",
     "TlsConfig",
     "choose_mechanism",
+    "connect_retrying",
     "parse_url",
     "resolve_endpoint",
 ]
