@@ -93,7 +93,7 @@ _amqp_complete() {
         case $prev in
         --file|-f) _amqp_files ""; return ;;
         --input|-i) COMPREPLY=($(compgen -W "hex base64 raw" -- "$cur")); return ;;
-        --as) COMPREPLY=($(compgen -W "frames message values" -- "$cur")); return ;;
+        --as) COMPREPLY=($(compgen -W "frames message values frames-0-10" -- "$cur")); return ;;
         --max-frame-size) :; return ;;
         --example) COMPREPLY=($(compgen -W "client-session client-session message selector-filter" -- "$cur")); return ;;
         esac

@@ -462,9 +462,13 @@ def _zdesc(text: str) -> str:
 
 
 def _first_sentence(text: str) -> str:
+    """Up to the first '.' or ';' that ends a sentence outside parentheses."""
     text = " ".join(text.split())
-    m = re.match(r"(.+?[.;])(\s|$)", text)
-    return (m.group(1) if m else text).rstrip(".;")
+    for m in re.finditer(r"[.;](?=\s|$)", text):
+        head = text[: m.start()]
+        if head.count("(") == head.count(")") and head.count("[") == head.count("]"):
+            return head
+    return text.rstrip(".;")
 
 
 def _zaction(v: Values) -> str:
