@@ -56,7 +56,7 @@ URL = Values("url")
 
 
 def _body_types() -> Sequence[str]:
-    from amqpcli.net.outgoing import BODY_TYPES
+    from amqpcli.codec.sections import BODY_TYPES
 
     return BODY_TYPES
 
