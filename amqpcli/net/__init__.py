@@ -12,9 +12,21 @@ It drives `amqpcli.engine` and never speaks the protocol itself.
 * `quirks` — what particular peers do differently, decided from their open
 """
 
-from amqpcli.net.client import Client, ConnectionLost, connect_retrying
+from typing import Any
+
 from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig, choose_mechanism
 from amqpcli.net.url import Endpoint, parse_url, resolve_endpoint
+
+_LAZY = {"Client", "ConnectionLost", "connect_retrying"}
+
+
+def __getattr__(name: str) -> Any:
+    # The client pulls in the engine; `amqp --help` and option parsing should not.
+    if name in _LAZY:
+        from amqpcli.net import client
+
+        return getattr(client, name)
+    raise AttributeError(name)
 
 __all__ = [
     "Client",
