@@ -133,8 +133,8 @@ def _fish_quote(s: str) -> str:
 # (line, words every shell offers, words none offers); bash/fish see the full candidates,
 # zsh's output is the completed line or the list it shows.
 def _cases() -> list[tuple[str, set[str], set[str]]]:
-    from amqpcli.net.config import MECHANISMS
     from amqpcli.codec.sections import BODY_TYPES
+    from amqpcli.net.config import MECHANISMS
     from amqpcli.pipeline.run import ENGINES
 
     return [
