@@ -176,6 +176,17 @@ def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
     return _replay(_open_input(path), path, count)
 
 
+def _message_id(payload: bytes) -> Any:
+    """The message-id of encoded message bytes (for the in-doubt report), or None."""
+    from amqpcli.codec.message import Message
+
+    try:
+        props = Message.decode(payload).properties
+    except ValueError:
+        return None
+    return props.message_id if props is not None else None
+
+
 def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[OutgoingMessage]:
     from amqpcli.net.outgoing import OutgoingMessage
     from amqpcli.render.message import message_bytes_from_json
@@ -193,7 +204,7 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
                 raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}",
                                 Exit.USAGE) from None
             n += 1
-            yield OutgoingMessage(n, payload)
+            yield OutgoingMessage(n, payload, _message_id(payload))
     finally:
         if stream is not sys.stdin.buffer:
             stream.close()

@@ -148,3 +148,22 @@ def test_presettled_sends_wait_for_credit(direct_receiver: Callable[..., DirectR
     assert s["sent"] == 5 and s["settled"] == 5
     assert "no credit from the peer for 1s" in r.stderr
     assert len(rcv.wait_for_messages(5)) == 5
+
+
+def test_replayed_messages_in_doubt_by_message_id(
+    direct_receiver: Callable[..., DirectReceiver], tmp_path: Any
+) -> None:
+    from amqpcli.render.message import message_to_json
+
+    lines = [
+        json.dumps(message_to_json(AMessage(c.AmqpValue(i), properties=c.Properties(message_id=f"r{i}"))))
+        for i in range(2)
+    ]
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    rcv = direct_receiver(outcome=Hold())
+    r = amqp("send", f"{rcv.url}/q", "--from", str(f), "--timeout", "1", "--json")
+    assert r.returncode == 7, r.stderr
+    s = json.loads(r.stdout)
+    assert s["in-doubt-messages"] == [{"number": 1, "message-id": "r0"},
+                                      {"number": 2, "message-id": "r1"}]
