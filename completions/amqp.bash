@@ -161,7 +161,7 @@ _amqp_complete() {
         done
         case $n in
         0) : ;;
-        1) _amqp_url ;;
+        1) : ;;
         esac
         ;;
     recv)

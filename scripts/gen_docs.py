@@ -128,6 +128,7 @@ VALUES: dict[str, Callable[[], Values]] = {
     "decode --example": _choice(_examples),
     "--profile": lambda: PROFILE,
     "url": lambda: URL,
+    "proxy url": lambda: ANY,  # the broker's URL: no profiles there
     "--file": lambda: FILE,
     "--from": lambda: FILE,
     "--out": lambda: FILE,
