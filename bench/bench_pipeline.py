@@ -59,6 +59,19 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """User + system CPU seconds of one process so far."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(st[11]) + int(st[12])) / _TCK
+
+
 def _status(pid: int) -> tuple[int, str]:
     """(peak RSS in kB, kind of process)."""
     hwm = 0
@@ -81,12 +94,14 @@ def _status(pid: int) -> tuple[int, str]:
 
 
 class Sampler(threading.Thread):
-    """Peak resident size of every process in a tree, by kind."""
+    """Peak resident size and CPU time of every process in a tree, by kind (a busy
+    shared machine stretches wall time; CPU seconds say what the work cost)."""
 
     def __init__(self, root: int) -> None:
         super().__init__(daemon=True)
         self.root = root
         self.peaks: dict[int, tuple[int, str]] = {}
+        self.cpu: dict[int, float] = {}
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -100,15 +115,17 @@ class Sampler(threading.Thread):
                 if hwm:
                     old = self.peaks.get(pid, (0, kind))[0]
                     self.peaks[pid] = (max(old, hwm), kind)
+                    self.cpu[pid] = max(self.cpu.get(pid, 0.0), _cpu(pid))
                 todo += _children(pid)
             self.stop.wait(0.5)
 
     def by_kind(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
-        for hwm, kind in self.peaks.values():
-            k = out.setdefault(kind, {"processes": 0, "peak_mb": 0})
+        for pid, (hwm, kind) in self.peaks.items():
+            k = out.setdefault(kind, {"processes": 0, "peak_mb": 0, "cpu_s": 0})
             k["processes"] += 1
             k["peak_mb"] = max(k["peak_mb"], hwm // 1024)
+            k["cpu_s"] += round(self.cpu.get(pid, 0.0))
         return out
 
 
@@ -163,14 +180,15 @@ def main() -> None:
             print(json.dumps(r), flush=True)
             a.json.write_text(json.dumps(results, indent=1))
     print()
-    print("| input | engine | wall | throughput | peak RSS per process |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| input | engine | wall | throughput | CPU | peak RSS per process |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for r in results:
+        cpu = sum(v["cpu_s"] for v in r["processes"].values())  # type: ignore[attr-defined]
         procs = "; ".join(f"{k} {v['peak_mb']} MB" + (f" (×{v['processes']})"
                                                        if v["processes"] > 1 else "")
                           for k, v in r["processes"].items())  # type: ignore[attr-defined]
         print(f"| {r['input']} ({r['input_mb']} MB) | {r['engine']} | {r['wall_s']} s | "
-              f"{r['mb_per_s']} MB/s | {procs} |")
+              f"{r['mb_per_s']} MB/s | {cpu} s | {procs} |")
 
 
 if __name__ == "__main__":
