@@ -16,7 +16,13 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.decode_input import FORMATS, KINDS, InputError, detect_kind, parse_input
 from amqpcli.codec.decode import decode as decode_value
-from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
+from amqpcli.codec.frames import (
+    Frame,
+    FrameError,
+    FrameReader,
+    ProtocolHeader,
+    parse_protocol_header,
+)
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError
 from amqpcli.errors import Exit, UserError
@@ -186,6 +192,47 @@ def _report_error(err: FrameError, data: bytes) -> None:
     sys.stderr.flush()
 
 
+def _decode_010(
+    buf: bytes, has_header: bool, source: str, form: str, detected: bool, as_json: bool, brief: bool,
+    show_secrets: bool,
+) -> None:
+    """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON."""
+    from amqpcli.amqp010 import StreamDecoder, StreamError
+    from amqpcli.render.amqp010 import tree_010
+    from amqpcli.render.traffic import json_010, line_010
+
+    decoder = StreamDecoder(expect_header=has_header)
+    items = [*decoder.feed(buf), *decoder.close()]
+    out = None if as_json else _Out()
+    if out is not None:
+        n = sum(getattr(i, "method", None) is not None for i in items)
+        how = "detected" if detected else "as asked"
+        out.line(f"an AMQP 0-10 frame stream: {n} assembl{'ies' if n != 1 else 'y'} ({how}); "
+                 f"{len(buf)} bytes from {form} input ({source})", "dim")
+    error = None
+    for item in items:
+        if isinstance(item, StreamError):
+            error = item.error
+        if as_json:
+            sys.stdout.write(json_line(json_010(item, show_secrets=show_secrets)) + "\n")
+        elif isinstance(item, StreamError):
+            continue
+        elif brief:
+            assert out is not None
+            out.line(line_010(item, show_secrets=show_secrets))
+        else:
+            assert out is not None
+            for line in tree_010(item, show_secrets):
+                out.line(line)
+    if error is not None:
+        _report_error(FrameError(error.offset, error.expected, error.found), buf)
+        raise UserError(
+            f"decode error: at offset {error.offset}: expected {error.expected}, "
+            f"found {error.found}",
+            Exit.DECODE,
+        )
+
+
 @app.command(
     help=(
         "Decode AMQP bytes into a readable tree: a frame stream (with or without protocol "
@@ -215,7 +262,9 @@ def decode(
     as_kind: Annotated[
         str | None,
         typer.Option(
-            "--as", help="What the bytes are: frames, message or values (default: detected)."
+            "--as",
+            help="What the bytes are: frames, message, values, or frames-0-10 (AMQP 0-10 "
+            "frames without their protocol header) (default: detected).",
         ),
     ] = None,
     as_json: Annotated[
@@ -262,6 +311,11 @@ def decode(
         raise UserError(f"{source}: no bytes to decode", Exit.USAGE)
 
     kind = as_kind or detect_kind(buf)
+    header = parse_protocol_header(buf)
+    is_010 = header is not None and header.kind == "amqp0-10"
+    if kind == "frames-0-10" or (kind == "frames" and is_010):
+        _decode_010(buf, is_010, source, form, as_kind is None, as_json, brief, show_secrets)
+        return
     note = None
     if kind == "frames":
         items, note = decode_frames(buf, max_frame_size)

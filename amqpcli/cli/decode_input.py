@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 FORMATS = ("hex", "base64", "raw")
-KINDS = ("frames", "message", "values")
+KINDS = ("frames", "message", "values", "frames-0-10")
 
 
 class InputError(ValueError):

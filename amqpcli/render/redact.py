@@ -63,3 +63,22 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
             hostname=value.hostname,
         )
     return value
+
+
+# AMQP 0-10 carries SASL in connection.start-ok / secure-ok `response` fields.
+_SECRET_010 = {"connection.start-ok", "connection.secure-ok"}
+_NO_SECRET_MECHANISMS = {"ANONYMOUS", "EXTERNAL"}
+
+
+def redact_010_fields(method: Any, show_secrets: bool = False) -> dict[str, Any]:
+    """A 0-10 control's or command's fields with the SASL response masked (PLAIN keeps
+    its user); the method itself is never changed."""
+    fields = dict(method.fields)
+    if show_secrets or method.qname not in _SECRET_010:
+        return fields
+    response = fields.get("response")
+    mechanism = str(fields.get("mechanism", "")).upper()
+    if not isinstance(response, (bytes, bytearray)) or mechanism in _NO_SECRET_MECHANISMS:
+        return fields
+    fields["response"] = redact_plain_response(response) if mechanism == "PLAIN" else MASK
+    return fields

@@ -19,7 +19,7 @@ from amqpcli.dissect.records import AMQP10, FrameRecord, Notice, ViolationRecord
 from amqpcli.render.frameline import frame_line, item_line
 from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import b64, to_json
-from amqpcli.render.redact import is_secret, redact
+from amqpcli.render.redact import is_secret, redact, redact_010_fields
 from amqpcli.render.text import format_binary
 
 ARROW = {"client": "->", "server": "<-"}
@@ -79,7 +79,7 @@ def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = 
         if item.__class__.__name__ == "Frame":
             return f"{h} " + frame_line(item, show_secrets=show_secrets, payload=bodies)
         return f"{h} " + item_line(item, show_secrets=show_secrets)
-    return f"{h} " + line_010(item, bodies)
+    return f"{h} " + line_010(item, bodies, show_secrets=show_secrets)
 
 
 def notice_line(rec: Notice) -> str:
@@ -119,7 +119,7 @@ def _v010(v: Any, limit: int = 40) -> str:
     return str(v)
 
 
-def line_010(item: Any, bodies: bool = True) -> str:
+def line_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> str:
     """One 0-10 item (protocol header, assembly, stream error) on one line."""
     method = getattr(item, "method", None)
     if method is None:
@@ -132,7 +132,8 @@ def line_010(item: Any, bodies: bool = True) -> str:
     parts = [f"[{item.channel}]".ljust(_CHANNEL_WIDTH), method.qname.ljust(_NAME_WIDTH)]
     if getattr(method, "sync", False):
         parts.append("sync")
-    parts += [f"{k}={_v010(v)}" for k, v in method.fields.items()]
+    fields = redact_010_fields(method, show_secrets)
+    parts += [f"{k}={_v010(v)}" for k, v in fields.items()]
     for s in item.header:
         fields = " ".join(f"{k}={_v010(v)}" for k, v in s.fields.items())
         parts.append(f"| {s.name}{{{fields}}}")
@@ -198,7 +199,7 @@ def record_json(
     if rec.protocol == AMQP10:
         fields = item_to_json(item, show_secrets) if bodies else _brief_json(item, show_secrets)
     else:
-        fields = json_010(item, bodies)
+        fields = json_010(item, bodies, show_secrets=show_secrets)
     if "protocol" in fields:  # a protocol header's own protocol: "sasl", "amqp0-10", ...
         fields["header"] = fields.pop("protocol")
     out.update(fields)
@@ -252,7 +253,7 @@ def plain_010(v: Any) -> Any:
     return str(v)
 
 
-def json_010(item: Any, bodies: bool = True) -> dict[str, Any]:
+def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> dict[str, Any]:
     method = getattr(item, "method", None)
     if method is None:
         err = getattr(item, "error", None)
@@ -265,7 +266,7 @@ def json_010(item: Any, bodies: bool = True) -> dict[str, Any]:
         "channel": item.channel,
         "track": item.track,
         "method": method.qname,
-        "fields": plain_010(method.fields),
+        "fields": plain_010(redact_010_fields(method, show_secrets)),
     }
     if getattr(method, "sync", False):
         out["sync"] = True
