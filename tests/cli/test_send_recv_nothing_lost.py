@@ -105,3 +105,18 @@ def test_cut_mid_receive_without_reconnect_keeps_unsettled_on_the_queue(rabbitmq
     # Every message is either written out or still on the queue (or both, if it was
     # written but its settlement never reached the broker).
     assert set(written) | set(left) == {str(i) for i in range(1, N + 1)}
+
+
+def test_a_silent_peer_is_noticed_through_our_idle_timeout(rabbitmq_url: str) -> None:
+    # The peer's bytes stop at its first heartbeat (the socket stays up): without our
+    # idle-timeout the receive would wait its full 60 s; with it, the connection is lost.
+    p = urlsplit(rabbitmq_url)
+    q = queue_name("silent")
+    heartbeat = b"\x00\x00\x00\x08\x02\x00\x00\x00"
+    with CutProxy(p.hostname or "127.0.0.1", p.port or 5672, cuts=[], direction="down",
+                  stall=True, stall_on=heartbeat) as proxy:
+        r = amqp("recv", _via(proxy, rabbitmq_url, q), "-t", "60", "--idle-timeout", "1",
+                 "--connect-timeout", "30")
+        assert proxy.cut_count == 1
+    assert r.returncode == 3, r.stderr
+    assert "the peer went silent" in r.stderr

@@ -1,4 +1,5 @@
-"""A TCP proxy that cuts connections mid-stream: the peer "dies" at a chosen byte.
+"""A TCP proxy that cuts connections mid-stream: the peer "dies" (or, with `stall`, falls
+silent while its socket stays open) at a chosen byte.
 
 `CutProxy(target_host, target_port, cuts=[n1, n2, ...])` listens on 127.0.0.1; the k-th
 connection through it is cut (both sockets closed abruptly) after `cuts[k]` bytes have
@@ -16,7 +17,10 @@ from tests.peers.net import free_port
 
 
 class CutProxy:
-    def __init__(self, host: str, port: int, cuts: list[int], direction: str = "up") -> None:
+    def __init__(self, host: str, port: int, cuts: list[int], direction: str = "up",
+                 stall: bool = False, stall_on: bytes | None = None) -> None:
+        self.stall = stall  # at the cut, stop forwarding but keep both sockets open
+        self.stall_on = stall_on  # with stall: also stall where these bytes first pass
         self.target = (host, port)
         self.cuts = list(cuts)
         self.direction = direction
@@ -66,12 +70,21 @@ class CutProxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                if counted and self.stall and self.stall_on and self.stall_on in data:
+                    dst.sendall(data[:data.index(self.stall_on)])
+                    self.cut_count += 1
+                    self._swallow(src)
+                    return
                 if counted and state["left"] is not None:
                     with lock:
                         left = int(state["left"])  # type: ignore[call-overload]
                         if len(data) >= left:
                             dst.sendall(data[:left])
                             self.cut_count += 1
+                            if self.stall:
+                                state["left"] = None
+                                self._swallow(src)
+                                return
                             self._kill(a, b, state)
                             return
                         state["left"] = left - len(data)
@@ -79,6 +92,15 @@ class CutProxy:
         except OSError:
             pass
         self._kill(a, b, state)
+
+    @staticmethod
+    def _swallow(src: socket.socket) -> None:
+        """Read and drop everything: the peer looks alive to TCP but says nothing."""
+        try:
+            while src.recv(65536):
+                pass
+        except OSError:
+            pass
 
     @staticmethod
     def _kill(a: socket.socket, b: socket.socket, state: dict[str, object]) -> None:
