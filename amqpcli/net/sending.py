@@ -244,6 +244,19 @@ class _Sender:
                     self.queue.extend(back)
         except UserError as e:
             self.s.failure = e
+        except asyncio.CancelledError:
+            # Ctrl-C: asyncio.run cancels this task. End as a finished run does (close the
+            # connection, report), so the summary is printed and the peer sees a close.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            if client is not None:
+                try:
+                    await asyncio.wait_for(client.close(), self.cfg.connect_timeout)
+                    client = None
+                except (ConnectionLost, TimeoutError, OSError):
+                    pass
         finally:
             if client is not None:
                 await client.abort()
