@@ -27,7 +27,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 URL_HELP = (
     "amqp\\[s]://\\[user\\[:password]@]host\\[:port]\\[/address]. The address is the URL path minus "
     "its first '/', verbatim and percent-decoded: amqp://h/orders gives 'orders', "
-    "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL."
+    "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL. "
+    "@NAME/ADDRESS: the named connection NAME from the config file (docs/config.md)."
 )
 
 _P = inspect.Parameter
