@@ -142,9 +142,14 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
 
 
 def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    first = next((line for line in text if line.strip()), type(e).__name__)
-    return first[:300]
+    """The line of a Spark error worth reading: the innermost `SomeError: message` of a
+    Python worker's traceback, else the first line."""
+    import re
+
+    text = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    errs = [line for line in text
+            if re.match(r"^[\w.]+(Error|Exception|Exit)(\[\w.]+\])?: ", line)]
+    return (errs[-1] if errs else text[0] if text else type(e).__name__)[:300]
 
 
 # --- listing inputs ----------------------------------------------------------------------
