@@ -1,0 +1,114 @@
+"""Start-up time of the `amqp` command: a few short runs, each a fresh process.
+
+    python bench/bench_startup.py [--repeat 10] [--tree DIR]
+
+Runs `amqp --help`, `amqp decode --example message` and `amqp send --help` (as
+``python -m amqpcli``) `--repeat` times each and reports the best wall time and the best
+CPU time of the child (user + system; what other processes on a loaded machine do matters
+less). Then the import cost as Python's own ``-X importtime`` reports it for
+``import amqpcli.cli.app; _register()`` (every subcommand registered): the sum over the
+top-level imports, best of the repeats, and the five costliest packages.
+
+`--tree DIR` measures another checkout of the sources (e.g. an older commit unpacked with
+``git archive``): DIR goes first on PYTHONPATH. Given several times, the trees' runs are
+interleaved (run 1 of each tree, then run 2, …) so that a change in the machine's load
+touches them alike; ``--tree .`` is this checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+COMMANDS: list[list[str]] = [
+    ["--help"],
+    ["decode", "--example", "message"],
+    ["send", "--help"],
+]
+
+REGISTER = "import amqpcli.cli.app as a; a._register()"
+
+_LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
+
+
+def _env(tree: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["COLUMNS"] = "100"
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
+    return env
+
+
+def run_once(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, child CPU seconds) of one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "amqpcli", *args], env=env, cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"amqp {' '.join(args)} failed ({proc.returncode}): {err.strip()}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def import_profile(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, int]]:
+    """(total µs over the top-level imports, cumulative µs per top-level package)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", REGISTER], env=env,
+                          cwd=cwd, capture_output=True, text=True, check=True)
+    total = 0
+    per: dict[str, int] = {}
+    for line in proc.stderr.splitlines():
+        m = _LINE.match(line)
+        if not m:
+            continue
+        cumulative, depth, name = int(m.group(2)), len(m.group(3)), m.group(4)
+        if depth == 1:  # a top-level import
+            total += cumulative
+        top = name.split(".")[0] if not name.startswith("amqpcli.") else ".".join(
+            name.split(".")[:2])
+        per[top] = per.get(top, 0) + int(m.group(1))  # self time, summed per package
+    return total, per
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--tree", type=Path, action="append", default=None,
+                    help="a source tree to measure (repeatable; default: this checkout)")
+    opts = ap.parse_args()
+    here = Path(__file__).resolve().parent.parent
+    trees: list[Path] = [t.resolve() for t in opts.tree] if opts.tree else [here]
+    envs = {t: _env(t) for t in trees}
+    print(f"best of {opts.repeat} runs; load average {os.getloadavg()[0]:.1f}")
+    runs: dict[tuple[Path, int], list[tuple[float, float]]] = {}
+    profiles: dict[Path, list[tuple[int, dict[str, int]]]] = {t: [] for t in trees}
+    for _ in range(opts.repeat):
+        for tree in trees:
+            for i, args in enumerate(COMMANDS):
+                runs.setdefault((tree, i), []).append(run_once(args, envs[tree], tree))
+            profiles[tree].append(import_profile(envs[tree], tree))
+    for tree in trees:
+        if len(trees) > 1:
+            print(tree)
+        for i, args in enumerate(COMMANDS):
+            wall = min(w for w, _ in runs[tree, i])
+            cpu = min(c for _, c in runs[tree, i])
+            print(f"  amqp {' '.join(args):<28} wall {wall * 1000:6.0f} ms   "
+                  f"cpu {cpu * 1000:6.0f} ms")
+        total, per = min(profiles[tree], key=lambda p: p[0])
+        print(f"  -X importtime, register every command: {total / 1000:.0f} ms "
+              "over the top-level imports")
+        for name, us in sorted(per.items(), key=lambda kv: -kv[1])[:5]:
+            print(f"    {name:<24} {us / 1000:6.0f} ms (self time of its modules)")
+
+if __name__ == "__main__":
+    main()
