@@ -113,6 +113,11 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
         "spark.sql.adaptive.enabled": "true",
         "spark.python.worker.reuse": "true",
     }
+    if master.startswith("local"):
+        # Local workers must run this interpreter (the one with amqpcli and pyarrow), not
+        # whatever `python3` comes first on PATH; on a cluster PYSPARK_PYTHON says where
+        # Python is.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings.update(conf or {})
     b = SparkSession.builder.master(master).appName("amqp pcap-dump")
     for k, v in settings.items():
