@@ -21,6 +21,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Help text is plain text: no Rich markup, so "amqp:link:detach-forced" is no emoji and
+    # "[user@]host" keeps its brackets (and --help need not load Rich).
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

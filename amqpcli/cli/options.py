@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the net layer loads when a command runs, not for --help
 F = TypeVar("F", bound=Callable[..., Any])
 
 URL_HELP = (
-    "amqp\\[s]://\\[user\\[:password]@]host\\[:port]\\[/address]. The address is the URL path minus "
+    "amqp[s]://[user[:password]@]host[:port][/address]. The address is the URL path minus "
     "its first '/', verbatim and percent-decoded: amqp://h/orders gives 'orders', "
     "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL. "
     "@NAME/ADDRESS: the named connection NAME from the config file (docs/config.md)."

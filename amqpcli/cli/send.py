@@ -238,9 +238,9 @@ def send(
     group_sequence: str | None = typer.Option(None, "--group-sequence", rich_help_panel=_MSG),
     reply_to_group_id: str | None = typer.Option(None, "--reply-to-group-id", rich_help_panel=_MSG),
     properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
-    annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY\\[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
-    delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY\\[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
-    footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY\\[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     durable: bool | None = typer.Option(None, "--durable/--no-durable", help="header.durable", rich_help_panel=_HDR, show_default=False),
     priority: int | None = typer.Option(None, "--priority", help="header.priority (0-255)", rich_help_panel=_HDR),
     ttl: int | None = typer.Option(None, "--ttl", help="header.ttl in milliseconds", rich_help_panel=_HDR),
