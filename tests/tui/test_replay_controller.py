@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.store import FrameRecord, FrameStore
 
@@ -81,18 +83,56 @@ def test_frame_store_trims_the_front_and_keeps_sequence_numbers() -> None:
     assert [r.seq for r in st.since(985)] == [985, 986, 987, 988, 989]
 
 
+class FakeClock:
+    """Wall time that moves only when the player sleeps; records every sleep."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> bool:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        return False
+
+
 def test_playing_follows_the_capture_clock_and_shortens_idle_stretches() -> None:
     from amqpcli.codec.frames import FrameReader, encode_protocol_header
-    from amqpcli.tui.sources.replay import Loaded, ReplaySource
+    from amqpcli.tui.sources.replay import MAX_IDLE, Loaded, ReplaySource
 
     header = FrameReader().feed(encode_protocol_header("amqp"))[0]
     # Three items; a 40-second silence between the second and the third.
     times = [1000.0, 1000.05, 1040.05]
     recs = [FrameRecord(i, t, "c0", "client" if i % 2 == 0 else "server", header)
             for i, t in enumerate(times)]
-    src = ReplaySource(loaded=Loaded(records=recs))
+    clock = FakeClock()
+    src = ReplaySource(loaded=Loaded(records=recs), clock=clock.time, sleep=clock.sleep)
     src.play()
-    # Played at speed 1 the silence would take 40 s; it is cut to about one second.
-    assert src.finished.wait(20)
+    assert src._play_thread is not None
+    src._play_thread.join()  # the fake clock never waits for real
+    assert src.finished.is_set()
     assert src.controller is not None and src.controller.position == 3
     assert not src.playing
+    # Played at speed 1 the 40 s silence would take 40 s; it takes MAX_IDLE: the first
+    # gap (50 ms) as it was, then one second for the silence, in steps of at most 50 ms.
+    assert clock.now == pytest.approx(0.05 + MAX_IDLE, abs=1e-6)
+    assert clock.sleeps and max(clock.sleeps) <= 0.05 + 1e-9
+
+
+def test_playing_at_double_speed_halves_the_waits() -> None:
+    from amqpcli.codec.frames import FrameReader, encode_protocol_header
+    from amqpcli.tui.sources.replay import Loaded, ReplaySource
+
+    header = FrameReader().feed(encode_protocol_header("amqp"))[0]
+    recs = [FrameRecord(i, 1000.0 + i * 0.2, "c0", "client", header) for i in range(4)]
+    clock = FakeClock()
+    src = ReplaySource(loaded=Loaded(records=recs), speed=2.0, clock=clock.time,
+                       sleep=clock.sleep)
+    src.play()
+    assert src._play_thread is not None
+    src._play_thread.join()
+    assert src.controller is not None and src.controller.position == 4
+    assert clock.now == pytest.approx(0.3, abs=1e-6)  # 0.6 s of capture at speed 2

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,8 +94,14 @@ class ReplaySource(Source):
         speed: float = 1.0,
         interval: int = 5000,
         autoplay: bool = False,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], object] | None = None,
     ) -> None:
         super().__init__()
+        # The player's wall clock and its wait between steps (a pause ends a wait early);
+        # tests give a fake clock whose sleep moves it on.
+        self.clock = clock
+        self._sleep = sleep
         self.path = path
         self.ports = ports
         self.history = history
@@ -258,23 +264,25 @@ class ReplaySource(Source):
         c = self.controller
         assert c is not None
         stop = self._stop
+        clock = self.clock
+        sleep = self._sleep or stop.wait
         try:
-            wall0, cap0 = time.monotonic(), c.current_time
+            wall0, cap0 = clock(), c.current_time
             while not stop.is_set() and not c.at_end:
                 if self.speed <= 0:
                     c.step(BATCH)
                     continue
                 if self._restart_clock:
                     self._restart_clock = False
-                    wall0, cap0 = time.monotonic(), c.current_time
-                target = cap0 + (time.monotonic() - wall0) * self.speed
+                    wall0, cap0 = clock(), c.current_time
+                target = cap0 + (clock() - wall0) * self.speed
                 if c.play_until(target, limit=BATCH):
                     continue
                 nxt = c.records[c.position].time
                 idle = (nxt - target) / self.speed
                 if idle > MAX_IDLE:  # shorten long idle stretches
                     cap0 += nxt - target - MAX_IDLE * self.speed
-                stop.wait(min(0.05, max(0.0, idle)))
+                sleep(min(0.05, max(0.0, idle)))
         finally:
             self.playing = False
             if c.at_end:
