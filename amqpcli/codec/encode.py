@@ -334,8 +334,9 @@ _TYPE_CODES: dict[str, tuple[int, ...]] = {
 
 TYPE_OF_CODE: dict[int, str] = {c: n for n, cs in _TYPE_CODES.items() for c in cs}
 
-# Python type → AMQP type name, to infer an array's element type.
-_TYPE_NAME: dict[type, str] = {
+# Python type → AMQP type name: infers an array's element type here, and names values'
+# types in `render`.
+PYTHON_TYPE_NAMES: dict[type, str] = {
     type(None): "null",
     bool: "boolean",
     UByte: "ubyte",
@@ -482,7 +483,7 @@ def _e_array(out: bytearray, v: Any, fmt: int | None = None) -> None:
     if name is None:
         if not v:
             raise EncodeError("an empty Array needs its element type")
-        name = _TYPE_NAME.get(type(v[0]))
+        name = PYTHON_TYPE_NAMES.get(type(v[0]))
         if name is None:
             raise EncodeError(f"no array encoding for {type(v[0]).__name__}")
     code = v.code

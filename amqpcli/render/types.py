@@ -5,67 +5,19 @@ Shared by every renderer (text, tree, one-line frames, JSON) so they name things
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from amqpcli.codec import composites as _c
+from amqpcli.codec.encode import PYTHON_TYPE_NAMES
 from amqpcli.codec.types import (
-    AmqpList,
-    AmqpMap,
-    Array,
-    Byte,
-    Char,
     Composite,
-    Decimal32,
-    Decimal64,
-    Decimal128,
     Described,
-    Float,
-    Int,
-    Long,
-    Short,
-    Symbol,
-    Timestamp,
-    UByte,
-    UInt,
-    ULong,
-    UShort,
 )
 
-# Exact Python type → AMQP type name. Subclasses are looked up first, so order is free.
-_TYPE_NAMES: dict[type, str] = {
-    type(None): "null",
-    bool: "boolean",
-    UByte: "ubyte",
-    UShort: "ushort",
-    UInt: "uint",
-    ULong: "ulong",
-    Byte: "byte",
-    Short: "short",
-    Int: "int",
-    Long: "long",
-    int: "long",
-    Float: "float",
-    float: "double",
-    Decimal32: "decimal32",
-    Decimal64: "decimal64",
-    Decimal128: "decimal128",
-    Char: "char",
-    Timestamp: "timestamp",
-    uuid.UUID: "uuid",
-    bytes: "binary",
-    bytearray: "binary",
-    memoryview: "binary",
-    str: "string",
-    Symbol: "symbol",
-    list: "list",
-    AmqpList: "list",
-    dict: "map",
-    AmqpMap: "map",
-    Array: "array",
-    Described: "described",
-}
+# Exact Python type → AMQP type name (the codec's table, plus described values).
+# Subclasses are looked up first, so order is free.
+_TYPE_NAMES: dict[type, str] = {**PYTHON_TYPE_NAMES, Described: "described"}
 
 INTEGER_TYPES = frozenset(("ubyte", "ushort", "uint", "ulong", "byte", "short", "int", "long"))
 
