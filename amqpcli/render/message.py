@@ -22,7 +22,7 @@ from amqpcli.codec.composites import (
     Properties,
 )
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import DecodeError, Symbol
+from amqpcli.codec.types import Composite, DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
     JsonValueError,
     b64,
@@ -138,9 +138,36 @@ def _sections_bytes(msg: Message) -> bytes:
         section = getattr(msg, attr)
         if section is None:
             continue
+        key_type = _KEYED.get(attr)
+        if key_type is not None:
+            parts.append(_keyed_bytes(section, key_type))
+            continue
         for s in [section] if not isinstance(section, list) else section:
             parts.append(fields_bytes(s))
     return b"".join(parts)
+
+
+# Sections holding a map, and the key type that lets `_keyed_to_json` write it as a plain
+# JSON object (which keeps no map width: it reads back as a plain dict).
+_KEYED: dict[str, type] = {
+    "delivery_annotations": Symbol,
+    "message_annotations": Symbol,
+    "application_properties": str,
+    "footer": Symbol,
+}
+
+
+def _keyed_bytes(section: Composite, key_type: type) -> bytes:
+    """What a map section's JSON member encodes back to: written as a plain object, its map
+    is re-encoded canonically (a map32 from proton comes back as a map8)."""
+    m = getattr(section, "value", None)
+    if type(m) is dict or not isinstance(m, dict) or not all(type(k) is key_type for k in m):
+        return fields_bytes(section)  # the tagged form keeps the map's own encoding
+    cls = type(section)
+    fresh = cls.__new__(cls)
+    fresh._raw = None
+    setattr(fresh, "value", dict(m))  # noqa: B010 - a map section's one slot
+    return fields_bytes(fresh)
 
 
 def message_from_json(obj: Any, use_encoded: bool = True) -> Message:

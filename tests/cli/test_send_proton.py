@@ -59,12 +59,6 @@ def test_data_and_sequence_bodies(direct_receiver: Callable[..., DirectReceiver]
     assert b.bare == encode(c.AmqpSequence([1, "a"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render.message_to_json loses the map32 encoding of message-annotations and "
-    "application-properties and adds no 'encoded' member (render owner); send --from "
-    "sends what the JSON says",
-)
 def test_replay_is_byte_identical_for_non_canonical_encodings(
     direct_receiver: Callable[..., DirectReceiver], tmp_path: Any
 ) -> None:

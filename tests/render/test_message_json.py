@@ -194,3 +194,30 @@ def test_any_message_survives_json_byte_for_byte() -> None:
         assert message_bytes_from_json(obj) == raw
 
     check()
+
+
+@pytest.mark.parametrize("section", ["message-annotations", "application-properties",
+                                     "delivery-annotations", "footer"])
+def test_map32_section_keeps_its_bytes(section: str) -> None:
+    # python-qpid-proton writes these maps as map32; a plain JSON object reads back as a
+    # map8, so the JSON must carry `encoded` and give the original bytes back.
+    from amqpcli.codec.types import AmqpMap
+
+    key: object = Symbol("x-opt-z") if section != "application-properties" else "x"
+    m = AmqpMap({key: "z"}, code=0xD1)
+    attr = section.replace("-", "_")
+    msg = Message(AmqpValue("v"), **{attr: m})
+    raw = msg.encode()
+    assert bytes.fromhex("d1") in raw  # the section really is a map32
+    back = Message.decode(raw)
+    obj = json.loads(json.dumps(message_to_json(back)))
+    assert obj[section] == {str(key): "z"}  # still the plain form
+    assert "encoded" in obj
+    assert message_bytes_from_json(obj) == raw
+
+
+def test_map8_section_needs_no_encoded() -> None:
+    msg = Message(AmqpValue("v"), message_annotations={Symbol("x-opt-z"): "z"},
+                  application_properties={"x": 1})
+    obj = message_to_json(Message.decode(msg.encode()))
+    assert "encoded" not in obj
