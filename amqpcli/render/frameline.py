@@ -15,6 +15,7 @@ from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import redact
 from amqpcli.render.text import format_binary, format_field, format_value
+from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type
 
 __all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
 
@@ -126,6 +127,8 @@ def _error(v: Any) -> str:
 
 
 def _field(perf: Composite, name: str) -> str | None:
+    """One key field as `label=value` (None when absent): the general form, kept for
+    callers outside the line fast path; `frame_line` uses the precomputed `_specs`."""
     slot = name.replace("-", "_")
     v = getattr(perf, slot, None)
     if v is None:
@@ -145,6 +148,84 @@ def _field(perf: Composite, name: str) -> str | None:
         return f"{label}={format_binary(v, 32)}"
     spec = next(f for f in type(perf).FIELDS if f.name == name)
     return f"{label}={format_field(spec.type, v)}"
+
+
+# How a key field is drawn, worked out once per performative class (see `_specs`).
+_K_FLAG, _K_TERMINUS, _K_STATE, _K_ERROR, _K_PLAIN = range(5)
+# (slot, "label=", kind, spec type, choice names or None, classes drawn as str(int(v)),
+#  classes drawn as str(v), the spec's default is False)
+_Spec = tuple[str, str, int, str, "dict[Any, str] | None", frozenset[type], frozenset[type], bool]
+_SPECS: dict[type, tuple[_Spec, ...]] = {}
+
+
+def _specs(cls: type) -> tuple[_Spec, ...]:
+    """The key fields of a performative class, resolved once: the same text as `_field`
+    (choice names, then bare integers and symbols of the field's own type, else
+    `format_field`), without looking the spec up per field and frame."""
+    specs = _SPECS.get(cls)
+    if specs is not None:
+        return specs
+    by_name = {f.name: f for f in cls.FIELDS}  # type: ignore[attr-defined]
+    out = []
+    for name in KEY_FIELDS.get(cls.NAME, ()):  # type: ignore[attr-defined]
+        f = by_name.get(name)
+        if f is None:
+            continue
+        slot = name.replace("-", "_")
+        if name in _FLAGS:
+            kind = _K_FLAG
+        elif name in ("source", "target"):
+            kind = _K_TERMINUS
+        elif name == "state":
+            kind = _K_STATE
+        elif name == "error":
+            kind = _K_ERROR
+        else:
+            kind = _K_PLAIN
+        t = field_type(f.type)
+        ints = frozenset(c for c, n in _TYPE_NAMES.items() if n == t and t in INTEGER_TYPES)
+        syms = frozenset(c for c, n in _TYPE_NAMES.items() if n == t == "symbol")
+        out.append((slot, _SHORT.get(name, name) + "=", kind, f.type,
+                    _CHOICE_NAMES.get(f.type), ints, syms,
+                    cls._DEFAULTS.get(slot) is False))  # type: ignore[attr-defined]
+    specs = _SPECS[cls] = tuple(out)
+    return specs
+
+
+def _fields(body: Composite, parts: list[str]) -> None:
+    """Append the key fields of a performative to `parts` (same text as `_field`)."""
+    for slot, label, kind, spec_type, choices, ints, syms, false_default in _specs(
+            body.__class__):
+        v = getattr(body, slot, None)
+        if v is None:
+            continue
+        if kind == _K_PLAIN:
+            if isinstance(v, (bytes, bytearray)):
+                parts.append(label + format_binary(v, 32))
+                continue
+            vt = v.__class__
+            if choices is not None:
+                text = choices.get((vt, v))
+                if text is not None:
+                    parts.append(label + text)
+                    continue
+            if vt in ints:
+                parts.append(label + str(int(v)))
+            elif vt in syms:
+                parts.append(label + str(v))
+            else:
+                parts.append(label + format_field(spec_type, v))
+        elif kind == _K_FLAG:
+            if v is True:
+                parts.append(label[:-1])
+            elif not (v is False and false_default):
+                parts.append(label + format_value(v))
+        elif kind == _K_TERMINUS:
+            parts.append(label + _terminus(v))
+        elif kind == _K_STATE:
+            parts.append(label + _state(v))
+        else:
+            parts.append(label + _error(v))
 
 
 def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
@@ -197,14 +278,10 @@ def frame_line(
         parts = [chan, "heartbeat".ljust(_NAME_WIDTH)]
     else:
         parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
-        names = KEY_FIELDS.get(body.NAME)
-        if names is None:
+        if body.NAME not in KEY_FIELDS:
             parts.append(format_value(body)[len(body.NAME) + 2 :])
         else:
-            for n in names:
-                text = _field(body, n)
-                if text is not None:
-                    parts.append(text)
+            _fields(body, parts)
         if frame.payload and payload:
             if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
                 parts.append(" " + summarize_payload(frame.payload, message=message))

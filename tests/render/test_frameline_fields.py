@@ -1,0 +1,57 @@
+"""The one-line frame's precomputed field specs draw exactly what the general `_field`
+draws, for the usual encodings and for the odd ones (wrong integer types, non-boolean
+flags, choice values, terminus and state composites, binary fields)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Array, Symbol, UByte, UInt, ULong, UShort
+from amqpcli.render.frameline import KEY_FIELDS, _field, _fields
+
+PERFORMATIVES: list[Any] = [
+    c.Open(container_id="box", hostname="h", max_frame_size=UInt(65536),
+           channel_max=UShort(7), idle_time_out=UInt(60000)),
+    c.Open(container_id="box", max_frame_size=65536, channel_max=UInt(3)),  # wrong types
+    c.Begin(remote_channel=UShort(0), next_outgoing_id=UInt(1), incoming_window=UInt(2),
+            outgoing_window=UInt(3), handle_max=UInt(9)),
+    c.Attach(name="l", handle=UInt(0), role=True, snd_settle_mode=UByte(1),
+             rcv_settle_mode=UByte(0), source=c.Source(address="q", dynamic=True),
+             target=c.Target(address=None), initial_delivery_count=UInt(0)),
+    c.Attach(name="l", handle=UInt(1), role=False, snd_settle_mode=UByte(7),
+             source=None, target=c.Target(address="t")),
+    c.Flow(handle=UInt(0), delivery_count=UInt(1), link_credit=UInt(100),
+           available=UInt(3), drain=True, echo=False, next_incoming_id=UInt(0),
+           incoming_window=UInt(5), next_outgoing_id=UInt(6), outgoing_window=UInt(7)),
+    c.Flow(drain=UInt(1), echo="x", incoming_window=ULong(5)),  # odd flags and types
+    c.Transfer(handle=UInt(0), delivery_id=UInt(3), delivery_tag=b"t-3",
+               message_format=UInt(0), settled=False, more=True, state=c.Accepted(),
+               resume=False, aborted=True),
+    c.Transfer(handle=UInt(2), delivery_tag=bytearray(b"\x00\x01\x02"), settled=True,
+               state=c.Rejected(error=c.Error(condition=Symbol("amqp:x"), description="d"))),
+    c.Transfer(handle=UInt(2), delivery_tag=b"\xff" * 40, state=c.Modified(
+        delivery_failed=True, undeliverable_here=False)),
+    c.Disposition(role=True, first=UInt(0), last=UInt(9), settled=True,
+                  state=c.Received(section_number=UInt(0), section_offset=ULong(3))),
+    c.Disposition(role=UByte(1), first=0),
+    c.Detach(handle=UInt(0), closed=True, error=c.Error(condition=Symbol("amqp:y"))),
+    c.End(error="not an error"),
+    c.Close(error=c.Error(condition=Symbol("amqp:z"), description="bye")),
+    c.SaslMechanisms(sasl_server_mechanisms=Array([Symbol("PLAIN"), Symbol("ANONYMOUS")])),
+    c.SaslMechanisms(sasl_server_mechanisms=Symbol("PLAIN")),
+    c.SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\x00u\x00p", hostname="h"),
+    c.SaslOutcome(code=UByte(0), additional_data=b"more"),
+    c.SaslOutcome(code=UByte(9)),
+]
+
+
+@pytest.mark.parametrize("perf", PERFORMATIVES, ids=lambda p: p.NAME)
+def test_precomputed_fields_match_the_general_form(perf: Any) -> None:
+    expected = [t for t in (_field(perf, n) for n in KEY_FIELDS[perf.NAME]) if t is not None]
+    parts: list[str] = []
+    _fields(perf, parts)
+    assert parts == expected
+    assert parts  # every example draws something
