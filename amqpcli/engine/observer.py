@@ -2,7 +2,8 @@
 
 Used by `pcap-dump`, the proxy and the TUI. It never produces frames. Feed it decoded
 items (`feed`) or raw bytes per direction (`feed_bytes`, which runs one frame reader per
-side); each call returns the events the input caused.
+side; `read` also hands back each item with its events); each call returns the events the
+input caused.
 """
 
 from __future__ import annotations
@@ -45,6 +46,19 @@ class Observer:
         for item in self._readers[side].feed(data):
             out.extend(self.feed(side, item, time))
         return out
+
+    def read(self, side: str, data: bytes | bytearray | memoryview,
+             time: float) -> list[tuple[Any, list[Event]]]:
+        """As `feed_bytes`, keeping each item of the frame reader with the events it
+        caused: for callers that show frames as well as the model (the proxy)."""
+        feed = self.feed
+        return [(item, feed(side, item, time)) for item in self._readers[side].feed(data)]
+
+    def read_tail(self, side: str, time: float) -> list[tuple[Any, list[Event]]]:
+        """The stream from `side` ended: what its frame reader still held (a truncated
+        frame), each item with its events. `transport_closed` then reports the end."""
+        feed = self.feed
+        return [(item, feed(side, item, time)) for item in self._readers[side].close()]
 
     def transport_closed(self, side: str, time: float) -> list[Event]:
         """The stream from `side` ended: report a truncated tail, then `TransportClosed`

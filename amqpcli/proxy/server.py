@@ -3,7 +3,7 @@
 Theory of operation: for every accepted connection the proxy opens one to the broker (TLS
 when the URL says `amqps://`), then runs two pumps. A pump reads whatever bytes have
 arrived, writes them to the other side at once and unchanged, and only then hands a copy
-to the tap: a frame reader per direction and one engine `Observer` per connection. So the
+to the tap: one engine `Observer` per connection, which runs a frame reader per direction. So the
 application and the broker see exactly the bytes the other sent, in the same chunks as far
 as TCP allows, and parsing never delays forwarding (it does share the event loop, which is
 why the pump waits for the writer's buffer to drain before reading more).
@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpcli.codec.frames import FrameReader
 from amqpcli.engine.events import Event
 from amqpcli.engine.observer import Observer
 from amqpcli.errors import Exit, UserError
@@ -47,10 +46,8 @@ class ProxyConnection:
     client: tuple[str, int]  # the application's address
     listen: tuple[str, int]  # our listening address it connected to
     upstream: tuple[str, int] = ("", 0)  # the broker's address (after connecting)
+    # Reads both directions' bytes (a frame reader per side) into the engine model.
     observer: Observer = field(default_factory=lambda: Observer((CLIENT, SERVER)))
-    readers: dict[str, FrameReader] = field(
-        default_factory=lambda: {CLIENT: FrameReader(), SERVER: FrameReader()}
-    )
     bytes: dict[str, int] = field(default_factory=lambda: {CLIENT: 0, SERVER: 0})
     started: float = 0.0
     ended: str = ""  # how it ended ("" while open)
@@ -231,10 +228,9 @@ class Proxy:
         if self.parse:
             with self.lock:
                 for side in (CLIENT, SERVER):
-                    for item in conn.readers[side].close():
-                        self.on_item(conn, side, item, t, conn.observer.feed(side, item, t))
-                    # Our readers hold the tail; the observer's own are empty: this only
-                    # reports the end of the stream (and abandons what is left unsettled).
+                    for item, events in conn.observer.read_tail(side, t):
+                        self.on_item(conn, side, item, t, events)
+                    # The end of the stream (what is left unsettled is abandoned).
                     self.on_events(conn, side, conn.observer.transport_closed(side, t))
         if self.recorder is not None:
             self.recorder.end(conn)
@@ -275,10 +271,9 @@ class Proxy:
             self.recorder.data(conn, side, data, t)
         if not self.parse:
             return
-        feed = conn.observer.feed
         with self.lock:
-            for item in conn.readers[side].feed(data):
-                self.on_item(conn, side, item, t, feed(side, item, t))
+            for item, events in conn.observer.read(side, data, t):
+                self.on_item(conn, side, item, t, events)
 
 
 def _nodelay(writer: asyncio.StreamWriter) -> None:

@@ -207,3 +207,39 @@ def test_observer_sees_an_idle_timeout_broken() -> None:
     assert "12.000 s" in v[0].detail
     # the client, which declared nothing for the server to enforce, may be silent
     assert not of(obs.feed_bytes("client", encode_frame(None), t + 100.0), Violation)
+
+
+def test_read_gives_each_item_with_the_events_feed_bytes_gives() -> None:
+    from amqpcli.codec.frames import FrameReader
+    from amqpcli.engine import Observer
+
+    p = _conversation()
+    by_bytes, by_read = Observer(), Observer()
+    events: list[Any] = []
+    paired: list[Any] = []
+    items: list[Any] = []
+    for side, data, t in p.wire:
+        events += by_bytes.feed_bytes(side, data, t)
+        for item, evs in by_read.read(side, data, t):
+            items.append(item)
+            paired += evs
+    assert [type(e) for e in paired] == [type(e) for e in events]
+    assert _settled(paired) == _settled(events)
+    readers = {"client": FrameReader(), "server": FrameReader()}
+    plain_items = [it for side, data, _ in p.wire for it in readers[side].feed(data)]
+    assert [type(i) for i in items] == [type(i) for i in plain_items]
+    assert len(items) > 10 and paired
+
+
+def test_read_tail_reports_a_truncated_frame_once() -> None:
+    from amqpcli.codec.frames import FrameError, encode_frame
+    from amqpcli.engine import Observer
+
+    obs = Observer()
+    data = encode_frame(c.Open(container_id="x"))
+    obs.read("client", b"AMQP\x00\x01\x00\x00", 1.0)
+    assert obs.read("client", data[:-3], 1.0) == []  # incomplete: nothing yet
+    tail = obs.read_tail("client", 2.0)
+    assert len(tail) == 1 and isinstance(tail[0][0], FrameError)
+    assert obs.read_tail("client", 2.0) == []
+    assert obs.transport_closed("client", 2.0)  # the end is still reported
