@@ -99,6 +99,11 @@ class Connection:
         self.violations = 0
         self._events: list[Event] = []
         self._adopt: Delivery | None = None
+        # Endpoint roles (`Endpoint(lean_events=True)`): no DeliveryStarted /
+        # DeliveryUpdated for the local side's own transfers (the caller holds the
+        # Delivery), and no DeliveryUpdated for a disposition that makes a delivery final
+        # (its DeliverySettled follows at once).
+        self.lean = False
         # the largest frame each side may send (known once the other side has opened)
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
         # the longest silence each side is allowed (seconds; None: no limit)
@@ -247,6 +252,22 @@ class Connection:
         except (TypeError, ValueError, AttributeError, OverflowError) as exc:
             # The codec does not type-check fields: a wrong type is the sender's fault.
             self.violation("invalid-field", f"{body.NAME}: a field has the wrong type ({exc})")
+        return self._take()
+
+    def on_local_transfer(self, side: str, s: Session, link: Link, d: Delivery, did: int,
+                          settled: bool, message_format: int, n: int, size: int,
+                          time: float) -> list[Event]:
+        """Endpoint roles: the one-frame transfer that starts and completes `d`, just sent
+        by `side` (the local side) on `link`. The same model changes as `on_frame` with
+        that transfer; the caller has checked what only a peer can get wrong (the
+        connection and session are open on our side, the link attached, the frame within
+        the peer's max-frame-size)."""
+        self.time = time
+        self.side = side
+        self.frame_no += 1
+        self.frames[side] += 1
+        self.last_frame_time[side] = time
+        s.local_transfer(side, link, d, did, settled, message_format, n)
         return self._take()
 
     # --- SASL -------------------------------------------------------------------------

@@ -26,11 +26,13 @@ max-frame-size. `start_delivery()` / `send_more()` / `abort()` stream one delive
 from __future__ import annotations
 
 import itertools
+import struct
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from amqpcli.codec import composites as c
+from amqpcli.codec.encode import encode_as
 from amqpcli.codec.frames import (
     FRAME_TYPE_AMQP,
     FRAME_TYPE_SASL,
@@ -106,6 +108,7 @@ class Endpoint:
         link_policy: str | None = None,
         keep_payload: bool = True,
         sides: tuple[str, str] = ("client", "server"),
+        lean_events: bool = False,
     ) -> None:
         if role not in ("client", "peer"):
             raise ValueError(f"role must be 'client' or 'peer', not {role!r}")
@@ -113,6 +116,9 @@ class Endpoint:
         self.local = sides[0] if role == "client" else sides[1]
         self.remote = sides[1] if role == "client" else sides[0]
         self.connection = Connection(sides, local=self.local, keep_payload=keep_payload)
+        # lean_events: leave out the events a caller holding its own Delivery objects does
+        # not need (see Connection.lean)
+        self.connection.lean = lean_events
         self.sasl = sasl
         self.container_id = container_id or f"amqpcli-{role}"
         self.hostname = hostname
@@ -144,6 +150,8 @@ class Endpoint:
         self._next_delivery_id: dict[Session, int] = {}
         self._windows: dict[Session, tuple[int, int]] = {}
         self._outgoing: dict[Link, deque[_Outgoing]] = {}
+        # (handle, message-format, settled) -> the constant parts of a one-frame transfer
+        self._transfer_parts: dict[tuple[int, int, bool], tuple[bytes, bytes]] = {}
 
     # --- driving it ---------------------------------------------------------------------
 
@@ -676,10 +684,78 @@ class Endpoint:
         With `txn_id` the transfer carries a transactional-state (Part 4 §4.4.1).
         """
         payload = message.encode() if isinstance(message, Message) else bytes(message)
+        if (state is None and txn_id is None and not batchable and link not in self._outgoing
+                and link.sender == self.local):
+            d, tag = self._send_one_frame(link, payload, tag, settled, message_format)
+            if d is not None:
+                return d
         d = self.start_delivery(link, tag=tag, settled=settled, message_format=message_format,
                                 state=state, txn_id=txn_id, batchable=batchable)
         self.send_more(d, payload, more=False)
         return d
+
+    def _send_one_frame(self, link: Link, payload: bytes, tag: bytes | None,
+                        settled: bool | None, message_format: int,
+                        ) -> tuple[Delivery | None, bytes | None]:
+        """The common case of `send()`: nothing queued on the link, credit and window to
+        spare, and the message fits in one frame. The transfer is encoded once, from
+        cached constant parts (the same bytes `encode_frame` gives), and the model is
+        updated from what we know (`Session.local_transfer`) instead of going through
+        the generic frame path. Returns (None, the tag, if one was given or taken) when it
+        is not the common case: the caller queues the delivery."""
+        local = self.local
+        conn = self.connection
+        s = link.session
+        handle = link.handle.get(local)
+        ch = s.channel.get(local)
+        if (handle is None or ch is None or link.link_credit <= 0 or link.current is not None
+                or link.coordinator or local in s.end or local in conn.close
+                or conn.side_state[local] != "opened"):
+            return None, tag
+        rw = s.remote_incoming_window(local)
+        if rw is not None and rw <= 0:
+            return None, tag
+        if tag is None:
+            tag = str(next(self._tags)).encode()
+        elif tag.__class__ is not bytes:
+            tag = bytes(tag)
+        if tag in link.live or len(tag) > 0xFF:
+            return None, tag
+        if settled is None:
+            settled = link.snd_mode == 1
+        did = self._next_delivery_id.get(s, 0)
+        if not 0 <= did <= 0xFFFFFFFF or not 0 <= message_format <= 0xFFFFFFFF:
+            return None, tag
+        key = (handle, message_format, settled)
+        parts = self._transfer_parts.get(key)
+        if parts is None:
+            parts = self._transfer_parts[key] = _transfer_parts(handle, message_format, settled)
+        head, tail = parts
+        # the list's body: handle | delivery-id | delivery-tag | message-format settled more
+        if did == 0:
+            idb = b"\x43"
+        elif did <= 0xFF:
+            idb = _pBB(0x52, did)
+        else:
+            idb = _pBI(0x70, did)
+        body_len = len(head) + len(idb) + 2 + len(tag) + len(tail)
+        if body_len + 1 > 0xFF:
+            return None, tag
+        size = 14 + body_len + len(payload)
+        if size > conn.max_frame_size(self.remote) or size > conn._frame_limit[local]:
+            return None, tag
+        raw = b"".join((_pHEADER(size, 2, 0, ch, b"\x00\x53\x14", 0xC0, body_len + 1, 6),
+                        head, idb, _pBB(0xA0, len(tag)), tag, tail, payload))
+        self._next_delivery_id[s] = (did + 1) & serial.MASK
+        d = Delivery(link, local, self.remote, tag)
+        self._out += raw
+        now = self.now
+        self._last_sent = now
+        evs = conn.on_local_transfer(local, s, link, d, did, settled, message_format,
+                                     len(payload), size, now)
+        if evs:
+            self._events.extend(evs)
+        return d, tag
 
     def start_delivery(self, link: Link, *, tag: bytes | None = None,
                        settled: bool | None = None, message_format: int = 0,
@@ -900,4 +976,22 @@ class Endpoint:
 
 def _copy(node: Any) -> Any:
     return type(node)(**node.fields())
+
+
+_pBB = struct.Struct(">BB").pack
+_pBI = struct.Struct(">BI").pack
+# frame header (size, doff, type, channel), the transfer's descriptor, list8 size and count
+_pHEADER = struct.Struct(">IBBH3sBBB").pack
+
+
+def _transfer_parts(handle: int, message_format: int, settled: bool) -> tuple[bytes, bytes]:
+    """The encoded fields around delivery-id and delivery-tag of a one-frame transfer:
+    (handle, message-format settled more=false), as `encode_frame` writes them."""
+    head = bytearray()
+    encode_as(head, "uint", handle)
+    tail = bytearray()
+    encode_as(tail, "uint", message_format)
+    tail.append(0x41 if settled else 0x42)
+    tail.append(0x42)
+    return bytes(head), bytes(tail)
 

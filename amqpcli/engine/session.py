@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from amqpcli.codec import composites as c
 
 from . import serial
-from .delivery import FINAL, Delivery, TimelineEntry, outcome_of
+from .delivery import _TERMINAL, FINAL, Delivery, Phase, TimelineEntry, outcome_of, state_name
 from .events import (
     CreditChanged,
     DeliverySettled,
@@ -43,6 +43,8 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
     ("begun", "end"): "ended",
 }
 
+UNSETTLED = Phase.UNSETTLED
+SETTLED = Phase.SETTLED
 RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
 
 
@@ -415,6 +417,66 @@ class Session:
         if d.phase in FINAL:
             self._finish(d)
 
+    def local_transfer(self, side: str, link: Link, d: Delivery, did: int, settled: bool,
+                       message_format: int, n: int) -> None:
+        """`on_transfer` for a delivery the local side sends in one frame (endpoint roles):
+        `d` is new, the transfer carries no state, and its payload is not kept."""
+        conn = self.conn
+        receiver = link.receiver
+        nxt = self.next_outgoing_id
+        tid = nxt[side]
+        nxt[side] = (tid + 1) & serial.MASK
+        self.transfers[side] += 1
+        lim = self.in_high[receiver]
+        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
+            conn.violation("transfer-beyond-window",
+                           f"transfer-id {tid} outside the incoming window (limit {lim})",
+                           session=self, link=link)
+        tag = d.tag
+        time = conn.time
+        d.first_time = time
+        d.message_format = message_format
+        link.deliveries += 1
+        self.deliveries[side] += 1
+        if not settled:
+            link.unsettled[side][tag] = None
+            link.unsettled[receiver][tag] = None
+        if not link.consume_credit() and not (link.implicit and link.high_water is None):
+            conn.violation("transfer-beyond-credit",
+                           f"delivery {did} on {link.name!r} with no link credit",
+                           session=self, link=link)
+        infl = self.inflight[side]
+        if did in infl:
+            conn.violation("delivery-id-in-use", f"delivery-id {did} is still unsettled",
+                           session=self, link=link)
+        d.session = self
+        d.delivery_id = did
+        if self.first_id[side] is None:
+            self.first_id[side] = did
+        d.frames = 1
+        d.size = n
+        mms = link.mms
+        if mms and n > mms:
+            conn.violation("message-size-exceeded",
+                           f"delivery {did} is {n} bytes > {mms}", session=self, link=link)
+        d.payload_ready = True
+        d.timeline.append(TimelineEntry(time, side, "transfer", conn.frame_no, None, settled,
+                                        False, n, ""))
+        if settled:
+            d.sender_settled = True
+            d.presettled = True
+            d.settled_by = side
+            d.phase = Phase.SETTLED  # queued --last-settled--> settled
+            if not conn.lean:
+                conn._events.append(DeliveryStarted(d, side, time))
+            self._finish(d)
+        else:
+            d.phase = Phase.UNSETTLED  # queued --last--> unsettled
+            infl[did] = d
+            link.live[tag] = d
+            if not conn.lean:
+                conn._events.append(DeliveryStarted(d, side, time))
+
     def _implicit_link(self, side: str, handle: Any, t: Any) -> Link | None:
         """Midstream: a link attached before the capture, first seen by a transfer that
         starts a delivery (continuations of unseen deliveries are skipped)."""
@@ -525,8 +587,63 @@ class Session:
                                f"disposition for unknown delivery {first}..{last}", session=self)
             return
         settled = bool(disp.settled)
+        state = disp.state
+        if settled and state.__class__ in _TERMINAL and bool(disp.role) == RECEIVER:
+            self._settle_received(found, side, state)
+            return
         for d in found:
-            self._dispose(d, side, disp.state, settled)
+            self._dispose(d, side, state, settled)
+
+    def _settle_received(self, found: list[Delivery], side: str, state: Any) -> None:
+        """A receiver's disposition that settles `found` with a terminal outcome: what
+        `_dispose` and `_finish` do, in one pass, for the deliveries in the common case
+        (no state or settlement seen before from either side, receiver-settle-mode first,
+        not a transaction request); the others go through `_dispose`."""
+        conn = self.conn
+        time = conn.time
+        frame_no = conn.frame_no
+        lean = conn.lean
+        events = conn._events
+        name = state_name(state) or "settled"
+        sender = conn.other[side]
+        infl = self.inflight[sender]
+        recent = self.recent[sender]
+        for d in found:
+            link = d.link
+            if (d.phase != UNSETTLED or d.receiver_state is not None
+                    or d.sender_state is not None or d.sender_settled or d.receiver_settled
+                    or d.txn_request is not None or d.rcv_settle_mode is not None
+                    or link.rcv_mode == 1):
+                self._dispose(d, side, state, True)
+                continue
+            d.receiver_state = state
+            d.receiver_settled = True
+            d.phase = SETTLED  # unsettled --rcv-settle--> settled
+            if d.settled_by is None:
+                d.settled_by = side
+            e = TimelineEntry(time, side, "disposition", frame_no, state, True)
+            d.timeline.append(e)
+            if not lean:
+                events.append(DeliveryUpdated(d, e, time))
+            # _finish
+            d.settled_time = time
+            tag = d.tag
+            link.live.pop(tag, None)
+            link.unsettled[d.sender].pop(tag, None)
+            link.unsettled[d.receiver].pop(tag, None)
+            if link.current is d:
+                link.current = None
+            link.settled_count += 1
+            outcomes = link.outcomes
+            outcomes[name] = outcomes.get(name, 0) + 1
+            did = d.delivery_id
+            if did is not None:
+                if infl.get(did) is d:
+                    del infl[did]
+                recent[did] = d.settled_by
+                if len(recent) > RECENT_LIMIT:
+                    recent.popitem(last=False)
+            events.append(DeliverySettled(d, time))
 
     def _dispose(self, d: Delivery, side: str, state: Any, settled: bool) -> None:
         conn = self.conn
