@@ -86,6 +86,35 @@ def _time(t: float | str | None) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
 
 
+_PRINTABLE = bytes(range(32, 127))
+
+
+def _binary(data: bytes | bytearray | memoryview, limit: int) -> str:
+    """`format_binary(data, limit)`, the same text, with the printable bytes counted by
+    `bytes.translate` rather than byte by byte (tags and bodies of every transfer)."""
+    if data.__class__ is not bytes:
+        data = bytes(data)
+    n = len(data)
+    if n > limit:
+        cut = data[:limit]
+        more = f"…({n} bytes)"
+    else:
+        cut = data
+        more = ""
+    rest = cut.translate(None, _PRINTABLE)  # the bytes that are not printable
+    k = len(cut)
+    if not rest or (k - len(rest) >= k * 3 // 4 and rest.count(0) == len(rest)):
+        text = cut.decode("latin-1")
+        if "\\" in text:
+            text = text.replace("\\", "\\\\")
+        if '"' in text:
+            text = text.replace('"', '\\"')
+        if rest:
+            text = text.replace("\x00", "\\x00")
+        return 'b"' + text + '"' + more
+    return "0x" + cut.hex() + more
+
+
 def _terminus(v: Any) -> str:
     if isinstance(v, Composite) and hasattr(v, "address"):
         addr = v.address
@@ -201,7 +230,7 @@ def _fields(body: Composite, parts: list[str]) -> None:
             continue
         if kind == _K_PLAIN:
             if isinstance(v, (bytes, bytearray)):
-                parts.append(label + format_binary(v, 32))
+                parts.append(label + _binary(v, 32))
                 continue
             vt = v.__class__
             if choices is not None:
@@ -218,6 +247,9 @@ def _fields(body: Composite, parts: list[str]) -> None:
         elif kind == _K_FLAG:
             if v is True:
                 parts.append(label[:-1])
+            elif v is False:
+                if not false_default:
+                    parts.append(label + "false")
             elif not (v is False and false_default):
                 parts.append(label + format_value(v))
         elif kind == _K_TERMINUS:
@@ -226,6 +258,26 @@ def _fields(body: Composite, parts: list[str]) -> None:
             parts.append(label + _state(v))
         else:
             parts.append(label + _error(v))
+
+
+def _one_data(msg: Any) -> bytes | None:
+    """The bytes of a freshly split message's body when it is one data section in the
+    usual encoding (0x00 0x53 0x75, vbin8 or vbin32): read from the span the message's
+    split already checked, without decoding the section. None for anything else."""
+    spans = msg._spans
+    body = spans[5] if spans is not None else None
+    if body is None or len(body) != 1:
+        return None
+    p, end = body[0]
+    b = msg._buf
+    if b[p + 1] != 0x53 or b[p + 2] != 0x75:
+        return None
+    vc = b[p + 3]
+    if vc == 0xA0 and end == p + 5 + b[p + 4]:
+        return b[p + 5 : end]  # type: ignore[no-any-return]
+    if vc == 0xB0 and end == p + 8 + int.from_bytes(b[p + 4 : p + 8], "big"):
+        return b[p + 8 : end]  # type: ignore[no-any-return]
+    return None
 
 
 def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
@@ -237,7 +289,16 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
     try:
         from amqpcli.codec.message import Message
 
-        msg = message if message is not None else Message.decode(payload)
+        if message is None:
+            msg = Message.decode(payload)
+            data = _one_data(msg)
+            if data is not None:
+                text = "data " + _binary(data, limit)
+                if len(text) > limit + 12:
+                    text = text[: limit + 11] + "…"
+                return f"{text} ({len(payload)} bytes)"
+        else:
+            msg = message
         body = msg.body
     except Exception:  # noqa: BLE001 - a summary never fails: the size is still true
         return f"({len(payload)} bytes)"
@@ -245,9 +306,9 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
         text = "no body"
     elif isinstance(body, list):
         if len(body) == 1 and getattr(body[0], "NAME", "") == "data":
-            text = "data " + format_binary(body[0].value, limit)
+            text = "data " + _binary(body[0].value, limit)
         elif body and getattr(body[0], "NAME", "") == "data":
-            text = f"data ×{len(body)} " + format_binary(b"".join(s.value for s in body), limit)
+            text = f"data ×{len(body)} " + _binary(b"".join(s.value for s in body), limit)
         else:
             text = "sequence " + " ".join(format_value(s.value) for s in body)
     else:

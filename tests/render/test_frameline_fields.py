@@ -10,7 +10,9 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Array, Symbol, UByte, UInt, ULong, UShort
-from amqpcli.render.frameline import KEY_FIELDS, _field, _fields
+from amqpcli.render import frameline
+from amqpcli.render.frameline import KEY_FIELDS, _binary, _field, _fields, summarize_payload
+from amqpcli.render.text import format_binary
 
 PERFORMATIVES: list[Any] = [
     c.Open(container_id="box", hostname="h", max_frame_size=UInt(65536),
@@ -55,3 +57,39 @@ def test_precomputed_fields_match_the_general_form(perf: Any) -> None:
     _fields(perf, parts)
     assert parts == expected
     assert parts  # every example draws something
+
+
+BINARIES = [b"", b"a", b"tag-1", b'q"uo\\te', b"\x00guest\x00pw", b"\x00\x00\x00\x01",
+            b"abc\x00def\x00ghi\x00jk", b"abc\x01def", bytes(range(256)), b"x" * 100,
+            b'"' * 70, b"\x00" * 3 + b"abcdefghijkl", bytearray(b"ba"), memoryview(b"mv\x00")]
+
+
+@pytest.mark.parametrize("data", BINARIES)
+@pytest.mark.parametrize("limit", [0, 4, 32, 60])
+def test_binary_matches_format_binary(data: Any, limit: int) -> None:
+    assert _binary(data, limit) == format_binary(data, limit)
+
+
+def _section(code: int, value: bytes) -> bytes:
+    return b"\x00\x53" + bytes([code]) + value
+
+
+MESSAGES = [
+    _section(0x75, b"\xa0\x05hello"),
+    _section(0x70, b"\x45") + _section(0x75, b"\xa0\x03\x00\x01\x02"),
+    _section(0x75, b"\xb0\x00\x00\x00\x02hi"),
+    _section(0x75, b"\xa0\x46" + b"y" * 70),
+    _section(0x75, b"\xa0\x02ab") + _section(0x75, b"\xa0\x02cd"),  # two data sections
+    _section(0x77, b"\xa1\x02hi"),  # amqp-value
+    _section(0x75, b"\xa0\x09tooshort"),  # malformed: the size says so
+    b"\x00\x80" + (0x75).to_bytes(8, "big") + b"\xa0\x02ab",  # ulong descriptor
+    _section(0x70, b"\x45"),  # no body
+]
+
+
+@pytest.mark.parametrize("payload", MESSAGES)
+def test_data_body_peek_matches_the_decoded_body(payload: bytes,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = summarize_payload(payload)
+    monkeypatch.setattr(frameline, "_one_data", lambda msg: None)
+    assert fast == summarize_payload(payload)
