@@ -1,73 +1,78 @@
 """Capture events (per-flow byte chunks) → frames, for the replay and live sources.
 
-One frame reader per flow and direction. Flows that do not speak AMQP 1.0 (by their
-protocol header, or by a port the user named) are skipped with a note. After bytes the
-capture lost (a gap) frames cannot be located any more, so that direction stops, with a
-note saying so.
+The frames come from the dissect pipeline (`amqpcli.dissect.Dissector` without the
+engine: the same per-direction readers as `amqp pcap-dump`, which find the next frame
+after bytes the capture lost, a mid-stream start or a corrupt header). The TUI's own
+engine model is fed later, by the replay controller or the live source. Flows that do not
+speak AMQP 1.0 are skipped with a note; the dissector's notices (gaps, resynchronisation,
+encrypted flows) become notes too. Connections are keyed ``c<flow index>``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-from amqpcli.codec.frames import FrameReader
 from amqpcli.tui.watch import EndOfStream
-
-SIDE = {0: "client", 1: "server"}  # capture Direction C2S / S2C
 
 AddItem = Callable[[str, str, float, Any], None]  # (connection key, side, time, item)
 
 
 class CaptureFramer:
-    def __init__(self, add: AddItem, note: Callable[[str], None]) -> None:
-        from amqpcli.capture import AMQP_1_0, AMQP_SASL, AMQP_TLS
+    def __init__(self, add: AddItem, note: Callable[[str], None],
+                 ports: Collection[int] = ()) -> None:
+        from amqpcli.dissect import Dissector
 
         self.add = add
         self.note = note
         self.labels: dict[str, str] = {}
-        self._wanted = {AMQP_1_0, AMQP_SASL, AMQP_TLS}
-        self._readers: dict[tuple[int, int], FrameReader | None] = {}
-        self._skipped: set[int] = set()
+        self._dis = Dissector(engine=False, ports=ports)
+        self._keys: dict[int, str] = {}  # id(Conn) -> key
+        self._conns: list[Any] = []  # AMQP 1.0 connections, for their stream ends
+        self._ended: set[tuple[str, str]] = set()
+        self._not_shown: set[str] = set()
 
     def event(self, ev: Any) -> None:
-        from amqpcli.capture import Closed, Data, Gap, Opened
+        from amqpcli.capture import Closed, Opened
+        from amqpcli.dissect import AMQP10, FrameRecord, Notice
 
+        dis = self._dis
         flow = ev.flow
-        if isinstance(ev, Opened):
-            if flow.protocol not in self._wanted and not flow.by_port:
-                self._skipped.add(flow.index)
-                self.note(f"flow {flow.describe()} speaks {flow.protocol}: not shown")
-                return
-            self.labels[f"c{flow.index}"] = flow.describe()
-            return
-        if flow.index in self._skipped:
-            return
-        key = f"c{flow.index}"
-        d = int(ev.direction)
-        rk = (flow.index, d)
-        if isinstance(ev, Data):
-            if rk not in self._readers:
-                self._readers[rk] = FrameReader()
-            reader = self._readers[rk]
-            if reader is None:
-                return
-            t = ev.time_ns / 1e9
-            for item in reader.feed(ev.data):
-                self.add(key, SIDE[d], t, item)
-        elif isinstance(ev, Gap):
-            if self._readers.get(rk) is not None:
-                self.note(f"{key} {SIDE[d]}: {ev.size} bytes missing from the capture; "
-                          "later frames in that direction are not shown")
-            self._readers[rk] = None
-        elif isinstance(ev, Closed):
-            reader = self._readers.get(rk)
-            t = ev.time_ns / 1e9
-            if reader is not None:
-                for item in reader.close():
-                    self.add(key, SIDE[d], t, item)
-            self._readers[rk] = None
-            if ev.how != "end":
-                # FIN or RST: the connection really ended. The end of the capture is not
-                # the end of the connection: what was pending then stays pending.
-                self.add(key, SIDE[d], t, EndOfStream(ev.how))
+        known, skipped = len(dis.conns), sum(dis.other_flows.values())
+        records = list(dis.run((ev,)))
+        # A flow becomes a connection when it opens, or with its first bytes (no header).
+        for conn in dis.conns[known:]:
+            key = f"c{flow.index}"
+            self._keys[id(conn)] = key
+            if conn.protocol == AMQP10:
+                self.labels[key] = flow.describe()
+                self._conns.append(conn)
+            else:
+                self._not_shown.add(key)
+                self.note(f"flow {flow.describe()} speaks {conn.protocol}: not shown")
+        if isinstance(ev, Opened) and sum(dis.other_flows.values()) > skipped:
+            self.note(f"flow {flow.describe()} speaks {flow.protocol}: not shown")
+        for rec in records:
+            cls = rec.__class__
+            if cls is FrameRecord:
+                key = self._keys[id(rec.conn)]
+                if key not in self._not_shown:
+                    self.add(key, rec.side, rec.time, rec.item)
+            elif cls is Notice and rec.kind != "encrypted":
+                key = self._keys.get(id(rec.conn), "") if rec.conn is not None else ""
+                if key not in self._not_shown:
+                    where = f"{key} {rec.side}: " if key and rec.side else f"{key}: " if key else ""
+                    self.note(where + rec.text)
+        if isinstance(ev, Closed):
+            self._stream_ends(ev.time_ns / 1e9)
+
+    def _stream_ends(self, t: float) -> None:
+        # FIN or RST: the connection really ended. The end of the capture is not the end
+        # of the connection: what was pending then stays pending.
+        for conn in self._conns:
+            for side, how in conn.closed.items():
+                key = self._keys[id(conn)]
+                if (key, side) not in self._ended:
+                    self._ended.add((key, side))
+                    if how != "end":
+                        self.add(key, side, t, EndOfStream(how))

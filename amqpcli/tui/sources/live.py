@@ -39,7 +39,7 @@ class LiveSource(Source):
         self.title = f"live {interface}"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.framer = CaptureFramer(self._add, self._note)
+        self.framer = CaptureFramer(self._add, self._note, ports)
 
     def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
         self.app = app

@@ -1,7 +1,7 @@
 """Replay of a capture file: read once into frames, then play, pause, step and jump.
 
 The file is read by the capture package (TCP reassembly, flows) and cut into frames by the
-codec's frame reader, one per flow and direction, in a worker thread; the UI shows
+dissect pipeline's readers, one per flow and direction, in a worker thread; the UI shows
 "loading" meanwhile. The frames then drive a `ReplayController` whose model is a `Watch`
 (one engine observer per connection). Playing follows the capture's own clock scaled by
 the speed, with idle stretches longer than `MAX_IDLE` seconds shortened so a capture with a
@@ -52,7 +52,7 @@ def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> L
     def add(key: str, side: str, t: float, item: Any) -> None:
         records.append(FrameRecord(len(records), t, key, side, item))
 
-    framer = CaptureFramer(add, out.notes.append)
+    framer = CaptureFramer(add, out.notes.append, ports)
     for ev in read_capture(path, ports=ports):
         framer.event(ev)
     out.labels = framer.labels
