@@ -59,7 +59,7 @@ class _Meter:
 
 
 def _pair() -> tuple[Endpoint, Endpoint, Any]:
-    client = Endpoint("client", sides=("client", "server"))
+    client = Endpoint("client", sides=("client", "server"), lean_events=True)  # as amqpcli.net
     peer = Endpoint("peer", sides=("client", "server"))
     client.open()
     _pump(client, peer)

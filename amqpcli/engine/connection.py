@@ -99,10 +99,11 @@ class Connection:
         self.violations = 0
         self._events: list[Event] = []
         self._adopt: Delivery | None = None
-        # Endpoint roles (`Endpoint(lean_events=True)`): no DeliveryStarted /
-        # DeliveryUpdated for the local side's own transfers (the caller holds the
-        # Delivery), and no DeliveryUpdated for a disposition that makes a delivery final
-        # (its DeliverySettled follows at once).
+        # Endpoint roles (`Endpoint(lean_events=True)`): no DeliveryStarted for the
+        # one-frame deliveries the local side sends (the caller holds the Delivery) or
+        # receives (MessageReceived reports them; no DeliverySettled either when they
+        # arrive settled), and no DeliveryUpdated for a disposition that makes a delivery
+        # final (its DeliverySettled follows at once).
         self.lean = False
         # the largest frame each side may send (known once the other side has opened)
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}

@@ -708,12 +708,14 @@ class Endpoint:
         s = link.session
         handle = link.handle.get(local)
         ch = s.channel.get(local)
+        remote = self.remote
         if (handle is None or ch is None or link.link_credit <= 0 or link.current is not None
                 or link.coordinator or local in s.end or local in conn.close
-                or conn.side_state[local] != "opened"):
+                or conn.side_state[local] != "opened" or remote not in conn.open):
             return None, tag
-        rw = s.remote_incoming_window(local)
-        if rw is not None and rw <= 0:
+        lim = s.in_limit[remote]  # the peer's incoming window has room (serial arithmetic)
+        if lim is not None and not 0 < ((lim - s.next_outgoing_id[local]) & serial.MASK) < (
+                serial.HALF):
             return None, tag
         if tag is None:
             tag = str(next(self._tags)).encode()
@@ -742,12 +744,12 @@ class Endpoint:
         if body_len + 1 > 0xFF:
             return None, tag
         size = 14 + body_len + len(payload)
-        if size > conn.max_frame_size(self.remote) or size > conn._frame_limit[local]:
+        if size > conn._frame_limit[local]:  # the peer's max-frame-size, once it opened
             return None, tag
         raw = b"".join((_pHEADER(size, 2, 0, ch, b"\x00\x53\x14", 0xC0, body_len + 1, 6),
                         head, idb, _pBB(0xA0, len(tag)), tag, tail, payload))
         self._next_delivery_id[s] = (did + 1) & serial.MASK
-        d = Delivery(link, local, self.remote, tag)
+        d = Delivery(link, local, remote, tag)
         self._out += raw
         now = self.now
         self._last_sent = now
@@ -972,6 +974,11 @@ class Endpoint:
     def outgoing(self, link: Link) -> list[Delivery]:
         """Deliveries queued on `link` and not completely sent."""
         return [o.delivery for o in self._outgoing.get(link, ())]
+
+    def queued(self, link: Link) -> int:
+        """How many deliveries are queued on `link` (`len(outgoing(link))`, cheaply)."""
+        q = self._outgoing.get(link)
+        return len(q) if q else 0
 
 
 def _copy(node: Any) -> Any:

@@ -406,7 +406,9 @@ class Session:
         e = TimelineEntry(time, side, kind, conn.frame_no, state, settled, more, n, detail)
         d.timeline.append(e)
         if d.frames == 1 and kind == "transfer":
-            conn._events.append(DeliveryStarted(d, side, time))
+            if not conn.lean or more or conn.local != receiver:
+                conn._events.append(DeliveryStarted(d, side, time))
+            # else lean: its MessageReceived follows at once
         else:
             conn._events.append(DeliveryUpdated(d, e, time))
         if not more and not d.aborted:
@@ -415,7 +417,8 @@ class Session:
             if conn.local == receiver:
                 conn._events.append(MessageReceived(d, time))
         if d.phase in FINAL:
-            self._finish(d)
+            self._finish(d, not (conn.lean and conn.local == receiver and d.frames == 1
+                                 and not d.aborted and not d.resumed))
 
     def local_transfer(self, side: str, link: Link, d: Delivery, did: int, settled: bool,
                        message_format: int, n: int) -> None:
@@ -701,7 +704,8 @@ class Session:
         e = TimelineEntry(conn.time, side, "disposition" if state is not None else "settle",
                           conn.frame_no, state, settled)
         d.timeline.append(e)
-        conn._events.append(DeliveryUpdated(d, e, conn.time))
+        if not conn.lean or d.phase not in FINAL:
+            conn._events.append(DeliveryUpdated(d, e, conn.time))
         if d.txn_request is not None and is_rcv and state is not None:
             self._txn_outcome(d, state)
         if d.done:
@@ -725,8 +729,10 @@ class Session:
             conn.transactions[txn_id] = result
             conn.emit(TransactionDischarged(txn_id, fail, result, d, conn.time))
 
-    def _finish(self, d: Delivery) -> None:
-        """The delivery is final: out of the live maps, into a DeliverySettled event."""
+    def _finish(self, d: Delivery, report: bool = True) -> None:
+        """The delivery is final: out of the live maps, into a DeliverySettled event
+        (`report=False`: lean endpoint, a message settled on arrival, whose
+        MessageReceived is its report)."""
         conn = self.conn
         d.settled_time = conn.time
         d.link.count_final(d)
@@ -738,7 +744,8 @@ class Session:
             recent[d.delivery_id] = d.settled_by
             if len(recent) > RECENT_LIMIT:
                 recent.popitem(last=False)
-        conn.emit(DeliverySettled(d, conn.time))
+        if report:
+            conn._events.append(DeliverySettled(d, conn.time))
 
 
 def state_label(state: Any) -> str:

@@ -202,7 +202,7 @@ class SenderLink(_Link):
 
     def _queued(self) -> int:
         """Deliveries the engine holds for this link, not yet framed (waiting for credit)."""
-        return len(self.client.engine.outgoing(self.link))
+        return int(self.client.engine.queued(self.link))
 
     async def wait_sendable(self, window: int, timeout: float) -> None:
         """Wait for link credit not already spoken for by queued deliveries, and for fewer
@@ -688,6 +688,7 @@ class Client:
             max_frame_size=cfg.max_frame_size or DEFAULT_MAX_FRAME_SIZE,
             idle_timeout=cfg.idle_timeout,
             sides=(LOCAL, REMOTE),
+            lean_events=True,  # the events below do not need the engine's own transfers
         )
         engine.set_time(_now())
         engine.open()

@@ -84,3 +84,22 @@ def test_lean_events_leave_out_our_own_transfers() -> None:
     assert not of(p.client_events, DeliveryStarted)
     assert len(of(p.client_events, DeliverySettled)) == 2
     assert link.outcomes == {"accepted": 1, "settled": 1}
+
+
+def test_lean_events_report_a_received_message_once() -> None:
+    from amqpcli.engine import MessageReceived
+
+    p = Pair(client={"lean_events": True})
+    link, plink = p.receiver(credit=5)
+    p.peer.send(plink, b"a")
+    p.peer.send(plink, b"b", settled=True)
+    p.pump()
+    got = [e.delivery for e in of(p.client_events, MessageReceived)]
+    assert [d.payload for d in got] == [b"a", b"b"]
+    assert not of(p.client_events, DeliveryStarted)
+    assert not of(p.client_events, DeliverySettled)  # "b" arrived settled: reported once
+    assert got[1].phase == "settled"
+    p.client.accept(got[0])
+    p.pump()
+    assert [e.delivery for e in of(p.client_events, DeliverySettled)] == [got[0]]
+    assert link.outcomes == {"accepted": 1, "settled": 1}
