@@ -20,7 +20,7 @@ from __future__ import annotations
 from struct import Struct
 from typing import Any
 
-from amqpcli.codec.composites import Transfer
+from amqpcli.codec.composites import Disposition, Transfer
 from amqpcli.codec.types import Composite, DecodeError, UByte, UInt
 
 __all__ = [
@@ -445,23 +445,32 @@ def _decode(buf: Any, offset: int) -> tuple[Any, int]:
 
 _u32 = Struct(">I").unpack_from
 _u32u32 = Struct(">II").unpack_from
-_fill_transfer = Transfer._fill
 _new = object.__new__
 _UINT0 = UInt(0)
-_NONES = (None,) * Transfer._N
+# descriptor code -> (class, its _fill, a None per field, delivery states without fields
+# taken); dispositions are most of what is not a transfer in a busy stream
+_FAST_LISTS: dict[int, tuple[type[Composite], Any, tuple[None, ...], bool]] = {
+    0x14: (Transfer, Transfer._fill, (None,) * Transfer._N, False),
+    0x15: (Disposition, Disposition._fill, (None,) * Disposition._N, True),
+}
 
 
 def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
-    """A transfer's performative decoded without the generic decoder, or None.
+    """A transfer's (or a disposition's) performative decoded without the generic
+    decoder, or None.
 
     Transfers are most of a busy stream, and their fields are a handful of small uints,
-    booleans and a short binary tag. Only those encodings are taken here; anything else
+    booleans and a short binary tag; dispositions add a delivery state with no fields. Only those encodings are taken here; anything else
     (a delivery state, an odd width, a short or malformed body) returns None and the
     generic decoder does the work and the error reporting, so both give the same result.
     """
     n = len(b)
-    if n < 6 or b[0] != 0x00 or b[1] != 0x53 or b[2] != 0x14:
+    if n < 6 or b[0] != 0x00 or b[1] != 0x53:
         return None
+    fast = _FAST_LISTS.get(b[2])
+    if fast is None:
+        return None
+    cls, fill, nones, states = fast
     c = b[3]
     if c == 0xC0:
         end = 5 + b[4]
@@ -475,9 +484,9 @@ def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
         p = 12
     else:
         return None
-    if end > n or count > 11:
+    if end > n or count > len(nones):
         return None
-    vals: list[Any] = list(_NONES)
+    vals: list[Any] = list(nones)
     for i in range(count):
         if p >= end:
             return None
@@ -508,14 +517,18 @@ def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
         elif code == 0x50:
             vals[i] = UByte(b[p + 1])
             p += 2
+        elif code == 0x00 and states and p + 4 <= end and b[p + 1] == 0x53 and b[p + 3] == 0x45:
+            # a delivery state without fields (accepted, released): the codec builds it
+            vals[i] = _decode(bytes(b[p : p + 4]), 0)[0]
+            p += 4
         else:
             return None
     if p != end:
         return None
-    o = _new(Transfer)
+    o = _new(cls)
     # As the codec does: the bytes, and the decoded items the fields still hold.
     o._raw = (bytes(b[:end]), vals)  # trailing Nones compare like absent items
-    _fill_transfer(o, vals)
+    fill(o, vals)
     return o, end
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from amqpcli.codec.composites import SaslInit
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import redact
@@ -331,7 +332,8 @@ def frame_line(
 ) -> str:
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
     `message` is the whole message when `frame` ends a multi-frame delivery."""
-    frame = redact(frame, show_secrets)
+    if not show_secrets and isinstance(frame.body, SaslInit):  # the one secret redact hides
+        frame = redact(frame)
     head = [p for p in (_time(time), connection, direction) if p]
     chan = f"[{frame.channel}]".ljust(_CHANNEL_WIDTH)
     body = frame.body

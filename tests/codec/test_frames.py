@@ -11,8 +11,11 @@ from amqpcli.codec.composites import (
     Attach,
     Begin,
     Disposition,
+    Error,
     Flow,
     Open,
+    Rejected,
+    Released,
     SaslInit,
     SaslMechanisms,
     SaslOutcome,
@@ -311,6 +314,36 @@ def test_transfer_fast_path_agrees_with_the_codec(transfer: Transfer) -> None:
     with_state = encode(Transfer(handle=UInt(0), state=Accepted()))
     assert _decode_transfer_fast(memoryview(with_state)) is None
     # Wide list encoding and truncations: taken or refused, never wrong.
+    for cut in range(len(raw)):
+        r = _decode_transfer_fast(memoryview(raw[:cut]))
+        if r is not None:
+            assert r[0] == decode(raw[:cut], 0)[0]
+
+
+@pytest.mark.parametrize(
+    "disposition",
+    [
+        Disposition(role=True, first=UInt(0), last=UInt(5), settled=True, state=Accepted()),
+        Disposition(role=True, first=UInt(7), settled=True, state=Released(), batchable=False),
+        Disposition(role=False, first=UInt(1), state=Rejected()),
+        Disposition(role=True, first=UInt(300000)),
+    ],
+)
+def test_disposition_fast_path_agrees_with_the_codec(disposition: Disposition) -> None:
+    from amqpcli.codec.decode import decode
+
+    raw = encode(disposition)
+    fast = _decode_transfer_fast(memoryview(raw))
+    assert fast is not None
+    generic = decode(raw, 0)
+    assert fast[1] == generic[1] == len(raw)
+    assert fast[0] == generic[0] == disposition
+    assert type(fast[0].state) is type(generic[0].state)
+    assert encode(fast[0]) == raw
+    # A state with fields defers to the codec.
+    with_error = encode(Disposition(role=True, first=UInt(0), state=Rejected(
+        error=Error(condition=Symbol("amqp:x")))))
+    assert _decode_transfer_fast(memoryview(with_error)) is None
     for cut in range(len(raw)):
         r = _decode_transfer_fast(memoryview(raw[:cut]))
         if r is not None:
