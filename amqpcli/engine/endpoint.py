@@ -52,10 +52,13 @@ from .events import (
     ConnectionClosed,
     CreditChanged,
     DeliverySettled,
+    DeliveryStarted,
     DeliveryUpdated,
     Event,
+    Heartbeat,
     LinkAttached,
     LinkDetached,
+    MessageReceived,
     SessionBegun,
     SessionEnded,
     Violation,
@@ -286,6 +289,8 @@ class Endpoint:
         if body is not None and frame is not None and frame.type == FRAME_TYPE_SASL:
             self._react_sasl(body)
         for ev in evs:
+            if ev.__class__ in _NO_ANSWER:
+                continue
             if isinstance(ev, Violation):
                 if ev.side == self.remote:
                     self._answer_violation(ev)
@@ -891,18 +896,35 @@ class Endpoint:
         In receiver-settle-mode second a receiver's settlement waits for the sender's:
         the state goes out now, the settlement when the sender has settled.
         """
-        ds = [deliveries] if isinstance(deliveries, Delivery) else list(deliveries)
+        ds = [deliveries] if isinstance(deliveries, Delivery) else deliveries
         groups: dict[tuple[Session, bool, bool], list[int]] = {}
+        local = self.local
+        last_key: tuple[Session, bool, bool] | None = None
+        last: list[int] = []
         for d in ds:
-            if d.phase in FINAL or d.session is None or d.delivery_id is None:
+            s = d.session
+            if d.phase in FINAL or s is None or d.delivery_id is None:
                 continue
-            role = RECEIVER if d.receiver == self.local else SENDER
+            role = d.receiver == local  # RECEIVER (True) or SENDER (False)
             settle = settled
-            if settle and role == RECEIVER and not d.sender_settled and (
-                    d.session._waits_rcv(d)):
+            if settle and role and not d.sender_settled and s._waits_rcv(d):
                 settle = False  # mode second: we settle once the sender has (automatic)
-            groups.setdefault((d.session, role, settle), []).append(d.delivery_id)
+            key = (s, role, settle)
+            if key != last_key:
+                last_key = key
+                last = groups.setdefault(key, [])
+            last.append(d.delivery_id)
         for (s, role, settle), ids in groups.items():
+            first = ids[0]
+            n = len(ids)
+            if first + n - 1 <= serial.MASK and ids[-1] == first + n - 1 and (
+                    ids == list(range(first, first + n))):
+                # the common case: one run of consecutive ids, in order
+                self._send(c.Disposition(role=role, first=first,
+                                         last=ids[-1] if n > 1 else None,
+                                         settled=settle, state=state),
+                           channel=s.channel[self.local])
+                continue
             base = ids[0]
             ids.sort(key=lambda i: serial.diff(base, i))
             first = prev = ids[0]
@@ -984,6 +1006,9 @@ class Endpoint:
 def _copy(node: Any) -> Any:
     return type(node)(**node.fields())
 
+
+# events an endpoint never answers (the common ones: skipped first in `_react`)
+_NO_ANSWER = frozenset({DeliverySettled, DeliveryStarted, MessageReceived, Heartbeat})
 
 _pBB = struct.Struct(">BB").pack
 _pBI = struct.Struct(">BI").pack

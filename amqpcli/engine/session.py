@@ -571,6 +571,8 @@ class Session:
         n = serial.span(first, last)
         if n == 1:
             found = [infl[first]] if first in infl else []
+        elif first + n <= serial.MOD and (n <= 64 or n <= len(infl)):
+            found = [infl[i] for i in range(first, first + n) if i in infl]
         elif n <= 64 or n <= len(infl):
             found = [infl[i] for i in (serial.add(first, k) for k in range(n)) if i in infl]
         else:
