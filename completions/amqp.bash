@@ -98,7 +98,7 @@ _amqp_complete() {
         --example) COMPREPLY=($(compgen -W "client-session client-session message selector-filter" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --input -i --as --json --brief -b --show-secrets --max-frame-size --example --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --input -i --as --json --brief --color --no-color --show-secrets --max-frame-size --example --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
@@ -116,7 +116,7 @@ _amqp_complete() {
         ;;
     pcap-dump)
         case $prev in
-        --port|-p|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--master|--conf) :; return ;;
+        --amqp-port|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--performative|--state|--since|--until|--master|--conf) :; return ;;
         --tls-keylog) _amqp_files ""; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --out) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;
@@ -124,14 +124,14 @@ _amqp_complete() {
         --engine) COMPREPLY=($(compgen -W "local spark" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--port -p --tls-keylog --live --bpf --count --deliveries -d --links -l --connections -c --summary -s --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative -P --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--amqp-port --tls-keylog --live --capture-filter --count -c --deliveries -d --links --connections --summary --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --port|-p|--tls-keylog|--live|--bpf|--count|--stall|--connection|-C|--address|-a|--link|--performative|-P|--state|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
+            --amqp-port|--tls-keylog|--live|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--performative|--state|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -142,19 +142,19 @@ _amqp_complete() {
         ;;
     proxy)
         case $prev in
+        --listen|-l|--server-name|--connect-timeout) :; return ;;
         --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
         --ca-file|--cert|--key) _amqp_files ""; return ;;
-        --server-name|--connect-timeout) :; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--record -w --tui --json --show-secrets --ca-file --cert --key --insecure --server-name --connect-timeout --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--listen -l --record -w --tui --json --show-secrets --ca-file --cert --key --insecure --server-name --connect-timeout --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout) ((i++)) ;;
+            --listen|-l|--record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -199,7 +199,7 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines -l --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --settled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
@@ -228,21 +228,21 @@ _amqp_complete() {
     tui)
         case $prev in
         --pcap|--record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
-        --proxy|--listen|-l|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --proxy|--listen|-l|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --amqp-port --capture-filter --fast-capture --speed --play --history --frames --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --amqp-port --capture-filter --fast-capture --speed --play --history --frame-log --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --pcap|--proxy|--live|--listen|-l|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frames|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --pcap|--proxy|--live|--listen|-l|--record|-w|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

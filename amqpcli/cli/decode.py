@@ -159,15 +159,19 @@ def _describe(kind: str, items: list[Item], detected: bool) -> str:
 
 
 class _Out:
-    """Where text goes: a rich console on a terminal, plain lines otherwise."""
+    """Where text goes: a rich console in colour (by default on a terminal, unless NO_COLOR
+    is set or TERM is dumb), plain lines otherwise."""
 
-    def __init__(self) -> None:
-        self.rich = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    def __init__(self, color: bool | None = None) -> None:
+        if color is None:
+            color = (sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+                     and not os.environ.get("NO_COLOR"))
+        self.rich = color
         self.console: Any = None
         if self.rich:
             from rich.console import Console
 
-            self.console = Console(highlight=False)
+            self.console = Console(highlight=False, force_terminal=True)
 
     def tree(self, node: Any) -> None:
         if self.rich:
@@ -194,7 +198,7 @@ def _report_error(err: FrameError, data: bytes) -> None:
 
 def _decode_010(
     buf: bytes, has_header: bool, source: str, form: str, detected: bool, as_json: bool, brief: bool,
-    show_secrets: bool,
+    show_secrets: bool, color: bool | None = None,
 ) -> None:
     """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON."""
     from amqpcli.amqp010 import StreamDecoder, StreamError
@@ -203,7 +207,7 @@ def _decode_010(
 
     decoder = StreamDecoder(expect_header=has_header)
     items = [*decoder.feed(buf), *decoder.close()]
-    out = None if as_json else _Out()
+    out = None if as_json else _Out(color)
     if out is not None:
         n = sum(getattr(i, "method", None) is not None for i in items)
         how = "detected" if detected else "as asked"
@@ -274,8 +278,12 @@ def decode(
         ),
     ] = False,
     brief: Annotated[
-        bool, typer.Option("--brief", "-b", help="One line per frame instead of a tree.")
+        bool, typer.Option("--brief", help="One line per frame instead of a tree.")
     ] = False,
+    color: Annotated[
+        bool | None,
+        typer.Option("--color/--no-color", help="Colour (default: on a terminal, unless NO_COLOR is set).", show_default=False),
+    ] = None,
     show_secrets: Annotated[
         bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords.")
     ] = False,
@@ -314,7 +322,8 @@ def decode(
     header = parse_protocol_header(buf)
     is_010 = header is not None and header.kind == "amqp0-10"
     if kind == "frames-0-10" or (kind == "frames" and is_010):
-        _decode_010(buf, is_010, source, form, as_kind is None, as_json, brief, show_secrets)
+        _decode_010(buf, is_010, source, form, as_kind is None, as_json, brief, show_secrets,
+                    color)
         return
     note = None
     if kind == "frames":
@@ -324,7 +333,7 @@ def decode(
     else:
         items = decode_values(buf)
 
-    out = None if as_json else _Out()
+    out = None if as_json else _Out(color)
     if out is not None:
         out.line(
             f"{_describe(kind, items, as_kind is None)}; {len(buf)} bytes from {form} input ({source})",

@@ -106,18 +106,20 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump traffic.pcapng --deliveries --state rejected\n\n"
     "  amqp pcap-dump a.pcap b.pcap.gz --summary\n\n"
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
-    "  amqp pcap-dump --live lo --port 5673"))
+    "  amqp pcap-dump --live lo --amqp-port 5673"))
 def pcap_dump(
     files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time.", show_default=False)] = None,
-    port: Annotated[list[int] | None, typer.Option("--port", "-p", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
+    port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
+    port_alias: Annotated[list[int] | None, typer.Option("--port", "-p", hidden=True)] = None,  # the old spelling of --amqp-port
     tls_keylog: Annotated[Path | None, typer.Option("--tls-keylog", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", help="Capture live on this interface (needs capture rights) and print as traffic flows.", rich_help_panel=_SRC)] = None,
-    bpf: Annotated[str | None, typer.Option("--bpf", help="Capture filter for --live (default: the AMQP ports).", rich_help_panel=_SRC)] = None,
-    count: Annotated[int | None, typer.Option("--count", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
+    capture_filter: Annotated[str | None, typer.Option("--capture-filter", help="With --live: BPF capture filter (default: the AMQP ports).", rich_help_panel=_SRC)] = None,
+    bpf_alias: Annotated[str | None, typer.Option("--bpf", hidden=True)] = None,  # the old spelling of --capture-filter
+    count: Annotated[int | None, typer.Option("--count", "-c", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
     deliveries: Annotated[bool, typer.Option("--deliveries", "-d", help="One line per delivery: link, id, tag, size, outcome, who settled, latency.", rich_help_panel=_OUT)] = False,
-    links: Annotated[bool, typer.Option("--links", "-l", help="Every link at the end: handles, termini, credit, outcomes, latency.", rich_help_panel=_OUT)] = False,
-    connections: Annotated[bool, typer.Option("--connections", "-c", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
-    summary: Annotated[bool, typer.Option("--summary", "-s", help="Counts by performative and outcome, latency per link, credit stalls, violations.", rich_help_panel=_OUT)] = False,
+    links: Annotated[bool, typer.Option("--links", help="Every link at the end: handles, termini, credit, outcomes, latency.", rich_help_panel=_OUT)] = False,
+    connections: Annotated[bool, typer.Option("--connections", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
+    summary: Annotated[bool, typer.Option("--summary", help="Counts by performative and outcome, latency per link, credit stalls, violations.", rich_help_panel=_OUT)] = False,
     frames: Annotated[bool, typer.Option("--frames", help="Frame lines too when another view is chosen (they are the default).", rich_help_panel=_OUT)] = False,
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line (lossless; messages as `recv --json` writes them).", rich_help_panel=_OUT)] = False,
     brief: Annotated[bool, typer.Option("--frames-only", "--brief", help="Decode performatives only, not messages: frame lines without bodies.", rich_help_panel=_OUT)] = False,
@@ -128,7 +130,7 @@ def pcap_dump(
     connection: Annotated[list[str] | None, typer.Option("--connection", "-C", help="Only this connection: c1, an address or ip:port (repeatable).", rich_help_panel=_SEL)] = None,
     address: Annotated[list[str] | None, typer.Option("--address", "-a", help="Only links to this node address (glob, repeatable).", rich_help_panel=_SEL)] = None,
     link: Annotated[list[str] | None, typer.Option("--link", help="Only links with this name (glob, repeatable).", rich_help_panel=_SEL)] = None,
-    performative: Annotated[list[str] | None, typer.Option("--performative", "-P", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,
+    performative: Annotated[list[str] | None, typer.Option("--performative", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,
     state: Annotated[list[str] | None, typer.Option("--state", help="Only deliveries with this outcome, frames carrying this state: accepted, rejected, released, modified, unsettled, ...", rich_help_panel=_SEL)] = None,
     since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
@@ -140,6 +142,8 @@ def pcap_dump(
     spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
     """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
+    port = [*(port or ()), *(port_alias or ())] or None
+    bpf = capture_filter if capture_filter is not None else bpf_alias
     from amqpcli.dissect import Dissector, Filter, Summary
 
     # the tables path imports pyarrow: only for --out, or --summary of output folders

@@ -1,4 +1,4 @@
-"""`amqp proxy LISTEN URL`: forward an application's connections to a broker, one line per frame."""
+"""`amqp proxy LISTEN URL` (or `--listen LISTEN URL`): forward an application's connections to a broker, one line per frame."""
 
 from __future__ import annotations
 
@@ -96,11 +96,12 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
 
 
 @app.command(help="Forward an application's AMQP connections to a broker and print every frame.",
-             epilog="Examples:\n\n  amqp proxy 5673 amqp://broker:5672\n\n"
+             epilog="Examples:\n\n  amqp proxy --listen 5673 amqp://broker:5672\n\n"
              "  amqp proxy 5673 amqps://broker:5671 --record session.pcapng --json")
 def proxy(
-    listen: Annotated[str, typer.Argument(help=LISTEN_HELP, show_default=False)],
-    url: Annotated[str, typer.Argument(help=URL_HELP, show_default=False)],
+    listen: Annotated[str | None, typer.Argument(help=LISTEN_HELP + " Or give it with --listen; then URL is the only argument.", show_default=False)] = None,
+    url: Annotated[str | None, typer.Argument(help=URL_HELP, show_default=False)] = None,
+    listen_opt: Annotated[str | None, typer.Option("--listen", "-l", help=LISTEN_HELP, show_default=False)] = None,
     record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file.")] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch in the TUI instead of printing lines.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per frame (lossless).")] = False,
@@ -114,6 +115,12 @@ def proxy(
 ) -> None:
     from amqpcli.proxy import parse_listen
 
+    if listen_opt is not None:
+        if url is not None:
+            raise UserError("LISTEN given twice (--listen and an argument): give the broker URL only", Exit.USAGE)
+        listen, url = listen_opt, listen
+    if listen is None or url is None:
+        raise UserError("give where to listen and the broker: amqp proxy [--listen] LISTEN URL", Exit.USAGE)
     where = parse_listen(listen)
     cfg = upstream_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
                           insecure=insecure, server_name=server_name,

@@ -220,7 +220,7 @@ def send(
     conn: ConnectionConfig,
     body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),
     file: str | None = typer.Option(None, "--file", "-f", help="Read the body from FILE ('-': stdin).", rich_help_panel=_MSG),
-    lines: bool = typer.Option(False, "--lines", "-l", help="One message per line of the input.", rich_help_panel=_MSG),
+    lines: bool = typer.Option(False, "--lines", help="One message per line of the input.", rich_help_panel=_MSG),
     body_type: str = typer.Option("data", "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)}. 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md).", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay messages from FILE as written by 'amqp recv --json' ('-': stdin).", rich_help_panel=_MSG),
@@ -248,7 +248,8 @@ def send(
     count: int | None = typer.Option(None, "--count", "-c", help="Messages to send (default: 1, or every line / every message of --from).", rich_help_panel=_FLOW),
     rate: float | None = typer.Option(None, "--rate", help="At most this many messages per second.", rich_help_panel=_FLOW),
     duration: float | None = typer.Option(None, "--duration", help="Keep sending the body for this many seconds.", rich_help_panel=_FLOW),
-    settled: bool = typer.Option(False, "--settled", help="Send pre-settled (at most once: no outcomes).", rich_help_panel=_FLOW),
+    presettled: bool = typer.Option(False, "--presettled", help="Send pre-settled (at most once: no outcomes).", rich_help_panel=_FLOW),
+    settled_alias: bool = typer.Option(False, "--settled", hidden=True),  # the old spelling of --presettled
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
@@ -259,6 +260,7 @@ def send(
 ) -> None:
     from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
 
+    settled = presettled or settled_alias
     if body_type not in BODY_TYPES:
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
     if count is not None and count < 0:

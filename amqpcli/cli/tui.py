@@ -36,8 +36,11 @@ def choose_source(
     recv: bool,
     send: bool,
     serve: bool,
+    profile_given: bool = False,
+    env_url: bool = False,
 ) -> str:
-    """Which source the options ask for; one only."""
+    """Which source the options ask for; one only. A broker is named by the URL argument,
+    --profile or $AMQP_URL; the capture and serve sources refuse the first two."""
     picked = [name for name, on in (("pcap", pcap is not None), ("proxy", proxy is not None),
                                      ("live", live is not None), ("recv", recv), ("send", send),
                                      ("serve", serve)) if on]
@@ -49,10 +52,10 @@ def choose_source(
             Exit.USAGE,
         )
     src = picked[0]
-    if src in ("proxy", "recv", "send") and not url_given:
-        raise UserError(f"--{src} needs a broker URL (or $AMQP_URL)", Exit.USAGE)
-    if src in ("pcap", "live", "serve") and url_given:
-        raise UserError(f"--{src} takes no URL", Exit.USAGE)
+    if src in ("proxy", "recv", "send") and not (url_given or profile_given or env_url):
+        raise UserError(f"--{src} needs a broker URL (or --profile NAME, or $AMQP_URL)", Exit.USAGE)
+    if src in ("pcap", "live", "serve") and (url_given or profile_given):
+        raise UserError(f"--{src} takes no URL{' nor --profile' if profile_given else ''}", Exit.USAGE)
     return src
 
 
@@ -75,15 +78,21 @@ def tui(
     speed: Annotated[float, typer.Option("--speed", help="Replay speed (1 = as recorded; 0 = as fast as possible).", rich_help_panel=_VIEW)] = 1.0,
     play: Annotated[bool, typer.Option("--play", help="Start playing the replay at once.", rich_help_panel=_VIEW)] = False,
     history: Annotated[int, typer.Option("--history", help="Settled deliveries kept per connection for viewing (older ones are only counted).", rich_help_panel=_VIEW)] = 1000,
-    frames: Annotated[int, typer.Option("--frames", help="Frames kept in the frame log of live sources.", rich_help_panel=_VIEW)] = 200_000,
+    frame_log: Annotated[int, typer.Option("--frame-log", help="Frames kept in the frame log of live sources.", rich_help_panel=_VIEW)] = 200_000,
+    frames_alias: Annotated[int | None, typer.Option("--frames", hidden=True)] = None,  # the old spelling of --frame-log
     credit: Annotated[int, typer.Option("--credit", help="Credit granted by the c key (our receiving link).", rich_help_panel=_VIEW)] = 10,
     refresh: Annotated[float, typer.Option("--refresh", help="View updates per second.", rich_help_panel=_VIEW)] = 10.0,
 ) -> None:
+    import os
+
     url_given = ctx.params.get("url") is not None
     src = choose_source(url_given=url_given, pcap=pcap, proxy=proxy, live=live, recv=recv,
-                        send=send, serve=serve)
+                        send=send, serve=serve,
+                        profile_given=ctx.params.get("conn_profile") is not None,
+                        env_url=bool(os.environ.get("AMQP_URL")))
+    frames = frames_alias if frames_alias is not None else frame_log
     if history < 1 or frames < 16:
-        raise UserError("--history must be at least 1 and --frames at least 16", Exit.USAGE)
+        raise UserError("--history must be at least 1 and --frame-log at least 16", Exit.USAGE)
     if not 0.5 <= refresh <= 60:
         raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
     if speed < 0:
@@ -91,8 +100,6 @@ def tui(
     from amqpcli.tui.app import run
 
     if src == "pcap":
-        import os
-
         from amqpcli.tui.sources.replay import ReplaySource
 
         assert pcap is not None

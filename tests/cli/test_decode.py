@@ -269,3 +269,25 @@ def test_lone_surrogate_char_in_json() -> None:
     lines = out.splitlines()
     assert "\\ud800" in lines[0] and "😀" in lines[1]
     assert b"".join(item_bytes_from_json(json.loads(line)) for line in lines) == data
+
+
+def test_colour_when_asked_plain_otherwise() -> None:
+    code, out, _ = run("decode", "--example", "client-session", "--brief", "--color")
+    assert code == 0 and "\x1b[" in out
+    code, plain, _ = run("decode", "--example", "client-session", "--brief", "--no-color")
+    assert code == 0 and "\x1b[" not in plain
+    _, piped, _ = run("decode", "--example", "client-session", "--brief")
+    assert piped == plain  # not a terminal: plain by default
+    assert len(plain.splitlines()) == len(out.splitlines())
+
+
+def test_no_color_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    from amqpcli.cli import decode as decode_cli
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not decode_cli._Out().rich
+    monkeypatch.delenv("NO_COLOR")
+    assert decode_cli._Out().rich
+    assert not decode_cli._Out(False).rich

@@ -7,6 +7,7 @@ import base64
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -60,11 +61,11 @@ def test_frame_lines() -> None:
 
 
 def test_password_redacted_unless_asked() -> None:
-    _, out, _ = run("pcap-dump", RABBIT, "-P", "sasl-init")
+    _, out, _ = run("pcap-dump", RABBIT, "--performative", "sasl-init")
     assert out.count("sasl-init") == 2 and "guest\\x00***" in out and "guest\\x00guest" not in out
-    _, out, _ = run("pcap-dump", RABBIT, "-P", "sasl-init", "--show-secrets")
+    _, out, _ = run("pcap-dump", RABBIT, "--performative", "sasl-init", "--show-secrets")
     assert "guest\\x00guest" in out
-    _, out, _ = run("pcap-dump", RABBIT, "--json", "-P", "sasl-init")
+    _, out, _ = run("pcap-dump", RABBIT, "--json", "--performative", "sasl-init")
     for obj in jsonl(out):
         assert obj["redacted"] is True
         resp = obj["performative"]["sasl-init"]["initial-response"]
@@ -123,7 +124,7 @@ def test_links_connections_summary() -> None:
 @pytest.mark.parametrize("args, frames", [
     (["-C", "c2"], 38),
     (["-C", "46610"], 39),
-    (["-P", "transfer,disposition"], 44),
+    (["--performative", "transfer,disposition"], 44),
     (["--state", "accepted"], 4),
     (["--link", "7351*"], 25),
     (["--address", "/queue/lab.cap.c", "-C", "c1"], 26),
@@ -229,10 +230,36 @@ def test_crafted_outcomes_on_delivery_lines(tmp_path: Path) -> None:
 
 
 def test_colour_when_asked() -> None:
-    code, out, _ = run("pcap-dump", RABBIT, "--color", "-P", "transfer", "-C", "c1")
+    code, out, _ = run("pcap-dump", RABBIT, "--color", "--performative", "transfer", "-C", "c1")
     assert code == 0
     first = out.splitlines()[0]
     assert "\x1b[32mtransfer\x1b[0m" in first  # the performative, coloured
     assert "\x1b[36mc1\x1b[0m" in first  # the connection
-    _, plain, _ = run("pcap-dump", RABBIT, "--no-color", "-P", "transfer", "-C", "c1")
+    _, plain, _ = run("pcap-dump", RABBIT, "--no-color", "--performative", "transfer", "-C", "c1")
     assert "\x1b[" not in plain and len(plain.splitlines()) == len(out.splitlines())
+
+
+@pytest.mark.parametrize("args", [
+    ["--capture-filter", "tcp port 7", "--amqp-port", "7", "-c", "3"],
+    ["--bpf", "tcp port 7", "--port", "7", "--count", "3"],  # the old spellings, hidden
+    ["--bpf", "tcp port 7", "-p", "7", "-c", "3"],
+])
+def test_live_capture_options_and_their_old_spellings(monkeypatch: pytest.MonkeyPatch,
+                                                       args: list[str]) -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def fake_events(dis: Any, files: Any, live: Any, keylog: Any, bpf: Any, count: Any) -> Any:
+        seen.append((live, bpf, count, sorted(dis.ports)))
+        return iter(())
+
+    monkeypatch.setattr("amqpcli.cli.pcap_dump._events", fake_events)
+    code, _, err = run("pcap-dump", "--live", "lo", *args)
+    assert code == 8 and "no AMQP traffic" in err  # nothing was captured
+    assert seen == [("lo", "tcp port 7", 3, [7, 5672])]
+
+
+def test_old_short_flags_of_views_are_gone() -> None:
+    # -c is --count everywhere, -s --selector, -l --listen, -P --property
+    for flag in ("-s", "-l", "-P"):
+        code, _, err = run("pcap-dump", RABBIT, flag)
+        assert code == 2 and "No such option" in err, flag

@@ -72,7 +72,7 @@ def recording(port: int, path: Path) -> Iterator[Path]:
 
 def dump(path: Path, *args: str, port: int, record: str = "delivery") -> list[dict[str, Any]]:
     """The JSON records of kind `record` (notices about the capture are left out)."""
-    r = amqp("pcap-dump", str(path), "--json", "-p", str(port), *args)
+    r = amqp("pcap-dump", str(path), "--json", "--amqp-port", str(port), *args)
     assert r.returncode == 0, r.stderr
     objs = [json.loads(x) for x in r.stdout.splitlines()]
     return [o for o in objs if o["record"] == record]
@@ -95,7 +95,7 @@ def test_outcomes_against_rabbitmq(rabbitmq_url: str, tmp_path: Path) -> None:
                  "--outcome", "reject:amqp:internal-error=bad,accept")
         assert r.returncode == 0, r.stderr
         assert "reject 2" in r.stderr and "accept 1" in r.stderr
-        r = amqp("send", url, "p", "--count", "2", "--settled")
+        r = amqp("send", url, "p", "--count", "2", "--presettled")
         assert r.returncode == 0, r.stderr
     # other tests may talk to the same node meanwhile: only our queue's links count
     dels = dump(cap, "--deliveries", "--address", f"/queue/{q}", port=port)
@@ -134,7 +134,7 @@ def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
     with recording(port, tmp_path / "proton-rx.pcapng") as cap:
         r = amqp("send", f"{rx.url}/q", "m", "--count", "8")
         assert r.returncode == 6, r.stderr  # some were rejected, released, modified
-        r = amqp("send", f"{rx.url}/q", "p", "--count", "3", "--settled")
+        r = amqp("send", f"{rx.url}/q", "p", "--count", "3", "--presettled")
         assert r.returncode == 0, r.stderr
     dels = dump(cap, "--deliveries", port=port)
     unsettled = sorted((d for d in dels if d["connection"] == "c1"),
@@ -184,8 +184,8 @@ def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any
     port = _port(rx.url)
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--bpf",
-         f"tcp port {port}", "-p", str(port), "--deliveries", "--frames", "--json"],
+        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
+         f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames", "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env)
     lines: list[dict[str, Any]] = []
     reader = threading.Thread(

@@ -35,7 +35,8 @@ def test_heartbeats_keep_a_strict_peer_happy(peers: Callable[..., Any]) -> None:
     ("args", "msg"),
     [
         (["--body-type", "blob"], "--body-type must be one of"),
-        (["--txn-size", "2", "--settled"], "--txn-size needs"),
+        (["--txn-size", "2", "--presettled"], "--txn-size needs"),
+        (["--txn-size", "2", "--settled"], "--txn-size needs"),  # the old spelling still works
         (["--rollback"], "--rollback needs --txn-size"),
         (["-P", "k:int=x"], "bad int value"),
         (["--priority", "300"], "--priority must be 0-255"),

@@ -101,7 +101,7 @@ def test_lines_count_and_stdin(rabbitmq_url: str) -> None:
     r = amqp("send", _q(rabbitmq_url, q), "--lines", "--json", input=b"a\nb\r\nc\n")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["accepted"] == 3
-    r = amqp("send", _q(rabbitmq_url, q), "x", "--count", "5", "--settled", "--json")
+    r = amqp("send", _q(rabbitmq_url, q), "x", "--count", "5", "--presettled", "--json")
     assert json.loads(r.stdout)["settled"] == 5
     r = amqp("recv", _q(rabbitmq_url, q), "-c", "8", "-t", "10", "--json")
     bodies = [m["body"]["data"][0]["binary-text"] for m in json_lines(r.stdout)]

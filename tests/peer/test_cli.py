@@ -256,7 +256,7 @@ def test_one_megabyte_in_small_frames_both_ways(serve: Serve, tmp_path: Any) -> 
 def test_presettled_beyond_the_credit_window(serve: Serve) -> None:
     s = serve()
     url = f"{s.url}/{queue_name()}"
-    r = amqp("send", url, "x", "--count", "1200", "--settled")
+    r = amqp("send", url, "x", "--count", "1200", "--presettled")
     assert r.returncode == 0, r.stderr
     r = amqp("recv", url, "--drain", "-t", "10", "--credit", "300", "-q", "--json")
     assert r.returncode == 0, r.stderr

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from proton import Message
@@ -78,3 +79,35 @@ def test_proxy_command_refuses_a_bad_listen_address() -> None:
     assert proc.stderr.strip().splitlines() == [
         "amqp: error: bad listen address 'nope': the port must be a number"
     ]
+
+
+@pytest.mark.parametrize("args", [
+    ["127.0.0.1:7001", "amqp://broker.example:5680"],
+    ["--listen", "7001", "amqp://broker.example:5680"],
+    ["amqp://broker.example:5680", "-l", "7001"],
+])
+def test_listen_as_argument_or_option(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    from amqpcli.cli.app import main
+
+    seen: list[tuple[Any, ...]] = []
+
+    async def fake_run_proxy(listen: tuple[str, int], cfg: Any, record: str | None, printer: Any) -> None:
+        seen.append((listen, cfg.endpoint.hostport))
+
+    monkeypatch.setattr("amqpcli.cli.proxy.run_proxy", fake_run_proxy)
+    main(["proxy", *args])
+    assert seen == [(("127.0.0.1", 7001), "broker.example:5680")]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--listen", "7001", "7002", "amqp://b"], "LISTEN given twice"),
+    (["7001"], "give where to listen and the broker"),
+    (["--listen", "7001"], "give where to listen and the broker"),
+])
+def test_listen_refusals(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    from amqpcli.cli.app import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["proxy", *args])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.startswith(f"amqp: error: {message}")

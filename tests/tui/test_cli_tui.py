@@ -63,6 +63,45 @@ def test_live_options(started: list[Any]) -> None:
     assert source.kind == "live" and source.fast and source.bpf_filter == "tcp port 5672"
 
 
+def test_frame_log_length_and_its_old_spelling(started: list[Any]) -> None:
+    main(["tui", "--serve", "--listen", "0", "--frame-log", "64"])
+    main(["tui", "--serve", "-l", "0", "--frames", "32"])  # the old spelling, hidden
+    (new, _), (old, _) = started
+    assert new.store.limit == 64 and old.store.limit == 32
+
+
+@pytest.fixture
+def lab_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.lab]\nurl = "amqp://lab.example:5680/orders"\n')
+    monkeypatch.setenv("AMQP_CONFIG", str(config))
+
+
+def test_a_profile_is_the_broker(started: list[Any], lab_profile: None) -> None:
+    main(["tui", "--profile", "lab", "--recv"])
+    main(["tui", "@lab/invoices", "--send"])
+    (recv, _), (send, _) = started
+    assert recv.cfg.endpoint.host == "lab.example" and recv.cfg.endpoint.port == 5680
+    assert recv.cfg.endpoint.address == "orders" and recv.receive
+    assert send.cfg.endpoint.address == "invoices" and not send.receive
+
+
+def test_amqp_url_is_the_broker(started: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMQP_URL", "amqp://env.example/orders")
+    main(["tui", "--recv"])
+    ((source, _),) = started
+    assert source.cfg.endpoint.host == "env.example"
+
+
+def test_a_profile_with_a_capture_is_refused(started: list[Any], capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path, lab_profile: None) -> None:
+    path = tmp_path / "c.pcapng"
+    write_conversation(path, 2)
+    code, err = _fails(["tui", "--pcap", str(path), "--profile", "lab"], capsys)
+    assert code == 2 and err == "amqp: error: --pcap takes no URL nor --profile"
+    assert started == []
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -73,6 +112,7 @@ def test_live_options(started: list[Any]) -> None:
         (["tui", "--pcap", "/nonexistent.pcapng"], "amqp: error: /nonexistent.pcapng: no such file"),
         (["tui", "amqp://h", "--serve"], "amqp: error: --serve takes no URL"),
         (["tui", "--pcap", "x", "--speed", "-1"], "amqp: error: --speed must be"),
+        (["tui", "--serve", "--frame-log", "8"], "amqp: error: --history must be at least 1 and --frame-log"),
     ],
 )
 def test_refusals(started: list[Any], capsys: pytest.CaptureFixture[str], argv: list[str],
