@@ -171,7 +171,7 @@ def main() -> None:
     ap.add_argument("--profile", metavar="CASE", help="cProfile one case instead")
     args = ap.parse_args()
     if args.profile:
-        prof = cProfile.Profile()
+        prof = cProfile.Profile(time.process_time)
         run(args.profile, args.count, args.size, prof)
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
         return
