@@ -92,7 +92,7 @@ def test_outcomes_counted_and_exit_code(direct_receiver: Callable[..., DirectRec
 
 def test_presettled_and_window(direct_receiver: Callable[..., DirectReceiver]) -> None:
     rcv = direct_receiver(credit=50)
-    r = amqp("send", f"{rcv.url}/q", "x", "--count", "200", "--settled", "--json")
+    r = amqp("send", f"{rcv.url}/q", "x", "--count", "200", "--presettled", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["settled"] == 200
     got = rcv.wait_for_messages(200)
     assert all(g.presettled for g in got)
@@ -135,7 +135,7 @@ def test_refused_link_is_exit_4(direct_receiver: Callable[..., DirectReceiver]) 
 def test_presettled_sends_wait_for_credit(direct_receiver: Callable[..., DirectReceiver]) -> None:
     # 5 credits and no more: "sent" must mean framed, never queued behind missing credit.
     rcv = direct_receiver(credit=5, replenish=False)
-    r = amqp("send", f"{rcv.url}/q", "x", "--count", "20", "--settled", "--timeout", "1",
+    r = amqp("send", f"{rcv.url}/q", "x", "--count", "20", "--presettled", "--timeout", "1",
              "--json")
     assert r.returncode == 5, r.stderr  # TIMEOUT
     s = json.loads(r.stdout)
