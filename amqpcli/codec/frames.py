@@ -20,7 +20,14 @@ from __future__ import annotations
 from struct import Struct
 from typing import Any
 
-from amqpcli.codec.composites import Disposition, Transfer
+from amqpcli.codec.composites import (
+    Accepted,
+    Disposition,
+    Modified,
+    Rejected,
+    Released,
+    Transfer,
+)
 from amqpcli.codec.types import Composite, DecodeError, UByte, UInt
 
 __all__ = [
@@ -447,6 +454,8 @@ _u32 = Struct(">I").unpack_from
 _u32u32 = Struct(">II").unpack_from
 _new = object.__new__
 _UINT0 = UInt(0)
+# delivery states whose fields are all optional, by descriptor code
+_EMPTY_STATES: dict[int, Any] = {c.CODE: c for c in (Accepted, Rejected, Released, Modified)}
 # descriptor code -> (class, its _fill, a None per field, delivery states without fields
 # taken); dispositions are most of what is not a transfer in a busy stream
 _FAST_LISTS: dict[int, tuple[type[Composite], Any, tuple[None, ...], bool]] = {
@@ -518,8 +527,15 @@ def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
             vals[i] = UByte(b[p + 1])
             p += 2
         elif code == 0x00 and states and p + 4 <= end and b[p + 1] == 0x53 and b[p + 3] == 0x45:
-            # a delivery state without fields (accepted, released): the codec builds it
-            vals[i] = _decode(bytes(b[p : p + 4]), 0)[0]
+            # a delivery state written without fields (accepted, released, ...): built
+            # as the codec builds a composite from an empty list
+            scls = _EMPTY_STATES.get(b[p + 2])
+            if scls is None:
+                return None
+            st = _new(scls)
+            st._raw = (bytes(b[p : p + 4]), [])
+            scls._fill(st, [None] * scls._N)
+            vals[i] = st
             p += 4
         else:
             return None

@@ -13,6 +13,7 @@ from amqpcli.codec.composites import (
     Disposition,
     Error,
     Flow,
+    Modified,
     Open,
     Rejected,
     Released,
@@ -327,6 +328,7 @@ def test_transfer_fast_path_agrees_with_the_codec(transfer: Transfer) -> None:
         Disposition(role=True, first=UInt(7), settled=True, state=Released(), batchable=False),
         Disposition(role=False, first=UInt(1), state=Rejected()),
         Disposition(role=True, first=UInt(300000)),
+        Disposition(role=True, first=UInt(2), state=Modified()),
     ],
 )
 def test_disposition_fast_path_agrees_with_the_codec(disposition: Disposition) -> None:
@@ -339,6 +341,9 @@ def test_disposition_fast_path_agrees_with_the_codec(disposition: Disposition) -
     assert fast[1] == generic[1] == len(raw)
     assert fast[0] == generic[0] == disposition
     assert type(fast[0].state) is type(generic[0].state)
+    if generic[0].state is not None:
+        assert fast[0].state._raw == generic[0].state._raw
+        assert encode(fast[0].state) == encode(generic[0].state)
     assert encode(fast[0]) == raw
     # A state with fields defers to the codec.
     with_error = encode(Disposition(role=True, first=UInt(0), state=Rejected(

@@ -11,7 +11,14 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Array, Symbol, UByte, UInt, ULong, UShort
 from amqpcli.render import frameline
-from amqpcli.render.frameline import KEY_FIELDS, _binary, _field, _fields, summarize_payload
+from amqpcli.render.frameline import (
+    KEY_FIELDS,
+    _binary,
+    _drawer,
+    _field,
+    _fields,
+    summarize_payload,
+)
 from amqpcli.render.text import format_binary
 
 PERFORMATIVES: list[Any] = [
@@ -56,6 +63,9 @@ def test_precomputed_fields_match_the_general_form(perf: Any) -> None:
     parts: list[str] = []
     _fields(perf, parts)
     assert parts == expected
+    drawn: list[str] = []
+    _drawer(type(perf))(perf, drawn.append)
+    assert drawn == expected
     assert parts  # every example draws something
 
 
