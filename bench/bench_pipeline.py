@@ -174,7 +174,8 @@ def main() -> None:
     results = []
     for label, inputs in runs:
         for engine in a.engines.split(","):
-            r = run(engine, inputs, BENCH / f"out-{engine}", a.master)
+            out = BENCH / f"out-{label.replace(' ', '-')}-{engine}"
+            r = run(engine, inputs, out, a.master)
             r["input"] = label
             results.append(r)
             print(json.dumps(r), flush=True)
