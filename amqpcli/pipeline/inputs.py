@@ -15,7 +15,7 @@ from __future__ import annotations
 import glob
 import heapq
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -54,7 +54,7 @@ def expand(captures: list[str]) -> list[str]:
 
 
 def _walk(folder: str) -> list[str]:
-    found = []
+    found: list[str] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
         found.extend(os.path.join(root, f) for f in files if is_capture_name(f))
@@ -65,7 +65,7 @@ Source = str | BinaryIO
 
 
 def file_segments(source: Source, errors: list[CaptureError] | None = None
-                  ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
+                  ) -> Generator[tuple[int, int, int, tuple[Any, ...]], None, None]:
     """`(effective time, time, packet number, segment tuple)` of one file, in file order.
     Packet numbers count every record (1-based); the segment's payload is a memoryview
     into the read block (copy what you keep). A damaged file ends after its last
@@ -110,19 +110,19 @@ def merged_segments(paths: list[str], errors: list[CaptureError]
                 heap[0][0], heap[0][1])):
             i = firsts[wi][1]
             wi += 1
-            it = file_segments(paths[i], errors)
-            item = next(it, None)
+            opened = file_segments(paths[i], errors)
+            item = next(opened, None)
             if item is not None:
-                heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], it))
+                heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], opened))
         if not heap:
             return
-        _eff, i, pkt, ts, seg, it = heap[0]
+        _eff, i, pkt, ts, seg, cur = heap[0]
         yield ts, i, pkt, seg
-        nxt = next(it, None)
+        nxt = next(cur, None)
         if nxt is None:
             heapq.heappop(heap)
         else:
-            heapq.heapreplace(heap, (nxt[0], i, nxt[2], nxt[1], nxt[3], it))
+            heapq.heapreplace(heap, (nxt[0], i, nxt[2], nxt[1], nxt[3], cur))
 
 
 def key_of(seg: tuple[Any, ...]) -> tuple[Any, ...]:

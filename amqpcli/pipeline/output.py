@@ -64,7 +64,7 @@ class LocalWriter:
 
     def _append(self, table: str, day: str, t: pa.Table) -> None:
         key = (table, day)
-        f = self._files.get(key)
+        f: Any = self._files.get(key)
         if f is None:
             folder = self.out / table / f"{PARTITION}={day}"
             folder.mkdir(parents=True, exist_ok=True)
