@@ -11,6 +11,7 @@ this module adds the connection and direction, AMQP 0-10 assemblies, colour, and
 from __future__ import annotations
 
 import base64
+import math
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -58,10 +59,30 @@ def clock(t: float | None) -> str:
     return f"{hms}{frac:06d}"
 
 
+_iso_cache: dict[int, str] = {}
+
+
 def iso(t: float | None) -> str | None:
+    """YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC), as `datetime.fromtimestamp(t)` rounds (half to
+    even on the fraction); the part up to the second is formatted once per second."""
     if t is None:
         return None
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    frac, whole = math.modf(t)
+    us = round(frac * 1e6)
+    if us >= 1_000_000:
+        us -= 1_000_000
+        whole += 1.0
+    elif us < 0:
+        us += 1_000_000
+        whole -= 1.0
+    sec = int(whole)
+    day = _iso_cache.get(sec)
+    if day is None:
+        if len(_iso_cache) > 4096:
+            _iso_cache.clear()
+        day = _iso_cache[sec] = datetime.fromtimestamp(sec, tz=UTC).strftime(
+            "%Y-%m-%dT%H:%M:%S.")
+    return f"{day}{us:06d}Z"
 
 
 def head(time: float, conn: str, side: str | None) -> str:

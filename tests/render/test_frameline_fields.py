@@ -1,9 +1,11 @@
-"""The one-line frame's precomputed field specs draw exactly what the general `_field`
-draws, for the usual encodings and for the odd ones (wrong integer types, non-boolean
-flags, choice values, terminus and state composites, binary fields)."""
+"""The fast paths of the frame and record renderers say exactly what the general code
+says: the one-line frame's precomputed field specs (usual encodings and odd ones: wrong
+integer types, non-boolean flags, choice values, terminus and state composites, binary
+fields), binary text, the data-body peek, and JSON record times."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from amqpcli.render.frameline import (
     summarize_payload,
 )
 from amqpcli.render.text import format_binary
+from amqpcli.render.traffic import iso
 
 PERFORMATIVES: list[Any] = [
     c.Open(container_id="box", hostname="h", max_frame_size=UInt(65536),
@@ -103,3 +106,13 @@ def test_data_body_peek_matches_the_decoded_body(payload: bytes,
     fast = summarize_payload(payload)
     monkeypatch.setattr(frameline, "_one_data", lambda msg: None)
     assert fast == summarize_payload(payload)
+
+
+ISO_TIMES = [0.0, -0.5, -1.0000005, 1.0000005, 1.0000015, 1.9999995, 1.99999949, -1e-7,
+             2.5e-6, -2.5e-6, 1700000000.123456, 1763849600.9999996, 1763849600.0000004,
+             4102444800.5, -2208988800.25]
+
+
+@pytest.mark.parametrize("t", ISO_TIMES)
+def test_iso_matches_datetime(t: float) -> None:
+    assert iso(t) == datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
