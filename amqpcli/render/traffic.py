@@ -43,12 +43,15 @@ STYLES = {
 
 
 _clock_cache: dict[int, str] = {}
+_last_clock: list[Any] = [None, ""]  # the last time asked for and its text
 
 
 def clock(t: float | None) -> str:
     """HH:MM:SS.ffffff (UTC); the part up to the second is formatted once per second."""
     if t is None:
         return ""
+    if t == _last_clock[0]:  # the frames of one packet share its time
+        return _last_clock[1]
     us = round(t * 1_000_000)
     sec, frac = divmod(us, 1_000_000)
     hms = _clock_cache.get(sec)
@@ -56,7 +59,10 @@ def clock(t: float | None) -> str:
         if len(_clock_cache) > 4096:
             _clock_cache.clear()
         hms = _clock_cache[sec] = datetime.fromtimestamp(sec, tz=UTC).strftime("%H:%M:%S.")
-    return f"{hms}{frac:06d}"
+    text = f"{hms}{frac:06d}"
+    _last_clock[0] = t
+    _last_clock[1] = text
+    return text
 
 
 _iso_cache: dict[int, str] = {}
