@@ -97,10 +97,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(int(Exit.INTERRUPTED))
     except BrokenPipeError:
         # Reader went away (e.g. `amqp ... | head`): not an error worth a word.
-        try:
-            sys.stdout = open(os.devnull, "w")
-        finally:
-            sys.exit(0)
+        # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except SystemExit:
         raise
     except Exception as e:  # click usage errors and bugs

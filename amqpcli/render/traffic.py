@@ -159,8 +159,7 @@ def line_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> s
     parts = [f"[{item.channel}]".ljust(_CHANNEL_WIDTH), method.qname.ljust(_NAME_WIDTH)]
     if getattr(method, "sync", False):
         parts.append("sync")
-    fields = redact_010_fields(method, show_secrets)
-    parts += [f"{k}={_v010(v)}" for k, v in fields.items()]
+    parts += [f"{k}={_v010(v)}" for k, v in redact_010_fields(method, show_secrets).items()]
     for s in item.header:
         fields = " ".join(f"{k}={_v010(v)}" for k, v in s.fields.items())
         parts.append(f"| {s.name}{{{fields}}}")
