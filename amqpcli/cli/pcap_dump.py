@@ -26,6 +26,8 @@ _OUT = "Output"
 _SEL = "Filters"
 _SRC = "Input"
 _TAB = "Tables"
+# One encoder for every JSON line: the settings `json.dumps` was given per record.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 class Out:
@@ -55,7 +57,7 @@ class Out:
             self.flush()
 
     def json(self, obj: dict[str, Any]) -> None:
-        self._buf.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        self._buf.append(_JSON.encode(obj))
         if self.live or len(self._buf) >= 1024:
             self.flush()
 

@@ -40,7 +40,7 @@ from .types import (
     UShort,
 )
 
-__all__ = ["Encoder", "encode", "encode_as", "encode_into"]
+__all__ = ["Encoder", "encode", "encode_as", "encode_fields", "encode_into"]
 
 Encoder = Callable[[bytearray, Any], None]
 
@@ -548,6 +548,12 @@ def _e_composite(out: bytearray, v: Any) -> None:
     if v._raw is not None and _unchanged(v):
         out += v._raw[0]
         return
+    _e_composite_fields(out, v)
+
+
+def _e_composite_fields(out: bytearray, v: Any) -> None:
+    """`v` encoded from its fields, whatever bytes it was decoded from (nested composites
+    as `_e_composite` writes them)."""
     cls = type(v)
     out += cls._PREFIX
     if cls.HAS_VALUE:
@@ -716,6 +722,17 @@ def encode(value: Any) -> bytes:
     """The AMQP encoding of `value`."""
     out = bytearray()
     encode_into(out, value)
+    return bytes(out)
+
+
+def encode_fields(value: Any) -> bytes:
+    """The encoding of composite `value` from its fields alone, ignoring the bytes it was
+    decoded from (nested composites still use theirs while unchanged)."""
+    out = bytearray()
+    try:
+        _e_composite_fields(out, value)
+    except struct.error as x:
+        raise EncodeError(f"cannot encode {value!r:.60}: {x}") from None
     return bytes(out)
 
 

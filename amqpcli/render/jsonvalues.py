@@ -31,6 +31,7 @@ import uuid
 from typing import Any
 
 from amqpcli.codec import composites as _c
+from amqpcli.codec.encode import encode_fields
 from amqpcli.codec.types import (
     AmqpList,
     AmqpMap,
@@ -53,7 +54,7 @@ from amqpcli.codec.types import (
     ULong,
     UShort,
 )
-from amqpcli.render.types import amqp_type, field_type, iso_time, parse_iso_time
+from amqpcli.render.types import _TYPE_NAMES, amqp_type, field_type, iso_time, parse_iso_time
 
 __all__ = ["JsonValueError", "b64", "from_json", "to_json", "unb64"]
 
@@ -286,8 +287,26 @@ _PLAIN_FIELD_TYPES = frozenset(
 )
 
 
+# Plain forms that are just the Python value converted (see `_plain`), by AMQP type.
+_FAST_PLAIN: dict[str, Any] = {
+    **dict.fromkeys(_INT_CLASSES, int),
+    "boolean": bool,
+    "string": str,
+    "symbol": str,
+}
+_FIELD_TYPES: dict[str, str] = {}
+
+
 def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
-    t = field_type(spec.type)
+    st = spec.type
+    t = _FIELD_TYPES.get(st)
+    if t is None:
+        t = _FIELD_TYPES[st] = field_type(st)
+    if _TYPE_NAMES.get(type(value)) == t:
+        # The common case (a uint handle, a string address): the field's own type, plain.
+        conv = _FAST_PLAIN.get(t)
+        if conv is not None:
+            return conv(value)
     vt = "described" if isinstance(value, Composite) else amqp_type(value)
     if vt == t:
         p = _plain(t, value)
@@ -334,15 +353,8 @@ def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
 def fields_bytes(c: Composite) -> bytes:
     """The bytes `c`'s fields encode to on their own, ignoring the bytes it was decoded
     from (nested composites as they are): what `from_json(to_json(c))` encodes to."""
-    from amqpcli.codec.encode import encode
-
-    cls = type(c)
-    fresh = cls.__new__(cls)
-    fresh._raw = None
-    for slot in cls._SLOTS:
-        setattr(fresh, slot, getattr(c, slot))
     try:
-        return encode(fresh)
+        return encode_fields(c)
     except Exception:  # noqa: BLE001 - a value that cannot re-encode keeps its bytes
         return b""
 
