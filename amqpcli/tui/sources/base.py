@@ -8,11 +8,16 @@ the app turns into a notice.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from amqpcli.codec.frames import FrameReader
 from amqpcli.tui import adapter
 from amqpcli.tui.adapter import RateMeter
+from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.store import FrameStore
 from amqpcli.tui.view import Snapshot
 
@@ -44,6 +49,11 @@ class Source:
 
     def stop(self) -> None:
         pass
+
+    def _post(self, msg: Any) -> None:
+        """Tell the app something (safe from any thread); nothing without an app."""
+        if self.app is not None:
+            self.app.post_message(msg)
 
     def connections(self) -> list[tuple[str, Any]]:
         """(key, engine connection) pairs, called under `lock`."""
@@ -79,3 +89,117 @@ class Source:
 
     def send(self, link: str) -> None:
         raise Unsupported("sending needs our own sending link (amqp tui URL --send)")
+
+
+class ThreadedSource(Source):
+    """A source whose network side runs `_main()` on an asyncio loop in a daemon thread.
+
+    A failure of `_main()` becomes `error` and a `SourceFailed` message, worded by
+    `_failure()` (which returns None for errors it lets propagate); `ready` is set once
+    `_main()` is under way (by `_main()` itself) or over. `stop()` calls `_halt()` on the
+    loop's behalf, then waits up to `join_timeout` seconds for the thread. By default
+    `_halt()` sets `_halted`, an asyncio event `_main()` may create and wait on.
+    """
+
+    thread_name = "source"
+    join_timeout = 5.0
+    not_running = "not connected"  # why an action cannot be done before or after `_main()`
+
+    def __init__(self, history: int = 200_000) -> None:
+        super().__init__(history=history)
+        self.error: str | None = None
+        self.ready = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._halted: asyncio.Event | None = None
+
+    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
+        self.app = app
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        except Exception as e:
+            error = self._failure(e)
+            if error is None:
+                raise
+            self.error = error
+            self._post(SourceFailed(error))
+        finally:
+            self.ready.set()
+            loop.close()
+
+    async def _main(self) -> None:
+        raise NotImplementedError
+
+    def _failure(self, e: Exception) -> str | None:
+        """What `e`, ending `_main()`, reads as; None lets it propagate."""
+        return None
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            self._halt(loop)
+        if self._thread is not None:
+            self._thread.join(timeout=self.join_timeout)
+
+    def _call(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on the loop under the lock (from the UI thread); a failure is a notice."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            raise Unsupported(self.not_running)
+
+        def run() -> None:
+            try:
+                with self.lock:
+                    fn()
+            except Exception as e:  # noqa: BLE001 - an action that fails says so, once
+                self._post(SourceNotice(f"{type(e).__name__}: {e}", "error"))
+
+        loop.call_soon_threadsafe(run)
+
+    def _halt(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Ask `_main()` to finish (called from another thread while the loop is open)."""
+        halted = self._halted
+        if halted is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(halted.set)
+
+
+def tee_engine(engine: Any, lock: threading.RLock, store: FrameStore, key: str, *,
+               incoming: str, outgoing: str,
+               readers: dict[str, FrameReader] | None = None) -> None:
+    """Wrap `engine`'s byte and timer calls, on this instance only, so each runs under `lock`
+    and a copy of the bytes both ways goes through a frame reader into `store` under `key`,
+    as side `incoming` (bytes received) or `outgoing` (bytes sent)."""
+    if readers is None:
+        readers = {incoming: FrameReader(), outgoing: FrameReader()}
+    receive_data, data_to_send, handle_timer = (
+        engine.receive_data, engine.data_to_send, engine.handle_timer)
+
+    def log(side: str, data: bytes) -> None:
+        t = engine.now
+        for item in readers[side].feed(data):
+            store.append(t, key, side, item)
+
+    def rd(data: bytes, time: float) -> list[Any]:
+        with lock:
+            log(incoming, data)
+            return receive_data(data, time)
+
+    def ds() -> bytes:
+        with lock:
+            out = data_to_send()
+            if out:
+                log(outgoing, out)
+            return out
+
+    def ht(now: float) -> list[Any]:
+        with lock:
+            return handle_timer(now)
+
+    engine.receive_data, engine.data_to_send, engine.handle_timer = rd, ds, ht

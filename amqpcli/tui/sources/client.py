@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameReader
@@ -24,12 +23,9 @@ from amqpcli.codec.message import Message
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui import adapter
-from amqpcli.tui.messages import SourceFailed, SourceNotice
-from amqpcli.tui.sources.base import Source, Unsupported
+from amqpcli.tui.messages import SourceNotice
+from amqpcli.tui.sources.base import ThreadedSource, Unsupported, tee_engine
 from amqpcli.tui.watch import ConnWatch
-
-if TYPE_CHECKING:
-    from amqpcli.tui.app import AmqpTui
 
 OUTCOMES: dict[str, Callable[[], Any]] = {
     "accepted": c.Accepted,
@@ -41,8 +37,10 @@ OUTCOMES: dict[str, Callable[[], Any]] = {
 KEY = "c0"
 
 
-class ClientSource(Source):
+class ClientSource(ThreadedSource):
     kind = "client"
+    thread_name = "client"
+    join_timeout = 6.0
 
     def __init__(self, cfg: ConnectionConfig, *, receive: bool, history: int = 1000,
                  frames: int = 200_000) -> None:
@@ -53,42 +51,19 @@ class ClientSource(Source):
         self.client: Any = None
         self.link: Any = None  # the net layer's ReceiverLink / SenderLink
         self.cw: ConnWatch | None = None
-        self.error: str | None = None
-        self.ready = threading.Event()
         self.sent = 0
         self._numbers = itertools.count(1)
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._done: asyncio.Event | None = None
-        self._thread: threading.Thread | None = None
         self._readers = {"client": FrameReader(), "server": FrameReader()}
         role = "receiving from" if receive else "sending to"
         self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
 
     # -- the client's thread ------------------------------------------------------------------
 
-    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
-        self.app = app
-        self._thread = threading.Thread(target=self._run, name="client", daemon=True)
-        self._thread.start()
-
-    def _post(self, msg: Any) -> None:
-        if self.app is not None:
-            self.app.post_message(msg)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        except UserError as e:
-            self.error = str(e)
-            self._post(SourceFailed(self.error))
-        except Exception as e:  # noqa: BLE001 - the connection's end is shown, not raised
-            self.error = f"connection failed: {type(e).__name__}: {e}"
-            self._post(SourceFailed(self.error))
-        finally:
-            self.ready.set()
-            loop.close()
+    def _failure(self, e: Exception) -> str:
+        if isinstance(e, UserError):
+            return str(e)
+        # The connection's end is shown, not raised.
+        return f"connection failed: {type(e).__name__}: {e}"
 
     async def _main(self) -> None:
         from amqpcli.net.client import Client
@@ -101,7 +76,7 @@ class ClientSource(Source):
                 source._instrument(engine)  # before any byte moves
                 return engine
 
-        self._done = asyncio.Event()
+        self._halted = asyncio.Event()
         client = await _Watched.connect(self.cfg)
         self.client = client
         address = self.cfg.endpoint.address
@@ -113,7 +88,7 @@ class ClientSource(Source):
         self._post(SourceNotice(f"attached {'receiver' if self.receive else 'sender'} "
                                 f"{self.link.link.name!r}"))
         try:
-            await self._done.wait()
+            await self._halted.wait()
         finally:
             await client.close()
 
@@ -122,43 +97,15 @@ class ClientSource(Source):
         lock = self.lock
         self.cw = ConnWatch(KEY, self.cfg.endpoint.hostport, self.history, observer=engine)
         cw = self.cw
-        receive_data, data_to_send = engine.receive_data, engine.data_to_send
-        handle_timer, take_events = engine.handle_timer, engine.take_events
-
-        def log(side: str, data: bytes) -> None:
-            t = engine.now
-            for item in self._readers[side].feed(data):
-                self.store.append(t, KEY, side, item)
-
-        def rd(data: bytes, time: float) -> list[Any]:
-            with lock:
-                log("server", data)
-                return receive_data(data, time)
-
-        def ds() -> bytes:
-            with lock:
-                out = data_to_send()
-                if out:
-                    log("client", out)
-                return out
-
-        def ht(now: float) -> list[Any]:
-            with lock:
-                return handle_timer(now)
+        tee_engine(engine, lock, self.store, KEY, incoming="server", outgoing="client",
+                   readers=self._readers)
+        take_events = engine.take_events
 
         def te() -> list[Any]:
             with lock:
                 return cw.take(take_events())
 
-        engine.receive_data, engine.data_to_send = rd, ds
-        engine.handle_timer, engine.take_events = ht, te
-
-    def stop(self) -> None:
-        loop, done = self._loop, self._done
-        if loop is not None and done is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(done.set)
-        if self._thread is not None:
-            self._thread.join(timeout=6)
+        engine.take_events = te
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -180,18 +127,9 @@ class ClientSource(Source):
     # -- actions (UI thread → the client's loop) -------------------------------------------------
 
     def _call(self, fn: Callable[[], None]) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed() or self.link is None:
-            raise Unsupported("not connected")
-
-        def run() -> None:
-            try:
-                with self.lock:
-                    fn()
-            except Exception as e:  # noqa: BLE001 - an action that fails says so, once
-                self._post(SourceNotice(f"{type(e).__name__}: {e}", "error"))
-
-        loop.call_soon_threadsafe(run)
+        if self.link is None:
+            raise Unsupported(self.not_running)
+        super()._call(fn)
 
     def _own_link(self, key: str) -> Any:
         with self.lock:

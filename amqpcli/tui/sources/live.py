@@ -46,10 +46,6 @@ class LiveSource(Source):
         self._thread = threading.Thread(target=self._run, name="live-capture", daemon=True)
         self._thread.start()
 
-    def _post(self, msg: Any) -> None:
-        if self.app is not None:
-            self.app.post_message(msg)
-
     def _note(self, text: str) -> None:
         self._post(SourceNotice(text, "warning"))
 

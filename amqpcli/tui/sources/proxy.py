@@ -11,23 +11,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.tui.messages import SourceFailed, SourceNotice
-from amqpcli.tui.sources.base import Source
+from amqpcli.tui.messages import SourceNotice
+from amqpcli.tui.sources.base import ThreadedSource
 from amqpcli.tui.watch import ConnWatch, EndOfStream, Watch
 
 if TYPE_CHECKING:
     from amqpcli.proxy import Proxy, ProxyConnection
-    from amqpcli.tui.app import AmqpTui
 
 
-class ProxySource(Source):
+class ProxySource(ThreadedSource):
     kind = "live"
+    thread_name = "proxy"
 
     def __init__(
         self,
@@ -45,54 +44,33 @@ class ProxySource(Source):
         self.watch = Watch(history)
         self.proxy: Proxy | None = None
         self.bound: tuple[str, int] | None = None
-        self.ready = threading.Event()
-        self.error: str | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
         self.title = f"proxy {listen[0]}:{listen[1]} → {upstream.endpoint.hostport}"
 
     # -- the proxy's thread -------------------------------------------------------------------
 
-    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
-        self.app = app
-        self._thread = threading.Thread(target=self._run, name="proxy", daemon=True)
-        self._thread.start()
-
-    def _post(self, msg: Any) -> None:
-        if self.app is not None:
-            self.app.post_message(msg)
-
-    def _run(self) -> None:
+    async def _main(self) -> None:
         from amqpcli.proxy import Proxy, Recorder
 
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            recorder = Recorder(self.record) if self.record else None
-            self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
-                               on_item=self._on_item, on_close=self._on_close,
-                               on_events=self._on_events, recorder=recorder,
-                               lock=self.lock)
-            self.bound = loop.run_until_complete(self.proxy.start())
-            self.ready.set()
-            self._post(SourceNotice(f"listening on {self.bound[0]}:{self.bound[1]}"))
-            loop.run_until_complete(self.proxy.serve())
-        except UserError as e:
-            self.error = str(e)
-            self.ready.set()
-            self._post(SourceFailed(str(e)))
-        finally:
-            loop.close()
+        recorder = Recorder(self.record) if self.record else None
+        self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
+                           on_item=self._on_item, on_close=self._on_close,
+                           on_events=self._on_events, recorder=recorder,
+                           lock=self.lock)
+        self.bound = await self.proxy.start()
+        self.ready.set()
+        self._post(SourceNotice(f"listening on {self.bound[0]}:{self.bound[1]}"))
+        await self.proxy.serve()
 
-    def stop(self) -> None:
-        loop, proxy = self._loop, self.proxy
-        if loop is not None and proxy is not None and not loop.is_closed():
+    def _failure(self, e: Exception) -> str | None:
+        return str(e) if isinstance(e, UserError) else None
+
+    def _halt(self, loop: asyncio.AbstractEventLoop) -> None:
+        proxy = self.proxy
+        if proxy is not None:
             fut = asyncio.run_coroutine_threadsafe(proxy.close(), loop)
             # Stopping must not fail the app's exit, whatever the proxy's close raises.
             with contextlib.suppress(Exception):
                 fut.result(timeout=5)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
     # -- callbacks, on the proxy's thread ------------------------------------------------------
 

@@ -14,24 +14,20 @@ goes through a frame reader into the frame log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from amqpcli.codec.frames import FrameReader
 from amqpcli.tui import adapter
-from amqpcli.tui.messages import SourceFailed, SourceNotice
-from amqpcli.tui.sources.base import Source, Unsupported
+from amqpcli.tui.messages import SourceNotice
+from amqpcli.tui.sources.base import ThreadedSource, Unsupported, tee_engine
 from amqpcli.tui.sources.client import OUTCOMES
 from amqpcli.tui.watch import ConnWatch, Watch
 
-if TYPE_CHECKING:
-    from amqpcli.tui.app import AmqpTui
 
-
-class ServeSource(Source):
+class ServeSource(ThreadedSource):
     kind = "client"  # the settle keys work here: we are one end of every connection
+    thread_name = "serve"
+    not_running = "not serving"
+    join_timeout = 10.0
 
     def __init__(self, listen: tuple[str, int], *, history: int = 1000,
                  frames: int = 200_000) -> None:
@@ -41,38 +37,15 @@ class ServeSource(Source):
         self.server: Any = None
         self.broker: Any = None
         self.bound: tuple[str, int] | None = None
-        self.error: str | None = None
-        self.ready = threading.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._stop: asyncio.Event | None = None
         self.title = f"serving on {listen[0]}:{listen[1]}"
 
     # -- the server's thread ------------------------------------------------------------------
 
-    def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
-        self.app = app
-        self._thread = threading.Thread(target=self._run, name="serve", daemon=True)
-        self._thread.start()
-
-    def _post(self, msg: Any) -> None:
-        if self.app is not None:
-            self.app.post_message(msg)
-
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            loop.run_until_complete(self._main())
-        except OSError as e:
-            self.error = f"cannot listen on {self.listen[0]}:{self.listen[1]}: {(e.strerror or str(e)).lower()}"
-            self._post(SourceFailed(self.error))
-        except Exception as e:  # noqa: BLE001 - the server's end is shown, not raised
-            self.error = f"serve failed: {type(e).__name__}: {e}"
-            self._post(SourceFailed(self.error))
-        finally:
-            self.ready.set()
-            loop.close()
+    def _failure(self, e: Exception) -> str:
+        if isinstance(e, OSError):
+            return f"cannot listen on {self.listen[0]}:{self.listen[1]}: {(e.strerror or str(e)).lower()}"
+        # The server's end is shown, not raised.
+        return f"serve failed: {type(e).__name__}: {e}"
 
     async def _main(self) -> None:
         from amqpcli.peer import Broker, Server
@@ -96,53 +69,19 @@ class ServeSource(Source):
         # Nothing is decided automatically: every message waits for a key press.
         self.broker = _Watched(decide=lambda incoming: None)
         self.server = Server(self.listen, self.broker)
-        self._stop = asyncio.Event()
+        self._halted = asyncio.Event()
         self.bound = await self.server.start()
         self.ready.set()
         self._post(SourceNotice(f"serving on {self.bound[0]}:{self.bound[1]}: "
                                 "settle each message with a, r, l or m"))
         try:
-            await self._stop.wait()
+            await self._halted.wait()
         finally:
             await self.server.close()
 
     def _instrument(self, engine: Any, name: str, peer: str) -> None:
-        lock = self.lock
-        readers = {"client": FrameReader(), "server": FrameReader()}
-        store = self.store
         self.watch.conns[name] = ConnWatch(name, peer, self.watch.history, observer=engine)
-        receive_data, data_to_send, handle_timer = (
-            engine.receive_data, engine.data_to_send, engine.handle_timer)
-
-        def log(side: str, data: bytes) -> None:
-            for item in readers[side].feed(data):
-                store.append(engine.now, name, side, item)
-
-        def rd(data: bytes, time: float) -> list[Any]:
-            with lock:
-                log("client", data)
-                return receive_data(data, time)
-
-        def ds() -> bytes:
-            with lock:
-                out = data_to_send()
-                if out:
-                    log("server", out)
-                return out
-
-        def ht(now: float) -> list[Any]:
-            with lock:
-                return handle_timer(now)
-
-        engine.receive_data, engine.data_to_send, engine.handle_timer = rd, ds, ht
-
-    def stop(self) -> None:
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None and not loop.is_closed():
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(stop.set)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        tee_engine(engine, self.lock, self.store, name, incoming="client", outgoing="server")
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -157,20 +96,6 @@ class ServeSource(Source):
         return f"serving on {where}: {len(self.watch.conns)} connection(s), {waiting} message(s) waiting"
 
     # -- actions --------------------------------------------------------------------------------
-
-    def _call(self, fn: Callable[[], None]) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            raise Unsupported("not serving")
-
-        def run() -> None:
-            try:
-                with self.lock:
-                    fn()
-            except Exception as e:  # noqa: BLE001 - an action that fails says so, once
-                self._post(SourceNotice(f"{type(e).__name__}: {e}", "error"))
-
-        loop.call_soon_threadsafe(run)
 
     def settle(self, delivery: str, outcome: str) -> None:
         with self.lock:
