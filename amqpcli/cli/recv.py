@@ -14,6 +14,8 @@ from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
+    from collections.abc import Sequence
+
     from amqpcli.net.client import Incoming
     from amqpcli.net.config import ConnectionConfig
     from amqpcli.net.receiving import RecvPlan, RecvSummary
@@ -50,8 +52,13 @@ class Sink:
         self._console: Any = None
 
     def write(self, incoming: Incoming) -> None:
+        self.write_many((incoming,))
+
+    def write_many(self, incomings: Sequence[Incoming]) -> None:
+        """Write a run of messages and flush (and fsync) once, before returning."""
         try:
-            self._write(incoming)
+            for incoming in incomings:
+                self._write(incoming)
             self.stream.flush()
             if self.fsync:
                 os.fsync(self.stream.fileno())

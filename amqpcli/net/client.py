@@ -302,6 +302,15 @@ class ReceiverLink(_Link):
                 raise
         return self.queue.popleft()
 
+    def take(self, limit: int | None) -> list[Incoming]:
+        """The messages already here (at most `limit`), without waiting."""
+        q = self.queue
+        if limit is None or limit >= len(q):
+            out = list(q)
+            q.clear()
+            return out
+        return [q.popleft() for _ in range(limit)]
+
     def settle(self, incoming: Incoming, state: Any) -> None:
         """Settle with our outcome (None: none). Settlements wait for `flush_settlements`
         (done before `get` waits for the network), so a run of consecutive deliveries with
