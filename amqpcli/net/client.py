@@ -37,6 +37,22 @@ LOCAL = "client"
 REMOTE = "server"
 
 
+async def close_interrupted(client: Client | None, timeout: float) -> bool:
+    """After Ctrl-C (asyncio.run cancels the running task): take the cancel back and close
+    the connection as a finished run does, so the summary is printed and the peer sees a
+    close. True when the connection closed cleanly (nothing left to abort)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+    if client is None:
+        return False
+    try:
+        await asyncio.wait_for(client.close(), timeout)
+        return True
+    except (ConnectionLost, TimeoutError, OSError):
+        return False
+
+
 async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
                            on_warning: Callable[[str], None] | None = None) -> Client:
     """`Client.connect`, tried again after each delay in `delays` (consumed) while the

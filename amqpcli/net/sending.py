@@ -17,7 +17,7 @@ from typing import Any
 
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.client import Client, ConnectionLost, Pending, connect_retrying
+from amqpcli.net.client import Client, ConnectionLost, Pending, close_interrupted, connect_retrying
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.progress import Progress
@@ -245,18 +245,9 @@ class _Sender:
         except UserError as e:
             self.s.failure = e
         except asyncio.CancelledError:
-            # Ctrl-C: asyncio.run cancels this task. End as a finished run does (close the
-            # connection, report), so the summary is printed and the peer sees a close.
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
-            if client is not None:
-                try:
-                    await asyncio.wait_for(client.close(), self.cfg.connect_timeout)
-                    client = None
-                except (ConnectionLost, TimeoutError, OSError):
-                    pass
+            if await close_interrupted(client, self.cfg.connect_timeout):
+                client = None
         finally:
             if client is not None:
                 await client.abort()
