@@ -2,12 +2,22 @@
 
     python bench/bench_startup.py [--repeat 10] [--tree DIR]
 
-Runs `amqp --help`, `amqp decode --example message` and `amqp send --help` (as
-``python -m amqpcli``) `--repeat` times each and reports the best wall time and the best
-CPU time of the child (user + system; what other processes on a loaded machine do matters
-less). Then the import cost as Python's own ``-X importtime`` reports it for
+Runs `amqp --help`, `amqp decode --example message`, `amqp send --help` and a real
+command run, `amqp pcap-dump amqpcli/examples/serve-session.pcapng --frames-only` (a
+capture of a few frames: nearly all of its time is start-up), as ``python -m amqpcli``,
+`--repeat` times each, and reports the best wall time and the best CPU time of the child
+(user + system; what other processes on a loaded machine do matters less). Then the
+import cost as Python's own ``-X importtime`` reports it for
 ``import amqpcli.cli.app; _register()`` (every subcommand registered): the sum over the
 top-level imports, best of the repeats, and the five costliest packages.
+
+`--bytecode` says where the compiled bytecode comes from. ``as-is`` (the default) runs in
+the environment as given: with ``PYTHONDONTWRITEBYTECODE`` set (or a tree that Python
+cannot write to), every source file without an up-to-date ``__pycache__`` entry is
+compiled again in every run, and that compiling is part of each figure. ``cached`` points
+``PYTHONPYCACHEPREFIX`` at a fresh temporary folder, lets Python write there and runs
+every command once before measuring, as an installed package (whose bytecode is compiled
+when it is installed) starts.
 
 `--tree DIR` measures another checkout of the sources (e.g. an older commit unpacked with
 ``git archive``): DIR goes first on PYTHONPATH. Given several times, the trees' runs are
@@ -22,6 +32,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +40,7 @@ COMMANDS: list[list[str]] = [
     ["--help"],
     ["decode", "--example", "message"],
     ["send", "--help"],
+    ["pcap-dump", "amqpcli/examples/serve-session.pcapng", "--frames-only"],
 ]
 
 REGISTER = "import amqpcli.cli.app as a; a._register()"
@@ -36,9 +48,12 @@ REGISTER = "import amqpcli.cli.app as a; a._register()"
 _LINE = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
-def _env(tree: Path | None) -> dict[str, str]:
+def _env(tree: Path | None, pycache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["COLUMNS"] = "100"
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))
     return env
@@ -84,31 +99,56 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--tree", type=Path, action="append", default=None,
                     help="a source tree to measure (repeatable; default: this checkout)")
+    ap.add_argument("--bytecode", choices=("as-is", "cached"), default="as-is",
+                    help="as-is: the environment as given; cached: bytecode written to a "
+                    "temporary PYTHONPYCACHEPREFIX and warmed up before measuring")
     opts = ap.parse_args()
     here = Path(__file__).resolve().parent.parent
     trees: list[Path] = [t.resolve() for t in opts.tree] if opts.tree else [here]
-    envs = {t: _env(t) for t in trees}
-    print(f"best of {opts.repeat} runs; load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory(prefix="amqp-pycache-") as tmp:
+        pycache = Path(tmp) if opts.bytecode == "cached" else None
+        envs = {t: _env(t, pycache) for t in trees}
+        if pycache is not None:
+            for tree in trees:
+                for args in COMMANDS:
+                    run_once(args, envs[tree], tree)
+                import_profile(envs[tree], tree)
+        measure(opts.repeat, trees, envs)
+
+
+def _bytecode_note(env: dict[str, str]) -> str:
+    if env.get("PYTHONPYCACHEPREFIX"):
+        return "bytecode cached in PYTHONPYCACHEPREFIX"
+    if env.get("PYTHONDONTWRITEBYTECODE"):
+        return "PYTHONDONTWRITEBYTECODE set: sources without a current .pyc compile in every run"
+    return "bytecode written to __pycache__ as usual"
+
+
+def measure(repeat: int, trees: list[Path], envs: dict[Path, dict[str, str]]) -> None:
+    print(f"best of {repeat} runs; load average {os.getloadavg()[0]:.1f}; "
+          f"{_bytecode_note(envs[trees[0]])}")
     runs: dict[tuple[Path, int], list[tuple[float, float]]] = {}
     profiles: dict[Path, list[tuple[int, dict[str, int]]]] = {t: [] for t in trees}
-    for _ in range(opts.repeat):
+    for _ in range(repeat):
         for tree in trees:
             for i, args in enumerate(COMMANDS):
                 runs.setdefault((tree, i), []).append(run_once(args, envs[tree], tree))
             profiles[tree].append(import_profile(envs[tree], tree))
+    width = max(len(" ".join(args)) for args in COMMANDS)
     for tree in trees:
         if len(trees) > 1:
             print(tree)
         for i, args in enumerate(COMMANDS):
             wall = min(w for w, _ in runs[tree, i])
             cpu = min(c for _, c in runs[tree, i])
-            print(f"  amqp {' '.join(args):<28} wall {wall * 1000:6.0f} ms   "
+            print(f"  amqp {' '.join(args):<{width}} wall {wall * 1000:6.0f} ms   "
                   f"cpu {cpu * 1000:6.0f} ms")
         total, per = min(profiles[tree], key=lambda p: p[0])
         print(f"  -X importtime, register every command: {total / 1000:.0f} ms "
               "over the top-level imports")
         for name, us in sorted(per.items(), key=lambda kv: -kv[1])[:5]:
             print(f"    {name:<24} {us / 1000:6.0f} ms (self time of its modules)")
+
 
 if __name__ == "__main__":
     main()
