@@ -206,9 +206,7 @@ class Delivery:
 
     def message(self) -> Any:
         """The payload decoded as a `Message` (decoding is lazy in the codec)."""
-        from amqpcli.codec.message import Message
-
-        return Message.decode(self.payload)
+        return _message_decode(self.payload)
 
     def drop_payload(self) -> None:
         """Forget the payload (a caller that has handled the message saves memory)."""
@@ -250,3 +248,12 @@ class Delivery:
             f"<Delivery id={self.delivery_id} tag={self.tag!r} {self.phase}"
             f" outcome={self.outcome} link={self.link.name!r}>"
         )
+
+
+def _message_decode(payload: bytes) -> Any:
+    # Bound on first use: the message module is not needed to follow deliveries.
+    global _message_decode
+    from amqpcli.codec.message import Message
+
+    _message_decode = Message.decode
+    return Message.decode(payload)

@@ -179,8 +179,27 @@ class Endpoint:
         self.now = time
         if data:
             self._last_recv = time
+        conn = self.connection
+        remote = self.remote
+        windows: dict[Session, None] = {}
         for item in self._reader.feed(data):
-            self._receive_item(item, time)
+            body = item.body if item.__class__ is Frame else None
+            if body.__class__ is c.Transfer:
+                # The hot path: a transfer's events rarely need an answer, and the
+                # incoming window is looked at once per read, not once per transfer.
+                evs = conn.on_frame(remote, item, time)
+                self._events.extend(evs)
+                for ev in evs:
+                    if ev.__class__ not in _NO_ANSWER:
+                        self._react(None, evs)
+                        break
+                ts = conn.channels[remote].get(item.channel)
+                if ts is not None:
+                    windows[ts] = None
+            else:
+                self._receive_item(item, time)
+        for ts in windows:
+            self._refresh_window(ts)
         return self.take_events()
 
     def receive_eof(self, time: float) -> list[Event]:
@@ -319,10 +338,6 @@ class Endpoint:
                 d = ev.delivery
                 if d.phase == Phase.WAIT_RECEIVER and d.receiver == self.local:
                     self._dispose_one(d, None, True)
-        if body is not None and body.__class__ is c.Transfer and frame is not None:
-            ts = self.connection.channels[self.remote].get(frame.channel)
-            if ts is not None:
-                self._refresh_window(ts)
         if body is not None and body.__class__ is c.Open:
             self._on_remote_open()
 

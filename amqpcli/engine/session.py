@@ -321,6 +321,13 @@ class Session:
         conn = self.conn
         h = t.handle
         link = self.handles[side].get(h) if h is not None else None
+        if (link is not None and link.current is None and side == link.sender
+                and t.more is not True and t.state is None and t.aborted is not True
+                and t.resume is not True and t.rcv_settle_mode is None
+                and t.delivery_id is not None and t.delivery_tag is not None
+                and conn._adopt is None and not link.coordinator
+                and self._one_frame(side, link, t, payload)):
+            return
         if link is None:
             if h is not None and conn.midstream:
                 link = self._implicit_link(side, h, t)
@@ -419,6 +426,80 @@ class Session:
         if d.phase in FINAL:
             self._finish(d, not (conn.lean and conn.local == receiver and d.frames == 1
                                  and not d.aborted and not d.resumed))
+
+    def _one_frame(self, side: str, link: Link, t: Any, payload: bytes) -> bool:
+        """`on_transfer` for the common case, in one pass: a new delivery in one frame,
+        no state, no resume, no per-delivery settle mode (the caller checked those).
+        False, having changed nothing, when the delivery needs the general path (its tag
+        or id is in use, or it exceeds the link's max-message-size)."""
+        conn = self.conn
+        did = t.delivery_id
+        tag = t.delivery_tag
+        if tag.__class__ is not bytes:
+            tag = bytes(tag)
+        n = len(payload)
+        mms = link.mms
+        infl = self.inflight[side]
+        if tag in link.live or did in infl or (mms and n > mms):
+            return False
+        did = int(did)
+        receiver = link.receiver
+        nxt = self.next_outgoing_id
+        tid = nxt[side]
+        nxt[side] = (tid + 1) & serial.MASK
+        self.transfers[side] += 1
+        lim = self.in_high[receiver]
+        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
+            conn.violation("transfer-beyond-window",
+                           f"transfer-id {tid} outside the incoming window (limit {lim})",
+                           session=self, link=link)
+        time = conn.time
+        d = Delivery(link, side, receiver, tag)
+        d.first_time = time
+        mf = t.message_format
+        if mf:
+            d.message_format = int(mf)
+        link.deliveries += 1
+        self.deliveries[side] += 1
+        settled = t.settled is True
+        if not settled:
+            link.unsettled[side][tag] = None
+            link.unsettled[receiver][tag] = None
+        if not link.consume_credit() and not (link.implicit and link.high_water is None):
+            conn.violation("transfer-beyond-credit",
+                           f"delivery {did} on {link.name!r} with no link credit",
+                           session=self, link=link)
+        d.session = self
+        d.delivery_id = did
+        if self.first_id[side] is None:
+            self.first_id[side] = did
+        d.frames = 1
+        d.size = n
+        if n and conn.keep_payload and side != conn.local:
+            d._chunks.append(payload)
+        if t.batchable:
+            d.batchable = True
+        d.payload_ready = True
+        d.timeline.append(TimelineEntry(time, side, "transfer", conn.frame_no, None, settled,
+                                        False, n, ""))
+        lean_rcv = conn.lean and conn.local == receiver
+        if settled:
+            d.sender_settled = True
+            d.presettled = True
+            d.settled_by = side
+            d.phase = Phase.SETTLED  # queued --last-settled--> settled
+        else:
+            d.phase = Phase.UNSETTLED  # queued --last--> unsettled
+            infl[did] = d
+            link.live[tag] = d
+        events = conn._events
+        if not lean_rcv:
+            events.append(DeliveryStarted(d, side, time))
+        if conn.local == receiver:
+            events.append(MessageReceived(d, time))
+        if settled:
+            self._finish(d, not lean_rcv)
+        return True
 
     def local_transfer(self, side: str, link: Link, d: Delivery, did: int, settled: bool,
                        message_format: int, n: int) -> None:
@@ -611,6 +692,8 @@ class Session:
         events = conn._events
         name = state_name(state) or "settled"
         sender = conn.other[side]
+        # lean: a caller that settled what it received itself needs no event saying so
+        report = not (lean and side == conn.local)
         infl = self.inflight[sender]
         recent = self.recent[sender]
         for d in found:
@@ -648,7 +731,8 @@ class Session:
                 recent[did] = d.settled_by
                 if len(recent) > RECENT_LIMIT:
                     recent.popitem(last=False)
-            events.append(DeliverySettled(d, time))
+            if report:
+                events.append(DeliverySettled(d, time))
 
     def _dispose(self, d: Delivery, side: str, state: Any, settled: bool) -> None:
         conn = self.conn

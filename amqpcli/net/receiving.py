@@ -350,6 +350,8 @@ class _Receiver:
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
         write_many = _write_many(self.sink)
+        outcomes = [(o.name, o.state()) for o in plan.outcomes]  # states made once
+        counts = self.s.outcomes
         while remaining is None or remaining > 0:
             inc = await link.get(wait)
             if inc is None:
@@ -375,15 +377,15 @@ class _Receiver:
                     self.held.append(inc)
                     inc.delivery.drop_payload()
                 else:
-                    outcome = plan.outcomes[i % len(plan.outcomes)]
+                    name, state = outcomes[i % len(outcomes)]
                     i += 1
                     if plan.settle_second:
-                        link.client._engine_dispose(inc.delivery, outcome.state(), False)
+                        link.client._engine_dispose(inc.delivery, state, False)
                         link.client._schedule_flush()
                         self.second_mode_waits.append(inc)
                     else:
-                        link.settle(inc, outcome.state())
-                    self.s.outcomes[outcome.name] = self.s.outcomes.get(outcome.name, 0) + 1
+                        link.settle(inc, state)
+                    counts[name] = counts.get(name, 0) + 1
                 # Grant the next window once this one is used up. Topping up earlier would
                 # keep the pipe fuller, but RabbitMQ 3.10 then overshoots the credit (its
                 # queue has already handed messages on under the old grant). While

@@ -156,3 +156,22 @@ def test_symbol_section_descriptors() -> None:
     m = Message.decode(wire)
     assert m.body == AmqpValue("x")
     assert m.encode() == wire
+
+
+@pytest.mark.parametrize("bodies", [[b""], [b"x" * 100], [b"y" * 300], [b"a", b"b" * 260, b""]])
+def test_data_body_read_like_the_decoder_reads_it(bodies: list[bytes]) -> None:
+    # data sections take a shorter path when read; it must give what decode() gives
+    raw = Message([Data(b) for b in bodies]).encode()
+    got = Message.decode(raw).body
+    want = []
+    p = 0
+    while p < len(raw):
+        v, p = decode(raw, p)
+        want.append(v)
+    assert [type(x) for x in got] == [Data] * len(bodies)
+    assert [x.value for x in got] == [w.value for w in want] == bodies
+    assert [x._raw for x in got] == [w._raw for w in want]
+    assert Message.decode(raw).encode() == raw
+    m = Message.decode(raw)
+    m.body[0].value = b"changed"
+    assert Message.decode(m.encode()).body[0].value == b"changed"
