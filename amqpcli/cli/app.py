@@ -1,7 +1,8 @@
 """The `amqp` command: the Typer app, global options, and the one place errors become exits.
 
 Every subcommand lives in its own module under `amqpcli/cli/` and registers itself on `app`
-when imported below; the modules stay thin (parse options, call the engine, render).
+when imported (`amqpcli/cli/commands.py`: a run imports only the command it names); the
+modules stay thin (parse options, call the engine, render).
 """
 
 from __future__ import annotations
@@ -55,9 +56,30 @@ def not_built(name: str) -> None:
     raise UserError(f"amqp {name}: not built yet in this version", Exit.USAGE)
 
 
-def _register() -> None:
-    # Imported for their side effect of adding commands to `app`.
-    from amqpcli.cli import commands  # noqa: F401
+def _register(command: str | None = None) -> None:
+    """Add the subcommand `command` to `app`, or every subcommand (None, or no command's
+    name)."""
+    from amqpcli.cli.commands import register
+
+    register(command)
+
+
+# The root options that take no value: what `_command_named` may step over.
+ROOT_FLAGS = frozenset({"--debug", "--version"})
+
+
+def _command_named(args: list[str]) -> str | None:
+    """The subcommand `args` run, if it can be told without parsing them: the first
+    argument, after root flags. None for anything else (help, no command, `--`, an option
+    Click must judge) and while the shell completes a word (Click's _*_COMPLETE variable):
+    then every command is registered."""
+    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return None
+    for arg in args:
+        if arg in ROOT_FLAGS:
+            continue
+        return None if arg.startswith("-") else arg
+    return None
 
 
 # Hidden: the shell completion scripts call `amqp --list-profiles` on TAB, so it answers
@@ -70,12 +92,14 @@ def _terminate(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    if (sys.argv[1:] if argv is None else argv) == [LIST_PROFILES]:
+    args = sys.argv[1:] if argv is None else argv
+    if args == [LIST_PROFILES]:
         from amqpcli.config import print_profile_names
 
         print_profile_names()
         return
-    _register()
+    # Only the command this run names (Click errors and help still see every one).
+    _register(_command_named(args))
     # A service manager or `kill` stops long runs (serve, proxy, recv) with SIGTERM: close
     # links and recordings as Ctrl-C does, instead of dying mid-write.
     signal.signal(signal.SIGTERM, _terminate)
