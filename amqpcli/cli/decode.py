@@ -3,47 +3,26 @@
 Thin: `decode_input` says what the input is, the codec decodes, `render` draws.
 """
 
-from __future__ import annotations
-
 import os
 import sys
-from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from amqpcli.cli.app import app
-from amqpcli.cli.decode_input import FORMATS, KINDS, InputError, detect_kind, parse_input
-from amqpcli.codec.decode import decode as decode_value
-from amqpcli.codec.frames import (
-    Frame,
-    FrameError,
-    FrameReader,
-    ProtocolHeader,
-    parse_protocol_header,
-)
-from amqpcli.codec.message import Message
-from amqpcli.codec.types import DecodeError
 from amqpcli.errors import Exit, UserError
-from amqpcli.render.frameline import item_line
-from amqpcli.render.hexdump import hex_window
-from amqpcli.render.items import (
-    Item,
-    MessageItem,
-    TransferAssembler,
-    ValueItem,
-    item_to_json,
-    item_tree,
-)
-from amqpcli.render.jsonvalues import json_line
-from amqpcli.render.message import load_sections
-from amqpcli.render.text import plain_lines, rich_tree
+
+if TYPE_CHECKING:  # the codec and render load when the command runs, not for --help
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.render.items import Item
 
 _EXAMPLE_SUFFIXES = (".amqp", ".hex", ".b64")
 
 
 def _examples() -> Any:
+    from importlib import resources
+
     return resources.files("amqpcli").joinpath("examples")
 
 
@@ -93,7 +72,9 @@ def _read_source(data: str | None, file: Path | None, example: str | None) -> tu
 # --- decoding into items -----------------------------------------------------------------
 
 
-def decode_frames(data: bytes, max_frame_size: int | None) -> tuple[list[Item], str | None]:
+def decode_frames(data: bytes, max_frame_size: int | None) -> "tuple[list[Item], str | None]":
+    from amqpcli.codec.frames import FrameReader
+
     reader = FrameReader(max_frame_size=max_frame_size)
     items: list[Item] = [*reader.feed(data), *reader.close()]
     note = None
@@ -104,7 +85,13 @@ def decode_frames(data: bytes, max_frame_size: int | None) -> tuple[list[Item], 
     return items, note
 
 
-def decode_message(data: bytes) -> list[Item]:
+def decode_message(data: bytes) -> "list[Item]":
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.codec.message import Message
+    from amqpcli.codec.types import DecodeError
+    from amqpcli.render.items import MessageItem
+    from amqpcli.render.message import load_sections
+
     try:
         msg = load_sections(Message.decode(data))
     except DecodeError as e:
@@ -112,7 +99,12 @@ def decode_message(data: bytes) -> list[Item]:
     return [MessageItem(0, msg, len(data))]
 
 
-def decode_values(data: bytes) -> list[Item]:
+def decode_values(data: bytes) -> "list[Item]":
+    from amqpcli.codec.decode import decode as decode_value
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.codec.types import DecodeError
+    from amqpcli.render.items import ValueItem
+
     items: list[Item] = []
     p = 0
     while p < len(data):
@@ -129,7 +121,10 @@ def decode_values(data: bytes) -> list[Item]:
     return items
 
 
-def _describe(kind: str, items: list[Item], detected: bool) -> str:
+def _describe(kind: str, items: "list[Item]", detected: bool) -> str:
+    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+    from amqpcli.render.items import MessageItem, ValueItem
+
     how = "detected" if detected else "as asked"
     if kind == "frames":
         frames = sum(isinstance(i, Frame) for i in items)
@@ -174,6 +169,8 @@ class _Out:
             self.console = Console(highlight=False, force_terminal=True)
 
     def tree(self, node: Any) -> None:
+        from amqpcli.render.text import plain_lines, rich_tree
+
         if self.rich:
             self.console.print(rich_tree(node))
         else:
@@ -186,7 +183,9 @@ class _Out:
             sys.stdout.write(text + "\n")
 
 
-def _report_error(err: FrameError, data: bytes) -> None:
+def _report_error(err: "FrameError", data: bytes) -> None:
+    from amqpcli.render.hexdump import hex_window
+
     sys.stdout.flush()
     lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
     if err.frame_offset is not None and err.frame_offset != err.offset:
@@ -202,7 +201,9 @@ def _decode_010(
 ) -> None:
     """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON."""
     from amqpcli.amqp010 import StreamDecoder, StreamError
+    from amqpcli.codec.frames import FrameError
     from amqpcli.render.amqp010 import tree_010
+    from amqpcli.render.jsonvalues import json_line
     from amqpcli.render.traffic import json_010, line_010
 
     decoder = StreamDecoder(expect_header=has_header)
@@ -299,6 +300,11 @@ def decode(
         ),
     ] = None,
 ) -> None:
+    from amqpcli.cli.decode_input import FORMATS, KINDS, InputError, detect_kind, parse_input
+    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, parse_protocol_header
+    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
+    from amqpcli.render.jsonvalues import json_line
+
     if example == "list":
         for name in example_names():
             typer.echo(name)
@@ -341,6 +347,8 @@ def decode(
         )
     errors: list[FrameError] = []
     assembler = TransferAssembler()
+    if brief:
+        from amqpcli.render.frameline import item_line
     for item in items:
         whole = assembler.feed(item) if isinstance(item, Frame) else None
         if isinstance(item, FrameError):

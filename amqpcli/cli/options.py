@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from amqpcli.codec import types as t
-from amqpcli.config import apply_profile
 from amqpcli.errors import Exit, UserError
 
-if TYPE_CHECKING:  # the net layer loads when a command runs, not for --help
+if TYPE_CHECKING:  # the net layer, the codec and profiles load when a command runs, not for --help
+    from amqpcli.codec import types as t
     from amqpcli.net.config import ConnectionConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -149,6 +147,8 @@ def connection_options(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(**kwargs: Any) -> Any:
+        from amqpcli.config import apply_profile
+
         conn_kw = {names[k]: kwargs.pop(k) for k in list(kwargs) if k in names}
         return func(conn=build_config(**apply_profile(conn_kw)), **kwargs)
 
@@ -182,6 +182,8 @@ def _binary(s: str) -> bytes:
 
 def _timestamp(text: str) -> t.Timestamp:
     """Milliseconds since the epoch, ISO 8601 (UTC unless it says otherwise), or ``now``."""
+    from amqpcli.codec import types as t
+
     if text == "now":
         import time
 
@@ -206,51 +208,70 @@ def _json(text: str) -> Any:
         raise ValueError(str(e)) from None
 
 
-TYPES: dict[str, Callable[[str], Any]] = {
-    "string": str,
-    "str": str,
-    "symbol": t.Symbol,
-    "binary": _binary,
-    "bool": _bool,
-    "boolean": _bool,
-    "ubyte": t.UByte,
-    "ushort": t.UShort,
-    "uint": t.UInt,
-    "ulong": t.ULong,
-    "byte": t.Byte,
-    "short": t.Short,
-    "int": t.Int,
-    "long": t.Long,
-    "float": lambda s: t.Float(float(s)),
-    "double": float,
-    "char": t.Char,
-    "timestamp": t.Timestamp,
-    "uuid": uuid.UUID,
-    "null": lambda s: None,
-    "json": _json,
-}
+# The type names `typed_value` knows. Names only, so that telling "int:5" from a string
+# needs no codec; `_converters` maps each to the AMQP type of amqpcli.codec.
+TYPE_NAMES = frozenset({
+    "string", "str", "symbol", "binary", "bool", "boolean", "ubyte", "ushort", "uint",
+    "ulong", "byte", "short", "int", "long", "float", "double", "char", "timestamp", "uuid",
+    "null", "json",
+})
 
-_RANGES: dict[type, tuple[int, int]] = {
-    t.UByte: (0, 0xFF), t.UShort: (0, 0xFFFF), t.UInt: (0, 0xFFFFFFFF),
-    t.ULong: (0, 0xFFFFFFFFFFFFFFFF), t.Byte: (-0x80, 0x7F), t.Short: (-0x8000, 0x7FFF),
-    t.Int: (-0x80000000, 0x7FFFFFFF), t.Long: (-0x8000000000000000, 0x7FFFFFFFFFFFFFFF),
-}
+
+@functools.cache
+def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int, int]]]:
+    """(type name -> converter, integer type -> its range), built on first use."""
+    import uuid
+
+    from amqpcli.codec import types as t
+
+    types: dict[str, Callable[[str], Any]] = {
+        "string": str,
+        "str": str,
+        "symbol": t.Symbol,
+        "binary": _binary,
+        "bool": _bool,
+        "boolean": _bool,
+        "ubyte": t.UByte,
+        "ushort": t.UShort,
+        "uint": t.UInt,
+        "ulong": t.ULong,
+        "byte": t.Byte,
+        "short": t.Short,
+        "int": t.Int,
+        "long": t.Long,
+        "float": lambda s: t.Float(float(s)),
+        "double": float,
+        "char": t.Char,
+        "timestamp": t.Timestamp,
+        "uuid": uuid.UUID,
+        "null": lambda s: None,
+        "json": _json,
+    }
+    ranges: dict[type, tuple[int, int]] = {
+        t.UByte: (0, 0xFF), t.UShort: (0, 0xFFFF), t.UInt: (0, 0xFFFFFFFF),
+        t.ULong: (0, 0xFFFFFFFFFFFFFFFF), t.Byte: (-0x80, 0x7F), t.Short: (-0x8000, 0x7FFF),
+        t.Int: (-0x80000000, 0x7FFFFFFF), t.Long: (-0x8000000000000000, 0x7FFFFFFFFFFFFFFF),
+    }
+    return types, ranges
 
 
 def typed_value(type_name: str | None, text: str, what: str) -> Any:
     """Convert `text` to the AMQP type `type_name` (None: string)."""
     if type_name is None:
         return text
-    conv = TYPES.get(type_name.lower())
+    from amqpcli.codec import types as t
+
+    types, ranges = _converters()
+    conv = types.get(type_name.lower())
     if conv is None:
         raise UserError(
-            f"{what}: unknown type {type_name!r} (one of: {', '.join(sorted(set(TYPES)))})",
+            f"{what}: unknown type {type_name!r} (one of: {', '.join(sorted(TYPE_NAMES))})",
             Exit.USAGE,
         )
     try:
-        if conv in _RANGES:
+        if conv in ranges:
             v = conv(int(text, 0))
-            lo, hi = _RANGES[conv]
+            lo, hi = ranges[conv]
             if not lo <= v <= hi:
                 raise ValueError(f"{v} out of range for {type_name}")
             return v
@@ -277,6 +298,6 @@ def parse_key_value(item: str, what: str) -> tuple[str, Any]:
 def parse_value(item: str, what: str) -> Any:
     """``value`` (a string) or ``type:value``, for bodies and single values."""
     head, sep, rest = item.partition(":")
-    if sep and head.lower() in TYPES:
+    if sep and head.lower() in TYPE_NAMES:
         return typed_value(head, rest, what)
     return item

@@ -3,8 +3,6 @@
 Thin: `amqpcli.dissect` turns capture events into records, `amqpcli.render` draws them.
 """
 
-from __future__ import annotations
-
 import gc
 import itertools
 import json
@@ -69,7 +67,7 @@ class Out:
                 sys.stdout.flush()
 
 
-def _events(dis: Dissector, files: list[Path], live: str | None, keylog: Path | None,
+def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
             bpf: str | None, count: int | None) -> Iterator[Any]:
     """Records from files, a live interface, or TLS decryption."""
     ports = sorted(dis.ports)
@@ -201,11 +199,10 @@ def pcap_dump(
     _exit_status(dis, files or [Path(live or "")])
 
 
-def _loop(dis: Dissector, records: Iterator[Any], out: Out, flt: Filter, summ: Summary | None,
+def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
           show_secrets: bool) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
-    from amqpcli.render.deliveries import delivery_json, delivery_line
     from amqpcli.render.traffic import (
         notice_json,
         notice_line,
@@ -214,6 +211,9 @@ def _loop(dis: Dissector, records: Iterator[Any], out: Out, flt: Filter, summ: S
         violation_json,
         violation_line,
     )
+
+    if show_deliveries:
+        from amqpcli.render.deliveries import delivery_json, delivery_line
 
     filtering = flt.active
     resolved = False
@@ -265,7 +265,7 @@ def _loop(dis: Dissector, records: Iterator[Any], out: Out, flt: Filter, summ: S
                 line(notice_line(rec), rec)  # a capture error ends the run with its message
 
 
-def _end_views(dis: Dissector, out: Out, flt: Filter, summ: Summary | None, links: bool,
+def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None", links: bool,
                connections: bool, json_out: bool, stall: float) -> None:
     from amqpcli.render.deliveries import (
         connection_json,
@@ -305,7 +305,7 @@ def _end_views(dis: Dissector, out: Out, flt: Filter, summ: Summary | None, link
                 out.line(text)
 
 
-def _exit_status(dis: Dissector, sources: list[Path]) -> None:
+def _exit_status(dis: "Dissector", sources: list[Path]) -> None:
     """Exit 8 (after everything readable was printed) for a damaged capture, one without
     AMQP, or AMQP bytes that did not decode."""
     if dis.capture_errors:
