@@ -14,7 +14,11 @@ import sys
 import typer
 
 from amqpcli import __version__
+from amqpcli.cli.coerce import install as _plain_values
 from amqpcli.errors import Exit, UserError
+
+# Plain option values without pydantic (amqpcli/cli/coerce.py).
+_plain_values()
 
 app = typer.Typer(
     name="amqp",
