@@ -1,6 +1,8 @@
 """`amqp` starts without the heavy stacks: registering every subcommand, `amqp --help`,
 `amqp COMMAND --help` and `amqp decode` import typer and option declarations, not the
-engine, the net layer, the dissect pipeline, textual, pyspark or pyarrow.
+engine, the net layer, the dissect pipeline, textual, pyspark or pyarrow, nor pydantic
+(amqpcli/cli/coerce.py). Help imports neither the codec nor render nor the config file
+reader. A run imports the module of the command it names and no other command's.
 
 A command module imports those inside its command function (or a helper it calls); a
 top-level import of one of them fails here, naming the module and who imported it.
@@ -15,6 +17,8 @@ import sys
 
 import pytest
 
+from amqpcli.cli.app import ROOT_FLAGS, _command_named, _register, app
+from amqpcli.cli.commands import MODULES
 from tests.paths import REPO_ROOT
 
 # Packages (and their submodules) that must not be loaded at start.
@@ -33,7 +37,23 @@ HEAVY = (
     "amqpcli.peer",
     "amqpcli.proxy",
     "amqpcli.tui",
+    # Typer converts values through pydantic, whose plugin loader reads importlib.metadata;
+    # amqp's plain values are converted without it.
+    "pydantic",
+    "pydantic_core",
+    "typer._adapters",
+    "importlib.metadata",
 )
+
+# Not for help: what only running a command needs.
+RUN_ONLY = (
+    "amqpcli.codec",
+    "amqpcli.render",
+    "amqpcli.config",
+    "amqpcli.cli.decode_input",
+)
+
+EXAMPLE_CAPTURE = "amqpcli/examples/serve-session.pcapng"
 
 REGISTER = (
     "import sys; import amqpcli.cli.app as a; a._register(); "
@@ -54,8 +74,13 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def heavy_in(modules: list[str]) -> list[str]:
-    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+def heavy_in(modules: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy))
+
+
+def command_modules(modules: list[str]) -> list[str]:
+    names = {f"amqpcli.cli.{m}" for m in MODULES.values()}
+    return sorted(m for m in modules if m in names)
 
 
 def _run(code: str) -> subprocess.CompletedProcess[str]:
@@ -77,16 +102,97 @@ def test_registering_every_subcommand_loads_no_heavy_module() -> None:
     assert "amqpcli.cli.pcap_dump" in modules and "amqpcli.cli.tui" in modules  # registered
     assert heavy_in(modules) == [], (
         "imported when amqp starts; import these inside the command function instead")
+    assert heavy_in(modules, RUN_ONLY) == [], "imported for help; import them when running"
+
+
+def _modules_after(argv: list[str]) -> list[str]:
+    proc = _run(RUN_MAIN.replace("ARGV", repr(argv)))
+    assert proc.stdout  # help, the decoded tree or the frames were printed
+    return json.loads(proc.stderr.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("argv", [
     ["--help"],
     ["send", "--help"],
+    ["recv", "--help"],
     ["pcap-dump", "--help"],
     ["decode", "--example", "message"],
 ], ids=" ".join)
 def test_command_loads_no_heavy_module(argv: list[str]) -> None:
-    proc = _run(RUN_MAIN.replace("ARGV", repr(argv)))
-    assert proc.stdout  # help or the decoded tree was printed
-    modules = json.loads(proc.stderr.strip().splitlines()[-1])
+    modules = _modules_after(argv)
     assert heavy_in(modules) == []
+    if "--help" in argv:
+        assert heavy_in(modules, RUN_ONLY) == []
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["send", "--help"], ["amqpcli.cli.send"]),
+    (["--debug", "tui", "--help"], ["amqpcli.cli.tui"]),
+    (["browse", "--help"], ["amqpcli.cli.browse", "amqpcli.cli.recv"]),  # browse uses recv's
+    (["decode", "--example", "message"], ["amqpcli.cli.decode"]),
+    (["pcap-dump", EXAMPLE_CAPTURE, "--frames-only"], ["amqpcli.cli.pcap_dump"]),
+], ids=["send", "tui", "browse", "decode", "pcap-dump"])
+def test_a_run_imports_only_its_own_command(argv: list[str], expected: list[str]) -> None:
+    assert command_modules(_modules_after(argv)) == expected
+
+
+def test_pcap_dump_run_loads_neither_pydantic_nor_the_client_stack() -> None:
+    modules = _modules_after(["pcap-dump", EXAMPLE_CAPTURE, "--frames-only"])
+    assert heavy_in(modules, ("pydantic", "typer._adapters", "importlib.metadata")) == []
+    assert heavy_in(modules, ("asyncio", "textual", "pyarrow", "pyspark", "amqpcli.net")) == []
+
+
+@pytest.mark.parametrize(("args", "name"), [
+    (["send", "amqp://h/q", "--help"], "send"),
+    (["--debug", "pcap-dump", "x.pcap"], "pcap-dump"),
+    (["--version", "--debug", "recv"], "recv"),
+    (["frob"], "frob"),  # no such command: register() registers all, Click says so
+    ([], None),
+    (["--help"], None),
+    (["-h", "send"], None),  # the top-level help, listing every command
+    (["--debug", "--help", "send"], None),
+    (["--", "send"], None),
+    (["--debug=1", "send"], None),
+    (["-x", "send"], None),
+])
+def test_command_named(args: list[str], name: str | None) -> None:
+    assert _command_named(args) == name
+
+
+def test_command_named_is_none_while_the_shell_completes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_AMQP_COMPLETE", "bash_complete")
+    assert _command_named(["send", "--"]) is None
+
+
+def test_root_flags_are_the_root_options_and_take_no_value() -> None:
+    """`_command_named` steps over ROOT_FLAGS only: a root option that took a value would
+    make it take that value for the command's name."""
+    import typer.main
+
+    group = typer.main.get_command(app)  # its params: the root's own, not -h/--help
+    assert {o for p in group.params for o in p.opts} == ROOT_FLAGS
+    assert all(p.is_flag for p in group.params)  # type: ignore[attr-defined]
+
+
+def test_modules_name_every_command_and_its_module() -> None:
+    import typer.main
+
+    _register()
+    group = typer.main.get_command(app)
+    assert set(group.commands) == set(MODULES)
+    for name, cmd in group.commands.items():
+        assert cmd.callback is not None
+        assert cmd.callback.__module__ == f"amqpcli.cli.{MODULES[name]}"
+    # In a fresh process (other tests here import command modules in their own order),
+    # registering every command lists them in MODULES' order, as `amqp --help` did.
+    proc = _run("import typer.main; import amqpcli.cli.app as a; a._register(); "
+                "print(list(typer.main.get_command(a.app).commands))")
+    assert ast.literal_eval(proc.stdout.strip()) == list(MODULES)
+
+
+def test_written_out_constants_match_their_sources() -> None:
+    from amqpcli.cli import options, send
+    from amqpcli.codec.sections import BODY_TYPES
+
+    assert send.BODY_TYPES == BODY_TYPES
+    assert set(options._converters()[0]) == options.TYPE_NAMES
