@@ -17,7 +17,9 @@ bytes it was given and waits for more.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from struct import Struct
+from struct import error as struct_error
 from typing import Any
 
 from amqpcli.codec.composites import (
@@ -248,6 +250,7 @@ class FrameReader:
         self._limit = _MAX_SIZE if max_frame_size is None else max_frame_size
         self._buf = bytearray()
         self._offset = 0  # stream offset of self._buf[0]
+        self._need = 8  # bytes self._buf must hold before parsing it again is worth it
         # None while framed; the header kind ("tls", "amqp0-10", …) once the stream is
         # opaque, or "error" after a fatal frame error.
         self.opaque: str | None = None
@@ -268,19 +271,23 @@ class FrameReader:
         if self.opaque is not None:
             self.opaque_bytes += len(data)
             return []
-        if self._buf:
-            self._buf += data
-            buf: Any = self._buf
-        else:
+        pend = self._buf
+        if pend:
+            pend += data
+            if len(pend) < self._need:
+                return []  # the frame under way is still short: nothing to parse yet
+            buf = bytes(pend)
+        elif data.__class__ is bytes:
             buf = data
+        else:
+            # one copy per chunk: the frames are then sliced from bytes, which is much
+            # cheaper than slicing a memoryview and copying each slice
+            buf = bytes(data)
         items: list[Item] = []
         pos = self._parse(buf, items)
         if pos < len(buf):
-            if buf is self._buf:
-                del self._buf[:pos]
-            else:
-                self._buf = bytearray(buf[pos:])
-        else:
+            self._buf = bytearray(buf[pos:])
+        elif pend:
             self._buf = bytearray()
         self._offset += pos
         if self.opaque is not None:
@@ -327,20 +334,19 @@ class FrameReader:
             )
         ]
 
-    # The hot path: one pass over `buf`, returning how many bytes it consumed.
-    def _parse(self, buf: Any, items: list[Item]) -> int:
+    # The hot path: one pass over `buf` (bytes), returning how many bytes it consumed.
+    def _parse(self, buf: bytes, items: list[Item]) -> int:
         n = len(buf)
         pos = 0
         base = self._offset
         limit = self._limit
-        decode_body = self._decode_body
         fast_transfer = _decode_transfer_fast
         append = items.append
-        mv: memoryview | None = None
+        self._need = 8
         while n - pos >= 8:
             size, doff, ftype, channel = _unpack_header(buf, pos)
             if size == _AMQP_MAGIC:
-                header = ProtocolHeader(base + pos, bytes(buf[pos : pos + 8]))
+                header = ProtocolHeader(base + pos, buf[pos : pos + 8])
                 append(header)
                 pos += 8
                 if header.kind not in _FRAMED_KINDS:
@@ -366,9 +372,10 @@ class FrameReader:
                 )
                 self.opaque = "error"
                 break
-            if n - pos < size:
-                break  # wait for the rest; nothing is allocated for it
             end = pos + size
+            if end > n:
+                self._need = size
+                break  # wait for the rest; nothing is allocated for it
             dstart = doff * 4
             if doff < 2 or dstart > size:
                 append(
@@ -382,9 +389,7 @@ class FrameReader:
                 )
                 pos = end
                 continue
-            if mv is None:
-                mv = memoryview(buf)
-            ext = bytes(mv[pos + 8 : pos + dstart]) if dstart > 8 else b""
+            ext = buf[pos + 8 : pos + dstart] if dstart > 8 else b""
             if dstart == size:
                 append(Frame(off, size, doff, ftype, channel, ext, None, b""))
             elif ftype > 1:
@@ -398,17 +403,16 @@ class FrameReader:
                     )
                 )
             else:
-                body = mv[pos + dstart : end]
-                fast = fast_transfer(body) if ftype == 0 else None
+                bstart = pos + dstart
+                fast = fast_transfer(buf, bstart, end) if ftype == 0 else None
                 if fast is not None:
                     perf, bend = fast
-                    payload = bytes(body[bend:])
-                    append(Frame(off, size, doff, 0, channel, ext, perf, payload))
+                    append(Frame(off, size, doff, 0, channel, ext, perf,
+                                 buf[bstart + bend : end]))
                 else:
-                    append(decode_body(body, off, size, doff, ftype, channel, ext))
+                    append(self._decode_body(memoryview(buf)[bstart:end], off, size, doff,
+                                             ftype, channel, ext))
             pos = end
-        if mv is not None:
-            mv.release()
         return pos
 
     def _decode_body(
@@ -453,7 +457,10 @@ def _decode(buf: Any, offset: int) -> tuple[Any, int]:
 _u32 = Struct(">I").unpack_from
 _u32u32 = Struct(">II").unpack_from
 _new = object.__new__
-_UINT0 = UInt(0)
+# uint and ubyte values below 256, made once: a transfer's handle, small delivery ids
+_UINTS = tuple(UInt(i) for i in range(256))
+_UBYTES = tuple(UByte(i) for i in range(256))
+_UINT0 = _UINTS[0]
 # delivery states whose fields are all optional, by descriptor code
 _EMPTY_STATES: dict[int, Any] = {c.CODE: c for c in (Accepted, Rejected, Released, Modified)}
 # descriptor code -> (class, its _fill, a None per field, delivery states without fields
@@ -464,88 +471,208 @@ _FAST_LISTS: dict[int, tuple[type[Composite], Any, tuple[None, ...], bool]] = {
 }
 
 
-def _decode_transfer_fast(b: memoryview) -> tuple[Composite, int] | None:
-    """A transfer's (or a disposition's) performative decoded without the generic
-    decoder, or None.
+def _empty_state(scls: Any, raw: bytes) -> Any:
+    """A delivery state written without fields (accepted, released, ...), built as the
+    codec builds a composite from an empty list."""
+    st = _new(scls)
+    st._raw = (raw, [])
+    scls._fill(st, [None] * scls._N)
+    return st
+
+
+def _decode_transfer_fast(b: bytes | bytearray | memoryview, start: int = 0,
+                          stop: int | None = None) -> tuple[Composite, int] | None:
+    """A transfer's (or a disposition's) performative in `b[start:stop]` decoded without
+    the generic decoder, as `(performative, its length)`, or None.
 
     Transfers are most of a busy stream, and their fields are a handful of small uints,
-    booleans and a short binary tag; dispositions add a delivery state with no fields. Only those encodings are taken here; anything else
-    (a delivery state, an odd width, a short or malformed body) returns None and the
-    generic decoder does the work and the error reporting, so both give the same result.
+    booleans and a short binary tag; dispositions add a delivery state with no fields.
+    Only those encodings are taken here; anything else (a delivery state, an odd width, a
+    short or malformed body) returns None and the generic decoder does the work and the
+    error reporting, so both give the same result. `b` is read as bytes (other buffers
+    are copied first).
+
+    The transfers of a link differ only in their delivery id and tag, so their bytes
+    nearly always have one of a few layouts: once a layout has been decoded twice by
+    `_decode_list_fast`, a template of it (`_learn`) decodes the next ones by checking
+    its format codes and lengths in one step and reading the values in one `unpack`.
     """
-    n = len(b)
-    if n < 6 or b[0] != 0x00 or b[1] != 0x53:
+    if b.__class__ is not bytes:
+        b = bytes(b)
+    n = len(b) if stop is None else stop
+    if n - start < 6 or b[start] != 0x00 or b[start + 1] != 0x53:
         return None
-    fast = _FAST_LISTS.get(b[2])
+    if b[start + 3] == 0xC0:
+        end = start + 5 + b[start + 4]
+        if end <= n:
+            raw = b[start:end]
+            for check, expected, build in _TEMPLATES.get(raw[2:6], ()):
+                if check(raw) == expected:
+                    return build(raw), end - start
+    return _decode_list_fast(b, start, n)
+
+
+def _decode_list_fast(b: bytes, start: int, n: int) -> tuple[Composite, int] | None:
+    """`_decode_transfer_fast` field by field (and the layouts it sees, for `_learn`)."""
+    fast = _FAST_LISTS.get(b[start + 2])
     if fast is None:
         return None
     cls, fill, nones, states = fast
-    c = b[3]
+    c = b[start + 3]
     if c == 0xC0:
-        end = 5 + b[4]
-        count = b[5]
-        p = 6
+        end = start + 5 + b[start + 4]
+        count = b[start + 5]
+        p = start + 6
     elif c == 0xD0:
-        if n < 12:
+        if n - start < 12:
             return None
-        size, count = _u32u32(b, 4)
-        end = 8 + size
-        p = 12
+        size, count = _u32u32(b, start + 4)
+        end = start + 8 + size
+        p = start + 12
     else:
         return None
     if end > n or count > len(nones):
         return None
-    vals: list[Any] = list(nones)
-    for i in range(count):
-        if p >= end:
-            return None
-        code = b[p]
-        if code == 0x40:
-            p += 1
-        elif code == 0x43:
-            vals[i] = _UINT0
-            p += 1
-        elif code == 0x52:
-            vals[i] = UInt(b[p + 1])
-            p += 2
-        elif code == 0x42:
-            vals[i] = False
-            p += 1
-        elif code == 0x41:
-            vals[i] = True
-            p += 1
-        elif code == 0xA0:
-            e = p + 2 + b[p + 1]
-            if e > end:
+    vals: list[Any] = [*nones]
+    codes: list[int] = []  # per field: where its format code is (from `start`)
+    i = 0
+    try:
+        # a field running past `end` reads bytes after it (or past the buffer: an
+        # IndexError or struct.error) and is then refused by the position checks
+        while i < count:
+            if p >= end:
                 return None
-            vals[i] = bytes(b[p + 2 : e])
-            p = e
-        elif code == 0x70:
-            vals[i] = UInt(_u32(b, p + 1)[0])
-            p += 5
-        elif code == 0x50:
-            vals[i] = UByte(b[p + 1])
-            p += 2
-        elif code == 0x00 and states and p + 4 <= end and b[p + 1] == 0x53 and b[p + 3] == 0x45:
-            # a delivery state written without fields (accepted, released, ...): built
-            # as the codec builds a composite from an empty list
-            scls = _EMPTY_STATES.get(b[p + 2])
-            if scls is None:
+            codes.append(p - start)
+            code = b[p]
+            if code == 0x43:
+                vals[i] = _UINT0
+                p += 1
+            elif code == 0x52:
+                vals[i] = _UINTS[b[p + 1]]
+                p += 2
+            elif code == 0x42:
+                vals[i] = False
+                p += 1
+            elif code == 0x41:
+                vals[i] = True
+                p += 1
+            elif code == 0x40:
+                p += 1
+            elif code == 0xA0:
+                e = p + 2 + b[p + 1]
+                if e > end:
+                    return None
+                vals[i] = b[p + 2 : e]
+                p = e
+            elif code == 0x70:
+                vals[i] = UInt(_u32(b, p + 1)[0])
+                p += 5
+            elif code == 0x50:
+                vals[i] = _UBYTES[b[p + 1]]
+                p += 2
+            elif (code == 0x00 and states and p + 4 <= end and b[p + 1] == 0x53
+                  and b[p + 3] == 0x45):
+                scls = _EMPTY_STATES.get(b[p + 2])
+                if scls is None:
+                    return None
+                vals[i] = _empty_state(scls, b[p : p + 4])
+                p += 4
+            else:
                 return None
-            st = _new(scls)
-            st._raw = (bytes(b[p : p + 4]), [])
-            scls._fill(st, [None] * scls._N)
-            vals[i] = st
-            p += 4
-        else:
-            return None
+            i += 1
+    except (IndexError, struct_error):
+        return None
     if p != end:
         return None
     o = _new(cls)
     # As the codec does: the bytes, and the decoded items the fields still hold.
-    o._raw = (bytes(b[:end]), vals)  # trailing Nones compare like absent items
+    raw = b[start:end]
+    o._raw = (raw, vals)  # trailing Nones compare like absent items
     fill(o, vals)
-    return o, end
+    if c == 0xC0:
+        _learn(raw, codes, cls)
+    return o, end - start
+
+
+# Layout templates of transfer and disposition lists (list8), by their first bytes
+# (descriptor, list8 code, size, count): (check, expected, build) triples. `check(raw)`
+# gives the bytes that fix the layout (format codes, binary lengths, state descriptors),
+# `build(raw)` the performative. A layout is made a template the second time it is seen.
+_TEMPLATES: dict[bytes, tuple[tuple[Any, tuple[int, ...], Any], ...]] = {}
+_SEEN: dict[tuple[int, ...], int] = {}
+_MAX_TEMPLATES = 256
+_MAX_SEEN = 4096
+
+
+def _learn(raw: bytes, codes: list[int], cls: Any) -> None:
+    """Count the layout of a list `_decode_list_fast` just decoded (`codes`: where each
+    field's format code is in `raw`); at the second sighting make it a template."""
+    where = [0, 1, 2, 3, 4, 5]
+    for p in codes:
+        code = raw[p]
+        where.append(p)
+        if code == 0xA0:
+            where.append(p + 1)
+        elif code == 0x00:
+            where += (p + 1, p + 2, p + 3)
+    expected = tuple(raw[p] for p in where)
+    sig = (*where, -1, *expected)
+    seen = _SEEN.get(sig, 0) + 1
+    if seen < 2:
+        if len(_SEEN) >= _MAX_SEEN:
+            _SEEN.clear()
+        _SEEN[sig] = seen
+        return
+    del _SEEN[sig]
+    if sum(len(t) for t in _TEMPLATES.values()) >= _MAX_TEMPLATES:
+        _TEMPLATES.clear()
+    key = raw[2:6]
+    _TEMPLATES[key] = (*_TEMPLATES.get(key, ()), (itemgetter(*where), expected,
+                                                   _template(raw, codes, cls)))
+
+
+def _template(raw: bytes, codes: list[int], cls: Any) -> Any:
+    """`build(raw)` for lists laid out as `raw`: the values read with one `unpack_from`
+    (uints and binaries), the constants (null, booleans, uint0) and field-less states
+    written in."""
+    env: dict[str, Any] = {"_new": _new, "cls": cls, "fill": cls._fill, "_UINTS": _UINTS,
+                           "_UBYTES": _UBYTES, "_UINT0": _UINT0, "UInt": UInt,
+                           "_empty_state": _empty_state}
+    fmt = ">"
+    at = 0  # bytes of raw the format covers so far
+    names: list[str] = []
+    items: list[str] = []
+    for i, p in enumerate(codes):
+        code = raw[p]
+        if code in (0x52, 0x50, 0x70, 0xA0):
+            v = f"v{i}"
+            names.append(v)
+            vp, width = p + 1, {0x52: "B", 0x50: "B", 0x70: "I"}.get(code, "")
+            if code == 0xA0:
+                vp, width = p + 2, f"{raw[p + 1]}s"
+            if vp > at:
+                fmt += f"{vp - at}x"
+            fmt += width
+            at = vp + (4 if code == 0x70 else 1 if width == "B" else raw[p + 1])
+            items.append({0x52: f"_UINTS[{v}]", 0x50: f"_UBYTES[{v}]",
+                          0x70: f"UInt({v})"}.get(code, v))
+        elif code == 0x00:
+            env[f"S{i}"] = _EMPTY_STATES[raw[p + 2]]
+            items.append(f"_empty_state(S{i}, raw[{p}:{p + 4}])")
+        else:
+            items.append({0x43: "_UINT0", 0x41: "True", 0x42: "False", 0x40: "None"}[code])
+    items += ["None"] * (cls._N - len(codes))
+    lines = ["def build(raw):"]
+    if names:
+        env["unpack"] = Struct(fmt).unpack_from
+        lines.append(f"    {', '.join(names)}, = unpack(raw)")
+    lines += [f"    vals = [{', '.join(items)}]",
+              "    o = _new(cls)",
+              "    o._raw = (raw, vals)",
+              "    fill(o, vals)",
+              "    return o"]
+    exec("\n".join(lines), env)  # noqa: S102 - built above from the format codes only
+    return env["build"]
 
 
 def encode_frame(
