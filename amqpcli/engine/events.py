@@ -209,6 +209,16 @@ class DeliverySettled(Event):
 
 
 @dataclass(slots=True)
+class DeliveriesSettled(Event):
+    """Lean endpoints (`Endpoint(lean_events=True)`): one disposition from the peer
+    settled these deliveries of ours with one outcome — in place of a DeliverySettled
+    for each."""
+
+    deliveries: list[Delivery]
+    time: float
+
+
+@dataclass(slots=True)
 class MessageReceived(Event):
     """Endpoint roles only: a complete message arrived on one of our receiving links."""
 

@@ -21,6 +21,7 @@ from . import serial
 from .delivery import _TERMINAL, FINAL, Delivery, Phase, TimelineEntry, outcome_of, state_name
 from .events import (
     CreditChanged,
+    DeliveriesSettled,
     DeliverySettled,
     DeliveryStarted,
     DeliveryUpdated,
@@ -561,6 +562,66 @@ class Session:
             if not conn.lean:
                 conn._events.append(DeliveryStarted(d, side, time))
 
+    def local_transfers(self, side: str, link: Link, sent: list[tuple[int, bytes, int]],
+                        first: int, settled: bool, time: float) -> list[Delivery]:
+        """`local_transfer` for a run of one-frame deliveries a lean endpoint just sent
+        (`Endpoint.send_many`), given as (delivery-id, tag, size) with consecutive ids from
+        `first`; the caller checked credit, window and sizes. Pre-settled ones get no
+        Delivery (a lean endpoint never reads them): they are counted, and remembered as
+        recently settled like any other. Returns the deliveries made."""
+        conn = self.conn
+        k = len(sent)
+        conn.time = time
+        conn.side = side
+        frame_no = conn.frame_no
+        conn.frame_no = frame_no + k
+        conn.frames[side] += k
+        conn.last_frame_time[side] = time
+        nxt = self.next_outgoing_id
+        nxt[side] = (nxt[side] + k) & serial.MASK
+        self.transfers[side] += k
+        self.deliveries[side] += k
+        if self.first_id[side] is None:
+            self.first_id[side] = first
+        link.deliveries += k
+        link.delivery_count = (link.delivery_count + k) & serial.MASK
+        link.link_credit -= k
+        if settled:
+            link.settled_count += k
+            outcomes = link.outcomes
+            outcomes["settled"] = outcomes.get("settled", 0) + k
+            recent = self.recent[side]
+            for did, _tag, _n in sent[-RECENT_LIMIT:]:
+                recent[did] = side
+            while len(recent) > RECENT_LIMIT:
+                recent.popitem(last=False)
+            return []
+        receiver = link.receiver
+        remote = link.unsettled[receiver]
+        mine = link.unsettled[side]
+        infl = self.inflight[side]
+        live = link.live
+        ds = []
+        unsettled = Phase.UNSETTLED
+        for did, tag, n in sent:
+            frame_no += 1
+            d = Delivery(link, side, receiver, tag)
+            d.session = self
+            d.delivery_id = did
+            d.first_time = time
+            d.frames = 1
+            d.size = n
+            d.payload_ready = True
+            d.phase = unsettled  # queued --last--> unsettled
+            d.timeline.append(TimelineEntry(time, side, "transfer", frame_no, None, False,
+                                            False, n, ""))
+            mine[tag] = None
+            remote[tag] = None
+            infl[did] = d
+            live[tag] = d
+            ds.append(d)
+        return ds
+
     def _implicit_link(self, side: str, handle: Any, t: Any) -> Link | None:
         """Midstream: a link attached before the capture, first seen by a transfer that
         starts a delivery (continuations of unseen deliveries are skipped)."""
@@ -692,8 +753,10 @@ class Session:
         events = conn._events
         name = state_name(state) or "settled"
         sender = conn.other[side]
-        # lean: a caller that settled what it received itself needs no event saying so
-        report = not (lean and side == conn.local)
+        # lean: a caller that settled what it received itself needs no event saying so,
+        # and hears of its own deliveries settled by the peer in one event per disposition
+        report = not lean
+        ours: list[Delivery] | None = [] if lean and side != conn.local else None
         infl = self.inflight[sender]
         recent = self.recent[sender]
         for d in found:
@@ -733,6 +796,10 @@ class Session:
                     recent.popitem(last=False)
             if report:
                 events.append(DeliverySettled(d, time))
+            elif ours is not None:
+                ours.append(d)
+        if ours:
+            events.append(DeliveriesSettled(ours, time))
 
     def _dispose(self, d: Delivery, side: str, state: Any, settled: bool) -> None:
         conn = self.conn

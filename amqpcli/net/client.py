@@ -211,6 +211,8 @@ class SenderLink(_Link):
         super().__init__(client, link, address)
         self.unsettled: dict[int, Pending] = {}
         self._since_flush = 0
+        # deliveries sent by `send_many` that the peer settled, handed over in runs
+        self.on_settled: Callable[[list[Any]], None] | None = None
 
     @property
     def credit(self) -> int:
@@ -237,7 +239,7 @@ class SenderLink(_Link):
                 await asyncio.sleep(0)
         while True:
             self._check()
-            if self.link.link_credit > self._queued() and len(self.unsettled) < window:
+            if self.link.link_credit > self._queued() and self.in_flight() < window:
                 return
             if deadline is None:
                 deadline = asyncio.get_running_loop().time() + timeout
@@ -248,6 +250,34 @@ class SenderLink(_Link):
             )
             self.client.transport.flush()
             await self.wait_changed(deadline, what)
+
+    def in_flight(self) -> int:
+        """Messages sent or queued and not yet settled by the peer."""
+        return len(self.link.live) + self._queued()
+
+    def room(self, window: int) -> int:
+        """How many messages could go out now: credit not spoken for, window not full."""
+        return min(self.link.link_credit - self._queued(), window - self.in_flight())
+
+    def send_many(self, payloads: list[bytes], *, settled: bool) -> tuple[int, list[Any]]:
+        """Send a run of messages without a `Pending` each: (how many of `payloads`, from
+        the first, went out; their deliveries, none when pre-settled). The peer's outcomes
+        come to `on_settled` in runs. What did not go out is the caller's to send with
+        `send()` (no credit, a full window, a message larger than a frame)."""
+        n, ds = self.client._engine_send_many(self.link, payloads, settled)
+        if n:
+            self.client._schedule_flush()
+        return n, ds
+
+    async def hand_off(self) -> None:
+        """Write what is framed and let the event loop run (outcomes come in), waiting
+        while the socket's buffer is full."""
+        transport = self.client.transport
+        transport.flush()
+        if transport.writer.transport.get_write_buffer_size() > transport.HIGH_WATER:
+            await transport.drain()
+        else:
+            await asyncio.sleep(0)
 
     def send(self, payload: bytes, *, settled: bool, txn_id: bytes | None = None) -> Pending:
         d = self.client._engine_send(self.link, payload, None, settled, txn_id)
@@ -645,13 +675,17 @@ class Client:
 
     def _ev_delivery_final(self, d: Any) -> None:
         p = self._pending.pop(id(d), None)
+        link = self._links.get(id(d.link))
         if p is not None:
-            link = self._links.get(id(d.link))
             if isinstance(link, SenderLink):
                 link.unsettled.pop(id(d), None)
                 link.changed.set()
             # Only the peer's settlement confirms; an abandoned delivery stays in doubt.
             p._resolve(lost=not d.receiver_settled)
+        elif isinstance(link, SenderLink):  # sent by send_many
+            if d.receiver_settled and link.on_settled is not None:
+                link.on_settled([d])
+            link.changed.set()
 
     def _ev_delivery_updated(self, e: ev.DeliveryUpdated) -> None:
         d = e.delivery
@@ -665,6 +699,24 @@ class Client:
 
     def _ev_delivery_settled(self, e: ev.DeliverySettled) -> None:
         self._ev_delivery_final(e.delivery)
+
+    def _ev_deliveries_settled(self, e: ev.DeliveriesSettled) -> None:
+        pending = self._pending
+        runs: dict[int, list[Any]] = {}
+        for d in e.deliveries:
+            if pending and id(d) in pending:
+                self._ev_delivery_final(d)
+            else:
+                run = runs.get(id(d.link))
+                if run is None:
+                    run = runs[id(d.link)] = []
+                run.append(d)
+        for key, run in runs.items():
+            link = self._links.get(key)
+            if isinstance(link, SenderLink):
+                if link.on_settled is not None:
+                    link.on_settled(run)
+                link.changed.set()
 
     def _ev_message(self, e: ev.MessageReceived) -> None:
         link = self._links.get(id(e.delivery.link))
@@ -734,6 +786,11 @@ class Client:
         self.engine.set_time(_now())
         return self.engine.send(link, payload, tag=tag, settled=settled, txn_id=txn_id)
 
+    def _engine_send_many(self, link: Any, payloads: list[bytes], settled: bool,
+                          ) -> tuple[int, list[Any]]:
+        self.engine.set_time(_now())
+        return self.engine.send_many(link, payloads, settled=settled)  # type: ignore[no-any-return]
+
     def _engine_flow(self, link: Any, credit: int, drain: bool) -> None:
         self.engine.set_time(_now())
         self.engine.flow(link, credit, drain=drain)
@@ -793,6 +850,7 @@ _HANDLERS: dict[type, Callable[[Client, Any], None]] = {
     ev.CreditChanged: Client._ev_credit,
     ev.DeliveryUpdated: Client._ev_delivery_updated,
     ev.DeliverySettled: Client._ev_delivery_settled,
+    ev.DeliveriesSettled: Client._ev_deliveries_settled,
     ev.MessageReceived: Client._ev_message,
     ev.Violation: Client._ev_violation,
 }

@@ -17,7 +17,14 @@ from typing import Any
 
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.client import Client, ConnectionLost, Pending, close_interrupted, connect_retrying
+from amqpcli.net.client import (
+    Client,
+    ConnectionLost,
+    Pending,
+    SenderLink,
+    close_interrupted,
+    connect_retrying,
+)
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.progress import Progress
@@ -25,6 +32,7 @@ from amqpcli.net.progress import Progress
 __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
 
 OUTCOMES = ("accepted", "rejected", "released", "modified")
+RUN = 256  # messages framed at a time by the send loop at most
 
 
 @dataclass(frozen=True)
@@ -152,9 +160,13 @@ class _Sender:
         self.cfg = cfg
         self.plan = plan
         self.s = SendSummary()
-        self.unconfirmed: dict[int, tuple[OutgoingMessage, Pending]] = {}
+        # sent, no outcome yet: number -> (message, its Pending, or its delivery when sent
+        # in a run by `send_many`)
+        self.unconfirmed: dict[int, tuple[OutgoingMessage, Any]] = {}
+        self.by_delivery: dict[int, OutgoingMessage] = {}  # id(delivery) -> message (runs)
         self.queue: deque[tuple[OutgoingMessage, bool]] = deque()  # to send: (msg, sent before)
-        self.holding: OutgoingMessage | None = None  # taken, waiting for credit
+        self.holding: list[OutgoingMessage] = []  # taken, waiting for credit
+        self.sender: SenderLink | None = None
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
         self.progress = Progress("send", plan.expected, enabled=plan.progress)
@@ -183,7 +195,24 @@ class _Sender:
         self.txn_msgs.clear()
         self.txn_states.clear()
 
-    def _count(self, msg: OutgoingMessage, state: Any) -> None:
+    def _settled_run(self, ds: list[Any]) -> None:
+        """The peer settled deliveries sent in runs (`SenderLink.on_settled`)."""
+        by = self.by_delivery
+        unconfirmed = self.unconfirmed
+        s = self.s
+        for d in ds:
+            msg = by.pop(id(d), None)
+            if msg is None:
+                continue
+            unconfirmed.pop(msg.number, None)
+            state = d.receiver_state
+            if state.__class__ is c.Accepted:
+                s.accepted += 1
+            else:
+                self._count(msg, state, progress=False)
+        self.progress.update(s.sent)
+
+    def _count(self, msg: OutgoingMessage, state: Any, progress: bool = True) -> None:
         if isinstance(state, c.TransactionalState):
             state = state.outcome
         name = getattr(state, "NAME", None)
@@ -197,7 +226,8 @@ class _Sender:
                 )
         else:
             self.s.other += 1
-        self.progress.update(self.s.sent)
+        if progress:
+            self.progress.update(self.s.sent)
 
     # --- the run ----------------------------------------------------------------
 
@@ -206,13 +236,13 @@ class _Sender:
         whether it went out (sent once already: a resend) or not."""
         back = [(m, True) for m, _ in self.unconfirmed.values()]
         back += [(m, True) for m in self.txn_msgs]  # their transaction never committed
-        if self.holding is not None:
-            back.append((self.holding, False))
+        back += [(m, False) for m in self.holding]
         back += list(self.queue)
         self.unconfirmed.clear()
+        self.by_delivery.clear()
         self.txn_msgs.clear()
         self.txn_states.clear()
-        self.holding = None
+        self.holding = []
         self.queue.clear()
         back.sort(key=lambda mw: mw[0].number)
         return back
@@ -265,8 +295,11 @@ class _Sender:
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
                         start: float) -> None:
         plan = self.plan
-        sender = await client.open_sender(plan.address, settled=plan.settled)
+        sender = self.sender = await client.open_sender(plan.address, settled=plan.settled)
         txn = _Txn(client, plan, self) if plan.txn_size else None
+        if txn is None and not plan.rate:
+            await self._send_runs(sender, messages, start)
+            return
         while True:
             if self.queue:
                 msg, was_sent = self.queue.popleft()
@@ -278,7 +311,7 @@ class _Sender:
                     break
                 msg, was_sent = nxt, False
                 self.s.messages += 1
-            self.holding = msg
+            self.holding = [msg]
             if plan.rate:
                 delay = start + (self.s.messages - 1) / plan.rate - time.monotonic()
                 if delay > 0:
@@ -286,29 +319,93 @@ class _Sender:
             await sender.wait_sendable(plan.window, plan.timeout)
             txn_id = await txn.current() if txn else None
             pending = sender.send(msg.payload, settled=plan.settled, txn_id=txn_id)
-            self.holding = None
-            self.s.sent += 1
-            if was_sent:
-                self.s.resent += 1
-            if plan.settled:
-                self.s.settled += 1
-                self.progress.update(self.s.sent)
-            else:
-                self.unconfirmed[msg.number] = (msg, pending)
-                pending.tag = msg
-                pending.on_done(self._record_done)
+            self.holding = []
+            self._sent_one(msg, was_sent, pending)
             if txn:
                 await txn.sent_one(lambda: self._wait_confirmed(client))
         if txn:
             await txn.finish(lambda: self._wait_confirmed(client))
         await sender.wait_written(plan.timeout)
 
+    def _sent_one(self, msg: OutgoingMessage, was_sent: bool, pending: Pending) -> None:
+        self.s.sent += 1
+        if was_sent:
+            self.s.resent += 1
+        if self.plan.settled:
+            self.s.settled += 1
+            self.progress.update(self.s.sent)
+        else:
+            self.unconfirmed[msg.number] = (msg, pending)
+            pending.tag = msg
+            pending.on_done(self._record_done)
+
+    def _take(self, k: int, messages: Iterator[OutgoingMessage],
+              start: float) -> list[tuple[OutgoingMessage, bool]]:
+        """Up to `k` messages to send next: those to send again first, then new ones (as
+        long as the run's duration lasts)."""
+        plan = self.plan
+        queue = self.queue
+        out: list[tuple[OutgoingMessage, bool]] = []
+        while len(out) < k:
+            if queue:
+                out.append(queue.popleft())
+                continue
+            if plan.duration is not None and time.monotonic() - start >= plan.duration:
+                break
+            nxt = next(messages, None)
+            if nxt is None:
+                break
+            self.s.messages += 1
+            out.append((nxt, False))
+        return out
+
+    async def _send_runs(self, sender: SenderLink, messages: Iterator[OutgoingMessage],
+                         start: float) -> None:
+        """The send loop without transactions or a rate: as many messages at a time as
+        credit and the window allow, framed in one go, their outcomes counted as runs."""
+        plan = self.plan
+        settled = plan.settled
+        s = self.s
+        sender.on_settled = self._settled_run
+        while True:
+            await sender.wait_sendable(plan.window, plan.timeout)
+            batch = self._take(min(sender.room(plan.window), RUN), messages, start)
+            if not batch:
+                break
+            self.holding = [m for m, _ in batch]
+            n, ds = sender.send_many([m.payload for m, _ in batch], settled=settled)
+            rest = batch[n:]
+            if rest:  # the first one left goes on its own (larger than a frame, or the
+                # peer's window is full): the engine queues and frames it as it can
+                msg, was_sent = rest[0]
+                self._sent_one(msg, was_sent, sender.send(msg.payload, settled=settled))
+                self.queue.extendleft(reversed(rest[1:]))
+                batch = batch[:n]
+            self.holding = []
+            s.sent += n
+            s.resent += sum(1 for _, was_sent in batch if was_sent)
+            if settled:
+                s.settled += n
+                self.progress.update(s.sent)
+            else:
+                unconfirmed = self.unconfirmed
+                by = self.by_delivery
+                for (msg, _), d in zip(batch, ds, strict=True):
+                    unconfirmed[msg.number] = (msg, d)
+                    by[id(d)] = msg
+            await sender.hand_off()
+        await sender.wait_written(plan.timeout)
+
     async def _wait_confirmed(self, client: Client) -> None:
-        if self.unconfirmed:
-            waits = [p.wait() for _, p in self.unconfirmed.values()]
+        sender = self.sender
+        if self.unconfirmed and sender is not None:
+            deadline = asyncio.get_running_loop().time() + self.plan.timeout
             try:
-                await asyncio.wait_for(asyncio.gather(*waits), self.plan.timeout)
-            except TimeoutError:
+                while self.unconfirmed:
+                    await sender.wait_changed(deadline, "no outcome")
+            except UserError as e:
+                if e.code != Exit.TIMEOUT:
+                    raise
                 raise UserError(
                     f"no outcome for {len(self.unconfirmed)} message(s) within "
                     f"{self.plan.timeout:g}s",

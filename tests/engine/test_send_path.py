@@ -7,7 +7,7 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameReader, encode_frame
-from amqpcli.engine import DeliverySettled, DeliveryStarted, Observer
+from amqpcli.engine import DeliveriesSettled, DeliverySettled, DeliveryStarted, Observer
 
 from .harness import Pair, of
 
@@ -82,7 +82,12 @@ def test_lean_events_leave_out_our_own_transfers() -> None:
     p.peer.accept(list(plink.live.values()))
     p.pump()
     assert not of(p.client_events, DeliveryStarted)
-    assert len(of(p.client_events, DeliverySettled)) == 2
+    # "b" went pre-settled (reported as settled at once); the peer's accept of "a" comes
+    # as one DeliveriesSettled for the run it settled
+    assert [e.delivery.tag for e in of(p.client_events, DeliverySettled)] == [b"2"]
+    runs = of(p.client_events, DeliveriesSettled)
+    assert [[d.tag for d in e.deliveries] for e in runs] == [[b"1"]]
+    assert runs[0].deliveries[0].outcome == "accepted"
     assert link.outcomes == {"accepted": 1, "settled": 1}
 
 
@@ -106,3 +111,67 @@ def test_lean_events_report_a_received_message_once() -> None:
     assert got[0].phase == "settled" and got[0].outcome == "accepted"
     assert not link.live and not link.unsettled["client"] and not link.unsettled["server"]
     assert link.outcomes == {"accepted": 1, "settled": 1}
+
+
+def _model(link, s) -> tuple:  # type: ignore[no-untyped-def,type-arg]
+    return (link.deliveries, link.delivery_count, link.link_credit, link.settled_count,
+            dict(link.outcomes), dict(link.unsettled["client"]), dict(link.unsettled["server"]),
+            s.next_outgoing_id["client"], s.transfers["client"], s.deliveries["client"],
+            s.first_id["client"], dict(s.recent["client"]), sorted(s.inflight["client"]))
+
+
+@pytest.mark.parametrize("lean", [False, True])
+@pytest.mark.parametrize("settled", [False, True])
+@pytest.mark.parametrize("first_id", [0, 250, 0xFFFFFFFE])
+def test_send_many_is_send_one_at_a_time(lean: bool, settled: bool, first_id: int) -> None:
+    # The same wire bytes and model as send() per message; the run stops where credit
+    # stops; a lean endpoint keeps no Delivery for what it sent pre-settled.
+    payloads = [b"", b"x" * 100, b"y" * 3000, b"z"] * 3
+
+    def run(many: bool) -> tuple[bytes, tuple, list, Pair]:  # type: ignore[type-arg]
+        p = Pair(client={"lean_events": lean})
+        s = p.client.begin(first_delivery_id=first_id)
+        link, plink = p.sender(credit=10, session=s)
+        p.client.data_to_send()
+        p.client.take_events()
+        if many:
+            n, ds = p.client.send_many(link, payloads, settled=settled)
+            assert n == 10
+        else:
+            ds = [p.client.send(link, pl, settled=settled) for pl in payloads[:10]]
+        raw = p.client.data_to_send()
+        model = _model(link, s)
+        p.peer.receive_data(raw, p.t)
+        p.pump()
+        assert plink.deliveries == 10  # the peer took ten whole messages either way
+        assert [bytes(d.payload) for d in plink.live.values()] == (
+            [] if settled else payloads[:10])
+        return raw, model, ds, p
+
+    raw1, model1, ds1, _ = run(False)
+    raw2, model2, ds2, _ = run(True)
+    assert raw2 == raw1
+    assert model2 == model1
+    if settled and lean:
+        assert ds2 == []
+    else:
+        assert [(d.delivery_id, d.tag, d.phase, d.size, d.frames, d.first_time,
+                 [(e.kind, e.side, e.frame_no, e.settled, e.size) for e in d.timeline])
+                for d in ds2] == [
+            (d.delivery_id, d.tag, d.phase, d.size, d.frames, d.first_time,
+             [(e.kind, e.side, e.frame_no, e.settled, e.size) for e in d.timeline])
+            for d in ds1]
+
+
+def test_send_many_stops_at_the_window_and_the_frame_size() -> None:
+    p = Pair(client={"lean_events": True})
+    link, _ = p.sender(credit=100)
+    s = link.session
+    s.in_limit["server"] = (s.next_outgoing_id["client"] + 3) & 0xFFFFFFFF  # 3 fit
+    n, ds = p.client.send_many(link, [b"a"] * 10, settled=False)
+    assert n == 3 and [d.delivery_id for d in ds] == [0, 1, 2]
+    s.in_limit["server"] = None
+    big = b"x" * (p.client.connection._frame_limit["client"])  # needs two frames
+    n, ds = p.client.send_many(link, [b"b", big, b"c"], settled=False)
+    assert n == 1  # the big one is send()'s to split
+    assert p.client.send(link, big, settled=False).delivery_id == 4
