@@ -2,12 +2,13 @@
 
     python bench/bench_startup.py [--repeat 10] [--tree DIR]
 
-Runs `amqp --help`, `amqp decode --example message`, `amqp send --help` and a real
-command run, `amqp pcap-dump amqpcli/examples/serve-session.pcapng --frames-only` (a
-capture of a few frames: nearly all of its time is start-up), as ``python -m amqpcli``,
-`--repeat` times each, and reports the best wall time and the best CPU time of the child
-(user + system; what other processes on a loaded machine do matters less). Then the
-import cost as Python's own ``-X importtime`` reports it for
+Runs `amqp --help`, `amqp decode --example message`, `amqp send --help` and real command
+runs: `amqp pcap-dump amqpcli/examples/serve-session.pcapng --frames-only` (a capture of a
+few frames: nearly all of its time is start-up), and `amqp send`/`amqp recv` to the
+loopback's discard port, refused at once (start-up up to the first connect), as
+``python -m amqpcli``, `--repeat` times each, and reports the best wall time and the best
+CPU time of the child (user + system; what other processes on a loaded machine do matters
+less). Then the import cost as Python's own ``-X importtime`` reports it for
 ``import amqpcli.cli.app; _register()`` (every subcommand registered): the sum over the
 top-level imports, best of the repeats, and the five costliest packages.
 
@@ -36,11 +37,16 @@ import tempfile
 import time
 from pathlib import Path
 
-COMMANDS: list[list[str]] = [
-    ["--help"],
-    ["decode", "--example", "message"],
-    ["send", "--help"],
-    ["pcap-dump", "amqpcli/examples/serve-session.pcapng", "--frames-only"],
+# (arguments, the exit status they end with)
+COMMANDS: list[tuple[list[str], int]] = [
+    (["--help"], 0),
+    (["decode", "--example", "message"], 0),
+    (["send", "--help"], 0),
+    (["pcap-dump", "amqpcli/examples/serve-session.pcapng", "--frames-only"], 0),
+    # Refused at once on the loopback's discard port: the start-up of a real send or recv,
+    # up to its first connect (exit 3, connection failure).
+    (["send", "amqp://127.0.0.1:9/q", "hello"], 3),
+    (["recv", "amqp://127.0.0.1:9/q", "--count", "1"], 3),
 ]
 
 REGISTER = "import amqpcli.cli.app as a; a._register()"
@@ -59,7 +65,8 @@ def _env(tree: Path | None, pycache: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_once(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+def run_once(args: list[str], env: dict[str, str], cwd: Path,
+             expect: int = 0) -> tuple[float, float]:
     """(wall seconds, child CPU seconds) of one run."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "amqpcli", *args], env=env, cwd=cwd,
@@ -70,7 +77,7 @@ def run_once(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, fl
     err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.stderr:
         proc.stderr.close()
-    if proc.returncode != 0:
+    if proc.returncode != expect:
         raise SystemExit(f"amqp {' '.join(args)} failed ({proc.returncode}): {err.strip()}")
     return wall, usage.ru_utime + usage.ru_stime
 
@@ -110,8 +117,8 @@ def main() -> None:
         envs = {t: _env(t, pycache) for t in trees}
         if pycache is not None:
             for tree in trees:
-                for args in COMMANDS:
-                    run_once(args, envs[tree], tree)
+                for args, expect in COMMANDS:
+                    run_once(args, envs[tree], tree, expect)
                 import_profile(envs[tree], tree)
         measure(opts.repeat, trees, envs)
 
@@ -131,14 +138,14 @@ def measure(repeat: int, trees: list[Path], envs: dict[Path, dict[str, str]]) ->
     profiles: dict[Path, list[tuple[int, dict[str, int]]]] = {t: [] for t in trees}
     for _ in range(repeat):
         for tree in trees:
-            for i, args in enumerate(COMMANDS):
-                runs.setdefault((tree, i), []).append(run_once(args, envs[tree], tree))
+            for i, (args, expect) in enumerate(COMMANDS):
+                runs.setdefault((tree, i), []).append(run_once(args, envs[tree], tree, expect))
             profiles[tree].append(import_profile(envs[tree], tree))
-    width = max(len(" ".join(args)) for args in COMMANDS)
+    width = max(len(" ".join(args)) for args, _ in COMMANDS)
     for tree in trees:
         if len(trees) > 1:
             print(tree)
-        for i, args in enumerate(COMMANDS):
+        for i, (args, _) in enumerate(COMMANDS):
             wall = min(w for w, _ in runs[tree, i])
             cpu = min(c for _, c in runs[tree, i])
             print(f"  amqp {' '.join(args):<{width}} wall {wall * 1000:6.0f} ms   "
