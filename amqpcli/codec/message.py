@@ -60,11 +60,20 @@ _NAMES = (
     "footer",
 )
 _BODY = 5
+_SLOTS = tuple("_" + name for name in _NAMES)
 _u64 = struct.Struct(">Q").unpack_from
 _u32 = struct.Struct(">I").unpack_from
 _VBIN = {0xA0: 5, 0xB0: 8}  # a data section's binary: its format code -> where the bytes start
 _SIZE8 = frozenset((0xA0, 0xA1, 0xA3, 0xC0, 0xC1, 0xE0))
 _SIZE32 = frozenset((0xB0, 0xB1, 0xB3, 0xD0, 0xD1, 0xF0))
+# The first four bytes of a section written the usual way (0x00 0x53 code, then a value
+# with a one- or four-byte size) -> (rank, descriptor code, whether the size is one byte)
+_PREFIXES: dict[bytes, tuple[int, int, bool]] = {
+    bytes((0x00, 0x53, code, vc)): (rank, code, vc in _SIZE8)
+    for code, (rank, _cls, codes) in _SECTIONS.items()
+    for vc in sorted(_SIZE8 | _SIZE32)
+    if codes is None or vc in codes
+}
 _BY_SYMBOL = {Symbol(k): c for k, c in BY_SYMBOL.items()}
 
 
@@ -164,8 +173,35 @@ class Message:
         last = -1
         p = 0
         sections = _SECTIONS
+        prefixes = _PREFIXES
         try:
             while p < n:
+                hit = prefixes.get(b[p : p + 4])
+                if hit is not None:  # the usual shape: a small descriptor and a sized value
+                    rank, code, small = hit
+                    v = p + 3
+                    end = v + 2 + b[p + 4] if small else v + 5 + _u32(b, p + 4)[0]
+                    if end > n:
+                        raise DecodeError(
+                            v, f"a {_SECTIONS[code][1].NAME} section of {end - v} bytes",
+                            "end of input",
+                        )
+                    if rank < last or (rank == last and rank != _BODY):
+                        raise DecodeError(p, "message sections in order, each once",
+                                          _SECTIONS[code][1].NAME)
+                    if rank == _BODY:
+                        if body_code and (code != body_code or code == 0x77):
+                            raise DecodeError(
+                                p, "one amqp-value, or data / amqp-sequence sections",
+                                _SECTIONS[code][1].NAME,
+                            )
+                        body_code = code
+                        body.append((p, end))
+                    else:
+                        spans[rank] = (p, end)
+                    last = rank
+                    p = end
+                    continue
                 if b[p] != 0x00:
                     raise DecodeError(p, "a message section (a described type)", f"0x{b[p]:02x}")
                 c = b[p + 1]
@@ -254,7 +290,7 @@ class Message:
             cls = _SECTIONS_BY_RANK[rank]
             if not isinstance(value, cls):
                 raise DecodeError(span[0], f"a {cls.NAME} section", type(value).__name__)
-        _oset(self, "_" + _NAMES[rank], value)
+        _oset(self, _SLOTS[rank], value)
         return value
 
     # --- sections -------------------------------------------------------------------------
