@@ -1,7 +1,8 @@
 """Link layer → IP → TCP: one packet to one TCP segment, without copying its payload.
 
 `PacketDecoder.decode(linktype, data)` returns a tuple in `Segment` order or None (not TCP, not
-IP, or a fragment still waiting for the rest of its datagram). Addresses are an `int` for
+IP, or a fragment still waiting for the rest of its datagram); `decode_at(linktype, buf,
+start, stop)` does the same for a frame inside a larger buffer, and `packets` counts them. Addresses are an `int` for
 IPv4 and 16 `bytes` for IPv6 (cheap to hash; `format_ip` makes them readable). IPv4
 fragments are reassembled (bounded: beyond `MAX_FRAGMENT_DATAGRAMS` incomplete datagrams
 the oldest is dropped and counted in `stats`); IPv6 extension headers are skipped and its
@@ -98,42 +99,51 @@ MAX_FRAGMENT_DATAGRAMS = 1024  # incomplete datagrams kept at once
 class PacketDecoder:
     """Decodes link/IP/TCP headers; holds the (bounded) IP fragment table."""
 
-    __slots__ = ("_frags", "stats")
+    __slots__ = ("_frags", "packets", "stats")
 
     def __init__(self) -> None:
+        self.packets = 0  # frames given to decode / decode_at
         # (version, src, dst, id[, proto]) → [{offset: bytes}, total length or -1]
         self._frags: dict[tuple[object, ...], list[object]] = {}
         self.stats = {"non_ip": 0, "non_tcp": 0, "fragments": 0, "reassembled": 0,
                       "fragments_dropped": 0, "malformed": 0, "unknown_linktype": 0}
 
-    def decode(self, linktype: int, data: memoryview) -> SegmentTuple | None:
+    def decode(self, linktype: int, data: memoryview | bytes) -> SegmentTuple | None:
         """The TCP segment in one link-layer frame, as a plain tuple in `Segment` order
         (`Segment._make(t)` names its fields), or None."""
+        return self.decode_at(linktype, data, 0, len(data))
+
+    def decode_at(self, linktype: int, buf: memoryview | bytes, start: int,
+                  stop: int) -> SegmentTuple | None:
+        """`decode(linktype, buf[start:stop])` without slicing the frame out first (the
+        usual frame's payload is then a slice of `buf`, bytes when `buf` is)."""
+        self.packets += 1
         # Fast path: the usual frame (no VLAN tag; IPv4 without options, not a fragment,
         # or IPv6 without extension headers) takes one unpack for all three headers.
         fast = _FAST.get(linktype)
-        if fast is not None and len(data) >= fast[3]:
+        if fast is not None and stop - start >= fast[3]:
             et, vihl, total, frag, proto, src, dst, sport, dport, seq, ack, offflags = \
-                fast[0](data, 0)
+                fast[0](buf, start)
             if vihl == 0x45 and proto == 6 and not frag & 0x3FFF and et == fast[2]:
-                ip = fast[1]
+                ip = start + fast[1]
                 end = ip + total
-                if end > len(data) or total < 40:
-                    end = len(data)
+                if end > stop or total < 40:
+                    end = stop
                 return (src, sport, dst, dport, seq, ack, offflags & 0x1FF,
-                        data[ip + 20 + ((offflags >> 12) << 2) : end])
-            if vihl >> 4 == 6 and et == fast[5] and len(data) >= fast[6]:
+                        buf[ip + 20 + ((offflags >> 12) << 2) : end])
+            if vihl >> 4 == 6 and et == fast[5] and stop - start >= fast[6]:
                 _et, _v, plen, nh, src6, dst6, sport, dport, seq, ack, offflags = \
-                    fast[4](data, 0)
+                    fast[4](buf, start)
                 if nh == 6:
-                    ip = fast[1]
+                    ip = start + fast[1]
                     end = ip + 40 + plen
-                    if end > len(data) or not plen:
-                        end = len(data)
+                    if end > stop or not plen:
+                        end = stop
                     return (src6, sport, dst6, dport, seq, ack, offflags & 0x1FF,
-                            data[ip + 40 + ((offflags >> 12) << 2) : end])
+                            buf[ip + 40 + ((offflags >> 12) << 2) : end])
+        data = buf if start == 0 and stop == len(buf) else memoryview(buf)[start:stop]
         try:
-            return self._decode(linktype, data)
+            return self._decode(linktype, data)  # type: ignore[arg-type]
         except (struct_error, IndexError):  # a header cut short by the snap length
             self.stats["malformed"] += 1
             return None

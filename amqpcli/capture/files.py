@@ -1,7 +1,8 @@
 """Capture files → raw packets: classic pcap, pcapng, gzip-compressed either way.
 
 `read_packets(source)` yields `(time_ns, linktype, data)` for every packet record, where
-`data` is a memoryview slice of the block read from the file (no copy). Files are read in
+`data` is a memoryview slice of the block read from the file (no copy); `read_batches`
+gives the same a block at a time, each packet as offsets into the block. Files are read in
 large blocks; a record that straddles two blocks costs one small join. Memory does not grow
 with the file: each block is released once no caller holds a view into it.
 
@@ -28,6 +29,8 @@ BLOCK_SIZE = 1 << 20
 MAX_RECORD = 16 << 20
 
 Packet = tuple[int, int, memoryview]  # (time in ns since the epoch, link type, frame bytes)
+# A block of the file and its packets: (time in ns, link type, start, stop) each
+Batch = tuple[bytes, list[tuple[int, int, int, int]]]
 
 _PCAP_MAGIC = {
     # magic as read little-endian → (byte order, ns per fraction unit, record header size)
@@ -132,6 +135,19 @@ def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
     """Yield `(time_ns, linktype, data)` for each packet of one capture (pcap or pcapng,
     optionally gzip-compressed). `source` is a path or a binary stream (a pipe works).
     The file is read `block_size` bytes at a time."""
+    for buf, records in read_batches(source, block_size=block_size):
+        mv = memoryview(buf)
+        for ts, linktype, start, stop in records:
+            yield ts, linktype, mv[start:stop]
+
+
+def read_batches(source: str | os.PathLike[str] | IO[bytes], *,
+                 block_size: int = BLOCK_SIZE) -> Iterator[Batch]:
+    """The packets of one capture a block at a time: `(block, records)` where each record
+    is `(time_ns, linktype, start, stop)` and the packet is `block[start:stop]` (`block`
+    is bytes). What `read_packets` yields, without an object per packet for the loops
+    that read the headers in place (`read_capture`). A damaged file yields the records
+    before the damage, then raises `CaptureError`."""
     name, f, own = _open(source)
     blocks = _Blocks(name, f, block_size)
     try:
@@ -158,7 +174,7 @@ def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
             blocks.close()
 
 
-def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Packet]:
+def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Batch]:
     order, frac_ns, rec_size = _PCAP_MAGIC[magic]
     name = blocks.name
     base = 0  # file offset of buf[0]
@@ -174,18 +190,24 @@ def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Packet]:
     pos = 24
     while True:
         n = len(buf)
-        mv = memoryview(buf)
+        records: list[tuple[int, int, int, int]] = []
+        append = records.append
+        error = None
         while pos + rec_size <= n:
             sec, frac, incl, _orig = rec(buf, pos)
             end = pos + rec_size + incl
             if end > n:
                 if incl > limit:
-                    raise CaptureError(
+                    error = CaptureError(
                         name, base + pos, f"corrupt pcap record: captured length {incl}"
                     )
                 break
-            yield sec * 1_000_000_000 + frac * frac_ns, linktype, mv[pos + rec_size : end]
+            append((sec * 1_000_000_000 + frac * frac_ns, linktype, pos + rec_size, end))
             pos = end
+        if records:
+            yield buf, records
+        if error is not None:
+            raise error
         more = blocks.read(base + n)
         if not more:
             if pos < n:
@@ -206,7 +228,7 @@ def _tsresol(v: int) -> tuple[int, int]:
     return (10 ** (9 - p), 1) if p <= 9 else (1, 10 ** (p - 9))
 
 
-def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
+def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
     name = blocks.name
     base = 0
     pos = 0
@@ -222,86 +244,95 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Packet]:
     seen_shb = False
     while True:
         n = len(buf)
-        mv = memoryview(buf)
-        while pos + 12 <= n:
-            if pos + 28 <= n:
-                # enhanced packet block, the common case: one unpack, checks inline
-                btype, blen, iface, hi, lo, caplen, _orig = epb7(buf, pos)
-            else:
-                btype, blen = hdr(buf, pos)
-            end = pos + blen
-            if (btype == 6 and end <= n and blen >= 32 and not blen & 3
-                    and spb(buf, end - 4)[0] == blen and caplen <= blen - 32
-                    and iface < len(ifaces)):
-                # (blen >= 32 and end <= n imply the 7-field unpack above happened)
-                lt, mul, div, off, _snap = ifaces[iface]
-                last_ts = (hi << 32) | lo
-                if mul != 1 or div != 1 or off:
-                    last_ts = last_ts * mul // div + off
-                yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
-                pos = end
-                continue
-            if btype == _SHB:
-                bom_le = int.from_bytes(buf[pos + 8 : pos + 12], "little")
-                if bom_le == _BOM:
-                    order = "<"
-                elif bom_le == 0x4D3C2B1A:
-                    order = ">"
+        records: list[tuple[int, int, int, int]] = []
+        append = records.append
+        try:
+            while pos + 12 <= n:
+                if pos + 28 <= n:
+                    # enhanced packet block, the common case: one unpack, checks inline
+                    btype, blen, iface, hi, lo, caplen, _orig = epb7(buf, pos)
                 else:
-                    raise CaptureError(name, base + pos, "corrupt pcapng section header")
-                hdr = Struct(order + "II").unpack_from
-                epb = Struct(order + "IIIII").unpack_from
-                spb = Struct(order + "I").unpack_from
-                opb = Struct(order + "HHIIII").unpack_from
-                epb7 = Struct(order + "IIIIIII").unpack_from
-                btype, blen = hdr(buf, pos)
-                ifaces = []
-                seen_shb = True
-            elif not seen_shb:
-                raise CaptureError(name, base + pos, "pcapng file does not start with a section")
-            if blen < 12 or blen & 3 or blen > MAX_RECORD:
-                raise CaptureError(name, base + pos, f"corrupt pcapng block (length {blen})")
-            end = pos + blen
-            if end > n:
-                break
-            if spb(buf, end - 4)[0] != blen:
-                raise CaptureError(
-                    name, base + pos, "corrupt pcapng block (trailing length does not match)"
-                )
-            if btype == 6:  # enhanced packet block
-                iface, hi, lo, caplen, _orig = epb(buf, pos + 8)
-                if caplen > blen - 32:
-                    raise CaptureError(name, base + pos, "corrupt pcapng packet block length")
-                try:
+                    btype, blen = hdr(buf, pos)
+                end = pos + blen
+                if (btype == 6 and end <= n and blen >= 32 and not blen & 3
+                        and spb(buf, end - 4)[0] == blen and caplen <= blen - 32
+                        and iface < len(ifaces)):
+                    # (blen >= 32 and end <= n imply the 7-field unpack above happened)
                     lt, mul, div, off, _snap = ifaces[iface]
-                except IndexError:
+                    last_ts = (hi << 32) | lo
+                    if mul != 1 or div != 1 or off:
+                        last_ts = last_ts * mul // div + off
+                    append((last_ts, lt, pos + 28, pos + 28 + caplen))
+                    pos = end
+                    continue
+                if btype == _SHB:
+                    bom_le = int.from_bytes(buf[pos + 8 : pos + 12], "little")
+                    if bom_le == _BOM:
+                        order = "<"
+                    elif bom_le == 0x4D3C2B1A:
+                        order = ">"
+                    else:
+                        raise CaptureError(name, base + pos, "corrupt pcapng section header")
+                    hdr = Struct(order + "II").unpack_from
+                    epb = Struct(order + "IIIII").unpack_from
+                    spb = Struct(order + "I").unpack_from
+                    opb = Struct(order + "HHIIII").unpack_from
+                    epb7 = Struct(order + "IIIIIII").unpack_from
+                    btype, blen = hdr(buf, pos)
+                    ifaces = []
+                    seen_shb = True
+                elif not seen_shb:
+                    raise CaptureError(name, base + pos,
+                                       "pcapng file does not start with a section")
+                if blen < 12 or blen & 3 or blen > MAX_RECORD:
+                    raise CaptureError(name, base + pos, f"corrupt pcapng block (length {blen})")
+                end = pos + blen
+                if end > n:
+                    break
+                if spb(buf, end - 4)[0] != blen:
                     raise CaptureError(
-                        name, base + pos, f"packet for undeclared interface {iface}"
-                    ) from None
-                ts = (hi << 32) | lo
-                last_ts = (ts * mul if div == 1 else ts * mul // div) + off
-                yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
-            elif btype == 3:  # simple packet block: interface 0, no timestamp
-                if not ifaces:
-                    raise CaptureError(name, base + pos, "packet for undeclared interface 0")
-                orig = spb(buf, pos + 8)[0]
-                lt, _m, _d, _o, snap = ifaces[0]
-                caplen = min(orig, blen - 16)
-                if snap:
-                    caplen = min(caplen, snap)
-                yield last_ts, lt, mv[pos + 12 : pos + 12 + caplen]
-            elif btype == 1:  # interface description
-                ifaces.append(_idb(buf, pos, blen, order))
-            elif btype == 2:  # obsolete packet block
-                iface, _drops, hi, lo, caplen, _orig = opb(buf, pos + 8)
-                if caplen > blen - 32 or iface >= len(ifaces):
-                    raise CaptureError(name, base + pos, "corrupt pcapng packet block")
-                lt, mul, div, off, _snap = ifaces[iface]
-                ts = (hi << 32) | lo
-                last_ts = (ts * mul if div == 1 else ts * mul // div) + off
-                yield last_ts, lt, mv[pos + 28 : pos + 28 + caplen]
-            # every other block (statistics, name resolution, secrets, custom) is skipped
-            pos = end
+                        name, base + pos, "corrupt pcapng block (trailing length does not match)"
+                    )
+                if btype == 6:  # enhanced packet block
+                    iface, hi, lo, caplen, _orig = epb(buf, pos + 8)
+                    if caplen > blen - 32:
+                        raise CaptureError(name, base + pos, "corrupt pcapng packet block length")
+                    try:
+                        lt, mul, div, off, _snap = ifaces[iface]
+                    except IndexError:
+                        raise CaptureError(
+                            name, base + pos, f"packet for undeclared interface {iface}"
+                        ) from None
+                    ts = (hi << 32) | lo
+                    last_ts = (ts * mul if div == 1 else ts * mul // div) + off
+                    append((last_ts, lt, pos + 28, pos + 28 + caplen))
+                elif btype == 3:  # simple packet block: interface 0, no timestamp
+                    if not ifaces:
+                        raise CaptureError(name, base + pos, "packet for undeclared interface 0")
+                    orig = spb(buf, pos + 8)[0]
+                    lt, _m, _d, _o, snap = ifaces[0]
+                    caplen = min(orig, blen - 16)
+                    if snap:
+                        caplen = min(caplen, snap)
+                    append((last_ts, lt, pos + 12, pos + 12 + caplen))
+                elif btype == 1:  # interface description
+                    ifaces.append(_idb(buf, pos, blen, order))
+                elif btype == 2:  # obsolete packet block
+                    iface, _drops, hi, lo, caplen, _orig = opb(buf, pos + 8)
+                    if caplen > blen - 32 or iface >= len(ifaces):
+                        raise CaptureError(name, base + pos, "corrupt pcapng packet block")
+                    lt, mul, div, off, _snap = ifaces[iface]
+                    ts = (hi << 32) | lo
+                    last_ts = (ts * mul if div == 1 else ts * mul // div) + off
+                    append((last_ts, lt, pos + 28, pos + 28 + caplen))
+                # every other block (statistics, name resolution, secrets, custom) is skipped
+                pos = end
+        except CaptureError:
+            if records:  # the packets before the damage first
+                yield buf, records
+            raise
+        if records:
+            yield buf, records
         more = blocks.read(base + n)
         if not more:
             if pos < n:

@@ -9,7 +9,7 @@ from heapq import heappop, heappush, heapreplace
 from typing import BinaryIO
 
 from amqpcli.capture.decode import PacketDecoder, Segment
-from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_packets
+from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_batches, read_packets
 from amqpcli.capture.tcp import Event, FlowKey, FlowTracker, flow_key
 
 Source = str | os.PathLike[str] | BinaryIO
@@ -107,21 +107,29 @@ def read_capture(
                               gap_timeout=gap_timeout)
     dec = decoder or PacketDecoder()
     errors: list[CaptureError] = []
-    if len(srcs) == 1:
-        packets = read_packets(srcs[0])
-    else:
-        packets = merge_files(srcs, errors)
     out = tracker.events
-    decode = dec.decode
     feed = tracker.feed
     try:
-        for ts, linktype, data in packets:
-            seg = decode(linktype, data)
-            if seg is not None:
-                feed(ts, *seg)
-                if out:
-                    yield from out
-                    out.clear()
+        if len(srcs) == 1:
+            # one file: its packets read in place, block by block (no object per packet)
+            decode_at = dec.decode_at
+            for buf, records in read_batches(srcs[0]):
+                for ts, linktype, start, stop in records:
+                    seg = decode_at(linktype, buf, start, stop)
+                    if seg is not None:
+                        feed(ts, *seg)
+                        if out:
+                            yield from out
+                            out.clear()
+        else:
+            decode = dec.decode
+            for ts, linktype, data in merge_files(srcs, errors):
+                seg = decode(linktype, data)
+                if seg is not None:
+                    feed(ts, *seg)
+                    if out:
+                        yield from out
+                        out.clear()
     except CaptureError as e:  # only from the single file: merged ones are guarded
         errors.append(e)
     tracker.finish()

@@ -62,19 +62,6 @@ DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a head
 Record = FrameRecord | DeliveryRecord | ViolationRecord | Notice
 
 
-class CountingDecoder(PacketDecoder):
-    """The capture's packet decoder, counting packets: events yielded right after a
-    packet was fed belong to that packet (its number is tshark's frame number)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def decode(self, linktype: int, data: memoryview) -> Any:
-        self.count += 1
-        return super().decode(linktype, data)
-
-
 class Dissector:
     """Turns capture events into records. Options:
 
@@ -100,11 +87,13 @@ class Dissector:
         self.first_time: float | None = None
         self.last_time = 0.0
         self._handlers: dict[int, Any] = {}  # flow index -> handler
-        self.decoder = CountingDecoder()
+        self.decoder = PacketDecoder()  # counts the packets: see `packets`
 
     @property
     def packets(self) -> int:
-        return self.decoder.count
+        """Packets read so far: records yielded right after a packet was fed belong to
+        that packet (its number is tshark's frame number)."""
+        return self.decoder.packets
 
     # --- inputs ---------------------------------------------------------------------
 
@@ -124,7 +113,7 @@ class Dissector:
         dec = self.decoder
         handlers = self._handlers
         for ev in events:
-            packet = dec.count if counted else 0
+            packet = dec.packets if counted else 0
             cls = ev.__class__
             if cls is Data:
                 h = handlers.get(ev.flow.index)
