@@ -16,6 +16,12 @@ private node (scripts/rabbitmq.sh url).
 `amqpcli` runs measure the client layer (`amqpcli.net`: the engine, the transport and
 the send/receive loops, with received messages decoded but not printed); `amqpcli-cli`
 runs measure the whole command (`amqp recv --json` into /dev/null).
+
+Every child runs with its Python bytecode cached, as an installed package has it (pip
+compiles what it installs, python-qpid-proton included): the children get a temporary
+`PYTHONPYCACHEPREFIX` (and no `PYTHONDONTWRITEBYTECODE`), warmed up by one short run of
+each client first. `--as-is` runs them in the environment as given instead (where
+`PYTHONDONTWRITEBYTECODE` makes sources without a current .pyc compile in every run).
 """
 
 from __future__ import annotations
@@ -25,22 +31,30 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 # --- the clients, run as child processes --------------------------------------------
 
+def _config(url: str) -> object:
+    from amqpcli.net.config import ConnectionConfig
+    from amqpcli.net.url import resolve_endpoint
+
+    return ConnectionConfig(endpoint=resolve_endpoint(url))
+
+
 def _amqpcli_send(url: str, n: int, size: int, settled: bool) -> None:
-    from amqpcli.cli.options import build_config
     from amqpcli.net.outgoing import MessageTemplate
     from amqpcli.net.sending import SendPlan, run_send
 
-    cfg = build_config(url)
+    cfg: Any = _config(url)
     tpl = MessageTemplate()
     body = b"x" * size
     msgs = (tpl.encode(i, body) for i in range(1, n + 1))
@@ -67,10 +81,9 @@ class _NullSink:
 
 
 def _amqpcli_recv(url: str, n: int, settled: bool) -> None:
-    from amqpcli.cli.options import build_config
     from amqpcli.net.receiving import RecvPlan, run_recv
 
-    cfg = build_config(url)
+    cfg: Any = _config(url)
     sink = _NullSink()
     # settled: the receiver asks for pre-settled deliveries (`amqp recv --presettled`)
     s = run_recv(cfg, RecvPlan(address=cfg.endpoint.address, count=n, timeout=30,
@@ -207,9 +220,19 @@ def _proc_cpu(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+_ENV: dict[str, str] | None = None  # the children's environment (None: this one)
+
+
+def _cached_bytecode_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="bench-pycache-")
+    return env
+
+
 def _measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, int]:
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=REPO, env=env)
+    proc = subprocess.Popen(argv, cwd=REPO, env=env if env is not None else _ENV)
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -260,12 +283,21 @@ def main() -> None:
     ap.add_argument("--modes", default="unsettled,settled")
     ap.add_argument("--memory", action="store_true", help="also run at count/10 for memory")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--as-is", action="store_true",
+                    help="run the children in this environment (no bytecode cache set up)")
     ap.add_argument("--child", nargs=3, metavar=("CLIENT", "DIRECTION", "MODE"))
     args = ap.parse_args()
     if args.child:
         _child(args)
         return
     url = _broker_url(args.url).rstrip("/")
+    global _ENV
+    if not args.as_is:
+        _ENV = _cached_bytecode_env()
+        for client in args.clients.split(","):  # warm-up: compile each client's modules
+            q = f"bench-warmup-{uuid.uuid4().hex[:8]}"
+            _one(client, "send", "unsettled", url, q, 10, args.size)
+            _one(client, "recv", "unsettled", url, q, 10, args.size)
     runs: list[Run] = []
     counts = [args.count] + ([args.count // 10] if args.memory else [])
     for n in counts:

@@ -275,10 +275,10 @@ class Message:
                 if buf[s + 1] == 0x53 and buf[s + 2] == 0x75 and buf[s + 3] in _VBIN:
                     # a data section (the usual body), built as the decoder builds it:
                     # the split has checked its framing
-                    value = buf[s + _VBIN[buf[s + 3]] : e]
+                    data = buf[s + _VBIN[buf[s + 3]] : e]
                     x = _new(Data)
-                    x._raw = (buf[s:e], value)
-                    x.value = value
+                    x._raw = (buf[s:e], data)
+                    x.value = data
                 else:
                     x = decode(buf, s)[0]
                     if not isinstance(x, Data | AmqpSequence | AmqpValue):

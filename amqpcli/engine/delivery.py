@@ -255,5 +255,5 @@ def _message_decode(payload: bytes) -> Any:
     global _message_decode
     from amqpcli.codec.message import Message
 
-    _message_decode = Message.decode
+    _message_decode = Message.decode  # type: ignore[assignment]
     return Message.decode(payload)

@@ -195,7 +195,7 @@ class Endpoint:
                     if ev.__class__ not in _NO_ANSWER:
                         self._react(None, evs)
                         break
-                ts = conn.channels[remote].get(item.channel)
+                ts = conn.channels[remote].get(item.channel)  # type: ignore[union-attr,arg-type]
                 if ts is not None:
                     windows[ts] = None
             else:
@@ -1003,19 +1003,23 @@ class Endpoint:
         ds = [deliveries] if isinstance(deliveries, Delivery) else deliveries
         groups: dict[tuple[Session, bool, bool], list[int]] = {}
         local = self.local
-        last_key: tuple[Session, bool, bool] | None = None
         last: list[int] = []
+        last_s = None
+        last_role = last_settle = False
         for d in ds:
             s = d.session
             if d.phase in FINAL or s is None or d.delivery_id is None:
                 continue
             role = d.receiver == local  # RECEIVER (True) or SENDER (False)
             settle = settled
-            if settle and role and not d.sender_settled and s._waits_rcv(d):
-                settle = False  # mode second: we settle once the sender has (automatic)
-            key = (s, role, settle)
-            if key != last_key:
-                last_key = key
+            if settle and role and not d.sender_settled and not d.presettled:
+                # Session._waits_rcv: mode second, we settle once the sender has (automatic)
+                mode = d.rcv_settle_mode
+                if (d.link.rcv_mode if mode is None else mode) == 1 and not d.receiver_settled:
+                    settle = False
+            if s is not last_s or role is not last_role or settle is not last_settle:
+                last_s, last_role, last_settle = s, role, settle
+                key = (s, role, settle)
                 last = groups.setdefault(key, [])
             last.append(d.delivery_id)
         for (s, role, settle), ids in groups.items():

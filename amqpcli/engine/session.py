@@ -466,7 +466,14 @@ class Session:
         if not settled:
             link.unsettled[side][tag] = None
             link.unsettled[receiver][tag] = None
-        if not link.consume_credit() and not (link.implicit and link.high_water is None):
+        # Link.consume_credit, inlined
+        dc = link.delivery_count
+        hw = link.high_water
+        link.delivery_count = (dc + 1) & serial.MASK
+        if link.link_credit > 0:
+            link.link_credit -= 1
+        if (hw is None or not 0 < ((hw - dc) & serial.MASK) < serial.HALF) and not (
+                link.implicit and hw is None):
             conn.violation("transfer-beyond-credit",
                            f"delivery {did} on {link.name!r} with no link credit",
                            session=self, link=link)
@@ -759,19 +766,32 @@ class Session:
         ours: list[Delivery] | None = [] if lean and side != conn.local else None
         infl = self.inflight[sender]
         recent = self.recent[sender]
+        link: Link | None = None
+        done = 0  # settled on `link` since it was last counted
         for d in found:
-            link = d.link
-            if (d.phase != UNSETTLED or d.receiver_state is not None
+            if d.link is not link:
+                if link is not None and done:
+                    link.settled_count += done
+                    link.outcomes[name] = link.outcomes.get(name, 0) + done
+                link = d.link
+                done = 0
+                ordinary = link.rcv_mode != 1
+                live = link.live
+                sender_map = link.unsettled[sender]
+                receiver_map = link.unsettled[side]
+            if (not ordinary or d.phase != UNSETTLED or d.receiver_state is not None
                     or d.sender_state is not None or d.sender_settled or d.receiver_settled
-                    or d.txn_request is not None or d.rcv_settle_mode is not None
-                    or link.rcv_mode == 1):
+                    or d.txn_request is not None or d.rcv_settle_mode is not None):
+                if done:  # counted first, so the outcomes keep their order of arrival
+                    link.settled_count += done
+                    link.outcomes[name] = link.outcomes.get(name, 0) + done
+                    done = 0
                 self._dispose(d, side, state, True)
                 continue
             d.receiver_state = state
             d.receiver_settled = True
             d.phase = SETTLED  # unsettled --rcv-settle--> settled
-            if d.settled_by is None:
-                d.settled_by = side
+            d.settled_by = side  # the first to settle: nothing was settled before
             e = TimelineEntry(time, side, "disposition", frame_no, state, True)
             d.timeline.append(e)
             if not lean:
@@ -779,25 +799,25 @@ class Session:
             # _finish
             d.settled_time = time
             tag = d.tag
-            link.live.pop(tag, None)
-            link.unsettled[d.sender].pop(tag, None)
-            link.unsettled[d.receiver].pop(tag, None)
+            live.pop(tag, None)
+            sender_map.pop(tag, None)
+            receiver_map.pop(tag, None)
             if link.current is d:
                 link.current = None
-            link.settled_count += 1
-            outcomes = link.outcomes
-            outcomes[name] = outcomes.get(name, 0) + 1
-            did = d.delivery_id
-            if did is not None:
-                if infl.get(did) is d:
-                    del infl[did]
-                recent[did] = d.settled_by
-                if len(recent) > RECENT_LIMIT:
-                    recent.popitem(last=False)
+            done += 1
+            did: int = d.delivery_id  # type: ignore[assignment]  # in flight: it has one
+            if infl.get(did) is d:
+                del infl[did]
+            recent[did] = side
             if report:
                 events.append(DeliverySettled(d, time))
             elif ours is not None:
                 ours.append(d)
+        if link is not None and done:
+            link.settled_count += done
+            link.outcomes[name] = link.outcomes.get(name, 0) + done
+        while len(recent) > RECENT_LIMIT:
+            recent.popitem(last=False)
         if ours:
             events.append(DeliveriesSettled(ours, time))
 
