@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from amqpcli.codec.composites import SaslInit
+from amqpcli.codec.composites import Accepted, Released, SaslInit
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import redact
@@ -88,6 +88,7 @@ def _time(t: float | str | None) -> str:
 
 
 _PRINTABLE = bytes(range(32, 127))
+_FIELDLESS_STATES = frozenset((Accepted, Released))
 
 
 def _binary(data: bytes | bytearray | memoryview, limit: int) -> str:
@@ -130,6 +131,8 @@ def _terminus(v: Any) -> str:
 
 
 def _state(v: Any) -> str:
+    if v.__class__ in _FIELDLESS_STATES:  # accepted, released: their name is all there is
+        return v.NAME  # type: ignore[no-any-return]
     if not isinstance(v, Composite):
         return format_value(v)
     name = v.NAME
@@ -265,9 +268,10 @@ _DRAWERS: dict[type, Any] = {}
 
 
 def _drawer(cls: type) -> Any:
-    """A function `(body, append)` drawing the key fields of one performative class,
-    generated from `_specs(cls)`: the same decisions as `_fields`, with the field's spec
-    bound as constants (the line's hottest loop, once per frame)."""
+    """A function `(body, chan)` returning the parts of one performative class's line —
+    `chan`, the name, the key fields — generated from `_specs(cls)`: the same decisions as
+    `_fields`, with the field's spec bound as constants (the line's hottest code, once per
+    frame). A field the body does not have raises AttributeError (see `frame_line`)."""
     fn = _DRAWERS.get(cls)
     if fn is not None:
         return fn
@@ -275,9 +279,14 @@ def _drawer(cls: type) -> Any:
                            "format_value": format_value, "_terminus": _terminus,
                            "_state": _state, "_error": _error, "_int": int.__repr__,
                            "_BYTES": (bytes, bytearray)}
-    lines = ["def draw(body, a):"]
+    name = cls.NAME  # type: ignore[attr-defined]
+    lines = ["def draw(body, chan):", f"    parts = [chan, {name.ljust(_NAME_WIDTH)!r}]"]
+    if name not in KEY_FIELDS:
+        lines.append(f"    parts.append(format_value(body)[{len(name) + 2}:])")
+    else:
+        lines.append("    a = parts.append")
     for i, (slot, label, kind, spec_type, choices, ints, syms, false_default) in enumerate(
-            _specs(cls)):
+            _specs(cls) if name in KEY_FIELDS else ()):
         env[f"L{i}"] = label
         env[f"T{i}"] = spec_type
         env[f"C{i}"] = choices
@@ -286,10 +295,21 @@ def _drawer(cls: type) -> Any:
         lines.append(f"    v = body.{slot}")
         lines.append("    if v is not None:")
         if kind == _K_PLAIN:
-            lines.append("        if isinstance(v, _BYTES):")
+            lines.append("        vt = v.__class__")
+            if ints:
+                # an integer class of the field's own type is never bytes: it is drawn
+                # as a choice's name, else bare (the decisions below, in their order)
+                lines.append(f"        if vt in I{i}:")
+                if choices is not None:
+                    lines.append(f"            t = C{i}.get((vt, v))")
+                    lines.append(f"            a(L{i} + (_int(v) if t is None else t))")
+                else:
+                    lines.append(f"            a(L{i} + _int(v))")
+                lines.append("        elif isinstance(v, _BYTES):")
+            else:
+                lines.append("        if isinstance(v, _BYTES):")
             lines.append(f"            a(L{i} + _binary(v, 32))")
             lines.append("        else:")
-            lines.append("            vt = v.__class__")
             ind = "            "
             if choices is not None:
                 lines.append(f"            t = C{i}.get((vt, v))")
@@ -313,7 +333,7 @@ def _drawer(cls: type) -> Any:
         else:
             fn_name = {_K_TERMINUS: "_terminus", _K_STATE: "_state"}.get(kind, "_error")
             lines.append(f"        a(L{i} + {fn_name}(v))")
-    lines.append("    return None")
+    lines.append("    return parts")
     exec("\n".join(lines), env)  # noqa: S102 - code built above from the codec's field specs
     fn = _DRAWERS[cls] = env["draw"]
     return fn
@@ -378,6 +398,10 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
     return f"{text} ({size})"
 
 
+_CHANNELS: dict[int, str] = {}
+_HEARTBEAT = "heartbeat".ljust(_NAME_WIDTH)
+
+
 def frame_line(
     frame: Frame,
     *,
@@ -390,30 +414,36 @@ def frame_line(
 ) -> str:
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
     `message` is the whole message when `frame` ends a multi-frame delivery."""
-    if not show_secrets and isinstance(frame.body, SaslInit):  # the one secret redact hides
-        frame = redact(frame)
-    head = [p for p in (_time(time), connection, direction) if p]
-    chan = f"[{frame.channel}]".ljust(_CHANNEL_WIDTH)
     body = frame.body
+    if not show_secrets and isinstance(body, SaslInit):  # the one secret redact hides
+        frame = redact(frame)
+        body = frame.body
+    chan = _CHANNELS.get(frame.channel)
+    if chan is None:
+        chan = f"[{frame.channel}]".ljust(_CHANNEL_WIDTH)
+        if len(_CHANNELS) < 4096:
+            _CHANNELS[frame.channel] = chan
     if body is None:
-        parts = [chan, "heartbeat".ljust(_NAME_WIDTH)]
+        parts = [chan, _HEARTBEAT]
     else:
-        parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
-        if body.NAME not in KEY_FIELDS:
-            parts.append(format_value(body)[len(body.NAME) + 2 :])
-        else:
-            try:
-                _drawer(body.__class__)(body, parts.append)
-            except AttributeError:  # a field never set: the general loop copes
-                del parts[2:]
-                _fields(body, parts)
-        if frame.payload and payload:
+        draw = _DRAWERS.get(body.__class__) or _drawer(body.__class__)
+        try:
+            parts = draw(body, chan)
+        except AttributeError:  # a key field never set: the general loop copes
+            if body.NAME not in KEY_FIELDS:
+                raise
+            parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
+            _fields(body, parts)
+        if payload and frame.payload:
             if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
                 parts.append(" " + summarize_payload(frame.payload, message=message))
             else:
                 parts.append(f" ({len(frame.payload)} bytes)")
     if frame.ext:
         parts.append(f"ext=0x{frame.ext.hex()}")
+    if time is None and connection is None and direction is None:
+        return " ".join(parts).rstrip()
+    head = [p for p in (_time(time), connection, direction) if p]
     return " ".join(head + parts).rstrip()
 
 

@@ -66,9 +66,9 @@ def test_precomputed_fields_match_the_general_form(perf: Any) -> None:
     parts: list[str] = []
     _fields(perf, parts)
     assert parts == expected
-    drawn: list[str] = []
-    _drawer(type(perf))(perf, drawn.append)
-    assert drawn == expected
+    drawn = _drawer(type(perf))(perf, "[0] ")
+    assert drawn[:2] == ["[0] ", perf.NAME.ljust(11)]
+    assert drawn[2:] == expected
     assert parts  # every example draws something
 
 
@@ -116,3 +116,35 @@ ISO_TIMES = [0.0, -0.5, -1.0000005, 1.0000005, 1.0000015, 1.9999995, 1.99999949,
 @pytest.mark.parametrize("t", ISO_TIMES)
 def test_iso_matches_datetime(t: float) -> None:
     assert iso(t) == datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@pytest.mark.parametrize("perf", [*PERFORMATIVES, None, c.Transfer(handle=UInt(0), more=True),
+                                  c.End(), c.Close()], ids=lambda p: getattr(p, "NAME", "hb"))
+@pytest.mark.parametrize("channel", [0, 7, 300])
+def test_frame_line_is_the_general_form(perf: Any, channel: int) -> None:
+    """The whole line (channel, name, key fields, payload, extended header; with and
+    without a head) against the line composed from `_field`, the general form."""
+    from amqpcli.codec.frames import Frame
+    from amqpcli.render.frameline import frame_line
+    from amqpcli.render.redact import redact
+
+    for payload, ext in ((b"", b""), (b"\x00\x53\x77\xa1\x02hi", b"\x00\x00\x00\x01")):
+        if perf is None and payload:
+            continue
+        frame = Frame(0, 8, 2, 0, channel, ext, perf, payload)
+        shown = redact(frame) if isinstance(perf, c.SaslInit) else frame
+        name = "heartbeat" if perf is None else perf.NAME
+        head = [f"[{channel}]".ljust(4), name.ljust(11)]
+        if perf is not None:
+            head += [t for t in (_field(shown.body, n) for n in KEY_FIELDS[name])
+                     if t is not None]
+        body = []
+        if payload:
+            body.append(" " + summarize_payload(payload) if name == "transfer"
+                        and not perf.more else f" ({len(payload)} bytes)")
+        tail = [f"ext=0x{ext.hex()}"] if ext else []
+        for show_payload in (True, False):
+            want = " ".join(head + (body if show_payload else []) + tail)
+            assert frame_line(frame, payload=show_payload) == want.rstrip()
+            assert frame_line(frame, payload=show_payload, time=0.5, direction="->") == (
+                "00:00:00.500000 -> " + want).rstrip()
