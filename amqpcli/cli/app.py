@@ -1,8 +1,8 @@
 """The `amqp` command: the Typer app, global options, and the one place errors become exits.
 
 Every subcommand lives in its own module under `amqpcli/cli/` and registers itself on `app`
-when imported (`amqpcli/cli/commands.py`: a run imports only the command it names); the
-modules stay thin (parse options, call the engine, render).
+when imported (`amqpcli/cli/commands.py`: a run imports only the command it names, the
+top-level help none); the modules stay thin (parse options, call the engine, render).
 """
 
 from __future__ import annotations
@@ -20,17 +20,7 @@ from amqpcli.errors import Exit, UserError
 # Plain option values without pydantic (amqpcli/cli/coerce.py).
 _plain_values()
 
-app = typer.Typer(
-    name="amqp",
-    help="A command-line toolkit for AMQP 1.0: send, receive, browse, decode, dissect captures.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Help text is plain text: no Rich markup, so "amqp:link:detach-forced" is no emoji and
-    # "[user@]host" keeps its brackets (and --help need not load Rich).
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+HELP_OPTIONS = ("-h", "--help")
 
 _state = {"debug": False}
 
@@ -45,7 +35,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
     version: bool = typer.Option(
@@ -53,6 +42,26 @@ def _root(
     ),
 ) -> None:
     _state["debug"] = debug or bool(os.environ.get("AMQP_DEBUG"))
+
+
+def _new_app() -> typer.Typer:
+    """The `amqp` group with its root options and no commands yet."""
+    new = typer.Typer(
+        name="amqp",
+        help="A command-line toolkit for AMQP 1.0: send, receive, browse, decode, dissect captures.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        # Help text is plain text: no Rich markup, so "amqp:link:detach-forced" is no emoji and
+        # "[user@]host" keeps its brackets (and --help need not load Rich).
+        rich_markup_mode=None,
+        context_settings={"help_option_names": list(HELP_OPTIONS)},
+    )
+    new.callback()(_root)
+    return new
+
+
+app = _new_app()
 
 
 def not_built(name: str) -> None:
@@ -72,18 +81,52 @@ def _register(command: str | None = None) -> None:
 ROOT_FLAGS = frozenset({"--debug", "--version"})
 
 
+def _completing() -> bool:
+    """Click is asked to complete a word for the shell (its _PROG_COMPLETE variable)."""
+    return any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
+
+
 def _command_named(args: list[str]) -> str | None:
     """The subcommand `args` run, if it can be told without parsing them: the first
     argument, after root flags. None for anything else (help, no command, `--`, an option
-    Click must judge) and while the shell completes a word (Click's _*_COMPLETE variable):
-    then every command is registered."""
-    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+    Click must judge) and while the shell completes a word: then every command is
+    registered."""
+    if _completing():
         return None
     for arg in args:
         if arg in ROOT_FLAGS:
             continue
         return None if arg.startswith("-") else arg
     return None
+
+
+def _runs_no_command(args: list[str]) -> bool:
+    """True if `args` end before any command is looked up: nothing (help), root flags only
+    (--version, or Click's "Missing command"), or the root help option before anything
+    but root flags."""
+    if _completing():
+        return False
+    for arg in args:
+        if arg in ROOT_FLAGS:
+            continue
+        return arg in HELP_OPTIONS
+    return True
+
+
+def _not_imported() -> None:
+    raise AssertionError("a command of amqp's help listing was run")
+
+
+def _listing() -> typer.Typer:
+    """The `amqp` group with every command as its name and help text only (from
+    amqpcli/cli/commands.py): all that the top-level help shows of them, without importing
+    and building a single command."""
+    from amqpcli.cli.commands import COMMANDS
+
+    listing = _new_app()
+    for name, command in COMMANDS.items():
+        listing.command(name, help=command.help)(_not_imported)
+    return listing
 
 
 # Hidden: the shell completion scripts call `amqp --list-profiles` on TAB, so it answers
@@ -102,13 +145,17 @@ def main(argv: list[str] | None = None) -> None:
 
         print_profile_names()
         return
-    # Only the command this run names (Click errors and help still see every one).
-    _register(_command_named(args))
+    target = app
+    if _runs_no_command(args):
+        target = _listing()
+    else:
+        # Only the command this run names (Click's errors still see every one).
+        _register(_command_named(args))
     # A service manager or `kill` stops long runs (serve, proxy, recv) with SIGTERM: close
     # links and recordings as Ctrl-C does, instead of dying mid-write.
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        rc = app(args=argv, standalone_mode=False)
+        rc = target(args=argv, standalone_mode=False)
         # Without standalone mode Typer returns a typer.Exit's code (130 after Ctrl-C)
         # instead of exiting with it.
         if isinstance(rc, int) and rc:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
 from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
 from amqpcli.errors import UserError
@@ -17,8 +18,7 @@ if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
 
 
-@app.command(help="List what a node holds without consuming it: a copy link drained to "
-             "the end. Warns when the peer consumed the messages despite agreeing to copy.",
+@app.command(help=COMMANDS["browse"].help,
              epilog="Examples:\n\n  amqp browse amqp://localhost//queue/orders\n\n"
              "  amqp browse @prod//queue/orders --json | jq -c .body")
 @connection_options

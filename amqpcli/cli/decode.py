@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the codec and render load when the command runs, not for --help
@@ -239,12 +240,7 @@ def _decode_010(
 
 
 @app.command(
-    help=(
-        "Decode AMQP bytes into a readable tree: a frame stream (with or without protocol "
-        "header), a single frame, an encoded message, or any sequence of AMQP values. Input is "
-        "hex (plain, 0x-prefixed, hexdump -C or xxd), base64 or raw bytes, from the argument, "
-        "a file or stdin."
-    ),
+    help=COMMANDS["decode"].help,
     epilog="Examples: amqp decode --example client-session;  amqp decode 00 53 77 a1 02 68 69;  "
     "xxd capture.bin | amqp decode --json",
 )

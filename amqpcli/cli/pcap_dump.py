@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
@@ -100,7 +101,7 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     return wants_tables(files, out_dir, summary)
 
 
-@app.command("pcap-dump", epilog=(
+@app.command("pcap-dump", help=COMMANDS["pcap-dump"].help, epilog=(
     "Examples:\n\n"
     "  amqp pcap-dump traffic.pcapng\n\n"
     "  amqp pcap-dump traffic.pcapng --deliveries --state rejected\n\n"
@@ -141,7 +142,6 @@ def pcap_dump(
     master: Annotated[str, typer.Option("--master", help="Spark master URL for --engine spark.", rich_help_panel=_TAB)] = "local[*]",
     spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
-    """Rebuild conversations, deliveries and outcomes from captures (AMQP 1.0 and 0-10)."""
     port = [*(port or ()), *(port_alias or ())] or None
     bpf = capture_filter if capture_filter is not None else bpf_alias
     from amqpcli.dissect import Dissector, Filter, Summary

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import build_config
 from amqpcli.errors import Exit, UserError
 
@@ -95,7 +96,7 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
         await proxy.close()
 
 
-@app.command(help="Forward an application's AMQP connections to a broker and print every frame.",
+@app.command(help=COMMANDS["proxy"].help,
              epilog="Examples:\n\n  amqp proxy --listen 5673 amqp://broker:5672\n\n"
              "  amqp proxy 5673 amqps://broker:5671 --record session.pcapng --json")
 def proxy(

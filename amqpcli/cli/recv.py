@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
 
@@ -129,8 +130,7 @@ def warn(text: str) -> None:
     print(f"amqp: {text}", file=sys.stderr, flush=True)
 
 
-@app.command(help="Receive messages from a node; --copy browses without consuming. "
-             "Exit codes: see docs/send-recv.md.", epilog=(
+@app.command(help=COMMANDS["recv"].help, epilog=(
     "Examples:\n\n"
     "  amqp recv amqp://localhost//queue/orders --count 10 --json | jq -c .body\n\n"
     "  amqp recv @prod/orders --outcome accept,accept,reject:app:bad=checksum\n\n"

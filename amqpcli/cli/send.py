@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options, parse_key_value, parse_value, typed_value
 from amqpcli.errors import Exit, UserError
 
@@ -215,7 +216,7 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
             stream.close()
 
 
-@app.command(help="Send messages to a node. Exit codes: see docs/send-recv.md.", epilog=(
+@app.command(help=COMMANDS["send"].help, epilog=(
     "Examples:\n\n"
     "  amqp send amqp://localhost//queue/orders hello --property priority:int=5\n\n"
     "  amqp send @prod//queue/orders --file orders.txt --lines --rate 100\n\n"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:
@@ -36,9 +37,7 @@ def _tracer(show_secrets: bool) -> Callable[[str, str, Any, float], None]:
     return trace
 
 
-@app.command(help="Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, "
-             "dynamic nodes, durable subscriptions, transactions) and fault injection. "
-             "See docs/serve.md.",
+@app.command(help=COMMANDS["serve"].help,
              epilog="Examples:\n\n  amqp serve --listen 5672\n\n"
              "  amqp serve --listen 5673 --reject every:3 --trace")
 def serve(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from amqpcli.cli.app import app
+from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
 from amqpcli.errors import Exit, UserError
 
@@ -59,7 +60,7 @@ def choose_source(
     return src
 
 
-@app.command(help="Watch links, unsettled maps and deliveries live.", epilog=EPILOG)
+@app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
 @connection_options
 def tui(
     ctx: typer.Context,

@@ -2,7 +2,9 @@
 `amqp COMMAND --help` and `amqp decode` import typer and option declarations, not the
 engine, the net layer, the dissect pipeline, textual, pyspark or pyarrow, nor pydantic
 (amqpcli/cli/coerce.py). Help imports neither the codec nor render nor the config file
-reader. A run imports the module of the command it names and no other command's.
+reader. A run imports the module of the command it names and no other command's; the
+top-level help imports none (it lists amqpcli/cli/commands.py's table, and says exactly
+what the app with every command registered says).
 
 A command module imports those inside its command function (or a helper it calls); a
 top-level import of one of them fails here, naming the module and who imported it.
@@ -17,8 +19,14 @@ import sys
 
 import pytest
 
-from amqpcli.cli.app import ROOT_FLAGS, _command_named, _register, app
-from amqpcli.cli.commands import MODULES
+from amqpcli.cli.app import (
+    ROOT_FLAGS,
+    _command_named,
+    _register,
+    _runs_no_command,
+    app,
+)
+from amqpcli.cli.commands import COMMANDS
 from tests.paths import REPO_ROOT
 
 # Packages (and their submodules) that must not be loaded at start.
@@ -79,7 +87,7 @@ def heavy_in(modules: list[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
 
 
 def command_modules(modules: list[str]) -> list[str]:
-    names = {f"amqpcli.cli.{m}" for m in MODULES.values()}
+    names = {f"amqpcli.cli.{c.module}" for c in COMMANDS.values()}
     return sorted(m for m in modules if m in names)
 
 
@@ -126,12 +134,14 @@ def test_command_loads_no_heavy_module(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
+    (["--help"], []),  # the listing: commands.COMMANDS
+    (["--debug", "-h", "send"], []),
     (["send", "--help"], ["amqpcli.cli.send"]),
     (["--debug", "tui", "--help"], ["amqpcli.cli.tui"]),
     (["browse", "--help"], ["amqpcli.cli.browse", "amqpcli.cli.recv"]),  # browse uses recv's
     (["decode", "--example", "message"], ["amqpcli.cli.decode"]),
     (["pcap-dump", EXAMPLE_CAPTURE, "--frames-only"], ["amqpcli.cli.pcap_dump"]),
-], ids=["send", "tui", "browse", "decode", "pcap-dump"])
+], ids=["help", "debug-help", "send", "tui", "browse", "decode", "pcap-dump"])
 def test_a_run_imports_only_its_own_command(argv: list[str], expected: list[str]) -> None:
     assert command_modules(_modules_after(argv)) == expected
 
@@ -159,9 +169,57 @@ def test_command_named(args: list[str], name: str | None) -> None:
     assert _command_named(args) == name
 
 
-def test_command_named_is_none_while_the_shell_completes(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("args", "none"), [
+    ([], True),
+    (["--help"], True),
+    (["-h", "send"], True),
+    (["--debug", "--help"], True),
+    (["--version"], True),
+    (["--debug"], True),  # Click's "Missing command."
+    (["send", "--help"], False),
+    (["frob"], False),  # Click looks it up, and suggests a command
+    (["--", "--help"], False),
+    (["--bogus", "--help"], False),
+])
+def test_runs_no_command(args: list[str], none: bool) -> None:
+    assert _runs_no_command(args) is none
+
+
+def test_while_the_shell_completes_every_command_is_there(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_AMQP_COMPLETE", "bash_complete")
     assert _command_named(["send", "--"]) is None
+    assert not _runs_no_command([])
+
+
+# In a fresh process: other tests here import command modules in their own order, and
+# the order in which commands register is the order `amqp --help` lists them.
+LISTING_VS_APP = """
+import json
+from typer.testing import CliRunner
+from amqpcli.cli.app import _listing, _register, app
+_register()
+out = []
+for args in ARGS:
+    for columns in COLUMNS:
+        pair = []
+        for target in (_listing(), app):
+            r = CliRunner().invoke(target, args, prog_name="amqp",
+                                   env={"COLUMNS": str(columns), "NO_COLOR": "1"})
+            pair.append([r.exit_code, r.output])
+        out.append([args, columns, pair])
+print(json.dumps(out))
+"""
+
+
+def test_the_listing_says_what_the_app_with_every_command_says() -> None:
+    code = (LISTING_VS_APP.replace("ARGS", repr([["--help"], [], ["--debug"], ["--version"],
+                                                 ["--debug", "-h", "x"]]))
+            .replace("COLUMNS", repr([30, 60, 80, 100, 200])))
+    results = json.loads(_run(code).stdout)
+    assert len(results) == 25
+    for args, columns, (listing, full) in results:
+        assert listing == full, (args, columns)
+    assert "  pcap-dump  Rebuild conversations" in results[3][2][0][1]  # --help at 100
 
 
 def test_root_flags_are_the_root_options_and_take_no_value() -> None:
@@ -179,15 +237,16 @@ def test_modules_name_every_command_and_its_module() -> None:
 
     _register()
     group = typer.main.get_command(app)
-    assert set(group.commands) == set(MODULES)
+    assert set(group.commands) == set(COMMANDS)
     for name, cmd in group.commands.items():
         assert cmd.callback is not None
-        assert cmd.callback.__module__ == f"amqpcli.cli.{MODULES[name]}"
+        assert cmd.callback.__module__ == f"amqpcli.cli.{COMMANDS[name].module}"
+        assert cmd.help == COMMANDS[name].help
     # In a fresh process (other tests here import command modules in their own order),
-    # registering every command lists them in MODULES' order, as `amqp --help` did.
+    # registering every command lists them in COMMANDS' order, as the listing does.
     proc = _run("import typer.main; import amqpcli.cli.app as a; a._register(); "
                 "print(list(typer.main.get_command(a.app).commands))")
-    assert ast.literal_eval(proc.stdout.strip()) == list(MODULES)
+    assert ast.literal_eval(proc.stdout.strip()) == list(COMMANDS)
 
 
 def test_written_out_constants_match_their_sources() -> None:
