@@ -20,8 +20,7 @@ checked for conflicts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from amqpcli.codec import composites as c
 
@@ -104,8 +103,10 @@ def outcome_of(state: Any) -> Any:
     return None
 
 
-@dataclass(slots=True)
-class TimelineEntry:
+class TimelineEntry(NamedTuple):
+    """One step of a delivery. A tuple: the hot paths make one per frame without a
+    Python-level constructor call (`new_entry`)."""
+
     time: float
     side: str
     kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon"
@@ -115,6 +116,10 @@ class TimelineEntry:
     more: bool = False
     size: int = 0  # payload bytes carried by this frame (transfers)
     detail: str = ""
+
+
+# TimelineEntry from all nine fields in order, made by tuple.__new__ directly (no Python frame)
+new_entry = tuple.__new__
 
 
 class Delivery:

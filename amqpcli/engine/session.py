@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING, Any
 from amqpcli.codec import composites as c
 
 from . import serial
-from .delivery import _TERMINAL, FINAL, Delivery, Phase, TimelineEntry, outcome_of, state_name
+from .delivery import (
+    _TERMINAL,
+    FINAL,
+    Delivery,
+    Phase,
+    TimelineEntry,
+    new_entry,
+    outcome_of,
+    state_name,
+)
 from .events import (
     CreditChanged,
     DeliveriesSettled,
@@ -411,7 +420,8 @@ class Session:
             link.current = None
             d.payload_ready = True
         time = conn.time
-        e = TimelineEntry(time, side, kind, conn.frame_no, state, settled, more, n, detail)
+        e = new_entry(TimelineEntry, (time, side, kind, conn.frame_no, state, settled, more, n,
+                                      detail))
         d.timeline.append(e)
         if d.frames == 1 and kind == "transfer":
             if not conn.lean or more or conn.local != receiver:
@@ -488,8 +498,8 @@ class Session:
         if t.batchable:
             d.batchable = True
         d.payload_ready = True
-        d.timeline.append(TimelineEntry(time, side, "transfer", conn.frame_no, None, settled,
-                                        False, n, ""))
+        d.timeline.append(new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
+                                                    settled, False, n, "")))
         lean_rcv = conn.lean and conn.local == receiver
         if settled:
             d.sender_settled = True
@@ -552,8 +562,8 @@ class Session:
             conn.violation("message-size-exceeded",
                            f"delivery {did} is {n} bytes > {mms}", session=self, link=link)
         d.payload_ready = True
-        d.timeline.append(TimelineEntry(time, side, "transfer", conn.frame_no, None, settled,
-                                        False, n, ""))
+        d.timeline.append(new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
+                                                    settled, False, n, "")))
         if settled:
             d.sender_settled = True
             d.presettled = True
@@ -620,8 +630,8 @@ class Session:
             d.size = n
             d.payload_ready = True
             d.phase = unsettled  # queued --last--> unsettled
-            d.timeline.append(TimelineEntry(time, side, "transfer", frame_no, None, False,
-                                            False, n, ""))
+            d.timeline.append(new_entry(TimelineEntry, (time, side, "transfer", frame_no, None,
+                                                        False, False, n, "")))
             mine[tag] = None
             remote[tag] = None
             infl[did] = d
@@ -792,7 +802,8 @@ class Session:
             d.receiver_settled = True
             d.phase = SETTLED  # unsettled --rcv-settle--> settled
             d.settled_by = side  # the first to settle: nothing was settled before
-            e = TimelineEntry(time, side, "disposition", frame_no, state, True)
+            e = new_entry(TimelineEntry, (time, side, "disposition", frame_no, state, True, False,
+                                          0, ""))
             d.timeline.append(e)
             if not lean:
                 events.append(DeliveryUpdated(d, e, time))
