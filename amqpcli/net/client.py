@@ -366,6 +366,13 @@ class ReceiverLink(_Link):
         self._batch_state = state
         self._batch.append(incoming.delivery)
 
+    def settle_many(self, deliveries: list[Any], state: Any) -> None:
+        """`settle` for a run of deliveries with one outcome."""
+        if self._batch_state is not state and self._batch:
+            self.flush_settlements()
+        self._batch_state = state
+        self._batch += deliveries
+
     def flush_settlements(self) -> None:
         if self._batch:
             batch, self._batch = self._batch, []
