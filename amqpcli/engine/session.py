@@ -515,8 +515,17 @@ class Session:
             events.append(DeliveryStarted(d, side, time))
         if conn.local == receiver:
             events.append(MessageReceived(d, time))
-        if settled:
-            self._finish(d, not lean_rcv)
+        if settled:  # _finish, for a delivery that was never in the live maps
+            d.settled_time = time
+            link.settled_count += 1
+            outcomes = link.outcomes
+            outcomes["settled"] = outcomes.get("settled", 0) + 1  # no state: "settled"
+            recent = self.recent[side]
+            recent[did] = side
+            if len(recent) > RECENT_LIMIT:
+                recent.popitem(last=False)
+            if not lean_rcv:
+                events.append(DeliverySettled(d, time))
         return True
 
     def local_transfer(self, side: str, link: Link, d: Delivery, did: int, settled: bool,

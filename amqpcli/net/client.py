@@ -182,7 +182,9 @@ class _Link:
         if timeout is not None and timeout <= 0:
             raise UserError(what, Exit.TIMEOUT)
         try:
-            await asyncio.wait_for(self.changed.wait(), timeout)
+            # asyncio.timeout, not wait_for: no task per wait (this runs per wake-up)
+            async with asyncio.timeout(timeout):
+                await self.changed.wait()
         except TimeoutError:
             raise UserError(what, Exit.TIMEOUT) from None
         self._check()
