@@ -11,6 +11,7 @@ and knows which packet completed each frame.
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
 from typing import Any
@@ -245,34 +246,24 @@ class _Handler10(_Handler):
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
         self._sessions: list[Any] = []
 
-    def data(self, ev: Any, packet: int) -> Iterator[Record]:
+    def data(self, ev: Any, packet: int) -> Iterable[Record]:
+        # not a generator itself: most chunks complete one frame or none, and the
+        # records come from one generator (`_items`) or none
         side = SIDES[ev.direction]
         t = ev.time_ns / 1e9
         conn = self.conn
         conn.last_time = t
         self.dis.last_time = t
-        conn.bytes[side] += len(ev.data)
+        data = ev.data
+        conn.bytes[side] += len(data)
         reader = self.readers[side]
-        items = reader.feed(ev.data)
+        items = reader.feed(data)
         if reader.notes:
-            yield from self._notes(reader, side, t, packet)
+            return itertools.chain(self._notes(reader, side, t, packet),
+                                   self._items(side, items, t, packet))
         if not items:
-            return
-        if self.observer is not None:
-            yield from self._items(side, items, t, packet)
-            return
-        # frames only, inline (as `_frames_only`: one generator less per record)
-        frames = conn.frames
-        for item in items:
-            cls = item.__class__
-            no = 0
-            if cls is not ProtocolHeader:
-                self._count += 1
-                no = self._count
-                frames[side] += 1
-                if cls is not Frame:
-                    conn.frame_errors += 1
-            yield FrameRecord(conn, side, t, packet, no, item, _NO_EVENTS)
+            return ()
+        return self._items(side, items, t, packet)
 
     def _notes(self, reader: DirectionReader, side: str, t: float,
                packet: int) -> Iterator[Record]:
@@ -286,26 +277,30 @@ class _Handler10(_Handler):
         reader.notes.clear()
 
     def _items(self, side: str, items: list[Any], t: float, packet: int) -> Iterator[Record]:
+        """The records of the items read from one direction."""
+        if self.observer is None:
+            return self._frames_only(side, items, t, packet)
+        return self._observed(side, items, t, packet)
+
+    def _observed(self, side: str, items: list[Any], t: float,
+                  packet: int) -> Iterator[Record]:
         conn = self.conn
         obs = self.observer
-        if obs is None:
-            yield from self._frames_only(side, items, t, packet)
-            return
+        assert obs is not None
         model = obs.connection
         feed = obs.feed
+        frames = conn.frames
         for item in items:
             cls = item.__class__
+            events = feed(side, item, t)
             if cls is Frame:
-                events = feed(side, item, t)
-                conn.frames[side] += 1
+                frames[side] += 1
                 rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             elif cls is ProtocolHeader:
-                events = feed(side, item, t)
                 rec = FrameRecord(conn, side, t, packet, 0, item, events)
             else:
-                events = feed(side, item, t)
                 conn.frame_errors += 1
-                conn.frames[side] += 1
+                frames[side] += 1
                 rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             if events:
                 # what the frame caused is known (links, counters) before the frame is
