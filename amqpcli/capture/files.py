@@ -260,8 +260,13 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     # (blen >= 32 and end <= n imply the 7-field unpack above happened)
                     lt, mul, div, off, _snap = ifaces[iface]
                     last_ts = (hi << 32) | lo
-                    if mul != 1 or div != 1 or off:
+                    if div != 1:
                         last_ts = last_ts * mul // div + off
+                    else:  # (as that, with fewer operations on these large integers)
+                        if mul != 1:
+                            last_ts *= mul
+                        if off:
+                            last_ts += off
                     append((last_ts, lt, pos + 28, pos + 28 + caplen))
                     pos = end
                     continue

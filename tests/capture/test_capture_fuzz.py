@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,48 @@ def _capture(fmt: str, linktype: int) -> bytes:
     return buf.getvalue()
 
 
-SAMPLES = [_capture(f, lt) for f in ("pcap", "pcapng") for lt in (1, 113, 276, 0, 101)]
+def _odd_frames(fmt: str) -> bytes:
+    """One conversation in frames the fast paths must tell apart: Ethernet padding after
+    the IP packet, an IP total length of 0 (segmentation offload) or beyond the captured
+    bytes, IP options, VLAN tags, fragments, IPv6 and other link types."""
+    from amqpcli.capture.decode import ACK, SYN
+    from amqpcli.capture.writer import fragment_ipv4, link_frame, tcp_packet
+
+    buf = io.BytesIO()
+    with CaptureWriter(buf, format=fmt, linktype=1) as w:
+        t = 1_700_000_000_000_000_000
+        c, s = ("10.0.0.1", 40000), ("10.0.0.2", 5672)
+        seq = [1000, 9000]
+        w.write(t, link_frame(1, tcp_packet(*c, *s, seq[0] - 1, 0, SYN)))
+        w.write(t + 1, link_frame(1, tcp_packet(*s, *c, seq[1] - 1, seq[0], SYN | ACK)))
+        data = b"AMQP\x00\x01\x00\x00" + bytes(range(256)) * 3
+        for i, size in enumerate((8, 1, 30, 57, 90, 3, 120, 40, 200, 70)):
+            chunk, data = data[:size], data[size:]
+            ip = tcp_packet(*c, *s, seq[0], seq[1], ACK, chunk, ident=i,
+                            ip_options=b"\x01\x01\x01\x01" if i == 3 else b"")
+            seq[0] += len(chunk)
+            kind = i % 6
+            if kind == 1:
+                frame = link_frame(1, ip) + b"\x00" * 17  # padding after the IP packet
+            elif kind == 2:
+                frame = link_frame(1, ip[:2] + b"\x00\x00" + ip[4:])  # total length 0
+            elif kind == 3:
+                frame = link_frame(1, ip, vlans=[5])
+            elif kind == 4:
+                for part in fragment_ipv4(ip, 40):
+                    w.write(t + 10 + i, link_frame(1, part))
+                continue
+            elif kind == 5:
+                frame = link_frame(1, ip[:2] + (len(ip) + 9).to_bytes(2, "big") + ip[4:])
+            else:
+                frame = link_frame(1, ip)
+            w.write(t + 10 + i, frame)
+        w.write(t + 50, link_frame(1, tcp_packet(*s, *c, seq[1], seq[0], ACK, b"AMQP")))
+    return buf.getvalue()
+
+
+SAMPLES = [_capture(f, lt) for f in ("pcap", "pcapng") for lt in (1, 113, 276, 0, 101)] + [
+    _odd_frames(f) for f in ("pcap", "pcapng")]
 
 
 def _read(data: bytes) -> None:
@@ -60,19 +102,21 @@ def test_random_bytes_are_not_a_capture(data: bytes) -> None:
 
 
 def _events(data: bytes, in_place: bool) -> tuple[list[tuple[object, ...]], str | None]:
-    """The events of a capture, normalised, and its error: read by `read_capture` (the
-    packets read in place from each block, `decode_at`) or packet by packet
-    (`read_packets`, a memoryview per packet, `decode`), the general path."""
+    """The events of a capture, normalised, each with the number of packets read when it
+    was handed out, and the capture's error: read by `read_capture` (the packets read in
+    place from each block, the usual frame decoded inline, `decode_at` for the others)
+    or packet by packet (`read_packets`, a memoryview per packet, `decode`), the general
+    path."""
     from amqpcli.capture import FlowTracker, read_packets
 
     out: list[tuple[object, ...]] = []
     error = None
+    dec = PacketDecoder()
     if in_place:
-        events = read_capture(io.BytesIO(data), all_flows=True)
+        events = read_capture(io.BytesIO(data), all_flows=True, decoder=dec)
     else:
         def general() -> Iterator[object]:
             tracker = FlowTracker(all_flows=True)
-            dec = PacketDecoder()
             try:
                 for ts, lt, frame in read_packets(io.BytesIO(data)):
                     seg = dec.decode(lt, frame)
@@ -86,10 +130,11 @@ def _events(data: bytes, in_place: bool) -> tuple[list[tuple[object, ...]], str 
         events = general()
     try:
         for ev in events:
-            out.append((type(ev).__name__, ev[0].index, *(
+            out.append((dec.packets, type(ev).__name__, ev[0].index, *(
                 bytes(x) if isinstance(x, (bytes, memoryview)) else x for x in ev[1:])))
     except CaptureError as e:
         error = str(e)
+    out.append(("packets", dec.packets))
     return out, error
 
 
@@ -103,6 +148,13 @@ def test_reading_in_place_gives_the_events_of_the_general_path(
         data[pos % len(data)] = val
     data = data[: max(0, len(data) - cut % (len(data) + 1))]
     assert _events(bytes(data), True) == _events(bytes(data), False)
+
+
+@pytest.mark.parametrize("sample", SAMPLES[-2:], ids=["pcap", "pcapng"])
+def test_odd_frames_read_in_place_as_packet_by_packet(sample: bytes) -> None:
+    events, error = _events(sample, True)
+    assert error is None and len(events) > 5
+    assert (events, error) == _events(sample, False)
 
 
 @settings(max_examples=300, deadline=None)
