@@ -105,13 +105,53 @@ def read_capture(
     if tracker is None:
         tracker = FlowTracker(ports, all_flows=all_flows, max_buffer=max_buffer,
                               gap_timeout=gap_timeout)
-    dec = decoder or PacketDecoder()
+    return _read(srcs, tracker, decoder or PacketDecoder())
+
+
+def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder) -> Iterator[Event]:
+    """`read_capture`'s events (one generator, so every event is handed out from here).
+
+    One file's packets are read in place, block by block (no object per packet); the
+    usual IPv4 frame is decoded here (`PacketDecoder.decode_at`'s fast path, inlined: a
+    property test holds the two together) and any other by the decoder, whose packet
+    count is kept right for the events handed out."""
     errors: list[CaptureError] = []
     out = tracker.events
     feed = tracker.feed
+    count = dec.packets
     try:
         if len(srcs) == 1:
-            yield from _one_file(srcs[0], dec, tracker)
+            decode_at = dec.decode_at
+            try:
+                for buf, records in read_batches(srcs[0]):
+                    for ts, linktype, start, stop in records:
+                        count += 1
+                        fast = _FAST.get(linktype)
+                        if fast is not None and stop - start >= fast[3]:
+                            (et, vihl, total, frag, proto, src, dst, sport, dport, seq, ack,
+                             offflags) = fast[0](buf, start)
+                            if (vihl == 0x45 and proto == 6 and not frag & 0x3FFF
+                                    and et == fast[2]):
+                                ip = start + fast[1]
+                                end = ip + total
+                                if end > stop or total < 40:
+                                    end = stop
+                                feed(ts, src, sport, dst, dport, seq, ack, offflags & 0x1FF,
+                                     buf[ip + 20 + ((offflags >> 12) << 2) : end])
+                                if out:
+                                    dec.packets = count
+                                    yield from out
+                                    out.clear()
+                                continue
+                        seg = decode_at(linktype, buf, start, stop)
+                        if seg is not None:
+                            feed(ts, *seg)
+                            if out:
+                                dec.packets = count
+                                yield from out
+                                out.clear()
+            finally:
+                dec.packets = count  # (also when the file's damage ends the loop)
         else:
             decode = dec.decode
             for ts, linktype, data in merge_files(srcs, errors):
@@ -133,46 +173,6 @@ def read_capture(
             raise CaptureError(first.path, first.offset,
                                f"{first.problem} (and {len(errors) - 1} more damaged files)")
         raise errors[0]
-
-
-def _one_file(source: Source, dec: PacketDecoder, tracker: FlowTracker) -> Iterator[Event]:
-    """`read_capture`'s loop for one file: its packets read in place, block by block (no
-    object per packet), the usual IPv4 frame decoded here (`PacketDecoder.decode_at`'s
-    fast path, inlined: a property test holds the two together) and any other by the
-    decoder, whose packet count stays right for the events handed out."""
-    out = tracker.events
-    feed = tracker.feed
-    decode_at = dec.decode_at
-    count = dec.packets
-    try:
-        for buf, records in read_batches(source):
-            for ts, linktype, start, stop in records:
-                count += 1
-                fast = _FAST.get(linktype)
-                if fast is not None and stop - start >= fast[3]:
-                    (et, vihl, total, frag, proto, src, dst, sport, dport, seq, ack,
-                     offflags) = fast[0](buf, start)
-                    if vihl == 0x45 and proto == 6 and not frag & 0x3FFF and et == fast[2]:
-                        ip = start + fast[1]
-                        end = ip + total
-                        if end > stop or total < 40:
-                            end = stop
-                        feed(ts, src, sport, dst, dport, seq, ack, offflags & 0x1FF,
-                             buf[ip + 20 + ((offflags >> 12) << 2) : end])
-                        if out:
-                            dec.packets = count
-                            yield from out
-                            out.clear()
-                        continue
-                seg = decode_at(linktype, buf, start, stop)
-                if seg is not None:
-                    feed(ts, *seg)
-                    if out:
-                        dec.packets = count
-                        yield from out
-                        out.clear()
-    finally:
-        dec.packets = count  # (also when the file's damage ends the loop)
 
 
 def read_segments(source: Source, *, copy: bool = True,

@@ -103,35 +103,42 @@ class Dissector:
         in a `capture-error` notice after every readable record; the error is kept in
         `capture_errors`."""
         events = read_capture(sources, ports=self.ports, decoder=self.decoder)
-        try:
-            yield from self.run(events, counted=True)
-        except CaptureError as e:
-            self.capture_errors.append(e)
-            yield Notice(None, None, self.last_time, self.packets, "capture-error", str(e))
+        return self._run(events, from_files=True)
 
     def run(self, events: Iterable[Any], counted: bool = False) -> Iterator[Record]:
         """Records of any stream of capture events (live, decrypted, crafted)."""
+        return self._run(events, from_files=False)
+
+    def _run(self, events: Iterable[Any], from_files: bool) -> Iterator[Record]:
+        # one generator for `read` and `run`, so each record is handed out from here;
+        # from files, records carry the packet's number and damage ends in a notice
         dec = self.decoder
         handlers = self._handlers
-        for ev in events:
-            packet = dec.packets if counted else 0
-            cls = ev.__class__
-            if cls is Data:
-                h = handlers.get(ev.flow.index)
-                if h is not None:
-                    if h.__class__ is _Deferred:
-                        h = yield from self._start(h, packet)
-                    yield from h.data(ev, packet)
-            elif cls is Opened:
-                yield from self._opened(ev, packet)
-            elif cls is Gap:
-                h = handlers.get(ev.flow.index)
-                if h is not None:
-                    yield from h.gap(ev, packet)
-            elif cls is Closed:
-                h = handlers.get(ev.flow.index)
-                if h is not None:
-                    yield from h.closed(ev, packet)
+        try:
+            for ev in events:
+                packet = dec.packets if from_files else 0
+                cls = ev.__class__
+                if cls is Data:
+                    h = handlers.get(ev.flow.index)
+                    if h is not None:
+                        if h.__class__ is _Deferred:
+                            h = yield from self._start(h, packet)
+                        yield from h.data(ev, packet)
+                elif cls is Opened:
+                    yield from self._opened(ev, packet)
+                elif cls is Gap:
+                    h = handlers.get(ev.flow.index)
+                    if h is not None:
+                        yield from h.gap(ev, packet)
+                elif cls is Closed:
+                    h = handlers.get(ev.flow.index)
+                    if h is not None:
+                        yield from h.closed(ev, packet)
+        except CaptureError as e:
+            if not from_files:
+                raise
+            self.capture_errors.append(e)
+            yield Notice(None, None, self.last_time, self.packets, "capture-error", str(e))
 
     def _opened(self, ev: Opened, packet: int) -> Iterator[Record]:
         flow = ev.flow
@@ -276,7 +283,7 @@ class _Handler10(_Handler):
             yield Notice(conn, side, t, packet, kind, text)
         reader.notes.clear()
 
-    def _items(self, side: str, items: list[Any], t: float, packet: int) -> Iterator[Record]:
+    def _items(self, side: str, items: list[Any], t: float, packet: int) -> Iterable[Record]:
         """The records of the items read from one direction."""
         if self.observer is None:
             return self._frames_only(side, items, t, packet)
@@ -312,18 +319,23 @@ class _Handler10(_Handler):
                 yield rec
 
     def _frames_only(self, side: str, items: list[Any], t: float,
-                     packet: int) -> Iterator[Record]:
+                     packet: int) -> list[Record]:
+        # a list, not a generator: without an observer nothing a consumer might look at
+        # changes between one record and the next
         conn = self.conn
+        frames = conn.frames
+        out = []
         for item in items:
             cls = item.__class__
             no = 0
             if cls is not ProtocolHeader:
                 self._count += 1
                 no = self._count
-                conn.frames[side] += 1
+                frames[side] += 1
                 if cls is not Frame:
                     conn.frame_errors += 1
-            yield FrameRecord(conn, side, t, packet, no, item, _NO_EVENTS)
+            out.append(FrameRecord(conn, side, t, packet, no, item, _NO_EVENTS))
+        return out
 
     def _events(self, events: list[Any], t: float, packet: int) -> Iterator[Record]:
         conn = self.conn
