@@ -47,6 +47,7 @@ from amqpcli.engine import (
     CreditChanged,
     DeliverySettled,
     DeliveryStarted,
+    DeliveryUpdated,
     LinkAttached,
     LinkDetached,
     LinkRefused,
@@ -312,7 +313,7 @@ class _Handler10(_Handler):
             if events:
                 # what the frame caused is known (links, counters) before the frame is
                 # handed out, and the records it caused follow it
-                derived = list(self._events(events, t, packet))
+                derived = self._events(events, t, packet)
                 yield rec
                 yield from derived
             else:
@@ -337,13 +338,17 @@ class _Handler10(_Handler):
             out.append(FrameRecord(conn, side, t, packet, no, item, _NO_EVENTS))
         return out
 
-    def _events(self, events: list[Any], t: float, packet: int) -> Iterator[Record]:
+    def _events(self, events: list[Any], t: float, packet: int) -> list[Record]:
+        """What the engine's events of one frame (or of the transport's end) change in the
+        connection's and links' figures, and the records they make. A list: the records
+        are all made before any is handed out (a frame's records follow the frame)."""
         conn = self.conn
+        out: list[Record] = []
         for ev in events:
             cls = ev.__class__
             if cls is DeliveryStarted:
                 d = ev.delivery
-                ls = conn.link_for(d.link)
+                ls = conn._by_link.get(id(d.link))  # (conn.link_for)
                 if ls is not None:
                     ls.deliveries += 1
                     conn.deliveries += 1
@@ -352,7 +357,9 @@ class _Handler10(_Handler):
                         ls.credit_zero_since = t
                         ls.stall_available = bool(link.available)
             elif cls is DeliverySettled:
-                yield self._delivery(ev.delivery, False)
+                out.append(self._delivery(ev.delivery, False))
+            elif cls is DeliveryUpdated:
+                pass  # (a disposition's step: known from the delivery when it settles)
             elif cls is CreditChanged:
                 if ev.link is not None:
                     self._credit(ev, t)
@@ -360,13 +367,14 @@ class _Handler10(_Handler):
                 link = ev.link
                 if conn.gaps and ev.kind in _GAP_KINDS:
                     # the frames that would explain it may be the ones the capture lost
-                    yield Notice(conn, ev.side, t, packet, "after-gap",
-                                 f"frame {ev.frame_no}: {ev.detail} (after bytes the capture "
-                                 "lost, so not called a violation)")
+                    out.append(Notice(conn, ev.side, t, packet, "after-gap",
+                                      f"frame {ev.frame_no}: {ev.detail} (after bytes the "
+                                      "capture lost, so not called a violation)"))
                     continue
                 conn.violations += 1
-                yield ViolationRecord(conn, AMQP10, ev.kind, ev.side, ev.detail, ev.frame_no,
-                                      packet, t, str(link.name) if link is not None else None)
+                out.append(ViolationRecord(conn, AMQP10, ev.kind, ev.side, ev.detail,
+                                           ev.frame_no, packet, t,
+                                           str(link.name) if link is not None else None))
             elif cls is LinkAttached:
                 link = ev.link
                 ls = conn.link_for(link)
@@ -391,7 +399,7 @@ class _Handler10(_Handler):
                 ls = conn.link_for(ev.link)
                 if ls is not None:
                     ls.notes.append(text)
-                yield Notice(conn, ev.side, t, packet, "link", text)
+                out.append(Notice(conn, ev.side, t, packet, "link", text))
             elif cls is UnsettledReconciled:
                 text = (f"link {ev.link.name!r}: {ev.side}'s unsettled map on re-attach vs "
                         f"what was seen: {len(ev.only_in_attach)} only in the attach, "
@@ -400,7 +408,7 @@ class _Handler10(_Handler):
                 ls = conn.link_for(ev.link)
                 if ls is not None:
                     ls.notes.append(text)
-                yield Notice(conn, ev.side, t, packet, "link", text)
+                out.append(Notice(conn, ev.side, t, packet, "link", text))
             elif cls is LinkRefused:
                 err = ev.error
                 text = f"link {ev.link.name!r} refused by {ev.side}" + (
@@ -408,9 +416,10 @@ class _Handler10(_Handler):
                 ls = conn.link_for(ev.link)
                 if ls is not None:
                     ls.notes.append(text)
-                yield Notice(conn, ev.side, t, packet, "link", text)
+                out.append(Notice(conn, ev.side, t, packet, "link", text))
             elif cls is SaslOutcome:
                 conn.sasl_outcome = ev.code
+        return out
 
     def _session_no(self, session: Any) -> int:
         """The session's number in this connection, 1-based, in order of first sight."""
@@ -458,7 +467,7 @@ class _Handler10(_Handler):
     def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord:
         conn = self.conn
         link = d.link
-        ls = conn.link_for(link)
+        ls = conn._by_link.get(id(link))  # (conn.link_for)
         outcome = d.outcome
         end = at_end or (outcome == "abandoned" and conn.closed.get(d.sender) == "end")
         if end and outcome == "abandoned":
@@ -478,9 +487,9 @@ class _Handler10(_Handler):
             ls.settled += 1
             ls.bytes += d.size
             ls.outcomes[outcome] = ls.outcomes.get(outcome, 0) + 1
-            lat = rec.latency
-            if lat is not None and not d.presettled:
-                ls.latencies.append(lat)
+            first, settled = d.first_time, d.settled_time  # (rec.latency)
+            if first is not None and settled is not None and not d.presettled:
+                ls.latencies.append(settled - first)
         return rec
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:
