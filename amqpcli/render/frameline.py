@@ -359,6 +359,17 @@ def _one_data(msg: Any) -> bytes | None:
     return None
 
 
+_message_decode: Any = None  # Message.decode, imported on first use (not at start-up)
+
+
+def _load_message_decode() -> Any:
+    global _message_decode
+    from amqpcli.codec.message import Message
+
+    _message_decode = Message.decode
+    return _message_decode
+
+
 def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
     """A transfer's message in a few words: its body, cut short; or its size.
 
@@ -366,10 +377,8 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
     if not payload:
         return ""
     try:
-        from amqpcli.codec.message import Message
-
         if message is None:
-            msg = Message.decode(payload)
+            msg = (_message_decode or _load_message_decode())(payload)
             data = _one_data(msg)
             if data is not None:
                 text = "data " + _binary(data, limit)
