@@ -7,9 +7,11 @@ says which protocol each flow speaks. The public API:
   merged by time (each opened when the merged stream reaches its first packet, so a
   ring buffer's files are read one at a time):
     - `Opened(flow, time_ns)` once a flow's protocol and roles are known,
-    - `Data(flow, direction, time_ns, data, offset)` — `data` is a memoryview into the
-      block read from the file (no copy); it stays valid, but keeping it keeps that block
-      alive, so `bytes()` what you hold on to,
+    - `Data(flow, direction, time_ns, data, offset)` — `data` is the segment's payload:
+      `bytes` sliced from the block read for the usual frame of a single file (IPv4
+      without options or IPv6 without extension headers, no VLAN tag), else possibly a
+      memoryview into the block (other frames, several files merged): it stays valid,
+      but keeping it keeps that block alive, so `bytes()` what you hold on to,
     - `Gap(flow, direction, time_ns, offset, size)` — bytes the capture does not hold,
     - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
   `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
@@ -23,7 +25,8 @@ says which protocol each flow speaks. The public API:
   Times are integers: nanoseconds since the Unix epoch. Reading one file keeps memory
   proportional to the open connections, not to the file.
 * `read_packets(path)` → `(time_ns, linktype, data)` per record (pcap / pcapng / gzip);
-  `merge_packets(iterators)` merges by time.
+  `read_batches(path)` the same a file block at a time (records as offsets into the
+  block); `merge_packets(iterators)` merges by time.
 * `read_segments(path)` → `(flow_key, time_ns, Segment)`: packets keyed by their canonical
   4-tuple, for executors that group a capture set by flow before reassembly;
   `reassemble((time_ns, segment) pairs in time order)` (a `FlowTracker` fed with
@@ -52,7 +55,7 @@ from amqpcli.capture.detect import (
     UNKNOWN,
     detect,
 )
-from amqpcli.capture.files import CaptureError, merge_packets, read_packets
+from amqpcli.capture.files import CaptureError, merge_packets, read_batches, read_packets
 from amqpcli.capture.reader import read_capture, read_segments, reassemble
 from amqpcli.capture.tcp import (
     C2S,
@@ -73,6 +76,6 @@ __all__ = [
     "AMQP_0_9_1", "AMQP_0_10", "AMQP_1_0", "AMQP_PROTOCOLS", "AMQP_SASL", "AMQP_TLS", "C2S",
     "S2C", "TLS", "UNKNOWN", "CaptureError", "Closed", "Data", "Direction", "Event", "Flow",
     "FlowKey", "FlowTracker", "Gap", "Opened", "PacketDecoder", "Segment", "detect",
-    "flow_key", "format_ip", "merge_packets", "read_capture", "read_packets",
+    "flow_key", "format_ip", "merge_packets", "read_batches", "read_capture", "read_packets",
     "read_segments", "reassemble",
 ]

@@ -7,8 +7,8 @@ halves (one per direction). A half knows the next sequence number it expects (`n
 bits, compared modulo 2**32) and the stream offset of that byte (`off`, unbounded), so
 streams longer than 4 GiB and sequence wrap-around are handled alike.
 
-* A segment at `nxt` is delivered at once (its payload is passed on as it came, a
-  memoryview into the capture's block); one that starts before `nxt` is trimmed
+* A segment at `nxt` is delivered at once (its payload is passed on as it came: a
+  slice of the capture's block); one that starts before `nxt` is trimmed
   (retransmission, overlap); one beyond `nxt` is copied into a small heap and delivered
   when the hole before it fills.
 * A hole is given up on, and reported as a `Gap` with its size, when the other side
