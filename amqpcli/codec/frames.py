@@ -506,7 +506,7 @@ def _decode_transfer_fast(b: bytes | bytearray | memoryview, start: int = 0,
         end = start + 5 + b[start + 4]
         if end <= n:
             raw = b[start:end]
-            for check, expected, build in _TEMPLATES.get(raw[2:6], ()):
+            for check, expected, build in _TEMPLATES.get(raw[:6], ()):
                 if check(raw) == expected:
                     return build(raw), end - start
     return _decode_list_fast(b, start, n)
@@ -594,12 +594,13 @@ def _decode_list_fast(b: bytes, start: int, n: int) -> tuple[Composite, int] | N
     return o, end - start
 
 
-# Layout templates of transfer and disposition lists (list8), by their first bytes
+# Layout templates of transfer and disposition lists (list8), by their first six bytes
 # (descriptor, list8 code, size, count): (check, expected, build) triples. `check(raw)`
-# gives the bytes that fix the layout (format codes, binary lengths, state descriptors),
+# gives the other bytes that fix the layout (format codes, binary lengths, state
+# descriptors; the size and count again, so that it always gives a tuple),
 # `build(raw)` the performative. A layout is made a template the second time it is seen.
 _TEMPLATES: dict[bytes, tuple[tuple[Any, tuple[int, ...], Any], ...]] = {}
-_SEEN: dict[tuple[int, ...], int] = {}
+_SEEN: dict[tuple[object, ...], int] = {}
 _MAX_TEMPLATES = 256
 _MAX_SEEN = 4096
 
@@ -607,7 +608,7 @@ _MAX_SEEN = 4096
 def _learn(raw: bytes, codes: list[int], cls: Any) -> None:
     """Count the layout of a list `_decode_list_fast` just decoded (`codes`: where each
     field's format code is in `raw`); at the second sighting make it a template."""
-    where = [0, 1, 2, 3, 4, 5]
+    where = [4, 5]
     for p in codes:
         code = raw[p]
         where.append(p)
@@ -616,7 +617,7 @@ def _learn(raw: bytes, codes: list[int], cls: Any) -> None:
         elif code == 0x00:
             where += (p + 1, p + 2, p + 3)
     expected = tuple(raw[p] for p in where)
-    sig = (*where, -1, *expected)
+    sig = (raw[:6], *where, -1, *expected)
     seen = _SEEN.get(sig, 0) + 1
     if seen < 2:
         if len(_SEEN) >= _MAX_SEEN:
@@ -626,7 +627,7 @@ def _learn(raw: bytes, codes: list[int], cls: Any) -> None:
     del _SEEN[sig]
     if sum(len(t) for t in _TEMPLATES.values()) >= _MAX_TEMPLATES:
         _TEMPLATES.clear()
-    key = raw[2:6]
+    key = raw[:6]
     _TEMPLATES[key] = (*_TEMPLATES.get(key, ()), (itemgetter(*where), expected,
                                                    _template(raw, codes, cls)))
 
