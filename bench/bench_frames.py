@@ -74,7 +74,7 @@ def main() -> None:
     ap.add_argument("--generic", action="store_true", help="without the transfer fast path")
     args = ap.parse_args()
     if args.generic:
-        frames._decode_transfer_fast = lambda body: None
+        frames._decode_transfer_fast = lambda *body: None
     stream = make_stream(args.frames)
     best_cpu = best_wall = float("inf")
     for _ in range(args.repeat):
