@@ -345,6 +345,22 @@ class FrameReader:
         self._need = 8
         while n - pos >= 8:
             size, doff, ftype, channel = _unpack_header(buf, pos)
+            end = pos + size
+            if (doff == 2 and ftype == 0 and 8 < size <= limit and end <= n
+                    and size != _AMQP_MAGIC):
+                # the usual frame, whole: AMQP, no extended header, a performative (the
+                # checks below, in fewer steps)
+                bstart = pos + 8
+                fast = fast_transfer(buf, bstart, end)
+                if fast is not None:
+                    perf, bend = fast
+                    append(Frame(base + pos, size, 2, 0, channel, b"", perf,
+                                 buf[bstart + bend : end]))
+                else:
+                    append(self._decode_body(memoryview(buf)[bstart:end], base + pos, size, 2,
+                                             0, channel, b""))
+                pos = end
+                continue
             if size == _AMQP_MAGIC:
                 header = ProtocolHeader(base + pos, buf[pos : pos + 8])
                 append(header)
@@ -372,7 +388,6 @@ class FrameReader:
                 )
                 self.opaque = "error"
                 break
-            end = pos + size
             if end > n:
                 self._need = size
                 break  # wait for the rest; nothing is allocated for it
@@ -500,15 +515,16 @@ def _decode_transfer_fast(b: bytes | bytearray | memoryview, start: int = 0,
     if b.__class__ is not bytes:
         b = bytes(b)
     n = len(b) if stop is None else stop
-    if n - start < 6 or b[start] != 0x00 or b[start + 1] != 0x53:
-        return None
-    if b[start + 3] == 0xC0:
+    if n - start >= 6 and b[start + 3] == 0xC0:
         end = start + 5 + b[start + 4]
         if end <= n:
             raw = b[start:end]
+            # (the key is the first six bytes: the descriptor's 00 53 included)
             for check, expected, build in _TEMPLATES.get(raw[:6], ()):
                 if check(raw) == expected:
                     return build(raw), end - start
+    if n - start < 6 or b[start] != 0x00 or b[start + 1] != 0x53:
+        return None
     return _decode_list_fast(b, start, n)
 
 
