@@ -240,6 +240,8 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
     epb7 = Struct("<IIIIIII").unpack_from
     # per interface: (linktype, mul, div, offset_ns, snaplen)
     ifaces: list[tuple[int, int, int, int, int]] = []
+    # per interface: (linktype, mul) when its times are units * mul, else (linktype, 0)
+    quick: list[tuple[int, int]] = []
     last_ts = 0
     seen_shb = False
     while True:
@@ -258,15 +260,12 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                         and spb(buf, end - 4)[0] == blen and caplen <= blen - 32
                         and iface < len(ifaces)):
                     # (blen >= 32 and end <= n imply the 7-field unpack above happened)
-                    lt, mul, div, off, _snap = ifaces[iface]
-                    last_ts = (hi << 32) | lo
-                    if div != 1:
-                        last_ts = last_ts * mul // div + off
-                    else:  # (as that, with fewer operations on these large integers)
-                        if mul != 1:
-                            last_ts *= mul
-                        if off:
-                            last_ts += off
+                    lt, mul = quick[iface]
+                    if mul:  # (as below, with fewer operations on these large integers)
+                        last_ts = ((hi << 32) | lo) * mul
+                    else:
+                        lt, mul, div, off, _snap = ifaces[iface]
+                        last_ts = ((hi << 32) | lo) * mul // div + off
                     append((last_ts, lt, pos + 28, pos + 28 + caplen))
                     pos = end
                     continue
@@ -285,6 +284,7 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     epb7 = Struct(order + "IIIIIII").unpack_from
                     btype, blen = hdr(buf, pos)
                     ifaces = []
+                    quick = []
                     seen_shb = True
                 elif not seen_shb:
                     raise CaptureError(name, base + pos,
@@ -322,6 +322,8 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     append((last_ts, lt, pos + 12, pos + 12 + caplen))
                 elif btype == 1:  # interface description
                     ifaces.append(_idb(buf, pos, blen, order))
+                    lt, mul, div, off, _snap = ifaces[-1]
+                    quick.append((lt, mul if div == 1 and not off else 0))
                 elif btype == 2:  # obsolete packet block
                     iface, _drops, hi, lo, caplen, _orig = opb(buf, pos + 8)
                     if caplen > blen - 32 or iface >= len(ifaces):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
 from heapq import heappop, heappush, heapreplace
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from amqpcli.capture.decode import _FAST, PacketDecoder, Segment
 from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_batches, read_packets
@@ -122,17 +122,26 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder) -> Itera
     try:
         if len(srcs) == 1:
             decode_at = dec.decode_at
+            last_linktype = -1  # the fast path's parts for it (most files have one):
+            unpack: Any = None
+            ip_off = min_len = 0
+            ipv4: object = None
             try:
                 for buf, records in read_batches(srcs[0]):
                     for ts, linktype, start, stop in records:
                         count += 1
-                        fast = _FAST.get(linktype)
-                        if fast is not None and stop - start >= fast[3]:
+                        if linktype != last_linktype:
+                            last_linktype = linktype
+                            fast = _FAST.get(linktype)
+                            unpack = None if fast is None else fast[0]
+                            if fast is not None:
+                                ip_off, ipv4, min_len = fast[1], fast[2], fast[3]
+                        if unpack is not None and stop - start >= min_len:
                             (et, vihl, total, frag, proto, src, dst, sport, dport, seq, ack,
-                             offflags) = fast[0](buf, start)
+                             offflags) = unpack(buf, start)
                             if (vihl == 0x45 and proto == 6 and not frag & 0x3FFF
-                                    and et == fast[2]):
-                                ip = start + fast[1]
+                                    and et == ipv4):
+                                ip = start + ip_off
                                 end = ip + total
                                 if end > stop or total < 40:
                                     end = stop
