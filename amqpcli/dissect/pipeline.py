@@ -271,7 +271,9 @@ class _Handler10(_Handler):
                                    self._items(side, items, t, packet))
         if not items:
             return ()
-        return self._items(side, items, t, packet)
+        if self.observer is None:  # (as _items)
+            return self._frames_only(side, items, t, packet)
+        return self._observed(side, items, t, packet)
 
     def _notes(self, reader: DirectionReader, side: str, t: float,
                packet: int) -> Iterator[Record]:
@@ -324,18 +326,21 @@ class _Handler10(_Handler):
         # a list, not a generator: without an observer nothing a consumer might look at
         # changes between one record and the next
         conn = self.conn
-        frames = conn.frames
+        count = self._count
         out = []
         for item in items:
             cls = item.__class__
-            no = 0
-            if cls is not ProtocolHeader:
-                self._count += 1
-                no = self._count
-                frames[side] += 1
-                if cls is not Frame:
-                    conn.frame_errors += 1
-            out.append(FrameRecord(conn, side, t, packet, no, item, _NO_EVENTS))
+            if cls is Frame:
+                count += 1
+                out.append(FrameRecord(conn, side, t, packet, count, item, _NO_EVENTS))
+            elif cls is ProtocolHeader:
+                out.append(FrameRecord(conn, side, t, packet, 0, item, _NO_EVENTS))
+            else:
+                count += 1
+                conn.frame_errors += 1
+                out.append(FrameRecord(conn, side, t, packet, count, item, _NO_EVENTS))
+        conn.frames[side] += count - self._count
+        self._count = count
         return out
 
     def _events(self, events: list[Any], t: float, packet: int) -> list[Record]:
