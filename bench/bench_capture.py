@@ -6,6 +6,8 @@ against tshark reading the same files.
 
 Stages timed (best of the repeats, one process, files merged by time when several):
   records  — `read_packets`: file blocks → (time, link type, frame) records
+  batches  — `read_batches`: the same records as offsets into each block (what
+             `read_capture` reads a single file with; one file only)
   flows    — `read_capture`: records → link/IP/TCP decoding → reassembly → events
   frames   — `read_capture` with every Data event fed to a `FrameReader` per direction
   tshark   — `tshark -r F -T fields -e tcp.stream -e tcp.len` (TCP dissection only) and
@@ -22,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from amqpcli.capture import Data, merge_packets, read_capture, read_packets
+from amqpcli.capture import Data, merge_packets, read_batches, read_capture, read_packets
 from amqpcli.codec.frames import FrameReader
 
 
@@ -30,6 +32,14 @@ def stage_records(files: list[Path]) -> int:
     n = 0
     for _ in merge_packets(read_packets(f) for f in files):
         n += 1
+    return n
+
+
+def stage_batches(files: list[Path]) -> int:
+    n = 0
+    for f in files:
+        for _block, records in read_batches(f):
+            n += len(records)
     return n
 
 
@@ -89,12 +99,14 @@ def main() -> None:
     size = sum(os.path.getsize(f) for f in files)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t_rec, packets = best_of(stage_records, files, args.repeat)
+    t_bat, _ = best_of(stage_batches, files, args.repeat)
     t_flow, payload = best_of(stage_flows, files, args.repeat)
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t_frames, frames = best_of(stage_frames, files, args.repeat)
     print(f"{len(files)} file(s), {size / 1e6:.1f} MB, {packets} packets, "
           f"{payload / 1e6:.1f} MB of TCP payload in selected flows, {frames} frames")
-    for label, t in (("records", t_rec), ("flows", t_flow), ("frames", t_frames)):
+    for label, t in (("records", t_rec), ("batches", t_bat), ("flows", t_flow),
+                     ("frames", t_frames)):
         print(f"  {label:8} {t:7.3f} s  {packets / t:>10,.0f} packets/s  "
               f"{size / t / 1e6:6.1f} MB/s")
     print(f"  peak memory while reading records and flows: +{(rss1 - rss0) / 1024:.0f} MiB "
