@@ -67,10 +67,11 @@ _VBIN = {0xA0: 5, 0xB0: 8}  # a data section's binary: its format code -> where 
 _SIZE8 = frozenset((0xA0, 0xA1, 0xA3, 0xC0, 0xC1, 0xE0))
 _SIZE32 = frozenset((0xB0, 0xB1, 0xB3, 0xD0, 0xD1, 0xF0))
 # The first four bytes of a section written the usual way (0x00 0x53 code, then a value
-# with a one- or four-byte size) -> (rank, descriptor code, whether the size is one byte)
-_PREFIXES: dict[bytes, tuple[int, int, bool]] = {
-    bytes((0x00, 0x53, code, vc)): (rank, code, vc in _SIZE8)
-    for code, (rank, _cls, codes) in _SECTIONS.items()
+# with a one- or four-byte size) -> (rank, descriptor code, whether the size is one byte,
+# the section class)
+_PREFIXES: dict[bytes, tuple[int, int, bool, type[Composite]]] = {
+    bytes((0x00, 0x53, code, vc)): (rank, code, vc in _SIZE8, cls)
+    for code, (rank, cls, codes) in _SECTIONS.items()
     for vc in sorted(_SIZE8 | _SIZE32)
     if codes is None or vc in codes
 }
@@ -172,65 +173,16 @@ class Message:
         body_code = 0
         last = -1
         p = 0
-        sections = _SECTIONS
         prefixes = _PREFIXES
         try:
             while p < n:
                 hit = prefixes.get(b[p : p + 4])
                 if hit is not None:  # the usual shape: a small descriptor and a sized value
-                    rank, code, small = hit
+                    rank, code, small, scls = hit
                     v = p + 3
                     end = v + 2 + b[p + 4] if small else v + 5 + _u32(b, p + 4)[0]
-                    if end > n:
-                        raise DecodeError(
-                            v, f"a {_SECTIONS[code][1].NAME} section of {end - v} bytes",
-                            "end of input",
-                        )
-                    if rank < last or (rank == last and rank != _BODY):
-                        raise DecodeError(p, "message sections in order, each once",
-                                          _SECTIONS[code][1].NAME)
-                    if rank == _BODY:
-                        if body_code and (code != body_code or code == 0x77):
-                            raise DecodeError(
-                                p, "one amqp-value, or data / amqp-sequence sections",
-                                _SECTIONS[code][1].NAME,
-                            )
-                        body_code = code
-                        body.append((p, end))
-                    else:
-                        spans[rank] = (p, end)
-                    last = rank
-                    p = end
-                    continue
-                if b[p] != 0x00:
-                    raise DecodeError(p, "a message section (a described type)", f"0x{b[p]:02x}")
-                c = b[p + 1]
-                if c == 0x53:
-                    code = b[p + 2]
-                    v = p + 3
-                elif c == 0x80:
-                    code = _u64(b, p + 2)[0]
-                    v = p + 10
-                elif c == 0xA3 or c == 0xB3:
-                    sym, v = decode(b, p + 1)
-                    sc = _BY_SYMBOL.get(sym)
-                    code = sc.CODE if sc is not None else -1
                 else:
-                    raise DecodeError(p + 1, "a section descriptor", f"0x{c:02x}")
-                info = sections.get(code)
-                if info is None:
-                    raise DecodeError(p + 1, "a message section descriptor", f"{code:#x}")
-                rank, scls, codes = info
-                vc = b[v]
-                if codes is not None and vc not in codes:
-                    raise DecodeError(v, f"{scls.NAME} section value", f"format code 0x{vc:02x}")
-                # the usual section encodings inline; skip() knows them all
-                if vc in _SIZE8:
-                    end = v + 2 + b[v + 1]
-                elif vc in _SIZE32:
-                    end = v + 5 + _u32(b, v + 1)[0]
-                else:
-                    end = skip(b, v)
+                    rank, code, scls, v, end = _section_at(b, p)
                 if end > n:
                     raise DecodeError(
                         v, f"a {scls.NAME} section of {end - v} bytes", "end of input"
@@ -464,3 +416,38 @@ _new = object.__new__
 _SECTIONS_BY_RANK: dict[int, type[Composite]] = {
     r: c for r, c, _ in _SECTIONS.values() if r != _BODY
 }
+
+
+def _section_at(b: bytes, p: int) -> tuple[int, int, type[Composite], int, int]:
+    """The section at `p` in any encoding: (rank, descriptor code, section class, where its
+    value starts, where it ends), its descriptor and value format checked."""
+    if b[p] != 0x00:
+        raise DecodeError(p, "a message section (a described type)", f"0x{b[p]:02x}")
+    c = b[p + 1]
+    if c == 0x53:
+        code = b[p + 2]
+        v = p + 3
+    elif c == 0x80:
+        code = _u64(b, p + 2)[0]
+        v = p + 10
+    elif c == 0xA3 or c == 0xB3:
+        sym, v = decode(b, p + 1)
+        sc = _BY_SYMBOL.get(sym)
+        code = sc.CODE if sc is not None else -1
+    else:
+        raise DecodeError(p + 1, "a section descriptor", f"0x{c:02x}")
+    info = _SECTIONS.get(code)
+    if info is None:
+        raise DecodeError(p + 1, "a message section descriptor", f"{code:#x}")
+    rank, scls, codes = info
+    vc = b[v]
+    if codes is not None and vc not in codes:
+        raise DecodeError(v, f"{scls.NAME} section value", f"format code 0x{vc:02x}")
+    # the usual section encodings inline; skip() knows them all
+    if vc in _SIZE8:
+        end = v + 2 + b[v + 1]
+    elif vc in _SIZE32:
+        end = v + 5 + _u32(b, v + 1)[0]
+    else:
+        end = skip(b, v)
+    return rank, code, scls, v, end

@@ -756,12 +756,7 @@ class Endpoint:
             parts = self._transfer_parts[key] = _transfer_parts(handle, message_format, settled)
         head, tail = parts
         # the list's body: handle | delivery-id | delivery-tag | message-format settled more
-        if did == 0:
-            idb = b"\x43"
-        elif did <= 0xFF:
-            idb = _pBB(0x52, did)
-        else:
-            idb = _pBI(0x70, did)
+        idb = _uint_bytes(did)
         body_len = len(head) + len(idb) + 2 + len(tag) + len(tail)
         if body_len + 1 > 0xFF:
             return None, tag
@@ -836,7 +831,7 @@ class Endpoint:
         tags = self._tags
         header = _pHEADER
         pBB = _pBB
-        pBI = _pBI
+        uint_bytes = _uint_bytes
         did0 = did = self._next_delivery_id.get(s, 0)
         chunks: list[bytes] = []
         sent: list[tuple[int, bytes, int]] = []  # (delivery-id, tag, payload size)
@@ -844,12 +839,7 @@ class Endpoint:
             payload = payloads[i]
             n = len(payload)
             tag = str(next(tags)).encode()
-            if did == 0:
-                idb = b"\x43"
-            elif did <= 0xFF:
-                idb = pBB(0x52, did)
-            else:
-                idb = pBI(0x70, did)
+            idb = uint_bytes(did)
             body_len = fixed + len(idb) + len(tag)
             size = 14 + body_len + n
             if (tag in live or body_len + 1 > 0xFF or size > frame_limit
@@ -1123,6 +1113,15 @@ _pBB = struct.Struct(">BB").pack
 _pBI = struct.Struct(">BI").pack
 # frame header (size, doff, type, channel), the transfer's descriptor, list8 size and count
 _pHEADER = struct.Struct(">IBBH3sBBB").pack
+
+
+def _uint_bytes(v: int) -> bytes:
+    """A uint in its smallest encoding (as the codec writes a delivery-id)."""
+    if v == 0:
+        return b"\x43"
+    if v <= 0xFF:
+        return _pBB(0x52, v)
+    return _pBI(0x70, v)
 
 
 def _transfer_parts(handle: int, message_format: int, settled: bool) -> tuple[bytes, bytes]:

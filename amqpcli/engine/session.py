@@ -354,15 +354,7 @@ class Session:
                            session=self, link=link)
             return
         receiver = link.receiver
-        nxt = self.next_outgoing_id
-        tid = nxt[side]
-        nxt[side] = (tid + 1) & serial.MASK
-        self.transfers[side] += 1
-        lim = self.in_high[receiver]
-        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
-            conn.violation("transfer-beyond-window",
-                           f"transfer-id {tid} outside the incoming window (limit {lim})",
-                           session=self, link=link)
+        self._count_transfer(side, receiver, link)
         d = link.current
         if d is None:
             d = self._start(side, receiver, link, t)
@@ -438,6 +430,19 @@ class Session:
             self._finish(d, not (conn.lean and conn.local == receiver and d.frames == 1
                                  and not d.aborted and not d.resumed))
 
+    def _count_transfer(self, side: str, receiver: str, link: Link) -> None:
+        """A transfer frame from `side`: its transfer-id taken, checked against the
+        receiver's incoming window (serial arithmetic inlined)."""
+        nxt = self.next_outgoing_id
+        tid = nxt[side]
+        nxt[side] = (tid + 1) & serial.MASK
+        self.transfers[side] += 1
+        lim = self.in_high[receiver]
+        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
+            self.conn.violation("transfer-beyond-window",
+                                f"transfer-id {tid} outside the incoming window (limit {lim})",
+                                session=self, link=link)
+
     def _one_frame(self, side: str, link: Link, t: Any, payload: bytes) -> bool:
         """`on_transfer` for the common case, in one pass: a new delivery in one frame,
         no state, no resume, no per-delivery settle mode (the caller checked those).
@@ -455,15 +460,7 @@ class Session:
             return False
         did = int(did)
         receiver = link.receiver
-        nxt = self.next_outgoing_id
-        tid = nxt[side]
-        nxt[side] = (tid + 1) & serial.MASK
-        self.transfers[side] += 1
-        lim = self.in_high[receiver]
-        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
-            conn.violation("transfer-beyond-window",
-                           f"transfer-id {tid} outside the incoming window (limit {lim})",
-                           session=self, link=link)
+        self._count_transfer(side, receiver, link)
         time = conn.time
         d = Delivery(link, side, receiver, tag)
         d.first_time = time
@@ -534,15 +531,7 @@ class Session:
         `d` is new, the transfer carries no state, and its payload is not kept."""
         conn = self.conn
         receiver = link.receiver
-        nxt = self.next_outgoing_id
-        tid = nxt[side]
-        nxt[side] = (tid + 1) & serial.MASK
-        self.transfers[side] += 1
-        lim = self.in_high[receiver]
-        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
-            conn.violation("transfer-beyond-window",
-                           f"transfer-id {tid} outside the incoming window (limit {lim})",
-                           session=self, link=link)
+        self._count_transfer(side, receiver, link)
         tag = d.tag
         time = conn.time
         d.first_time = time
