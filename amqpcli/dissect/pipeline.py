@@ -225,7 +225,7 @@ class _Deferred:
 class _Handler:
     done = False
 
-    def data(self, ev: Any, packet: int) -> Iterator[Record]:
+    def data(self, ev: Any, packet: int) -> Iterable[Record]:
         raise NotImplementedError
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:
@@ -327,7 +327,7 @@ class _Handler10(_Handler):
         # changes between one record and the next
         conn = self.conn
         count = self._count
-        out = []
+        out: list[Record] = []
         for item in items:
             cls = item.__class__
             if cls is Frame:
