@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from struct import Struct
-from typing import IO
+from typing import IO, Any
 
 from amqpcli.errors import Exit, UserError
 
@@ -72,14 +72,19 @@ def _open(source: str | os.PathLike[str] | IO[bytes]) -> tuple[str, IO[bytes], b
 
 class _Blocks:
     """Reads a stream in large blocks; `read()` returns b"" at the end. Gzip input is
-    recognised by its magic number and decompressed on the fly."""
+    recognised by its magic number and decompressed on the fly.
 
-    __slots__ = ("_closers", "_read", "first", "gzip", "name", "size")
+    A gzip stream that is cut short or damaged (a capture stopped while writing it, a
+    partial download) gives every byte that could be decompressed first; the error comes
+    with the next read, at the offset where the good bytes end."""
+
+    __slots__ = ("_closers", "_deferred", "_read", "first", "gzip", "name", "size")
 
     def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE) -> None:
         self.name = name
         self.size = size
         self._closers: list[IO[bytes]] = [f]
+        self._deferred: Exception | None = None
         self.gzip = False
         read = getattr(f, "read1", None) or f.read
         first = self._guard(read, 0)
@@ -87,14 +92,41 @@ class _Blocks:
             self.gzip = True
             g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
             self._closers.insert(0, g)  # type: ignore[arg-type]
-            read = g.read  # (read1 would hand out the decompressor's small pieces)
+            read = self._gunzip(g)
             first = self._guard(read, 0)
         self._read = read
         self.first = first
 
-    def _guard(self, read: object, offset: int) -> bytes:
+    def _gunzip(self, g: gzip.GzipFile) -> Any:
+        """`read(n)` of the decompressed stream: up to n bytes, gathered from the
+        decompressor's pieces, keeping those before an error (raised by the next call)."""
+        read1 = g.read1
+
+        def read(n: int) -> bytes:
+            parts: list[bytes] = []
+            got = 0
+            while got < n:
+                try:
+                    piece = read1(n - got)
+                except (OSError, EOFError, zlib.error) as e:
+                    if not parts:
+                        raise
+                    self._deferred = e
+                    break
+                if not piece:
+                    break
+                parts.append(piece)
+                got += len(piece)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+
+        return read
+
+    def _guard(self, read: Any, offset: int) -> bytes:
         try:
-            return read(self.size)  # type: ignore[operator,no-any-return]
+            if self._deferred is not None:
+                e, self._deferred = self._deferred, None
+                raise e
+            return read(self.size)  # type: ignore[no-any-return]
         except (OSError, EOFError, zlib.error) as e:
             if self.gzip:
                 problem = f"gzip data is corrupt or truncated: {e}"

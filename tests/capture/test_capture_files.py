@@ -280,6 +280,36 @@ def test_truncated_gzip(tmp_path: Path) -> None:
         list(read_capture(p))
 
 
+def test_truncated_gzip_keeps_what_was_decompressed(tmp_path: Path) -> None:
+    # A gzip capture cut short (the capture was stopped while writing, a partial
+    # download): every packet that could be decompressed comes first, then the error at
+    # the offset in the uncompressed stream where the good bytes end. Blocks of 4 KiB, so
+    # the cut falls in a later block than the first.
+    whole = tmp_path / "a.pcapng"
+    with CaptureWriter(whole) as w:
+        for i in range(40):
+            conversation(w, client=("10.0.0.1", 40000 + i))
+    packets = list(read_packets(whole))
+    raw = whole.read_bytes()
+    cut = tmp_path / "cut.pcapng.gz"
+    packed = gzip.compress(raw, mtime=0)
+    cut.write_bytes(packed[: len(packed) * 7 // 10])
+    got = []
+    with pytest.raises(CaptureError, match="gzip data is corrupt or truncated") as ei:
+        for pk in read_packets(cut, block_size=4096):
+            got.append(pk)  # noqa: PERF402
+    assert len(got) > len(packets) // 2
+    assert [(t, lt, bytes(d)) for t, lt, d in got] == [
+        (t, lt, bytes(d)) for t, lt, d in packets[: len(got)]]
+    assert 4096 < ei.value.offset < len(raw)
+    # the same from a stream (a pipe) in the default large blocks
+    streamed = []
+    with open(cut, "rb") as f, pytest.raises(CaptureError, match="gzip"):
+        for pk in read_packets(f):
+            streamed.append(pk)  # noqa: PERF402
+    assert len(streamed) == len(got)
+
+
 def test_one_damaged_file_among_several(tmp_path: Path) -> None:
     good, bad = tmp_path / "good.pcapng", tmp_path / "bad.pcapng"
     with CaptureWriter(good) as w:
