@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from difflib import get_close_matches
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -27,6 +28,14 @@ from amqpcli.errors import Exit, UserError
 
 _TOD = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
 
+# What `--state` can name: the delivery states a frame carries (`frame_state`) and the
+# outcomes a delivery ends in (`Delivery.outcome`; 0-10: `completed`).
+STATES = frozenset((
+    "accepted", "rejected", "released", "modified", "declared", "received",
+    "transactional-state", "aborted", "abandoned", "settled", "in-progress", "unsettled",
+    "completed",
+))
+
 
 def parse_time(text: str, first: float) -> float:
     """An absolute time (epoch seconds) from one of the forms above; `first` is the time
@@ -37,11 +46,14 @@ def parse_time(text: str, first: float) -> float:
     except ValueError:
         pass
     if _TOD.match(s):
+        parts = s.split(":")
+        h, m = int(parts[0]), int(parts[1])
+        sec = float(parts[2]) if len(parts) > 2 else 0.0
+        if h > 23 or m > 59 or sec >= 60:
+            raise UserError(f"not a time of day: {text!r} (HH:MM:SS, UTC)", Exit.USAGE)
         day = datetime.fromtimestamp(first, tz=UTC).replace(hour=0, minute=0, second=0,
                                                             microsecond=0)
-        parts = s.split(":")
-        secs = int(parts[0]) * 3600 + int(parts[1]) * 60 + (float(parts[2]) if len(parts) > 2 else 0)
-        return (day + timedelta(seconds=secs)).timestamp()
+        return (day + timedelta(seconds=h * 3600 + m * 60 + sec)).timestamp()
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
@@ -59,6 +71,30 @@ def _names(values: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+def known_performatives() -> frozenset[str]:
+    """Every name `--performative` can match (`performative_name`'s values): the AMQP 1.0
+    performatives, "heartbeat", "header" (a protocol header), "error" (a frame error) and
+    the AMQP 0-10 controls and commands ("message.transfer")."""
+    from amqpcli.amqp010.spec import METHODS
+    from amqpcli.codec import composites as c
+
+    names = {"heartbeat", "header", "error"}
+    names.update(str(getattr(k, "NAME", "")) for k in vars(c).values() if isinstance(k, type)
+                 and {"frame", "sasl-frame"} & set(getattr(k, "PROVIDES", None) or ()))
+    names.update(f"{m[1]}.{m[2]}" for m in METHODS)
+    return frozenset(names)
+
+
+def _check(given: frozenset[str], known: frozenset[str], option: str, what: str,
+           listed: Iterable[str]) -> None:
+    """A usage error for the first name in `given` that matches nothing in `known`."""
+    for name in sorted(given - known):
+        near = get_close_matches(name, known, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        raise UserError(f"{option}: unknown {what} {name!r} ({hint}one of: "
+                        f"{', '.join(listed)})", Exit.USAGE)
+
+
 class Filter:
     """Criteria for records; `active` says whether any was given."""
 
@@ -70,7 +106,13 @@ class Filter:
         self.addresses = tuple(addresses)
         self.links = tuple(links)
         self.performatives = _names(performatives)
+        if self.performatives:
+            known = known_performatives()
+            _check(self.performatives, known, "--performative", "performative",
+                   [n for n in sorted(known) if "." not in n]
+                   + ["or an AMQP 0-10 class.method such as message.transfer"])
         self.states = _names(states)
+        _check(self.states, STATES, "--state", "state", sorted(STATES))
         self._since_text = since
         self._until_text = until
         self.since: float | None = None
@@ -90,6 +132,9 @@ class Filter:
             self.since = parse_time(self._since_text, first)
         if self._until_text is not None:
             self.until = parse_time(self._until_text, first)
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise UserError(f"--since {self._since_text} is after --until {self._until_text}",
+                            Exit.USAGE)
 
     # --- criteria -------------------------------------------------------------------
 

@@ -137,6 +137,35 @@ def test_filters(args: list[str], frames: int) -> None:
     assert len(out.splitlines()) == frames
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--performative", "transfr"], "--performative: unknown performative 'transfr' (did you "
+                                    "mean 'transfer'?"),
+    (["--performative", "flow,message.transfr"], "unknown performative 'message.transfr'"),
+    (["--state", "acepted"], "--state: unknown state 'acepted' (did you mean 'accepted'?"),
+    (["--until", "25:00:00"], "not a time of day: '25:00:00'"),
+    (["--since", "10:61"], "not a time of day: '10:61'"),
+    (["--since", "1", "--until", "0.5"], "--since 1 is after --until 0.5"),
+])
+def test_filter_typos_are_usage_errors(args: list[str], message: str) -> None:
+    # a misspelt name or an impossible time matches nothing: say so, do not print nothing
+    code, out, err = run("pcap-dump", RABBIT, *args)
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_every_filter_name_is_one_the_records_use() -> None:
+    from amqpcli.dissect.filters import STATES, known_performatives
+
+    names = known_performatives()
+    assert {"transfer", "sasl-init", "heartbeat", "header", "error",
+            "message.transfer", "execution.sync"} <= names
+    # every delivery outcome the records can carry can be asked for
+    _, out, _ = run("pcap-dump", RABBIT, "-d", "--json")
+    assert {d["outcome"] for d in jsonl(out)} <= STATES
+    _, out, _ = run("pcap-dump", ECHO010, "-d", "--json")
+    assert {d["outcome"] for d in jsonl(out)} <= STATES
+
+
 def test_filters_on_deliveries() -> None:
     _, out, _ = run("pcap-dump", RABBIT, "-d", "-C", "c2", "--state", "accepted")
     assert len(out.splitlines()) == 20
