@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from amqpcli.capture import (
     AMQP_0_10,
@@ -43,21 +43,25 @@ from amqpcli.dissect.records import (
     ViolationRecord,
 )
 from amqpcli.dissect.streams import DirectionReader
-from amqpcli.engine import (
-    CreditChanged,
-    DeliverySettled,
-    DeliveryStarted,
-    DeliveryUpdated,
-    LinkAttached,
-    LinkDetached,
-    LinkRefused,
-    Observer,
-    SaslOutcome,
-    SessionBegun,
-    TerminusMismatch,
-    UnsettledReconciled,
-    Violation,
-)
+
+if TYPE_CHECKING:
+    from amqpcli.engine.observer import Observer as _Observer
+
+# The engine's classes, bound by `_load_engine` when the first observer is made:
+# `--frames-only` never imports the engine.
+CreditChanged: Any = None
+DeliverySettled: Any = None
+DeliveryStarted: Any = None
+DeliveryUpdated: Any = None
+LinkAttached: Any = None
+LinkDetached: Any = None
+LinkRefused: Any = None
+Observer: Any = None
+SaslOutcome: Any = None
+SessionBegun: Any = None
+TerminusMismatch: Any = None
+UnsettledReconciled: Any = None
+Violation: Any = None
 
 SIDES = ("client", "server")
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
@@ -247,8 +251,11 @@ class _Handler10(_Handler):
     def __init__(self, dis: Dissector, conn: Conn) -> None:
         self.dis = dis
         self.conn = conn
-        self.observer = Observer(SIDES, keep_payload=dis.keep_payload,
-                                 midstream=conn.midstream) if dis.engine else None
+        self.observer: _Observer | None = None
+        if dis.engine:
+            _load_engine()
+            self.observer = Observer(SIDES, keep_payload=dis.keep_payload,
+                                     midstream=conn.midstream)
         conn.observer = self.observer
         self._count = 0  # frames, when there is no observer to count them
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
@@ -550,6 +557,25 @@ class _Handler10(_Handler):
 
 
 _NO_EVENTS: list[Any] = []
+
+
+def _load_engine() -> None:
+    global CreditChanged, DeliverySettled, DeliveryStarted, DeliveryUpdated, LinkAttached
+    global LinkDetached, LinkRefused, Observer, SaslOutcome, SessionBegun, TerminusMismatch
+    global UnsettledReconciled, Violation
+    if Observer is not None:
+        return
+    from amqpcli import engine as e
+
+    CreditChanged, DeliverySettled, DeliveryStarted = (
+        e.CreditChanged, e.DeliverySettled, e.DeliveryStarted)
+    DeliveryUpdated, LinkAttached, LinkDetached = (
+        e.DeliveryUpdated, e.LinkAttached, e.LinkDetached)
+    LinkRefused, SaslOutcome, SessionBegun = e.LinkRefused, e.SaslOutcome, e.SessionBegun
+    TerminusMismatch, UnsettledReconciled, Violation = (
+        e.TerminusMismatch, e.UnsettledReconciled, e.Violation)
+    Observer = e.Observer  # last: it says the rest are bound
+
 # violations that frames lost in a TCP gap can explain
 _GAP_KINDS = frozenset(("unknown-delivery", "unknown-handle", "unknown-channel",
                         "transfer-mismatch", "delivery-id-in-use", "transfer-beyond-window",
