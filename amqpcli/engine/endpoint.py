@@ -21,6 +21,10 @@ answers each `LinkAttached` with `accept_link` / `refuse_link`.
 Sending: `send()` queues a delivery and returns its `Delivery` at once; frames go out
 as link credit and the peer's session window allow, split to fit the peer's
 max-frame-size. `start_delivery()` / `send_more()` / `abort()` stream one delivery.
+
+Watching the bytes: `set_tap(tap)` (or `Endpoint(..., tap=tap)`) hands a `ByteTap` every
+byte both ways, exactly as given to `receive_data()` and returned by `data_to_send()`.
+Without a tap those two methods are the plain ones: a tap costs nothing unless set.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import struct
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.encode import encode_as
@@ -77,6 +81,20 @@ class EngineUsageError(RuntimeError):
     """The caller asked for something the connection's state does not allow (a bug)."""
 
 
+class ByteTap(Protocol):
+    """What `Endpoint.set_tap` takes: told of every byte in and out, in order.
+
+    `received(data, time)` gets the bytes given to `receive_data(data, time)` before the
+    engine reads them; `sent(data)` gets each non-empty result of `data_to_send()` before
+    it is returned (the endpoint's `now` is the time its frames were stamped with). The
+    calls run on whichever thread drives the endpoint; the tap must not call back into it.
+    """
+
+    def received(self, data: bytes, time: float) -> None: ...
+
+    def sent(self, data: bytes) -> None: ...
+
+
 @dataclass
 class _Outgoing:
     """A delivery being sent: bytes queued but not yet framed, and where it stands."""
@@ -114,6 +132,7 @@ class Endpoint:
         keep_payload: bool = True,
         sides: tuple[str, str] = ("client", "server"),
         lean_events: bool = False,
+        tap: ByteTap | None = None,
     ) -> None:
         if role not in ("client", "peer"):
             raise ValueError(f"role must be 'client' or 'peer', not {role!r}")
@@ -157,6 +176,39 @@ class Endpoint:
         self._outgoing: dict[Link, deque[_Outgoing]] = {}
         # (handle, message-format, settled) -> the constant parts of a one-frame transfer
         self._transfer_parts: dict[tuple[int, int, bool], tuple[bytes, bytes]] = {}
+        self.tap: ByteTap | None = None
+        if tap is not None:
+            self.set_tap(tap)
+
+    # --- watching the bytes -------------------------------------------------------------
+
+    def set_tap(self, tap: ByteTap | None) -> None:
+        """Hand every byte both ways to `tap` from now on (None: stop). One tap at a time:
+        a new one replaces the last. Set it before the first `data_to_send()` to see the
+        connection from its protocol header on."""
+        self.tap = tap
+        if tap is None:
+            # Back to the class's own methods: the untapped paths stay as fast as before.
+            self.__dict__.pop("receive_data", None)
+            self.__dict__.pop("data_to_send", None)
+        else:
+            # Only this instance takes the tapping variants; they call the class's methods
+            # (a subclass's overrides included).
+            self.receive_data = self._tapped_receive_data  # type: ignore[method-assign]
+            self.data_to_send = self._tapped_data_to_send  # type: ignore[method-assign]
+
+    def _tapped_receive_data(self, data: bytes, time: float) -> list[Event]:
+        tap = self.tap
+        if tap is not None:
+            tap.received(data, time)
+        return type(self).receive_data(self, data, time)
+
+    def _tapped_data_to_send(self) -> bytes:
+        out = type(self).data_to_send(self)
+        tap = self.tap
+        if out and tap is not None:
+            tap.sent(out)
+        return out
 
     # --- driving it ---------------------------------------------------------------------
 
