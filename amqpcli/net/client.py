@@ -18,6 +18,7 @@ import asyncio
 import itertools
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from amqpcli.codec import composites as c
@@ -409,11 +410,31 @@ class Client:
         self._coordinator: SenderLink | None = None
         self._flush_scheduled = False
         self._count = itertools.count(1)
+        self._lock: AbstractContextManager[Any] = nullcontext()  # see connect(lock=)
 
     # --- connect / close ------------------------------------------------------------
 
     @classmethod
-    async def connect(cls, cfg: ConnectionConfig, on_warning: Callable[[str], None] | None = None) -> Client:
+    async def connect(
+        cls,
+        cfg: ConnectionConfig,
+        on_warning: Callable[[str], None] | None = None,
+        *,
+        on_engine: Callable[[Any], None] | None = None,
+        on_events: Callable[[list[Any]], None] | None = None,
+        lock: AbstractContextManager[Any] | None = None,
+    ) -> Client:
+        """Open the stream and the connection (each within `cfg.connect_timeout`) and begin
+        a session. Hooks for watching the connection from outside (none is needed otherwise):
+
+        * `on_engine(endpoint)` — called with the engine's `Endpoint` once it is made and
+          before any byte moves (e.g. to `set_tap` it, or to read its model later);
+        * `on_events(events)` — each batch of engine events, before the client acts on them;
+        * `lock` — held through every step of the transport that drives the engine (see
+          `net.transport`) and the client's own begin, attach, detach and close; sending,
+          credit and settling change the engine on the caller's behalf, under the caller's
+          lock if it wants one (their paths stay as fast as without).
+        """
         self = cls(cfg)
         self.on_warning = on_warning
         reader, writer = await open_stream(cfg)
@@ -421,7 +442,12 @@ class Client:
         self.opened = loop.create_future()
         self.closed_by_peer = loop.create_future()
         self.engine = self._engine_new()
-        self.transport = Transport(self.engine, reader, writer, self._on_event)
+        if on_engine is not None:
+            on_engine(self.engine)
+        if lock is not None:
+            self._lock = lock
+        self.transport = Transport(self.engine, reader, writer, self._on_event,
+                                   on_events=on_events, lock=lock)
         self.transport.start()
         try:
             await asyncio.wait_for(asyncio.shield(self.opened), cfg.connect_timeout)
@@ -781,14 +807,16 @@ class Client:
         return engine
 
     def _engine_begin(self) -> Any:
-        return self.engine.begin()
+        with self._lock:
+            return self.engine.begin()
 
     def _engine_attach(self, name: str, *, sender: bool, source: Any, target: Any,
                        snd_settle_mode: int | None, rcv_settle_mode: int | None) -> Any:
-        self.engine.set_time(_now())
-        attach = self.engine.attach_sender if sender else self.engine.attach_receiver
-        return attach(self._session, name, source, target,
-                      snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+        with self._lock:
+            self.engine.set_time(_now())
+            attach = self.engine.attach_sender if sender else self.engine.attach_receiver
+            return attach(self._session, name, source, target,
+                          snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
 
     def _engine_send(self, link: Any, payload: bytes, tag: bytes | None, settled: bool,
                      txn_id: bytes | None) -> Any:
@@ -809,15 +837,18 @@ class Client:
         self.engine.dispose(delivery, state, settled=settled)
 
     def _engine_detach(self, link: Any) -> None:
-        self.engine.detach(link, closed=True)
+        with self._lock:
+            self.engine.detach(link, closed=True)
         self._schedule_flush()
 
     def _engine_detach_keep(self, link: Any) -> None:
-        self.engine.detach(link, closed=False)
+        with self._lock:
+            self.engine.detach(link, closed=False)
         self._schedule_flush()
 
     def _engine_close(self) -> None:
-        self.engine.close()
+        with self._lock:
+            self.engine.close()
 
 
 # Terminus fields whose change alters what the user asked for. Others (default-outcome,

@@ -4,6 +4,12 @@ One task reads the socket and feeds `engine.receive_data(bytes, now)`; after eve
 whatever `engine.data_to_send()` holds is written; a timer task wakes the engine at its
 next deadline (heartbeats, idle timeout). Events go to `on_event` in the order the engine
 produced them. The transport never builds or parses a frame itself.
+
+Two hooks for whoever watches the engine from outside (the TUI): `on_events(events)` sees
+each batch of events before `on_event` gets them one by one, and `lock` (a re-entrant lock,
+or any context manager) is held through every step that drives the engine — bytes in with
+their events and answer, a timer, end of stream, `flush()` — so another thread holding it
+sees the model between steps. Without them the steps run as plain calls.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 __all__ = ["EngineLike", "Transport", "now"]
@@ -44,6 +51,9 @@ class Transport:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         on_event: Callable[[Any], None],
+        *,
+        on_events: Callable[[list[Any]], None] | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         self.engine = engine
         self.reader = reader
@@ -55,6 +65,15 @@ class Transport:
         self._tasks: list[asyncio.Task[None]] = []
         self.bytes_in = 0
         self.bytes_out = 0
+        self.on_events = on_events
+        self.lock = lock
+        # The hooks swap in other variants of the steps on this instance only, so the
+        # plain ones stay as they were.
+        if on_events is not None:
+            self._dispatch = self._dispatch_watched  # type: ignore[method-assign]
+        if lock is not None:
+            for step in ("flush", "receive", "_timer_step", "_eof_step"):
+                setattr(self, step, _held(lock, getattr(self, step)))
 
     def start(self) -> None:
         self.flush()
@@ -85,22 +104,40 @@ class Transport:
 
     # --- reading and timers --------------------------------------------------------
 
+    def receive(self, data: bytes) -> None:
+        """Bytes from the peer: into the engine, its events out, its answer written (what
+        the read loop does with each read; also for bytes read before `start()`)."""
+        self._dispatch(self.engine.receive_data(data, now()))
+        self.flush()
+
     def _dispatch(self, events: list[Any] | None) -> None:
         if events:
             for ev in events:
                 self.on_event(ev)
+
+    def _dispatch_watched(self, events: list[Any] | None) -> None:
+        if events:
+            self.on_events(events)  # type: ignore[misc]
+            for ev in events:
+                self.on_event(ev)
+
+    def _eof_step(self) -> None:
+        self._dispatch(self.engine.receive_eof(now()))
+        self._lose(EOFError("connection closed by peer"))
+
+    def _timer_step(self) -> None:
+        self._dispatch(self.engine.handle_timer(now()))
+        self.flush()
 
     async def _read_loop(self) -> None:
         try:
             while True:
                 data = await self.reader.read(_READ_SIZE)
                 if not data:
-                    self._dispatch(self.engine.receive_eof(now()))
-                    self._lose(EOFError("connection closed by peer"))
+                    self._eof_step()
                     return
                 self.bytes_in += len(data)
-                self._dispatch(self.engine.receive_data(data, now()))
-                self.flush()
+                self.receive(data)
         except asyncio.CancelledError:
             raise
         except (ConnectionError, OSError) as e:
@@ -120,8 +157,7 @@ class Transport:
                 except TimeoutError:
                     pass
                 continue
-            self._dispatch(self.engine.handle_timer(now()))
-            self.flush()
+            self._timer_step()
 
     def _lose(self, exc: BaseException) -> None:
         if not self.finished.is_set():
@@ -144,6 +180,13 @@ class Transport:
             pass
         if not self.finished.is_set():
             self.finished.set()
+
+
+def _held(lock: AbstractContextManager[Any], step: Callable[..., None]) -> Callable[..., None]:
+    def run(*args: Any) -> None:
+        with lock:
+            step(*args)
+    return run
 
 
 class StreamEnded:

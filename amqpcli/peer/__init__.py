@@ -10,7 +10,8 @@
 
 Embedding (the TUI, tests): make a `Broker(faults, decide=...)`, a `Server(listen,
 broker)`, `await server.start()`; a decider returning None leaves a message in
-`broker.pending` until `broker.settle_incoming(incoming, outcome)`.
+`broker.pending` until `broker.settle_incoming(incoming, outcome)`. To watch it from
+another thread: `Server(..., on_connect=, on_events=, lock=)` (see `server`).
 """
 
 from .broker import Broker, Decision, Incoming, PeerConnection, Policy

@@ -5,6 +5,12 @@ SASL is decided by what the client opens with: a SASL header gets SASL (ANONYMOU
 PLAIN offered), a plain AMQP header gets none — unless `sasl="required"` (credentials
 given: PLAIN only, checked) or `sasl="none"` (a SASL header is answered with the AMQP
 header, which tells the client SASL is not spoken here).
+
+Watching from outside (the TUI's `--serve`): `on_connect(conn)` is called with each new
+`PeerConnection` before any of its bytes move (its `endpoint` can be given a tap then),
+`on_events(conn, events)` with each batch of its engine events before the broker handles
+them, and `lock` is held through everything the server does with the broker and the
+endpoints: each transport step, a connection's start and end, the broker's timers.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import asyncio
 import hmac
 import itertools
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from amqpcli import __version__
@@ -39,34 +46,30 @@ Tap = Callable[[str, str, Any, float], None]
 
 
 class _Traced:
-    """The endpoint as the transport sees it, handing every frame both ways to a tap."""
+    """An endpoint's byte tap (`Endpoint.set_tap`) handing every frame both ways to `tap`."""
 
-    def __init__(self, ep: PeerEndpoint, name: str, tap: Tap) -> None:
-        self._ep = ep
+    def __init__(self, name: str, tap: Tap) -> None:
         self._name = name
         self._tap = tap
         self._rx = FrameReader()
         self._tx = FrameReader()
 
-    def receive_data(self, data: bytes, time: float) -> list[Any]:
+    def received(self, data: bytes, time: float) -> None:
         for item in self._rx.feed(data):
             self._tap(self._name, "->", item, time)
-        return self._ep.receive_data(data, time)
 
-    def data_to_send(self) -> bytes:
-        data = self._ep.data_to_send()
-        if data:
-            t = now()
-            for item in self._tx.feed(data):
-                self._tap(self._name, "<-", item, t)
-        return data
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ep, name)
+    def sent(self, data: bytes) -> None:
+        t = now()
+        for item in self._tx.feed(data):
+            self._tap(self._name, "<-", item, t)
 
 
 class Server:
-    """Listens on `listen` and serves every connection from one `Broker`."""
+    """Listens on `listen` and serves every connection from one `Broker`.
+
+    `trace` gets every frame both ways (a tap on each endpoint; an `on_connect` that sets
+    its own tap replaces it). `on_connect`, `on_events` and `lock`: see the module's text.
+    """
 
     def __init__(
         self,
@@ -79,6 +82,9 @@ class Server:
         trace: Tap | None = None,
         max_frame_size: int = 65536,
         idle_timeout: float | None = None,
+        on_connect: Callable[[PeerConnection], None] | None = None,
+        on_events: Callable[[PeerConnection, list[Any]], None] | None = None,
+        lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         if sasl not in SASL_MODES:
             raise ValueError(f"sasl must be one of {SASL_MODES}")
@@ -90,6 +96,10 @@ class Server:
         self.trace = trace
         self.max_frame_size = max_frame_size
         self.idle_timeout = idle_timeout
+        self.on_connect = on_connect
+        self.on_events = on_events
+        self.lock = lock
+        self._held: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._transports: dict[PeerConnection, Transport] = {}
@@ -123,6 +133,14 @@ class Server:
     # --- glue -------------------------------------------------------------------------
 
     def _call_later(self, delay: float, fn: Callable[[], None]) -> None:
+        lock = self.lock
+        if lock is not None:
+            step = fn
+
+            def held() -> None:
+                with lock:
+                    step()
+            fn = held
         asyncio.get_running_loop().call_later(delay, fn)
 
     def _wake(self, conn: PeerConnection) -> None:
@@ -192,8 +210,13 @@ class Server:
             properties={Symbol("product"): "amqpcli", Symbol("version"): __version__},
             offered_capabilities=[Symbol("ANONYMOUS-RELAY")],
         )
+        if self.trace is not None:
+            ep.set_tap(_Traced(name, self.trace))
         broker = self.broker
-        conn = broker.connect(ep, name, where)
+        with self._held:
+            conn = broker.connect(ep, name, where)
+            if self.on_connect is not None:
+                self.on_connect(conn)
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
 
@@ -218,14 +241,13 @@ class Server:
                 elif e.side == ep.local:
                     loop.call_later(_CLOSE_WAIT, done.set)  # the client may never answer
 
-        engine: Any = ep
-        if self.trace is not None:
-            engine = _Traced(ep, name, self.trace)
-        transport = Transport(engine, reader, writer, on_event)
+        on_events = self.on_events
+        transport = Transport(
+            ep, reader, writer, on_event, lock=self.lock,
+            on_events=None if on_events is None else lambda evs: on_events(conn, evs))
         self._transports[conn] = transport
         try:
-            for e in engine.receive_data(header, now()):
-                on_event(e)
+            transport.receive(header)
             transport.start()
             await done.wait()
             transport.flush()
@@ -238,6 +260,7 @@ class Server:
             self._transports.pop(conn, None)
             self._dirty.discard(conn)
             await transport.close()
-            broker.disconnect(conn)
+            with self._held:
+                broker.disconnect(conn)
             broker.log(f"{name} disconnected ({transport.bytes_in} bytes in, "
                        f"{transport.bytes_out} out)")

@@ -1,0 +1,146 @@
+"""`Client.connect(on_engine=, on_events=, lock=)` and the transport's hooks, against the
+project's own peer (`amqpcli.peer.Server`) on the same event loop: loopback only."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Self
+
+from amqpcli.cli.options import build_config
+from amqpcli.codec import composites as c
+from amqpcli.engine import ConnectionOpened, LinkAttached, MessageReceived
+from amqpcli.engine.endpoint import Endpoint
+from amqpcli.net.client import Client
+from amqpcli.net.transport import Transport
+from amqpcli.peer import Broker, Server
+
+
+class DepthLock:
+    """A re-entrant stand-in for a lock that says whether it is held."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.entered = 0
+
+    def __enter__(self) -> Self:
+        self.depth += 1
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+
+
+class Tap:
+    def __init__(self, lock: DepthLock | None = None) -> None:
+        self.lock = lock
+        self.out = bytearray()
+        self.into = bytearray()
+        self.unlocked = 0
+
+    def _check(self) -> None:
+        if self.lock is not None and self.lock.depth == 0:
+            self.unlocked += 1
+
+    def received(self, data: bytes, time: float) -> None:
+        self._check()
+        self.into += data
+
+    def sent(self, data: bytes) -> None:
+        self._check()
+        self.out += data
+
+
+async def _serve(**kw: Any) -> tuple[Server, str]:
+    server = Server(("127.0.0.1", 0), Broker(), **kw)
+    host, port = await server.start()
+    return server, f"amqp://{host}:{port}"
+
+
+async def _traffic(client: Client) -> list[bytes]:
+    """Three messages through queue q and back."""
+    sender = await client.open_sender("q")
+    ps = [sender.send(f"m{i}".encode(), settled=False) for i in range(3)]
+    for p in ps:
+        await asyncio.wait_for(p.wait(), 10)
+    receiver = await client.open_receiver("q")
+    receiver.flow(3)
+    got = []
+    for _ in range(3):
+        inc = await receiver.get(10)
+        assert inc is not None
+        receiver.settle(inc, c.Accepted())
+        got.append(inc.payload)
+    receiver.flush_settlements()
+    await receiver.close()
+    await sender.close()
+    return got
+
+
+def test_hooks_see_the_engine_its_events_and_bytes_under_the_lock() -> None:
+    lock = DepthLock()
+    engines: list[Any] = []
+    batches: list[list[Any]] = []
+    tap = Tap(lock)
+    peer_tap = Tap()
+    unlocked_batches = 0
+
+    def on_engine(engine: Any) -> None:
+        assert isinstance(engine, Endpoint)
+        assert lock.entered == 0  # before anything moved
+        engines.append(engine)
+        engine.set_tap(tap)
+
+    def on_events(events: list[Any]) -> None:
+        nonlocal unlocked_batches
+        assert events
+        if lock.depth == 0:
+            unlocked_batches += 1
+        batches.append(list(events))
+
+    async def scenario() -> list[bytes]:
+        server, url = await _serve(on_connect=lambda conn: conn.endpoint.set_tap(peer_tap))
+        try:
+            client = await Client.connect(build_config(f"{url}/q"), on_engine=on_engine,
+                                          on_events=on_events, lock=lock)
+            got = await _traffic(client)
+            await client.close()
+            await asyncio.sleep(0.05)  # the peer reads the close
+            return got
+        finally:
+            await server.close()
+
+    got = asyncio.run(scenario())
+    assert got == [b"m0", b"m1", b"m2"]
+    assert len(engines) == 1
+    # The exact bytes both ways: what our tap saw go out is what the peer's tap saw come in.
+    assert bytes(tap.out).startswith(b"AMQP")
+    assert bytes(tap.out) == bytes(peer_tap.into)
+    assert bytes(tap.into) == bytes(peer_tap.out)
+    assert tap.unlocked == 0 and unlocked_batches == 0
+    assert lock.depth == 0 and lock.entered > 0
+    seen = [type(e) for batch in batches for e in batch]
+    assert ConnectionOpened in seen and LinkAttached in seen
+    assert seen.count(MessageReceived) == 3
+
+
+def test_no_hooks_change_nothing() -> None:
+    async def scenario() -> tuple[Client, list[bytes]]:
+        server, url = await _serve()
+        try:
+            client = await Client.connect(build_config(f"{url}/q"))
+            got = await _traffic(client)
+            await client.close()
+            return client, got
+        finally:
+            await server.close()
+
+    client, got = asyncio.run(scenario())
+    assert got == [b"m0", b"m1", b"m2"]
+    assert client.engine.tap is None
+    assert "receive_data" not in vars(client.engine) and "data_to_send" not in vars(client.engine)
+    t = client.transport
+    assert t.on_events is None and t.lock is None
+    for step in ("flush", "receive", "_dispatch", "_timer_step", "_eof_step"):
+        assert step not in vars(t), step
+    assert t._dispatch.__func__ is Transport._dispatch  # type: ignore[attr-defined]
