@@ -170,36 +170,29 @@ class ThreadedSource(Source):
                 loop.call_soon_threadsafe(halted.set)
 
 
-def tee_engine(engine: Any, lock: threading.RLock, store: FrameStore, key: str, *,
-               incoming: str, outgoing: str,
-               readers: dict[str, FrameReader] | None = None) -> None:
-    """Wrap `engine`'s byte and timer calls, on this instance only, so each runs under `lock`
-    and a copy of the bytes both ways goes through a frame reader into `store` under `key`,
-    as side `incoming` (bytes received) or `outgoing` (bytes sent)."""
-    if readers is None:
-        readers = {incoming: FrameReader(), outgoing: FrameReader()}
-    receive_data, data_to_send, handle_timer = (
-        engine.receive_data, engine.data_to_send, engine.handle_timer)
+class FrameLogTap:
+    """A byte tap for an engine endpoint (`Endpoint.set_tap`): a copy of the bytes both
+    ways goes through a frame reader into `store` under `key`, as side `incoming` (bytes
+    received, stamped with their receive time) or `outgoing` (bytes sent, stamped with the
+    engine's time). It runs where the engine is driven, so under the lock the source gives
+    the transport (`Client.connect(lock=)`, `peer.Server(lock=)`)."""
 
-    def log(side: str, data: bytes) -> None:
-        t = engine.now
-        for item in readers[side].feed(data):
-            store.append(t, key, side, item)
+    def __init__(self, engine: Any, store: FrameStore, key: str, *, incoming: str,
+                 outgoing: str) -> None:
+        self.engine = engine
+        self.store = store
+        self.key = key
+        self.incoming = incoming
+        self.outgoing = outgoing
+        self._in = FrameReader()
+        self._out = FrameReader()
 
-    def rd(data: bytes, time: float) -> list[Any]:
-        with lock:
-            log(incoming, data)
-            return receive_data(data, time)
+    def received(self, data: bytes, time: float) -> None:
+        append, key, side = self.store.append, self.key, self.incoming
+        for item in self._in.feed(data):
+            append(time, key, side, item)
 
-    def ds() -> bytes:
-        with lock:
-            out = data_to_send()
-            if out:
-                log(outgoing, out)
-            return out
-
-    def ht(now: float) -> list[Any]:
-        with lock:
-            return handle_timer(now)
-
-    engine.receive_data, engine.data_to_send, engine.handle_timer = rd, ds, ht
+    def sent(self, data: bytes) -> None:
+        append, key, side, t = self.store.append, self.key, self.outgoing, self.engine.now
+        for item in self._out.feed(data):
+            append(t, key, side, item)

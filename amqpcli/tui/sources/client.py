@@ -5,9 +5,10 @@ link: a receiver (nothing is granted until the user presses the credit key, so e
 delivery can be settled by hand with any outcome) or a sender (each key press sends one
 message). The engine is the client's own endpoint; its model is what the views show.
 
-The client's engine is wrapped, on this instance only, so that every call that changes
-the model runs under the source's lock, and so that a copy of the bytes in each direction
-goes through a frame reader into the frame log.
+The client is watched through its public hooks: the source's lock is held through every
+step of its transport (and the actions, which the UI thread hands to the client's loop,
+take it too), each batch of engine events goes to the connection's watch, and a byte tap
+on the engine puts a copy of the bytes in each direction into the frame log.
 """
 
 from __future__ import annotations
@@ -18,13 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import FrameReader
 from amqpcli.codec.message import Message
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
-from amqpcli.tui.sources.base import ThreadedSource, Unsupported, tee_engine
+from amqpcli.tui.sources.base import FrameLogTap, ThreadedSource, Unsupported
 from amqpcli.tui.watch import ConnWatch
 
 OUTCOMES: dict[str, Callable[[], Any]] = {
@@ -53,7 +53,6 @@ class ClientSource(ThreadedSource):
         self.cw: ConnWatch | None = None
         self.sent = 0
         self._numbers = itertools.count(1)
-        self._readers = {"client": FrameReader(), "server": FrameReader()}
         role = "receiving from" if receive else "sending to"
         self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
 
@@ -68,16 +67,9 @@ class ClientSource(ThreadedSource):
     async def _main(self) -> None:
         from amqpcli.net.client import Client
 
-        source = self
-
-        class _Watched(Client):
-            def _engine_new(self) -> Any:
-                engine = super()._engine_new()
-                source._instrument(engine)  # before any byte moves
-                return engine
-
         self._halted = asyncio.Event()
-        client = await _Watched.connect(self.cfg)
+        client = await Client.connect(self.cfg, on_engine=self._instrument,
+                                      on_events=self._take, lock=self.lock)
         self.client = client
         address = self.cfg.endpoint.address
         if self.receive:
@@ -93,19 +85,15 @@ class ClientSource(ThreadedSource):
             await client.close()
 
     def _instrument(self, engine: Any) -> None:
-        """Lock around every model change; tee both directions into the frame log."""
-        lock = self.lock
+        """The new engine, before any byte moves: watch its model, log its bytes."""
         self.cw = ConnWatch(KEY, self.cfg.endpoint.hostport, self.history, observer=engine)
-        cw = self.cw
-        tee_engine(engine, lock, self.store, KEY, incoming="server", outgoing="client",
-                   readers=self._readers)
-        take_events = engine.take_events
+        engine.set_tap(FrameLogTap(engine, self.store, KEY, incoming="server",
+                                   outgoing="client"))
 
-        def te() -> list[Any]:
-            with lock:
-                return cw.take(take_events())
-
-        engine.take_events = te
+    def _take(self, events: list[Any]) -> None:
+        """A batch of the engine's events (the transport holds the lock)."""
+        if self.cw is not None:
+            self.cw.take(events)
 
     # -- reading --------------------------------------------------------------------------------
 

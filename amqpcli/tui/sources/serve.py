@@ -6,9 +6,10 @@ loop in a thread of their own. Every message an application sends waits in the b
 stored and can be received), rejected, released or modified. Receivers get what was
 accepted, with the broker's usual credit and dispatch.
 
-As with our own client connection, each connection's engine is wrapped on its instance
-so every model change happens under the source's lock and a copy of the bytes both ways
-goes through a frame reader into the frame log.
+As with our own client connection, the server is watched through its public hooks: it
+holds the source's lock through everything it does with the broker and the endpoints,
+each connection gets a watch and a byte tap (a copy of the bytes both ways into the frame
+log) when it starts, and each batch of its engine events goes to its watch.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
-from amqpcli.tui.sources.base import ThreadedSource, Unsupported, tee_engine
+from amqpcli.tui.sources.base import FrameLogTap, ThreadedSource, Unsupported
 from amqpcli.tui.sources.client import OUTCOMES
 from amqpcli.tui.watch import ConnWatch, Watch
 
@@ -50,25 +51,10 @@ class ServeSource(ThreadedSource):
     async def _main(self) -> None:
         from amqpcli.peer import Broker, Server
 
-        source = self
-        lock = self.lock
-
-        class _Watched(Broker):
-            def connect(self, endpoint: Any, name: str, peer: str = "") -> Any:
-                conn = super().connect(endpoint, name, peer)
-                source._instrument(endpoint, name, peer)
-                return conn
-
-            def handle(self, conn: Any, events: list[Any]) -> None:
-                with lock:
-                    cw = source.watch.conns.get(conn.name)
-                    if cw is not None:
-                        cw.take(events)
-                    super().handle(conn, events)
-
         # Nothing is decided automatically: every message waits for a key press.
-        self.broker = _Watched(decide=lambda incoming: None)
-        self.server = Server(self.listen, self.broker)
+        self.broker = Broker(decide=lambda incoming: None)
+        self.server = Server(self.listen, self.broker, on_connect=self._instrument,
+                             on_events=self._take, lock=self.lock)
         self._halted = asyncio.Event()
         self.bound = await self.server.start()
         self.ready.set()
@@ -79,9 +65,17 @@ class ServeSource(ThreadedSource):
         finally:
             await self.server.close()
 
-    def _instrument(self, engine: Any, name: str, peer: str) -> None:
-        self.watch.conns[name] = ConnWatch(name, peer, self.watch.history, observer=engine)
-        tee_engine(engine, self.lock, self.store, name, incoming="client", outgoing="server")
+    def _instrument(self, conn: Any) -> None:
+        """A new connection, before any of its bytes move: watch its model, log its bytes."""
+        ep, name = conn.endpoint, conn.name
+        self.watch.conns[name] = ConnWatch(name, conn.peer, self.watch.history, observer=ep)
+        ep.set_tap(FrameLogTap(ep, self.store, name, incoming="client", outgoing="server"))
+
+    def _take(self, conn: Any, events: list[Any]) -> None:
+        """A batch of a connection's engine events (the server holds the lock)."""
+        cw = self.watch.conns.get(conn.name)
+        if cw is not None:
+            cw.take(events)
 
     # -- reading --------------------------------------------------------------------------------
 
