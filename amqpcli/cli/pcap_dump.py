@@ -177,8 +177,13 @@ def pcap_dump(
     # frames only, and nothing that needs the engine: skip it (the fast path)
     engine = not (brief and show_frames and not (deliveries or links or connections or summary)
                   and not state and not link and not address)
+    # delivery records feed the delivery lines and the summary, and their figures per link
+    # the tables at the end; the frame view needs neither. Link and address filters find
+    # the links of a frame through its engine events, the steps of deliveries included.
     dis = Dissector(keep_payload=(json_out and deliveries) or bodies, stall_threshold=stall,
-                    ports=port or (), engine=engine)
+                    ports=port or (), engine=engine,
+                    delivery_records=deliveries or links or connections or summary,
+                    delivery_updates=flt.by_link)
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None

@@ -79,11 +79,22 @@ class Dissector:
       (captures that start mid-connection).
     * `engine=False`: frames only (AMQP 1.0): no observer, so no deliveries, links,
       violations or events — the fastest way to list frames.
+    * `delivery_records=False` (AMQP 1.0): no `DeliveryRecord` for a delivery that
+      settles, and the delivery figures of its link (settled, bytes, outcomes,
+      latencies) are not counted: for views that show neither. Deliveries started are
+      still counted (`Conn.deliveries`, `LinkStats.deliveries`).
+    * `delivery_updates=False` (AMQP 1.0): the frame records' engine events leave out
+      `DeliveryUpdated` (a step of a delivery that did not start or settle it), which
+      nothing here reads; only a caller that looks for the deliveries a frame concerns
+      in its events (link and address filters) needs them.
     """
 
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
-                 ports: Collection[int] = (), engine: bool = True) -> None:
+                 ports: Collection[int] = (), engine: bool = True,
+                 delivery_records: bool = True, delivery_updates: bool = True) -> None:
         self.engine = engine
+        self.delivery_records = delivery_records
+        self.delivery_updates = delivery_updates
         self.keep_payload = keep_payload
         self.stall_threshold = stall_threshold
         self.ports = frozenset(ports) | DEFAULT_PORTS
@@ -255,7 +266,8 @@ class _Handler10(_Handler):
         if dis.engine:
             _load_engine()
             self.observer = Observer(SIDES, keep_payload=dis.keep_payload,
-                                     midstream=conn.midstream)
+                                     midstream=conn.midstream,
+                                     updates=dis.delivery_updates)
         conn.observer = self.observer
         self._count = 0  # frames, when there is no observer to count them
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
@@ -356,6 +368,7 @@ class _Handler10(_Handler):
         are all made before any is handed out (a frame's records follow the frame)."""
         conn = self.conn
         out: list[Record] = []
+        records = self.dis.delivery_records
         for ev in events:
             cls = ev.__class__
             if cls is DeliveryStarted:
@@ -369,7 +382,8 @@ class _Handler10(_Handler):
                         ls.credit_zero_since = t
                         ls.stall_available = bool(link.available)
             elif cls is DeliverySettled:
-                out.append(self._delivery(ev.delivery, False))
+                if records:
+                    out.append(self._delivery(ev.delivery, False))
             elif cls is DeliveryUpdated:
                 pass  # (a disposition's step: known from the delivery when it settles)
             elif cls is CreditChanged:

@@ -105,6 +105,9 @@ class Connection:
         # arrive settled), and no DeliveryUpdated for a disposition that makes a delivery
         # final (its DeliverySettled follows at once).
         self.lean = False
+        # Observers whose caller never reads them (`Observer(updates=False)`): no
+        # DeliveryUpdated at all; the delivery's timeline has every step all the same.
+        self.updates = True
         # the largest frame each side may send (known once the other side has opened)
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
         # the longest silence each side is allowed (seconds; None: no limit)

@@ -20,8 +20,12 @@ class Observer:
     """Watches one connection from the outside: `feed(side, item, time) -> events`."""
 
     def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
-                 keep_payload: bool = True, midstream: bool = False) -> None:
+                 keep_payload: bool = True, midstream: bool = False,
+                 updates: bool = True) -> None:
         self.connection = Connection(sides, keep_payload=keep_payload, midstream=midstream)
+        # updates=False: no DeliveryUpdated events (each step of a delivery), for callers
+        # that look at deliveries only when they settle (DeliverySettled, the timeline)
+        self.connection.updates = updates
         self._readers: dict[str, FrameReader] = {s: FrameReader() for s in sides}
 
     @property

@@ -419,7 +419,7 @@ class Session:
             if not conn.lean or more or conn.local != receiver:
                 conn._events.append(DeliveryStarted(d, side, time))
             # else lean: its MessageReceived follows at once
-        else:
+        elif conn.updates:
             conn._events.append(DeliveryUpdated(d, e, time))
         if not more and not d.aborted:
             if link.coordinator and conn.keep_payload:
@@ -771,6 +771,7 @@ class Session:
         # lean: a caller that settled what it received itself needs no event saying so,
         # and hears of its own deliveries settled by the peer in one event per disposition
         report = not lean
+        updates = report and conn.updates
         ours: list[Delivery] | None = [] if lean and side != conn.local else None
         infl = self.inflight[sender]
         recent = self.recent[sender]
@@ -803,7 +804,7 @@ class Session:
             e = new_entry(TimelineEntry, (time, side, "disposition", frame_no, state, True, False,
                                           0, ""))
             d.timeline.append(e)
-            if not lean:
+            if updates:
                 events.append(DeliveryUpdated(d, e, time))
             # _finish
             d.settled_time = time
@@ -886,7 +887,7 @@ class Session:
         e = TimelineEntry(conn.time, side, "disposition" if state is not None else "settle",
                           conn.frame_no, state, settled)
         d.timeline.append(e)
-        if not conn.lean or d.phase not in FINAL:
+        if conn.updates and (not conn.lean or d.phase not in FINAL):
             conn._events.append(DeliveryUpdated(d, e, conn.time))
         if d.txn_request is not None and is_rcv and state is not None:
             self._txn_outcome(d, state)

@@ -243,3 +243,22 @@ def test_read_tail_reports_a_truncated_frame_once() -> None:
     assert len(tail) == 1 and isinstance(tail[0][0], FrameError)
     assert obs.read_tail("client", 2.0) == []
     assert obs.transport_closed("client", 2.0)  # the end is still reported
+
+
+def test_observer_without_updates_differs_only_by_them() -> None:
+    """`Observer(updates=False)`: the same events but DeliveryUpdated, the same model."""
+    from amqpcli.engine import DeliveryUpdated, Observer
+
+    p = _conversation()
+    full, events = p.observe()
+    lean = Observer(updates=False)
+    lean_events: list[Any] = []
+    for side, data, t in p.wire:
+        lean_events += lean.feed_bytes(side, data, t)
+    assert of(events, DeliveryUpdated) and not of(lean_events, DeliveryUpdated)
+    assert [type(e) for e in lean_events] == [
+        type(e) for e in events if type(e) is not DeliveryUpdated]
+    assert _settled(lean_events) == _settled(events)
+    lo, fo = lean.connection, full.connection
+    assert (lo.frame_no, lo.violations, lo.transactions) == (
+        fo.frame_no, fo.violations, fo.transactions)
