@@ -317,17 +317,20 @@ class _Handler10(_Handler):
         obs = self.observer
         assert obs is not None
         model = obs.connection
+        on_frame = model.on_frame  # (obs.feed for a Frame)
         feed = obs.feed
         frames = conn.frames
         for item in items:
             cls = item.__class__
-            events = feed(side, item, t)
             if cls is Frame:
+                events = on_frame(side, item, t)
                 frames[side] += 1
                 rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             elif cls is ProtocolHeader:
+                events = feed(side, item, t)
                 rec = FrameRecord(conn, side, t, packet, 0, item, events)
             else:
+                events = feed(side, item, t)
                 conn.frame_errors += 1
                 frames[side] += 1
                 rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)

@@ -56,6 +56,8 @@ CONNECTION_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 MIN_MAX_FRAME_SIZE = 512  # Part 2 §2.7.1: what every peer must accept before open
+_TRANSFER = c.Transfer
+_DISPOSITION = c.Disposition
 _SASL_TYPES = (c.SaslMechanisms, c.SaslInit, c.SaslChallenge, c.SaslResponse, c.SaslOutcome)
 
 
@@ -225,38 +227,53 @@ class Connection:
         self.side = side
         self.frame_no += 1
         self.frames[side] += 1
-        last = self.last_frame_time[side]
-        self.last_frame_time[side] = time
+        times = self.last_frame_time
+        last = times[side]
+        times[side] = time
         limit = self._silence_limit[side]
         if limit and last is not None and time - last > limit and side != self.local and (
                 not self.close):
             self.violation("idle-timeout", f"{side} was silent for {time - last:.3f} s;"
                            f" {self.other[side]}'s idle-timeout is {limit:g} s")
         state = self.side_state[side]
-        if state == "start" and self.midstream and frame.type == 0 and not isinstance(
-                frame.body, c.Open):
-            state = self.side_state[side] = "opened"
-        if state == "closed":
-            self.violation("frame-after-close", f"{side} sent a frame after its close")
-            return self._take()
+        if state != "opened":
+            if state == "start" and self.midstream and frame.type == 0 and not isinstance(
+                    frame.body, c.Open):
+                state = self.side_state[side] = "opened"
+            if state == "closed":
+                self.violation("frame-after-close", f"{side} sent a frame after its close")
+                return self._take()
         limit = self._frame_limit[side]
         if frame.size > limit:
             self.violation("frame-too-large",
                            f"{frame.size}-byte frame > max-frame-size {limit}")
         body = frame.body
-        if body is None:
-            self.emit(Heartbeat(side, time))
-            return self._take()
-        handler = _HANDLERS.get(type(body))
-        if handler is None:
-            self.violation("framing-error", f"{type(body).__name__} is not a performative")
-            return self._take()
+        cls = body.__class__
         try:
-            handler(self, side, frame, body)
+            # transfers and dispositions, most of the frames, straight to their session
+            # (what `_transfer` and `_disposition` do)
+            if cls is _TRANSFER:
+                s = self.channels[side].get(frame.channel)
+                if s is not None or (s := self._session(side, frame, body)) is not None:
+                    s.on_transfer(side, body, frame.payload)
+            elif cls is _DISPOSITION:
+                s = self.channels[side].get(frame.channel)
+                if s is not None or (s := self._session(side, frame, body)) is not None:
+                    s.on_disposition(side, body)
+            elif body is None:
+                self._events.append(Heartbeat(side, time))
+            else:
+                handler = _HANDLERS.get(cls)
+                if handler is None:
+                    self.violation("framing-error", f"{cls.__name__} is not a performative")
+                else:
+                    handler(self, side, frame, body)
         except (TypeError, ValueError, AttributeError, OverflowError) as exc:
             # The codec does not type-check fields: a wrong type is the sender's fault.
             self.violation("invalid-field", f"{body.NAME}: a field has the wrong type ({exc})")
-        return self._take()
+        events = self._events  # (_take)
+        self._events = []
+        return events
 
     def on_local_transfer(self, side: str, s: Session, link: Link, d: Delivery, did: int,
                           settled: bool, message_format: int, n: int, size: int,
