@@ -268,6 +268,7 @@ class _Handler10(_Handler):
             self.observer = Observer(SIDES, keep_payload=dis.keep_payload,
                                      midstream=conn.midstream,
                                      updates=dis.delivery_updates)
+            self._model = self.observer.connection
         conn.observer = self.observer
         self._count = 0  # frames, when there is no observer to count them
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
@@ -292,6 +293,17 @@ class _Handler10(_Handler):
             return ()
         if self.observer is None:  # (as _items)
             return self._frames_only(side, items, t, packet)
+        if len(items) == 1 and items[0].__class__ is Frame:
+            # one frame (most chunks): its records in a list, all made before any is
+            # handed out, as `_observed` does for each frame
+            item = items[0]
+            model = self._model
+            events = model.on_frame(side, item, t)
+            conn.frames[side] += 1
+            rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
+            if events:
+                return self._events(events, t, packet, [rec])
+            return (rec,)
         return self._observed(side, items, t, packet)
 
     def _notes(self, reader: DirectionReader, side: str, t: float,
@@ -365,12 +377,15 @@ class _Handler10(_Handler):
         self._count = count
         return out
 
-    def _events(self, events: list[Any], t: float, packet: int) -> list[Record]:
+    def _events(self, events: list[Any], t: float, packet: int,
+                out: list[Record] | None = None) -> list[Record]:
         """What the engine's events of one frame (or of the transport's end) change in the
-        connection's and links' figures, and the records they make. A list: the records
-        are all made before any is handed out (a frame's records follow the frame)."""
+        connection's and links' figures, and the records they make, appended to `out`
+        (the frame's record, if given). A list: the records are all made before any is
+        handed out (a frame's records follow the frame)."""
         conn = self.conn
-        out: list[Record] = []
+        if out is None:
+            out = []
         records = self.dis.delivery_records
         for ev in events:
             cls = ev.__class__
