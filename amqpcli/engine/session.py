@@ -54,6 +54,7 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 UNSETTLED = Phase.UNSETTLED
+_new_delivery = object.__new__  # Delivery without __init__: `_one_frame` sets every slot
 SETTLED = Phase.SETTLED
 RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
 
@@ -460,13 +461,17 @@ class Session:
             return False
         did = int(did)
         receiver = link.receiver
-        self._count_transfer(side, receiver, link)
+        # _count_transfer, inlined
+        nxt = self.next_outgoing_id
+        tid = nxt[side]
+        nxt[side] = (tid + 1) & serial.MASK
+        self.transfers[side] += 1
+        lim = self.in_high[receiver]
+        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
+            conn.violation("transfer-beyond-window",
+                           f"transfer-id {tid} outside the incoming window (limit {lim})",
+                           session=self, link=link)
         time = conn.time
-        d = Delivery(link, side, receiver, tag)
-        d.first_time = time
-        mf = t.message_format
-        if mf:
-            d.message_format = int(mf)
         link.deliveries += 1
         self.deliveries[side] += 1
         settled = t.settled is True
@@ -484,19 +489,35 @@ class Session:
             conn.violation("transfer-beyond-credit",
                            f"delivery {did} on {link.name!r} with no link credit",
                            session=self, link=link)
-        d.session = self
-        d.delivery_id = did
         if self.first_id[side] is None:
             self.first_id[side] = did
+        # the Delivery, every slot set once (what Delivery.__init__ and the steps of the
+        # general path would leave)
+        d = _new_delivery(Delivery)
+        d.link = link
+        d.session = self
+        d.sender = side
+        d.receiver = receiver
+        d.delivery_id = did
+        d.tag = tag
+        mf = t.message_format
+        d.message_format = int(mf) if mf else 0
+        d.timeline = [new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
+                                                settled, False, n, ""))]
         d.frames = 1
         d.size = n
-        if n and conn.keep_payload and side != conn.local:
-            d._chunks.append(payload)
-        if t.batchable:
-            d.batchable = True
+        d._chunks = [payload] if n and conn.keep_payload and side != conn.local else []
+        d.batchable = bool(t.batchable)
+        d.receiver_settled = False
+        d.sender_state = None
+        d.receiver_state = None
+        d.first_time = time
+        d.txn_id = None
+        d.txn_request = None
+        d.resumed = False
+        d.aborted = False
+        d.rcv_settle_mode = None
         d.payload_ready = True
-        d.timeline.append(new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
-                                                    settled, False, n, "")))
         lean_rcv = conn.lean and conn.local == receiver
         if settled:
             d.sender_settled = True
@@ -504,6 +525,10 @@ class Session:
             d.settled_by = side
             d.phase = Phase.SETTLED  # queued --last-settled--> settled
         else:
+            d.sender_settled = False
+            d.presettled = False
+            d.settled_by = None
+            d.settled_time = None
             d.phase = Phase.UNSETTLED  # queued --last--> unsettled
             infl[did] = d
             link.live[tag] = d

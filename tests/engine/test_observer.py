@@ -262,3 +262,33 @@ def test_observer_without_updates_differs_only_by_them() -> None:
     lo, fo = lean.connection, full.connection
     assert (lo.frame_no, lo.violations, lo.transactions) == (
         fo.frame_no, fo.violations, fo.transactions)
+
+
+def test_one_frame_deliveries_have_every_slot_set() -> None:
+    """The one-frame path builds its Delivery without __init__: every slot is set, to
+    what the general path would leave."""
+    p = Pair()
+    link, _ = p.sender(credit=10)
+    p.client.send(link, b"unsettled")
+    p.pump()
+    link2, _ = p.sender("out2", credit=10, snd_settle_mode=1)
+    p.client.send(link2, b"settled")
+    p.pump()
+    _obs, events = p.observe()
+    from amqpcli.engine import DeliveryStarted
+
+    ds = [e.delivery for e in of(events, DeliveryStarted)]
+    assert len(ds) == 2
+    for d in ds:
+        for name in Delivery.__slots__:
+            if name != "__weakref__":
+                assert hasattr(d, name), name
+        assert d.frames == 1 and d.payload_ready and not d.resumed and not d.aborted
+        assert d.txn_id is None and d.rcv_settle_mode is None and d.sender_state is None
+    un, st = ds
+    assert (un.phase, un.presettled, un.settled_by, un.settled_time) == (
+        "unsettled", False, None, None)
+    assert un.payload == b"" or un.size == len(un.payload)
+    assert (st.phase, st.presettled, st.settled_by, st.outcome) == (
+        "settled", True, "client", "settled")
+    assert st.settled_time == st.first_time
