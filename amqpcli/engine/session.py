@@ -54,6 +54,7 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 UNSETTLED = Phase.UNSETTLED
+_TERMINAL_NAMES = {t: state_name(t()) or "settled" for t in _TERMINAL}
 _new_delivery = object.__new__  # Delivery without __init__: `_one_frame` sets every slot
 SETTLED = Phase.SETTLED
 RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
@@ -776,10 +777,58 @@ class Session:
         settled = bool(disp.settled)
         state = disp.state
         if settled and state.__class__ in _TERMINAL and bool(disp.role) == RECEIVER:
-            self._settle_received(found, side, state)
+            if len(found) == 1 and not conn.lean:
+                self._settle_one(found[0], side, state)
+            else:
+                self._settle_received(found, side, state)
             return
         for d in found:
             self._dispose(d, side, state, settled)
+
+    def _settle_one(self, d: Delivery, side: str, state: Any) -> None:
+        """`_settle_received` for one delivery, outside the lean endpoint roles: most
+        dispositions an observer sees settle one delivery."""
+        link = d.link
+        if (link.rcv_mode == 1 or d.phase != UNSETTLED or d.receiver_state is not None
+                or d.sender_state is not None or d.sender_settled or d.receiver_settled
+                or d.txn_request is not None or d.rcv_settle_mode is not None):
+            self._dispose(d, side, state, True)
+            return
+        conn = self.conn
+        time = conn.time
+        events = conn._events
+        sender = conn.other[side]
+        d.receiver_state = state
+        d.receiver_settled = True
+        d.phase = SETTLED  # unsettled --rcv-settle--> settled
+        d.settled_by = side  # the first to settle: nothing was settled before
+        e = new_entry(TimelineEntry, (time, side, "disposition", conn.frame_no, state, True,
+                                      False, 0, ""))
+        d.timeline.append(e)
+        if conn.updates:
+            events.append(DeliveryUpdated(d, e, time))
+        # _finish
+        d.settled_time = time
+        tag = d.tag
+        link.live.pop(tag, None)
+        unsettled = link.unsettled
+        unsettled[sender].pop(tag, None)
+        unsettled[side].pop(tag, None)
+        if link.current is d:
+            link.current = None
+        link.settled_count += 1
+        name = _TERMINAL_NAMES[state.__class__]  # (state_name)
+        outcomes = link.outcomes
+        outcomes[name] = outcomes.get(name, 0) + 1
+        did: int = d.delivery_id  # type: ignore[assignment]  # in flight: it has one
+        infl = self.inflight[sender]
+        if infl.get(did) is d:
+            del infl[did]
+        recent = self.recent[sender]
+        recent[did] = side
+        while len(recent) > RECENT_LIMIT:
+            recent.popitem(last=False)
+        events.append(DeliverySettled(d, time))
 
     def _settle_received(self, found: list[Delivery], side: str, state: Any) -> None:
         """A receiver's disposition that settles `found` with a terminal outcome: what
