@@ -18,6 +18,13 @@ from tests.peers.broker import Broker
 TRIES = 400  # pauses of 50 ms while waiting for the network
 
 
+def _attached(app: AmqpTui, src: ClientSource) -> Callable[[], bool]:
+    """Our link is on screen and ours to act on: the tree shows it as soon as our attach
+    is sent, the source has it once the peer answered (a key pressed in between is refused,
+    which on a loaded machine made these tests fail now and then)."""
+    return lambda: bool(app.conn_tree.link_keys) and src.link is not None
+
+
 async def _until(app: AmqpTui, pilot: object, cond: Callable[[], bool]) -> None:
     for _ in range(TRIES):
         app.pull()
@@ -36,7 +43,7 @@ def test_receive_grant_credit_and_settle_by_key(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=5)
         async with app.run_test(size=(140, 44)) as pilot:
-            await _until(app, pilot, lambda: bool(app.conn_tree.link_keys))
+            await _until(app, pilot, _attached(app, src))
             (key,) = app.conn_tree.link_keys
             assert app.select_link(key)
             await pilot.pause()
@@ -84,7 +91,7 @@ def test_send_by_key(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src)
         async with app.run_test(size=(140, 44)) as pilot:
-            await _until(app, pilot, lambda: bool(app.conn_tree.link_keys))
+            await _until(app, pilot, _attached(app, src))
             (key,) = app.conn_tree.link_keys
             app.select_link(key)
             await pilot.pause()

@@ -120,9 +120,14 @@ class ClientSource(ThreadedSource):
         super()._call(fn)
 
     def _own_link(self, key: str) -> Any:
+        if self.link is None:
+            # Our attach is on screen as soon as it is sent; the link is ours to act on
+            # once the peer has answered it.
+            raise Unsupported("our link is not attached yet" if self.error is None
+                              else self.error)
         with self.lock:
             found = adapter.find_link(self.connections(), key)
-        if found is None or self.link is None or found[1] is not self.link.link:
+        if found is None or found[1] is not self.link.link:
             raise Unsupported("that is not our link")
         return found
 
