@@ -9,6 +9,7 @@ time of day (`10:00:03.5`, UTC, on the capture's first day).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
@@ -42,9 +43,14 @@ def parse_time(text: str, first: float) -> float:
     of the capture's first packet."""
     s = text.strip()
     try:
-        return first + float(s)
+        secs = float(s)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(secs):
+            raise UserError(f"not a time: {text!r} (seconds from the start, HH:MM:SS or "
+                            "ISO 8601)", Exit.USAGE)
+        return first + secs
     if _TOD.match(s):
         parts = s.split(":")
         h, m = int(parts[0]), int(parts[1])
@@ -64,10 +70,13 @@ def parse_time(text: str, first: float) -> float:
     return dt.timestamp()
 
 
-def _names(values: Iterable[str]) -> frozenset[str]:
+def _names(values: Iterable[str], option: str) -> frozenset[str]:
     out: set[str] = set()
     for v in values:
-        out.update(x.strip().lower() for x in v.split(",") if x.strip())
+        names = [x.strip().lower() for x in v.split(",") if x.strip()]
+        if not names:  # `--state ''` would otherwise quietly let everything through
+            raise UserError(f"{option}: a name is needed (got {v!r})", Exit.USAGE)
+        out.update(names)
     return frozenset(out)
 
 
@@ -105,13 +114,13 @@ class Filter:
         self.connections = tuple(c.strip() for v in connections for c in v.split(",") if c.strip())
         self.addresses = tuple(addresses)
         self.links = tuple(links)
-        self.performatives = _names(performatives)
+        self.performatives = _names(performatives, "--performative")
         if self.performatives:
             known = known_performatives()
             _check(self.performatives, known, "--performative", "performative",
                    [n for n in sorted(known) if "." not in n]
                    + ["or an AMQP 0-10 class.method such as message.transfer"])
-        self.states = _names(states)
+        self.states = _names(states, "--state")
         _check(self.states, STATES, "--state", "state", sorted(STATES))
         self._since_text = since
         self._until_text = until

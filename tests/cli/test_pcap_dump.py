@@ -145,6 +145,9 @@ def test_filters(args: list[str], frames: int) -> None:
     (["--until", "25:00:00"], "not a time of day: '25:00:00'"),
     (["--since", "10:61"], "not a time of day: '10:61'"),
     (["--since", "1", "--until", "0.5"], "--since 1 is after --until 0.5"),
+    (["--since", "nan"], "not a time: 'nan'"),
+    (["--performative", ""], "--performative: a name is needed"),
+    (["--state", " , "], "--state: a name is needed"),
 ])
 def test_filter_typos_are_usage_errors(args: list[str], message: str) -> None:
     # a misspelt name or an impossible time matches nothing: say so, do not print nothing
