@@ -30,7 +30,9 @@ _EXT = {"parquet": ".parquet", "ndjson": ".json"}
 def check_out(out: str) -> None:
     """The output folder must be new or empty: tables are never mixed with older runs."""
     p = Path(out)
-    if p.exists() and (not p.is_dir() or any(p.iterdir())):
+    if p.exists() and not p.is_dir():
+        raise UserError(f"{out}: exists and is not a folder (choose a new --out)", Exit.USAGE)
+    if p.exists() and any(p.iterdir()):
         raise UserError(f"{out}: exists and is not an empty folder (choose a new --out)",
                         Exit.USAGE)
 

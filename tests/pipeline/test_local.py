@@ -180,6 +180,9 @@ def test_cli_refuses_a_folder_in_use(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("x")
     code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(tmp_path))
     assert code == 2 and "not an empty folder" in err
+    (tmp_path / "file").write_text("x")
+    code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(tmp_path / "file"))
+    assert code == 2 and "exists and is not a folder" in err
 
 
 def test_cli_damaged_file_exits_8_after_writing(capture_set: Path, tmp_path: Path) -> None:
