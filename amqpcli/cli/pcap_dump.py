@@ -146,9 +146,28 @@ def pcap_dump(
     bpf = capture_filter if capture_filter is not None else bpf_alias
     from amqpcli.dissect import Dissector, Filter, Summary
 
+    for p in port or ():
+        if not 0 < p < 65536:
+            raise UserError(f"--amqp-port {p}: not a TCP port (1 to 65535)", Exit.USAGE)
+    if not stall > 0:  # (nan too)
+        raise UserError("--stall must be positive", Exit.USAGE)
+    if count is not None and (live is None or count < 1):
+        raise UserError("--count N (N at least 1) goes with --live", Exit.USAGE)
     # the tables path imports pyarrow: only for --out, or --summary of output folders
     if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
             _wants_tables(files, out_dir, summary)):
+        # whole tables of the whole set: these options would be quietly ignored
+        ignored = [name for name, given in (
+            ("--connection", connection), ("--address", address), ("--link", link),
+            ("--performative", performative), ("--state", state), ("--since", since),
+            ("--until", until), ("--deliveries", deliveries), ("--links", links),
+            ("--connections", connections), ("--frames", frames), ("--frames-only", brief),
+            ("--bodies", bodies), ("--live", live), ("--tls-keylog", tls_keylog),
+            ("--capture-filter", bpf)) if given]
+        if ignored:
+            what = "--out" if out_dir is not None else "--summary of table folders"
+            raise UserError(f"{', '.join(ignored)}: not with {what}, which covers the whole "
+                            "capture set (filter the tables instead)", Exit.USAGE)
         from amqpcli.cli.app import debug_enabled
         from amqpcli.pipeline.run import cli as tables_cli
 
@@ -168,8 +187,6 @@ def pcap_dump(
             raise UserError(f"{f}: is a directory", Exit.USAGE)
     if tls_keylog is not None and not tls_keylog.is_file():
         raise UserError(f"{tls_keylog}: no such key log file", Exit.USAGE)
-    if stall <= 0:
-        raise UserError("--stall must be positive", Exit.USAGE)
     show_frames = frames or not (deliveries or links or connections or summary)
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,

@@ -138,8 +138,8 @@ def test_filters(args: list[str], frames: int) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--performative", "transfr"], "--performative: unknown performative 'transfr' (did you "
-                                    "mean 'transfer'?"),
+    (["--performative", "transfr"], ("--performative: unknown performative 'transfr' (did you "
+                                     "mean 'transfer'?")),
     (["--performative", "flow,message.transfr"], "unknown performative 'message.transfr'"),
     (["--state", "acepted"], "--state: unknown state 'acepted' (did you mean 'accepted'?"),
     (["--until", "25:00:00"], "not a time of day: '25:00:00'"),
@@ -154,6 +154,23 @@ def test_filter_typos_are_usage_errors(args: list[str], message: str) -> None:
     code, out, err = run("pcap-dump", RABBIT, *args)
     assert code == 2 and out == ""
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--amqp-port", "99999"], "--amqp-port 99999: not a TCP port"),
+    (["--amqp-port", "0"], "--amqp-port 0: not a TCP port"),
+    (["--stall", "nan"], "--stall must be positive"),
+    (["-c", "5"], "--count N (N at least 1) goes with --live"),
+    (["--out", "{tmp}/t", "--state", "rejected"], "--state: not with --out"),
+    (["--out", "{tmp}/t", "-C", "c1", "--frames-only"],
+     "--connection, --frames-only: not with --out"),
+])
+def test_options_that_cannot_apply_are_usage_errors(args: list[str], message: str,
+                                                    tmp_path: Path) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    code, out, err = run("pcap-dump", RABBIT, *args)
+    assert code == 2 and out == "" and message in err
+    assert not (tmp_path / "t").exists()  # no tables were written
 
 
 def test_every_filter_name_is_one_the_records_use() -> None:
