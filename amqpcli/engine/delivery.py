@@ -103,6 +103,11 @@ def outcome_of(state: Any) -> Any:
     return None
 
 
+# the name of each terminal outcome, by class (state_name of one)
+_TERMINAL_NAMES: dict[type, str] = {t: getattr(t, "NAME", None) or t.__name__
+                                    for t in TERMINAL_TYPES}
+
+
 class TimelineEntry(NamedTuple):
     """One step of a delivery. A tuple: the hot paths make one per frame without a
     Python-level constructor call (`new_entry`)."""
@@ -231,8 +236,14 @@ class Delivery:
         if self.phase == Phase.ABORTED:
             return "aborted"
         for s in (self.receiver_state, self.sender_state):
-            if outcome_of(s) is not None:
-                return state_name(outcome_of(s)) or "settled"
+            if s is None:
+                continue
+            name = _TERMINAL_NAMES.get(s.__class__)  # a terminal outcome itself
+            if name is not None:
+                return name
+            o = outcome_of(s)
+            if o is not None:
+                return state_name(o) or "settled"
         if self.phase == Phase.ABANDONED:
             return "abandoned"
         if self.phase == Phase.SETTLED:

@@ -20,6 +20,7 @@ from amqpcli.codec import composites as c
 from . import serial
 from .delivery import (
     _TERMINAL,
+    _TERMINAL_NAMES,
     FINAL,
     Delivery,
     Phase,
@@ -54,7 +55,6 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 UNSETTLED = Phase.UNSETTLED
-_TERMINAL_NAMES = {t: state_name(t()) or "settled" for t in _TERMINAL}
 _new_delivery = object.__new__  # Delivery without __init__: `_one_frame` sets every slot
 SETTLED = Phase.SETTLED
 RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
