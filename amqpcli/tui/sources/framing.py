@@ -39,7 +39,7 @@ class CaptureFramer:
         dis = self._dis
         flow = ev.flow
         known, skipped = len(dis.conns), sum(dis.other_flows.values())
-        records = list(dis.run((ev,)))
+        records: list[Any] = list(dis.run((ev,)))
         # A flow becomes a connection when it opens, or with its first bytes (no header).
         for conn in dis.conns[known:]:
             key = f"c{flow.index}"
