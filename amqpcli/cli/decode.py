@@ -184,14 +184,16 @@ class _Out:
             sys.stdout.write(text + "\n")
 
 
-def _report_error(err: "FrameError", data: bytes) -> None:
+def _report_error(err: "FrameError", data: bytes, show_secrets: bool = False) -> None:
     from amqpcli.render.hexdump import hex_window
+    from amqpcli.render.redact import secret_spans
 
     sys.stdout.flush()
     lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
     if err.frame_offset is not None and err.frame_offset != err.offset:
         lines[0] += f" (in the frame at offset {err.frame_offset})"
-    lines += ["  " + ln for ln in hex_window(data, err.offset)]
+    masked = () if show_secrets else secret_spans(data)
+    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked)]
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 
@@ -231,7 +233,7 @@ def _decode_010(
             for line in tree_010(item, show_secrets):
                 out.line(line)
     if error is not None:
-        _report_error(FrameError(error.offset, error.expected, error.found), buf)
+        _report_error(FrameError(error.offset, error.expected, error.found), buf, show_secrets)
         raise UserError(
             f"decode error: at offset {error.offset}: expected {error.expected}, "
             f"found {error.found}",
@@ -351,7 +353,7 @@ def decode(
             errors.append(item)
             if as_json:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")
-            _report_error(item, buf)
+            _report_error(item, buf, show_secrets)
             continue
         if as_json:
             obj = item_to_json(item, show_secrets, message=whole)

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 __all__ = ["hex_window"]
 
 
 def hex_window(
-    data: bytes, offset: int, before: int = 16, after: int = 16, width: int = 16
+    data: bytes, offset: int, before: int = 16, after: int = 16, width: int = 16,
+    masked: Sequence[tuple[int, int]] = (),
 ) -> list[str]:
     """Lines of hex around `offset`, the byte there in [brackets] with a mark under it.
 
     An offset at the end of the input (a truncation) is shown as `[..]` after the last byte.
+    Bytes inside a `masked` range `[start, stop)` (a secret) are shown as `**`.
     """
+
+    def byte(i: int) -> str:
+        if any(start <= i < stop for start, stop in masked):
+            return "**"
+        return f"{data[i]:02x}"
+
     offset = max(0, offset)
     start = max(0, (offset - before) // width * width)
     stop = min(len(data), offset + after + 1)
@@ -23,10 +33,10 @@ def hex_window(
         for i in range(row, row + width):
             if i == offset:
                 mark = len(text)
-                text += f"[{data[i]:02x}]" if i < len(data) else "[..]"
+                text += f"[{byte(i)}]" if i < len(data) else "[..]"
             elif i < stop:
                 sep = "" if (i == offset + 1 or not text) else " "
-                text += f"{sep}{data[i]:02x}"
+                text += f"{sep}{byte(i)}"
             else:
                 break
         prefix = f"{row:08x}  "
