@@ -54,8 +54,14 @@ def _read_source(data: str | None, file: Path | None, example: str | None) -> tu
     if example is not None:
         return read_example(example), f"example {example}"
     if data is not None and file is None:
+        from amqpcli.cli.decode_input import looks_like_path
+
         if data != "-" and _is_file(data):
             file = Path(data)
+        elif data != "-" and looks_like_path(data):
+            if not os.path.exists(data):
+                raise UserError(f"{data}: no such file", Exit.USAGE)
+            file = Path(data)  # not a regular file: reading it says what it is
         elif data != "-":
             return data.encode("utf-8", "surrogateescape"), "argument"
     if file is not None and str(file) != "-":
@@ -314,6 +320,11 @@ def decode(
         raise UserError(f"--input must be one of {', '.join(FORMATS)}", Exit.USAGE)
     if as_kind is not None and as_kind not in KINDS:
         raise UserError(f"--as must be one of {', '.join(KINDS)}", Exit.USAGE)
+    if max_frame_size is not None and not 8 <= max_frame_size <= 0xFFFFFFFF:
+        raise UserError(
+            "--max-frame-size must be at least 8 (the frame header) and at most 4294967295",
+            Exit.USAGE,
+        )
     raw, source = _read_source(data, file, example)
     try:
         buf, form = parse_input(raw, input_form)

@@ -26,6 +26,7 @@ __all__ = [
     "InputError",
     "detect_format",
     "detect_kind",
+    "looks_like_path",
     "parse_hex",
     "parse_input",
 ]
@@ -161,6 +162,29 @@ def parse_input(data: bytes, form: str | None = None) -> tuple[bytes, str]:
     if form == "base64":
         return parse_base64(text), form
     raise InputError(f"unknown input form {form!r} (one of {', '.join(FORMATS)})")
+
+
+# Suffixes of files one decodes: an argument ending in one names a file, not bytes.
+PATH_SUFFIXES = (".bin", ".amqp", ".hex", ".b64", ".base64", ".raw", ".dat", ".txt", ".pcap",
+                 ".pcapng", ".cap", ".dump")
+_PATH_PREFIXES = ("/", "./", "../", "~/")
+
+
+def looks_like_path(text: str) -> bool:
+    """True for an argument meant as a file name rather than bytes: it starts like a path
+    (`/`, `./`, `../`, `~/`: no AMQP value's base64 starts with `/`), ends in a file
+    suffix (`.bin`, `.amqp`, ...: a `.` is in no hex or base64 form), or holds a `/` and
+    reads as neither hex nor base64."""
+    text = text.strip()
+    if not text or "\n" in text:
+        return False
+    if text.startswith(_PATH_PREFIXES):
+        return True
+    if text.lower().endswith(PATH_SUFFIXES):
+        return True
+    if "/" in text:
+        return detect_format(text.encode("utf-8", "surrogateescape")) == "raw"
+    return False
 
 
 _HEADER = struct.Struct(">IBBH")
