@@ -7,9 +7,11 @@ top-level help none); the modules stay thin (parse options, call the engine, ren
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
+from typing import Any
 
 import typer
 
@@ -138,8 +140,93 @@ def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+DEBUG_FLAG = "--debug"
+
+
+def _lift_debug(args: list[str]) -> tuple[list[str], bool]:
+    """`args` without every `--debug` before a `--`, and whether there was one: the flag
+    works anywhere on the command line (`amqp send URL x --debug`), not only before the
+    subcommand as Click would have it. After `--` it is an argument like any other."""
+    rest: list[str] = []
+    found = False
+    for i, arg in enumerate(args):
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == DEBUG_FLAG:
+            found = True
+        else:
+            rest.append(arg)
+    return rest, found
+
+
+class StdoutWriteError(OSError):
+    """Writing (or flushing) standard output failed: a full disk, an I/O error."""
+
+
+class _StdoutFile(io.FileIO):
+    """File descriptor 1 under `sys.stdout`, whose write errors say they are stdout's, so
+    `main` can tell "cannot write standard output" from a bug. A closed pipe stays a
+    BrokenPipeError (quiet, like `| head`)."""
+
+    def write(self, b: Any) -> int | None:  # type: ignore[override]
+        try:
+            return super().write(b)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StdoutWriteError(e.errno, e.strerror) from None
+
+
+def _guard_stdout() -> None:
+    """Route the process's standard output through `_StdoutFile` (only the real one: a
+    test's captured stdout is left alone)."""
+    out = sys.stdout
+    if out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
+        return
+    try:
+        if out.fileno() != 1:
+            return
+        out.flush()
+        line_buffering = out.line_buffering
+        raw = _StdoutFile(1, "w", closefd=False)
+        buffered = io.BufferedWriter(raw)
+        sys.stdout = io.TextIOWrapper(
+            buffered, encoding=out.encoding, errors=out.errors, newline=None,
+            line_buffering=line_buffering, write_through=out.write_through,
+        )
+    except (OSError, ValueError):
+        return
+
+
+def _quiet_stdout() -> None:
+    """Point fd 1 at /dev/null and drop what is buffered for it, so the interpreter's
+    final flush cannot fail again (and print "Exception ignored")."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    except OSError:
+        pass
+
+
+def _flush_stdout() -> None:
+    """Flush standard output inside `main`'s error handling (not at interpreter exit,
+    where a failure would be a stray message and a wrong exit status)."""
+    if sys.stdout is not None:
+        sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    args, debug = _lift_debug(args)
+    if debug:
+        _state["debug"] = True
+        # The root option sees it too (the flag is taken out of the command line).
+        args = [DEBUG_FLAG, *args]
+    if sys.stdout is None:
+        # Started with standard output closed (`amqp ... >&-`).
+        print("amqp: error: cannot write standard output: it is closed", file=sys.stderr)
+        sys.exit(int(Exit.USAGE))
+    _guard_stdout()
     if args == [LIST_PROFILES]:
         from amqpcli.config import print_profile_names
 
@@ -155,7 +242,12 @@ def main(argv: list[str] | None = None) -> None:
     # links and recordings as Ctrl-C does, instead of dying mid-write.
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        rc = target(args=argv, standalone_mode=False)
+        try:
+            rc = target(args=args, standalone_mode=False)
+        finally:
+            # What is still buffered must reach stdout while its errors can be reported
+            # (a usage error's exit included).
+            _flush_stdout()
         # Without standalone mode Typer returns a typer.Exit's code (130 after Ctrl-C)
         # instead of exiting with it.
         if isinstance(rc, int) and rc:
@@ -173,8 +265,15 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         # Reader went away (e.g. `amqp ... | head`): not an error worth a word.
         # Point stdout at /dev/null so the interpreter's final flush cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         sys.exit(0)
+    except StdoutWriteError as e:
+        if _state["debug"]:
+            _quiet_stdout()
+            raise
+        _quiet_stdout()
+        print(f"amqp: error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
+        sys.exit(int(Exit.USAGE))
     except SystemExit:
         raise
     except Exception as e:  # click usage errors and bugs
