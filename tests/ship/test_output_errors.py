@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+from typing import IO, Any
 
 import pytest
 
@@ -21,7 +22,7 @@ def _env() -> dict[str, str]:
     return {**env, "NO_COLOR": "1"}
 
 
-def _amqp(*args: str, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+def _amqp(*args: str, stdout: int | IO[Any] = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "amqpcli", *args], cwd=REPO_ROOT, env=_env(),
                           stdin=subprocess.DEVNULL, stdout=stdout, stderr=subprocess.PIPE,
                           text=True, timeout=120, check=False)
