@@ -85,8 +85,9 @@ class Dissector:
       still counted (`Conn.deliveries`, `LinkStats.deliveries`).
     * `delivery_updates=False` (AMQP 1.0): the frame records' engine events leave out
       `DeliveryUpdated` (a step of a delivery that did not start or settle it), which
-      nothing here reads; only a caller that looks for the deliveries a frame concerns
-      in its events (link and address filters) needs them.
+      nothing here reads, and with `delivery_records=False` too `DeliverySettled`; only
+      a caller that looks for the deliveries a frame concerns in its events (link and
+      address filters) needs them.
     """
 
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
@@ -267,7 +268,8 @@ class _Handler10(_Handler):
             _load_engine()
             self.observer = Observer(SIDES, keep_payload=dis.keep_payload,
                                      midstream=conn.midstream,
-                                     updates=dis.delivery_updates)
+                                     updates=dis.delivery_updates,
+                                     settled=dis.delivery_updates or dis.delivery_records)
             self._model = self.observer.connection
         conn.observer = self.observer
         self._count = 0  # frames, when there is no observer to count them

@@ -110,6 +110,9 @@ class Connection:
         # Observers whose caller never reads them (`Observer(updates=False)`): no
         # DeliveryUpdated at all; the delivery's timeline has every step all the same.
         self.updates = True
+        # ... and no DeliverySettled either (`Observer(settled=False)`): for callers that
+        # count deliveries and read the model, not the settled ones one by one
+        self.settled_events = True
         # the largest frame each side may send (known once the other side has opened)
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
         # the longest silence each side is allowed (seconds; None: no limit)

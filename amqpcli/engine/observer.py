@@ -21,11 +21,14 @@ class Observer:
 
     def __init__(self, sides: tuple[str, str] = ("client", "server"), *,
                  keep_payload: bool = True, midstream: bool = False,
-                 updates: bool = True) -> None:
+                 updates: bool = True, settled: bool = True) -> None:
         self.connection = Connection(sides, keep_payload=keep_payload, midstream=midstream)
         # updates=False: no DeliveryUpdated events (each step of a delivery), for callers
-        # that look at deliveries only when they settle (DeliverySettled, the timeline)
+        # that look at deliveries only when they settle (DeliverySettled, the timeline);
+        # settled=False: no DeliverySettled events either, for callers that only count
+        # deliveries (DeliveryStarted) and read the model
         self.connection.updates = updates
+        self.connection.settled_events = settled
         self._readers: dict[str, FrameReader] = {s: FrameReader() for s in sides}
 
     @property

@@ -547,7 +547,7 @@ class Session:
             recent[did] = side
             if len(recent) > RECENT_LIMIT:
                 recent.popitem(last=False)
-            if not lean_rcv:
+            if not lean_rcv and conn.settled_events:
                 events.append(DeliverySettled(d, time))
         return True
 
@@ -828,7 +828,8 @@ class Session:
         recent[did] = side
         while len(recent) > RECENT_LIMIT:
             recent.popitem(last=False)
-        events.append(DeliverySettled(d, time))
+        if conn.settled_events:
+            events.append(DeliverySettled(d, time))
 
     def _settle_received(self, found: list[Delivery], side: str, state: Any) -> None:
         """A receiver's disposition that settles `found` with a terminal outcome: what
@@ -846,6 +847,7 @@ class Session:
         # and hears of its own deliveries settled by the peer in one event per disposition
         report = not lean
         updates = report and conn.updates
+        settled_events = conn.settled_events
         ours: list[Delivery] | None = [] if lean and side != conn.local else None
         infl = self.inflight[sender]
         recent = self.recent[sender]
@@ -894,7 +896,8 @@ class Session:
                 del infl[did]
             recent[did] = side
             if report:
-                events.append(DeliverySettled(d, time))
+                if settled_events:
+                    events.append(DeliverySettled(d, time))
             elif ours is not None:
                 ours.append(d)
         if link is not None and done:
@@ -1001,7 +1004,7 @@ class Session:
             recent[d.delivery_id] = d.settled_by
             if len(recent) > RECENT_LIMIT:
                 recent.popitem(last=False)
-        if report:
+        if report and conn.settled_events:
             conn._events.append(DeliverySettled(d, conn.time))
 
 

@@ -59,10 +59,11 @@ def test_lean_modes_give_the_same_lines(tmp_path: Path) -> None:
     assert full.violations and _lines(lean) == _lines(full)
     assert [(f.frame_no, f.packet, f.time, f.side) for f in lean.frames] == [
         (f.frame_no, f.packet, f.time, f.side) for f in full.frames]
-    # the frames' events: the same but DeliveryUpdated
+    # the frames' events: the same but DeliveryUpdated and (no records) DeliverySettled
     assert any(e.__class__ is DeliveryUpdated for f in full.frames for e in f.events)
+    left_out = (DeliveryUpdated, DeliverySettled)
     for a, b in zip(full.frames, lean.frames, strict=True):
-        assert [type(e) for e in a.events if type(e) is not DeliveryUpdated] == [
+        assert [type(e) for e in a.events if type(e) not in left_out] == [
             type(e) for e in b.events]
     # started deliveries are counted either way; the per-link delivery figures only with
     # delivery records
@@ -72,6 +73,17 @@ def test_lean_modes_give_the_same_lines(tmp_path: Path) -> None:
     assert [ls.deliveries for ls in lc.links] == [ls.deliveries for ls in fc.links]
     assert sum(ls.settled for ls in fc.links) == len(full.deliveries)
     assert sum(ls.settled for ls in lc.links) == 0
+
+
+def test_without_records_but_with_updates(tmp_path: Path) -> None:
+    """delivery_records=False alone (a link filter on the frame view): the frames'
+    events are all there."""
+    path = write(tmp_path / "u.pcapng", _script(), fin=False)
+    full = dissect(path)
+    lean = dissect(path, delivery_records=False)
+    assert not lean.deliveries and _lines(lean) == _lines(full)
+    for a, b in zip(full.frames, lean.frames, strict=True):
+        assert [type(e) for e in a.events] == [type(e) for e in b.events]
 
 
 def test_records_without_updates_are_the_same(tmp_path: Path) -> None:

@@ -292,3 +292,25 @@ def test_one_frame_deliveries_have_every_slot_set() -> None:
     assert (st.phase, st.presettled, st.settled_by, st.outcome) == (
         "settled", True, "client", "settled")
     assert st.settled_time == st.first_time
+
+
+def test_observer_without_settled_events() -> None:
+    """`Observer(updates=False, settled=False)`: neither event, the same model."""
+    from amqpcli.engine import DeliveryUpdated, Observer
+
+    p = _conversation()
+    full, events = p.observe()
+    lean = Observer(updates=False, settled=False)
+    lean_events: list[Any] = []
+    for side, data, t in p.wire:
+        lean_events += lean.feed_bytes(side, data, t)
+    assert not of(lean_events, DeliverySettled) and not of(lean_events, DeliveryUpdated)
+    assert [type(e) for e in lean_events] == [
+        type(e) for e in events if type(e) not in (DeliveryUpdated, DeliverySettled)]
+
+    def links(o: Observer) -> list[tuple[Any, ...]]:
+        return sorted((ln.name, ln.deliveries, ln.settled_count, sorted(ln.outcomes.items()),
+                       ln.link_credit, ln.delivery_count)
+                      for s in o.connection.sessions for ln in s.links.values())
+
+    assert links(lean) == links(full)
