@@ -227,6 +227,11 @@ def pcap_dump(
     if links or connections or summ is not None:
         _end_views(dis, out, flt, summ, links, connections, json_out, stall)
     out.flush()
+    for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
+        labels = f"{dis.conns[0].label}" + (
+            f" to {dis.conns[-1].label}" if len(dis.conns) > 1 else "")
+        typer.echo(f"amqp: note: --connection {x} matched no connection (there are {labels})",
+                   err=True)
     _exit_status(dis, files or [Path(live or "")])
 
 

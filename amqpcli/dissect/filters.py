@@ -159,10 +159,13 @@ class Filter:
             return not self.connections
         hit = self._conn_cache.get(c.index)
         if hit is None:
-            hit = any(x == c.label or x in c.client or x in c.server or x == str(c.index)
-                      for x in self.connections)
-            self._conn_cache[c.index] = hit
+            hit = self._conn_cache[c.index] = any(_names_conn(x, c) for x in self.connections)
         return hit
+
+    def unmatched_connections(self, conns: Iterable[Conn]) -> list[str]:
+        """The `connections` values that named none of `conns` (a typo, most likely)."""
+        conns = list(conns)
+        return [x for x in self.connections if not any(_names_conn(x, c) for c in conns)]
 
     def link_stats(self, ls: LinkStats | None) -> bool:
         if ls is None:
@@ -230,6 +233,12 @@ class Filter:
         """Notices about the capture (gaps, encrypted flows) pass every criterion but
         time and connection."""
         return self.time(rec.time) and (rec.conn is None or self.conn(rec.conn))
+
+
+def _names_conn(x: str, c: Conn) -> bool:
+    """Whether a `--connection` value names `c`: its label, its number or part of an
+    endpoint."""
+    return x == c.label or x in c.client or x in c.server or x == str(c.index)
 
 
 def _address(terminus: Any) -> str | None:

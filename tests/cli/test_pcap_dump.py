@@ -173,6 +173,13 @@ def test_options_that_cannot_apply_are_usage_errors(args: list[str], message: st
     assert not (tmp_path / "t").exists()  # no tables were written
 
 
+def test_a_connection_filter_that_names_nothing_says_so() -> None:
+    code, out, err = run("pcap-dump", RABBIT, "-C", "c9", "-C", "c2")
+    assert code == 0 and len(out.splitlines()) == 38  # c2's frames, as -C c2 alone
+    assert "--connection c9 matched no connection (there are c1 to c" in err
+    assert "c2" not in err.split("there are")[0]
+
+
 def test_every_filter_name_is_one_the_records_use() -> None:
     from amqpcli.dissect.filters import STATES, known_performatives
 
