@@ -138,5 +138,7 @@ def proxy(
     try:
         asyncio.run(run_proxy(where, cfg, record, printer))
     except KeyboardInterrupt:
-        # Ctrl-C is how a proxy is stopped: the recording was closed on the way out.
+        # Ctrl-C (or SIGTERM) is how a proxy is stopped: the recording was closed on the way
+        # out. Still an interruption by the exit-status table: 130, after the clean stop.
         printer._note("stopped")
+        sys.exit(int(Exit.INTERRUPTED))

@@ -100,7 +100,10 @@ def serve(
     try:
         asyncio.run(_run(server, sasl_text, faults.active))
     except KeyboardInterrupt:
+        # Ctrl-C (or SIGTERM) stops the server cleanly; by the exit-status table that is
+        # still "interrupted": 130.
         _log("stopped")
+        sys.exit(int(Exit.INTERRUPTED))
 
 
 async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
