@@ -34,6 +34,9 @@ class OutgoingMessage:
     message_id: Any = None
 
 
+_NO_BODY = object()  # no body encoded yet
+
+
 def _expand(value: Any, n: int) -> Any:
     if isinstance(value, str) and "{" in value:
         text = value.replace("{n}", str(n))
@@ -64,7 +67,9 @@ class MessageTemplate:
         self._templated = any(isinstance(v, str) and "{" in v for v in self.properties.values())
         self._prefix: bytes | None = None
         self._suffix: bytes | None = None
-        self._last_body: Any = None  # the same body object again (--count): same bytes
+        # The same body object again (--count): same bytes. A sentinel, not None: None
+        # is a body too (an amqp-value holding null).
+        self._last_body: Any = _NO_BODY
         self._last_body_bytes = b""
 
     def _sections_before_body(self, n: int) -> bytes:
