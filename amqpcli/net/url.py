@@ -16,6 +16,7 @@ The password is kept out of ``repr`` and ``str``; only `Endpoint.password` revea
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -98,15 +99,39 @@ def parse_url(url: str) -> Endpoint:
     tls = _SCHEMES[scheme]
     host = parts.hostname or "127.0.0.1"
     path = parts.path
-    address = unquote(path[1:]) if len(path) > 1 else None
+    address = _decode(path[1:], url, "address") if len(path) > 1 else None
     return Endpoint(
         host=host,
         port=port if port is not None else (DEFAULT_TLS_PORT if tls else DEFAULT_PORT),
         tls=tls,
-        user=unquote(parts.username) if parts.username else None,
-        password=unquote(parts.password) if parts.password is not None else None,
+        user=_decode(parts.username, url, "user") if parts.username else None,
+        password=_decode(parts.password, url, "password") if parts.password is not None else None,
         address=address,
     )
+
+
+_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def _decode(text: str, url: str, what: str) -> str:
+    """Percent-decode strictly: a ``%`` not followed by two hex digits, or escapes that are
+    not UTF-8, are a bad URL (``unquote`` would keep the ``%`` or put in U+FFFD)."""
+    bad = _PERCENT.search(text)
+    if bad is not None:
+        raise UserError(
+            f"bad URL {_redact(url)!r}: bad percent-encoding in the {what} "
+            f"({text[bad.start():bad.start() + 3]!r}; write a literal % as %25)"
+            if what != "password" else
+            f"bad URL {_redact(url)!r}: bad percent-encoding in the password (write a literal % as %25)",
+            Exit.USAGE,
+        )
+    try:
+        return unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        raise UserError(
+            f"bad URL {_redact(url)!r}: the percent-encoded {what} is not UTF-8",
+            Exit.USAGE,
+        ) from None
 
 
 def _redact(url: str) -> str:
