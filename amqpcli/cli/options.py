@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,6 +59,23 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
 ]
 
 
+def check_seconds(value: float | None, option: str, zero: bool = False) -> None:
+    """A duration option must be a finite number of seconds, positive (or 0 with `zero`):
+    nan, inf and negatives are usage errors. None (not given) passes."""
+    if value is None:
+        return
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        raise UserError(
+            f"{option} must be a finite number of seconds, {'0 or more' if zero else 'more than 0'} "
+            f"(got {value:g})", Exit.USAGE)
+
+
+def check_positive(value: float | None, option: str) -> None:
+    """A rate-like option: a finite number above 0."""
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise UserError(f"{option} must be a finite number more than 0 (got {value:g})", Exit.USAGE)
+
+
 def build_config(
     url: str | None = None,
     address: str | None = None,
@@ -88,10 +106,8 @@ def build_config(
     )
     if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
         raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
-    if connect_timeout <= 0:
-        raise UserError("--connect-timeout must be positive", Exit.USAGE)
-    if idle_timeout is not None and idle_timeout <= 0:
-        raise UserError("--idle-timeout must be positive", Exit.USAGE)
+    check_seconds(connect_timeout, "--connect-timeout")
+    check_seconds(idle_timeout, "--idle-timeout")
     if reconnect < 0:
         raise UserError("--reconnect must be 0 or more", Exit.USAGE)
     cfg = ConnectionConfig(

@@ -11,7 +11,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import connection_options
+from amqpcli.cli.options import check_seconds, connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
@@ -36,6 +36,9 @@ class Sink:
         self.fsync = out is not None
         self.stream: TextIO
         if out is None or out == "-":
+            if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to write
+                raise UserError("standard output is closed: nowhere to write messages "
+                                "(use --out FILE)", Exit.USAGE)
             self.stream = sys.stdout
             self.fsync = False
         else:
@@ -184,14 +187,18 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
               dynamic: bool, copy: bool, check_copy: bool = False) -> RecvPlan:
-    from amqpcli.net.receiving import RecvPlan, parse_outcomes
+    from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes
 
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
     if credit < 1:
         raise UserError("--credit must be at least 1", Exit.USAGE)
-    if timeout is not None and timeout <= 0:
-        raise UserError("--timeout must be positive", Exit.USAGE)
+    check_seconds(timeout, "--timeout")
+    outcomes = tuple(parse_outcomes(outcome))
+    if copy and outcomes != (Outcome("accept"),):
+        # Copy holds every message and releases it at the end: no outcome is ever sent.
+        raise UserError("--copy holds and releases every message: it takes no --outcome",
+                        Exit.USAGE)
     if settle_mode not in ("first", "second"):
         raise UserError("--settle-mode must be first or second", Exit.USAGE)
     if unsubscribe and not subscription:
@@ -202,7 +209,7 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
         raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
     return RecvPlan(
         address=conn.endpoint.address, count=count, timeout=timeout, credit=credit,
-        drain=drain, outcomes=tuple(parse_outcomes(outcome)), settle_second=settle_mode == "second",
+        drain=drain, outcomes=outcomes, settle_second=settle_mode == "second",
         selector=selector, filters=parse_filters(filters), subscription=subscription,
         unsubscribe=unsubscribe, dynamic=dynamic, copy=copy, check_copy=check_copy,
     )

@@ -11,7 +11,14 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import connection_options, parse_key_value, parse_value, typed_value
+from amqpcli.cli.options import (
+    check_positive,
+    check_seconds,
+    connection_options,
+    parse_key_value,
+    parse_value,
+    typed_value,
+)
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -122,8 +129,14 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
     return parse_value(s, "body")
 
 
+def _is_stdin(stream: BinaryIO) -> bool:
+    return sys.stdin is not None and stream is sys.stdin.buffer
+
+
 def _open_input(path: str) -> BinaryIO:
     if path == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise UserError("standard input is closed: nothing to read", Exit.USAGE)
         return sys.stdin.buffer
     try:
         return open(path, "rb")
@@ -147,7 +160,7 @@ def message_source(
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
-        file = "-" if not sys.stdin.isatty() else None
+        file = "-" if sys.stdin is not None and not sys.stdin.isatty() else None
     n = 0
     if lines:
         stream = _open_input(file or "-") if body is None else None
@@ -159,13 +172,13 @@ def message_source(
                 n += 1
                 yield template.encode(n, body_value(text, template.body_type, json_body))
         finally:
-            if stream is not None and stream is not sys.stdin.buffer:
+            if stream is not None and not _is_stdin(stream):
                 stream.close()
         return
     if file is not None:
         stream = _open_input(file)
         raw = stream.read()
-        if stream is not sys.stdin.buffer:
+        if not _is_stdin(stream):
             stream.close()
     else:
         raw = (body or "").encode("utf-8")
@@ -212,7 +225,7 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
             n += 1
             yield OutgoingMessage(n, payload, _message_id(payload))
     finally:
-        if stream is not sys.stdin.buffer:
+        if not _is_stdin(stream):
             stream.close()
 
 
@@ -269,16 +282,18 @@ def send(
     settled = presettled or settled_alias
     if body_type not in BODY_TYPES:
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
-    if count is not None and count < 0:
-        raise UserError("--count must be 0 or more", Exit.USAGE)
+    if count is not None and count < 1:
+        # As for recv: a run that is told to do nothing is a mistake, not a success.
+        raise UserError("--count must be at least 1", Exit.USAGE)
     if window < 1:
         raise UserError("--window must be at least 1", Exit.USAGE)
     if txn_size is not None and (txn_size < 1 or settled):
         raise UserError("--txn-size needs a positive size and unsettled sends", Exit.USAGE)
     if rollback and txn_size is None:
         raise UserError("--rollback needs --txn-size", Exit.USAGE)
-    if rate is not None and rate <= 0:
-        raise UserError("--rate must be positive", Exit.USAGE)
+    check_positive(rate, "--rate")
+    check_seconds(duration, "--duration")
+    check_seconds(timeout, "--timeout")
     if not conn.endpoint.address:
         raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
 
@@ -300,7 +315,8 @@ def send(
         )
         messages = message_source(template, body, file, lines, json_body, count, duration is not None)
 
-    show_progress = progress if progress is not None else sys.stderr.isatty()
+    show_progress = progress if progress is not None else (
+        sys.stderr is not None and sys.stderr.isatty())
     plan = SendPlan(
         address=conn.endpoint.address, settled=settled, window=window, rate=rate,
         duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,
