@@ -129,6 +129,12 @@ def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
     return Exit.OK, ""
 
 
+def _failed_before_start(s: RecvSummary) -> bool:
+    """A run that failed before its first message says only why (no empty summary) —
+    except after Ctrl-C, which always ends with the summary."""
+    return s.failure is not None and s.received == 0 and s.failure.code != Exit.INTERRUPTED
+
+
 def warn(text: str) -> None:
     print(f"amqp: {text}", file=sys.stderr, flush=True)
 
@@ -176,7 +182,7 @@ def recv(
     sink = Sink(json_out, out)
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: warn(f"dynamic node address: {a}"))
-    if not quiet and not unsubscribe and not (summary.failure and summary.received == 0):
+    if not quiet and not unsubscribe and not _failed_before_start(summary):
         print(f"amqp: {summary.text()}", file=sys.stderr)
     code, why = recv_exit(summary, count)
     if code != Exit.OK:

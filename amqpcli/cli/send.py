@@ -323,8 +323,10 @@ def send(
         progress=show_progress, expected=count,
     )
     summary = run_send(conn, plan, messages)
-    # A run that failed before its first message says only why (no empty summary).
-    if not quiet and not (summary.failure is not None and summary.sent == 0):
+    # A run that failed before its first message says only why (no empty summary);
+    # after Ctrl-C the summary is always printed.
+    if not quiet and not (summary.failure is not None and summary.sent == 0
+                          and summary.failure.code != Exit.INTERRUPTED):
         if json_out:
             print(json.dumps(summary.to_json()))
         else:

@@ -15,10 +15,12 @@ again, one that consumed them shows fewer, and we say so.
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Described, Symbol, UInt
@@ -42,6 +44,8 @@ __all__ = [
     "parse_outcomes",
     "run_recv",
 ]
+
+T = TypeVar("T")
 
 QUIET = 1.0  # seconds without a message that end a drain on peers that cannot drain
 SELECTOR_DESCRIPTOR = Symbol("apache.org:selector-filter:string")
@@ -220,7 +224,55 @@ def source_for(plan: RecvPlan) -> c.Source:
 
 def run_recv(cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
              on_warning: Any = None, on_address: Any = None) -> RecvSummary:
-    return asyncio.run(_Receiver(cfg, plan, sink, on_warning, on_address).run())
+    return run_interruptible(_Receiver(cfg, plan, sink, on_warning, on_address).run())
+
+
+def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run` where Ctrl-C cancels the run once and only once.
+
+    asyncio's own handler cancels the task on the first SIGINT but raises
+    KeyboardInterrupt wherever the main thread is on the next one — in the middle of the
+    clean close, or of a write. A second SIGINT comes more often than one would think:
+    ``timeout -s INT`` and ``kill -INT -PGID`` signal the process and then its group.
+    Here every SIGINT after the first is ignored: the run is closing already (the close
+    is bounded by the connect timeout), and it ends with its summary; after an interrupted
+    run SIGINT stays ignored while the caller reports and exits. A SIGINT before the task
+    started raises KeyboardInterrupt (nothing was done yet)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        return asyncio.run(coro)
+    interrupted = stopped = False
+    cancel: Callable[[], object] | None = None
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        nonlocal interrupted
+        if not interrupted:
+            interrupted = True
+            if cancel is not None:
+                cancel()
+            else:
+                raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with asyncio.Runner() as runner:
+            loop = runner.get_loop()
+            task = loop.create_task(coro)
+            cancel = lambda: loop.call_soon_threadsafe(task.cancel)
+            try:
+                return loop.run_until_complete(task)
+            except asyncio.CancelledError:
+                if interrupted:
+                    raise KeyboardInterrupt from None
+                raise
+            finally:
+                stopped = interrupted
+                cancel = None  # from here on, nothing left to cancel: ignore Ctrl-C
+                interrupted = True
+    finally:
+        # After an interrupt the caller only reports and exits: a repeated SIGINT must not
+        # cut its summary short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN if stopped else signal.default_int_handler)
 
 
 class _Receiver:

@@ -28,6 +28,7 @@ from amqpcli.net.client import (
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.progress import Progress
+from amqpcli.net.receiving import run_interruptible
 
 __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
 
@@ -152,7 +153,7 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
 
 
 def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage]) -> SendSummary:
-    return asyncio.run(_Sender(cfg, plan).run(messages))
+    return run_interruptible(_Sender(cfg, plan).run(messages))
 
 
 class _Sender:
