@@ -4,10 +4,15 @@ Each proxied connection becomes one synthetic TCP conversation between the appli
 address and the broker's, with a handshake, the bytes of each direction as they were
 forwarded (at the time they were read), and a FIN exchange when it ends. The capture
 package writes the packets; this module only decides what goes in.
+
+What is recorded reaches the file promptly: after each turn of the event loop that wrote
+packets (one flush for the batch), so `amqp pcap-dump` reads the traffic while the proxy
+runs, and a crash or SIGKILL loses at most the packets of that turn.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -29,12 +34,36 @@ class Recorder:
                             Exit.USAGE) from None
         self._convs: dict[int, TcpConversation] = {}
         self.closed = False
+        self._flush_pending = False
+
+    def _written(self) -> None:
+        """Packets were written: flush once the event loop's current turn is over (all the
+        packets of the turn in one flush), or now outside an event loop."""
+        if self._flush_pending or self.closed:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._flush()
+            return
+        self._flush_pending = True
+        loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if self.closed:
+            return
+        try:
+            self.writer.flush()
+        except OSError:
+            pass  # the file cannot take more (a full disk): the next write says so
 
     def open(self, conn: Any) -> None:
         t = int(conn.started * 1e9)
         conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=1000)
         conv.handshake()
         self._convs[conn.index] = conv
+        self._written()
 
     def data(self, conn: Any, side: str, data: bytes, time: float) -> None:
         conv = self._convs.get(conn.index)
@@ -42,11 +71,13 @@ class Recorder:
             return
         conv.now = max(conv.now, int(time * 1e9))
         conv.send(C2S if side == "client" else S2C, bytes(data), mss=MSS, ack=False)
+        self._written()
 
     def end(self, conn: Any) -> None:
         conv = self._convs.pop(conn.index, None)
         if conv is not None and not self.closed:
             conv.close()
+            self._written()
 
     def close(self) -> None:
         if self.closed:
