@@ -18,6 +18,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
+    REMOTE,
     Client,
     ConnectionLost,
     Pending,
@@ -102,7 +103,10 @@ class SendSummary:
             out["errors"] = self.errors
         if self.failure is not None:
             out["error"] = str(self.failure)
-            out["exit"] = int(self.failure.code)
+        code, _ = summary_exit(self)
+        if code != Exit.OK:
+            # The code the process exits with (in doubt beats the failure's own code).
+            out["exit"] = int(code)
         return out
 
 
@@ -150,6 +154,17 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
     if bad:
         return Exit.REJECTED, f"{bad} message(s) not accepted ({s.rejected} rejected, {s.released} released, {s.modified} modified)"
     return Exit.OK, ""
+
+
+FORCED = "amqp:connection:forced"
+
+
+def _forced_close(client: Client) -> bool:
+    """Whether the peer closed the connection with ``amqp:connection:forced``."""
+    conn = getattr(client.engine, "connection", None)
+    close = conn.close.get(REMOTE) if conn is not None else None
+    err = getattr(close, "error", None)
+    return err is not None and str(err.condition) == FORCED
 
 
 def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage]) -> SendSummary:
@@ -256,9 +271,16 @@ class _Sender:
             while True:
                 try:
                     client = await connect_retrying(self.cfg, attempts)
-                    await self._send_all(client, messages, start)
-                    await self._wait_confirmed(client)
-                    await client.close()
+                    try:
+                        await self._send_all(client, messages, start)
+                        await self._wait_confirmed(client)
+                        await client.close()
+                    except UserError as e:
+                        if _forced_close(client):
+                            # An operator (or `amqp serve --close-after`) dropped us: a
+                            # lost connection, to reconnect after as docs/serve.md says.
+                            raise ConnectionLost(e) from None
+                        raise
                     client = None
                     break
                 except ConnectionLost as e:
@@ -326,6 +348,7 @@ class _Sender:
                 await txn.sent_one(lambda: self._wait_confirmed(client))
         if txn:
             await txn.finish(lambda: self._wait_confirmed(client))
+        sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
 
     def _sent_one(self, msg: OutgoingMessage, was_sent: bool, pending: Pending) -> None:
@@ -395,6 +418,7 @@ class _Sender:
                     unconfirmed[msg.number] = (msg, d)
                     by[id(d)] = msg
             await sender.hand_off()
+        sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
 
     async def _wait_confirmed(self, client: Client) -> None:
@@ -403,6 +427,9 @@ class _Sender:
             deadline = asyncio.get_running_loop().time() + self.plan.timeout
             try:
                 while self.unconfirmed:
+                    # wait_changed forgets a wake-up that came before it was called (the
+                    # peer's close while we were writing): look first, then wait.
+                    sender._check()
                     await sender.wait_changed(deadline, "no outcome")
             except UserError as e:
                 if e.code != Exit.TIMEOUT:
