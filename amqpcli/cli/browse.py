@@ -12,10 +12,31 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
 from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
-from amqpcli.errors import UserError
+from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
+    from amqpcli.net.receiving import RecvSummary
+
+
+def browse_text(s: RecvSummary, count: int | None, address: str | None) -> str:
+    """The summary line, saying what was actually seen: the whole node, the first
+    --count messages, or what came before an interrupt, an error or a timeout."""
+    n = s.received
+    noun = "message" if n == 1 else "messages"
+    if s.failure is not None:
+        why = "the interrupt" if s.failure.code == Exit.INTERRUPTED else "the error"
+        seen = f"{n} {noun} seen on {address!r} before {why} (the node may hold more)"
+    elif s.timed_out:
+        seen = f"{n} {noun} seen on {address!r} before the timeout (the node may hold more)"
+    elif count is not None and n >= count and not s.drained:
+        seen = f"first {n} {noun} on {address!r} (--count {count}: the node may hold more)"
+    else:
+        seen = f"{n} {noun} on {address!r}"
+    text = f"{seen} ({s.text('browsed')})"
+    if s.copy_unchecked is not None:
+        text += f"; not checked whether the peer copied or consumed them ({s.copy_unchecked})"
+    return text
 
 
 @app.command(help=COMMANDS["browse"].help,
@@ -40,9 +61,7 @@ def browse(
         if json_out:
             print(json.dumps({"browse": summary.to_json()}), file=sys.stderr)
         else:
-            noun = "message" if summary.received == 1 else "messages"
-            print(f"amqp: {summary.received} {noun} on {conn.endpoint.address!r} "
-                  f"({summary.text('browsed')})", file=sys.stderr)
+            print(f"amqp: {browse_text(summary, count, conn.endpoint.address)}", file=sys.stderr)
     code, why = recv_exit(summary, None)
     if code.value:
         raise UserError(why, code)

@@ -167,6 +167,7 @@ class RecvSummary:
     timed_out: bool = False
     drained: bool = False
     copy_consumed: int | None = None  # browse: how many the peer seems to have consumed
+    copy_unchecked: str | None = None  # browse: why the copy check was not done
     warnings: list[str] = field(default_factory=list)
     failure: UserError | None = None
 
@@ -185,6 +186,8 @@ class RecvSummary:
             out["reconnects"] = self.reconnects
         if self.copy_consumed is not None:
             out["copy-consumed"] = self.copy_consumed
+        if self.copy_unchecked is not None:
+            out["copy-not-checked"] = self.copy_unchecked
         if self.warnings:
             out["warnings"] = self.warnings
         if self.failure is not None:
@@ -285,6 +288,7 @@ class _Receiver:
         self.on_warning = on_warning
         self.on_address = on_address
         self.held: list[Incoming] = []
+        self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
 
     def _warn(self, text: str) -> None:
@@ -307,6 +311,7 @@ class _Receiver:
                 except ConnectionLost as e:
                     # Held (copy) and unsettled messages go back to the peer with the link.
                     self.held.clear()
+                    self.held_digests.clear()
                     if client is not None:
                         await client.abort()
                         client = None
@@ -325,7 +330,13 @@ class _Receiver:
             if client is not None:
                 await client.abort()
             self.sink.close()
-            self.s.elapsed = time.monotonic() - start
+            s = self.s
+            if (self.plan.check_copy and s.received and s.copy_consumed is None
+                    and s.copy_unchecked is None):
+                s.copy_unchecked = ("interrupted" if s.failure is not None
+                                    and s.failure.code == Exit.INTERRUPTED
+                                    else "the browse did not finish")
+            s.elapsed = time.monotonic() - start
         return self.s
 
     def _done(self) -> bool:
@@ -355,12 +366,17 @@ class _Receiver:
         await self._receive(link, drain=plan.drain and client.peer.drain_works)
         if plan.copy:
             if plan.check_copy and self.held:
-                await self._check_copy(client, len(self.held))
+                # Stopped by --count before the end (not drained): the node may hold more
+                # than we saw, so a count of what a second link sees says nothing; compare
+                # which messages it sees instead.
+                by_identity = self._done() and not self.s.drained
+                await self._check_copy(client, len(self.held), by_identity)
             released = c.Released()
             for inc in self.held:
                 link.settle(inc, released)
             self.s.held += len(self.held)
             self.held.clear()
+            self.held_digests.clear()
         await self._settle_second_mode(link)
         if plan.subscription:
             # Detach without closing: a durable subscription stays for the next time.
@@ -453,6 +469,8 @@ class _Receiver:
                     self.s.presettled += 1
                 elif plan.copy:
                     self.held.append(inc)
+                    if plan.check_copy:
+                        self.held_digests.append(hash(inc.delivery.payload))
                     inc.delivery.drop_payload()
                 else:
                     name, state = outcomes[i % len(outcomes)]
@@ -483,8 +501,19 @@ class _Receiver:
                 await link.wait_changed(deadline, "the peer did not settle our outcomes (settle-mode second)")
         self.second_mode_waits.clear()
 
-    async def _check_copy(self, client: Client, seen: int) -> None:
-        """A second copy link while the first holds its deliveries (see the module doc)."""
+    async def _check_copy(self, client: Client, seen: int, by_identity: bool = False) -> None:
+        """A second copy link while the first holds its deliveries (see the module doc).
+
+        `by_identity` (the first link stopped at --count, not at the end): a peer that
+        consumed still has other messages to show, so what counts is whether the second
+        link sees the same messages (by their bytes). Messages that cannot be told apart
+        (the same bytes twice among those held) make that check impossible: it is then
+        reported as not done."""
+        if by_identity and len(set(self.held_digests)) < len(self.held_digests):
+            self.s.copy_unchecked = "identical messages: cannot tell a copy from the next ones"
+            self._warn("warning: whether the peer copied or consumed was not checked: with "
+                       "--count, identical messages cannot be told apart")
+            return
         probe = await client.open_receiver(
             self.plan.address, source=source_for(self.plan), name=None,
         )
@@ -501,11 +530,18 @@ class _Receiver:
             if not inc.settled:
                 probe.settle(inc, released)
         await probe.close()
-        if len(got) < seen:
-            self.s.copy_consumed = seen - len(got)
+        if by_identity:
+            from collections import Counter
+
+            same = Counter(self.held_digests) & Counter(hash(inc.delivery.payload) for inc in got)
+            copied = sum(same.values())
+        else:
+            copied = len(got)
+        if copied < seen:
+            self.s.copy_consumed = seen - copied
             self._warn(
                 f"warning: the peer accepted distribution-mode copy but a second browse saw "
-                f"{len(got)} of the {seen} messages: it delivered them as consumed, not copied. "
+                f"{copied} of the {seen} messages: it delivered them as consumed, not copied. "
                 f"They are released back to it now (their order and delivery counts may change)."
             )
         else:
