@@ -22,9 +22,11 @@ not hundreds of thousands. Use the file reader (`read_capture`) for capture file
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
+import weakref
 from collections.abc import Collection, Iterator
 from typing import Any
 
@@ -69,6 +71,55 @@ def _failed(what: str, e: Exception) -> UserError:
     return UserError(f"{what} failed: {first}", Exit.USAGE)
 
 
+def _track_tasks(cap: Any) -> weakref.WeakSet[asyncio.Future[Any]]:
+    """Every task pyshark starts on its event loop from now on (for `_close`)."""
+    tasks: weakref.WeakSet[asyncio.Future[Any]] = weakref.WeakSet()
+    loop = getattr(cap, "eventloop", None)
+    if loop is None:
+        return tasks
+    previous = loop.get_task_factory()
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        task = (previous(loop, coro, **kwargs) if previous is not None
+                else asyncio.Task(coro, loop=loop, **kwargs))
+        tasks.add(task)
+        return task
+
+    loop.set_task_factory(factory)
+    cap._amqp_task_factory = previous
+    return tasks
+
+
+def _close(cap: Any, packets: Any, tasks: weakref.WeakSet[asyncio.Future[Any]]) -> None:
+    """Stop tshark and leave pyshark's event loop with no task exception unretrieved.
+
+    A Ctrl-C (or SIGTERM) while pyshark waits for the next packet leaves its read task
+    pending; stopping tshark (in pyshark's own cleanup, or here) ends that task with an
+    EOFError nobody retrieves, which asyncio prints as "Task exception was never
+    retrieved" and a traceback at exit. Every task pyshark started is finished (cancelled
+    if tshark's end did not finish it) and whatever it ended with is retrieved."""
+    loop = getattr(cap, "eventloop", None)
+    try:
+        cap.close()
+    finally:
+        close = getattr(packets, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()  # pyshark's own generator: its cleanup finds tshark gone
+        started = list(tasks)
+        unfinished = [t for t in started if not t.done()]
+        if unfinished and loop is not None and not loop.is_closed() and not loop.is_running():
+            for task in unfinished:
+                task.cancel()
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(asyncio.gather(*unfinished, return_exceptions=True))
+        for task in started:
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: asyncio stays quiet about it
+        if loop is not None and hasattr(cap, "_amqp_task_factory"):
+            loop.set_task_factory(cap._amqp_task_factory)
+
+
 def _drain(tracker: FlowTracker) -> Iterator[Event]:
     out = tracker.events
     if out:
@@ -92,6 +143,7 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     try:
         cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, use_json=True,
                                   include_raw=True, tshark_path=tshark_path)
+        tasks = _track_tasks(cap)
         packets = cap.sniff_continuously(packet_count=packet_count)
     except Exception as e:  # noqa: BLE001 - see _failed
         raise _failed(f"live capture on {interface}", e) from None
@@ -108,7 +160,7 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                 tracker.feed(_time_ns(pkt.sniff_timestamp), *seg)
                 yield from _drain(tracker)
     finally:
-        cap.close()
+        _close(cap, packets, tasks)
     tracker.finish()
     yield from _drain(tracker)
 
@@ -205,9 +257,11 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     try:
         if source is not None:
             cap = pyshark.FileCapture(source, keep_packets=False, **common)
+            tasks = _track_tasks(cap)
             packets = iter(cap)
         elif interface is not None:
             cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
+            tasks = _track_tasks(cap)
             packets = cap.sniff_continuously(packet_count=packet_count)
         else:
             raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
@@ -250,6 +304,6 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
                              (flags & (FIN | RST)) | (PSH if data else 0), data)
             yield from _drain(tracker)
     finally:
-        cap.close()
+        _close(cap, packets, tasks)
     tracker.finish()
     yield from _drain(tracker)
