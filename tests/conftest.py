@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from proton import Message
 
+from tests.net.servepeer import ServePeers
 from tests.paths import REPO_ROOT, SCRIPTS_DIR, SHARED_DIR, TESTDATA_DIR
 from tests.peers.broker import Broker
 from tests.peers.direct import DirectReceiver, DirectSender
@@ -175,3 +176,12 @@ def direct_sender(peers: Callable[[PeerThread], Any]) -> Callable[..., DirectSen
         return peers(DirectSender(messages, **kwargs))  # type: ignore[no-any-return]
 
     return make
+
+
+@pytest.fixture
+def serve() -> Iterator[ServePeers]:
+    """`amqp serve` processes for a test (tests/net/servepeer.py), stopped after it. The
+    peer tests (tests/peer/conftest.py) have their own in-process `serve`."""
+    peers = ServePeers()
+    yield peers
+    peers.close()

@@ -462,16 +462,7 @@ class Session:
             return False
         did = int(did)
         receiver = link.receiver
-        # _count_transfer, inlined
-        nxt = self.next_outgoing_id
-        tid = nxt[side]
-        nxt[side] = (tid + 1) & serial.MASK
-        self.transfers[side] += 1
-        lim = self.in_high[receiver]
-        if lim is not None and not 0 < ((lim - tid) & serial.MASK) < serial.HALF:
-            conn.violation("transfer-beyond-window",
-                           f"transfer-id {tid} outside the incoming window (limit {lim})",
-                           session=self, link=link)
+        self._count_transfer(side, receiver, link)
         time = conn.time
         link.deliveries += 1
         self.deliveries[side] += 1

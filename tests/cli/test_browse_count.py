@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,13 +17,6 @@ from tests.net.servepeer import ServePeers, cli_env
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def serve() -> Iterator[ServePeers]:
-    peers = ServePeers()
-    yield peers
-    peers.close()
 
 
 def test_browse_count_says_first_and_still_checks_copy(rabbitmq_url: str) -> None:

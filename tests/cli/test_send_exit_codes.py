@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,13 +13,6 @@ from amqpcli.errors import Exit, UserError
 from amqpcli.net.sending import SendSummary, summary_exit
 from tests.net.clirun import amqp
 from tests.net.servepeer import ServePeers
-
-
-@pytest.fixture
-def serve() -> Iterator[ServePeers]:
-    peers = ServePeers()
-    yield peers
-    peers.close()
 
 
 @pytest.mark.parametrize(

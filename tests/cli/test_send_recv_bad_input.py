@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,13 +15,6 @@ from tests.net.servepeer import ServePeers, cli_env
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def serve() -> Iterator[ServePeers]:
-    peers = ServePeers()
-    yield peers
-    peers.close()
 
 
 def _one_line_error(r: subprocess.CompletedProcess[str], code: int, text: str) -> None:

@@ -4,7 +4,7 @@ project's own peer (`amqpcli.peer.Server`) on the same event loop: loopback only
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Self
+from typing import Any
 
 from amqpcli.cli.options import build_config
 from amqpcli.codec import composites as c
@@ -13,22 +13,7 @@ from amqpcli.engine.endpoint import Endpoint
 from amqpcli.net.client import Client
 from amqpcli.net.transport import Transport
 from amqpcli.peer import Broker, Server
-
-
-class DepthLock:
-    """A re-entrant stand-in for a lock that says whether it is held."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.entered = 0
-
-    def __enter__(self) -> Self:
-        self.depth += 1
-        self.entered += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.depth -= 1
+from tests.locks import DepthLock
 
 
 class Tap:

@@ -3,8 +3,6 @@ empty message (the template's body cache took None for "nothing encoded yet").""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from amqpcli.codec import composites as c
@@ -12,13 +10,6 @@ from amqpcli.codec.message import Message
 from amqpcli.net.outgoing import MessageTemplate
 from tests.net.clirun import amqp, json_lines
 from tests.net.servepeer import ServePeers
-
-
-@pytest.fixture
-def serve() -> Iterator[ServePeers]:
-    peers = ServePeers()
-    yield peers
-    peers.close()
 
 
 def test_value_body_null_is_an_amqp_value_section() -> None:

@@ -4,7 +4,7 @@ broker through, driven by our own client on the same event loop (loopback only).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Self
+from typing import Any
 
 from amqpcli.cli.options import build_config
 from amqpcli.codec import composites as c
@@ -12,22 +12,7 @@ from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.engine import ConnectionOpened, MessageReceived
 from amqpcli.net.client import Client
 from amqpcli.peer import Broker, Faults, PeerConnection, Server
-
-
-class DepthLock:
-    """A re-entrant stand-in for a lock that says whether it is held."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-        self.entered = 0
-
-    def __enter__(self) -> Self:
-        self.depth += 1
-        self.entered += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.depth -= 1
+from tests.locks import DepthLock
 
 
 class WatchedBroker(Broker):
