@@ -7,59 +7,18 @@ import asyncio
 from typing import Any
 
 from amqpcli.cli.options import build_config
-from amqpcli.codec import composites as c
 from amqpcli.engine import ConnectionOpened, LinkAttached, MessageReceived
 from amqpcli.engine.endpoint import Endpoint
 from amqpcli.net.client import Client
 from amqpcli.net.transport import Transport
 from amqpcli.peer import Broker, Server
-from tests.locks import DepthLock
-
-
-class Tap:
-    def __init__(self, lock: DepthLock | None = None) -> None:
-        self.lock = lock
-        self.out = bytearray()
-        self.into = bytearray()
-        self.unlocked = 0
-
-    def _check(self) -> None:
-        if self.lock is not None and self.lock.depth == 0:
-            self.unlocked += 1
-
-    def received(self, data: bytes, time: float) -> None:
-        self._check()
-        self.into += data
-
-    def sent(self, data: bytes) -> None:
-        self._check()
-        self.out += data
+from tests.hooks import DepthLock, Tap, round_trip
 
 
 async def _serve(**kw: Any) -> tuple[Server, str]:
     server = Server(("127.0.0.1", 0), Broker(), **kw)
     host, port = await server.start()
     return server, f"amqp://{host}:{port}"
-
-
-async def _traffic(client: Client) -> list[bytes]:
-    """Three messages through queue q and back."""
-    sender = await client.open_sender("q")
-    ps = [sender.send(f"m{i}".encode(), settled=False) for i in range(3)]
-    for p in ps:
-        await asyncio.wait_for(p.wait(), 10)
-    receiver = await client.open_receiver("q")
-    receiver.flow(3)
-    got = []
-    for _ in range(3):
-        inc = await receiver.get(10)
-        assert inc is not None
-        receiver.settle(inc, c.Accepted())
-        got.append(inc.payload)
-    receiver.flush_settlements()
-    await receiver.close()
-    await sender.close()
-    return got
 
 
 def test_hooks_see_the_engine_its_events_and_bytes_under_the_lock() -> None:
@@ -88,7 +47,7 @@ def test_hooks_see_the_engine_its_events_and_bytes_under_the_lock() -> None:
         try:
             client = await Client.connect(build_config(f"{url}/q"), on_engine=on_engine,
                                           on_events=on_events, lock=lock)
-            got = await _traffic(client)
+            got = await round_trip(client, 3)
             await client.close()
             await asyncio.sleep(0.05)  # the peer reads the close
             return got
@@ -114,7 +73,7 @@ def test_no_hooks_change_nothing() -> None:
         server, url = await _serve()
         try:
             client = await Client.connect(build_config(f"{url}/q"))
-            got = await _traffic(client)
+            got = await round_trip(client, 3)
             await client.close()
             return client, got
         finally:

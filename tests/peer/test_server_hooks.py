@@ -7,12 +7,11 @@ import asyncio
 from typing import Any
 
 from amqpcli.cli.options import build_config
-from amqpcli.codec import composites as c
 from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.engine import ConnectionOpened, MessageReceived
 from amqpcli.net.client import Client
 from amqpcli.peer import Broker, Faults, PeerConnection, Server
-from tests.locks import DepthLock
+from tests.hooks import DepthLock, Tap, round_trip
 
 
 class WatchedBroker(Broker):
@@ -43,39 +42,11 @@ class WatchedBroker(Broker):
         super().disconnect(conn)
 
 
-class Tap:
-    def __init__(self) -> None:
-        self.into = bytearray()
-        self.out = bytearray()
-
-    def received(self, data: bytes, time: float) -> None:
-        self.into += data
-
-    def sent(self, data: bytes) -> None:
-        self.out += data
-
-
 async def _send_and_receive(url: str, tap: Tap | None = None) -> list[bytes]:
     client = await Client.connect(build_config(f"{url}/q"),
                                   on_engine=None if tap is None else lambda e: e.set_tap(tap))
     try:
-        sender = await client.open_sender("q")
-        ps = [sender.send(f"m{i}".encode(), settled=False) for i in range(2)]
-        for p in ps:
-            await asyncio.wait_for(p.wait(), 10)
-            assert isinstance(p.state, c.Accepted)
-        receiver = await client.open_receiver("q")
-        receiver.flow(2)
-        got = []
-        for _ in range(2):
-            inc = await receiver.get(10)
-            assert inc is not None
-            receiver.settle(inc, c.Accepted())
-            got.append(inc.payload)
-        receiver.flush_settlements()
-        await receiver.close()
-        await sender.close()
-        return got
+        return await round_trip(client, 2)
     finally:
         await client.close()
 
