@@ -122,7 +122,7 @@ class Dissector:
         events = read_capture(sources, ports=self.ports, decoder=self.decoder)
         return self._run(events, from_files=True)
 
-    def run(self, events: Iterable[Any], counted: bool = False) -> Iterator[Record]:
+    def run(self, events: Iterable[Any]) -> Iterator[Record]:
         """Records of any stream of capture events (live, decrypted, crafted)."""
         return self._run(events, from_files=False)
 

@@ -253,16 +253,11 @@ class Connection:
         body = frame.body
         cls = body.__class__
         try:
-            # transfers and dispositions, most of the frames, straight to their session
-            # (what `_transfer` and `_disposition` do)
+            # transfers and dispositions, most of the frames, without the table look-up
             if cls is _TRANSFER:
-                s = self.channels[side].get(frame.channel)
-                if s is not None or (s := self._session(side, frame, body)) is not None:
-                    s.on_transfer(side, body, frame.payload)
+                self._transfer(side, frame, body)
             elif cls is _DISPOSITION:
-                s = self.channels[side].get(frame.channel)
-                if s is not None or (s := self._session(side, frame, body)) is not None:
-                    s.on_disposition(side, body)
+                self._disposition(side, frame, body)
             elif body is None:
                 self._events.append(Heartbeat(side, time))
             else:

@@ -38,7 +38,7 @@ class Observer:
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
         """One item from the frame reader: a `Frame`, `ProtocolHeader` or `FrameError`."""
         conn = self.connection
-        if item.__class__ is Frame or isinstance(item, Frame):
+        if isinstance(item, Frame):
             return conn.on_frame(side, item, time)
         if isinstance(item, ProtocolHeader):
             return conn.on_header(side, item, time)

@@ -20,7 +20,6 @@ from amqpcli.codec import composites as c
 from . import serial
 from .delivery import (
     _TERMINAL,
-    _TERMINAL_NAMES,
     FINAL,
     Delivery,
     Phase,
@@ -55,7 +54,6 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
 }
 
 UNSETTLED = Phase.UNSETTLED
-_new_delivery = object.__new__  # Delivery without __init__: `_one_frame` sets every slot
 SETTLED = Phase.SETTLED
 RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
 
@@ -464,6 +462,11 @@ class Session:
         receiver = link.receiver
         self._count_transfer(side, receiver, link)
         time = conn.time
+        d = Delivery(link, side, receiver, tag)
+        d.first_time = time
+        mf = t.message_format
+        if mf:
+            d.message_format = int(mf)
         link.deliveries += 1
         self.deliveries[side] += 1
         settled = t.settled is True
@@ -483,33 +486,17 @@ class Session:
                            session=self, link=link)
         if self.first_id[side] is None:
             self.first_id[side] = did
-        # the Delivery, every slot set once (what Delivery.__init__ and the steps of the
-        # general path would leave)
-        d = _new_delivery(Delivery)
-        d.link = link
         d.session = self
-        d.sender = side
-        d.receiver = receiver
         d.delivery_id = did
-        d.tag = tag
-        mf = t.message_format
-        d.message_format = int(mf) if mf else 0
-        d.timeline = [new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
-                                                settled, False, n, ""))]
         d.frames = 1
         d.size = n
-        d._chunks = [payload] if n and conn.keep_payload and side != conn.local else []
-        d.batchable = bool(t.batchable)
-        d.receiver_settled = False
-        d.sender_state = None
-        d.receiver_state = None
-        d.first_time = time
-        d.txn_id = None
-        d.txn_request = None
-        d.resumed = False
-        d.aborted = False
-        d.rcv_settle_mode = None
+        if n and conn.keep_payload and side != conn.local:
+            d._chunks.append(payload)
+        if t.batchable:
+            d.batchable = True
         d.payload_ready = True
+        d.timeline.append(new_entry(TimelineEntry, (time, side, "transfer", conn.frame_no, None,
+                                                    settled, False, n, "")))
         lean_rcv = conn.lean and conn.local == receiver
         if settled:
             d.sender_settled = True
@@ -517,10 +504,6 @@ class Session:
             d.settled_by = side
             d.phase = Phase.SETTLED  # queued --last-settled--> settled
         else:
-            d.sender_settled = False
-            d.presettled = False
-            d.settled_by = None
-            d.settled_time = None
             d.phase = Phase.UNSETTLED  # queued --last--> unsettled
             infl[did] = d
             link.live[tag] = d
@@ -768,59 +751,10 @@ class Session:
         settled = bool(disp.settled)
         state = disp.state
         if settled and state.__class__ in _TERMINAL and bool(disp.role) == RECEIVER:
-            if len(found) == 1 and not conn.lean:
-                self._settle_one(found[0], side, state)
-            else:
-                self._settle_received(found, side, state)
+            self._settle_received(found, side, state)
             return
         for d in found:
             self._dispose(d, side, state, settled)
-
-    def _settle_one(self, d: Delivery, side: str, state: Any) -> None:
-        """`_settle_received` for one delivery, outside the lean endpoint roles: most
-        dispositions an observer sees settle one delivery."""
-        link = d.link
-        if (link.rcv_mode == 1 or d.phase != UNSETTLED or d.receiver_state is not None
-                or d.sender_state is not None or d.sender_settled or d.receiver_settled
-                or d.txn_request is not None or d.rcv_settle_mode is not None):
-            self._dispose(d, side, state, True)
-            return
-        conn = self.conn
-        time = conn.time
-        events = conn._events
-        sender = conn.other[side]
-        d.receiver_state = state
-        d.receiver_settled = True
-        d.phase = SETTLED  # unsettled --rcv-settle--> settled
-        d.settled_by = side  # the first to settle: nothing was settled before
-        e = new_entry(TimelineEntry, (time, side, "disposition", conn.frame_no, state, True,
-                                      False, 0, ""))
-        d.timeline.append(e)
-        if conn.updates:
-            events.append(DeliveryUpdated(d, e, time))
-        # _finish
-        d.settled_time = time
-        tag = d.tag
-        link.live.pop(tag, None)
-        unsettled = link.unsettled
-        unsettled[sender].pop(tag, None)
-        unsettled[side].pop(tag, None)
-        if link.current is d:
-            link.current = None
-        link.settled_count += 1
-        name = _TERMINAL_NAMES[state.__class__]  # (state_name)
-        outcomes = link.outcomes
-        outcomes[name] = outcomes.get(name, 0) + 1
-        did: int = d.delivery_id  # type: ignore[assignment]  # in flight: it has one
-        infl = self.inflight[sender]
-        if infl.get(did) is d:
-            del infl[did]
-        recent = self.recent[sender]
-        recent[did] = side
-        while len(recent) > RECENT_LIMIT:
-            recent.popitem(last=False)
-        if conn.settled_events:
-            events.append(DeliverySettled(d, time))
 
     def _settle_received(self, found: list[Delivery], side: str, state: Any) -> None:
         """A receiver's disposition that settles `found` with a terminal outcome: what
