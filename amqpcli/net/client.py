@@ -31,7 +31,8 @@ from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport
 from amqpcli.net.transport import now as _now
 
-__all__ = ["Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink", "connect_retrying"]
+__all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink",
+           "connect_retrying", "forced_close"]
 
 _FLUSH_EVERY = 256  # sends between hand-offs to the socket when credit never runs out
 LOCAL = "client"
@@ -65,6 +66,21 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
             if not delays or not getattr(e, "retryable", False):
                 raise
             await asyncio.sleep(delays.pop(0))
+
+
+FORCED = "amqp:connection:forced"
+
+
+def forced_close(client: Client | None, error: BaseException) -> bool:
+    """Whether `error` is the peer closing the connection with ``amqp:connection:forced``
+    (an operator or a broker shutting down dropped us, or `amqp serve --close-after`):
+    a lost connection, to reconnect after as docs/serve.md says, not a refusal."""
+    if client is None or error is not client.error:
+        return False
+    conn = getattr(client.engine, "connection", None)
+    close = conn.close.get(REMOTE) if conn is not None else None
+    err = getattr(close, "error", None)
+    return err is not None and str(err.condition) == FORCED
 
 
 class ConnectionLost(Exception):

@@ -32,6 +32,7 @@ from amqpcli.net.client import (
     ReceiverLink,
     close_interrupted,
     connect_retrying,
+    forced_close,
 )
 from amqpcli.net.config import ConnectionConfig
 
@@ -304,8 +305,14 @@ class _Receiver:
             while True:
                 try:
                     client = await connect_retrying(self.cfg, attempts, self._warn)
-                    await self._session(client)
-                    await client.close()
+                    try:
+                        await self._session(client)
+                        await client.close()
+                    except UserError as e:
+                        if forced_close(client, e):
+                            # Unsettled deliveries go back to the peer and come again.
+                            raise ConnectionLost(e) from None
+                        raise
                     client = None
                     break
                 except ConnectionLost as e:

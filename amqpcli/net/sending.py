@@ -18,13 +18,13 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
-    REMOTE,
     Client,
     ConnectionLost,
     Pending,
     SenderLink,
     close_interrupted,
     connect_retrying,
+    forced_close,
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
@@ -156,17 +156,6 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
     return Exit.OK, ""
 
 
-FORCED = "amqp:connection:forced"
-
-
-def _forced_close(client: Client) -> bool:
-    """Whether the peer closed the connection with ``amqp:connection:forced``."""
-    conn = getattr(client.engine, "connection", None)
-    close = conn.close.get(REMOTE) if conn is not None else None
-    err = getattr(close, "error", None)
-    return err is not None and str(err.condition) == FORCED
-
-
 def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage]) -> SendSummary:
     return run_interruptible(_Sender(cfg, plan).run(messages))
 
@@ -276,9 +265,7 @@ class _Sender:
                         await self._wait_confirmed(client)
                         await client.close()
                     except UserError as e:
-                        if _forced_close(client):
-                            # An operator (or `amqp serve --close-after`) dropped us: a
-                            # lost connection, to reconnect after as docs/serve.md says.
+                        if forced_close(client, e):
                             raise ConnectionLost(e) from None
                         raise
                     client = None
