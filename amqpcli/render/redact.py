@@ -121,6 +121,7 @@ def secret_spans(data: bytes | bytearray) -> list[tuple[int, int]]:
             if span is not None:
                 spans.append(span)
             at = data.find(descriptor, at + 1)
+    spans += secret_spans_010(data)
     return sorted(spans)
 
 
@@ -199,3 +200,182 @@ def redact_010_fields(method: Any, show_secrets: bool = False) -> dict[str, Any]
         return fields
     fields["response"] = redact_plain_response(response) if mechanism == "PLAIN" else MASK
     return fields
+
+
+# --- AMQP 0-10 in raw bytes ----------------------------------------------------------------
+#
+# connection.start-ok (class 1, control 2: client-properties map, mechanism str8, response
+# vbin32, locale str8) and connection.secure-ok (1, 4: response vbin32) are control segments:
+# a 12-octet frame header (flags, segment type 0, size, reserved, track 0, channel, four
+# reserved zeros), then class and control codes, two octets of packing flags and the fields.
+
+_CODES_010 = {b"\x01\x02": 4, b"\x01\x04": 1}  # codes → how many fields the control has
+_HEADER_010 = 12
+_ZEROS = b"\x00\x00\x00\x00"
+
+
+def _header_010_checks(data: bytes, h: int) -> int:
+    """How many of five marks of the first frame of a control segment the 12 octets at `h`
+    carry: format 0 with the first-frame bit, segment type 0, reserved octet 4, track 0 and
+    the four reserved octets at the end."""
+    return (
+        (data[h] & 0xF2 == 0x02)
+        + (data[h + 1] == 0)
+        + (data[h + 4] == 0)
+        + (data[h + 5] == 0)
+        + (data[h + 8:h + 12] == _ZEROS)
+    )
+
+
+def _segment_010(data: bytes, h: int) -> tuple[bytes, list[tuple[int, int]], bool]:
+    """The payload of the control segment whose first frame starts at `h`, its frames'
+    payloads joined: (payload, [(payload index, data offset) of each frame's payload],
+    complete). Continuation frames are followed while their headers say so; the segment
+    is complete when a frame marked last ends inside `data`."""
+    payload = bytearray()
+    chunks: list[tuple[int, int]] = []
+    at = h
+    while True:
+        size = int.from_bytes(data[at + 2:at + 4], "big")
+        chunks.append((len(payload), at + _HEADER_010))
+        payload += data[at + _HEADER_010:at + max(size, _HEADER_010)]
+        if size < _HEADER_010 or at + size > len(data):
+            return bytes(payload), chunks, False
+        if data[at] & 0x01:  # the segment's last frame
+            return bytes(payload), chunks, True
+        at += size
+        if not (
+            at + _HEADER_010 <= len(data)
+            and data[at] & 0xF2 == 0
+            and data[at + 1] == 0
+            and data[at + 4] == 0
+            and data[at + 5] == 0
+            and data[at + 6:at + 8] == data[h + 6:h + 8]
+            and data[at + 8:at + 12] == _ZEROS
+        ):
+            return bytes(payload), chunks, False
+
+
+def _to_data(chunks: list[tuple[int, int]], i: int) -> int:
+    """The data offset of payload index `i` (past the last frame: as if it went on)."""
+    start, at = next(c for c in reversed(chunks) if c[0] <= i)
+    return at + i - start
+
+
+_SASL_NAME = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def _response_010(payload: bytes, fields: int, complete: bool) -> tuple[int, int, bool] | None:
+    """Where the SASL response of a start-ok (`fields` 4) or secure-ok (1) may be in its
+    segment's `payload` (class and control codes first): (start, stop, trusted), or None
+    for a response that holds no secret (ANONYMOUS, EXTERNAL, or none at all), each
+    field read as the spec has it. Untrusted, the range starts at the first octet that
+    cannot be accounted for and reaches to the end of the segment (or further, as far as
+    the response's own size says)."""
+    from amqpcli.amqp010.codec import decode_value
+    from amqpcli.amqp010.errors import DecodeError
+
+    end = len(payload)
+    pos = 2
+    if pos + 2 > end:
+        return (pos, end, False)
+    flags = int.from_bytes(payload[pos:pos + 2], "little")
+    if flags >> fields:
+        return (pos, end, False)
+    pos += 2
+    mechanism = None
+    if fields == 4:
+        if flags & 1:  # client-properties
+            try:
+                _, pos = decode_value("map", payload, pos, end)
+            except (DecodeError, ValueError, OverflowError):
+                return (pos, end, False)
+        if not flags & 2:  # a start-ok always names its mechanism
+            return (pos, end, False)
+        n = payload[pos] if pos < end else 0
+        mechanism = payload[pos + 1:pos + 1 + n]
+        if not 1 <= n <= 20 or len(mechanism) != n or not set(mechanism) <= _SASL_NAME:
+            return (pos, end, False)
+        pos += 1 + n
+        response_bit = 4
+    else:
+        response_bit = 1
+    if not flags & response_bit:
+        return (pos, end, False)
+    if pos + 4 > end:
+        return (pos, end, False)
+    n = int.from_bytes(payload[pos:pos + 4], "big")
+    start, stop = pos + 4, pos + 4 + n
+    trusted = complete and stop <= end
+    if trusted and fields == 4 and flags & 8:  # the locale must end the segment
+        trusted = stop < end and stop + 1 + payload[stop] == end
+    elif trusted:
+        trusted = stop == end
+    if not trusted:
+        return (start, max(stop, end), False)
+    if n == 0 or mechanism in _OPEN_MECHANISMS:
+        return None
+    return (start, stop, True)
+
+
+def secret_spans_010(data: bytes | bytearray) -> list[tuple[int, int]]:
+    """Byte ranges of `data` that may hold the SASL response of an AMQP 0-10
+    connection.start-ok or secure-ok, for a hexdump to mask. A control is located by its
+    codes after a frame header that looks like its first frame (four of that header's
+    five fixed marks suffice), or by a frame header with all five marks followed by codes
+    one octet away from these controls' that do not decode as the control they name. When
+    any field does not read as it should, the range reaches to the end of the segment."""
+    data = bytes(data)
+    spans: list[tuple[int, int]] = []
+    for h in _candidates_010(data):
+        codes = data[h + _HEADER_010:h + _HEADER_010 + 2]
+        fields = _CODES_010.get(codes)
+        if fields is None:
+            if not (codes[0] == 1 or codes[1] in (2, 4)) or _header_010_checks(data, h) < 5:
+                continue
+        elif _header_010_checks(data, h) < 4:
+            continue
+        payload, chunks, complete = _segment_010(data, h)
+        if fields is None:
+            if _decodes_010(payload, complete):
+                continue
+            fields = 1 if codes[1] == 4 else 4
+        found = _response_010(payload, fields, complete)
+        if found is None:
+            continue
+        start, stop, trusted = found
+        first = _to_data(chunks, start)
+        last = _to_data(chunks, stop - 1) + 1 if stop > start else first
+        if not trusted:
+            last = max(last, _to_data(chunks, len(payload) - 1) + 1 if payload else first)
+        last = min(last, len(data))
+        if first < last:
+            spans.append((first, last))
+    return spans
+
+
+def _candidates_010(data: bytes) -> list[int]:
+    """Offsets that may hold the frame header of a start-ok or secure-ok: 12 octets before
+    their codes, or 8 before four zero octets (the header's reserved end)."""
+    found = set()
+    for pattern, back in ((b"\x01\x02", _HEADER_010), (b"\x01\x04", _HEADER_010), (_ZEROS, 8)):
+        at = data.find(pattern)
+        while at >= 0:
+            if at >= back:
+                found.add(at - back)
+            at = data.find(pattern, at + 1)
+    return sorted(h for h in found if h + _HEADER_010 + 2 <= len(data))
+
+
+def _decodes_010(payload: bytes, complete: bool) -> bool:
+    """True when a whole control segment's payload decodes as the control its codes name."""
+    from amqpcli.amqp010.codec import decode_method
+    from amqpcli.amqp010.errors import DecodeError
+
+    if not complete:
+        return False
+    try:
+        decode_method(payload, 0, len(payload), False)
+    except (DecodeError, ValueError, OverflowError):
+        return False
+    return True
