@@ -194,16 +194,27 @@ class _Link:
             raise self.error
 
     async def wait_changed(self, deadline: float | None, what: str) -> None:
-        self.changed.clear()
-        timeout = None if deadline is None else deadline - asyncio.get_running_loop().time()
-        if timeout is not None and timeout <= 0:
-            raise UserError(what, Exit.TIMEOUT)
-        try:
-            # asyncio.timeout, not wait_for: no task per wait (this runs per wake-up)
-            async with asyncio.timeout(timeout):
-                await self.changed.wait()
-        except TimeoutError:
-            raise UserError(what, Exit.TIMEOUT) from None
+        """Wait for a change on the link or its connection, then raise the failure if one
+        came; `what` is the timeout's error once `deadline` has passed.
+
+        A change is kept until a wait takes it: one that came before the call (while the
+        caller looked at its condition, wrote, or let the loop run) ends the wait at once.
+        So the loop "look; if not yet, wait_changed" misses no wake-up; at worst a change
+        the caller has already seen ends one wait early and it looks again. One waiter per
+        link at a time (a change taken by one wait is not there for another)."""
+        changed = self.changed
+        if not changed.is_set():
+            timeout = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            if timeout is not None and timeout <= 0:
+                raise UserError(what, Exit.TIMEOUT)
+            try:
+                # asyncio.timeout, not wait_for: no task per wait (this runs per wake-up)
+                async with asyncio.timeout(timeout):
+                    await changed.wait()
+            except TimeoutError:
+                raise UserError(what, Exit.TIMEOUT) from None
+        # Taken now, before the caller looks again: what changes from here on sets it anew.
+        changed.clear()
         self._check()
 
     async def close(self, keep: bool = False, timeout: float = 5.0) -> None:

@@ -414,9 +414,6 @@ class _Sender:
             deadline = asyncio.get_running_loop().time() + self.plan.timeout
             try:
                 while self.unconfirmed:
-                    # wait_changed forgets a wake-up that came before it was called (the
-                    # peer's close while we were writing): look first, then wait.
-                    sender._check()
                     await sender.wait_changed(deadline, "no outcome")
             except UserError as e:
                 if e.code != Exit.TIMEOUT:
