@@ -6,6 +6,11 @@ gives the same a block at a time, each packet as offsets into the block. Files a
 large blocks; a record that straddles two blocks costs one small join. Memory does not grow
 with the file: each block is released once no caller holds a view into it.
 
+`waiting`, where a reader takes it, is a context manager entered around every read of
+the file or stream (a pipe's read may block until more input comes): a caller that
+prints as it goes flushes its output there, and one that stops on a signal knows it can
+stop without leaving anything half done.
+
 Problems in the file raise `CaptureError` (a `UserError` with exit code DECODE) carrying
 the file offset; every packet before that offset has already been yielded.
 """
@@ -17,6 +22,7 @@ import heapq
 import os
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from operator import itemgetter
 from struct import Struct
 from typing import IO, Any
@@ -78,11 +84,13 @@ class _Blocks:
     partial download) gives every byte that could be decompressed first; the error comes
     with the next read, at the offset where the good bytes end."""
 
-    __slots__ = ("_closers", "_deferred", "_read", "first", "gzip", "name", "size")
+    __slots__ = ("_closers", "_deferred", "_read", "_waiting", "first", "gzip", "name", "size")
 
-    def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE) -> None:
+    def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE,
+                 waiting: AbstractContextManager[Any] | None = None) -> None:
         self.name = name
         self.size = size
+        self._waiting = waiting if waiting is not None else nullcontext()
         self._closers: list[IO[bytes]] = [f]
         self._deferred: Exception | None = None
         self.gzip = False
@@ -126,7 +134,8 @@ class _Blocks:
             if self._deferred is not None:
                 e, self._deferred = self._deferred, None
                 raise e
-            return read(self.size)  # type: ignore[no-any-return]
+            with self._waiting:
+                return read(self.size)  # type: ignore[no-any-return]
         except (OSError, EOFError, zlib.error) as e:
             if self.gzip:
                 problem = f"gzip data is corrupt or truncated: {e}"
@@ -163,25 +172,27 @@ class _Prefixed:
 
 
 def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
-                 block_size: int = BLOCK_SIZE) -> Iterator[Packet]:
+                 block_size: int = BLOCK_SIZE,
+                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Packet]:
     """Yield `(time_ns, linktype, data)` for each packet of one capture (pcap or pcapng,
     optionally gzip-compressed). `source` is a path or a binary stream (a pipe works).
-    The file is read `block_size` bytes at a time."""
-    for buf, records in read_batches(source, block_size=block_size):
+    The file is read `block_size` bytes at a time, each read inside `waiting`."""
+    for buf, records in read_batches(source, block_size=block_size, waiting=waiting):
         mv = memoryview(buf)
         for ts, linktype, start, stop in records:
             yield ts, linktype, mv[start:stop]
 
 
 def read_batches(source: str | os.PathLike[str] | IO[bytes], *,
-                 block_size: int = BLOCK_SIZE) -> Iterator[Batch]:
+                 block_size: int = BLOCK_SIZE,
+                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Batch]:
     """The packets of one capture a block at a time: `(block, records)` where each record
     is `(time_ns, linktype, start, stop)` and the packet is `block[start:stop]` (`block`
     is bytes). What `read_packets` yields, without an object per packet for the loops
     that read the headers in place (`read_capture`). A damaged file yields the records
     before the damage, then raises `CaptureError`."""
     name, f, own = _open(source)
-    blocks = _Blocks(name, f, block_size)
+    blocks = _Blocks(name, f, block_size, waiting)
     try:
         head = blocks.first
         while len(head) < 4:

@@ -28,6 +28,7 @@ import signal
 import subprocess
 import weakref
 from collections.abc import Collection, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
@@ -129,12 +130,13 @@ def _drain(tracker: FlowTracker) -> Iterator[Event]:
 
 def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                  ports: Collection[int] = (), all_flows: bool = False,
-                 packet_count: int | None = None, tshark_path: str | None = None
-                 ) -> Iterator[Event]:
+                 packet_count: int | None = None, tshark_path: str | None = None,
+                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
     """Events of the TCP flows seen live on `interface` (a BPF `bpf_filter` limits what is
     captured). Runs until `packet_count` packets were seen, or until the caller stops
     iterating (closing the generator stops tshark); open flows are then closed with
-    how="end"."""
+    how="end". Every wait for the next packet is inside `waiting` (see
+    `amqpcli.capture.files`)."""
     import pyshark
 
     _ensure_loop()
@@ -147,10 +149,12 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
         packets = cap.sniff_continuously(packet_count=packet_count)
     except Exception as e:  # noqa: BLE001 - see _failed
         raise _failed(f"live capture on {interface}", e) from None
+    wait = waiting if waiting is not None else nullcontext()
     try:
         while True:
             try:
-                pkt = next(packets)
+                with wait:
+                    pkt = next(packets)
             except StopIteration:
                 break
             except Exception as e:  # noqa: BLE001 - see _failed
@@ -231,13 +235,14 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
                 interface: str | None = None,
                 bpf_filter: str = "tcp", tls_ports: Collection[int] = (5671,),
                 ports: Collection[int] = (), all_flows: bool = False,
-                packet_count: int | None = None, tshark_path: str | None = None
-                ) -> Iterator[Event]:
+                packet_count: int | None = None, tshark_path: str | None = None,
+                waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
     """Events of the decrypted TLS flows in capture file `source` (or, with `source=None`
     and `interface`, a live interface), using the TLS session keys in `keylog_file`
     (None: only the keys a pcapng file carries in its decryption secrets blocks).
     `Data` offsets count plaintext bytes; TLS records tshark could not decrypt are
-    absent (no keys for that session: the flow has no Data)."""
+    absent (no keys for that session: the flow has no Data). Every wait for the next
+    packet is inside `waiting` (see `amqpcli.capture.files`)."""
     import pyshark
 
     if keylog_file is not None and not os.path.isfile(keylog_file):
@@ -272,10 +277,12 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     tracker = FlowTracker(ports, all_flows=all_flows)
     # synthetic sequence numbers: tshark already put each direction's bytes in order
     nxt: dict[tuple[str, int, str, int], int] = {}
+    wait = waiting if waiting is not None else nullcontext()
     try:
         while True:
             try:
-                pkt = next(packets)
+                with wait:
+                    pkt = next(packets)
             except StopIteration:
                 break
             except Exception as e:  # noqa: BLE001 - see _failed

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
+from contextlib import AbstractContextManager
 from heapq import heappop, heappush, heapreplace
 from typing import Any, BinaryIO
 
@@ -16,46 +17,51 @@ Source = str | os.PathLike[str] | BinaryIO
 
 
 def _guarded(source: Source, errors: list[CaptureError] | None,
-             block_size: int = BLOCK_SIZE) -> Generator[Packet, None, None]:
+             block_size: int = BLOCK_SIZE,
+             waiting: AbstractContextManager[Any] | None = None
+             ) -> Generator[Packet, None, None]:
     """One file's packets; its error ends that file only and is kept for the caller to
     raise once the other files are done (`errors=None`: ignored, for a first look)."""
     try:
-        yield from read_packets(source, block_size=block_size)
+        yield from read_packets(source, block_size=block_size, waiting=waiting)
     except CaptureError as e:
         if errors is not None:
             errors.append(e)
 
 
-def merge_files(sources: list[Source], errors: list[CaptureError]) -> Iterator[Packet]:
+def merge_files(sources: list[Source], errors: list[CaptureError],
+                waiting: AbstractContextManager[Any] | None = None) -> Iterator[Packet]:
     """The packets of several captures merged by time, opening each file only when the
     merged stream reaches its first packet: files that follow each other in time (a
     ring buffer's) are read one at a time, so a long set costs no more memory or file
-    handles than the files that overlap. Each file's errors are appended to `errors`."""
+    handles than the files that overlap. Each file's errors are appended to `errors`;
+    every read is inside `waiting` (see `amqpcli.capture.files`)."""
     # (first time, index, open iterator, its first packet); paths are peeked and closed
-    waiting: list[tuple[int, int, Generator[Packet, None, None] | None, Packet | None]] = []
+    queued: list[tuple[int, int, Generator[Packet, None, None] | None, Packet | None]] = []
     for i, s in enumerate(sources):
         is_path = isinstance(s, (str, os.PathLike))
-        it = _guarded(s, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
+        it = _guarded(s, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE,
+                      waiting)
         first = next(it, None)
         if first is None:
             if is_path:  # read it again for its error, if it has one
-                for _ in _guarded(s, errors):
+                for _ in _guarded(s, errors, waiting=waiting):
                     pass
             continue
         if is_path:
             it.close()
-            waiting.append((first[0], i, None, None))
+            queued.append((first[0], i, None, None))
         else:
-            waiting.append((first[0], i, it, first))
-    waiting.sort(key=lambda w: (w[0], w[1]))
+            queued.append((first[0], i, it, first))
+    queued.sort(key=lambda w: (w[0], w[1]))
     heap: list[tuple[int, int, Packet, Generator[Packet, None, None]]] = []
     wi = 0
     while True:
-        while wi < len(waiting) and (not heap or waiting[wi][0] <= heap[0][0]):
-            _t, i, opened, first = waiting[wi]
+        while wi < len(queued) and (not heap or queued[wi][0] <= heap[0][0]):
+            _t, i, opened, first = queued[wi]
             wi += 1
             if opened is None:
-                opened = _guarded(sources[i], errors)
+                opened = _guarded(sources[i], errors, waiting=waiting)
                 first = next(opened, None)
             if first is not None:
                 heappush(heap, (first[0], i, first, opened))
@@ -65,7 +71,7 @@ def merge_files(sources: list[Source], errors: list[CaptureError]) -> Iterator[P
         yield p
         if len(heap) == 1:
             # the only open file: stream it until the next file's first packet is due
-            limit = waiting[wi][0] if wi < len(waiting) else None
+            limit = queued[wi][0] if wi < len(queued) else None
             for p in cur:
                 if limit is not None and p[0] > limit:
                     heapreplace(heap, (p[0], i, p, cur))
@@ -90,6 +96,7 @@ def read_capture(
     gap_timeout: float = 30.0,
     tracker: FlowTracker | None = None,
     decoder: PacketDecoder | None = None,
+    waiting: AbstractContextManager[Any] | None = None,
 ) -> Iterator[Event]:
     """Events (`Opened`, `Data`, `Gap`, `Closed`) of the TCP flows in one or more capture
     files, merged by time. See `amqpcli.capture.tcp` for what each event means.
@@ -105,10 +112,11 @@ def read_capture(
     if tracker is None:
         tracker = FlowTracker(ports, all_flows=all_flows, max_buffer=max_buffer,
                               gap_timeout=gap_timeout)
-    return _read(srcs, tracker, decoder or PacketDecoder())
+    return _read(srcs, tracker, decoder or PacketDecoder(), waiting)
 
 
-def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder) -> Iterator[Event]:
+def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
+          waiting: AbstractContextManager[Any] | None) -> Iterator[Event]:
     """`read_capture`'s events (one generator, so every event is handed out from here).
 
     One file's packets are read in place, block by block (no object per packet); the
@@ -127,7 +135,7 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder) -> Itera
             ip_off = min_len = 0
             ipv4: object = None
             try:
-                for buf, records in read_batches(srcs[0]):
+                for buf, records in read_batches(srcs[0], waiting=waiting):
                     for ts, linktype, start, stop in records:
                         count += 1
                         if linktype != last_linktype:
@@ -163,7 +171,7 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder) -> Itera
                 dec.packets = count  # (also when the file's damage ends the loop)
         else:
             decode = dec.decode
-            for ts, linktype, data in merge_files(srcs, errors):
+            for ts, linktype, data in merge_files(srcs, errors, waiting):
                 seg = decode(linktype, data)
                 if seg is not None:
                     feed(ts, *seg)

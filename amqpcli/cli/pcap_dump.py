@@ -7,6 +7,7 @@ import gc
 import itertools
 import json
 import os
+import signal
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -68,8 +69,63 @@ class Out:
                 sys.stdout.flush()
 
 
+class Stopping:
+    """Ctrl-C or SIGTERM during a dump stops the reading, and what was seen is still
+    shown: the records so far, what was left open at that point, the end views; then
+    the run exits 130.
+
+    It is the capture readers' `waiting` (entered around every wait for input): there
+    the output is flushed first, so lines come as traffic flows, from a pipe too, and a
+    signal ends the wait at once (nothing is half done in a wait). Anywhere else a signal
+    only sets `stopped[0]`, which the record loop checks between records. A second
+    signal is ignored: the end is on its way."""
+
+    def __init__(self, out: Out) -> None:
+        self.out = out
+        self.stopped = [False]
+        self._in_wait = False
+        self._previous: list[tuple[int, Any]] = []
+
+    def __enter__(self) -> None:
+        self.out.flush()
+        sys.stdout.flush()
+        if self.stopped[0]:
+            raise KeyboardInterrupt
+        self._in_wait = True
+
+    def __exit__(self, *exc: object) -> None:
+        self._in_wait = False
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.stopped[0]:
+            return
+        self.stopped[0] = True
+        if self._in_wait:
+            raise KeyboardInterrupt
+
+    def install(self) -> None:
+        """Take SIGINT and SIGTERM (in the main thread: only it gets signals)."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous.append((sig, signal.signal(sig, self._on_signal)))
+            except ValueError:  # not the main thread (threading is not imported for this)
+                return
+
+    def restore(self) -> None:
+        for sig, handler in self._previous:
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+
+STDIN = "-"  # as a capture file: standard input
+
+
+def _source(f: Path) -> Any:
+    return sys.stdin.buffer if str(f) == STDIN else str(f)
+
+
 def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
-            bpf: str | None, count: int | None) -> Iterator[Any]:
+            bpf: str | None, count: int | None, stop: Stopping) -> Iterator[Any]:
     """Records from files, a live interface, or TLS decryption."""
     ports = sorted(dis.ports)
     if live is not None:
@@ -78,9 +134,9 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
         flt = bpf or "tcp and (" + " or ".join(f"port {p}" for p in {*ports, 5671}) + ")"
         if keylog is not None:
             ev: Iterable[Any] = decrypt_tls(None, str(keylog), interface=live, bpf_filter=flt,
-                                            ports=ports, packet_count=count)
+                                            ports=ports, packet_count=count, waiting=stop)
         else:
-            ev = live_capture(live, flt, ports=ports, packet_count=count)
+            ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
         yield from dis.run(ev)
         return
     if keylog is not None:
@@ -88,20 +144,41 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
 
         tls_ports = sorted({5671, *ports})
         ev = itertools.chain.from_iterable(
-            decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports) for f in files)
+            decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports, waiting=stop)
+            for f in files)
         yield from dis.run(ev)
         return
-    # one file goes straight to the reader (the merge of several costs memory it need not)
-    yield from dis.read(str(files[0]) if len(files) == 1 else [str(f) for f in files])
+    yield from _records(dis, files, None, None, bpf, count, stop)
 
 
 def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
-             bpf: str | None, count: int | None) -> Iterator[Any]:
+             bpf: str | None, count: int | None, stop: Stopping) -> Iterator[Any]:
     """`_events`, without a generator of its own around the reader for capture files
     (one step less for every record)."""
     if live is None and keylog is None:
-        return dis.read(str(files[0]) if len(files) == 1 else [str(f) for f in files])
-    return _events(dis, files, live, keylog, bpf, count)
+        # one file goes straight to the reader (the merge of several costs memory it
+        # need not)
+        return dis.read(_source(files[0]) if len(files) == 1 else [_source(f) for f in files],
+                        waiting=stop)
+    return _events(dis, files, live, keylog, bpf, count, stop)
+
+
+def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) -> None:
+    """`-` (standard input) at most once, piped, and with what can read a stream."""
+    n = sum(1 for f in files if str(f) == STDIN)
+    if not n:
+        return
+    if n > 1:
+        raise UserError("- (standard input) can be given once", Exit.USAGE)
+    if out_dir is not None:
+        raise UserError("--out reads capture files and folders, not standard input", Exit.USAGE)
+    if keylog is not None:
+        raise UserError("--tls-keylog decrypts capture files, not standard input", Exit.USAGE)
+    if sys.stdin is None or sys.stdin.closed:
+        raise UserError("standard input is closed", Exit.USAGE)
+    if sys.stdin.isatty():
+        raise UserError("standard input is a terminal; pipe a capture into it "
+                        "(tcpdump -U -w - port 5672 | amqp pcap-dump -)", Exit.USAGE)
 
 
 def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool:
@@ -118,7 +195,7 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
 def pcap_dump(
-    files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time.", show_default=False)] = None,
+    files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
     port_alias: Annotated[list[int] | None, typer.Option("--port", "-p", hidden=True)] = None,  # the old spelling of --amqp-port
     tls_keylog: Annotated[Path | None, typer.Option("--tls-keylog", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
@@ -162,6 +239,7 @@ def pcap_dump(
         raise UserError("--stall must be positive", Exit.USAGE)
     if count is not None and (live is None or count < 1):
         raise UserError("--count N (N at least 1) goes with --live", Exit.USAGE)
+    _check_stdin(files or [], out_dir, tls_keylog)
     # the tables path imports pyarrow: only for --out, or --summary of output folders
     if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
             _wants_tables(files, out_dir, summary)):
@@ -190,6 +268,8 @@ def pcap_dump(
     if files and live is not None:
         raise UserError("give capture files or --live, not both", Exit.USAGE)
     for f in files:
+        if str(f) == STDIN:
+            continue
         if not f.exists():
             raise UserError(f"{f}: no such file", Exit.USAGE)
         if f.is_dir():
@@ -218,15 +298,34 @@ def pcap_dump(
     # generation is collected less often (7-9 % of the CPU time; memory unchanged)
     thresholds = gc.get_threshold()
     gc.set_threshold(50_000, 20, 100)
+    stop = Stopping(out)
+    stop.install()
     try:
-        _loop(dis, _records(dis, files, live, tls_keylog, bpf, count), out, flt, summ,
-              show_frames, deliveries, json_out, full, bodies, show_secrets)
-    finally:
-        gc.set_threshold(*thresholds)
+        try:
+            records = _records(dis, files, live, tls_keylog, bpf, count, stop)
+            try:
+                _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
+                      bodies, show_secrets, stop.stopped)
+            except KeyboardInterrupt:
+                if not stop.stopped[0]:
+                    raise
+            if stop.stopped[0]:
+                close = getattr(records, "close", None)  # (a generator: files, captures)
+                if close is not None:
+                    close()
+                # what was open when the reading stopped: deliveries left unsettled, ...
+                _loop(dis, dis.finish(), out, flt, summ, show_frames, deliveries, json_out,
+                      full, bodies, show_secrets, [False])
+        finally:
+            gc.set_threshold(*thresholds)
+            out.flush()
+        if links or connections or summ is not None:
+            _end_views(dis, out, flt, summ, links, connections, json_out, stall)
         out.flush()
-    if links or connections or summ is not None:
-        _end_views(dis, out, flt, summ, links, connections, json_out, stall)
-    out.flush()
+    finally:
+        stop.restore()
+    if stop.stopped[0]:
+        raise typer.Exit(int(Exit.INTERRUPTED))
     for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
         labels = f"{dis.conns[0].label}" + (
             f" to {dis.conns[-1].label}" if len(dis.conns) > 1 else "")
@@ -237,7 +336,7 @@ def pcap_dump(
 
 def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
-          show_secrets: bool) -> None:
+          show_secrets: bool, stopped: list[bool]) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
     from amqpcli.render.traffic import (
         notice_json,
@@ -259,6 +358,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
     plain = out._console is None and not out.live
     buf = out._buf
     for rec in records:
+        if stopped[0]:  # (see Stopping)
+            break
         if not resolved and dis.first_time is not None:
             flt.resolve(dis.first_time)
             resolved = True
@@ -357,7 +458,7 @@ def _exit_status(dis: "Dissector", sources: list[Path]) -> None:
         more = f" (and {len(dis.capture_errors) - 1} more)" if len(dis.capture_errors) > 1 else ""
         raise UserError(f"{e}{more}; what could be read was printed", Exit.DECODE)
     if not dis.conns:
-        names = ", ".join(str(s) for s in sources)
+        names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))
         what = f"{sum(dis.other_flows.values())} TCP flows: {others}" if others else (
             f"{dis.packets} packets, no TCP flows")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.capture import (
@@ -115,11 +116,12 @@ class Dissector:
 
     # --- inputs ---------------------------------------------------------------------
 
-    def read(self, sources: str | os.PathLike[str] | Iterable[Any]) -> Iterator[Record]:
-        """Records of capture files (several are merged by time). A damaged file ends
-        in a `capture-error` notice after every readable record; the error is kept in
-        `capture_errors`."""
-        events = read_capture(sources, ports=self.ports, decoder=self.decoder)
+    def read(self, sources: str | os.PathLike[str] | Iterable[Any], *,
+             waiting: AbstractContextManager[Any] | None = None) -> Iterator[Record]:
+        """Records of capture files or streams (several are merged by time). A damaged
+        file ends in a `capture-error` notice after every readable record; the error is
+        kept in `capture_errors`. `waiting`: see `amqpcli.capture.files`."""
+        events = read_capture(sources, ports=self.ports, decoder=self.decoder, waiting=waiting)
         return self._run(events, from_files=True)
 
     def run(self, events: Iterable[Any]) -> Iterator[Record]:

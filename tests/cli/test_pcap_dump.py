@@ -304,7 +304,8 @@ def test_live_capture_options_and_their_old_spellings(monkeypatch: pytest.Monkey
                                                        args: list[str]) -> None:
     seen: list[tuple[Any, ...]] = []
 
-    def fake_events(dis: Any, files: Any, live: Any, keylog: Any, bpf: Any, count: Any) -> Any:
+    def fake_events(dis: Any, files: Any, live: Any, keylog: Any, bpf: Any, count: Any,
+                    stop: Any) -> Any:
         seen.append((live, bpf, count, sorted(dis.ports)))
         return iter(())
 
