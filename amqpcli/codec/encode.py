@@ -40,7 +40,7 @@ from .types import (
     UShort,
 )
 
-__all__ = ["Encoder", "encode", "encode_as", "encode_fields", "encode_into"]
+__all__ = ["Encoder", "encode", "encode_as", "encode_fields", "encode_into", "encodes_as_decoded"]
 
 Encoder = Callable[[bytearray, Any], None]
 
@@ -736,6 +736,263 @@ def encode_fields(value: Any) -> bytes:
     return bytes(out)
 
 
+# --- does a decoded composite encode from its fields to the bytes it came from? ---------
+#
+# `encode_fields` rebuilds a composite from its fields; a JSON writer compares that with the
+# bytes it was decoded from to know whether the fields alone give them back. Most decoded
+# composites were written the way the encoder writes them, and for those the answer can be
+# read from the bytes without encoding: `encodes_as_decoded` walks them next to the values
+# and says True only when each value is in the very form the encoder gives it. Anything it
+# does not know (floats, lists, arrays, a changed field, another descriptor form) is False:
+# the caller then encodes and compares, as before.
+
+_u16 = struct.Struct(">H").unpack_from
+_u32 = struct.Struct(">I").unpack_from
+_u32u32 = struct.Struct(">II").unpack_from
+_u64 = struct.Struct(">Q").unpack_from
+_i8 = struct.Struct(">b").unpack_from
+_i16 = struct.Struct(">h").unpack_from
+_i32 = struct.Struct(">i").unpack_from
+_i64 = struct.Struct(">q").unpack_from
+_DECIMAL_WIDTHS = {0x74: (Decimal32, 4), 0x84: (Decimal64, 8), 0x94: (Decimal128, 16)}
+
+
+def encodes_as_decoded(v: Any) -> bool:
+    """True when `encode_fields(v)` is sure to give exactly the bytes composite `v` was
+    decoded from: every field still holds what was decoded, and each is written as the
+    encoder writes it (smallest integer and size forms, no trailing nulls, the short
+    descriptor). False means "not known": encode and compare."""
+    raw = v._raw
+    if raw is None:
+        return False
+    b, decoded = raw
+    cls = type(v)
+    prefix = cls._PREFIX
+    p = len(prefix)
+    if b[:p] != prefix:
+        return False
+    if cls.HAS_VALUE:
+        x = v.value
+        if x is not decoded:
+            return False
+        return _field_end(b, p, x, cls._CANON[0]) == len(b)
+    code = b[p]
+    if code == 0xC0:
+        count = b[p + 2]
+        p += 3
+    elif code == 0xD0:
+        size, count = _u32u32(b, p + 1)
+        if size - 3 <= 0xFF and count <= 0xFF:  # list8 would have held it
+            return False
+        p += 9
+    elif code == 0x45:
+        count = 0
+        p += 1
+    else:
+        return False
+    values = cls._GET(v)
+    if count > len(values) or count > len(decoded):
+        return False
+    if count:
+        if values[count - 1] is None:  # a trailing null the encoder leaves out
+            return False
+    elif code != 0x45:
+        return False
+    for x in values[count:]:
+        if x is not None:
+            return False
+    canon = cls._CANON
+    for i in range(count):
+        x = values[i]
+        if x is not decoded[i]:
+            return False
+        c = b[p]
+        if c == 0x52 or c == 0x53:  # smalluint, smallulong: not for 0
+            if not b[p + 1]:
+                return False
+            p += 2
+        elif c == 0x43 or c == 0x40 or c == 0x41 or c == 0x42 or c == 0x44:
+            p += 1
+        elif c == 0xA0 or c == 0xA1:
+            if not canon[i] & (1 if c == 0xA0 else 2):
+                return False
+            p += 2 + b[p + 1]
+        elif c == 0xA3:
+            p += 2 + b[p + 1]
+        elif c == 0x70:  # uint, ulong: only above 255
+            if x <= 0xFF:
+                return False
+            p += 5
+        elif c == 0x80:
+            if x <= 0xFF:
+                return False
+            p += 9
+        else:
+            p = _field_end(b, p, x, canon[i])
+            if p < 0:
+                return False
+    return p == len(b)
+
+
+def _field_end(b: Any, p: int, x: Any, canon: int) -> int:
+    """Where the field value `x` written at `p` ends, if its field's encoder writes it as
+    it is there (`canon`: bit 1 a bytes value is written as binary, bit 2 a str as a
+    string, bit 4 a dict's str keys as symbols, bit 8 a dict as a map at all); else -1."""
+    t = type(x)
+    if t is bytes:
+        return _value_end(b, p, x) if canon & 1 else -1
+    if t is str:
+        return _value_end(b, p, x) if canon & 2 else -1
+    if t is dict or t is AmqpMap:
+        return _map_end(b, p, x, bool(canon & 4)) if canon & 8 else -1
+    if t is list or t is tuple or t is float:  # multiple fields make lists arrays
+        return -1
+    return _value_end(b, p, x)
+
+
+def _value_end(b: Any, p: int, x: Any) -> int:
+    """Where `x` written at `p` ends, if `encode` writes `x` (by its own type) as exactly
+    those bytes; else -1. The value is checked against the bytes, type included."""
+    c = b[p]
+    t = type(x)
+    if c == 0x40:
+        return p + 1 if x is None else -1
+    if c == 0x41:
+        return p + 1 if x is True else -1
+    if c == 0x42:
+        return p + 1 if x is False else -1
+    if c == 0xA1 or c == 0xA3:
+        e = p + 2 + b[p + 1]
+        return e if _text_at(b, p + 2, e, x, t, c) else -1
+    if c == 0xB1 or c == 0xB3:
+        n = _u32(b, p + 1)[0]
+        e = p + 5 + n
+        return e if n > 0xFF and _text_at(b, p + 5, e, x, t, c - 0x10) else -1
+    if c == 0xA0:
+        e = p + 2 + b[p + 1]
+        return e if t is bytes and x == b[p + 2 : e] else -1
+    if c == 0xB0:
+        n = _u32(b, p + 1)[0]
+        e = p + 5 + n
+        return e if t is bytes and n > 0xFF and x == b[p + 5 : e] else -1
+    if c == 0x43:
+        return p + 1 if t is UInt and x == 0 else -1
+    if c == 0x52:
+        return p + 2 if t is UInt and x and x == b[p + 1] else -1
+    if c == 0x70:
+        return p + 5 if t is UInt and x > 0xFF and x == _u32(b, p + 1)[0] else -1
+    if c == 0x44:
+        return p + 1 if t is ULong and x == 0 else -1
+    if c == 0x53:
+        return p + 2 if t is ULong and x and x == b[p + 1] else -1
+    if c == 0x80:
+        return p + 9 if t is ULong and x > 0xFF and x == _u64(b, p + 1)[0] else -1
+    if c == 0x50:
+        return p + 2 if t is UByte and x == b[p + 1] else -1
+    if c == 0x60:
+        return p + 3 if t is UShort and x == _u16(b, p + 1)[0] else -1
+    if c == 0x51:
+        return p + 2 if t is Byte and x == _i8(b, p + 1)[0] else -1
+    if c == 0x61:
+        return p + 3 if t is Short and x == _i16(b, p + 1)[0] else -1
+    if c == 0x54:
+        return p + 2 if t is Int and x == _i8(b, p + 1)[0] else -1
+    if c == 0x71:
+        return p + 5 if t is Int and not -0x80 <= x <= 0x7F and x == _i32(b, p + 1)[0] else -1
+    if c == 0x55:
+        return p + 2 if t is Long and x == _i8(b, p + 1)[0] else -1
+    if c == 0x81:
+        return p + 9 if t is Long and not -0x80 <= x <= 0x7F and x == _i64(b, p + 1)[0] else -1
+    if c == 0x83:
+        return p + 9 if t is Timestamp and x == _i64(b, p + 1)[0] else -1
+    if c == 0x98:
+        return p + 17 if t is uuid.UUID and x.bytes == b[p + 1 : p + 17] else -1
+    if c == 0x73:
+        return p + 5 if t is Char and len(x) == 1 and ord(x) == _u32(b, p + 1)[0] else -1
+    if c in _DECIMAL_WIDTHS:
+        cls, n = _DECIMAL_WIDTHS[c]
+        return p + 1 + n if t is cls and x.raw == b[p + 1 : p + 1 + n] else -1
+    if c == 0xC1 or c == 0xD1:
+        return _map_end(b, p, x, False) if t is dict or t is AmqpMap else -1
+    if c == 0x00:
+        if not isinstance(x, Composite) or x._raw is None or not _unchanged(x):
+            return -1
+        r = x._raw[0]
+        e = p + len(r)
+        return e if b[p:e] == r else -1
+    return -1  # floats, lists, arrays, described values of no composite
+
+
+def _text_at(b: Any, p: int, e: int, x: Any, t: type, c: int) -> bool:
+    """`x` is the string (0xA1) or symbol (0xA3) whose UTF-8 is `b[p:e]`."""
+    try:
+        if c == 0xA1:
+            return t is str and x.encode("utf-8") == b[p:e]
+        return t is Symbol and x.encode("utf-8", "surrogateescape") == b[p:e]
+    except UnicodeEncodeError:
+        return False
+
+
+def _map_end(b: Any, p: int, m: Any, symbol_keys: bool) -> int:
+    """Where the map `m` written at `p` ends, if it is written as `encode` writes it (its
+    str keys as symbols with `symbol_keys`); else -1."""
+    c = b[p]
+    if c == 0xC1:
+        count = b[p + 2]
+        end = p + 2 + b[p + 1]
+        p += 3
+        if type(m) is not dict:
+            return -1
+    elif c == 0xD1:
+        size, count = _u32u32(b, p + 1)
+        end = p + 5 + size
+        p += 9
+        if type(m) is dict:
+            if size - 3 <= 0xFF and count <= 0xFF:  # map8 would have held it
+                return -1
+        elif m.code != 0xD1:
+            return -1
+    else:
+        return -1
+    if count != 2 * len(m):
+        return -1
+    for k, x in m.items():
+        if symbol_keys and type(k) is str:
+            return -1
+        p = _value_end(b, p, k)
+        if p < 0:
+            return -1
+        p = _value_end(b, p, x)
+        if p < 0:
+            return -1
+    return p if p == end else -1
+
+
+def _canon_bits(enc: Encoder) -> int:
+    """How a field's encoder writes a str, a bytes and a dict: the bits of `_field_end`."""
+
+    def writes(x: Any) -> bytes | None:
+        out = bytearray()
+        try:
+            enc(out, x)
+        except Exception:  # noqa: BLE001 - a value the field cannot take
+            return None
+        return bytes(out)
+
+    bits = 0
+    long = "x" * 300
+    if writes(b"x") == b"\xa0\x01x" and writes(long.encode()) == b"\xb0" + _p32(300) + long.encode():
+        bits |= 1
+    if writes("x") == b"\xa1\x01x" and writes(long) == b"\xb1" + _p32(300) + long.encode():
+        bits |= 2
+    m = writes({"k": UInt(1)})
+    if m == b"\xc1\x06\x02\xa3\x01k\x52\x01":
+        bits |= 4 | 8
+    elif m == b"\xc1\x06\x02\xa1\x01k\x52\x01":
+        bits |= 8
+    return bits
+
+
 def encode_as(out: bytearray, type_name: str, value: Any) -> None:
     """Append `value` encoded as the given AMQP or spec type ("uint", "handle", "fields")."""
     field_encoder(type_name)(out, value)
@@ -754,3 +1011,4 @@ for _cls in _c.ALL:
         _cls._FIELD_ENCODERS = (_typed(_e_binary),)
     else:
         _cls._FIELD_ENCODERS = (_any,)
+    _cls._CANON = tuple(_canon_bits(e) for e in _cls._FIELD_ENCODERS)  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ import uuid
 from typing import Any
 
 from amqpcli.codec import composites as _c
-from amqpcli.codec.encode import encode_fields
+from amqpcli.codec.encode import encode_fields, encodes_as_decoded
 from amqpcli.codec.types import (
     AmqpList,
     AmqpMap,
@@ -339,7 +339,7 @@ def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
     else:
         body = fields_to_json(c, exact)
     out: dict[str, Any] = {cls.NAME: body}
-    if exact and c._raw is not None:
+    if exact and c._raw is not None and not encodes_as_decoded(c):
         fresh = fields_bytes(c)
         if fresh != c._raw[0]:
             from amqpcli.codec.encode import encode
@@ -353,6 +353,9 @@ def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
 def fields_bytes(c: Composite) -> bytes:
     """The bytes `c`'s fields encode to on their own, ignoring the bytes it was decoded
     from (nested composites as they are): what `from_json(to_json(c))` encodes to."""
+    if encodes_as_decoded(c):  # the bytes it was decoded from, as the encoder writes them
+        raw = c._raw[0]  # type: ignore[index]
+        return raw if type(raw) is bytes else bytes(raw)
     try:
         return encode_fields(c)
     except Exception:  # noqa: BLE001 - a value that cannot re-encode keeps its bytes
