@@ -124,7 +124,7 @@ _amqp_complete() {
         --engine) COMPREPLY=($(compgen -W "local spark" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--amqp-port --tls-keylog --live --capture-filter --count -c --deliveries -d --links --connections --summary --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--amqp-port --tls-keylog --live --capture-filter --count -c --fast-capture --deliveries -d --links --connections --summary --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.

@@ -106,6 +106,7 @@ complete -c amqp -n '__amqp_is pcap-dump' -l tls-keylog -r -F -d 'Decrypt TLS fl
 complete -c amqp -n '__amqp_is pcap-dump' -l live -x -a '(__fish_print_interfaces)' -d 'Capture live on this interface (needs capture rights) and print as traffic flows'
 complete -c amqp -n '__amqp_is pcap-dump' -l capture-filter -x -d 'With --live: BPF capture filter (default: the AMQP ports)'
 complete -c amqp -n '__amqp_is pcap-dump' -l count -s c -x -d 'With --live: stop after this many packets'
+complete -c amqp -n '__amqp_is pcap-dump' -l fast-capture -d 'With --live: dumpcap into our own reader instead of tshark\'s dissection (keeps up with busy links)'
 complete -c amqp -n '__amqp_is pcap-dump' -l deliveries -s d -d 'One line per delivery: link, id, tag, size, outcome, who settled, latency'
 complete -c amqp -n '__amqp_is pcap-dump' -l links -d 'Every link at the end: handles, termini, credit, outcomes, latency'
 complete -c amqp -n '__amqp_is pcap-dump' -l connections -d 'Every connection at the end: endpoints, open, SASL, close'

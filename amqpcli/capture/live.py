@@ -171,11 +171,15 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
 
 def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                     ports: Collection[int] = (), all_flows: bool = False,
-                    dumpcap_path: str = "dumpcap") -> Iterator[Event]:
+                    packet_count: int | None = None, dumpcap_path: str = "dumpcap",
+                    waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
     """Like `live_capture`, but dumpcap streams pcapng through a pipe into the file
     reader: no JSON, no per-packet dissection, so it keeps up with busy links. Runs until
-    the caller stops iterating (closing the generator stops dumpcap)."""
+    `packet_count` packets were captured or the caller stops iterating (closing the
+    generator stops dumpcap). Every read of the pipe is inside `waiting`."""
     cmd = [dumpcap_path, "-q", "-i", interface, "-f", bpf_filter, "-w", "-"]
+    if packet_count is not None:
+        cmd[1:1] = ["-c", str(packet_count)]
     try:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 bufsize=0)
@@ -187,7 +191,7 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     dec = PacketDecoder()
     try:
         try:
-            for ts, linktype, data in read_packets(proc.stdout):
+            for ts, linktype, data in read_packets(proc.stdout, waiting=waiting):
                 seg = dec.decode(linktype, data)
                 if seg is not None:
                     tracker.feed(ts, *seg)

@@ -125,16 +125,20 @@ def _source(f: Path) -> Any:
 
 
 def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
-            bpf: str | None, count: int | None, stop: Stopping) -> Iterator[Any]:
-    """Records from files, a live interface, or TLS decryption."""
+            bpf: str | None, count: int | None, stop: Stopping,
+            fast: bool = False) -> Iterator[Any]:
+    """Records from files, a live interface (`fast`: through dumpcap), or TLS
+    decryption."""
     ports = sorted(dis.ports)
     if live is not None:
-        from amqpcli.capture.live import decrypt_tls, live_capture
+        from amqpcli.capture.live import decrypt_tls, dumpcap_capture, live_capture
 
         flt = bpf or "tcp and (" + " or ".join(f"port {p}" for p in {*ports, 5671}) + ")"
         if keylog is not None:
             ev: Iterable[Any] = decrypt_tls(None, str(keylog), interface=live, bpf_filter=flt,
                                             ports=ports, packet_count=count, waiting=stop)
+        elif fast:
+            ev = dumpcap_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
         else:
             ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
         yield from dis.run(ev)
@@ -152,7 +156,8 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
 
 
 def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
-             bpf: str | None, count: int | None, stop: Stopping) -> Iterator[Any]:
+             bpf: str | None, count: int | None, stop: Stopping,
+             fast: bool = False) -> Iterator[Any]:
     """`_events`, without a generator of its own around the reader for capture files
     (one step less for every record)."""
     if live is None and keylog is None:
@@ -160,7 +165,7 @@ def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path
         # need not)
         return dis.read(_source(files[0]) if len(files) == 1 else [_source(f) for f in files],
                         waiting=stop)
-    return _events(dis, files, live, keylog, bpf, count, stop)
+    return _events(dis, files, live, keylog, bpf, count, stop, fast)
 
 
 def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) -> None:
@@ -203,6 +208,7 @@ def pcap_dump(
     capture_filter: Annotated[str | None, typer.Option("--capture-filter", help="With --live: BPF capture filter (default: the AMQP ports).", rich_help_panel=_SRC)] = None,
     bpf_alias: Annotated[str | None, typer.Option("--bpf", hidden=True)] = None,  # the old spelling of --capture-filter
     count: Annotated[int | None, typer.Option("--count", "-c", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
+    fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
     deliveries: Annotated[bool, typer.Option("--deliveries", "-d", help="One line per delivery: link, id, tag, size, outcome, who settled, latency.", rich_help_panel=_OUT)] = False,
     links: Annotated[bool, typer.Option("--links", help="Every link at the end: handles, termini, credit, outcomes, latency.", rich_help_panel=_OUT)] = False,
     connections: Annotated[bool, typer.Option("--connections", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
@@ -240,6 +246,9 @@ def pcap_dump(
     if count is not None and (live is None or count < 1):
         raise UserError("--count N (N at least 1) goes with --live", Exit.USAGE)
     _check_stdin(files or [], out_dir, tls_keylog)
+    if fast_capture and (live is None or tls_keylog is not None):
+        raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
+                        "decrypts)", Exit.USAGE)
     # the tables path imports pyarrow: only for --out, or --summary of output folders
     if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
             _wants_tables(files, out_dir, summary)):
@@ -249,7 +258,8 @@ def pcap_dump(
             ("--performative", performative), ("--state", state), ("--since", since),
             ("--until", until), ("--deliveries", deliveries), ("--links", links),
             ("--connections", connections), ("--frames", frames), ("--frames-only", brief),
-            ("--bodies", bodies), ("--live", live), ("--tls-keylog", tls_keylog),
+            ("--bodies", bodies), ("--live", live), ("--fast-capture", fast_capture),
+            ("--tls-keylog", tls_keylog),
             ("--capture-filter", bpf)) if given]
         if ignored:
             what = "--out" if out_dir is not None else "--summary of table folders"
@@ -302,7 +312,7 @@ def pcap_dump(
     stop.install()
     try:
         try:
-            records = _records(dis, files, live, tls_keylog, bpf, count, stop)
+            records = _records(dis, files, live, tls_keylog, bpf, count, stop, fast_capture)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
                       bodies, show_secrets, stop.stopped)

@@ -299,20 +299,21 @@ def test_colour_when_asked() -> None:
     ["--capture-filter", "tcp port 7", "--amqp-port", "7", "-c", "3"],
     ["--bpf", "tcp port 7", "--port", "7", "--count", "3"],  # the old spellings, hidden
     ["--bpf", "tcp port 7", "-p", "7", "-c", "3"],
+    ["--capture-filter", "tcp port 7", "--amqp-port", "7", "-c", "3", "--fast-capture"],
 ])
 def test_live_capture_options_and_their_old_spellings(monkeypatch: pytest.MonkeyPatch,
                                                        args: list[str]) -> None:
     seen: list[tuple[Any, ...]] = []
 
     def fake_events(dis: Any, files: Any, live: Any, keylog: Any, bpf: Any, count: Any,
-                    stop: Any) -> Any:
-        seen.append((live, bpf, count, sorted(dis.ports)))
+                    stop: Any, fast: bool) -> Any:
+        seen.append((live, bpf, count, sorted(dis.ports), fast))
         return iter(())
 
     monkeypatch.setattr("amqpcli.cli.pcap_dump._events", fake_events)
     code, _, err = run("pcap-dump", "--live", "lo", *args)
     assert code == 8 and "no AMQP traffic" in err  # nothing was captured
-    assert seen == [("lo", "tcp port 7", 3, [7, 5672])]
+    assert seen == [("lo", "tcp port 7", 3, [7, 5672], "--fast-capture" in args)]
 
 
 def test_old_short_flags_of_views_are_gone() -> None:

@@ -172,8 +172,11 @@ def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
             next(k for k in kinds if k[0] == "server" and k[1] in ("disposition", "settle")))
 
 
-def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any]) -> None:
-    """`--live lo`: frames and deliveries appear while the capture runs."""
+@pytest.mark.parametrize("fast", [False, True], ids=["tshark", "dumpcap"])
+def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any],
+                                              fast: bool) -> None:
+    """`--live lo` (tshark, or dumpcap with `--fast-capture`): frames and deliveries
+    appear while the capture runs; Ctrl-C ends it with the summary of what was seen."""
     import os
     import sys
     import threading
@@ -185,7 +188,8 @@ def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any
     env = {**os.environ, "NO_COLOR": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
-         f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames", "--json"],
+         f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames", "--json",
+         "--summary", *(["--fast-capture"] if fast else [])],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env)
     lines: list[dict[str, Any]] = []
     reader = threading.Thread(
@@ -207,8 +211,13 @@ def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
         reader.join(timeout=10)
+    err = proc.stderr.read().decode() if proc.stderr else ""
     dels = [o for o in lines if o["record"] == "delivery"]
-    assert dels, proc.stderr.read().decode() if proc.stderr else ""
+    assert dels, err
+    assert proc.returncode == 130 and err == "amqp: interrupted\n"
+    summary = lines[-1]
+    assert summary["record"] == "summary"
+    assert summary["deliveries"] >= len(dels)
     assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in dels)
     assert any(o["record"] == "frame" and (o.get("performative") or {}).get("transfer")
                for o in lines)
