@@ -28,7 +28,12 @@ _OUT = "Output"
 
 class Sink:
     """Writes each message (text or one JSON line) and flushes before returning; for
-    files it also fsyncs, so a settled message is on disk."""
+    files it also fsyncs, so a settled message is on disk.
+
+    Lines go to the file descriptor with `os.write`, a run of messages in one call: when
+    a write fails part way (a reader that went away, a full disk), the bytes it did write
+    say which messages were written whole, and only those may be settled. A terminal gets
+    rich's tree through the text stream instead; a failure there settles none of the run."""
 
     def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False) -> None:
         self.json_lines = json_lines
@@ -52,6 +57,8 @@ class Sink:
 
             self.fsync = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
         self.pretty = not json_lines and self.stream.isatty()
+        # Where lines are written with os.write (None: through the text stream).
+        self.fd: int | None = None if self.pretty else _fileno(self.stream)
         self.count = 0
         self._console: Any = None
 
@@ -59,7 +66,40 @@ class Sink:
         self.write_many((incoming,))
 
     def write_many(self, incomings: Sequence[Incoming]) -> None:
-        """Write a run of messages and flush (and fsync) once, before returning."""
+        """Write a run of messages and flush (and fsync) once, before returning. If that
+        fails, the `OutputError` says how many of the run, from the first, were written
+        whole (`written`)."""
+        if self.fd is None:
+            self._write_stream(incomings)
+            return
+        encoding, errors = self.stream.encoding, self.stream.errors or "strict"
+        lines = [self._line(inc).encode(encoding, errors) for inc in incomings]
+        data = lines[0] if len(lines) == 1 else b"".join(lines)
+        fd = self.fd
+        done = 0
+        try:
+            self.stream.flush()  # anything written through the stream goes out first
+            size = len(data)
+            view = memoryview(data)
+            while done < size:
+                done += os.write(fd, view[done:])
+            if self.fsync:
+                os.fsync(fd)
+        except OSError as e:
+            written = 0
+            for line in lines:  # the lines wholly among the bytes written
+                done -= len(line)
+                if done < 0:
+                    break
+                written += 1
+            if written and self.fsync:
+                try:
+                    os.fsync(fd)
+                except OSError:
+                    written = 0  # not known to be on disk: none of them counts
+            raise self._failed(e, written) from None
+
+    def _write_stream(self, incomings: Sequence[Incoming]) -> None:
         try:
             for incoming in incomings:
                 self._write(incoming)
@@ -67,29 +107,42 @@ class Sink:
             if self.fsync:
                 os.fsync(self.stream.fileno())
         except OSError as e:
-            # Not written means not settled: the peer keeps the message.
-            where = self.path if self.path not in (None, "-") else "standard output"
-            raise UserError(f"cannot write {where}: {e.strerror or e}", Exit.USAGE) from None
+            # A text stream does not say how much of it got out: none of the run counts.
+            raise self._failed(e, 0) from None
 
-    def _write(self, incoming: Incoming) -> None:
+    def _failed(self, e: OSError, written: int) -> UserError:
+        from amqpcli.net.receiving import OutputError
+
+        # Not written means not settled: the peer keeps the message.
+        where = self.path if self.path not in (None, "-") else "standard output"
+        return OutputError(f"cannot write {where}: {e.strerror or e}", Exit.USAGE, written)
+
+    def _line(self, incoming: Incoming) -> str:
+        """The message as its line (`--json`) or lines of plain text, with the newline."""
         from amqpcli.render.message import message_to_json, message_tree
-        from amqpcli.render.text import plain_lines, rich_tree
+        from amqpcli.render.text import plain_lines
 
         self.count += 1
         msg = incoming.delivery.message()
         if self.json_lines:
-            line = json.dumps(message_to_json(msg), ensure_ascii=False, separators=(",", ":"))
-            self.stream.write(line + "\n")
-        else:
-            tree = message_tree(msg, label=f"message {incoming.number}")
-            if self.pretty:
-                if self._console is None:
-                    from rich.console import Console
+            return json.dumps(message_to_json(msg), ensure_ascii=False, separators=(",", ":")) + "\n"
+        tree = message_tree(msg, label=f"message {incoming.number}")
+        return "\n".join(plain_lines(tree)) + "\n"
 
-                    self._console = Console(file=self.stream, highlight=False)
-                self._console.print(rich_tree(tree))
-            else:
-                self.stream.write("\n".join(plain_lines(tree)) + "\n")
+    def _write(self, incoming: Incoming) -> None:
+        if not self.pretty:
+            self.stream.write(self._line(incoming))
+            return
+        from amqpcli.render.message import message_tree
+        from amqpcli.render.text import rich_tree
+
+        self.count += 1
+        tree = message_tree(incoming.delivery.message(), label=f"message {incoming.number}")
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False)
+        self._console.print(rich_tree(tree))
 
     def close(self) -> None:
         try:
@@ -101,6 +154,13 @@ class Sink:
                 self.stream.close()
             except OSError:
                 pass
+
+
+def _fileno(stream: TextIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both
+        return None
 
 
 def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:

@@ -3,7 +3,9 @@
 The rule that matters: a message is settled only after it has been written out
 (`MessageSink.write` returns once the bytes are flushed, and fsync'd for files). If the
 connection drops between the write and the settlement, the peer redelivers it: the
-output may hold a duplicate (at-least-once), never a gap.
+output may hold a duplicate (at-least-once), never a gap. When writing a run of messages
+fails part way, the sink says how many of them were written whole (`OutputError`): those
+are settled, the rest go back to the peer with the link.
 
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
@@ -15,6 +17,7 @@ again, one that consumed them shows fewer, and we say so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import threading
 import time
@@ -40,6 +43,7 @@ __all__ = [
     "SELECTOR_DESCRIPTOR",
     "MessageSink",
     "Outcome",
+    "OutputError",
     "RecvPlan",
     "RecvSummary",
     "parse_outcomes",
@@ -118,6 +122,15 @@ def parse_outcomes(text: str) -> list[Outcome]:
     return out
 
 
+class OutputError(UserError):
+    """Writing a run of messages out failed after the first `written` of them were
+    written whole: those may be settled, the others must not be."""
+
+    def __init__(self, message: str, code: Exit, written: int) -> None:
+        super().__init__(message, code)
+        self.written = written
+
+
 class MessageSink(Protocol):
     def write(self, incoming: Incoming) -> None:
         """Write one message out; return only when it is flushed (fsync'd for files)."""
@@ -126,14 +139,20 @@ class MessageSink(Protocol):
 
 
 def _write_many(sink: MessageSink) -> Callable[[Sequence[Incoming]], None]:
-    """The sink's `write_many` (a run of messages, flushed once), else one `write` each."""
+    """The sink's `write_many` (a run of messages, flushed once; an `OutputError` when
+    it fails), else one `write` each."""
     many = getattr(sink, "write_many", None)
     if many is not None:
         return many  # type: ignore[no-any-return]
 
     def each(incomings: Sequence[Incoming]) -> None:
-        for inc in incomings:
-            sink.write(inc)
+        for n, inc in enumerate(incomings):
+            try:
+                sink.write(inc)
+            except OutputError:
+                raise
+            except UserError as e:
+                raise OutputError(str(e), e.code, n) from e
     return each
 
 
@@ -370,7 +389,14 @@ class _Receiver:
             self.s.address = str(addr)
             if self.on_address is not None:
                 self.on_address(self.s.address)
-        await self._receive(link, drain=plan.drain and client.peer.drain_works)
+        try:
+            await self._receive(link, drain=plan.drain and client.peer.drain_works)
+        except OutputError:
+            # What was written before the failure is settled: the settlements go out with
+            # the detach, which the peer answers after them; the rest goes back to it.
+            with contextlib.suppress(UserError, ConnectionLost):
+                await link.close(keep=bool(plan.subscription))
+            raise
         if plan.copy:
             if plan.check_copy and self.held:
                 # Stopped by --count before the end (not drained): the node may hold more
@@ -442,7 +468,14 @@ class _Receiver:
             batch = [inc]
             if link.queue:
                 batch += link.take(None if remaining is None else remaining - 1)
-            write_many(batch)
+            failed: OutputError | None = None
+            try:
+                write_many(batch)
+            except OutputError as e:
+                # Written part way: what was written whole is settled below, then the run
+                # stops; the rest goes back to the peer with the link.
+                failed = e
+                batch = batch[:e.written]
             k = len(batch)
             if simple and k <= outstanding:
                 # The usual run (one outcome, no copy or mode second, inside the credit):
@@ -462,6 +495,8 @@ class _Receiver:
                     link.settle_many(ds, only_state)
                     counts[only_name] = counts.get(only_name, 0) + len(ds)
                     i += len(ds)
+                if failed is not None:
+                    raise failed
                 if outstanding <= 0 and (remaining is None or remaining > 0):
                     want = window if remaining is None else min(window, remaining)
                     link.flow(want, drain=drain)
@@ -493,10 +528,12 @@ class _Receiver:
                 # keep the pipe fuller, but RabbitMQ 3.10 then overshoots the credit (its
                 # queue has already handed messages on under the old grant). While
                 # draining, a new flow starts the next drain.
-                if outstanding <= 0 and (remaining is None or remaining > 0):
+                if outstanding <= 0 and failed is None and (remaining is None or remaining > 0):
                     want = window if remaining is None else min(window, remaining)
                     link.flow(want, drain=drain)
                     outstanding = want
+            if failed is not None:
+                raise failed
 
     async def _settle_second_mode(self, link: ReceiverLink) -> None:
         """Mode second: our outcomes hold once the sender has settled them."""
