@@ -29,7 +29,7 @@ from .composites import (
     Properties,
 )
 from .decode import DecodeError, decode, skip
-from .encode import encode_into
+from .encode import _unchanged, encode_into
 from .types import Composite, Symbol
 
 __all__ = ["Body", "Message"]
@@ -127,6 +127,7 @@ class Message:
         "_delivery_annotations",
         "_footer",
         "_header",
+        "_loaded",
         "_message_annotations",
         "_properties",
         "_spans",
@@ -153,6 +154,7 @@ class Message:
     ) -> None:
         self._buf: bytes | None = None
         self._spans: list[Any] | None = None
+        self._loaded: list[Any] | None = None
         self.header = header
         self.delivery_annotations = delivery_annotations  # type: ignore[assignment]
         self.message_annotations = message_annotations  # type: ignore[assignment]
@@ -207,6 +209,7 @@ class Message:
         m = _new(cls)
         m._buf = b
         m._spans = spans
+        m._loaded = None
         m._header = _LAZY if spans[0] else None
         m._delivery_annotations = _LAZY if spans[1] else None
         m._message_annotations = _LAZY if spans[2] else None
@@ -237,13 +240,52 @@ class Message:
                         raise DecodeError(span[0][0], "a body section", type(x).__name__)
                 parts.append(x)
             value: Any = parts[0] if isinstance(parts[0], AmqpValue) else parts
+            self._note_loaded(rank, (value, tuple(parts)))
         else:
             value = decode(self._buf, span[0])[0]
             cls = _SECTIONS_BY_RANK[rank]
             if not isinstance(value, cls):
                 raise DecodeError(span[0], f"a {cls.NAME} section", type(value).__name__)
+            self._note_loaded(rank, value)
         _oset(self, _SLOTS[rank], value)
         return value
+
+    def _note_loaded(self, rank: int, value: Any) -> None:
+        loaded = self._loaded
+        if loaded is None:
+            loaded = self._loaded = [None] * 7
+        loaded[rank] = value
+
+    def _as_arrived(self, vals: list[Any]) -> bool:
+        """True when every section is still the one decoded from `_buf` (or never read),
+        unchanged, and none was taken out: the message's bytes are `_buf` itself."""
+        spans = self._spans
+        loaded = self._loaded
+        if spans is None:
+            return False
+        for rank, v in enumerate(vals):
+            if v is _LAZY:
+                continue
+            if v is None:
+                if spans[rank]:
+                    return False
+                continue
+            if loaded is None:
+                return False
+            was = loaded[rank]
+            if rank == _BODY:
+                if was is None or v is not was[0]:
+                    return False
+                parts = was[1]
+                if type(v) is list and len(v) != len(parts):
+                    return False
+                for x, y, (s, e) in zip(parts, v if type(v) is list else parts, spans[rank]):
+                    if x is not y or not _unchanged(x) or len(x._raw[0]) != e - s:
+                        return False
+            elif (v is not was or not _unchanged(v)
+                  or len(v._raw[0]) != spans[rank][1] - spans[rank][0]):
+                return False
+        return True
 
     # --- sections -------------------------------------------------------------------------
 
@@ -365,7 +407,9 @@ class Message:
     def encode(self) -> bytes:
         """The message's bytes: sections never read are copied as they arrived."""
         vals = self._section_values()
-        if self._buf is not None and all(v is _LAZY or v is None for v in vals):
+        if self._buf is not None and (
+            all(v is _LAZY or v is None for v in vals) or self._as_arrived(vals)
+        ):
             return self._buf
         out = bytearray()
         self._encode_ranks(out, 0, 7)

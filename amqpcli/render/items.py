@@ -83,7 +83,7 @@ def frame_to_json(
     """A frame's JSON object; `message` is the whole message of a multi-frame delivery
     whose last frame this is (see `TransferAssembler`)."""
     secret = is_secret(frame.body)
-    shown = redact(frame, show_secrets)
+    shown = redact(frame, show_secrets) if secret else frame  # nothing to hide otherwise
     out: dict[str, Any] = {
         "item": "frame",
         "offset": frame.offset,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import math
+import re
 import uuid
 from typing import Any
 
@@ -106,7 +107,10 @@ _DECIMALS: dict[str, Any] = {
     "decimal64": Decimal64,
     "decimal128": Decimal128,
 }
-_PRINTABLE_CONTROLS = frozenset("\t\n\r")
+
+
+# A control character other than tab, newline and carriage return (or DEL).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _text_or_none(data: bytes) -> str | None:
@@ -115,9 +119,8 @@ def _text_or_none(data: bytes) -> str | None:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    for ch in text:
-        if (ch < " " and ch not in _PRINTABLE_CONTROLS) or ch == "\x7f":
-            return None
+    if _CONTROL.search(text) is not None:
+        return None
     return text
 
 
@@ -323,12 +326,37 @@ def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
 def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
     """A list-based composite's present fields, by spec name (`{"handle": 0, …}`)."""
     cls = type(c)
+    plan = _PLANS.get(cls)
+    if plan is None:
+        plan = _plan(cls)
     body: dict[str, Any] = {}
-    for spec, slot in zip(cls.FIELDS, cls._SLOTS):
-        v = getattr(c, slot)
+    get = getattr(cls, "_GET", None)
+    values = get(c) if get is not None else [getattr(c, slot) for slot in cls._SLOTS]
+    for (name, spec, plain), v in zip(plan, values):
         if v is not None:
-            body[spec.name] = _field_to_json(spec, v, exact)
+            conv = plain.get(type(v))
+            body[name] = conv(v) if conv is not None else _field_to_json(spec, v, exact)
     return body
+
+
+# Per composite class, per field: (name, spec, {Python type: its plain JSON form}) for the
+# types whose plain form `_field_to_json` writes as it is (a uint in a uint field, a
+# symbol in a symbol field, bytes in a binary one); other values go through it.
+_PLANS: dict[type, tuple[tuple[str, Any, dict[type, Any]], ...]] = {}
+_PLAIN_OF: dict[str, Any] = {**_FAST_PLAIN, "binary": b64, "char": str, "uuid": str}
+
+
+def _plan(cls: type[Composite]) -> tuple[tuple[str, Any, dict[type, Any]], ...]:
+    plan = []
+    for spec in cls.FIELDS:
+        t = field_type(spec.type)
+        plain: dict[type, Any] = {}
+        if t in _PLAIN_FIELD_TYPES:
+            conv = _PLAIN_OF.get(t) or (lambda v, t=t: _plain(t, v))
+            plain = {py: conv for py, name in _TYPE_NAMES.items() if name == t}
+        plan.append((spec.name, spec, plain))
+    _PLANS[cls] = tuple(plan)
+    return _PLANS[cls]
 
 
 def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
