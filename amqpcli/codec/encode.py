@@ -534,23 +534,14 @@ def _unchanged(v: Any) -> bool:
     if v.HAS_VALUE:
         x = v.value
         return x is decoded and (not isinstance(x, Composite) or _unchanged(x))
-    values = type(v)._GET(v)
     n = len(decoded)
-    # every field the very object decoded (None past the decoded items), compared in C
-    if not all(map(_is, values, decoded)):
-        return False
-    if n < len(values) and not all(map(_is, values[n:], _NONES)):
-        return False
-    if _NOT_COMPOSITE.issuperset(map(type, values)):
-        return True
-    for x in values:
+    for i, name in enumerate(v._SLOTS):
+        x = getattr(v, name)
+        if x is not (decoded[i] if i < n else None):
+            return False
         if isinstance(x, Composite) and not _unchanged(x):
             return False
     return True
-
-
-_is = operator.is_
-_NONES = (None,) * 256  # more than any composite has fields
 
 
 def _e_composite(out: bytearray, v: Any) -> None:
@@ -703,8 +694,6 @@ _ENC: dict[type, Encoder] = {
 }
 for _cls in _c.ALL:
     _ENC[_cls] = _e_composite
-# Types of decoded values that are never composites (`_unchanged` looks no further).
-_NOT_COMPOSITE = frozenset(t for t in _ENC if not issubclass(t, Composite))
 
 
 def _resolve(v: Any) -> Encoder:
@@ -809,11 +798,14 @@ def encodes_as_decoded(v: Any) -> bool:
             return False
     elif code != 0x45:
         return False
-    if not all(map(_is, values[count:], _NONES)) or not all(map(_is, values, decoded)):
-        return False  # a field set since, or past the decoded ones
+    for x in values[count:]:
+        if x is not None:
+            return False
     canon = cls._CANON
     for i in range(count):
         x = values[i]
+        if x is not decoded[i]:
+            return False
         c = b[p]
         if c == 0x52 or c == 0x53:  # smalluint, smallulong: not for 0
             if not b[p + 1]:
