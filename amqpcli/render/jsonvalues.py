@@ -156,13 +156,31 @@ def _plain(t: str, v: Any) -> Any:
     if t in ("float", "double"):
         return _float_json(float(v))
     if t == "timestamp":
-        iso = iso_time(int(v))
-        return iso if iso is not None else int(v)
+        return _iso_or_ms(int(v))
     if t == "uuid":
         return str(v)
     if t in _DECIMALS:
         return v.raw.hex()
     return _NO_PLAIN
+
+
+# `iso_time` up to the second, by second: a capture's timestamps share their seconds.
+_ISO_SECONDS: dict[int, str] = {}
+
+
+def _iso_or_ms(ms: int) -> str | int:
+    """`iso_time(ms)`, or `ms` itself where that is None."""
+    sec, milli = divmod(ms, 1000)
+    head = _ISO_SECONDS.get(sec)
+    if head is None:
+        iso = iso_time(sec * 1000)
+        if iso is None:
+            iso = iso_time(ms)
+            return iso if iso is not None else ms
+        if len(_ISO_SECONDS) >= 4096:
+            _ISO_SECONDS.clear()
+        head = _ISO_SECONDS[sec] = iso[:-4]  # up to the second's dot
+    return f"{head}{milli:03d}Z"
 
 
 _NO_PLAIN = object()

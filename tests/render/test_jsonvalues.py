@@ -283,3 +283,15 @@ def test_composites_with_any_field_values_survive_json(code: int, items: list[An
     decoded, end = decode(raw)
     assert end == len(raw)
     assert encode(through_json(decoded)) == raw
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(-(2**63), 2**63 - 1) | st.integers(-30_610_224_000_100, -30_610_223_999_900)
+       | st.integers(253_402_300_799_000, 253_402_300_800_999) | st.integers(-5000, 5000))
+def test_timestamps_read_as_iso_time_writes_them(ms: int) -> None:
+    """The per-second cache of timestamp texts gives what `iso_time` gives, or the number."""
+    from amqpcli.render.types import iso_time
+
+    iso = iso_time(ms)
+    for _ in range(2):  # the second time from the cache
+        assert to_json(Timestamp(ms)) == {"timestamp": iso if iso is not None else ms}
