@@ -535,11 +535,15 @@ def _unchanged(v: Any) -> bool:
         x = v.value
         return x is decoded and (not isinstance(x, Composite) or _unchanged(x))
     n = len(decoded)
-    for i, name in enumerate(v._SLOTS):
-        x = getattr(v, name)
-        if x is not (decoded[i] if i < n else None):
+    i = 0
+    for x in type(v)._GET(v):  # every field at once
+        if i < n:
+            if x is not decoded[i]:
+                return False
+        elif x is not None:
             return False
-        if isinstance(x, Composite) and not _unchanged(x):
+        i += 1  # noqa: SIM113 - a counter runs fewer steps than enumerate here
+        if x is not None and isinstance(x, Composite) and not _unchanged(x):
             return False
     return True
 
