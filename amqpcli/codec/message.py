@@ -240,21 +240,19 @@ class Message:
                         raise DecodeError(span[0][0], "a body section", type(x).__name__)
                 parts.append(x)
             value: Any = parts[0] if isinstance(parts[0], AmqpValue) else parts
-            self._note_loaded(rank, (value, tuple(parts)))
+            loaded: Any = (value, tuple(parts))
         else:
             value = decode(self._buf, span[0])[0]
             cls = _SECTIONS_BY_RANK[rank]
             if not isinstance(value, cls):
                 raise DecodeError(span[0], f"a {cls.NAME} section", type(value).__name__)
-            self._note_loaded(rank, value)
+            loaded = value
+        # what was decoded, for `_as_arrived` to know the section is still that one
+        if self._loaded is None:
+            self._loaded = [None] * 7
+        self._loaded[rank] = loaded
         _oset(self, _SLOTS[rank], value)
         return value
-
-    def _note_loaded(self, rank: int, value: Any) -> None:
-        loaded = self._loaded
-        if loaded is None:
-            loaded = self._loaded = [None] * 7
-        loaded[rank] = value
 
     def _as_arrived(self, vals: list[Any]) -> bool:
         """True when every section is still the one decoded from `_buf` (or never read),

@@ -344,13 +344,10 @@ def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
 def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
     """A list-based composite's present fields, by spec name (`{"handle": 0, …}`)."""
     cls = type(c)
-    plan = _PLANS.get(cls)
-    if plan is None:
-        plan = _plan(cls)
+    found = _PLANS.get(cls)
+    get, plan = found if found is not None else _plan(cls)
     body: dict[str, Any] = {}
-    get = getattr(cls, "_GET", None)
-    values = get(c) if get is not None else [getattr(c, slot) for slot in cls._SLOTS]
-    for (name, spec, plain), v in zip(plan, values):
+    for (name, spec, plain), v in zip(plan, get(c)):
         if v is not None:
             conv = plain.get(type(v))
             body[name] = conv(v) if conv is not None else _field_to_json(spec, v, exact)
@@ -360,11 +357,12 @@ def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
 # Per composite class, per field: (name, spec, {Python type: its plain JSON form}) for the
 # types whose plain form `_field_to_json` writes as it is (a uint in a uint field, a
 # symbol in a symbol field, bytes in a binary one); other values go through it.
-_PLANS: dict[type, tuple[tuple[str, Any, dict[type, Any]], ...]] = {}
+_Plan = tuple[tuple[str, Any, dict[type, Any]], ...]
+_PLANS: dict[type, tuple[Any, _Plan]] = {}  # and the class's getter of all its fields
 _PLAIN_OF: dict[str, Any] = {**_FAST_PLAIN, "binary": b64, "char": str, "uuid": str}
 
 
-def _plan(cls: type[Composite]) -> tuple[tuple[str, Any, dict[type, Any]], ...]:
+def _plan(cls: type[Composite]) -> tuple[Any, _Plan]:
     plan = []
     for spec in cls.FIELDS:
         t = field_type(spec.type)
@@ -373,7 +371,11 @@ def _plan(cls: type[Composite]) -> tuple[tuple[str, Any, dict[type, Any]], ...]:
             conv = _PLAIN_OF.get(t) or (lambda v, t=t: _plain(t, v))
             plain = {py: conv for py, name in _TYPE_NAMES.items() if name == t}
         plan.append((spec.name, spec, plain))
-    _PLANS[cls] = tuple(plan)
+    get = getattr(cls, "_GET", None)
+    if get is None:
+        slots = cls._SLOTS
+        get = lambda c: [getattr(c, s) for s in slots]
+    _PLANS[cls] = (get, tuple(plan))
     return _PLANS[cls]
 
 
