@@ -811,12 +811,14 @@ def encodes_as_decoded(v: Any) -> bool:
         if x is not decoded[i]:
             return False
         c = b[p]
-        if c == 0x52 or c == 0x53:  # smalluint, smallulong: not for 0
+        if c == 0x40 or c == 0x43 or c == 0x41 or c == 0x42 or c == 0x44:
+            p += 1
+        elif c == 0x52 or c == 0x53:  # smalluint, smallulong: not for 0
             if not b[p + 1]:
                 return False
             p += 2
-        elif c == 0x43 or c == 0x40 or c == 0x41 or c == 0x42 or c == 0x44:
-            p += 1
+        elif c == 0x83:  # a timestamp has one form
+            p += 9
         elif c == 0xA0 or c == 0xA1:
             if not canon[i] & (1 if c == 0xA0 else 2):
                 return False
@@ -865,9 +867,23 @@ def _value_end(b: Any, p: int, x: Any) -> int:
         return p + 1 if x is True else -1
     if c == 0x42:
         return p + 1 if x is False else -1
-    if c == 0xA1 or c == 0xA3:
+    if c == 0xA1:
+        e = p + 2 + b[p + 1]
+        if t is not str:
+            return -1
+        try:
+            return e if x.encode("utf-8") == b[p + 2 : e] else -1
+        except UnicodeEncodeError:
+            return -1
+    if c == 0xA3:
         e = p + 2 + b[p + 1]
         return e if _text_at(b, p + 2, e, x, t, c) else -1
+    if c == 0x52:
+        return p + 2 if t is UInt and x and x == b[p + 1] else -1
+    if c == 0x43:
+        return p + 1 if t is UInt and x == 0 else -1
+    if c == 0x55:
+        return p + 2 if t is Long and x == _i8(b, p + 1)[0] else -1
     if c == 0xB1 or c == 0xB3:
         n = _u32(b, p + 1)[0]
         e = p + 5 + n
@@ -879,10 +895,6 @@ def _value_end(b: Any, p: int, x: Any) -> int:
         n = _u32(b, p + 1)[0]
         e = p + 5 + n
         return e if t is bytes and n > 0xFF and x == b[p + 5 : e] else -1
-    if c == 0x43:
-        return p + 1 if t is UInt and x == 0 else -1
-    if c == 0x52:
-        return p + 2 if t is UInt and x and x == b[p + 1] else -1
     if c == 0x70:
         return p + 5 if t is UInt and x > 0xFF and x == _u32(b, p + 1)[0] else -1
     if c == 0x44:
@@ -903,8 +915,6 @@ def _value_end(b: Any, p: int, x: Any) -> int:
         return p + 2 if t is Int and x == _i8(b, p + 1)[0] else -1
     if c == 0x71:
         return p + 5 if t is Int and not -0x80 <= x <= 0x7F and x == _i32(b, p + 1)[0] else -1
-    if c == 0x55:
-        return p + 2 if t is Long and x == _i8(b, p + 1)[0] else -1
     if c == 0x81:
         return p + 9 if t is Long and not -0x80 <= x <= 0x7F and x == _i64(b, p + 1)[0] else -1
     if c == 0x83:
