@@ -232,6 +232,10 @@ class Endpoint:
         """Bytes from the peer, received at `time`; returns every pending event."""
         self.now = time
         if data:
+            if self._last_recv is None and not b"AMQP".startswith(bytes(data[:4])):
+                self._last_recv = time
+                self._not_amqp(bytes(data[:64]))
+                return self.take_events()
             self._last_recv = time
         conn = self.connection
         remote = self.remote
@@ -350,6 +354,19 @@ class Endpoint:
         else:
             self._send_header("amqp")
             self._failed = True
+
+    def _not_amqp(self, first: bytes) -> None:
+        """The peer's `first` bytes are not a protocol header: it speaks something else
+        (TLS, HTTP, SSH, ...), and nothing more it sends is read. A server answers with
+        the header it speaks and closes (as for a header it does not support); a client
+        gives up at once rather than wait for an open that will not come."""
+        self._reader.opaque = "not-amqp"
+        if self.role == "peer":
+            self._send_header("amqp" if self.sasl is None else "sasl")
+            self._failed = True
+        else:
+            self._fail("amqp:not-implemented",
+                       f"the peer does not speak AMQP: {not_amqp_bytes(first)}")
 
     def _send_pending_open(self) -> None:
         if self._pending_open is not None:
@@ -1151,6 +1168,16 @@ class Endpoint:
         """How many deliveries are queued on `link` (`len(outgoing(link))`, cheaply)."""
         q = self._outgoing.get(link)
         return len(q) if q else 0
+
+
+def not_amqp_bytes(data: bytes) -> str:
+    """What a peer's first bytes, which are no AMQP protocol header, look like."""
+    if len(data) >= 3 and data[0] in (0x15, 0x16) and data[1] == 0x03:
+        return "it answered with TLS (an amqps:// port?)"
+    text = data.split(b"\r")[0].split(b"\n")[0][:60]
+    if len(text) >= 4 and all(32 <= b < 127 for b in text):
+        return f"it sent {text.decode('ascii')!r}"
+    return "it sent " + data[:8].hex(" ")
 
 
 def _copy(node: Any) -> Any:
