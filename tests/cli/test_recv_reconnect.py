@@ -40,3 +40,18 @@ def test_recv_without_reconnect_reports_the_forced_close(serve: ServePeers) -> N
     assert r.returncode == 4, r.stderr  # refused: the peer's close, said as it is
     assert "amqp:connection:forced" in r.stderr
     assert len(json_lines(r.stdout)) >= 2
+
+
+@pytest.mark.integration
+def test_settle_mode_second_starts_afresh_after_a_reconnect(serve: ServePeers) -> None:
+    """With `--settle-mode second` the deliveries whose settlement the peer owed on a
+    dropped connection are not waited for on the next one (they come again there)."""
+    url = serve("-q", "--close-after", "5")
+    r = amqp("send", f"{url}/rs", "x", "--count", "8", "--reconnect", "10",
+             "--message-id", "{n}", "--json", "--timeout", "20")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", f"{url}/rs", "--count", "8", "--credit", "1", "--reconnect", "10",
+             "--settle-mode", "second", "--json", "--timeout", "10")
+    assert r.returncode == 0, r.stderr
+    ids = [m["properties"]["message-id"] for m in json_lines(r.stdout)]
+    assert set(ids) == {str(n) for n in range(1, 9)}, ids
