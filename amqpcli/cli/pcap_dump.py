@@ -128,9 +128,9 @@ def _source(f: Path) -> Any:
 
 def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
             bpf: str | None, count: int | None, stop: Stopping,
-            fast: bool = False) -> Iterator[Any]:
-    """Records from files, a live interface (`fast`: through dumpcap), or TLS
-    decryption."""
+            fast: bool) -> Iterator[Any]:
+    """Records from a live interface (`fast`: through dumpcap) or from TLS decryption
+    (capture files are read by `_records`)."""
     ports = sorted(dis.ports)
     if live is not None:
         from amqpcli.capture.live import decrypt_tls, dumpcap_capture, live_capture
@@ -145,23 +145,20 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
             ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
         yield from dis.run(ev)
         return
-    if keylog is not None:
-        from amqpcli.capture.live import decrypt_tls
+    from amqpcli.capture.live import decrypt_tls
 
-        tls_ports = sorted({5671, *ports})
-        ev = itertools.chain.from_iterable(
-            decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports, waiting=stop)
-            for f in files)
-        yield from dis.run(ev)
-        return
-    yield from _records(dis, files, None, None, bpf, count, stop)
+    tls_ports = sorted({5671, *ports})
+    ev = itertools.chain.from_iterable(
+        decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports, waiting=stop)
+        for f in files)
+    yield from dis.run(ev)
 
 
 def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
              bpf: str | None, count: int | None, stop: Stopping,
-             fast: bool = False) -> Iterator[Any]:
-    """`_events`, without a generator of its own around the reader for capture files
-    (one step less for every record)."""
+             fast: bool) -> Iterator[Any]:
+    """The records of the run: capture files go straight to the reader (no generator of
+    our own around it: one step less for every record), the rest through `_events`."""
     if live is None and keylog is None:
         # one file goes straight to the reader (the merge of several costs memory it
         # need not)

@@ -44,8 +44,9 @@ def test_recv_without_reconnect_reports_the_forced_close(serve: ServePeers) -> N
 
 @pytest.mark.integration
 def test_settle_mode_second_starts_afresh_after_a_reconnect(serve: ServePeers) -> None:
-    """With `--settle-mode second` the deliveries whose settlement the peer owed on a
-    dropped connection are not waited for on the next one (they come again there)."""
+    """With `--settle-mode second`, connections dropped with deliveries whose settlement
+    the peer still owed: the receive goes on over the next ones and gets every message
+    (the owed ones end as abandoned; they come again)."""
     url = serve("-q", "--close-after", "5")
     r = amqp("send", f"{url}/rs", "x", "--count", "8", "--reconnect", "10",
              "--message-id", "{n}", "--json", "--timeout", "20")
