@@ -28,13 +28,27 @@ _EXT = {"parquet": ".parquet", "ndjson": ".json"}
 
 
 def check_out(out: str) -> None:
-    """The output folder must be new or empty: tables are never mixed with older runs."""
+    """The output folder must be new or empty: tables are never mixed with older runs.
+    It is made here, before any capture is read, so a folder that cannot be written
+    fails at once rather than after the whole set was dissected."""
     p = Path(out)
     if p.exists() and not p.is_dir():
         raise UserError(f"{out}: exists and is not a folder (choose a new --out)", Exit.USAGE)
     if p.exists() and any(p.iterdir()):
         raise UserError(f"{out}: exists and is not an empty folder (choose a new --out)",
                         Exit.USAGE)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        probe = p / ".amqp-write-check"
+        probe.touch()
+        probe.unlink()
+    except OSError as e:
+        raise write_error(out, e) from None
+
+
+def write_error(out: str, e: OSError) -> UserError:
+    return UserError(f"cannot write tables to {out}: {(e.strerror or str(e)).lower()}",
+                     Exit.USAGE)
 
 
 def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
@@ -54,6 +68,12 @@ class LocalWriter:
         self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
 
     def write(self, batch: dict[str, list[dict[str, Any]]]) -> None:
+        try:
+            self._write(batch)
+        except OSError as e:  # a full disk, a folder taken away
+            raise write_error(str(self.out), e) from None
+
+    def _write(self, batch: dict[str, list[dict[str, Any]]]) -> None:
         for table, rows in batch.items():
             if not rows:
                 continue
@@ -81,14 +101,22 @@ class LocalWriter:
         else:
             f.writelines(json_line(r) + "\n" for r in t.to_pylist())
 
-    def close(self) -> None:
-        for f in self._files.values():
-            f.close()
-        self._files.clear()
-        self.out.mkdir(parents=True, exist_ok=True)
-        for table in TABLES:  # an empty table is still a table
-            (self.out / table).mkdir(exist_ok=True)
-        (self.out / "_SUCCESS").touch()
+    def close(self, complete: bool = True) -> None:
+        """Close every file; `complete` (the whole set was read) also marks the folder
+        finished with `_SUCCESS`, as Spark does. A run that failed or was interrupted
+        leaves readable parts but no mark."""
+        try:
+            files, self._files = list(self._files.values()), {}
+            for f in files:
+                f.close()
+            if not complete:
+                return
+            self.out.mkdir(parents=True, exist_ok=True)
+            for table in TABLES:  # an empty table is still a table
+                (self.out / table).mkdir(exist_ok=True)
+            (self.out / "_SUCCESS").touch()
+        except OSError as e:
+            raise write_error(str(self.out), e) from None
 
 
 def _json_value(v: Any) -> Any:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -41,8 +42,11 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
         writer = LocalWriter(out, fmt)
         try:
             res = run_local(paths, writer.write, ports=ports, stall=stall, progress=prog)
-        finally:
-            writer.close()
+        except BaseException:
+            with contextlib.suppress(UserError):  # the first error is the one to report
+                writer.close(complete=False)
+            raise
+        writer.close()
         res.rows = dict(writer.rows)
         return res
     from amqpcli.pipeline.spark import get_session, list_captures, parse_conf, run_spark

@@ -201,3 +201,44 @@ def test_spark_engine_without_java_is_one_line(tmp_path: Path) -> None:
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "Java" in lines[0], p.stderr
+
+
+def test_cli_out_that_cannot_be_written_fails_before_reading(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    out = tmp_path / "file" / "tables"  # a folder inside a regular file
+    code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(out))
+    assert code == 2 and err.strip() == f"amqp: error: cannot write tables to {out}: not a directory"
+
+
+def test_a_failed_write_is_one_line_and_leaves_no_success_mark(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from amqpcli.errors import UserError
+
+    def full(self: LocalWriter, table: str, day: str, t: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(LocalWriter, "_append", full)
+    out = tmp_path / "full"
+    with pytest.raises(UserError, match="cannot write tables to .*: no space left on device"):
+        write_tables([str(RABBIT)], str(out))
+    assert out.is_dir() and not (out / "_SUCCESS").exists()
+
+
+def test_an_interrupted_run_keeps_its_parts_but_no_success_mark(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import amqpcli.pipeline.run as run_mod
+
+    def interrupted(paths: object, write: object, **kw: object) -> None:
+        write(next(iter(batches)))  # type: ignore[operator]
+        raise KeyboardInterrupt
+
+    batches: list[dict[str, list[dict[str, object]]]] = []
+    run_local([str(RABBIT)], batches.append)
+    monkeypatch.setattr(run_mod, "run_local", interrupted)
+    out = tmp_path / "cut"
+    with pytest.raises(KeyboardInterrupt):
+        write_tables([str(RABBIT)], str(out))
+    assert not (out / "_SUCCESS").exists()
+    assert read_table(str(out), "frames").num_rows > 0  # the part written is whole
