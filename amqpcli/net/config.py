@@ -31,15 +31,28 @@ class TlsConfig:
         """A client context: system CAs (or `ca_file`), hostname check unless `verify` is off."""
         try:
             ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
-            if not self.verify:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-            if self.cert_file:
-                ctx.load_cert_chain(self.cert_file, self.key_file)
         except (OSError, ssl.SSLError) as e:
-            what = getattr(e, "strerror", None) or str(e)
-            raise UserError(f"TLS setup failed: {what}", Exit.USAGE) from None
+            raise _tls_file_error(f"--ca-file {self.ca_file}", e, "no PEM certificates in it") \
+                from None
+        if not self.verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if self.cert_file:
+            try:
+                ctx.load_cert_chain(self.cert_file, self.key_file)
+            except (OSError, ssl.SSLError) as e:
+                files = f"--cert {self.cert_file}" + (f", --key {self.key_file}"
+                                                      if self.key_file else "")
+                raise _tls_file_error(files, e, "not a PEM certificate with its private key, "
+                                      "or the key does not match") from None
         return ctx
+
+
+def _tls_file_error(files: str, e: OSError, unreadable: str) -> UserError:
+    """One line that names the file: `ssl` says "[SSL] PEM lib" for content it cannot
+    use (a subclass of OSError without an errno) and only the errno text otherwise."""
+    what = unreadable if isinstance(e, ssl.SSLError) else (e.strerror or str(e)).lower()
+    return UserError(f"TLS setup failed: {files}: {what}", Exit.USAGE)
 
 
 @dataclass(frozen=True)

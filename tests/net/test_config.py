@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from pathlib import Path
 
 import pytest
 import typer
@@ -48,6 +49,24 @@ def test_tls_context_verifies_by_default() -> None:
     assert ctx.verify_mode == ssl.CERT_NONE and not ctx.check_hostname
     with pytest.raises(UserError):
         TlsConfig(ca_file="/nonexistent/ca.pem").context()
+
+
+def test_tls_file_errors_name_the_file_and_what_is_wrong(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pem"
+    junk.write_bytes(b"not a certificate\n")
+    cases = [
+        (TlsConfig(ca_file=str(tmp_path / "none.pem")),
+         f"--ca-file {tmp_path}/none.pem: no such file or directory"),
+        (TlsConfig(ca_file=str(junk)), f"--ca-file {junk}: no PEM certificates in it"),
+        (TlsConfig(cert_file=str(tmp_path)), f"--cert {tmp_path}: is a directory"),
+        (TlsConfig(cert_file=str(junk), key_file=str(junk)),
+         f"--cert {junk}, --key {junk}: not a PEM certificate with its private key"),
+    ]
+    for cfg, text in cases:
+        with pytest.raises(UserError) as err:
+            cfg.context()
+        assert str(err.value).startswith(f"TLS setup failed: {text}")
+        assert err.value.code == Exit.USAGE
 
 
 def _app() -> tuple[typer.Typer, list[ConnectionConfig]]:
