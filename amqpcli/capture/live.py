@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import weakref
@@ -70,6 +71,25 @@ def _failed(what: str, e: Exception) -> UserError:
     options) come as many exception types; the user gets their first line."""
     first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     return UserError(f"{what} failed: {first}", Exit.USAGE)
+
+
+def check_capture_filter(interface: str, bpf_filter: str, dumpcap_path: str | None = None) -> None:
+    """Compile the capture filter for the interface (`dumpcap -d`) before capturing: with
+    a filter it cannot compile, dumpcap stops at once but tshark, reading its pipe, waits
+    for packets forever. dumpcap exits 0 either way; what it says on stderr tells. Where
+    there is no dumpcap the capture itself reports what is wrong."""
+    path = dumpcap_path or shutil.which("dumpcap")
+    if path is None:
+        return
+    try:
+        p = subprocess.run([path, "-i", interface, "-f", bpf_filter, "-d"], check=False,
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    said = [x.strip() for x in p.stderr.decode(errors="replace").splitlines()
+            if x.strip().startswith("dumpcap:")]
+    if said:
+        raise UserError(f"live capture on {interface} failed: {said[0]}", Exit.USAGE)
 
 
 def _track_tasks(cap: Any) -> weakref.WeakSet[asyncio.Future[Any]]:
@@ -139,6 +159,7 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     `amqpcli.capture.files`)."""
     import pyshark
 
+    check_capture_filter(interface, bpf_filter)
     _ensure_loop()
     tracker = FlowTracker(ports, all_flows=all_flows)
     dec = PacketDecoder()
@@ -269,6 +290,7 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
             tasks = _track_tasks(cap)
             packets = iter(cap)
         elif interface is not None:
+            check_capture_filter(interface, bpf_filter)
             cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
             tasks = _track_tasks(cap)
             packets = cap.sniff_continuously(packet_count=packet_count)

@@ -169,6 +169,20 @@ def test_unknown_interface_is_a_user_error() -> None:
         list(live_capture("nosuchif0", "tcp"))
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("capture", [
+    lambda: live_capture("lo", "tcp port ((", packet_count=1),
+    lambda: dumpcap_capture("lo", "tcp port ((", packet_count=1),
+    lambda: decrypt_tls(None, None, interface="lo", bpf_filter="tcp port ((", packet_count=1),
+])
+def test_a_capture_filter_that_does_not_compile_is_a_user_error(capture: Any) -> None:
+    # Through tshark it waited for packets forever: dumpcap had given up on the filter.
+    from amqpcli.errors import UserError
+
+    with pytest.raises(UserError, match="live capture on lo failed: dumpcap: Invalid capture filter"):
+        list(capture())
+
+
 def test_missing_capture_file_for_decryption_is_a_user_error(tmp_path: Path) -> None:
     from amqpcli.errors import UserError
 
