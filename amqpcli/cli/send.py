@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterator
@@ -144,6 +145,17 @@ def _open_input(path: str) -> BinaryIO:
         raise UserError(f"cannot read {path!r}: {e.strerror}", Exit.USAGE) from None
 
 
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[None]:
+    """A read that fails after the open (an I/O error, a device that cannot be read) is a
+    one-line error like a failed open."""
+    try:
+        yield
+    except OSError as e:
+        where = "standard input" if path == "-" else repr(path)
+        raise UserError(f"cannot read {where}: {e.strerror or e}", Exit.USAGE) from None
+
+
 def message_source(
     template: MessageTemplate,
     body: str | None,
@@ -166,20 +178,24 @@ def message_source(
         stream = _open_input(file or "-") if body is None else None
         texts = read_bodies(stream, True) if stream else iter(body.encode().splitlines())  # type: ignore[union-attr]
         try:
-            for text in texts:
-                if count is not None and n >= count:
-                    return
-                n += 1
-                yield template.encode(n, body_value(text, template.body_type, json_body))
+            with _reading(file or "-"):
+                for text in texts:
+                    if count is not None and n >= count:
+                        return
+                    n += 1
+                    yield template.encode(n, body_value(text, template.body_type, json_body))
         finally:
             if stream is not None and not _is_stdin(stream):
                 stream.close()
         return
     if file is not None:
         stream = _open_input(file)
-        raw = stream.read()
-        if not _is_stdin(stream):
-            stream.close()
+        try:
+            with _reading(file):
+                raw = stream.read()
+        finally:
+            if not _is_stdin(stream):
+                stream.close()
     else:
         raw = (body or "").encode("utf-8")
     value = body_value(raw, template.body_type, json_body)
@@ -212,18 +228,19 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
 
     n = 0
     try:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            if count is not None and n >= count:
-                return
-            try:
-                payload = message_bytes_from_json(json.loads(line))
-            except (ValueError, KeyError, TypeError) as e:
-                raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}",
-                                Exit.USAGE) from None
-            n += 1
-            yield OutgoingMessage(n, payload, _message_id(payload))
+        with _reading(path):
+            for lineno, line in enumerate(stream, 1):
+                if not line.strip():
+                    continue
+                if count is not None and n >= count:
+                    return
+                try:
+                    payload = message_bytes_from_json(json.loads(line))
+                except (ValueError, KeyError, TypeError) as e:
+                    raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}",
+                                    Exit.USAGE) from None
+                n += 1
+                yield OutgoingMessage(n, payload, _message_id(payload))
     finally:
         if not _is_stdin(stream):
             stream.close()

@@ -65,3 +65,14 @@ def test_recv_with_stdout_closed_consumes_nothing(serve: ServePeers) -> None:
     assert "closed" in p.stderr
     r = amqp("recv", f"{url}/cl", "-t", "2", "-c", "1", "--json", "-q")
     assert r.returncode == 0 and len(json_lines(r.stdout)) == 1, r.stderr
+
+
+@pytest.mark.parametrize("how", [["-f"], ["--lines", "-f"], ["--from"]])
+def test_send_input_that_fails_to_read_is_one_line_and_sends_nothing(
+        serve: ServePeers, how: list[str]) -> None:
+    # /proc/self/mem opens but every read of it fails (EIO): a read error, not an open error
+    url = serve()
+    r = amqp("send", f"{url}/rd", *how, "/proc/self/mem")
+    _one_line_error(r, 2, "cannot read '/proc/self/mem': Input/output error")
+    r = amqp("recv", f"{url}/rd", "--drain", "-t", "2", "--json", "-q")
+    assert r.returncode == 0 and r.stdout == "", r.stderr
