@@ -335,12 +335,25 @@ def pcap_dump(
         stop.restore()
     if stop.stopped[0]:
         raise typer.Exit(int(Exit.INTERRUPTED))
+    _notes(dis, flt)
+    _exit_status(dis, files or [Path(live or "")])
+
+
+def _notes(dis: "Dissector", flt: "Filter") -> None:
+    """Why a filter showed nothing, when that is certain: a connection that is not there,
+    a time range outside the capture."""
     for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
         labels = f"{dis.conns[0].label}" + (
             f" to {dis.conns[-1].label}" if len(dis.conns) > 1 else "")
         typer.echo(f"amqp: note: --connection {x} matched no connection (there are {labels})",
                    err=True)
-    _exit_status(dis, files or [Path(live or "")])
+    outside = None if dis.first_time is None else flt.time_outside(dis.first_time,
+                                                                    dis.last_time)
+    if outside is not None:
+        from amqpcli.render.traffic import iso
+
+        typer.echo(f"amqp: note: {outside} (the capture runs from {iso(dis.first_time)} to "
+                   f"{iso(dis.last_time)})", err=True)
 
 
 def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",

@@ -167,6 +167,15 @@ class Filter:
         conns = list(conns)
         return [x for x in self.connections if not any(_names_conn(x, c) for c in conns)]
 
+    def time_outside(self, first: float, last: float) -> str | None:
+        """Which of `since`/`until` leaves no time of the capture (`first` to `last`) in
+        range, as the option was given: "--since 2030-01-01", else None."""
+        if self.since is not None and self.since > last:
+            return f"--since {self._since_text} is after the last packet"
+        if self.until is not None and self.until < first:
+            return f"--until {self._until_text} is before the first packet"
+        return None
+
     def link_stats(self, ls: LinkStats | None) -> bool:
         if ls is None:
             return not self.by_link

@@ -180,6 +180,19 @@ def test_a_connection_filter_that_names_nothing_says_so() -> None:
     assert "c2" not in err.split("there are")[0]
 
 
+@pytest.mark.parametrize(("args", "note"), [
+    (["--since", "2999-01-01"], "--since 2999-01-01 is after the last packet"),
+    (["--since", "100000"], "--since 100000 is after the last packet"),
+    (["--until", "1999-01-01T00:00:00"], "--until 1999-01-01T00:00:00 is before the first packet"),
+])
+def test_a_time_range_outside_the_capture_says_so(args: list[str], note: str) -> None:
+    code, out, err = run("pcap-dump", RABBIT, *args)
+    assert code == 0 and out == ""
+    assert err.startswith(f"amqp: note: {note} (the capture runs from 20")
+    code, out, err = run("pcap-dump", RABBIT, "--since", "0.01", "--until", "2999-01-01")
+    assert code == 0 and out and err == ""  # a range that overlaps: no note
+
+
 def test_every_filter_name_is_one_the_records_use() -> None:
     from amqpcli.dissect.filters import STATES, known_performatives
 
