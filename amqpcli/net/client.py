@@ -358,11 +358,18 @@ class ReceiverLink(_Link):
             raise self.error or UserError(f"the peer detached the link to {self.address!r}", Exit.REFUSED)
         self.drained = False
         self.draining = drain
+        # Settlements first: a peer that counts unsettled deliveries against the prefetch
+        # sees the window free before it is granted again.
+        self.flush_settlements()
         self.client._engine_flow(self.link, credit, drain)
         self.client._schedule_flush()
 
     async def get(self, timeout: float | None) -> Incoming | None:
-        """The next message, or None when the timeout passes or a drain ended empty."""
+        """The next message, or None when the timeout passes or a drain ended empty.
+
+        Messages that arrived before the link or connection ended (in the same read as
+        the peer's detach or close, say) are handed out before the end is raised: they
+        are ours to write, and pre-settled ones exist nowhere else."""
         if not self.queue:
             self.flush_settlements()
         deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
@@ -373,10 +380,19 @@ class ReceiverLink(_Link):
             try:
                 await self.wait_changed(deadline, "timeout")
             except UserError as e:
+                if self.queue:
+                    break
                 if e.code == Exit.TIMEOUT and str(e) == "timeout":
                     return None
                 raise
         return self.queue.popleft()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the link or its connection has ended: nothing can be settled on it."""
+        c = self.client
+        return (self.error is not None or c.lost is not None or c.error is not None
+                or REMOTE in self.link.detach)
 
     def take(self, limit: int | None) -> list[Incoming]:
         """The messages already here (at most `limit`), without waiting."""

@@ -468,6 +468,13 @@ class _Receiver:
             batch = [inc]
             if link.queue:
                 batch += link.take(None if remaining is None else remaining - 1)
+            if link.ended:
+                # They came with the end of the link: pre-settled ones exist only here and
+                # are written; unsettled ones cannot be settled any more and the peer
+                # delivers them again, so writing them would only make duplicates.
+                batch = [b for b in batch if b.settled]
+                if not batch:
+                    continue  # the next `get` raises the end
             failed: OutputError | None = None
             try:
                 write_many(batch)

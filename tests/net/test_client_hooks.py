@@ -88,3 +88,39 @@ def test_no_hooks_change_nothing() -> None:
     for step in ("flush", "receive", "_dispatch", "_timer_step", "_eof_step"):
         assert step not in vars(t), step
     assert t._dispatch.__func__ is Transport._dispatch  # type: ignore[attr-defined]
+
+
+def test_settlements_go_out_before_the_credit_that_follows_them() -> None:
+    # A peer that counts unsettled deliveries against the prefetch must see the window
+    # freed before it is granted again: disposition, then flow.
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import Frame, FrameReader
+
+    tap = Tap()
+
+    async def scenario() -> None:
+        server, url = await _serve()
+        try:
+            client = await Client.connect(build_config(f"{url}/q"),
+                                          on_engine=lambda e: e.set_tap(tap))
+            sender = await client.open_sender("q")
+            for p in [sender.send(f"m{i}".encode(), settled=False) for i in range(4)]:
+                await asyncio.wait_for(p.wait(), 10)
+            receiver = await client.open_receiver("q")
+            receiver.flow(2)
+            accepted = c.Accepted()  # one state: one disposition for the run
+            for _ in range(2):
+                inc = await receiver.get(10)
+                assert inc is not None
+                receiver.settle(inc, accepted)
+            receiver.flow(2)  # in the same turn as the settlements, as recv does
+            for _ in range(2):
+                assert await receiver.get(10) is not None
+            await client.close()
+        finally:
+            await server.close()
+
+    asyncio.run(scenario())
+    sent = [f.body.__class__.__name__ for f in FrameReader().feed(bytes(tap.out))
+            if isinstance(f, Frame) and isinstance(f.body, (c.Flow, c.Disposition))]
+    assert sent == ["Flow", "Disposition", "Flow"]  # it was flow, flow, disposition

@@ -1,0 +1,54 @@
+"""Messages that arrive in the same read as the peer's close or detach: pre-settled ones
+are written before the end is reported (they exist nowhere else once the peer sent them);
+unsettled ones are left to the peer, which delivers them again.
+
+`amqp serve --close-after N` / `--detach-after N` send the N-th transfer and the close
+(or detach) in one write, which is the case."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.net.clirun import amqp, json_lines
+from tests.net.servepeer import ServePeers
+
+pytestmark = pytest.mark.integration
+
+
+def _bodies(stdout: str) -> list[str]:
+    return [m["body"]["data"][0]["binary-text"] for m in json_lines(stdout)]
+
+
+def _fill(url: str, n: int) -> None:
+    for i in range(n):  # one connection per message: --close-after counts per connection
+        r = amqp("send", url, f"m{i}")
+        assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize(("fault", "code", "said"), [
+    ("--close-after", 4, "amqp:connection:forced"),
+    ("--detach-after", 4, "amqp:link:detach-forced"),
+])
+def test_presettled_messages_before_the_end_are_written(serve: ServePeers, fault: str,
+                                                        code: int, said: str) -> None:
+    url = serve(fault, "5") + "/end"
+    _fill(url, 8)
+    r = amqp("recv", url, "--presettled", "--json", "-t", "5")
+    assert r.returncode == code and said in r.stderr, r.stderr
+    assert _bodies(r.stdout) == [f"m{i}" for i in range(5)]  # all five, in order
+    # the peer settled them when it sent them: what is left is the other three
+    r = amqp("recv", url, "--json", "-c", "3", "-t", "5")
+    assert r.returncode == 0 and _bodies(r.stdout) == ["m5", "m6", "m7"], r.stderr
+
+
+def test_unsettled_messages_that_came_with_the_end_are_left_to_come_again(
+        serve: ServePeers) -> None:
+    # They cannot be settled any more: written, they would only be duplicates.
+    url = serve("--close-after", "5") + "/end2"
+    _fill(url, 6)
+    r = amqp("recv", url, "--json", "--credit", "1", "-t", "5")
+    assert r.returncode == 4 and "amqp:connection:forced" in r.stderr, r.stderr
+    assert _bodies(r.stdout) == [f"m{i}" for i in range(4)]  # settled one by one
+    assert "received 4, accept 4" in r.stderr
+    r = amqp("recv", url, "--json", "-c", "2", "-t", "5")
+    assert r.returncode == 0 and _bodies(r.stdout) == ["m4", "m5"], r.stderr
