@@ -69,18 +69,29 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
 
 
 FORCED = "amqp:connection:forced"
+DETACH_FORCED = "amqp:link:detach-forced"
 
 
 def forced_close(client: Client | None, error: BaseException) -> bool:
     """Whether `error` is the peer closing the connection with ``amqp:connection:forced``
-    (an operator or a broker shutting down dropped us, or `amqp serve --close-after`):
-    a lost connection, to reconnect after as docs/serve.md says, not a refusal."""
-    if client is None or error is not client.error:
+    or detaching one of our links with ``amqp:link:detach-forced`` (an operator, a broker
+    shutting down or moving the queue, `amqp serve --close-after`/`--detach-after`): a
+    drop to reconnect after, as docs/serve.md says, not a refusal."""
+    if client is None:
         return False
-    conn = getattr(client.engine, "connection", None)
-    close = conn.close.get(REMOTE) if conn is not None else None
-    err = getattr(close, "error", None)
-    return err is not None and str(err.condition) == FORCED
+    if error is client.error:
+        conn = getattr(client.engine, "connection", None)
+        close = conn.close.get(REMOTE) if conn is not None else None
+        return _condition(close) == FORCED
+    for link in client._links.values():
+        if error is link.error:
+            return _condition(link.link.detach.get(REMOTE)) == DETACH_FORCED
+    return False
+
+
+def _condition(performative: Any) -> str | None:
+    err = getattr(performative, "error", None)
+    return None if err is None else str(err.condition)
 
 
 class ConnectionLost(Exception):

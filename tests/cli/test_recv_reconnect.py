@@ -1,6 +1,6 @@
-"""`amqp recv --reconnect`: a peer closing the connection with `amqp:connection:forced` (a
-broker shutting down, an operator dropping connections) is a drop to reconnect after, as
-for `amqp send`; what was not settled comes again, nothing is lost."""
+"""`amqp recv --reconnect`: a peer closing the connection with `amqp:connection:forced` or
+detaching the link with `amqp:link:detach-forced` (a broker shutting down or moving the
+queue, an operator dropping connections) is a drop to reconnect after, as for `amqp send`; what was not settled comes again, nothing is lost."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from tests.net.servepeer import ServePeers
 
 
 @pytest.mark.integration
-def test_recv_reconnects_after_connection_forced(serve: ServePeers) -> None:
-    # Each connection is closed (amqp:connection:forced) after 5 deliveries either way.
-    url = serve("-q", "--close-after", "5")
+@pytest.mark.parametrize("fault", ["--close-after", "--detach-after"])
+def test_recv_reconnects_after_connection_forced(serve: ServePeers, fault: str) -> None:
+    # Each connection is closed (amqp:connection:forced), or each link detached
+    # (amqp:link:detach-forced), after 5 deliveries either way.
+    url = serve("-q", fault, "5")
     r = amqp("send", f"{url}/rf", "x", "--count", "10", "--reconnect", "10",
              "--message-id", "{n}", "--json", "--timeout", "20")
     assert r.returncode == 0, r.stderr

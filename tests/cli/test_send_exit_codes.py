@@ -60,8 +60,10 @@ def test_send_sees_the_peers_close_at_once(serve: ServePeers) -> None:
 
 
 @pytest.mark.integration
-def test_send_reconnects_after_connection_forced(serve: ServePeers) -> None:
-    url = serve("-q", "--close-after", "5")
+@pytest.mark.parametrize("fault", ["--close-after", "--detach-after"])
+def test_send_reconnects_after_connection_forced(serve: ServePeers, fault: str) -> None:
+    # amqp:connection:forced, or amqp:link:detach-forced on the sending link
+    url = serve("-q", fault, "5")
     r = amqp("send", f"{url}/r2", "x", "--count", "20", "--reconnect", "10",
              "--message-id", "{n}", "--json", "--timeout", "20")
     assert r.returncode == 0, r.stderr

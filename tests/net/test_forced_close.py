@@ -1,5 +1,6 @@
-"""`forced_close`: only the peer's own close with `amqp:connection:forced` is a drop to
-reconnect after; any other error (another condition, a failed write out) stays an error."""
+"""`forced_close`: only the peer's own close with `amqp:connection:forced`, or its detach of
+one of our links with `amqp:link:detach-forced`, is a drop to reconnect after; any other
+error (another condition, a failed write out) stays an error."""
 
 from __future__ import annotations
 
@@ -33,3 +34,18 @@ def test_other_conditions_and_other_errors_are_not() -> None:
     assert not forced_close(None, UserError("x", Exit.REFUSED))
     fresh = Client(ConnectionConfig())
     assert not forced_close(fresh, UserError("x", Exit.REFUSED))
+
+
+def test_a_link_detached_with_detach_forced_is_a_drop() -> None:
+    def detached_with(condition: str) -> tuple[Client, UserError]:
+        client = Client(ConnectionConfig())
+        detach = c.Detach(handle=0, closed=True, error=c.Error(condition=Symbol(condition)))
+        error = UserError(f"the peer detached the link: {condition}", Exit.REFUSED)
+        link = SimpleNamespace(error=error, link=SimpleNamespace(detach={REMOTE: detach}))
+        client._links[1] = link  # type: ignore[assignment]
+        return client, error
+
+    assert forced_close(*detached_with("amqp:link:detach-forced"))
+    assert not forced_close(*detached_with("amqp:not-found"))
+    client, _ = detached_with("amqp:link:detach-forced")
+    assert not forced_close(client, UserError("another error", Exit.REFUSED))
