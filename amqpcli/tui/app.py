@@ -63,6 +63,23 @@ class AmqpTui(App[None]):
         self.refreshes = 0
         self.sub_title = source.title
 
+    # -- stopping ---------------------------------------------------------------------------
+
+    def on_load(self) -> None:
+        """SIGTERM (`kill`, `timeout`) ends the app through its own loop, as `q` does: the
+        command-wide handler raises KeyboardInterrupt wherever the main thread is, which
+        inside the app's start-up (mounting widgets) surfaced as an error of the app."""
+        import asyncio
+        import signal
+
+        def terminated() -> None:
+            # timeout(1) follows its SIGTERM with a SIGCONT, whose redraw handler would
+            # run while the loop is torn down.
+            signal.signal(signal.SIGCONT, signal.SIG_DFL)
+            self.exit(return_code=TERMINATED)
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated)
+
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -291,6 +308,12 @@ class AmqpTui(App[None]):
         return Text(str(self.sub_title))
 
 
+TERMINATED = 130  # the app's return code after SIGTERM: the command's exit for an interrupt
+
+
 def run(source: Source, **kw: Any) -> None:
-    AmqpTui(source, **kw).run()
+    app = AmqpTui(source, **kw)
+    app.run()
+    if app.return_code == TERMINATED:
+        raise KeyboardInterrupt  # "amqp: interrupted", exit 130, as for Ctrl-C elsewhere
 
