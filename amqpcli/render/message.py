@@ -8,6 +8,7 @@ would not re-encode to the same bytes, `encoded` (the whole message, base64).
 from __future__ import annotations
 
 import hashlib
+import operator
 from typing import Any
 
 from amqpcli.codec.composites import (
@@ -21,6 +22,7 @@ from amqpcli.codec.composites import (
     MessageAnnotations,
     Properties,
 )
+from amqpcli.codec.encode import encodes_as_decoded
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Composite, DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
@@ -107,54 +109,81 @@ def _body_from_json(obj: Any, path: str) -> Any:
 
 def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
     """The JSON object of a message (docs/message-format.md)."""
+    sections = _sections(msg)
+    header, delivery_annotations, message_annotations, properties, app_properties, body, footer = (
+        sections
+    )
     out: dict[str, Any] = {}
-    if msg.header is not None:
-        out["header"] = fields_to_json(msg.header, exact)
-    if msg.delivery_annotations is not None:
-        out["delivery-annotations"] = _keyed_to_json(msg.delivery_annotations.value, Symbol, exact)
-    if msg.message_annotations is not None:
-        out["message-annotations"] = _keyed_to_json(msg.message_annotations.value, Symbol, exact)
-    if msg.properties is not None:
-        out["properties"] = fields_to_json(msg.properties, exact)
-    if msg.application_properties is not None:
-        out["application-properties"] = _keyed_to_json(msg.application_properties.value, str, exact)
-    if msg.body is not None:
-        out["body"] = _body_to_json(msg.body, exact)
-    if msg.footer is not None:
-        out["footer"] = _keyed_to_json(msg.footer.value, Symbol, exact)
+    if header is not None:
+        out["header"] = fields_to_json(header, exact)
+    if delivery_annotations is not None:
+        out["delivery-annotations"] = _keyed_to_json(delivery_annotations.value, Symbol, exact)
+    if message_annotations is not None:
+        out["message-annotations"] = _keyed_to_json(message_annotations.value, Symbol, exact)
+    if properties is not None:
+        out["properties"] = fields_to_json(properties, exact)
+    if app_properties is not None:
+        out["application-properties"] = _keyed_to_json(app_properties.value, str, exact)
+    if body is not None:
+        out["body"] = _body_to_json(body, exact)
+    if footer is not None:
+        out["footer"] = _keyed_to_json(footer.value, Symbol, exact)
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
-    if exact:
+    if exact and not _members_give_bytes(sections):
         raw = msg.encode()
-        if _sections_bytes(msg) != raw:
+        if _sections_bytes(sections) != raw:
             out["encoded"] = b64(raw)
     return out
 
 
-def _sections_bytes(msg: Message) -> bytes:
+SECTION_ATTRS = (
+    "header",
+    "delivery_annotations",
+    "message_annotations",
+    "properties",
+    "application_properties",
+    "body",
+    "footer",
+)
+_sections = operator.attrgetter(*SECTION_ATTRS)  # a message's sections, in order
+
+# Sections holding a map, by their place in SECTION_ATTRS, and the key type that lets
+# `_keyed_to_json` write it as a plain JSON object (which keeps no map width: it reads back
+# as a plain dict).
+_KEYED: dict[int, type] = {1: Symbol, 2: Symbol, 4: str, 6: Symbol}
+
+
+def _members_give_bytes(sections: tuple[Any, ...]) -> bool:
+    """True when each section is sure to encode to the very bytes it was decoded from and
+    its JSON member to give them back (`encodes_as_decoded`; a map section's map also a
+    plain dict, as a wider one comes back narrower): then the members alone give the
+    message's bytes, with no need to encode it and compare. False means "not known"."""
+    for i, section in enumerate(sections):
+        if section is None:
+            continue
+        if type(section) is list:  # data or amqp-sequence sections
+            for s in section:
+                if not encodes_as_decoded(s):
+                    return False
+        elif not encodes_as_decoded(section) or (i in _KEYED and type(section.value) is not dict):
+            return False
+    return True
+
+
+def _sections_bytes(sections: tuple[Any, ...]) -> bytes:
     """The message as its sections' values encode on their own: what the JSON members
     alone give back (values keep their types and widths through JSON)."""
     parts = []
-    for attr in SECTION_ATTRS:
-        section = getattr(msg, attr)
+    for i, section in enumerate(sections):
         if section is None:
             continue
-        key_type = _KEYED.get(attr)
+        key_type = _KEYED.get(i)
         if key_type is not None:
             parts.append(_keyed_bytes(section, key_type))
             continue
         for s in [section] if not isinstance(section, list) else section:
             parts.append(fields_bytes(s))
     return b"".join(parts)
-
-
-# Sections holding a map, and the key type that lets `_keyed_to_json` write it as a plain
-# JSON object (which keeps no map width: it reads back as a plain dict).
-_KEYED: dict[str, type] = {
-    "delivery_annotations": Symbol,
-    "message_annotations": Symbol,
-    "application_properties": str,
-    "footer": Symbol,
-}
 
 
 def _keyed_bytes(section: Composite, key_type: type) -> bytes:
@@ -217,17 +246,6 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
 def message_bytes_from_json(obj: Any) -> bytes:
     """The message's bytes (exactly the original ones when `encoded` still applies)."""
     return message_from_json(obj).encode()
-
-
-SECTION_ATTRS = (
-    "header",
-    "delivery_annotations",
-    "message_annotations",
-    "properties",
-    "application_properties",
-    "body",
-    "footer",
-)
 
 
 def load_sections(msg: Message) -> Message:
