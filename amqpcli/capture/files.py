@@ -263,6 +263,17 @@ def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Batch]:
         pos = 0
 
 
+# Packet times a clock can show (years 1 to 9999, in ns since the epoch); a pcapng time
+# outside them comes from a damaged block (a 64-bit count of microseconds reaches the year
+# 586,000).
+_MIN_NS = -62_135_596_800 * 1_000_000_000
+_MAX_NS = 253_402_300_799 * 1_000_000_000
+
+
+def _bad_time(name: str, offset: int) -> CaptureError:
+    return CaptureError(name, offset, "corrupt pcapng packet block (time out of range)")
+
+
 def _tsresol(v: int) -> tuple[int, int]:
     """if_tsresol → (multiplier, divisor) turning timestamp units into nanoseconds."""
     if v & 0x80:  # negative power of two
@@ -309,6 +320,8 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     else:
                         lt, mul, div, off, _snap = ifaces[iface]
                         last_ts = ((hi << 32) | lo) * mul // div + off
+                    if not _MIN_NS <= last_ts <= _MAX_NS:
+                        raise _bad_time(name, base + pos)
                     append((last_ts, lt, pos + 28, pos + 28 + caplen))
                     pos = end
                     continue
@@ -353,6 +366,8 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                         ) from None
                     ts = (hi << 32) | lo
                     last_ts = (ts * mul if div == 1 else ts * mul // div) + off
+                    if not _MIN_NS <= last_ts <= _MAX_NS:
+                        raise _bad_time(name, base + pos)
                     append((last_ts, lt, pos + 28, pos + 28 + caplen))
                 elif btype == 3:  # simple packet block: interface 0, no timestamp
                     if not ifaces:
@@ -374,6 +389,8 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     lt, mul, div, off, _snap = ifaces[iface]
                     ts = (hi << 32) | lo
                     last_ts = (ts * mul if div == 1 else ts * mul // div) + off
+                    if not _MIN_NS <= last_ts <= _MAX_NS:
+                        raise _bad_time(name, base + pos)
                     append((last_ts, lt, pos + 28, pos + 28 + caplen))
                 # every other block (statistics, name resolution, secrets, custom) is skipped
                 pos = end

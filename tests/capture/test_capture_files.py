@@ -257,6 +257,29 @@ def test_corrupt_pcapng_block_length(tmp_path: Path) -> None:
     assert len(got) == 4 and len(pk) > 10
 
 
+@pytest.mark.parametrize("high_word", [0xFFFF_FFFF, 0x0400_0000])
+def test_pcapng_time_out_of_range_is_a_damaged_block(tmp_path: Path, high_word: int) -> None:
+    # A damaged timestamp (in microseconds) beyond the year 9999: an error at that block,
+    # with what came before, rather than a time nothing can show.
+    p = tmp_path / "a.pcapng"
+    with CaptureWriter(p, linktype=1, tsresol=6) as w:
+        conversation(w)
+    data = bytearray(p.read_bytes())
+    offsets = []
+    pos = 0
+    while pos < len(data):
+        offsets.append(pos)
+        pos += int.from_bytes(data[pos + 4 : pos + 8], "little")
+    bad = offsets[6]
+    assert int.from_bytes(data[bad : bad + 4], "little") == 6  # an enhanced packet block
+    data[bad + 12 : bad + 16] = high_word.to_bytes(4, "little")
+    p.write_bytes(bytes(data))
+    for read in (lambda: list(read_packets(p)), lambda: list(read_capture(p))):
+        with pytest.raises(CaptureError) as ei:
+            read()
+        assert ei.value.offset == bad and "time out of range" in ei.value.problem
+
+
 def test_corrupt_pcap_record(tmp_path: Path) -> None:
     p = tmp_path / "a.pcap"
     with CaptureWriter(p, format="pcap") as w:
