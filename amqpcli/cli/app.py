@@ -180,7 +180,7 @@ class _StdoutFile(io.FileIO):
 
 def _guard_stdout() -> None:
     """Route the process's standard output through `_StdoutFile` (only the real one: a
-    test's captured stdout is left alone)."""
+    test's captured stdout is left alone), writing what it cannot encode escaped."""
     out = sys.stdout
     if out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
         return
@@ -191,8 +191,11 @@ def _guard_stdout() -> None:
         line_buffering = out.line_buffering
         raw = _StdoutFile(1, "w", closefd=False)
         buffered = io.BufferedWriter(raw)
+        # Text from damaged input (a symbol with bytes that are not UTF-8, kept as lone
+        # surrogates) is written escaped (\udc80): never raw bytes that are no UTF-8, as
+        # surrogateescape would, nor an encoding error, as strict would.
         sys.stdout = io.TextIOWrapper(
-            buffered, encoding=out.encoding, errors=out.errors, newline=None,
+            buffered, encoding=out.encoding, errors="backslashreplace", newline=None,
             line_buffering=line_buffering, write_through=out.write_through,
         )
     except (OSError, ValueError):

@@ -88,3 +88,18 @@ def test_debug_after_decode_input() -> None:
     assert "No such option" not in r.stderr
     assert "Traceback" in r.stderr, r.stderr
     assert "amqp: error:" in _amqp("decode", "zz").stderr
+
+
+@pytest.mark.parametrize("io_encoding", ["utf-8:strict", "utf-8:surrogateescape", ""])
+@pytest.mark.parametrize("args", [["decode", "a3", "03", "41", "80", "42"],
+                                  ["decode", "--json", "a3", "03", "41", "80", "42"]])
+def test_text_that_is_not_utf8_is_written_escaped(io_encoding: str, args: list[str]) -> None:
+    # A symbol from damaged input (byte 0x80) is kept byte-exact as a lone surrogate: it
+    # is written as \udc80, whatever the locale's error mode (strict failed, surrogateescape
+    # wrote a raw 0x80 that is no UTF-8).
+    env = {**_env(), "PYTHONIOENCODING": io_encoding}
+    p = subprocess.run([sys.executable, "-m", "amqpcli", *args], cwd=REPO_ROOT, env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout.decode("utf-8")  # valid UTF-8
+    assert "A\\udc80B" in out
