@@ -250,8 +250,7 @@ def message_bytes_from_json(obj: Any) -> bytes:
 
 def load_sections(msg: Message) -> Message:
     """Decode every section now (they are decoded lazily), so a DecodeError surfaces here."""
-    for name in SECTION_ATTRS:
-        getattr(msg, name)
+    _sections(msg)
     return msg
 
 
