@@ -32,7 +32,7 @@ from .decode import DecodeError, decode, skip
 from .encode import _unchanged, encode_into
 from .types import Composite, Symbol
 
-__all__ = ["Body", "Message"]
+__all__ = ["SECTION_NAMES", "Body", "Message"]
 
 Body = list[Data | AmqpSequence] | AmqpValue | None
 
@@ -50,7 +50,8 @@ _SECTIONS: dict[int, tuple[int, type[Composite], frozenset[int] | None]] = {
     0x77: (5, AmqpValue, None),
     0x78: (6, Footer, _MAP),
 }
-_NAMES = (
+# A message's sections by their attribute names, in the order the spec puts them.
+SECTION_NAMES = (
     "header",
     "delivery_annotations",
     "message_annotations",
@@ -60,7 +61,7 @@ _NAMES = (
     "footer",
 )
 _BODY = 5
-_SLOTS = tuple("_" + name for name in _NAMES)
+_SLOTS = tuple("_" + name for name in SECTION_NAMES)
 _u64 = struct.Struct(">Q").unpack_from
 _u32 = struct.Struct(">I").unpack_from
 _VBIN = {0xA0: 5, 0xB0: 8}  # a data section's binary: its format code -> where the bytes start
@@ -439,13 +440,13 @@ class Message:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
             return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in _NAMES)
+        return all(getattr(self, n) == getattr(other, n) for n in SECTION_NAMES)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         parts = []
-        for n, v in zip(_NAMES, self._section_values(), strict=True):
+        for n, v in zip(SECTION_NAMES, self._section_values(), strict=True):
             if v is not None:
                 try:
                     parts.append(f"{n}={getattr(self, n)!r}")

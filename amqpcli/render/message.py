@@ -23,7 +23,7 @@ from amqpcli.codec.composites import (
     Properties,
 )
 from amqpcli.codec.encode import encodes_as_decoded
-from amqpcli.codec.message import Message
+from amqpcli.codec.message import SECTION_NAMES, Message
 from amqpcli.codec.types import Composite, DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
     JsonValueError,
@@ -136,18 +136,9 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
     return out
 
 
-SECTION_ATTRS = (
-    "header",
-    "delivery_annotations",
-    "message_annotations",
-    "properties",
-    "application_properties",
-    "body",
-    "footer",
-)
-_sections = operator.attrgetter(*SECTION_ATTRS)  # a message's sections, in order
+_sections = operator.attrgetter(*SECTION_NAMES)  # a message's sections, in order
 
-# Sections holding a map, by their place in SECTION_ATTRS, and the key type that lets
+# Sections holding a map, by their place in SECTION_NAMES, and the key type that lets
 # `_keyed_to_json` write it as a plain JSON object (which keeps no map width: it reads back
 # as a plain dict).
 _KEYED: dict[int, type] = {1: Symbol, 2: Symbol, 4: str, 6: Symbol}
@@ -262,7 +253,7 @@ def message_tree(msg: Message, label: str = "message") -> Node:
     """
     size = len(msg.encode())
     node = Node(label, "", f"{size} bytes")
-    for name, attr in zip(SECTION_KEYS, SECTION_ATTRS, strict=True):
+    for name, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True):
         try:
             section = getattr(msg, attr)
         except DecodeError as e:
