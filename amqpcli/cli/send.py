@@ -340,6 +340,8 @@ def send(
         progress=show_progress, expected=count,
     )
     summary = run_send(conn, plan, messages)
+    for text in summary.warnings:
+        print(f"amqp: {text}", file=sys.stderr, flush=True)
     # A run that failed before its first message says only why (no empty summary);
     # after Ctrl-C the summary is always printed.
     if not quiet and not (summary.failure is not None and summary.sent == 0

@@ -204,6 +204,13 @@ class _Link:
         if self.error is not None:
             raise self.error
 
+    @property
+    def ended(self) -> bool:
+        """Whether the link or its connection has ended: nothing can be settled on it."""
+        c = self.client
+        return (self.error is not None or c.lost is not None or c.error is not None
+                or REMOTE in self.link.detach)
+
     async def wait_changed(self, deadline: float | None, what: str) -> None:
         """Wait for a change on the link or its connection, then raise the failure if one
         came; `what` is the timeout's error once `deadline` has passed.
@@ -215,6 +222,9 @@ class _Link:
         link at a time (a change taken by one wait is not there for another)."""
         changed = self.changed
         if not changed.is_set():
+            # A failure whose change an earlier wait took (one that handed out the
+            # messages queued before it, say) ends this wait at once.
+            self._check()
             timeout = None if deadline is None else deadline - asyncio.get_running_loop().time()
             if timeout is not None and timeout <= 0:
                 raise UserError(what, Exit.TIMEOUT)
@@ -351,6 +361,7 @@ class ReceiverLink(_Link):
         self.queue: deque[Incoming] = deque()
         self._batch: list[Any] = []
         self._batch_state: Any = None
+        self.unsent = 0  # settlements made after the link or connection ended (never sent)
         self.received = 0
         self.draining = False
         self.drained = False
@@ -398,13 +409,6 @@ class ReceiverLink(_Link):
                 raise
         return self.queue.popleft()
 
-    @property
-    def ended(self) -> bool:
-        """Whether the link or its connection has ended: nothing can be settled on it."""
-        c = self.client
-        return (self.error is not None or c.lost is not None or c.error is not None
-                or REMOTE in self.link.detach)
-
     def take(self, limit: int | None) -> list[Incoming]:
         """The messages already here (at most `limit`), without waiting."""
         q = self.queue
@@ -433,6 +437,10 @@ class ReceiverLink(_Link):
     def flush_settlements(self) -> None:
         if self._batch:
             batch, self._batch = self._batch, []
+            if self.ended:
+                # Nothing reaches the peer any more: it delivers these again.
+                self.unsent += len(batch)
+                return
             self.client._engine_dispose(batch, self._batch_state, True)
             self.client._schedule_flush()
 

@@ -310,6 +310,7 @@ class _Receiver:
         self.held: list[Incoming] = []
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
+        self.link: ReceiverLink | None = None  # the current connection's link
 
     def _warn(self, text: str) -> None:
         self.s.warnings.append(text)
@@ -323,12 +324,17 @@ class _Receiver:
         try:
             while True:
                 try:
+                    self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
                     try:
                         await self._session(client)
                         await client.close()
-                    except UserError as e:
-                        if forced_close(client, e):
+                    except (UserError, ConnectionLost) as e:
+                        if self._ended_after_count(e):
+                            await client.abort()
+                            client = None
+                            break
+                        if isinstance(e, UserError) and forced_close(client, e):
                             # Unsettled deliveries go back to the peer and come again.
                             raise ConnectionLost(e) from None
                         raise
@@ -368,6 +374,23 @@ class _Receiver:
     def _done(self) -> bool:
         return self.plan.count is not None and self.s.received >= self.plan.count
 
+    def _ended_after_count(self, e: UserError | ConnectionLost) -> bool:
+        """Whether `e` is the link or connection ending after the count was met (the peer's
+        close right after the last message, a dropped socket): the run did what it was
+        asked, so the end is a warning, not its failure. Not so when something still
+        needed the peer: our outcomes in settle-mode second, browse's copy check."""
+        link = self.link
+        if (not self._done() or link is None or not link.ended or self.plan.settle_second
+                or self.plan.check_copy):
+            return False
+        link.flush_settlements()
+        error = e.error if isinstance(e, ConnectionLost) else e
+        self._warn(f"after the last message: {error}")
+        if link.unsent:
+            self._warn(f"{link.unsent} message(s) written but not settled (the end came first): "
+                       "the peer delivers them again")
+        return True
+
     async def _session(self, client: Client) -> None:
         plan = self.plan
         name = plan.subscription
@@ -375,7 +398,7 @@ class _Receiver:
             link = await client.open_receiver(plan.address, source=source_for(plan), name=name)
             await link.close()
             return
-        link = await client.open_receiver(
+        link = self.link = await client.open_receiver(
             plan.address, source=source_for(plan), name=name,
             rcv_settle_mode=1 if plan.settle_second else 0,
             snd_settle_mode=1 if plan.presettled else None,

@@ -68,6 +68,7 @@ class SendSummary:
     rolled_back_messages: int = 0
     in_doubt: list[tuple[int, Any]] = field(default_factory=list)  # (number, message-id)
     errors: list[str] = field(default_factory=list)  # rejected conditions, one line each
+    warnings: list[str] = field(default_factory=list)  # what did not end the run
     elapsed: float = 0.0
     failure: UserError | None = None  # what ended the run early, if anything
 
@@ -101,6 +102,8 @@ class SendSummary:
             ]
         if self.errors:
             out["errors"] = self.errors
+        if self.warnings:
+            out["warnings"] = self.warnings
         if self.failure is not None:
             out["error"] = str(self.failure)
         code, _ = summary_exit(self)
@@ -171,6 +174,7 @@ class _Sender:
         self.by_delivery: dict[int, OutgoingMessage] = {}  # id(delivery) -> message (runs)
         self.queue: deque[tuple[OutgoingMessage, bool]] = deque()  # to send: (msg, sent before)
         self.holding: list[OutgoingMessage] = []  # taken, waiting for credit
+        self.exhausted = False  # every message has been taken (or --duration is over)
         self.sender: SenderLink | None = None
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
@@ -264,8 +268,12 @@ class _Sender:
                         await self._send_all(client, messages, start)
                         await self._wait_confirmed(client)
                         await client.close()
-                    except UserError as e:
-                        if forced_close(client, e):
+                    except (UserError, ConnectionLost) as e:
+                        if self._ended_when_complete(e):
+                            await client.abort()
+                            client = None
+                            break
+                        if isinstance(e, UserError) and forced_close(client, e):
                             raise ConnectionLost(e) from None
                         raise
                     client = None
@@ -302,6 +310,19 @@ class _Sender:
             self.progress.close()
         return self.s
 
+    def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
+        """Whether `e` is the link or connection ending once every message was sent and
+        its outcome heard (the peer's close right after the last outcome, a dropped
+        socket): the run did what it was asked, so the end is a warning, not its failure.
+        Not so for pre-settled sends: no outcome says the peer had them before it ended."""
+        sender = self.sender
+        if (not self.exhausted or self.plan.settled or sender is None or not sender.ended
+                or self.unconfirmed or self.queue or self.holding or self.txn_msgs):
+            return False
+        error = e.error if isinstance(e, ConnectionLost) else e
+        self.s.warnings.append(f"after the last outcome: {error}")
+        return True
+
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
                         start: float) -> None:
         plan = self.plan
@@ -315,9 +336,11 @@ class _Sender:
                 msg, was_sent = self.queue.popleft()
             else:
                 if plan.duration is not None and time.monotonic() - start >= plan.duration:
+                    self.exhausted = True
                     break
                 nxt = next(messages, None)
                 if nxt is None:
+                    self.exhausted = True
                     break
                 msg, was_sent = nxt, False
                 self.s.messages += 1
@@ -362,9 +385,11 @@ class _Sender:
                 out.append(queue.popleft())
                 continue
             if plan.duration is not None and time.monotonic() - start >= plan.duration:
+                self.exhausted = True
                 break
             nxt = next(messages, None)
             if nxt is None:
+                self.exhausted = True
                 break
             self.s.messages += 1
             out.append((nxt, False))

@@ -60,6 +60,20 @@ def test_send_sees_the_peers_close_at_once(serve: ServePeers) -> None:
 
 
 @pytest.mark.integration
+def test_send_is_done_when_the_peer_closes_after_the_last_outcome(serve: ServePeers) -> None:
+    # Every message sent and accepted, then the peer's forced close (in the same write as
+    # the last outcome): said, but the run did all it was asked (it exited 4).
+    url = serve("-q", "--close-after", "5")
+    r = amqp("send", f"{url}/r3", "x", "--count", "5", "--json", "--timeout", "20")
+    s = json.loads(r.stdout)
+    assert r.returncode == 0 and "exit" not in s and "error" not in s, r.stderr
+    assert s["accepted"] == 5 and s["in-doubt"] == 0
+    assert "after the last outcome: the peer closed the connection: amqp:connection:forced" \
+        in r.stderr
+    assert s["warnings"] == [r.stderr.strip().removeprefix("amqp: ")]
+
+
+@pytest.mark.integration
 @pytest.mark.parametrize("fault", ["--close-after", "--detach-after"])
 def test_send_reconnects_after_connection_forced(serve: ServePeers, fault: str) -> None:
     # amqp:connection:forced, or amqp:link:detach-forced on the sending link

@@ -124,3 +124,41 @@ def test_settlements_go_out_before_the_credit_that_follows_them() -> None:
     sent = [f.body.__class__.__name__ for f in FrameReader().feed(bytes(tap.out))
             if isinstance(f, Frame) and isinstance(f.body, (c.Flow, c.Disposition))]
     assert sent == ["Flow", "Disposition", "Flow"]  # it was flow, flow, disposition
+
+
+def test_a_failure_an_earlier_wait_took_ends_the_next_wait_at_once() -> None:
+    # The peer's close came with its transfer: `get` hands out the message, consuming the
+    # change; closing the link then must fail at once with the peer's close, not wait its
+    # whole timeout for a detach that cannot come. And the settlement made after the end
+    # is never sent: counted as unsent (the peer delivers the message again).
+    from amqpcli.codec import composites as c
+    from amqpcli.errors import Exit, UserError
+    from amqpcli.peer.faults import Faults
+
+    async def scenario() -> None:
+        server = Server(("127.0.0.1", 0), Broker(Faults(close_after=1)))
+        host, port = await server.start()
+        url = f"amqp://{host}:{port}"
+        try:
+            sender = await Client.connect(build_config(f"{url}/q"))
+            p = (await sender.open_sender("q")).send(b"m0", settled=False)
+            await asyncio.wait_for(p.wait(), 10)
+            await sender.abort()
+            client = await Client.connect(build_config(f"{url}/q"))
+            receiver = await client.open_receiver("q")
+            receiver.flow(1)
+            inc = await receiver.get(10)
+            assert inc is not None and receiver.ended
+            receiver.settle(inc, c.Accepted())
+            try:
+                await receiver.close(timeout=60)
+            except UserError as e:
+                assert e.code == Exit.REFUSED and "amqp:connection:forced" in str(e)
+            else:
+                raise AssertionError("the link closed as if the connection were up")
+            assert receiver.unsent == 1
+            await client.abort()
+        finally:
+            await server.close()
+
+    asyncio.run(scenario())
