@@ -13,6 +13,7 @@ from typing import Any
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result, run_local
 from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
+from amqpcli.pipeline.schema import TABLES
 
 ENGINES = ("local", "spark")
 
@@ -90,7 +91,8 @@ def summary_of(out: str, *, engine: str = "local", master: str = "local[*]",
 
 def report(res: Result, out: str) -> None:
     """One line on stderr: what was written."""
-    rows = ", ".join(f"{n} {t}" for t, n in res.rows.items() if n)
+    # In the tables' own order, whichever engine counted them (Spark's come unordered).
+    rows = ", ".join(f"{res.rows[t]} {t}" for t in TABLES if res.rows.get(t))
     print(f"wrote {out}: {rows or 'no rows'} ({res.seconds:.1f} s)", file=sys.stderr)
 
 

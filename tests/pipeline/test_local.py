@@ -242,3 +242,15 @@ def test_an_interrupted_run_keeps_its_parts_but_no_success_mark(
         write_tables([str(RABBIT)], str(out))
     assert not (out / "_SUCCESS").exists()
     assert read_table(str(out), "frames").num_rows > 0  # the part written is whole
+
+
+def test_report_names_the_tables_in_their_order_whatever_the_engine_counted(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from amqpcli.pipeline.local import Result
+    from amqpcli.pipeline.run import report
+
+    # Spark's counts come in no set order; the line is the same for both engines.
+    report(Result(rows={"links": 3, "frames": 40, "violations": 0, "connections": 1,
+                        "sessions": 1, "deliveries": 9}, seconds=1.0), "out")
+    assert capsys.readouterr().err == (
+        "wrote out: 1 connections, 1 sessions, 3 links, 40 frames, 9 deliveries (1.0 s)\n")
