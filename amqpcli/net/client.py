@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -87,6 +87,24 @@ def forced_close(client: Client | None, error: BaseException) -> bool:
         if error is link.error:
             return _condition(link.link.detach.get(REMOTE)) == DETACH_FORCED
     return False
+
+
+async def run_on(client: Client, work: Callable[[Client], Awaitable[None]],
+                 ended_when_complete: Callable[[UserError | ConnectionLost], bool]) -> None:
+    """One connection's part of a run: `work(client)`, then a clean close. A forced close is
+    raised as `ConnectionLost` (a drop to reconnect after); an end that
+    `ended_when_complete` accepts (it came once the run had done all it was asked) is
+    not raised. The connection is closed or dropped either way."""
+    try:
+        await work(client)
+        await client.close()
+    except (UserError, ConnectionLost) as e:
+        if ended_when_complete(e):
+            await client.abort()
+            return
+        if isinstance(e, UserError) and forced_close(client, e):
+            raise ConnectionLost(e) from None
+        raise
 
 
 def _condition(performative: Any) -> str | None:

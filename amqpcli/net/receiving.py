@@ -35,7 +35,7 @@ from amqpcli.net.client import (
     ReceiverLink,
     close_interrupted,
     connect_retrying,
-    forced_close,
+    run_on,
 )
 from amqpcli.net.config import ConnectionConfig
 
@@ -326,18 +326,7 @@ class _Receiver:
                 try:
                     self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
-                    try:
-                        await self._session(client)
-                        await client.close()
-                    except (UserError, ConnectionLost) as e:
-                        if self._ended_after_count(e):
-                            await client.abort()
-                            client = None
-                            break
-                        if isinstance(e, UserError) and forced_close(client, e):
-                            # Unsettled deliveries go back to the peer and come again.
-                            raise ConnectionLost(e) from None
-                        raise
+                    await run_on(client, self._session, self._ended_after_count)
                     client = None
                     break
                 except ConnectionLost as e:

@@ -24,7 +24,7 @@ from amqpcli.net.client import (
     SenderLink,
     close_interrupted,
     connect_retrying,
-    forced_close,
+    run_on,
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
@@ -264,18 +264,8 @@ class _Sender:
             while True:
                 try:
                     client = await connect_retrying(self.cfg, attempts)
-                    try:
-                        await self._send_all(client, messages, start)
-                        await self._wait_confirmed(client)
-                        await client.close()
-                    except (UserError, ConnectionLost) as e:
-                        if self._ended_when_complete(e):
-                            await client.abort()
-                            client = None
-                            break
-                        if isinstance(e, UserError) and forced_close(client, e):
-                            raise ConnectionLost(e) from None
-                        raise
+                    await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
+                                 self._ended_when_complete)
                     client = None
                     break
                 except ConnectionLost as e:
@@ -322,6 +312,11 @@ class _Sender:
         error = e.error if isinstance(e, ConnectionLost) else e
         self.s.warnings.append(f"after the last outcome: {error}")
         return True
+
+    async def _send_and_confirm(self, client: Client, messages: Iterator[OutgoingMessage],
+                                start: float) -> None:
+        await self._send_all(client, messages, start)
+        await self._wait_confirmed(client)
 
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
                         start: float) -> None:
