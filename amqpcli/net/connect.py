@@ -26,6 +26,11 @@ _REASONS = {
 }
 
 
+# OpenSSL's reasons for a first answer that is no TLS record at all (an AMQP header, say)
+_NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "HTTP_REQUEST",
+                      "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"})
+
+
 def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "connect to") -> UserError:
     """One line for a failure to reach or keep the peer: "cannot connect to h:p: reason"."""
     where = cfg.endpoint.hostport
@@ -38,6 +43,8 @@ def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "c
         reason += " (use --ca-file, or --insecure to skip verification)"
     elif isinstance(exc, ssl.SSLError):
         reason = f"TLS error: {exc.reason or exc}"
+        if exc.reason in _NOT_TLS:
+            reason += " (the peer did not answer with TLS: a plain amqp:// port?)"
     elif isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         reason = "timed out"
     elif isinstance(exc, (asyncio.IncompleteReadError, EOFError)):

@@ -78,6 +78,7 @@ def test_tls_to_a_plain_port_is_a_tls_error() -> None:
 
     e = asyncio.run(scenario())
     assert e.code == Exit.CONNECTION and "TLS" in str(e)
+    assert str(e).endswith("(the peer did not answer with TLS: a plain amqp:// port?)"), e
 
 
 class FakeEngine:
