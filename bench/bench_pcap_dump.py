@@ -1,4 +1,4 @@
-"""`amqp pcap-dump` side by side with tshark on one capture, at two depths.
+"""`amqp pcap-dump` side by side with tshark on one capture, at three depths.
 
     python bench/bench_pcap_dump.py CAPTURE [--runs 3] [--port 5672] [--json]
 
@@ -20,7 +20,9 @@ Depths compared:
   engine following every delivery) and `amqp pcap-dump F --json` (every frame and
   message, lossless);
 * performatives only — `tshark -r F -T fields -e amqp.performative` against
-  `amqp pcap-dump F --frames-only` (frame lines without bodies, no engine).
+  `amqp pcap-dump F --frames-only` (frame lines without bodies, no engine);
+* JSON — `tshark -r F -T json` (every field of every frame, as JSON) against
+  `amqp pcap-dump F --json`: the same output form, where `-V` is text.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ def main() -> None:
         "tshark -T fields -e amqp.performative":
             ([*tshark, "-T", "fields", "-e", "amqp.performative"], None),
         "amqp pcap-dump --frames-only": ([*amqp, "--frames-only"], env),
+        "tshark -T json": ([*tshark, "-T", "json"], None),
     }
     results: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
     for _ in range(args.runs):
@@ -111,6 +114,7 @@ def main() -> None:
          [runs["amqp pcap-dump"], runs["amqp pcap-dump --json"]]),
         ("performatives", runs["tshark -T fields -e amqp.performative"],
          [runs["amqp pcap-dump --frames-only"]]),
+        ("JSON", runs["tshark -T json"], [runs["amqp pcap-dump --json"]]),
     ]
     size = cap.stat().st_size / 1e6
     how = "as given" if env is None else "bytecode cached"
