@@ -326,7 +326,7 @@ class _Receiver:
                 try:
                     self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
-                    await run_on(client, self._session, self._ended_after_count)
+                    await run_on(client, self._session, self._ended_when_complete)
                     client = None
                     break
                 except ConnectionLost as e:
@@ -363,13 +363,16 @@ class _Receiver:
     def _done(self) -> bool:
         return self.plan.count is not None and self.s.received >= self.plan.count
 
-    def _ended_after_count(self, e: UserError | ConnectionLost) -> bool:
-        """Whether `e` is the link or connection ending after the count was met (the peer's
-        close right after the last message, a dropped socket): the run did what it was
-        asked, so the end is a warning, not its failure. Not so when something still
-        needed the peer: our outcomes in settle-mode second, browse's copy check."""
+    def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
+        """Whether `e` is the link or connection ending once the run was complete (the
+        count met, the drain or the timeout over): the peer's close right after the last
+        message, a dropped socket. The run did what it was asked, so the end is a warning,
+        not its failure. Not so when something still needed the peer: our outcomes in
+        settle-mode second, browse's copy check."""
         link = self.link
-        if (not self._done() or link is None or not link.ended or self.plan.settle_second
+        s = self.s
+        complete = self._done() or s.drained or s.timed_out
+        if (not complete or link is None or not link.ended or self.plan.settle_second
                 or self.plan.check_copy):
             return False
         link.flush_settlements()
@@ -423,6 +426,8 @@ class _Receiver:
             self.held.clear()
             self.held_digests.clear()
         await self._settle_second_mode(link)
+        # The peer's own detach, if it came meanwhile, is said (not passed over by the close).
+        link._check()
         if plan.subscription:
             # Detach without closing: a durable subscription stays for the next time.
             await link.close(keep=True)

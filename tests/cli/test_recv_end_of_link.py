@@ -54,16 +54,19 @@ def test_unsettled_messages_that_came_with_the_end_are_left_to_come_again(
     assert r.returncode == 0 and _bodies(r.stdout) == ["m4", "m5"], r.stderr
 
 
+@pytest.mark.parametrize(("fault", "said"), [
+    ("--close-after", "the peer closed the connection: amqp:connection:forced"),
+    ("--detach-after", "the peer detached the link to 'end3': amqp:link:detach-forced"),
+])
 def test_count_met_by_messages_that_came_with_the_end_is_a_finished_run(
-        serve: ServePeers) -> None:
-    # Pre-settled, the five are the count and all written: the peer's close right after
-    # them is said, but the run did what it was asked (it waited for a detach, then exit 0
-    # without a word).
-    url = serve("--close-after", "5") + "/end3"
+        serve: ServePeers, fault: str, said: str) -> None:
+    # Pre-settled, the five are the count and all written: the peer's end right after
+    # them is said, but the run did what it was asked (a close waited for a detach, then
+    # exit 0 without a word; a detach was passed over in silence).
+    url = serve(fault, "5") + "/end3"
     _fill(url, 5)
     r = amqp("recv", url, "--presettled", "--json", "-c", "5", "-t", "30")
     assert r.returncode == 0, r.stderr
     assert _bodies(r.stdout) == [f"m{i}" for i in range(5)]
-    assert ("after the last message: the peer closed the connection: "
-            "amqp:connection:forced") in r.stderr
+    assert f"after the last message: {said}" in r.stderr
     assert "received 5, pre-settled 5" in r.stderr
