@@ -311,6 +311,8 @@ class _Receiver:
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
         self.link: ReceiverLink | None = None  # the current connection's link
+        self.credit = plan.credit  # shrunk after a drop that came with deliveries unsettled
+        self.left_with_end = 0  # unsettled deliveries that came with this connection's end
 
     def _warn(self, text: str) -> None:
         self.s.warnings.append(text)
@@ -338,7 +340,9 @@ class _Receiver:
                         client = None
                     if not attempts or self._done():
                         self.s.failure = e.error
+                        self._left_with_end(again=False)
                         break
+                    self._left_with_end(again=True)
                     await asyncio.sleep(attempts.pop(0))
                     self.s.reconnects += 1
         except UserError as e:
@@ -362,6 +366,21 @@ class _Receiver:
 
     def _done(self) -> bool:
         return self.plan.count is not None and self.s.received >= self.plan.count
+
+    def _left_with_end(self, again: bool) -> None:
+        """Say how many unsettled deliveries came with the connection's end (left to the
+        peer, which delivers them again). Before a reconnect, also shrink the credit below
+        both half of it and that number: a peer that drops us after a fixed number of
+        deliveries, sending the last ones with its close, would otherwise hand the same
+        window back each time, none of it settled."""
+        n, self.left_with_end = self.left_with_end, 0
+        if not n:
+            return
+        text = f"{n} unsettled message(s) came with the end: left to the peer, which delivers them again"
+        if again and self.credit > 1:
+            self.credit = max(1, min(self.credit // 2, n - 1))
+            text += f"; credit {self.credit} from now on"
+        self._warn(text)
 
     def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
         """Whether `e` is the link or connection ending once the run was complete (the
@@ -462,7 +481,7 @@ class _Receiver:
         remaining = None if plan.count is None else plan.count - self.s.received
         if remaining is not None and remaining <= 0:
             return
-        window = plan.credit if remaining is None else min(plan.credit, remaining)
+        window = self.credit if remaining is None else min(self.credit, remaining)
         link.flow(window, drain=drain)
         outstanding = window
         i = self.s.received
@@ -489,7 +508,9 @@ class _Receiver:
                 # They came with the end of the link: pre-settled ones exist only here and
                 # are written; unsettled ones cannot be settled any more and the peer
                 # delivers them again, so writing them would only make duplicates.
-                batch = [b for b in batch if b.settled]
+                kept = [b for b in batch if b.settled]
+                self.left_with_end += len(batch) - len(kept)
+                batch = kept
                 if not batch:
                     continue  # the next `get` raises the end
             failed: OutputError | None = None

@@ -70,3 +70,19 @@ def test_count_met_by_messages_that_came_with_the_end_is_a_finished_run(
     assert _bodies(r.stdout) == [f"m{i}" for i in range(5)]
     assert f"after the last message: {said}" in r.stderr
     assert "received 5, pre-settled 5" in r.stderr
+
+
+def test_reconnect_shrinks_the_credit_when_the_end_keeps_coming_with_the_window(
+        serve: ServePeers) -> None:
+    # With the default credit the peer sends all five and its close in one write, every
+    # time: left to the peer, the same five came back on each connection and no run of
+    # reconnects got anywhere. The credit now shrinks below what came with the end.
+    url = serve("--close-after", "5") + "/end4"
+    _fill(url, 12)
+    r = amqp("recv", url, "--reconnect", "6", "-c", "12", "-t", "10", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _bodies(r.stdout) == [f"m{i}" for i in range(12)]  # each once, in order
+    assert ("5 unsettled message(s) came with the end: left to the peer, which delivers "
+            "them again; credit 4 from now on") in r.stderr
+    r = amqp("recv", url, "--json", "-c", "1", "-t", "1")
+    assert r.returncode == 5 and r.stdout == "", r.stdout  # nothing left, nothing lost
