@@ -347,6 +347,7 @@ class _Receiver:
                     self.s.reconnects += 1
         except UserError as e:
             self.s.failure = e
+            self._left_with_end(again=False)
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):

@@ -50,6 +50,8 @@ def test_unsettled_messages_that_came_with_the_end_are_left_to_come_again(
     assert r.returncode == 4 and "amqp:connection:forced" in r.stderr, r.stderr
     assert _bodies(r.stdout) == [f"m{i}" for i in range(4)]  # settled one by one
     assert "received 4, accept 4" in r.stderr
+    assert ("1 unsettled message(s) came with the end: left to the peer, which delivers "
+            "them again\n") in r.stderr  # no reconnect: the credit is not the point
     r = amqp("recv", url, "--json", "-c", "2", "-t", "5")
     assert r.returncode == 0 and _bodies(r.stdout) == ["m4", "m5"], r.stderr
 
