@@ -17,6 +17,11 @@ Both feed the same `FlowTracker` as the file reader, so callers get the same eve
 
 pyshark runs tshark in a subprocess and parses its JSON: thousands of packets a second,
 not hundreds of thousands. Use the file reader (`read_capture`) for capture files.
+
+The live sources take `on_capturing`: it is called once with a function that ends the
+capture gently (the capture process stops capturing and writes out what it holds, which
+is still read to its end; it returns False when no capture process runs yet). That is
+how Ctrl-C ends a live dump without losing the packets already captured.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import weakref
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -141,6 +147,37 @@ def _close(cap: Any, packets: Any, tasks: weakref.WeakSet[asyncio.Future[Any]]) 
             loop.set_task_factory(cap._amqp_task_factory)
 
 
+EndCapture = Callable[[], bool]
+
+
+# dumpcap reads the kernel's capture buffer every 250 ms: packets that were on the wire
+# before Ctrl-C may still wait there, and dumpcap stopped at once would lose them
+_CAPTURE_GRACE = 0.5
+
+
+def _interrupt_later(pid: int) -> None:
+    """SIGINT to `pid` once the capture had `_CAPTURE_GRACE` to take up what is in flight
+    (a timer: this runs in a signal handler, which must not wait)."""
+    def interrupt() -> None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGINT)
+    timer = threading.Timer(_CAPTURE_GRACE, interrupt)
+    timer.daemon = True
+    timer.start()
+
+
+def _end_tshark(cap: Any) -> EndCapture:
+    """Ends pyshark's capture gently: SIGINT to tshark, which writes out what it captured
+    and exits; the reading goes on to the end of its output."""
+    def end() -> bool:
+        # pyshark keeps its tshark process here (no public handle to it)
+        procs = list(getattr(cap, "_running_processes", ()))
+        for proc in procs:
+            _interrupt_later(proc.pid)
+        return bool(procs)
+    return end
+
+
 def _drain(tracker: FlowTracker) -> Iterator[Event]:
     out = tracker.events
     if out:
@@ -151,12 +188,13 @@ def _drain(tracker: FlowTracker) -> Iterator[Event]:
 def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                  ports: Collection[int] = (), all_flows: bool = False,
                  packet_count: int | None = None, tshark_path: str | None = None,
-                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+                 waiting: AbstractContextManager[Any] | None = None,
+                 on_capturing: Callable[[EndCapture], None] | None = None) -> Iterator[Event]:
     """Events of the TCP flows seen live on `interface` (a BPF `bpf_filter` limits what is
-    captured). Runs until `packet_count` packets were seen, or until the caller stops
-    iterating (closing the generator stops tshark); open flows are then closed with
-    how="end". Every wait for the next packet is inside `waiting` (see
-    `amqpcli.capture.files`)."""
+    captured). Runs until `packet_count` packets were seen, until the capture is ended
+    (see `on_capturing` above), or until the caller stops iterating (closing the
+    generator stops tshark); open flows are then closed with how="end". Every wait for
+    the next packet is inside `waiting` (see `amqpcli.capture.files`)."""
     import pyshark
 
     check_capture_filter(interface, bpf_filter)
@@ -170,6 +208,8 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
         packets = cap.sniff_continuously(packet_count=packet_count)
     except Exception as e:  # noqa: BLE001 - see _failed
         raise _failed(f"live capture on {interface}", e) from None
+    if on_capturing is not None:
+        on_capturing(_end_tshark(cap))
     wait = waiting if waiting is not None else nullcontext()
     try:
         while True:
@@ -193,21 +233,33 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
 def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                     ports: Collection[int] = (), all_flows: bool = False,
                     packet_count: int | None = None, dumpcap_path: str = "dumpcap",
-                    waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+                    waiting: AbstractContextManager[Any] | None = None,
+                    on_capturing: Callable[[EndCapture], None] | None = None,
+                    ) -> Iterator[Event]:
     """Like `live_capture`, but dumpcap streams pcapng through a pipe into the file
     reader: no JSON, no per-packet dissection, so it keeps up with busy links. Runs until
-    `packet_count` packets were captured or the caller stops iterating (closing the
-    generator stops dumpcap). Every read of the pipe is inside `waiting`."""
+    `packet_count` packets were captured, until the capture is ended (`on_capturing`),
+    or until the caller stops iterating (closing the generator stops dumpcap). Every read
+    of the pipe is inside `waiting`."""
     cmd = [dumpcap_path, "-q", "-i", interface, "-f", bpf_filter, "-w", "-"]
     if packet_count is not None:
         cmd[1:1] = ["-c", str(packet_count)]
     try:
+        # its own session: a terminal's Ctrl-C reaches only us, and we end it gently
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                bufsize=0)
+                                bufsize=0, start_new_session=on_capturing is not None)
     except OSError as e:
         raise UserError(f"live capture on {interface} failed: cannot run {dumpcap_path}: "
                         f"{e.strerror}", Exit.USAGE) from None
     assert proc.stdout is not None
+    if on_capturing is not None:
+        def end() -> bool:
+            # dumpcap flushes what it captured and exits: the pipe then ends
+            if proc.poll() is not None:
+                return False
+            _interrupt_later(proc.pid)
+            return True
+        on_capturing(end)
     tracker = FlowTracker(ports, all_flows=all_flows)
     dec = PacketDecoder()
     try:
@@ -261,13 +313,15 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
                 bpf_filter: str = "tcp", tls_ports: Collection[int] = (5671,),
                 ports: Collection[int] = (), all_flows: bool = False,
                 packet_count: int | None = None, tshark_path: str | None = None,
-                waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+                waiting: AbstractContextManager[Any] | None = None,
+                on_capturing: Callable[[EndCapture], None] | None = None) -> Iterator[Event]:
     """Events of the decrypted TLS flows in capture file `source` (or, with `source=None`
     and `interface`, a live interface), using the TLS session keys in `keylog_file`
     (None: only the keys a pcapng file carries in its decryption secrets blocks).
     `Data` offsets count plaintext bytes; TLS records tshark could not decrypt are
     absent (no keys for that session: the flow has no Data). Every wait for the next
-    packet is inside `waiting` (see `amqpcli.capture.files`)."""
+    packet is inside `waiting` (see `amqpcli.capture.files`); `on_capturing` as for
+    `live_capture` (live only)."""
     import pyshark
 
     if keylog_file is not None and not os.path.isfile(keylog_file):
@@ -294,6 +348,8 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
             cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
             tasks = _track_tasks(cap)
             packets = cap.sniff_continuously(packet_count=packet_count)
+            if on_capturing is not None:
+                on_capturing(_end_tshark(cap))
         else:
             raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
     except UserError:

@@ -9,7 +9,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -80,13 +80,23 @@ class Stopping:
     the output is flushed first, so lines come as traffic flows, from a pipe too, and a
     signal ends the wait at once (nothing is half done in a wait). Anywhere else a signal
     only sets `stopped[0]`, which the record loop checks between records. A second
-    signal is ignored: the end is on its way."""
+    signal is ignored: the end is on its way.
+
+    A live capture first ends gently (`capturing`): the capture process stops and writes
+    out what it captured, which is read to its end, so the packets already captured are
+    not lost; a second signal then stops the reading at once."""
 
     def __init__(self, out: Out) -> None:
         self.out = out
         self.stopped = [False]
+        self.interrupted = False
         self._in_wait = False
+        self._end_capture: Callable[[], bool] | None = None
         self._previous: list[tuple[int, Any]] = []
+
+    def capturing(self, end: Callable[[], bool]) -> None:
+        """`end` ends the live capture gently (see `amqpcli.capture.live`)."""
+        self._end_capture = end
 
     def __enter__(self) -> None:
         self.out.flush()
@@ -101,6 +111,9 @@ class Stopping:
     def _on_signal(self, signum: int, frame: Any) -> None:
         if self.stopped[0]:
             return
+        first, self.interrupted = not self.interrupted, True
+        if first and self._end_capture is not None and self._end_capture():
+            return  # the capture's own end comes through the reading
         self.stopped[0] = True
         if self._in_wait:
             raise KeyboardInterrupt
@@ -138,11 +151,14 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
         flt = bpf or "tcp and (" + " or ".join(f"port {p}" for p in {*ports, 5671}) + ")"
         if keylog is not None:
             ev: Iterable[Any] = decrypt_tls(None, str(keylog), interface=live, bpf_filter=flt,
-                                            ports=ports, packet_count=count, waiting=stop)
+                                            ports=ports, packet_count=count, waiting=stop,
+                                            on_capturing=stop.capturing)
         elif fast:
-            ev = dumpcap_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
+            ev = dumpcap_capture(live, flt, ports=ports, packet_count=count, waiting=stop,
+                                 on_capturing=stop.capturing)
         else:
-            ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop)
+            ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop,
+                              on_capturing=stop.capturing)
         yield from dis.run(ev)
         return
     from amqpcli.capture.live import decrypt_tls
@@ -333,7 +349,7 @@ def pcap_dump(
         out.flush()
     finally:
         stop.restore()
-    if stop.stopped[0]:
+    if stop.interrupted:
         raise typer.Exit(int(Exit.INTERRUPTED))
     _notes(dis, flt)
     _exit_status(dis, files or [Path(live or "")])

@@ -172,55 +172,101 @@ def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
             next(k for k in kinds if k[0] == "server" and k[1] in ("disposition", "settle")))
 
 
+class _LiveDump:
+    """`amqp pcap-dump --live lo` (tshark, or dumpcap with `fast`) on `port`, its JSON
+    lines gathered by a thread as they come."""
+
+    def __init__(self, port: int, fast: bool) -> None:
+        import os
+        import sys
+        import threading
+
+        from tests.paths import REPO_ROOT
+
+        env = {**os.environ, "NO_COLOR": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
+             f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames",
+             "--json", "--summary", *(["--fast-capture"] if fast else [])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env)
+        self.lines: list[dict[str, Any]] = []
+        self._reader = threading.Thread(
+            target=lambda: self.lines.extend(json.loads(x) for x in self.proc.stdout or []),
+            daemon=True)
+        self._reader.start()
+
+    def deliveries(self, address: str | None = None) -> list[dict[str, Any]]:
+        return [o for o in list(self.lines) if o["record"] == "delivery"
+                and (address is None or o["address"] == address)]
+
+    def until_capturing(self, url: str) -> None:
+        """tshark and dumpcap take a moment to start capturing: send to `url` until a
+        delivery shows up (bounded: a hang guard, not a timed assertion)."""
+        from proton.utils import BlockingConnection
+
+        for _ in range(30):
+            conn = BlockingConnection(url)
+            conn.create_sender("live").send(Message(body="hi"))
+            conn.close()
+            if self.deliveries():
+                return
+            time.sleep(0.5)
+
+    def interrupt(self) -> str:
+        """Ctrl-C; the run's stderr."""
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=60)
+        self._reader.join(timeout=10)
+        return self.proc.stderr.read().decode() if self.proc.stderr else ""
+
+
 @pytest.mark.parametrize("fast", [False, True], ids=["tshark", "dumpcap"])
 def test_live_capture_prints_as_traffic_flows(direct_receiver: Callable[..., Any],
                                               fast: bool) -> None:
     """`--live lo` (tshark, or dumpcap with `--fast-capture`): frames and deliveries
     appear while the capture runs; Ctrl-C ends it with the summary of what was seen."""
-    import os
-    import sys
-    import threading
-
-    from tests.paths import REPO_ROOT
-
     rx = direct_receiver()
-    port = _port(rx.url)
-    env = {**os.environ, "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
-         f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames", "--json",
-         "--summary", *(["--fast-capture"] if fast else [])],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env)
-    lines: list[dict[str, Any]] = []
-    reader = threading.Thread(
-        target=lambda: lines.extend(json.loads(x) for x in proc.stdout or []), daemon=True)
-    reader.start()
+    live = _LiveDump(_port(rx.url), fast)
     try:
-        # tshark takes a moment to start capturing: send until a delivery shows up
-        # (bounded: a hang guard, not a timed assertion)
-        from proton.utils import BlockingConnection
-
-        for _ in range(30):
-            conn = BlockingConnection(rx.url)
-            conn.create_sender("live").send(Message(body="hi"))
-            conn.close()
-            if any(o["record"] == "delivery" for o in list(lines)):
-                break
-            time.sleep(0.5)
+        live.until_capturing(rx.url)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        reader.join(timeout=10)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    dels = [o for o in lines if o["record"] == "delivery"]
+        err = live.interrupt()
+    lines = live.lines
+    dels = live.deliveries()
     assert dels, err
-    assert proc.returncode == 130 and err == "amqp: interrupted\n"
+    assert live.proc.returncode == 130 and err == "amqp: interrupted\n"
     summary = lines[-1]
     assert summary["record"] == "summary"
     assert summary["deliveries"] >= len(dels)
     assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in dels)
     assert any(o["record"] == "frame" and (o.get("performative") or {}).get("transfer")
                for o in lines)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["tshark", "dumpcap"])
+def test_live_capture_ctrl_c_keeps_what_was_captured(direct_receiver: Callable[..., Any],
+                                                     fast: bool) -> None:
+    """Ctrl-C right after a burst: the capture ends gently, and every delivery that was
+    on the wire before it is shown, settled (a capture stopped at once lost those still
+    in the kernel's buffer or in the pipe, and showed the last one unsettled)."""
+    from proton.utils import BlockingConnection
+
+    rx = direct_receiver()
+    live = _LiveDump(_port(rx.url), fast)
+    try:
+        live.until_capturing(rx.url)
+        assert live.deliveries(), "the capture never started"
+        conn = BlockingConnection(rx.url)
+        sender = conn.create_sender("burst")
+        for i in range(200):
+            sender.send(Message(body=f"{i:04}" * 500))  # each waits for its outcome
+        conn.close()
+    finally:
+        err = live.interrupt()
+    assert live.proc.returncode == 130 and err == "amqp: interrupted\n"
+    burst = live.deliveries("burst")
+    assert len(burst) == 200
+    assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in burst)
 
 
 def _tls_conversation(port: int, certs: Any, keylog: Path, steps: list[Any]) -> None:
