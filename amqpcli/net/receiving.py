@@ -383,6 +383,15 @@ class _Receiver:
             text += f"; credit {self.credit} from now on"
         self._warn(text)
 
+    def _regrown(self, window: int) -> int:
+        """The next window, once one was used up on a link that goes on: a credit shrunk by
+        `_left_with_end` doubles back towards --credit (one drop with a window in flight
+        must not slow the rest of a long run)."""
+        if self.credit >= self.plan.credit:
+            return window
+        self.credit = min(self.plan.credit, self.credit * 2)
+        return self.credit
+
     def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
         """Whether `e` is the link or connection ending once the run was complete (the
         count met, the drain or the timeout over): the peer's close right after the last
@@ -544,6 +553,7 @@ class _Receiver:
                 if failed is not None:
                     raise failed
                 if outstanding <= 0 and (remaining is None or remaining > 0):
+                    window = self._regrown(window)
                     want = window if remaining is None else min(window, remaining)
                     link.flow(want, drain=drain)
                     outstanding = want
@@ -575,6 +585,7 @@ class _Receiver:
                 # queue has already handed messages on under the old grant). While
                 # draining, a new flow starts the next drain.
                 if outstanding <= 0 and failed is None and (remaining is None or remaining > 0):
+                    window = self._regrown(window)
                     want = window if remaining is None else min(window, remaining)
                     link.flow(want, drain=drain)
                     outstanding = want

@@ -7,6 +7,9 @@ unsettled ones are left to the peer, which delivers them again.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from tests.net.clirun import amqp, json_lines
@@ -88,3 +91,22 @@ def test_reconnect_shrinks_the_credit_when_the_end_keeps_coming_with_the_window(
             "them again; credit 4 from now on") in r.stderr
     r = amqp("recv", url, "--json", "-c", "1", "-t", "1")
     assert r.returncode == 5 and r.stdout == "", r.stdout  # nothing left, nothing lost
+
+
+def test_shrunk_credit_grows_back_while_the_link_goes_on(serve: ServePeers,
+                                                         tmp_path: Path) -> None:
+    # After the first end the credit is 4; on the next connection, once those 4 are
+    # settled, the window doubles back towards --credit (8) instead of staying small for
+    # the rest of the run.
+    trace = tmp_path / "trace"
+    url = serve("--close-after", "5", "--trace", stdout=trace) + "/grow"
+    _fill(url, 12)
+    r = amqp("recv", url, "--reconnect", "6", "-c", "12", "-t", "10", "--json",
+             "--credit", "16")
+    assert r.returncode == 0, r.stderr
+    assert _bodies(r.stdout) == [f"m{i}" for i in range(12)]
+    assert "credit 4 from now on" in r.stderr
+    credits = [int(m.group(1)) for line in trace.read_text().splitlines()
+               if " -> " in line and " flow " in line and "handle=" in line
+               for m in [re.search(r"link-credit=(\d+)", line)] if m]
+    assert credits[:3] == [12, 4, 8], credits

@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from tests.paths import REPO_ROOT
 
@@ -27,12 +28,15 @@ class ServePeers:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[str]] = []
 
-    def __call__(self, *args: str) -> str:
+    def __call__(self, *args: str, stdout: Path | None = None) -> str:
+        """`stdout`: a file for what serve prints there (its `--trace`)."""
+        out = open(stdout, "w") if stdout is not None else subprocess.DEVNULL  # noqa: SIM115
         p = subprocess.Popen(
             [sys.executable, "-m", "amqpcli", "serve", "--listen", "127.0.0.1:0", *args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-            env=cli_env(),
+            stdout=out, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=cli_env(),
         )
+        if stdout is not None:
+            out.close()  # the child has its own copy
         self.procs.append(p)
         assert p.stderr is not None
         for line in p.stderr:
