@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -53,7 +53,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("idle_timeout", typer.Option(None, "--idle-timeout", help="Seconds of silence before the peer may drop us (heartbeats are sent at half).", rich_help_panel=_CONN), float | None),
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
-    ("reconnect", typer.Option(0, "--reconnect", help="Try up to N more times when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s).", rich_help_panel=_CONN), int),
+    ("reconnect", typer.Option(0, "--reconnect", help="Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s); a connection that got somewhere starts the count over.", rich_help_panel=_CONN), int),
     # Named connections (amqpcli/config.py); also reached as @NAME[/ADDRESS] for the URL.
     ("profile", typer.Option(None, "--profile", help="Use the named connection NAME from the config file (docs/config.md); the URL argument may also be @NAME/ADDRESS.", rich_help_panel=_CONN, show_default=False), str | None),
 ]
@@ -142,21 +142,33 @@ def _resolved(p: inspect.Parameter, func: Callable[..., Any]) -> inspect.Paramet
     return p.replace(annotation=ann)
 
 
-def connection_options(func: F) -> F:
-    """Add the URL argument and the connection options to a Typer command.
+def connection_options(func: F | None = None, *,
+                       without: Collection[str] = ()) -> Any:
+    """Add the URL argument and the connection options to a Typer command
+    (`@connection_options`, or `@connection_options(without=("reconnect",))` for a
+    command that has no use for some of them: an option that would do nothing is not
+    offered).
 
     The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
     from the options, so no command repeats them. The URL is ``ctx.params["url"]``.
     """
+    if func is None:
+        return lambda f: _with_connection_options(f, without)
+    return _with_connection_options(func, without)
+
+
+def _with_connection_options(func: F, without: Collection[str]) -> F:
     # Resolve string annotations here, in the command's module, not in this one; not the
     # one of ``conn`` (ConnectionConfig), so command modules need not import the net layer.
     sig = inspect.signature(func)
     own = [_resolved(p, func) for p in sig.parameters.values() if p.name != "conn"]
+    offered = [(name, default, ann) for name, default, ann in _CONNECTION_PARAMS
+               if name not in without]
     added = [
         _P(_param_name(name), _P.KEYWORD_ONLY, default=default, annotation=ann)
-        for name, default, ann in _CONNECTION_PARAMS
+        for name, default, ann in offered
     ]
-    names = {_param_name(name): name for name, _, _ in _CONNECTION_PARAMS}
+    names = {_param_name(name): name for name, _, _ in offered}
     clash = sorted(names.keys() & {p.name for p in own})
     if clash:
         raise TypeError(f"{func.__name__}: parameter(s) {', '.join(clash)} clash with the connection options")
@@ -166,7 +178,9 @@ def connection_options(func: F) -> F:
         from amqpcli.config import apply_profile
 
         conn_kw = {names[k]: kwargs.pop(k) for k in list(kwargs) if k in names}
-        return func(conn=build_config(**apply_profile(conn_kw)), **kwargs)
+        # (a named connection's settings for an option not offered here do not apply)
+        conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
+        return func(conn=build_config(**conn_kw), **kwargs)
 
     # The URL argument comes first so `amqp send URL BODY` reads naturally; a leading
     # typer.Context stays first.

@@ -61,7 +61,7 @@ def choose_source(
 
 
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
-@connection_options
+@connection_options(without=("reconnect",))  # the TUI shows a drop as it is
 def tui(
     ctx: typer.Context,
     conn: ConnectionConfig,

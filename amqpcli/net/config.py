@@ -58,7 +58,8 @@ def _tls_file_error(files: str, e: OSError, unreadable: str) -> UserError:
 @dataclass(frozen=True)
 class ReconnectPolicy:
     """Exponential backoff: `initial`, doubling up to `maximum` seconds; `limit` attempts
-    after the first connection (0 = do not reconnect)."""
+    in a row (0 = do not reconnect). A connection on which the run got somewhere (a
+    message received, or its send over) starts the attempts and the backoff over."""
 
     limit: int = 0
     initial: float = 0.2

@@ -223,6 +223,8 @@ class RecvSummary:
             parts.append(f"pre-settled {self.presettled}")
         if self.held:
             parts.append(f"released back {self.held}")
+        if self.reconnects:
+            parts.append(f"{self.reconnects} reconnect(s)")
         rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
         return ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
 
@@ -325,6 +327,7 @@ class _Receiver:
         client: Client | None = None
         try:
             while True:
+                received = self.s.received
                 try:
                     self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
@@ -338,6 +341,8 @@ class _Receiver:
                     if client is not None:
                         await client.abort()
                         client = None
+                    if self.s.received > received:  # a connection that got somewhere
+                        attempts = self.cfg.reconnect.delays()
                     if not attempts or self._done():
                         self.s.failure = e.error
                         self._left_with_end(again=False)

@@ -73,6 +73,12 @@ class SendSummary:
     failure: UserError | None = None  # what ended the run early, if anything
 
     @property
+    def finished(self) -> int:
+        """Messages whose send is over: an outcome heard, or sent pre-settled."""
+        return (self.settled + self.accepted + self.rejected + self.released + self.modified
+                + self.other)
+
+    @property
     def rate(self) -> float:
         return self.sent / self.elapsed if self.elapsed > 0 else 0.0
 
@@ -262,6 +268,7 @@ class _Sender:
         client: Client | None = None
         try:
             while True:
+                finished = self.s.finished
                 try:
                     client = await connect_retrying(self.cfg, attempts)
                     await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
@@ -273,6 +280,8 @@ class _Sender:
                     if client is not None:
                         await client.abort()
                         client = None
+                    if self.s.finished > finished:  # a connection that got somewhere
+                        attempts = self.cfg.reconnect.delays()
                     if not attempts:
                         self.s.in_doubt.extend((m.number, m.message_id) for m, sent in back if sent)
                         self.s.failure = e.error

@@ -56,3 +56,11 @@ def test_top_level_help_lists_every_command() -> None:
     text = _help()
     for name in COMMANDS:
         assert name in text
+
+
+def test_reconnect_is_offered_only_where_it_does_something() -> None:
+    # The TUI shows a dropped connection as it is; an option it ignored was a lie.
+    for command in ("send", "recv", "browse"):
+        assert "--reconnect" in _help(command)
+    assert "--reconnect" not in _help("tui")
+    assert "--connect-timeout" in _help("tui")

@@ -1,8 +1,13 @@
 """`amqp recv --reconnect`: a peer closing the connection with `amqp:connection:forced` or
 detaching the link with `amqp:link:detach-forced` (a broker shutting down or moving the
-queue, an operator dropping connections) is a drop to reconnect after, as for `amqp send`; what was not settled comes again, nothing is lost."""
+queue, an operator dropping connections) is a drop to reconnect after, as for `amqp send`;
+what was not settled comes again, nothing is lost. `--reconnect N` counts attempts in a
+row: a connection that got somewhere starts the count over."""
 
 from __future__ import annotations
+
+import json
+import re
 
 import pytest
 
@@ -58,3 +63,36 @@ def test_settle_mode_second_starts_afresh_after_a_reconnect(serve: ServePeers) -
     assert r.returncode == 0, r.stderr
     ids = [m["properties"]["message-id"] for m in json_lines(r.stdout)]
     assert set(ids) == {str(n) for n in range(1, 9)}, ids
+
+
+@pytest.mark.integration
+def test_reconnect_counts_attempts_in_a_row_not_drops_in_the_run(serve: ServePeers) -> None:
+    # Every connection is dropped after 3 deliveries, but each gets some messages through:
+    # one reconnect at a time is enough for any number of drops.
+    url = serve("-q", "--close-after", "3")
+    r = amqp("send", f"{url}/ra", "x", "--count", "8", "--reconnect", "1",
+             "--message-id", "{n}", "--json", "--timeout", "20")
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout.splitlines()[-1])
+    assert sent["accepted"] == 8 and sent["reconnects"] >= 2, sent
+    r = amqp("recv", f"{url}/ra", "--count", "8", "--credit", "1", "--reconnect", "1",
+             "--json", "--timeout", "10")
+    assert r.returncode == 0, r.stderr
+    ids = {m["properties"]["message-id"] for m in json_lines(r.stdout)}
+    assert ids == {str(n) for n in range(1, 9)}
+    assert re.search(r"received \d+, accept \d+, ([2-9]|\d\d+) reconnect\(s\) in ", r.stderr)
+
+
+@pytest.mark.integration
+def test_reconnect_gives_up_when_no_connection_gets_anywhere(serve: ServePeers) -> None:
+    # Credit 1 against a peer that drops each connection with its first delivery: that
+    # delivery comes with the end every time, is never settled, and the attempts run out.
+    url = serve("-q", "--close-after", "1")
+    r = amqp("send", f"{url}/rn", "x", "--count", "2", "--reconnect", "5")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", f"{url}/rn", "--count", "2", "--credit", "1", "--reconnect", "2",
+             "--json", "--timeout", "10")
+    assert r.returncode == 4, r.stderr  # Exit.REFUSED: the peer closed with an error
+    assert r.stdout == ""
+    assert "amqp:connection:forced" in r.stderr
+    assert r.stderr.count("1 unsettled message(s) came with the end") == 3, r.stderr
