@@ -73,7 +73,7 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
@@ -174,7 +174,7 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
@@ -199,7 +199,7 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.

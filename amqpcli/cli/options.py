@@ -54,6 +54,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
     ("reconnect", typer.Option(0, "--reconnect", help="Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s); a connection that got somewhere starts the count over.", rich_help_panel=_CONN), int),
+    ("trace", typer.Option(False, "--trace", help="Print every frame both ways on stderr as it happens, one line each (SASL passwords masked).", rich_help_panel=_CONN), bool),
     # Named connections (amqpcli/config.py); also reached as @NAME[/ADDRESS] for the URL.
     ("profile", typer.Option(None, "--profile", help="Use the named connection NAME from the config file (docs/config.md); the URL argument may also be @NAME/ADDRESS.", rich_help_panel=_CONN, show_default=False), str | None),
 ]
@@ -76,6 +77,14 @@ def check_positive(value: float | None, option: str) -> None:
         raise UserError(f"{option} must be a finite number more than 0 (got {value:g})", Exit.USAGE)
 
 
+def _stderr_tracer() -> Callable[[str, str, Any, float], None]:
+    import sys
+
+    from amqpcli.cli.trace import frame_tracer
+
+    return frame_tracer(lambda: sys.stderr)
+
+
 def build_config(
     url: str | None = None,
     address: str | None = None,
@@ -96,6 +105,7 @@ def build_config(
     container_id: str | None = None,
     max_frame_size: int | None = None,
     reconnect: int = 0,
+    trace: bool = False,
 ) -> ConnectionConfig:
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
@@ -121,6 +131,7 @@ def build_config(
         container_id=container_id,
         max_frame_size=max_frame_size,
         reconnect=ReconnectPolicy(limit=reconnect),
+        trace=_stderr_tracer() if trace else None,
     )
     cfg.mechanism()  # a bad --sasl-mechanism is a usage error before we connect
     return cfg

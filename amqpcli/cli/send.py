@@ -291,7 +291,7 @@ def send(
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
-    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs).", rich_help_panel=_OUT, show_default=False),
+    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
 ) -> None:
     from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
@@ -333,7 +333,7 @@ def send(
         messages = message_source(template, body, file, lines, json_body, count, duration is not None)
 
     show_progress = progress if progress is not None else (
-        sys.stderr is not None and sys.stderr.isatty())
+        sys.stderr is not None and sys.stderr.isatty() and conn.trace is None)
     plan = SendPlan(
         address=conn.endpoint.address, settled=settled, window=window, rate=rate,
         duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,16 +24,6 @@ RULE_HELP = ("a share (0.1) or a pattern: every:N, first:N, after:N, at:N,M…, 
 def _log(text: str) -> None:
     sys.stderr.write(f"amqp serve: {text}\n")
     sys.stderr.flush()
-
-
-def _tracer(show_secrets: bool) -> Callable[[str, str, Any, float], None]:
-    from amqpcli.render.frameline import item_line
-
-    def trace(conn: str, arrow: str, item: Any, t: float) -> None:
-        sys.stdout.write(item_line(item, time=t, connection=conn, direction=arrow,
-                                   show_secrets=show_secrets) + "\n")
-        sys.stdout.flush()
-    return trace
 
 
 @app.command(help=COMMANDS["serve"].help,
@@ -89,12 +78,14 @@ def serve(
         refuse=list(refuse or []),
         seed=seed,
     )
+    from amqpcli.cli.trace import frame_tracer
+
     broker = Broker(faults, log=(lambda _t: None) if quiet else _log)
     server = Server(where, broker,
                     sasl="required" if user else "none" if no_sasl else "optional",
                     user=user, password=password,
-                    trace=_tracer(show_secrets) if trace else None, max_frame_size=max_frame_size,
-                    idle_timeout=idle_timeout)
+                    trace=frame_tracer(lambda: sys.stdout, show_secrets) if trace else None,
+                    max_frame_size=max_frame_size, idle_timeout=idle_timeout)
     sasl_text = ("SASL PLAIN required" if user else "no SASL" if no_sasl
                  else "SASL ANONYMOUS or PLAIN, or none")
     try:

@@ -61,7 +61,7 @@ def choose_source(
 
 
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
-@connection_options(without=("reconnect",))  # the TUI shows a drop as it is
+@connection_options(without=("reconnect", "trace"))  # it shows drops and frames itself
 def tui(
     ctx: typer.Context,
     conn: ConnectionConfig,

@@ -68,6 +68,8 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
             await asyncio.sleep(delays.pop(0))
 
 
+_TRACE_LABELS = itertools.count(1)
+
 FORCED = "amqp:connection:forced"
 DETACH_FORCED = "amqp:link:detach-forced"
 
@@ -522,6 +524,8 @@ class Client:
         self.opened = loop.create_future()
         self.closed_by_peer = loop.create_future()
         self.engine = self._engine_new()
+        if cfg.trace is not None:
+            self._trace(cfg.trace)
         if on_engine is not None:
             on_engine(self.engine)
         if lock is not None:
@@ -547,6 +551,16 @@ class Client:
         self._session = self._engine_begin()
         self._schedule_flush()
         return self
+
+    def _trace(self, trace: Callable[[str, str, Any, float], None]) -> None:
+        """Every frame of this connection to `trace`, labelled c1, c2, ... in the order the
+        process made its connections (a reconnect is the next label)."""
+        from amqpcli.engine.frametap import FrameTap
+
+        label = f"c{next(_TRACE_LABELS)}"
+        self.engine.set_tap(FrameTap(self.engine,
+                                     lambda side, item, t: trace(label, side, item, t),
+                                     incoming="<-", outgoing="->"))
 
     async def close(self, timeout: float = 5.0) -> None:
         """Close cleanly: send close, wait for the peer's close (briefly), drop the socket."""

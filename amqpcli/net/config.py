@@ -9,7 +9,9 @@ from __future__ import annotations
 import socket
 import ssl
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.url import Endpoint
@@ -84,6 +86,9 @@ class ConnectionConfig:
     container_id: str | None = None
     max_frame_size: int | None = None
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
+    # every frame both ways: (connection label, "->" ours or "<-" the peer's, frame
+    # reader item, time); the CLI renders it (`--trace`)
+    trace: Callable[[str, str, Any, float], None] | None = None
     hostname: str | None = None  # open.hostname; default: the endpoint's host
 
     @property

@@ -24,11 +24,11 @@ from typing import Any
 
 from amqpcli import __version__
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import FrameReader
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
+from amqpcli.engine.frametap import FrameTap
 from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
-from amqpcli.net.transport import StreamEnded, Transport, now
+from amqpcli.net.transport import StreamEnded, Transport
 
 from .broker import Broker, PeerConnection
 from .endpoint import PeerEndpoint
@@ -43,25 +43,6 @@ SASL_MODES = ("optional", "required", "none")
 # A frame tap: (connection name, "->" from the client or "<-" from us, frame reader item,
 # time). The CLI renders it; the peer package only hands the items over.
 Tap = Callable[[str, str, Any, float], None]
-
-
-class _Traced:
-    """An endpoint's byte tap (`Endpoint.set_tap`) handing every frame both ways to `tap`."""
-
-    def __init__(self, name: str, tap: Tap) -> None:
-        self._name = name
-        self._tap = tap
-        self._rx = FrameReader()
-        self._tx = FrameReader()
-
-    def received(self, data: bytes, time: float) -> None:
-        for item in self._rx.feed(data):
-            self._tap(self._name, "->", item, time)
-
-    def sent(self, data: bytes) -> None:
-        t = now()
-        for item in self._tx.feed(data):
-            self._tap(self._name, "<-", item, t)
 
 
 class Server:
@@ -211,7 +192,9 @@ class Server:
             offered_capabilities=[Symbol("ANONYMOUS-RELAY")],
         )
         if self.trace is not None:
-            ep.set_tap(_Traced(name, self.trace))
+            trace = self.trace
+            ep.set_tap(FrameTap(ep, lambda side, item, t: trace(name, side, item, t),
+                                incoming="->", outgoing="<-"))
         broker = self.broker
         with self._held:
             conn = broker.connect(ep, name, where)

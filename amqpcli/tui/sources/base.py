@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from amqpcli.codec.frames import FrameReader
+from amqpcli.engine.frametap import FrameTap
 from amqpcli.tui import adapter
 from amqpcli.tui.adapter import RateMeter
 from amqpcli.tui.messages import SourceFailed, SourceNotice
@@ -170,29 +170,14 @@ class ThreadedSource(Source):
                 loop.call_soon_threadsafe(halted.set)
 
 
-class FrameLogTap:
-    """A byte tap for an engine endpoint (`Endpoint.set_tap`): a copy of the bytes both
-    ways goes through a frame reader into `store` under `key`, as side `incoming` (bytes
-    received, stamped with their receive time) or `outgoing` (bytes sent, stamped with the
-    engine's time). It runs where the engine is driven, so under the lock the source gives
-    the transport (`Client.connect(lock=)`, `peer.Server(lock=)`)."""
+def frame_log_tap(endpoint: Any, store: FrameStore, key: str, *, incoming: str,
+                  outgoing: str) -> FrameTap:
+    """A tap for an engine endpoint (`Endpoint.set_tap`): its frames both ways go into
+    `store` under `key`, as side `incoming` (received) or `outgoing` (sent). It runs where
+    the engine is driven, so under the lock the source gives the transport
+    (`Client.connect(lock=)`, `peer.Server(lock=)`)."""
+    append = store.append
 
-    def __init__(self, engine: Any, store: FrameStore, key: str, *, incoming: str,
-                 outgoing: str) -> None:
-        self.engine = engine
-        self.store = store
-        self.key = key
-        self.incoming = incoming
-        self.outgoing = outgoing
-        self._in = FrameReader()
-        self._out = FrameReader()
-
-    def received(self, data: bytes, time: float) -> None:
-        append, key, side = self.store.append, self.key, self.incoming
-        for item in self._in.feed(data):
-            append(time, key, side, item)
-
-    def sent(self, data: bytes) -> None:
-        append, key, side, t = self.store.append, self.key, self.outgoing, self.engine.now
-        for item in self._out.feed(data):
-            append(t, key, side, item)
+    def log(side: str, item: Any, t: float) -> None:
+        append(t, key, side, item)
+    return FrameTap(endpoint, log, incoming=incoming, outgoing=outgoing)

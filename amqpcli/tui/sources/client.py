@@ -24,7 +24,7 @@ from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
-from amqpcli.tui.sources.base import FrameLogTap, ThreadedSource, Unsupported
+from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.watch import ConnWatch
 
 OUTCOMES: dict[str, Callable[[], Any]] = {
@@ -87,7 +87,7 @@ class ClientSource(ThreadedSource):
     def _instrument(self, engine: Any) -> None:
         """The new engine, before any byte moves: watch its model, log its bytes."""
         self.cw = ConnWatch(KEY, self.cfg.endpoint.hostport, self.history, observer=engine)
-        engine.set_tap(FrameLogTap(engine, self.store, KEY, incoming="server",
+        engine.set_tap(frame_log_tap(engine, self.store, KEY, incoming="server",
                                    outgoing="client"))
 
     def _take(self, events: list[Any]) -> None:

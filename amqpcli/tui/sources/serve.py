@@ -19,7 +19,7 @@ from typing import Any
 
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
-from amqpcli.tui.sources.base import FrameLogTap, ThreadedSource, Unsupported
+from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.sources.client import OUTCOMES
 from amqpcli.tui.watch import ConnWatch, Watch
 
@@ -69,7 +69,7 @@ class ServeSource(ThreadedSource):
         """A new connection, before any of its bytes move: watch its model, log its bytes."""
         ep, name = conn.endpoint, conn.name
         self.watch.conns[name] = ConnWatch(name, conn.peer, self.watch.history, observer=ep)
-        ep.set_tap(FrameLogTap(ep, self.store, name, incoming="client", outgoing="server"))
+        ep.set_tap(frame_log_tap(ep, self.store, name, incoming="client", outgoing="server"))
 
     def _take(self, conn: Any, events: list[Any]) -> None:
         """A batch of a connection's engine events (the server holds the lock)."""

@@ -1,0 +1,25 @@
+"""`--trace`: every frame of a connection as one line (`render.frameline`), written as it
+happens: `amqp serve --trace` on stdout, send, recv and browse on stderr (their stdout
+holds messages)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TextIO
+
+Tracer = Callable[[str, str, Any, float], None]
+
+
+def frame_tracer(stream: Callable[[], TextIO], show_secrets: bool = False) -> Tracer:
+    """A tap writing each frame (connection label, arrow, frame reader item, time) to the
+    stream `stream()` returns at the time (looked up each time: tests and redirections
+    swap sys.stdout and sys.stderr). SASL PLAIN passwords are masked unless
+    `show_secrets`."""
+    from amqpcli.render.frameline import item_line
+
+    def trace(conn: str, arrow: str, item: Any, t: float) -> None:
+        out = stream()
+        out.write(item_line(item, time=t, connection=conn, direction=arrow,
+                            show_secrets=show_secrets) + "\n")
+        out.flush()
+    return trace
