@@ -155,12 +155,14 @@ EndCapture = Callable[[], bool]
 _CAPTURE_GRACE = 0.5
 
 
-def _interrupt_later(pid: int) -> None:
-    """SIGINT to `pid` once the capture had `_CAPTURE_GRACE` to take up what is in flight
-    (a timer: this runs in a signal handler, which must not wait)."""
+def _interrupt_later(send_signal: Callable[[int], None]) -> None:
+    """SIGINT through `send_signal` (the process object's own: it does nothing once the
+    process is gone, so never reaches a process that took over its pid) once the capture
+    had `_CAPTURE_GRACE` to take up what is in flight (a timer: this runs in a signal
+    handler, which must not wait)."""
     def interrupt() -> None:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGINT)
+        with contextlib.suppress(OSError):  # ProcessLookupError included
+            send_signal(signal.SIGINT)
     timer = threading.Timer(_CAPTURE_GRACE, interrupt)
     timer.daemon = True
     timer.start()
@@ -173,7 +175,7 @@ def _end_tshark(cap: Any) -> EndCapture:
         # pyshark keeps its tshark process here (no public handle to it)
         procs = list(getattr(cap, "_running_processes", ()))
         for proc in procs:
-            _interrupt_later(proc.pid)
+            _interrupt_later(proc.send_signal)
         return bool(procs)
     return end
 
@@ -257,7 +259,7 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
             # dumpcap flushes what it captured and exits: the pipe then ends
             if proc.poll() is not None:
                 return False
-            _interrupt_later(proc.pid)
+            _interrupt_later(proc.send_signal)
             return True
         on_capturing(end)
     tracker = FlowTracker(ports, all_flows=all_flows)
