@@ -24,7 +24,7 @@ _plain_values()
 
 HELP_OPTIONS = ("-h", "--help")
 
-_state = {"debug": False}
+_state = {"debug": False, "stdout_gone": False}
 
 
 def debug_enabled() -> bool:
@@ -173,6 +173,7 @@ class _StdoutFile(io.FileIO):
         try:
             return super().write(b)
         except BrokenPipeError:
+            _state["stdout_gone"] = True  # (Typer turns it into exit 1: see `main`)
             raise
         except OSError as e:
             raise StdoutWriteError(e.errno, e.strerror) from None
@@ -277,7 +278,12 @@ def main(argv: list[str] | None = None) -> None:
         _quiet_stdout()
         print(f"amqp: error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
         sys.exit(int(Exit.USAGE))
-    except SystemExit:
+    except SystemExit as e:
+        if e.code == 1 and _state["stdout_gone"]:
+            # Typer catches a BrokenPipeError itself and exits 1, the code of a bug: a
+            # reader that went away is the quiet end below.
+            _quiet_stdout()
+            sys.exit(0)
         raise
     except Exception as e:  # click usage errors and bugs
         try:
