@@ -2,16 +2,25 @@
 state and time range. An empty criterion lets everything through; several values of one
 criterion are alternatives; different criteria must all hold.
 
-Times (`since`, `until`) are seconds from the start of the capture (`12.5`, `+12.5`),
-an ISO 8601 date and time (`2026-11-22T10:00:03.5`, UTC unless it says otherwise) or a
-time of day (`10:00:03.5`, UTC, on the capture's first day).
+Connections (`connections`) are named by label (`c2`), number (`2`), IP address (either
+endpoint's, IPv6 with or without brackets: `10.0.0.1`, `::1`, `[::1]`), endpoint
+(`10.0.0.1:40000`, `[::1]:5672`), port (`:5672`; a bare number is a port too) or network
+(`10.1.0.0/24`), each exactly: `10.1.0.1` is not `10.1.0.10`, `:4000` is not `:40000`.
+
+Times (`since`, `until`) are seconds from the start of the capture (`12.5`, `+12.5`; not
+negative), an ISO 8601 date and time (`2026-11-22T10:00:03.5`, UTC unless it says
+otherwise) or a time of day (`10:00:03.5`, UTC). A time of day is taken on the date of the
+capture's first packet, or on the next day if that would put it more than 12 hours before
+the first packet: in a capture from 23:35 to 01:20, `01:00` is after midnight and `23:50`
+before it.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from difflib import get_close_matches
 from fnmatch import fnmatchcase
@@ -28,6 +37,10 @@ from amqpcli.dissect.records import (
 from amqpcli.errors import Exit, UserError
 
 _TOD = re.compile(r"^\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?$")
+_DAY = 86400.0
+# how far before the first packet a time of day may fall and still be on its date
+_TOD_BEFORE = 12 * 3600.0
+_TIME_FORMS = "seconds from the start, HH:MM:SS or ISO 8601"
 
 # What `--state` can name: the delivery states a frame carries (`frame_state`) and the
 # outcomes a delivery ends in (`Delivery.outcome`; 0-10: `completed`).
@@ -48,8 +61,10 @@ def parse_time(text: str, first: float) -> float:
         pass
     else:
         if not math.isfinite(secs):
-            raise UserError(f"not a time: {text!r} (seconds from the start, HH:MM:SS or "
-                            "ISO 8601)", Exit.USAGE)
+            raise UserError(f"not a time: {text!r} ({_TIME_FORMS})", Exit.USAGE)
+        if secs < 0:
+            raise UserError(f"not a time: {text!r} (seconds from the start cannot be "
+                            "negative)", Exit.USAGE)
         return first + secs
     if _TOD.match(s):
         parts = s.split(":")
@@ -59,12 +74,14 @@ def parse_time(text: str, first: float) -> float:
             raise UserError(f"not a time of day: {text!r} (HH:MM:SS, UTC)", Exit.USAGE)
         day = datetime.fromtimestamp(first, tz=UTC).replace(hour=0, minute=0, second=0,
                                                             microsecond=0)
-        return (day + timedelta(seconds=h * 3600 + m * 60 + sec)).timestamp()
+        t = (day + timedelta(seconds=h * 3600 + m * 60 + sec)).timestamp()
+        # a capture that crosses midnight: 01:00 after a first packet at 23:35 is the
+        # next day's (UTC has no daylight saving: a day is always 86400 s)
+        return t + _DAY if t < first - _TOD_BEFORE else t
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
-        raise UserError(f"not a time: {text!r} (seconds from the start, HH:MM:SS or ISO 8601)",
-                        Exit.USAGE) from None
+        raise UserError(f"not a time: {text!r} ({_TIME_FORMS})", Exit.USAGE) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
@@ -111,7 +128,8 @@ class Filter:
                  links: Iterable[str] = (), performatives: Iterable[str] = (),
                  states: Iterable[str] = (), since: str | None = None,
                  until: str | None = None) -> None:
-        self.connections = tuple(c.strip() for v in connections for c in v.split(",") if c.strip())
+        self.connections = _conn_values(connections)
+        self._conn_match = [(x, _conn_matcher(x)) for x in self.connections]
         self.addresses = tuple(addresses)
         self.links = tuple(links)
         self.performatives = _names(performatives, "--performative")
@@ -122,6 +140,9 @@ class Filter:
                    + ["or an AMQP 0-10 class.method such as message.transfer"])
         self.states = _names(states, "--state")
         _check(self.states, STATES, "--state", "state", sorted(STATES))
+        for text in (since, until):
+            if text is not None:
+                parse_time(text, 0.0)  # a malformed time is a usage error before reading
         self._since_text = since
         self._until_text = until
         self.since: float | None = None
@@ -159,13 +180,13 @@ class Filter:
             return not self.connections
         hit = self._conn_cache.get(c.index)
         if hit is None:
-            hit = self._conn_cache[c.index] = any(_names_conn(x, c) for x in self.connections)
+            hit = self._conn_cache[c.index] = any(m(c) for _, m in self._conn_match)
         return hit
 
     def unmatched_connections(self, conns: Iterable[Conn]) -> list[str]:
         """The `connections` values that named none of `conns` (a typo, most likely)."""
         conns = list(conns)
-        return [x for x in self.connections if not any(_names_conn(x, c) for c in conns)]
+        return [x for x, m in self._conn_match if not any(m(c) for c in conns)]
 
     def time_outside(self, first: float, last: float) -> str | None:
         """Which of `since`/`until` leaves no time of the capture (`first` to `last`) in
@@ -244,10 +265,105 @@ class Filter:
         return self.time(rec.time) and (rec.conn is None or self.conn(rec.conn))
 
 
-def _names_conn(x: str, c: Conn) -> bool:
-    """Whether a `--connection` value names `c`: its label, its number or part of an
-    endpoint."""
-    return x == c.label or x in c.client or x in c.server or x == str(c.index)
+_Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
+_CONN_FORMS = ("a label (c2), a number, an IP address, ip:port, [ipv6]:port, :port or a "
+               "network (10.1.0.0/24)")
+
+
+def _conn_values(values: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for v in values:
+        names = [x.strip() for x in v.split(",") if x.strip()]
+        if not names:  # `-C ''` would otherwise quietly let everything through
+            raise UserError(f"--connection: a connection is needed (got {v!r}; "
+                            f"{_CONN_FORMS})", Exit.USAGE)
+        out.extend(names)
+    return tuple(out)
+
+
+def _ip(text: str) -> _Addr | None:
+    """An IP address, an IPv4-mapped IPv6 address as its IPv4 one; None if `text` is not
+    one."""
+    try:
+        a = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped is not None:
+        return a.ipv4_mapped
+    return a
+
+
+def _port(text: str, x: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise UserError(f"--connection {x}: not a TCP port: {text!r}", Exit.USAGE)
+    return int(text)
+
+
+def _endpoint(ep: str) -> tuple[_Addr | None, int | None]:
+    """(address, port) of an endpoint as `Conn` gives it: "10.0.0.1:40000",
+    "[::1]:5672", "?"."""
+    host, sep, port = ep.rpartition(":")
+    if not sep:
+        return None, None
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return _ip(host), int(port) if port.isdigit() else None
+
+
+def _conn_matcher(x: str) -> Callable[[Conn], bool]:
+    """A test of whether a `Conn` is the one `x` (a `--connection` value) names: by label
+    or number, or by an endpoint's address, address and port, port or network, exactly
+    (`10.1.0.1` is not `10.1.0.10`, `:4000` not `:40000`). A usage error for a value of
+    none of these forms."""
+    low = x.lower()
+    if re.fullmatch(r"c\d+", low):
+        return lambda c: c.label.lower() == low
+    if x.isdigit():  # a connection's number or a port (`-C 46610`)
+        n = int(x)
+        return lambda c: c.index == n or n in (_endpoint(c.client)[1],
+                                               _endpoint(c.server)[1])
+    host: str | None = None
+    port: int | None = None
+    if _ip(x) is not None:  # 10.0.0.1, ::1 (an IPv6 address with a port needs [])
+        host = x
+    elif x.startswith(":"):
+        port = _port(x[1:], x)
+    elif x.startswith("["):  # [ipv6] or [ipv6]:port
+        inner, close, rest = x[1:].partition("]")
+        if not close or (rest and not rest.startswith(":")):
+            raise UserError(f"--connection: not a connection: {x!r} ({_CONN_FORMS})",
+                            Exit.USAGE)
+        host = inner
+        if rest:
+            port = _port(rest[1:], x)
+    elif "/" in x:
+        try:
+            net = ipaddress.ip_network(x, strict=False)
+        except ValueError:
+            raise UserError(f"--connection: not a network: {x!r} ({_CONN_FORMS})",
+                            Exit.USAGE) from None
+
+        def in_net(c: Conn) -> bool:
+            addrs = (_endpoint(c.client)[0], _endpoint(c.server)[0])
+            return any(a is not None and a.version == net.version and a in net
+                       for a in addrs)
+
+        return in_net
+    elif x.count(":") == 1:  # 10.0.0.1:40000
+        host, _, p = x.partition(":")
+        port = _port(p, x)
+    addr = _ip(host) if host is not None else None
+    if (host is not None and addr is None) or (host is None and port is None):
+        raise UserError(f"--connection: not a connection: {x!r} ({_CONN_FORMS})",
+                        Exit.USAGE)
+
+    def at(c: Conn) -> bool:
+        for a, p in (_endpoint(c.client), _endpoint(c.server)):
+            if (addr is None or a == addr) and (port is None or p == port):
+                return True
+        return False
+
+    return at
 
 
 def _address(terminus: Any) -> str | None:
