@@ -517,8 +517,12 @@ class _Handler10(_Handler):
         link = d.link
         ls = conn._by_link.get(id(link))  # (conn.link_for)
         outcome = d.outcome
-        end = at_end or (outcome == "abandoned" and conn.closed.get(d.sender) == "end")
-        if end and outcome == "abandoned":
+        # abandoned when a side's stream ended: by the capture's end (how="end"), not by
+        # the connection, it is a delivery still unsettled when the capture stopped
+        end = at_end or (outcome == "abandoned" and _ended_by_capture(d, conn))
+        # aborted, abandoned, unsettled: never settled, so no settlement time or latency
+        settled_time = d.settled_time if d.settled_by is not None or d.presettled else None
+        if end:
             outcome = "unsettled"
         state = d.receiver_state if d.receiver_state is not None else d.sender_state
         settled_by = None
@@ -528,16 +532,16 @@ class _Handler10(_Handler):
         rec = DeliveryRecord(
             conn, AMQP10, str(link.name), ls.address() if ls is not None else None,
             d.sender, d.delivery_id, d.tag, d.size, d.frames, outcome, state, settled_by,
-            d.presettled, second, d.first_time, d.settled_time, d.txn_id, d.resumed,
+            d.presettled, second, d.first_time, settled_time, d.txn_id, d.resumed,
             d.aborted, end, d.timeline,
             d.payload if self.dis.keep_payload else None, ls)
         if ls is not None:
             ls.settled += 1
             ls.bytes += d.size
             ls.outcomes[outcome] = ls.outcomes.get(outcome, 0) + 1
-            first, settled = d.first_time, d.settled_time  # (rec.latency)
-            if first is not None and settled is not None and not d.presettled:
-                ls.latencies.append(settled - first)
+            first = d.first_time  # (rec.latency)
+            if first is not None and settled_time is not None and not d.presettled:
+                ls.latencies.append(settled_time - first)
         return rec
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:
@@ -616,6 +620,14 @@ def _load_engine() -> None:
 _GAP_KINDS = frozenset(("unknown-delivery", "unknown-handle", "unknown-channel",
                         "transfer-mismatch", "delivery-id-in-use", "transfer-beyond-window",
                         "transfer-beyond-credit", "already-settled", "out-of-order"))
+
+
+def _ended_by_capture(d: Any, conn: Conn) -> bool:
+    """Whether delivery `d` was abandoned because the capture stopped (the stream that
+    ended it, the side of its abandon step, ended with the capture), not the connection."""
+    tl = d.timeline
+    last = tl[-1] if tl else None
+    return last is not None and last.kind == "abandon" and conn.closed.get(last.side) == "end"
 
 
 def _other(side: str) -> str:

@@ -229,7 +229,7 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
     lat = "-"
     if s.latency:
         lat = " ".join(f"{k}={latency_text(v)}" for k, v in s.latency.items())
-    lines.append(f"    deliveries {ls.deliveries} ({ls.bytes} B settled): {outs}; latency {lat}")
+    lines.append(f"    deliveries {ls.deliveries} ({ls.bytes} B): {outs}; latency {lat}")
     lines.append(
         f"    credit: {ls.flows} flows, max {ls.max_credit}, drain {ls.drains}, echo "
         f"{ls.echoes}; delivery-count {link.delivery_count}, credit now {link.link_credit}"

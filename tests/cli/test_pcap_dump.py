@@ -106,7 +106,7 @@ def test_links_connections_summary() -> None:
     code, out, _ = run("pcap-dump", RABBIT, "--links", "--connections", "--summary")
     assert code == 0
     assert "c1 s1 link '1780b387-cc04-4d1e-8815-e06dfbd99d89-/queue/lab.cap.c' (client sends)" in out
-    assert "deliveries 20 (2969 B settled): accepted=20" in out
+    assert "deliveries 20 (2969 B): accepted=20" in out
     assert "sasl: offered ANONYMOUS AMQPLAIN PLAIN, chose PLAIN, outcome ok" in out
     assert 'container="rabbit@vm" max-frame=32768' in out
     assert "by performative: transfer 40, header 8" in out
