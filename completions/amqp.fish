@@ -120,7 +120,7 @@ complete -c amqp -n '__amqp_is pcap-dump' -l show-secrets -d 'Show SASL PLAIN pa
 complete -c amqp -n '__amqp_is pcap-dump' -l color -d 'Colour (default: on a terminal, unless NO_COLOR is set)'
 complete -c amqp -n '__amqp_is pcap-dump' -l no-color -d 'Not --color'
 complete -c amqp -n '__amqp_is pcap-dump' -l stall -x -d 'Seconds without credit, while the sender waits, that count as a credit stall'
-complete -c amqp -n '__amqp_is pcap-dump' -l connection -s C -x -d 'Only this connection: c1, an address or ip:port (repeatable)'
+complete -c amqp -n '__amqp_is pcap-dump' -l connection -s C -x -d 'Only this connection: c1, an IP address, ip:port, [ipv6]:port, :port or a network such as 10.0.0.0/24 (repeatable)'
 complete -c amqp -n '__amqp_is pcap-dump' -l address -s a -x -d 'Only links to this node address (glob, repeatable)'
 complete -c amqp -n '__amqp_is pcap-dump' -l link -x -d 'Only links with this name (glob, repeatable)'
 complete -c amqp -n '__amqp_is pcap-dump' -l performative -x -d 'Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ..'
