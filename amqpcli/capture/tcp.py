@@ -20,9 +20,11 @@ streams longer than 4 GiB and sequence wrap-around are handled alike.
   a 4-tuple still open ends that flow (how="end") and starts a new one; segments of a
   closed flow that come late are ignored.
 * Roles: the client is the SYN sender (or the receiver of a SYN-ACK when only that was
-  seen); without a handshake, the side whose first bytes are a protocol header ("AMQP…")
-  or a TLS ClientHello; else the side not using a known AMQP port (`ports`, 5672, 5671,
-  5682); else the side with the higher port; else the first sender.
+  seen); without a handshake, the side whose first bytes are a TLS ClientHello or a
+  protocol header ("AMQP…") — unless that header comes from the only side on a known
+  AMQP port (`ports`, 5672, 5671, 5682): the server's answer to a header the capture
+  missed —; else the side not using a known AMQP port; else the side with the higher
+  port; else the first sender.
 * Detection: the first 8 bytes of the first direction that delivers data name the
   protocol (see `detect`). The flow is *selected* when that is an AMQP header, or when it
   is unknown and one of its ports is in `ports` (mid-stream captures), or always with
@@ -410,19 +412,21 @@ class FlowTracker:
         proto = detect(first)
         a, b = flow._halves  # type: ignore[misc]
         if flow.client is None:
-            if probe is not None and (first[:4] == b"AMQP" or is_client_hello(first)):
+            known = self.ports | AMQP_PORTS
+            first_half = probe or a
+            pa, pb = first_half.ep[1], first_half.peer.ep[1]
+            on_port = (pb in known) != (pa in known)  # exactly one side on an AMQP port
+            if probe is not None and (is_client_hello(first) or (
+                    first[:4] == b"AMQP" and not (on_port and pa in known))):
+                # a header says client, unless it comes from the AMQP port: then it is
+                # the server's answer to a client header the capture missed
                 self._set_client(flow, probe)
+            elif on_port:
+                self._set_client(flow, first_half if pb in known else first_half.peer)
+            elif pa != pb:
+                self._set_client(flow, first_half if pa > pb else first_half.peer)
             else:
-                known = self.ports | AMQP_PORTS
-                first_half = probe or a
-                pa, pb = first_half.ep[1], first_half.peer.ep[1]
-                if (pb in known) != (pa in known):
-                    client = first_half if pb in known else first_half.peer
-                elif pa != pb:
-                    client = first_half if pa > pb else first_half.peer
-                else:
-                    client = first_half
-                self._set_client(flow, client)
+                self._set_client(flow, first_half)
         by_port = a.ep[1] in self.ports or b.ep[1] in self.ports
         flow.protocol = proto
         flow.by_port = by_port and proto not in AMQP_PROTOCOLS

@@ -190,7 +190,7 @@ class Dissector:
             yield Notice(conn, None, t, packet, "encrypted", text)
         else:
             conn.protocol = AMQP10
-            self._handlers[flow.index] = _Handler10(self, conn)
+            self._handlers[flow.index] = _Handler10(self, conn, handshake=flow.handshake)
 
     def _start(self, d: _Deferred, packet: int) -> Generator[Record, None, _Handler10]:
         """The first bytes of a flow that had no protocol header: read it as AMQP 1.0
@@ -262,9 +262,12 @@ class _Handler:
 class _Handler10(_Handler):
     """One AMQP 1.0 connection: a reader per direction, one observer for both."""
 
-    def __init__(self, dis: Dissector, conn: Conn) -> None:
+    def __init__(self, dis: Dissector, conn: Conn, handshake: bool = True) -> None:
         self.dis = dis
         self.conn = conn
+        # without the TCP handshake a side's protocol header may be before the capture:
+        # the sides whose first item is still to come
+        self._unheard = set() if handshake or conn.midstream else set(SIDES)
         self.observer: _Observer | None = None
         if dis.engine:
             _load_engine()
@@ -290,6 +293,11 @@ class _Handler10(_Handler):
         conn.bytes[side] += len(data)
         reader = self.readers[side]
         items = reader.feed(data)
+        if self._unheard and items and side in self._unheard:
+            missed = self._first_item(side, items[0], t, packet)
+            if missed is not None:
+                return itertools.chain((missed,), self._notes(reader, side, t, packet),
+                                       self._items(side, items, t, packet))
         if reader.notes:
             return itertools.chain(self._notes(reader, side, t, packet),
                                    self._items(side, items, t, packet))
@@ -309,6 +317,22 @@ class _Handler10(_Handler):
                 return self._events(events, t, packet, [rec])
             return (rec,)
         return self._observed(side, items, t, packet)
+
+    def _first_item(self, side: str, item: Any, t: float, packet: int) -> Notice | None:
+        """The first item from `side` of a flow captured without its handshake: a frame
+        there means its protocol header came before the capture (the connection is read
+        as joined mid-connection from then on); the notice that says so, or None."""
+        self._unheard.discard(side)
+        if item.__class__ is not Frame:
+            return None
+        conn = self.conn
+        conn.midstream = True
+        if self.observer is not None:
+            self.observer.connection.midstream = True
+        text = ("its protocol header is not in the capture, which starts mid-connection "
+                "(after the TCP handshake)")
+        conn.notes.append(text)
+        return Notice(conn, side, t, packet, "midstream", text)
 
     def _notes(self, reader: DirectionReader, side: str, t: float,
                packet: int) -> Iterator[Record]:

@@ -240,9 +240,12 @@ class Connection:
                            f" {self.other[side]}'s idle-timeout is {limit:g} s")
         state = self.side_state[side]
         if state != "opened":
-            if state == "start" and self.midstream and frame.type == 0 and not isinstance(
-                    frame.body, c.Open):
-                state = self.side_state[side] = "opened"
+            if state == "start" and self.midstream:
+                # joined mid-connection: its header (and what followed) came before the
+                # capture
+                state = self.side_state[side] = (
+                    "sasl" if frame.type == 1 else
+                    "header" if isinstance(frame.body, c.Open) else "opened")
             if state == "closed":
                 self.violation("frame-after-close", f"{side} sent a frame after its close")
                 return self._take()
