@@ -260,6 +260,11 @@ def pcap_dump(
         raise UserError("--stall must be positive", Exit.USAGE)
     if count is not None and (live is None or count < 1):
         raise UserError("--count N (N at least 1) goes with --live", Exit.USAGE)
+    if bpf is not None and live is None:
+        raise UserError("--capture-filter goes with --live (to filter a capture file: "
+                        "--connection, --address, --link, --performative)", Exit.USAGE)
+    if (master != "local[*]" or spark_conf) and engine_name != "spark":
+        raise UserError("--master and --conf go with --engine spark", Exit.USAGE)
     _check_stdin(files or [], out_dir, tls_keylog)
     if fast_capture and (live is None or tls_keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "

@@ -144,3 +144,7 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
     if res.errors:
         more = f" (and {len(res.errors) - 1} more)" if len(res.errors) > 1 else ""
         raise UserError(f"{res.errors[0]}{more}; what could be read was written", Exit.DECODE)
+    if not res.rows.get("connections"):
+        # as for a capture shown, not written: a set without AMQP is worth exit 8
+        raise UserError(f"no AMQP traffic in {len(files)} capture source(s) given; "
+                        f"{dest} holds empty tables", Exit.DECODE)

@@ -329,6 +329,11 @@ def test_live_capture_options_and_their_old_spellings(monkeypatch: pytest.Monkey
     assert seen == [("lo", "tcp port 7", 3, [7, 5672], "--fast-capture" in args)]
 
 
+def test_capture_filter_without_live_is_a_usage_error() -> None:
+    code, out, err = run("pcap-dump", RABBIT, "--capture-filter", "tcp port 5672")
+    assert code == 2 and "--capture-filter goes with --live" in err and out == ""
+
+
 def test_old_short_flags_of_views_are_gone() -> None:
     # -c is --count everywhere, -s --selector, -l --listen, -P --property
     for flag in ("-s", "-l", "-P"):

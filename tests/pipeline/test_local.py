@@ -170,6 +170,8 @@ def test_cli_writes_tables_and_reports(capture_set: Path, tmp_path: Path) -> Non
 @pytest.mark.parametrize("args, text", [
     (["--format", "xml"], "--format xml"),
     (["--engine", "flink"], "--engine flink"),
+    (["--master", "spark://x:7077"], "--master and --conf go with --engine spark"),
+    (["--conf", "spark.a=b"], "--master and --conf go with --engine spark"),
 ])
 def test_cli_bad_options(tmp_path: Path, args: list[str], text: str) -> None:
     code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(tmp_path / "x"), *args)
@@ -190,6 +192,22 @@ def test_cli_damaged_file_exits_8_after_writing(capture_set: Path, tmp_path: Pat
     code, _out, err = run_cli("pcap-dump", str(capture_set / "damaged.pcapng"), "--out", str(out))
     assert code == 8 and "damaged.pcapng" in err
     assert read_table(str(out), "connections").num_rows > 0
+
+
+def test_cli_set_without_amqp_exits_8_after_writing(tmp_path: Path) -> None:
+    # as the capture shown instead of written: no AMQP at all is worth saying
+    noise = tmp_path / "noise.pcapng"
+    from amqpcli.capture.writer import CaptureWriter, TcpConversation
+
+    with CaptureWriter(noise) as w:
+        conv = TcpConversation(w, server=("10.0.0.2", 80), start_ns=1_700_000_000_000_000_000)
+        conv.handshake()
+        conv.send(0, b"GET / HTTP/1.1\r\n\r\n")
+        conv.close()
+    out = tmp_path / "n"
+    code, _out, err = run_cli("pcap-dump", str(noise), "--out", str(out))
+    assert code == 8 and "no AMQP traffic" in err, err
+    assert read_table(str(out), "connections").num_rows == 0
 
 
 def test_spark_engine_without_java_is_one_line(tmp_path: Path) -> None:
