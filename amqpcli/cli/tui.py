@@ -3,6 +3,7 @@ interface or our own connection."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -96,8 +97,19 @@ def tui(
         raise UserError("--history must be at least 1 and --frame-log at least 16", Exit.USAGE)
     if not 0.5 <= refresh <= 60:
         raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
-    if speed < 0:
+    if not (math.isfinite(speed) and speed >= 0):
         raise UserError("--speed must be 0 (as fast as possible) or more", Exit.USAGE)
+    for p in port or ():
+        if not 0 < p < 65536:
+            raise UserError(f"--amqp-port {p}: not a TCP port (1 to 65535)", Exit.USAGE)
+    # an option of another source would be quietly ignored
+    for given, option, sources in (
+            (record is not None, "--record", ("proxy",)),
+            (fast_capture, "--fast-capture", ("live",)),
+            (play, "--play", ("pcap",)),
+            (bool(port), "--amqp-port", ("pcap", "live"))):
+        if given and src not in sources:
+            raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
     from amqpcli.tui.app import run
 
     if src == "pcap":
@@ -106,6 +118,7 @@ def tui(
         assert pcap is not None
         if not os.path.isfile(pcap):
             raise UserError(f"{pcap}: no such file", Exit.USAGE)
+        _check_capture(pcap)
         run(ReplaySource(pcap, ports=port or (), history=history, speed=speed, autoplay=play),
             refresh_hz=refresh)
     elif src == "proxy":
@@ -137,3 +150,20 @@ def tui(
         from amqpcli.tui.sources.serve import ServeSource
 
         run(ServeSource(parse_listen(listen), history=history, frames=frames), refresh_hz=refresh)
+
+
+def _check_capture(path: str) -> None:
+    """A file that is no capture at all is a one-line error (exit 8, as in pcap-dump)
+    before the screen opens; a damaged one opens and shows what could be read."""
+    from amqpcli.capture.files import CaptureError, read_batches
+
+    batches = read_batches(path)
+    try:
+        next(batches, None)
+    except CaptureError as e:
+        if e.offset == 0:
+            raise UserError(str(e), Exit.DECODE) from None
+    except OSError as e:
+        raise UserError(f"{path}: {e.strerror or e}", Exit.USAGE) from None
+    finally:
+        batches.close()

@@ -113,6 +113,12 @@ def test_a_profile_with_a_capture_is_refused(started: list[Any], capsys: pytest.
         (["tui", "amqp://h", "--serve"], "amqp: error: --serve takes no URL"),
         (["tui", "--pcap", "x", "--speed", "-1"], "amqp: error: --speed must be"),
         (["tui", "--serve", "--frame-log", "8"], "amqp: error: --history must be at least 1 and --frame-log"),
+        (["tui", "--pcap", "x", "--speed", "nan"], "amqp: error: --speed must be"),
+        (["tui", "--pcap", "x", "--amqp-port", "99999"], "amqp: error: --amqp-port 99999: not a TCP port"),
+        (["tui", "--pcap", "x", "--record", "y.pcapng"], "amqp: error: --record goes with --proxy"),
+        (["tui", "--serve", "--fast-capture"], "amqp: error: --fast-capture goes with --live"),
+        (["tui", "--live", "lo", "--play"], "amqp: error: --play goes with --pcap"),
+        (["tui", "--serve", "--amqp-port", "5673"], "amqp: error: --amqp-port goes with --pcap or --live"),
     ],
 )
 def test_refusals(started: list[Any], capsys: pytest.CaptureFixture[str], argv: list[str],
@@ -121,3 +127,23 @@ def test_refusals(started: list[Any], capsys: pytest.CaptureFixture[str], argv: 
     assert code == 2
     assert err.startswith(message) and "\n" not in err
     assert started == []
+
+
+@pytest.mark.parametrize("content", [b"hello\n", b""], ids=["text", "empty"])
+def test_a_file_that_is_no_capture_is_refused_before_the_screen_opens(
+        started: list[Any], capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        content: bytes) -> None:
+    path = tmp_path / "not.pcap"
+    path.write_bytes(content)
+    code, err = _fails(["tui", "--pcap", str(path)], capsys)
+    assert code == 8 and "not a capture file" in err and "\n" not in err
+    assert started == []
+
+
+def test_a_damaged_capture_still_opens(started: list[Any], tmp_path: Path) -> None:
+    path = tmp_path / "c.pcapng"
+    write_conversation(path, 50)
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(path.read_bytes()[:-7])  # the last block cut short
+    main(["tui", "--pcap", str(cut)])
+    assert len(started) == 1
