@@ -166,4 +166,6 @@ def _check_capture(path: str) -> None:
     except OSError as e:
         raise UserError(f"{path}: {e.strerror or e}", Exit.USAGE) from None
     finally:
-        batches.close()
+        close = getattr(batches, "close", None)  # (a generator: closes the file)
+        if close is not None:
+            close()
