@@ -455,7 +455,10 @@ class FrameReader:
         codes = _AMQP_CODES if ftype == 0 else _SASL_CODES
         if not isinstance(perf, Composite) or perf.CODE not in codes:
             kind = "an AMQP performative" if ftype == 0 else "a SASL frame body"
-            return FrameError(body_off, kind, _describe(perf), off, channel=channel)
+            # Not what a SASL body holds: a damaged sasl-init or sasl-response holds a secret.
+            shown = ftype == 0 or isinstance(perf, Composite)
+            found = _describe(perf) if shown else type(perf).__name__
+            return FrameError(body_off, kind, found, off, channel=channel)
         payload = bytes(body[end:]) if end < len(body) else b""
         return Frame(off, size, doff, ftype, channel, ext, perf, payload)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from amqpcli.codec.composites import Accepted, Released, SaslInit
+from amqpcli.codec.composites import Accepted, Released, SaslInit, SaslResponse
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import redact
@@ -424,7 +424,7 @@ def frame_line(
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
     `message` is the whole message when `frame` ends a multi-frame delivery."""
     body = frame.body
-    if not show_secrets and isinstance(body, SaslInit):  # the one secret redact hides
+    if not show_secrets and isinstance(body, (SaslInit, SaslResponse)):  # what redact hides
         frame = redact(frame)
         body = frame.body
     chan = _CHANNELS.get(frame.channel)

@@ -1,18 +1,25 @@
 """Secrets out of sight: the one function every renderer passes values through.
 
-A SASL PLAIN initial response is `authzid NUL authcid NUL password` (RFC 4616); the password
-is replaced by `***` unless the user asked for secrets. Nothing else AMQP carries is a
-secret the protocol marks as such.
+AMQP 1.0 carries SASL in two frames: the sasl-init's initial response and a sasl-response
+to a challenge. A PLAIN response is `authzid NUL authcid NUL password` (RFC 4616); its
+password is replaced by `***` and the user kept. The response of any other mechanism that
+holds a secret (AMQPLAIN's table, a SCRAM proof, ...) is `***` whole; ANONYMOUS and
+EXTERNAL send none. A sasl-response does not name its mechanism, so it is masked by its
+shape: a PLAIN-shaped one keeps its user, any other non-empty one is `***`. Nothing is
+masked when the user asked for secrets; nothing else AMQP carries is a secret the protocol
+marks as such.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from amqpcli.codec.composites import SaslInit
+from amqpcli.codec.composites import SaslInit, SaslResponse
 from amqpcli.codec.frames import Frame
 
 MASK = b"***"
+# Mechanisms whose response holds no secret.
+_NO_SECRET_MECHANISMS = {"ANONYMOUS", "EXTERNAL"}
 
 
 def redact_plain_response(response: bytes | bytearray) -> bytes:
@@ -23,10 +30,24 @@ def redact_plain_response(response: bytes | bytearray) -> bytes:
     return parts[0] + b"\x00" + parts[1] + b"\x00" + MASK
 
 
-def _plain_shaped(response: bytes) -> bool:
-    """`authzid NUL authcid NUL password` with a password that is not already masked."""
-    parts = response.split(b"\x00")
-    return len(parts) == 3 and parts[2] not in (b"", MASK)
+def _mask_by_shape(response: bytes) -> bytes:
+    """A SASL response whose mechanism is unknown: PLAIN-shaped, its password masked;
+    anything else non-empty, `***` whole; empty, as it is (there is nothing in it)."""
+    return redact_plain_response(response) if response else response
+
+
+def _masked(response: bytes, mechanism: Any) -> bytes:
+    """`response` as it may be shown, sent with `mechanism` (None: not known)."""
+    if not response:
+        return response
+    if not isinstance(mechanism, str):  # unknown, or a damaged encoding
+        return _mask_by_shape(response)
+    name = mechanism.upper()
+    if name in _NO_SECRET_MECHANISMS:
+        return response
+    if name == "PLAIN":
+        return redact_plain_response(response)
+    return MASK  # AMQPLAIN, SCRAM-*, ...: the 0-10 rule
 
 
 def _response_bytes(response: Any) -> bytes | None:
@@ -37,21 +58,36 @@ def _response_bytes(response: Any) -> bytes | None:
     return None
 
 
+def _redacted_response(value: Any) -> Any:
+    """The SASL response of `value` (a sasl-init or sasl-response) as it may be shown, of
+    the type it has (bytes, or str from a damaged encoding); None when `value` holds no
+    secret to hide."""
+    if isinstance(value, SaslInit):
+        response, mechanism = value.initial_response, value.mechanism
+    elif isinstance(value, SaslResponse):
+        response, mechanism = value.response, None
+    else:
+        return None
+    raw = _response_bytes(response)
+    if raw is None:
+        return None
+    masked = _masked(raw, mechanism)
+    if masked == raw:
+        return None
+    if isinstance(response, str):
+        return masked.decode("utf-8", "surrogatepass")
+    return masked
+
+
 def is_secret(value: Any) -> bool:
-    """True for a sasl-init whose initial response holds a PLAIN password: its mechanism
-    is PLAIN, or (a damaged mechanism name) the response has PLAIN's shape."""
-    if not isinstance(value, SaslInit):
-        return False
-    response = _response_bytes(value.initial_response)
-    if response is None:
-        return False
-    if isinstance(value.mechanism, str) and value.mechanism.upper() == "PLAIN":
-        return response != redact_plain_response(response)
-    return _plain_shaped(response)
+    """True for a sasl-init or sasl-response whose response holds a secret that `redact`
+    masks: a PLAIN password, or the response of a mechanism other than ANONYMOUS and
+    EXTERNAL."""
+    return _redacted_response(value) is not None
 
 
 def redact(value: Any, show_secrets: bool = False) -> Any:
-    """`value` (a performative, a frame, anything) with SASL PLAIN passwords masked.
+    """`value` (a performative, a frame, anything) with SASL secrets masked.
 
     Returns the value itself when there is nothing to hide (or `show_secrets`), else a
     copy: the caller's object is never changed.
@@ -72,21 +108,22 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
             body,
             value.payload,
         )
-    if is_secret(value):
-        response = value.initial_response
-        masked: Any = redact_plain_response(_response_bytes(response) or b"")
-        if isinstance(response, str):
-            masked = masked.decode("utf-8", "surrogatepass")
-        return SaslInit(
-            mechanism=value.mechanism,
-            initial_response=masked,
-            hostname=value.hostname,
-        )
-    return value
+    masked = _redacted_response(value)
+    if masked is None:
+        return value
+    if isinstance(value, SaslResponse):
+        return SaslResponse(response=masked)
+    return SaslInit(
+        mechanism=value.mechanism,
+        initial_response=masked,
+        hostname=value.hostname,
+    )
 
 
-# Where a sasl-init starts in raw bytes: its descriptor, small-ulong or ulong 0x41.
+# Where a sasl-init or a sasl-response starts in raw bytes: its descriptor, small-ulong or
+# ulong 0x41 or 0x43.
 _SASL_INIT_DESCRIPTORS = (b"\x00\x53\x41", b"\x00\x80" + (0x41).to_bytes(8, "big"))
+_SASL_RESPONSE_DESCRIPTORS = (b"\x00\x53\x43", b"\x00\x80" + (0x43).to_bytes(8, "big"))
 # Mechanisms whose initial response holds no secret.
 _OPEN_MECHANISMS = {b"ANONYMOUS", b"EXTERNAL"}
 # What may follow the initial response: the hostname, a str8, a str32 or null.
@@ -107,22 +144,94 @@ def _frame_end(data: bytes, at: int) -> int:
 
 
 def secret_spans(data: bytes | bytearray) -> list[tuple[int, int]]:
-    """Byte ranges `[start, stop)` of `data` that may hold a SASL password: the initial
-    response of every sasl-init that can be located by its descriptor, for a hexdump to
-    mask. Found in raw (possibly corrupt) bytes, so when in doubt a range reaches to the end
-    of the frame: it is the bytes of the response, and the hostname after it only when
-    the list's own size shows where the response ends."""
+    """Byte ranges `[start, stop)` of `data` that may hold a SASL secret, for a hexdump to
+    mask: the initial response of every sasl-init (but ANONYMOUS's and EXTERNAL's) and the
+    response of every sasl-response that can be located by its descriptor (a
+    sasl-response does not name its mechanism: each is masked whole). Found in raw
+    (possibly corrupt) bytes, so when in doubt a range reaches to the end of the frame: it
+    is the bytes of the response, and what follows it only when the list's own size shows
+    where the response ends."""
     data = bytes(data)
     spans: list[tuple[int, int]] = []
-    for descriptor in _SASL_INIT_DESCRIPTORS:
-        at = data.find(descriptor)
-        while at >= 0:
-            span = _init_span(data, at, at + len(descriptor))
-            if span is not None:
-                spans.append(span)
-            at = data.find(descriptor, at + 1)
+    for descriptors, find_span in _SECRET_DESCRIPTORS:
+        for descriptor in descriptors:
+            at = data.find(descriptor)
+            while at >= 0:
+                span = find_span(data, at, at + len(descriptor))
+                if span is not None:
+                    spans.append(span)
+                at = data.find(descriptor, at + 1)
+    spans += _damaged_descriptor_spans(data)
     spans += secret_spans_010(data)
-    return sorted(spans)
+    return sorted(set(spans))
+
+
+# Every SASL performative's descriptor, small-ulong and ulong: intact, none is damaged.
+_SASL_DESCRIPTORS = frozenset(
+    form for code in range(0x40, 0x45)
+    for form in (b"\x00\x53" + bytes([code]), b"\x00\x80" + code.to_bytes(8, "big"))
+)
+
+
+def _damaged_descriptor_spans(data: bytes) -> list[tuple[int, int]]:
+    """The spans of SASL frames (a frame header with doff 2 and type 1) whose descriptor is
+    one octet away from a sasl-init's or a sasl-response's: the damage hides it from the
+    search by descriptor, and the response is read as if the descriptor were intact (as
+    both when it is one octet away from both)."""
+    spans: list[tuple[int, int]] = []
+    at = data.find(b"\x02\x01", 4)
+    while at >= 0:
+        h, d = at - 4, at + 4
+        if int.from_bytes(data[h:at], "big") >= 11:
+            for descriptors, find_span in _SECRET_DESCRIPTORS:
+                for descriptor in descriptors:
+                    got = data[d:d + len(descriptor)]
+                    if (
+                        len(got) == len(descriptor)
+                        and got not in _SASL_DESCRIPTORS
+                        and sum(a != b for a, b in zip(got, descriptor)) == 1
+                    ):
+                        span = find_span(data, d, d + len(descriptor))
+                        if span is not None:
+                            spans.append(span)
+        at = data.find(b"\x02\x01", at + 1)
+    return spans
+
+
+def _response_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
+    """The span of the response of the sasl-response whose descriptor starts at `at` (its
+    field list at `pos`); None when it surely has none (an empty list, a null or an empty
+    binary that the list's size agrees with)."""
+    frame_end = _frame_end(data, at)
+    end = frame_end
+    # The field list: list8, list32 or list0.
+    code = data[pos] if pos < len(data) else None
+    if code == 0xC0:
+        if pos + 2 < len(data):
+            end = min(end, pos + 2 + data[pos + 1])
+        pos += 3
+    elif code == 0xD0:
+        if pos + 8 < len(data):
+            end = min(end, pos + 5 + int.from_bytes(data[pos + 1:pos + 5], "big"))
+        pos += 9
+    elif code == 0x45:
+        return None
+    else:
+        return (pos, frame_end) if pos < frame_end else None
+    # The response, the list's one field: vbin8, vbin32 or null.
+    code = data[pos] if pos < len(data) else None
+    if code == 0x40 and pos + 1 == end:
+        return None
+    if code == 0xA0 and pos + 1 < len(data):
+        n, pos = data[pos + 1], pos + 2
+    elif code == 0xB0 and pos + 4 < len(data):
+        n, pos = int.from_bytes(data[pos + 1:pos + 5], "big"), pos + 5
+    else:
+        return (pos, frame_end) if pos < frame_end else None
+    stop = pos + n
+    if stop == end:  # the list agrees: the response's length is trusted
+        return (pos, stop) if n else None
+    return (pos, min(len(data), max(stop, end, frame_end)))
 
 
 def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
@@ -183,9 +292,14 @@ def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
     return (pos, min(stop, len(data)))
 
 
+_SECRET_DESCRIPTORS = (
+    (_SASL_INIT_DESCRIPTORS, _init_span),
+    (_SASL_RESPONSE_DESCRIPTORS, _response_span),
+)
+
+
 # AMQP 0-10 carries SASL in connection.start-ok / secure-ok `response` fields.
 _SECRET_010 = {"connection.start-ok", "connection.secure-ok"}
-_NO_SECRET_MECHANISMS = {"ANONYMOUS", "EXTERNAL"}
 
 
 def redact_010_fields(method: Any, show_secrets: bool = False) -> dict[str, Any]:
