@@ -152,6 +152,8 @@ class Filter:
         self.active = bool(self.connections or self.addresses or self.links
                            or self.performatives or self.states or since or until)
         self.by_link = bool(self.addresses or self.links)
+        # picks records inside connections and links, not only which ones (see `Passed`)
+        self.within = bool(self.performatives or self.states or since or until)
 
     def resolve(self, first: float) -> None:
         """Turn relative times into absolute ones, once the capture's start is known."""

@@ -1,6 +1,7 @@
 """The end-of-capture summary: counts by performative and outcome, latency percentiles
 per link, credit stalls, violations. Fed the records that passed the filters; links come
-from the dissector's connections at the end."""
+from the dissector's connections at the end (`Passed`: only those the passed records
+belong to, when the filters pick records inside them)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpcli.dissect.filters import Filter, performative_name
+from amqpcli.dissect.filters import Filter, frame_links, performative_name
 from amqpcli.dissect.records import (
     Conn,
     DeliveryRecord,
@@ -85,23 +86,97 @@ class Summary:
         elif cls is Notice:
             self.notices[rec.kind] = self.notices.get(rec.kind, 0) + 1
 
-    def finish(self, conns: list[Conn], flt: Filter | None = None) -> None:
+    def finish(self, conns: list[Conn], flt: Filter | None = None,
+               passed: Passed | None = None) -> None:
+        """The connections and links the filters select; with `passed`, only those the
+        records that passed belong to, each link counted over those records."""
         for c in conns:
             if flt is not None and not flt.conn(c):
+                continue
+            if passed is not None and not passed.conn(c):
                 continue
             self.connections += 1
             self.protocols[c.protocol] = self.protocols.get(c.protocol, 0) + 1
             for ls in c.links:
                 if flt is not None and not flt.link_stats(ls):
                     continue
-                self.links.append(link_summary(c, ls))
+                if passed is None:
+                    self.links.append(link_summary(c, ls))
+                    continue
+                part = passed.link(ls)
+                if part is not None:
+                    self.links.append(link_summary(c, ls, part, flt))
 
 
-def link_summary(c: Conn, ls: LinkStats) -> LinkSummary:
+def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
+                 flt: Filter | None = None) -> LinkSummary:
+    """A link's line of the summary: its whole history, or with `part` (see `Passed`)
+    what the filters let through: those deliveries, the stalls that began in the time
+    range."""
+    latencies = ls.latencies if part is None else part.latencies
     lat = None
-    if ls.latencies:
-        v = sorted(ls.latencies)
+    if latencies:
+        v = sorted(latencies)
         lat = {"p50": percentile(v, 50), "p90": percentile(v, 90), "p99": percentile(v, 99),
                "max": v[-1]}
-    return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender), ls.deliveries,
-                       dict(ls.outcomes), lat, list(ls.stalls), ls.flows, ls.drains)
+    if part is None:
+        return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender),
+                           ls.deliveries, dict(ls.outcomes), lat, list(ls.stalls), ls.flows,
+                           ls.drains)
+    stalls = [st for st in ls.stalls if flt is None or flt.time(st[0])]
+    return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender), part.deliveries,
+                       dict(part.outcomes), lat, stalls, ls.flows, ls.drains)
+
+
+@dataclass(slots=True)
+class PassedLink:
+    """The deliveries of one link that passed the filters."""
+
+    deliveries: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+
+
+class Passed:
+    """With filters that pick records inside connections and links (`--state`,
+    `--performative`, `--since`, `--until`: `Filter.within`), the connections and links
+    the records that passed belong to, and those deliveries per link: the end views
+    (`--links`, `--connections`, the summary's links) then agree with the lines."""
+
+    def __init__(self) -> None:
+        self.conns: set[int] = set()
+        self.links: dict[int, PassedLink] = {}  # id(LinkStats) ->
+
+    def add(self, rec: Any) -> None:
+        conn = rec.conn
+        if conn is None:
+            return
+        self.conns.add(conn.index)
+        cls = rec.__class__
+        if cls is DeliveryRecord:
+            ls = rec.link_stats
+            if ls is None:
+                return
+            part = self._link(ls)
+            part.deliveries += 1
+            part.outcomes[rec.outcome] = part.outcomes.get(rec.outcome, 0) + 1
+            lat = rec.latency
+            if lat is not None and not rec.presettled:
+                part.latencies.append(lat)
+        elif cls is FrameRecord and rec.protocol == "amqp-1.0":
+            for link in frame_links(rec):
+                ls = conn.link_for(link)
+                if ls is not None:
+                    self._link(ls)
+
+    def _link(self, ls: LinkStats) -> PassedLink:
+        part = self.links.get(id(ls))
+        if part is None:
+            part = self.links[id(ls)] = PassedLink()
+        return part
+
+    def conn(self, c: Conn) -> bool:
+        return c.index in self.conns
+
+    def link(self, ls: LinkStats) -> PassedLink | None:
+        return self.links.get(id(ls))
