@@ -290,7 +290,7 @@ def decode(
         typer.Option("--color/--no-color", help="Colour (default: on a terminal, unless NO_COLOR is set).", show_default=False),
     ] = None,
     show_secrets: Annotated[
-        bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords.")
+        bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).")
     ] = False,
     max_frame_size: Annotated[
         int | None,

@@ -233,7 +233,7 @@ def pcap_dump(
     json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line (lossless; messages as `recv --json` writes them).", rich_help_panel=_OUT)] = False,
     brief: Annotated[bool, typer.Option("--frames-only", "--brief", help="Decode performatives only, not messages: frame lines without bodies.", rich_help_panel=_OUT)] = False,
     bodies: Annotated[bool, typer.Option("--bodies", help="Message bodies on delivery lines too.", rich_help_panel=_OUT)] = False,
-    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords (masked by default).", rich_help_panel=_OUT)] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).", rich_help_panel=_OUT)] = False,
     color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour (default: on a terminal, unless NO_COLOR is set).", rich_help_panel=_OUT, show_default=False)] = None,
     stall: Annotated[float, typer.Option("--stall", help="Seconds without credit, while the sender waits, that count as a credit stall.", rich_help_panel=_OUT)] = 1.0,
     connection: Annotated[list[str] | None, typer.Option("--connection", "-C", help="Only this connection: c1, an IP address, ip:port, [ipv6]:port, :port or a network such as 10.0.0.0/24 (repeatable).", rich_help_panel=_SEL)] = None,

@@ -106,7 +106,7 @@ def proxy(
     record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file.")] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch in the TUI instead of printing lines.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per frame (lossless).")] = False,
-    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords.")] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).")] = False,
     ca_file: Annotated[str | None, typer.Option("--ca-file", help="CA certificates (PEM) to verify the broker.", rich_help_panel=_TLS)] = None,
     cert_file: Annotated[str | None, typer.Option("--cert", help="Client certificate (PEM) for the broker.", rich_help_panel=_TLS)] = None,
     key_file: Annotated[str | None, typer.Option("--key", help="Its private key (PEM), if not in --cert.", rich_help_panel=_TLS)] = None,

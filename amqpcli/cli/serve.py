@@ -46,7 +46,7 @@ def serve(
     max_frame_size: Annotated[int, typer.Option("--max-frame-size", help="Largest frame we accept, in bytes.")] = 65536,
     idle_timeout: Annotated[float | None, typer.Option("--idle-timeout", help="Seconds of client silence before we close.")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print every frame, one line each, on stdout.")] = False,
-    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL PLAIN passwords in --trace.")] = False,
+    show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials in --trace (masked by default).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No log lines (the listening line stays).")] = False,
 ) -> None:
     import asyncio

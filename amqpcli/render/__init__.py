@@ -5,7 +5,7 @@ caller pays only for what it uses):
 
 * `types`      — what things are called: AMQP type names, descriptor names (spec and
                  well-known ones), restricted-type choices, ISO timestamps
-* `redact`     — `redact(value, show_secrets)`: SASL PLAIN passwords masked; every
+* `redact`     — `redact(value, show_secrets)`: SASL passwords and credentials masked; every
                  renderer goes through it
 * `text`       — `value_tree`/`Node` (one tree for rich and plain output), `plain_lines`,
                  `rich_tree`, `format_value` (compact one-line values)
