@@ -121,9 +121,13 @@ def parse_base64(text: str) -> bytes:
     compact = "".join(text.split())
     if not compact:
         raise InputError("no base64 characters in the input")
+    if len(compact.rstrip("=")) % 4 == 1:
+        raise InputError("not base64: one character too many or too few")
+    # the padding is often left off (URLs, JWT-style tools): put it back
+    compact = compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4)
     try:
         if "-" in compact or "_" in compact:
-            return base64.urlsafe_b64decode(compact + "=" * (-len(compact) % 4))
+            return base64.urlsafe_b64decode(compact)
         return base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError) as e:
         raise InputError(f"not base64: {e}") from None
@@ -137,9 +141,16 @@ def detect_format(data: bytes) -> str:
     try:
         parse_hex(text)
         return "hex"
-    except InputError:
-        pass
-    if _B64.match(text):
+    except InputError as e:
+        if str(e).startswith("odd number of hex digits") and len(text.strip()) >= 4:
+            # nothing but hex digits, one short: a typo, not text to decode as bytes
+            raise InputError(f"{e}: a digit missing? (--input raw decodes the characters "
+                             "themselves)") from None
+    compact = "".join(text.split())
+    if _B64.match(text) and (len(compact) % 4 == 0 or (len(compact) >= 8
+                                                         and "/" not in compact)):
+        # unpadded base64 only when long enough not to be a short word, and without a
+        # `/` (a relative path); `--input base64` takes any
         try:
             parse_base64(text)
             return "base64"

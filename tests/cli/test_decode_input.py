@@ -93,6 +93,19 @@ def test_format_detection() -> None:
         parse_input(b"\xff\x00", "hex")
 
 
+def test_unpadded_base64_and_a_hex_digit_short() -> None:
+    data = bytes.fromhex("005377a1026869")
+    unpadded = base64.b64encode(data).rstrip(b"=")
+    assert unpadded == b"AFN3oQJoaQ"
+    assert parse_input(unpadded) == (data, "base64")
+    # every character a hex digit, one short: a typo, said as such, not decoded as text
+    with pytest.raises(InputError, match="odd number of hex digits .7.: a digit missing"):
+        parse_input(b"0053774")
+    assert parse_input(b"0053774", "raw") == (b"0053774", "raw")
+    # short words stay raw: no padding is guessed for them
+    assert detect_format(b"abc") == "raw"
+
+
 def test_kind_detection_strictest_first() -> None:
     frame = encode_frame(Open(container_id="x"))
     msg = Message(b"body").encode()
