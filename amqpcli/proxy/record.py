@@ -59,8 +59,9 @@ class Recorder:
             pass  # the file cannot take more (a full disk): the next write says so
 
     def open(self, conn: Any) -> None:
-        t = int(conn.started * 1e9)
-        conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=1000)
+        t = _ns(conn.started)
+        # step 0: every packet of a chunk carries the time the chunk was seen, as printed
+        conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=0)
         conv.handshake()
         self._convs[conn.index] = conv
         self._written()
@@ -69,7 +70,7 @@ class Recorder:
         conv = self._convs.get(conn.index)
         if conv is None or self.closed:
             return
-        conv.now = max(conv.now, int(time * 1e9))
+        conv.now = max(conv.now, _ns(time))
         conv.send(C2S if side == "client" else S2C, bytes(data), mss=MSS, ack=False)
         self._written()
 
@@ -87,3 +88,9 @@ class Recorder:
         self._convs.clear()
         self.writer.close()
         self.closed = True
+
+
+def _ns(t: float) -> int:
+    """`t` in nanoseconds, on the microsecond the frame lines print (they round; the
+    file keeps microseconds, which would truncate): the recording reads back the same."""
+    return round(t * 1_000_000) * 1000

@@ -79,12 +79,38 @@ _NAME_WIDTH = 11
 _CHANNEL_WIDTH = 4  # "[0]" to "[99]" line up; busier connections push the line right
 
 
+_clock_cache: dict[int, str] = {}
+_last_clock: list[Any] = [None, ""]  # the last time asked for and its text
+
+
+def clock(t: float | None) -> str:
+    """HH:MM:SS.ffffff (UTC), the microsecond rounded from `t * 1e6` (as the proxy's
+    recording stores it: `amqpcli.proxy.record`); the part up to the second is formatted
+    once per second. Every frame line's time is made here."""
+    if t is None:
+        return ""
+    if t == _last_clock[0]:  # the frames of one packet share its time
+        return _last_clock[1]
+    us = round(t * 1_000_000)
+    sec, frac = divmod(us, 1_000_000)
+    hms = _clock_cache.get(sec)
+    if hms is None:
+        if len(_clock_cache) > 4096:
+            _clock_cache.clear()
+        hms = _clock_cache[sec] = datetime.fromtimestamp(sec, tz=UTC).strftime("%H:%M:%S.")
+    text = f"{hms}{frac:06d}"
+    _last_clock[0] = t
+    _last_clock[1] = text
+    return text
+
+
+
 def _time(t: float | str | None) -> str:
     if t is None:
         return ""
     if isinstance(t, str):
         return t
-    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
+    return clock(t)
 
 
 _PRINTABLE = bytes(range(32, 127))

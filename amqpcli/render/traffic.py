@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from amqpcli.dissect.records import AMQP10, FrameRecord, Notice, ViolationRecord
-from amqpcli.render.frameline import frame_line, item_line
+from amqpcli.render.frameline import clock, frame_line, item_line
 from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import b64, to_json
 from amqpcli.render.redact import is_secret, redact, redact_010_fields
@@ -40,29 +40,6 @@ STYLES = {
     "disposition": "magenta",
     "heartbeat": "dim",
 }
-
-
-_clock_cache: dict[int, str] = {}
-_last_clock: list[Any] = [None, ""]  # the last time asked for and its text
-
-
-def clock(t: float | None) -> str:
-    """HH:MM:SS.ffffff (UTC); the part up to the second is formatted once per second."""
-    if t is None:
-        return ""
-    if t == _last_clock[0]:  # the frames of one packet share its time
-        return _last_clock[1]
-    us = round(t * 1_000_000)
-    sec, frac = divmod(us, 1_000_000)
-    hms = _clock_cache.get(sec)
-    if hms is None:
-        if len(_clock_cache) > 4096:
-            _clock_cache.clear()
-        hms = _clock_cache[sec] = datetime.fromtimestamp(sec, tz=UTC).strftime("%H:%M:%S.")
-    text = f"{hms}{frac:06d}"
-    _last_clock[0] = t
-    _last_clock[1] = text
-    return text
 
 
 _iso_cache: dict[int, str] = {}
