@@ -64,10 +64,14 @@ class LinePrinter:
     def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
         if self.as_json:
             from amqpcli.render.items import item_to_json
+            from amqpcli.render.traffic import iso
 
-            obj = {"time": t, "connection": conn.key, "from": side,
+            # the shape of `pcap-dump --json`'s frame records
+            obj = {"record": "frame", "time": iso(t), "connection": conn.key, "from": side,
                    **item_to_json(item, self.show_secrets)}
-            line = json.dumps(obj, ensure_ascii=False)
+            if "protocol" in obj:  # a protocol header's own protocol, as pcap-dump says
+                obj["header"] = obj.pop("protocol")
+            line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         else:
             from amqpcli.render.frameline import item_line
 

@@ -61,6 +61,10 @@ def test_proxy_command_prints_frames_and_records(broker: Broker, tmp_path: Path,
     if as_json:
         objs = [json.loads(x) for x in lines]
         assert {o["connection"] for o in objs} == {"p0"}
+        # pcap-dump's frame record shape: record kind, ISO time
+        assert {o["record"] for o in objs} == {"frame"}
+        assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", o["time"])
+                   for o in objs)
         transfers = [o for o in objs if "transfer" in (o.get("performative") or {})]
         assert len(transfers) == 1 and transfers[0]["from"] == "client"
         assert transfers[0]["message"]["body"] == {"value": "through the proxy"}

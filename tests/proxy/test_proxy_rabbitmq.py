@@ -100,10 +100,11 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
     live = _summary(seen)
     again = _summary(replayed)
     assert live == again
-    # RabbitMQ 3.10 may send one more frame after its close; the proxy passes it on and
-    # both models say so. Nothing else may be wrong on the wire.
+    # RabbitMQ 3.10 may send a frame or two after its close (it was seen to send one,
+    # then two); the proxy passes them on and both models say so. Nothing else may be
+    # wrong on the wire.
     late = [(e.side, e.kind) for e in seen if isinstance(e, Violation)]
-    assert late in ([], [("server", "frame-after-close")])
+    assert set(late) <= {("server", "frame-after-close")} and len(late) <= 2, late
     assert len(live["settled"]) == 2 * N
     assert {o for _, _, o in live["settled"]} == {"accepted"}
     model = proxy.connections[0].observer.connection

@@ -134,7 +134,10 @@ def test_unreachable_broker_closes_the_application_side(loop_thread: LoopThread)
     assert proxy.bound is not None
     with socket.create_connection(proxy.bound) as s:
         s.sendall(CLIENT_BYTES)
-        assert s.recv(100) == b""
+        try:
+            assert s.recv(100) == b""
+        except ConnectionResetError:
+            pass  # closed with our bytes still unread in its buffer: the kernel resets
     loop_thread.run(proxy.close())
     assert len(closed) == 1 and closed[0].startswith(f"cannot connect to 127.0.0.1:{dead}")
 
