@@ -237,7 +237,8 @@ def _describe(value: Any) -> str:
     text = repr(value)
     if len(text) > 40:
         text = text[:37] + "..."
-    return f"{name} {text}"
+    # a repr that starts with its type's name says it once: "Described(ULong(238), ...)"
+    return text if text.startswith(name) else f"{name} {text}"
 
 
 class FrameReader:

@@ -168,3 +168,14 @@ def test_encode_errors() -> None:
         encode(object())
     with pytest.raises(EncodeError):
         encode({"a", "b"})
+
+
+def test_a_frame_body_that_is_no_performative_names_its_type_once() -> None:
+    from amqpcli.codec.frames import FrameReader
+
+    # a frame whose body is a described value with an unknown descriptor (0xee)
+    body = bytes.fromhex("0053ee45")  # descriptor ulong 0xee, an empty list
+    frame = struct.pack(">IBBH", 8 + len(body), 2, 0, 0) + body
+    (err,) = FrameReader().feed(b"AMQP\x00\x01\x00\x00" + frame)[1:]
+    text = str(err)
+    assert "found Described(" in text and "Described Described" not in text, text
