@@ -381,7 +381,9 @@ class FrameReader:
                 append(
                     FrameError(
                         off,
-                        f"a frame size of at most {limit} (max-frame-size)",
+                        f"a frame size of at most {limit}" + (
+                            " (max-frame-size)" if self.max_frame_size is not None
+                            else " (the reader's sanity limit: a size past it is damage)"),
                         f"size {size}",
                         off,
                         fatal=True,
