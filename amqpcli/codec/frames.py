@@ -244,10 +244,14 @@ def _describe(value: Any) -> str:
 class FrameReader:
     """Turns a byte stream (in any split) into protocol headers, frames and frame errors."""
 
-    def __init__(self, max_frame_size: int | None = None) -> None:
+    def __init__(self, max_frame_size: int | None = None, *, sanity: bool = False) -> None:
+        """`max_frame_size`: larger frames are a fatal error; `sanity`: that size is not a
+        negotiated max-frame-size but a bound past which a size can only be damage (a
+        capture's reader), and the error says so."""
         if max_frame_size is not None and max_frame_size < 8:
             raise ValueError("max_frame_size must be at least 8 (the frame header)")
         self.max_frame_size = max_frame_size
+        self._sanity = sanity
         self._limit = _MAX_SIZE if max_frame_size is None else max_frame_size
         self._buf = bytearray()
         self._offset = 0  # stream offset of self._buf[0]
@@ -382,8 +386,8 @@ class FrameReader:
                     FrameError(
                         off,
                         f"a frame size of at most {limit}" + (
-                            " (max-frame-size)" if self.max_frame_size is not None
-                            else " (the reader's sanity limit: a size past it is damage)"),
+                            " (a sanity limit: a size past it is damage)" if self._sanity
+                            else " (max-frame-size)"),
                         f"size {size}",
                         off,
                         fatal=True,

@@ -155,7 +155,7 @@ class DirectionReader:
     output should know (bytes skipped, resynchronised), for the caller to take."""
 
     def __init__(self, hunting: bool = False) -> None:
-        self.reader: FrameReader | None = None if hunting else FrameReader(MAX_FRAME)
+        self.reader: FrameReader | None = None if hunting else FrameReader(MAX_FRAME, sanity=True)
         self._hunt = bytearray()
         self._skipped = 0  # bytes thrown away while hunting
         self.hunting = hunting
@@ -217,7 +217,7 @@ class DirectionReader:
             self.notes.append(
                 f"resynchronised: frames found again after skipping {skipped} bytes")
         self.hunting = False
-        r = self.reader = FrameReader(MAX_FRAME)
+        r = self.reader = FrameReader(MAX_FRAME, sanity=True)
         rest = bytes(buf[pos:])
         self._hunt = bytearray()
         items = r.feed(rest)

@@ -179,3 +179,13 @@ def test_a_frame_body_that_is_no_performative_names_its_type_once() -> None:
     (err,) = FrameReader().feed(b"AMQP\x00\x01\x00\x00" + frame)[1:]
     text = str(err)
     assert "found Described(" in text and "Described Described" not in text, text
+
+
+def test_a_frame_size_past_a_sanity_limit_is_not_called_max_frame_size() -> None:
+    from amqpcli.codec.frames import FrameReader
+
+    wire = b"AMQP\x00\x01\x00\x00" + struct.pack(">IBBH", 0x7FFF, 2, 0, 0) + b"x" * 8
+    negotiated = str(FrameReader(512).feed(wire)[1])
+    sanity = str(FrameReader(512, sanity=True).feed(wire)[1])
+    assert "at most 512 (max-frame-size)" in negotiated
+    assert "at most 512 (a sanity limit" in sanity and "max-frame-size" not in sanity
