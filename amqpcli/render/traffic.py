@@ -262,7 +262,9 @@ def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> d
         err = getattr(item, "error", None)
         if err is not None:
             return {"item": "error", "offset": item.offset, "error": str(err)}
-        return {"item": "protocol-header", "protocol": "amqp0-10"}
+        # as a 1.0 header is written (render.items), so one reader takes both
+        return {"item": "protocol-header", "offset": getattr(item, "offset", 0),
+                "protocol": "amqp0-10", "name": "AMQP 0-10", "version": [1, 1, 0, 10]}
     out: dict[str, Any] = {
         "item": "assembly",
         "offset": item.offset,

@@ -56,6 +56,9 @@ def test_json_and_brief_give_one_item_per_assembly() -> None:
     assert [o.get("method") for o in objs] == [
         getattr(getattr(i, "method", None), "qname", None) for i in items
     ]
+    # the header as a 1.0 header is written: offset, name, version
+    assert objs[0] == {"item": "protocol-header", "offset": 0, "protocol": "amqp0-10",
+                       "name": "AMQP 0-10", "version": [1, 1, 0, 10]}
     transfer = next(o for o in objs if o.get("method") == "message.transfer")
     assert transfer["fields"]["destination"] == "echo"
     assert transfer["body"] == {"binary-text": "hello 0-10 #0"}
