@@ -341,7 +341,9 @@ class _Receiver:
                     if client is not None:
                         await client.abort()
                         client = None
-                    if self.s.received > received:  # a connection that got somewhere
+                    # a connection that got somewhere (a copy link starts again at the
+                    # head of the node: what it received is no progress)
+                    if self.s.received > received and not self.plan.copy:
                         attempts = self.cfg.reconnect.delays()
                     if not attempts or self._done():
                         self.s.failure = e.error

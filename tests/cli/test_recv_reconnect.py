@@ -96,3 +96,18 @@ def test_reconnect_gives_up_when_no_connection_gets_anywhere(serve: ServePeers) 
     assert r.stdout == ""
     assert "amqp:connection:forced" in r.stderr
     assert r.stderr.count("1 unsettled message(s) came with the end") == 3, r.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", [["browse"], ["recv", "--copy", "--drain"]])
+def test_a_browse_that_starts_over_on_each_reconnect_still_ends(serve: ServePeers,
+                                                                 command: list[str]) -> None:
+    # Each copy link starts again at the head of the node and the peer drops it after 5:
+    # the browse never gets past the fifth message, so the attempts run out (before,
+    # every connection's messages counted as progress and the run never ended).
+    url = serve("-q", "--close-after", "5")
+    r = amqp("send", f"{url}/rb", "x", "--count", "8", "--reconnect", "5")
+    assert r.returncode == 0, r.stderr
+    r = amqp(*command, f"{url}/rb", "--reconnect", "2", "--json", "--timeout", "10")
+    assert r.returncode == 4, r.stderr  # the peer's forced close, once the attempts ran out
+    assert "amqp:connection:forced" in r.stderr
