@@ -115,7 +115,7 @@ def build_config(
         password_file=password_file, address=address,
     )
     if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
-        raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
+        raise UserError("--max-frame-size must be between 512 and 4294967295", Exit.USAGE)
     check_seconds(connect_timeout, "--connect-timeout")
     check_seconds(idle_timeout, "--idle-timeout")
     if reconnect < 0:

@@ -249,6 +249,9 @@ def recv(
         raise UserError(why, code)
 
 
+MAX_CREDIT = 2**31 - 1
+
+
 def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, credit: int,
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
@@ -257,8 +260,9 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
 
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
-    if credit < 1:
-        raise UserError("--credit must be at least 1", Exit.USAGE)
+    if not 1 <= credit <= MAX_CREDIT:
+        # past 2**31 the link's serial-number arithmetic cannot tell more from less
+        raise UserError(f"--credit must be between 1 and {MAX_CREDIT}", Exit.USAGE)
     check_seconds(timeout, "--timeout")
     outcomes = tuple(parse_outcomes(outcome))
     if copy and outcomes != (Outcome("accept"),):

@@ -10,16 +10,27 @@ from typing import Any, TextIO
 Tracer = Callable[[str, str, Any, float], None]
 
 
-def frame_tracer(stream: Callable[[], TextIO], show_secrets: bool = False) -> Tracer:
+def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False) -> Tracer:
     """A tap writing each frame (connection label, arrow, frame reader item, time) to the
     stream `stream()` returns at the time (looked up each time: tests and redirections
-    swap sys.stdout and sys.stderr). SASL PLAIN passwords are masked unless
-    `show_secrets`."""
+    swap sys.stdout and sys.stderr). SASL credentials are masked unless `show_secrets`.
+    A stream that cannot be written ends the tracing quietly."""
     from amqpcli.render.frameline import item_line
 
+    gone = [False]
+
     def trace(conn: str, arrow: str, item: Any, t: float) -> None:
+        if gone[0]:
+            return
         out = stream()
-        out.write(item_line(item, time=t, connection=conn, direction=arrow,
-                            show_secrets=show_secrets) + "\n")
-        out.flush()
+        try:
+            if out is None:  # started with that stream closed
+                raise OSError("closed")
+            out.write(item_line(item, time=t, connection=conn, direction=arrow,
+                                show_secrets=show_secrets) + "\n")
+            out.flush()
+        except (OSError, ValueError):
+            # diagnostics only: a stream that cannot take them (closed, full, a reader
+            # gone) ends the tracing, never the run
+            gone[0] = True
     return trace

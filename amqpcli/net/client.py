@@ -537,11 +537,13 @@ class Client:
             await asyncio.wait_for(asyncio.shield(self.opened), cfg.connect_timeout)
         except TimeoutError:
             await self.abort()
-            raise UserError(
+            err = UserError(
                 f"cannot connect to {cfg.endpoint.hostport}: no AMQP open from the peer within "
                 f"{cfg.connect_timeout:g}s",
                 Exit.CONNECTION,
-            ) from None
+            )
+            err.retryable = True  # type: ignore[attr-defined] # a broker still starting up
+            raise err from None
         except ConnectionLost as e:
             await self.abort()
             raise e.error from None

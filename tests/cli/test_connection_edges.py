@@ -1,0 +1,85 @@
+"""Connection edges of send, recv and browse: a peer that takes TCP but never opens is
+retried by --reconnect; --trace on a stderr that cannot be written stops tracing, not
+the run; option ranges."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from tests.net.clirun import amqp
+from tests.net.servepeer import ServePeers
+
+pytestmark = pytest.mark.integration
+
+
+def _silent_peer() -> tuple[int, list[int], threading.Event]:
+    """A port that accepts connections and never says a word: a broker still starting."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    accepted: list[int] = []
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def run() -> None:
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            accepted.append(1)
+        for c in held:
+            c.close()
+        srv.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    return srv.getsockname()[1], accepted, stop
+
+
+def test_reconnect_retries_a_peer_that_never_opens() -> None:
+    port, accepted, stop = _silent_peer()
+    try:
+        r = amqp("send", f"amqp://127.0.0.1:{port}/q", "x", "--connect-timeout", "0.3",
+                 "--reconnect", "2")
+    finally:
+        stop.set()
+    assert r.returncode == 3, r.stderr
+    assert "no AMQP open from the peer within 0.3s" in r.stderr
+    assert len(accepted) == 3  # the first try and two more
+
+
+@pytest.mark.parametrize("redirect", ["closed", "full"])
+def test_trace_to_a_stderr_that_cannot_be_written_leaves_the_run_alone(
+        serve: ServePeers, redirect: str) -> None:
+    import subprocess
+    import sys
+
+    from tests.net.servepeer import cli_env
+    from tests.paths import REPO_ROOT
+
+    url = serve("-q") + "/tw"
+    cmd = [sys.executable, "-m", "amqpcli", "send", url, "x", "-c", "2", "--trace"]
+    if redirect == "closed":
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, cwd=REPO_ROOT,
+                           env=cli_env(), timeout=60, check=False, close_fds=True,
+                           preexec_fn=lambda: __import__("os").close(2))
+    else:
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=full, cwd=REPO_ROOT,
+                               env=cli_env(), timeout=60, check=False)
+    assert r.returncode == 0
+    assert r.stdout.decode().startswith("sent 2, accepted 2")
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["recv", "--credit", "2147483648"], "--credit must be between 1 and 2147483647"),
+    (["browse", "--credit", "4294967296"], "--credit must be between 1 and 2147483647"),
+    (["send", "x", "--max-frame-size", "4294967296"],
+     "--max-frame-size must be between 512 and 4294967295"),
+])
+def test_out_of_range_options(args: list[str], text: str) -> None:
+    r = amqp(args[0], "amqp://127.0.0.1:1/q", *args[1:])
+    assert r.returncode == 2 and text in r.stderr, r.stderr
