@@ -71,6 +71,19 @@ def check_seconds(value: float | None, option: str, zero: bool = False) -> None:
             f"(got {value:g})", Exit.USAGE)
 
 
+def check_text(value: str | None, what: str) -> None:
+    """Text from the command line must be UTF-8 to go on the wire: bytes that are not
+    (kept by Python as lone surrogates) are a usage error naming the first of them."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raw = value[e.start:e.end].encode("utf-8", "surrogateescape")
+        raise UserError(f"{what} is not UTF-8 text (byte 0x{raw[0]:02x} at offset "
+                        f"{e.start})", Exit.USAGE) from None
+
+
 def check_positive(value: float | None, option: str) -> None:
     """A rate-like option: a finite number above 0."""
     if value is not None and (not math.isfinite(value) or value <= 0):
@@ -110,6 +123,10 @@ def build_config(
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
 
+    for text, what in ((url, "the URL"), (address, "--address"), (host, "--host"),
+                       (user, "--user"), (password, "--password"),
+                       (container_id, "--container-id")):
+        check_text(text, what)
     ep = resolve_endpoint(
         url, host=host, port=port, user=user, password=password,
         password_file=password_file, address=address,

@@ -11,7 +11,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_seconds, connection_options
+from amqpcli.cli.options import check_seconds, check_text, connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
@@ -258,6 +258,9 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
               dynamic: bool, copy: bool, check_copy: bool = False) -> RecvPlan:
     from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes
 
+    for text, what in ((selector, "--selector"), (subscription, "--subscription"),
+                       (outcome, "--outcome"), *((f, "--filter") for f in filters)):
+        check_text(text, what)
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
     if not 1 <= credit <= MAX_CREDIT:

@@ -15,6 +15,7 @@ from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
     check_positive,
     check_seconds,
+    check_text,
     connection_options,
     parse_key_value,
     parse_value,
@@ -79,6 +80,12 @@ def build_template(
     from amqpcli.codec import types as t
     from amqpcli.net.outgoing import MessageTemplate
 
+    for name, text in props.items():
+        check_text(text, "--" + name.replace("_", "-"))
+    for items, what in ((properties, "--property"), (annotations, "--annotation"),
+                        (delivery_annotations, "--delivery-annotation"), (footer, "--footer")):
+        for item in items:
+            check_text(item, what)
     header: dict[str, Any] = {}
     if durable is not None:
         header["durable"] = durable
@@ -114,7 +121,12 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
     """The body for one message from its text, as the body type wants it."""
     if body_type == "data" and not json_body:
         return text
-    s = text.decode("utf-8", errors="strict")
+    try:
+        s = text.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        raise UserError(f"the body is not UTF-8 text (byte 0x{text[e.start]:02x} at offset "
+                        f"{e.start}); --body-type data sends bytes as they are",
+                        Exit.USAGE) from None
     if json_body or body_type == "sequence":
         from amqpcli.render.jsonvalues import JsonValueError, from_json
 
@@ -166,28 +178,14 @@ def message_source(
     endless: bool,
 ) -> Iterator[OutgoingMessage]:
     """Numbered messages: the body repeated `count` times (or forever with `endless`),
-    or one message per line of the input."""
-    from amqpcli.net.outgoing import read_bodies
-
+    or one message per line of the input. A single body is read and checked now, so
+    bad input is an error before we connect; lines are read as they are sent."""
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
         file = "-" if sys.stdin is not None and not sys.stdin.isatty() else None
-    n = 0
     if lines:
-        stream = _open_input(file or "-") if body is None else None
-        texts = read_bodies(stream, True) if stream else iter(body.encode().splitlines())  # type: ignore[union-attr]
-        try:
-            with _reading(file or "-"):
-                for text in texts:
-                    if count is not None and n >= count:
-                        return
-                    n += 1
-                    yield template.encode(n, body_value(text, template.body_type, json_body))
-        finally:
-            if stream is not None and not _is_stdin(stream):
-                stream.close()
-        return
+        return _line_messages(template, body, file, json_body, count)
     if file is not None:
         stream = _open_input(file)
         try:
@@ -197,12 +195,43 @@ def message_source(
             if not _is_stdin(stream):
                 stream.close()
     else:
-        raw = (body or "").encode("utf-8")
+        # the argument's bytes as given (not UTF-8 ones come back from the surrogates)
+        raw = (body or "").encode("utf-8", "surrogateescape")
     value = body_value(raw, template.body_type, json_body)
     total = 1 if count is None and not endless else count
+    return _repeated(template, value, total)
+
+
+def _repeated(template: MessageTemplate, value: Any,
+              total: int | None) -> Iterator[OutgoingMessage]:
+    n = 0
     while total is None or n < total:
         n += 1
         yield template.encode(n, value)
+
+
+def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
+                   json_body: bool, count: int | None) -> Iterator[OutgoingMessage]:
+    from amqpcli.net.outgoing import read_bodies
+
+    stream = _open_input(file or "-") if body is None else None
+    texts = (read_bodies(stream, True) if stream is not None
+             else iter((body or "").encode("utf-8", "surrogateescape").splitlines()))
+    n = 0
+    try:
+        with _reading(file or "-"):
+            for text in texts:
+                if count is not None and n >= count:
+                    return
+                n += 1
+                yield template.encode(n, body_value(text, template.body_type, json_body))
+    finally:
+        if stream is not None and not _is_stdin(stream):
+            stream.close()
+    if n == 0:
+        # as `--count 0` is: a run told to send nothing is a mistake
+        raise UserError(f"{'the argument' if body is not None else file or 'the input'} "
+                        "has no lines: nothing to send", Exit.USAGE)
 
 
 def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
@@ -244,6 +273,9 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
     finally:
         if not _is_stdin(stream):
             stream.close()
+    if n == 0:
+        raise UserError(f"{'standard input' if path == '-' else path} holds no messages: "
+                        "nothing to send", Exit.USAGE)
 
 
 @app.command(help=COMMANDS["send"].help, epilog=(

@@ -181,6 +181,7 @@ class _Sender:
         self.queue: deque[tuple[OutgoingMessage, bool]] = deque()  # to send: (msg, sent before)
         self.holding: list[OutgoingMessage] = []  # taken, waiting for credit
         self.exhausted = False  # every message has been taken (or --duration is over)
+        self.input_error: UserError | None = None  # the input failed: nothing more taken
         self.sender: SenderLink | None = None
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
@@ -274,6 +275,8 @@ class _Sender:
                     await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
                                  self._ended_when_complete)
                     client = None
+                    if self.input_error is not None:  # after what was sent was confirmed
+                        self.s.failure = self.input_error
                     break
                 except ConnectionLost as e:
                     back = self._take_back()
@@ -342,7 +345,7 @@ class _Sender:
                 if plan.duration is not None and time.monotonic() - start >= plan.duration:
                     self.exhausted = True
                     break
-                nxt = next(messages, None)
+                nxt = self._next_input(messages)
                 if nxt is None:
                     self.exhausted = True
                     break
@@ -364,6 +367,18 @@ class _Sender:
             await txn.finish(lambda: self._wait_confirmed(client))
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
+
+    def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:
+        """The next message of the input, or None at its end, or when it fails (a bad
+        line, a read error): then the input stops there, what was sent is still seen
+        through to its outcome, and the error ends the run after that (`run`)."""
+        if self.input_error is not None:
+            return None
+        try:
+            return next(messages, None)
+        except UserError as e:
+            self.input_error = e
+            return None
 
     def _sent_one(self, msg: OutgoingMessage, was_sent: bool, pending: Pending) -> None:
         self.s.sent += 1
@@ -391,7 +406,7 @@ class _Sender:
             if plan.duration is not None and time.monotonic() - start >= plan.duration:
                 self.exhausted = True
                 break
-            nxt = next(messages, None)
+            nxt = self._next_input(messages)
             if nxt is None:
                 self.exhausted = True
                 break

@@ -76,3 +76,67 @@ def test_send_input_that_fails_to_read_is_one_line_and_sends_nothing(
     _one_line_error(r, 2, "cannot read '/proc/self/mem': Input/output error")
     r = amqp("recv", f"{url}/rd", "--drain", "-t", "2", "--json", "-q")
     assert r.returncode == 0 and r.stdout == "", r.stderr
+
+
+BAD = "a\udcffb"  # the argument bytes 61 ff 62: not UTF-8
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["send", "amqp://127.0.0.1:1/q", "x", "--message-id", BAD], "--message-id is not UTF-8 text (byte 0xff at offset 1)"),
+        (["send", "amqp://127.0.0.1:1/q", "x", "-P", f"k={BAD}"], "--property is not UTF-8 text"),
+        (["send", "amqp://127.0.0.1:1/q", "x", "--subject", BAD], "--subject is not UTF-8 text"),
+        (["send", f"amqp://127.0.0.1:1/{BAD}", "x"], "the URL is not UTF-8 text"),
+        (["send", "amqp://127.0.0.1:1/q", BAD, "--body-type", "value"], "the body is not UTF-8 text (byte 0xff at offset 1)"),
+        (["recv", "amqp://127.0.0.1:1/q", "--selector", BAD], "--selector is not UTF-8 text"),
+        (["browse", "amqp://127.0.0.1:1/q", "--address", BAD], "--address is not UTF-8 text"),
+    ],
+)
+def test_text_that_is_not_utf8_is_a_usage_error(args: list[str], text: str) -> None:
+    _one_line_error(amqp(*args), 2, text)
+
+
+def test_stdin_that_is_not_utf8_text_is_a_usage_error_unless_data() -> None:
+    for extra in (["--body-type", "value"], ["--json-body"], ["--body-type", "sequence"]):
+        r = amqp("send", "amqp://127.0.0.1:1/q", "-f", "-", *extra, input=b"a\xffb")
+        _one_line_error(r, 2, "the body is not UTF-8 text (byte 0xff at offset 1)")
+
+
+def test_a_data_body_argument_goes_as_the_bytes_given(serve: ServePeers) -> None:
+    url = serve("-q") + "/nb"
+    r = amqp("send", url, BAD)
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "-c", "1", "--json")
+    assert json_lines(r.stdout)[0]["body"] == {"data": [{"binary": "Yf9i"}]}  # 61 ff 62
+
+
+def test_a_bad_line_deep_in_from_stops_the_input_after_what_was_sent_is_confirmed(
+        serve: ServePeers, tmp_path: object) -> None:
+    # Before: the run stopped at once, reporting the messages in flight as in doubt
+    # (exit 7) though the peer had them all.
+    from pathlib import Path
+
+    url = serve("-q") + "/fb"
+    assert amqp("send", url, "m").returncode == 0
+    one = amqp("recv", url, "-c", "1", "--json").stdout
+    path = Path(str(tmp_path)) / "in.jsonl"
+    path.write_text(one * 1500 + "{bad\n")
+    r = amqp("send", url, "--from", str(path), "--json")
+    assert r.returncode == 2, r.stderr
+    summary = json_lines(r.stdout)[-1]
+    assert (summary["sent"], summary["accepted"], summary["in-doubt"]) == (1500, 1500, 0)
+    assert "in.jsonl:1501: not a message" in summary["error"]
+    got = amqp("recv", url, "--drain", "--json", "-q")
+    assert len(json_lines(got.stdout)) == 1500
+
+
+@pytest.mark.parametrize("args", [["--from", "EMPTY"], ["--lines", "-f", "EMPTY"]])
+def test_input_with_nothing_in_it_is_a_usage_error(serve: ServePeers, tmp_path: object,
+                                                   args: list[str]) -> None:
+    from pathlib import Path
+
+    empty = Path(str(tmp_path)) / "empty"
+    empty.write_bytes(b"")
+    r = amqp("send", serve("-q") + "/e", *[str(empty) if a == "EMPTY" else a for a in args])
+    _one_line_error(r, 2, "nothing to send")
