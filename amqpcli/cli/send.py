@@ -374,10 +374,11 @@ def send(
     summary = run_send(conn, plan, messages)
     for text in summary.warnings:
         print(f"amqp: {text}", file=sys.stderr, flush=True)
-    # A run that failed before its first message says only why (no empty summary);
+    # A run that failed before its first message says only why (no empty summary),
+    # unless asked for JSON: a script then always gets its one object (as browse's);
     # after Ctrl-C the summary is always printed.
-    if not quiet and not (summary.failure is not None and summary.sent == 0
-                          and summary.failure.code != Exit.INTERRUPTED):
+    if not quiet and (json_out or not (summary.failure is not None and summary.sent == 0
+                                       and summary.failure.code != Exit.INTERRUPTED)):
         if json_out:
             print(json.dumps(summary.to_json()))
         else:

@@ -326,11 +326,15 @@ class _Receiver:
         attempts = self.cfg.reconnect.delays()
         client: Client | None = None
         try:
+            dropped = False
             while True:
                 received = self.s.received
                 try:
                     self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
+                    if dropped:  # counted once the connection is made again
+                        self.s.reconnects += 1
+                        dropped = False
                     await run_on(client, self._session, self._ended_when_complete)
                     client = None
                     break
@@ -351,7 +355,7 @@ class _Receiver:
                         break
                     self._left_with_end(again=True)
                     await asyncio.sleep(attempts.pop(0))
-                    self.s.reconnects += 1
+                    dropped = True
         except UserError as e:
             self.s.failure = e
             self._left_with_end(again=False)

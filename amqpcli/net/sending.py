@@ -62,7 +62,8 @@ class SendSummary:
     modified: int = 0
     other: int = 0  # a settlement without a known outcome
     resent: int = 0
-    reconnects: int = 0
+    reconnects: int = 0  # connections made again after a drop
+    expected: int | None = None  # the messages asked for (--count), when known
     committed: int = 0  # transactions
     rolled_back: int = 0
     rolled_back_messages: int = 0
@@ -77,6 +78,14 @@ class SendSummary:
         """Messages whose send is over: an outcome heard, or sent pre-settled."""
         return (self.settled + self.accepted + self.rejected + self.released + self.modified
                 + self.other)
+
+    @property
+    def not_sent(self) -> int:
+        """After a failure: messages asked for (or taken from the input) never sent."""
+        if self.failure is None:
+            return 0
+        asked = self.expected if self.expected is not None else self.messages
+        return max(0, asked - (self.sent - self.resent))
 
     @property
     def rate(self) -> float:
@@ -99,6 +108,8 @@ class SendSummary:
         }
         if self.other:
             out["other"] = self.other
+        if self.not_sent:
+            out["not-sent"] = self.not_sent
         if self.committed or self.rolled_back:
             out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back,
                                    "rolled-back-messages": self.rolled_back_messages}
@@ -136,8 +147,12 @@ def summary_text(s: SendSummary) -> str:
         if n or name == "accepted":
             parts.append(f"{name} {n}")
     parts.append(f"in doubt {len(s.in_doubt)}")
+    if s.not_sent:
+        parts.append(f"not sent {s.not_sent}")
     if s.resent:
-        parts.append(f"resent {s.resent} after {s.reconnects} reconnect(s)")
+        parts.append(f"resent {s.resent}")
+    if s.reconnects:
+        parts.append(f"{s.reconnects} reconnect(s)")
     if s.committed or s.rolled_back:
         parts.append(f"transactions committed {s.committed}, rolled back {s.rolled_back} "
                      f"({s.rolled_back_messages} messages)")
@@ -173,7 +188,7 @@ class _Sender:
     def __init__(self, cfg: ConnectionConfig, plan: SendPlan) -> None:
         self.cfg = cfg
         self.plan = plan
-        self.s = SendSummary()
+        self.s = SendSummary(expected=plan.expected)
         # sent, no outcome yet: number -> (message, its Pending, or its delivery when sent
         # in a run by `send_many`)
         self.unconfirmed: dict[int, tuple[OutgoingMessage, Any]] = {}
@@ -268,10 +283,14 @@ class _Sender:
         attempts = self.cfg.reconnect.delays()
         client: Client | None = None
         try:
+            dropped = False
             while True:
                 finished = self.s.finished
                 try:
                     client = await connect_retrying(self.cfg, attempts)
+                    if dropped:
+                        self.s.reconnects += 1
+                        dropped = False
                     await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
                                  self._ended_when_complete)
                     client = None
@@ -290,7 +309,7 @@ class _Sender:
                         self.s.failure = e.error
                         break
                     await asyncio.sleep(attempts.pop(0))
-                    self.s.reconnects += 1
+                    dropped = True
                     self.queue.extend(back)
         except UserError as e:
             self.s.failure = e
@@ -342,7 +361,11 @@ class _Sender:
             if self.queue:
                 msg, was_sent = self.queue.popleft()
             else:
-                if plan.duration is not None and time.monotonic() - start >= plan.duration:
+                if plan.duration is not None and (
+                        time.monotonic() - start >= plan.duration
+                        # with a rate, the next one's turn would come at the end or later:
+                        # --duration 2 --rate 10 is 20 messages, not 21
+                        or (plan.rate and self.s.messages / plan.rate >= plan.duration)):
                     self.exhausted = True
                     break
                 nxt = self._next_input(messages)

@@ -84,3 +84,28 @@ def test_send_reconnects_after_connection_forced(serve: ServePeers, fault: str) 
     s = json.loads(r.stdout)
     assert s["accepted"] == 20 and s["in-doubt"] == 0 and s["reconnects"] >= 3
     assert s["resent"] > 0 and s["sent"] == 20 + s["resent"]
+
+
+def test_json_summary_even_when_nothing_was_sent() -> None:
+    # nothing listens on port 1: a script asking for JSON still gets its one object
+    r = amqp("send", "amqp://127.0.0.1:1/q", "x", "--count", "20", "--reconnect", "1",
+             "--json")
+    assert r.returncode == 3, r.stderr
+    (summary,) = [json.loads(x) for x in r.stdout.splitlines()]
+    assert (summary["sent"], summary["not-sent"], summary["exit"]) == (0, 20, 3)
+    assert summary["reconnects"] == 0  # retried, but never connected again
+
+
+def test_reconnects_are_in_the_text_summary(serve: ServePeers) -> None:
+    url = serve("-q", "--close-after", "3") + "/rc"
+    r = amqp("send", url, "x", "--count", "8", "--reconnect", "5", "--window", "1")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.splitlines()[0]
+    assert "accepted 8" in text and " reconnect(s)" in text, text
+
+
+def test_duration_with_a_rate_sends_rate_times_duration_at_most(serve: ServePeers) -> None:
+    # --duration 2 --rate 5: turns at 0, 0.2, ... 1.8 s; the one at 2.0 s is past the end
+    r = amqp("send", serve("-q") + "/dr", "x", "--duration", "2", "--rate", "5", "--json")
+    assert r.returncode == 0, r.stderr
+    assert 1 <= json.loads(r.stdout)["sent"] <= 10

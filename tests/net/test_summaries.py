@@ -58,7 +58,7 @@ def test_summary_text_and_json() -> None:
     s = SendSummary(sent=5, accepted=4, in_doubt=[(5, b"\x01")], resent=2, reconnects=1,
                     elapsed=2.0)
     text = summary_text(s)
-    assert text.startswith("sent 5, accepted 4, in doubt 1, resent 2 after 1 reconnect(s)")
+    assert text.startswith("sent 5, accepted 4, in doubt 1, resent 2, 1 reconnect(s)")
     assert "in doubt: message 5 (message-id '01')" in text
     j = s.to_json()
     assert j["in-doubt-messages"] == [{"number": 5, "message-id": "01"}] and j["rate"] == 2.5
