@@ -668,7 +668,11 @@ class Client:
             raise self.error
 
     def _lost_error(self, exc: BaseException) -> UserError:
-        return connection_error(self.cfg, exc, during="keep the connection to")
+        # before the peer's open the connection was never made: "cannot connect to"
+        opened = self.opened is not None and self.opened.done() and not (
+            self.opened.cancelled() or self.opened.exception() is not None)
+        return connection_error(self.cfg, exc,
+                                during="keep the connection to" if opened else "connect to")
 
     def _fail_all(self) -> None:
         for p in list(self._pending.values()):

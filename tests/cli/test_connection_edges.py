@@ -83,3 +83,21 @@ def test_trace_to_a_stderr_that_cannot_be_written_leaves_the_run_alone(
 def test_out_of_range_options(args: list[str], text: str) -> None:
     r = amqp(args[0], "amqp://127.0.0.1:1/q", *args[1:])
     assert r.returncode == 2 and text in r.stderr, r.stderr
+
+
+def test_a_peer_that_closes_before_its_open_is_a_failure_to_connect() -> None:
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def run() -> None:
+        for _ in range(3):
+            conn, _ = srv.accept()
+            conn.recv(8)
+            conn.close()
+        srv.close()
+
+    threading.Thread(target=run, daemon=True).start()
+    r = amqp("send", f"amqp://127.0.0.1:{port}/q", "x", "--reconnect", "2")
+    assert r.returncode == 3, r.stderr
+    # never connected: not "cannot keep the connection"
+    assert r.stderr == f"amqp: error: cannot connect to 127.0.0.1:{port}: connection closed by peer\n"
