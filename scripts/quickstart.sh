@@ -19,7 +19,8 @@ port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 log="$(mktemp)"
 amqp serve --listen "127.0.0.1:$port" >"$log" 2>&1 &
 serve_pid=$!
-trap 'kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null; rm -f "$log"' EXIT
+# (the peer's own exit status, 130 once stopped, is not the script's)
+trap 'kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true; rm -f "$log"' EXIT
 # Wait for the listening line rather than sleeping a fixed time.
 for _ in $(seq 100); do
     grep -q 'listening on' "$log" && break
