@@ -138,7 +138,10 @@ def test_frame_log_filter_and_freeze(tmp_path: Path) -> None:
             assert len(log.seqs) == len(src.controller)
             await pilot.press("slash")
             await pilot.press(*"disposition side:server")
-            app.pull()
+            for _ in range(1000):  # the scan goes on a few milliseconds per refresh
+                app.pull()
+                if not log.scanning:
+                    break
             lines = [log.line_text(src.controller.records[s]) for s in log.seqs]
             assert lines and all("disposition" in x and "<-" in x for x in lines)
             # 120 deliveries in batches of 50 → 3 dispositions from the broker, plus the

@@ -2,8 +2,8 @@
 
 The log draws only the lines on screen (Textual's line API), so a store of hundreds of
 thousands of frames costs nothing until it is looked at. With a filter, matching sequence
-numbers are collected incrementally, a bounded number per refresh, so typing a filter over
-a long capture never blocks the UI.
+numbers are collected incrementally, a bounded number and a few milliseconds per refresh,
+so typing a filter over a long capture never blocks the UI.
 
 Filter syntax (all terms must hold, case-insensitive):
   word        the frame's line contains `word`        -word   it does not
@@ -13,6 +13,7 @@ Filter syntax (all terms must hold, case-insensitive):
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +30,8 @@ from textual.strip import Strip
 
 from amqpcli.tui.store import FrameRecord
 
-SCAN_PER_REFRESH = 20_000
+SCAN_PER_REFRESH = 20_000  # frames tested against a filter per refresh, at most...
+SCAN_BUDGET = 0.012  # ...and seconds spent on it: a key press never waits on a long scan
 
 
 class FrameSeq(Protocol):
@@ -137,6 +139,12 @@ class FrameLog(ScrollView, can_focus=True):
         self._end = self._scanned
 
     @property
+    def scanning(self) -> bool:
+        """A filter's scan has frames still to test (it goes on at the next refreshes)."""
+        return (self.frames is not None and not self.filter.empty
+                and self._scanned < self.frames.end_seq and not self.frozen)
+
+    @property
     def pending(self) -> int:
         """Frames that arrived while frozen (not yet in the view)."""
         return 0 if self.frames is None else max(0, self.frames.end_seq - self._end)
@@ -183,10 +191,19 @@ class FrameLog(ScrollView, can_focus=True):
             scan_from = max(self._scanned, first)
             scan_to = min(end, scan_from + SCAN_PER_REFRESH)
             f, get, text = self.filter, frames.get, self.line_text
-            for seq in range(scan_from, scan_to):
-                rec = get(seq)
-                if rec is not None and f.matches(rec, text):
-                    self._index.append(seq)
+            index = self._index
+            deadline = time.perf_counter() + SCAN_BUDGET
+            seq = scan_from
+            while seq < scan_to:
+                # a slice at a time, then the clock: formatting a frame is the cost
+                for s in range(seq, min(scan_to, seq + 64)):
+                    rec = get(s)
+                    if rec is not None and f.matches(rec, text):
+                        index.append(s)
+                seq = min(scan_to, seq + 64)
+                if time.perf_counter() >= deadline:
+                    break
+            scan_to = seq
             self._scanned = scan_to
             end = scan_to
             lines = len(self._index)
