@@ -29,6 +29,7 @@ from amqpcli.tui.widgets.framelog import Formatter, FrameLog
 from amqpcli.tui.widgets.help import HelpScreen
 from amqpcli.tui.widgets.link import LinkPanel
 from amqpcli.tui.widgets.replaybar import ReplayBar
+from amqpcli.tui.widgets.safe import printable
 from amqpcli.tui.widgets.tree import ConnectionTree
 
 
@@ -114,7 +115,7 @@ class AmqpTui(App[None]):
             self.source.start(self)
         except Exception as e:  # noqa: BLE001 - a source that cannot start says why, in one line
             self.failed = str(e)
-            self.notify(str(e), severity="error", timeout=30)
+            self.say(str(e), "error", timeout=30)
         self.set_interval(1.0 / self.refresh_hz, self.pull)
         self.pull()
 
@@ -142,11 +143,17 @@ class AmqpTui(App[None]):
             status += f"  [frozen: {log.pending} new]"
         if self.failed:
             status = self.failed
-        self.sub_title = status
+        self.sub_title = printable(status)
         if self.replay_bar is not None:
             src: Any = self.source
             self.replay_bar.show(*src.bar_state())
         self.refreshes += 1
+
+    def say(self, text: str, severity: str = "information", timeout: float | None = None) -> None:
+        """A notification whose text may come from a peer (an error description, a link
+        name, a file name): never read as markup, control characters escaped."""
+        self.notify(printable(text), severity=severity, timeout=timeout,  # type: ignore[arg-type]
+                    markup=False)
 
     # -- selection --------------------------------------------------------------------------
 
@@ -170,12 +177,12 @@ class AmqpTui(App[None]):
 
     @on(SourceNotice)
     def _notice(self, event: SourceNotice) -> None:
-        self.notify(event.text, severity=event.severity)  # type: ignore[arg-type]
+        self.say(event.text, event.severity)
 
     @on(SourceFailed)
     def _failed(self, event: SourceFailed) -> None:
         self.failed = event.text
-        self.notify(event.text, severity="error", timeout=30)
+        self.say(event.text, "error", timeout=30)
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -249,7 +256,7 @@ class AmqpTui(App[None]):
         try:
             target = src.parse_goto(spec)
         except ValueError as e:
-            self.notify(str(e), severity="warning")
+            self.say(str(e), "warning")
             return
         self._replay_move(lambda s: s.seek(target))
 
@@ -264,7 +271,7 @@ class AmqpTui(App[None]):
         try:
             fn(*args)
         except Unsupported as e:
-            self.notify(str(e), severity="warning")
+            self.say(str(e), "warning")
 
     def action_credit(self) -> None:
         if self._need_link():
@@ -300,7 +307,8 @@ class AmqpTui(App[None]):
                 continue
             yield SystemCommand(label, help_text, lambda a=action: self.run_action(a))
         for key in self.conn_tree.link_keys:
-            yield SystemCommand(f"Link {key}", "show this link", lambda k=key: self.select_link(k))
+            yield SystemCommand(printable(f"Link {key}"), "show this link",
+                                lambda k=key: self.select_link(k))
 
     # -- for tests and benchmarks -----------------------------------------------------------
 

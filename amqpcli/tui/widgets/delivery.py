@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from amqpcli.tui.view import DeliveryDetail, TimelineRow
 from amqpcli.tui.widgets import quiet
+from amqpcli.tui.widgets.safe import literal, printable
 
 HEX_LIMIT = 64 * 1024  # bytes shown in the hex view; the rest is counted
 
@@ -48,7 +49,7 @@ def timeline_table(rows: list[TimelineRow]) -> Table:
     t.add_column("event", no_wrap=True)
     t.add_column("detail")
     for r in rows:
-        t.add_row(_delta(r.delta), r.side, Text(r.what, style="bold"), r.detail)
+        t.add_row(_delta(r.delta), literal(r.side), literal(r.what, "bold"), literal(r.detail))
     return t
 
 
@@ -77,9 +78,9 @@ class DeliveryPanel(VerticalScroll):
         if key == self._shown:
             return
         self._shown = key
-        title = Text(detail.title, style="bold")
+        title = literal(detail.title, "bold")
         if detail.summary:
-            title.append(f"  {detail.summary}")
+            title.append(f"  {printable(detail.summary)}")
         quiet.update(self.query_one("#delivery-title", Static), title)
         self.query_one("#delivery-timeline", Static).update(timeline_table(detail.timeline))
         body: RenderableType

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from amqpcli.tui.messages import DeliverySelected
 from amqpcli.tui.view import ConnDetail, LinkDetail, TerminusRow, UnsettledRow
 from amqpcli.tui.widgets import quiet
+from amqpcli.tui.widgets.safe import literal, printable
 
 COLUMNS = ("id", "tag", "age", "sender state", "receiver state", "snd settled", "rcv settled")
 
@@ -25,7 +26,7 @@ def terminus_table(title: str, rows: list[TerminusRow]) -> Table:
     t.add_column("granted")
     for r in rows:
         style = "bold yellow" if r.differs else ""
-        t.add_row(r.field, Text(r.requested, style=style), Text(r.granted, style=style))
+        t.add_row(literal(r.field), literal(r.requested, style), literal(r.granted, style))
     if not rows:
         t.add_row("-", "", "")
     return t
@@ -45,11 +46,11 @@ def _flag(b: bool) -> Text:
 
 def unsettled_cells(r: UnsettledRow) -> tuple[object, ...]:
     return (
-        r.delivery_id,
-        r.tag,
+        literal(r.delivery_id),
+        literal(r.tag),
         _age(r.age),
-        r.sender_state,
-        r.receiver_state,
+        literal(r.sender_state),
+        literal(r.receiver_state),
         _flag(r.sender_settled),
         _flag(r.receiver_settled),
     )
@@ -125,14 +126,14 @@ def conn_view(conn: ConnDetail) -> Group:
     t.add_column("", style="dim", no_wrap=True)
     t.add_column("client (connected)")
     t.add_column("server")
-    for what, a, b in conn.fields:
-        t.add_row(what, a, b)
+    for what, a, b in conn.fields:  # the peers chose most of these: shown literally
+        t.add_row(literal(what), literal(a), literal(b))
     parts: list[Any] = [t, Text("")]
     head = Text(f"violations: {conn.violations_total}", style="bold red" if conn.violations_total else "bold")
     if conn.violations_total > len(conn.violations):
         head.append(f" (last {len(conn.violations)} shown)", style="dim")
     parts.append(head)
-    parts.extend(Text(v) for v in conn.violations)
+    parts.extend(literal(v) for v in conn.violations)
     return Group(*parts)
 
 
@@ -171,21 +172,21 @@ class LinkPanel(Vertical):
             if conn is None:
                 quiet.update(title_w, "Select a link in the tree.")
                 return
-            quiet.update(title_w, Text(conn.title, style="bold"))
+            quiet.update(title_w, literal(conn.title, "bold"))
             key = (tuple(conn.fields), tuple(conn.violations), conn.violations_total)
             quiet.update(info, conn_view(conn), key=key)
             return
         if self.detail is None or self.detail.key != detail.key:
             table.clear_rows()
         self.detail = detail
-        title = Text(detail.title, style="bold")
+        title = literal(detail.title, "bold")
         for w in detail.warnings:
-            title.append(f"  ⚠ {w}", style="bold yellow")
+            title.append(f"  ⚠ {printable(w)}", style="bold yellow")
         quiet.update(title_w, title)
         flow = Text()
         for name, value in detail.flow:
             flow.append(f"{name} ", style="dim")
-            flow.append(f"{value}   ")
+            flow.append(f"{printable(value)}   ")
         quiet.update(self.query_one("#link-flow", Static), flow)
         quiet.update(self.query_one("#link-source", Static), terminus_table("source", detail.source),
                      key=("source", tuple((r.field, r.requested, r.granted) for r in detail.source)))

@@ -9,6 +9,7 @@ from textual.widgets.tree import TreeNode
 from amqpcli.tui.adapter import SEP
 from amqpcli.tui.messages import LinkSelected
 from amqpcli.tui.view import ConnRow, LinkRow, SessionRow
+from amqpcli.tui.widgets.safe import printable
 
 WARN = "⚠"
 
@@ -35,7 +36,7 @@ def link_label(row: LinkRow) -> Text:
     if row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
     arrow = "→" if row.role == "sender" else "←"
-    t.append(f"{arrow} {short(row.name)}", style="bold" if row.ours else "")
+    t.append(f"{arrow} {short(printable(row.name))}", style="bold" if row.ours else "")
     credit = "-" if row.credit is None else str(row.credit)
     t.append(f"  d:{row.deliveries} u:{row.unsettled} c:{credit} {_rate(row.rate)}", style="dim")
     return t
@@ -45,7 +46,7 @@ def session_label(row: SessionRow) -> Text:
     t = Text()
     if row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
-    t.append(row.label)
+    t.append(printable(row.label))
     return t
 
 
@@ -55,7 +56,7 @@ def conn_label(row: ConnRow) -> Text:
         t.append(f"✖{len(row.violations)} ", style="bold red")
     elif row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
-    t.append(row.label, style="bold")
+    t.append(printable(row.label), style="bold")
     return t
 
 
