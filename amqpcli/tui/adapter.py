@@ -100,8 +100,16 @@ def delivery_key(lkey: str, d: Any) -> str:
 # -- tree -------------------------------------------------------------------------------------
 
 
-def _link_warnings(link: Any, violations: int) -> list[str]:
+def _lost(cw: Any) -> str:
+    """How the connection's transport ended under it ("" if it did not)."""
+    ended = getattr(cw, "ended", "")
+    return ended if ended and ended != "closed" else ""
+
+
+def _link_warnings(link: Any, violations: int, lost: str = "") -> list[str]:
     w: list[str] = []
+    if lost and link.state not in ("detached", "refused"):
+        w.append(f"connection {lost}")
     if violations:
         w.append(f"{violations} violation(s)")
     if link.state == "attached" and link.link_credit <= 0 and not link.coordinator:
@@ -158,10 +166,12 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
             if v.link is not None:
                 by_link[id(v.link)] = by_link.get(id(v.link), 0) + 1
         crow = ConnRow(key, _conn_label(cw))
+        lost = _lost(cw)
         crow.violations = [f"{v.kind}: {v.detail}" for v in cw.violations]
         for sk, s, links in _iter_links(cw):
             a, b = (s.channel.get(x) for x in conn.sides)
-            srow = SessionRow(sk, f"session ch {a if a is not None else '-'}/{b if b is not None else '-'} [{s.state}]")
+            state = s.state if not lost or s.state == "ended" else f"{s.state}, connection {lost}"
+            srow = SessionRow(sk, f"session ch {a if a is not None else '-'}/{b if b is not None else '-'} [{state}]")
             for lk, link in links:
                 role = "sender" if link.sender == conn.sides[0] else "receiver"
                 lrow = LinkRow(
@@ -173,7 +183,7 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
                     unsettled=len(link.live),
                     credit=link.link_credit,
                     rate=rates.rate(lk, link.deliveries, now),
-                    warnings=_link_warnings(link, by_link.get(id(link), 0)),
+                    warnings=_link_warnings(link, by_link.get(id(link), 0), lost),
                     ours=ours,
                 )
                 srow.links.append(lrow)
@@ -299,7 +309,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
         flow=flow,
         unsettled=rows,
         unsettled_total=total,
-        warnings=_link_warnings(link, violations),
+        warnings=_link_warnings(link, violations, _lost(cw)),
         ours=ours,
         role=link.role_of(conn.local) if getattr(conn, "local", None) else "",
     )

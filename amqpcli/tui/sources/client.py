@@ -23,7 +23,7 @@ from amqpcli.codec.message import Message
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui import adapter
-from amqpcli.tui.messages import SourceNotice
+from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.watch import ConnWatch
 
@@ -59,10 +59,23 @@ class ClientSource(ThreadedSource):
     # -- the client's thread ------------------------------------------------------------------
 
     def _failure(self, e: Exception) -> str:
+        from amqpcli.net.client import ConnectionLost
+
+        if isinstance(e, ConnectionLost):  # lost before our link was attached
+            self._ended("lost")
+            return str(e.error)
         if isinstance(e, UserError):
+            if self.cw is not None:
+                self._ended("closed")
             return str(e)
         # The connection's end is shown, not raised.
         return f"connection failed: {type(e).__name__}: {e}"
+
+    def _ended(self, how: str) -> None:
+        """Mark our connection as ended in the model the views show."""
+        with self.lock:
+            if self.cw is not None and not self.cw.ended:
+                self.cw.ended = how
 
     async def _main(self) -> None:
         from amqpcli.net.client import Client
@@ -80,9 +93,29 @@ class ClientSource(ThreadedSource):
         self._post(SourceNotice(f"attached {'receiver' if self.receive else 'sender'} "
                                 f"{self.link.link.name!r}"))
         try:
-            await self._halted.wait()
+            # Until the user quits, or the connection ends under us: that is shown as soon
+            # as it happens (as `amqp recv` reports it), not at the next key press.
+            halted = asyncio.ensure_future(self._halted.wait())
+            finished = asyncio.ensure_future(client.transport.finished.wait())
+            await asyncio.wait({halted, finished}, return_when=asyncio.FIRST_COMPLETED)
+            for fut in (halted, finished):
+                fut.cancel()
+            if not self._halted.is_set():
+                self._lost(client)
         finally:
             await client.close()
+
+    def _lost(self, client: Any) -> None:
+        """The transport ended while we still wanted the connection."""
+        if client.lost is not None:
+            how, error = "lost", str(client.lost.error)
+        elif client.error is not None:
+            how, error = "closed by peer", str(client.error)
+        else:
+            how, error = "lost", f"the connection to {self.cfg.endpoint.hostport} ended"
+        self._ended(how)
+        self.error = error
+        self._post(SourceFailed(error))
 
     def _instrument(self, engine: Any) -> None:
         """The new engine, before any byte moves: watch its model, log its bytes."""
@@ -115,6 +148,8 @@ class ClientSource(ThreadedSource):
     # -- actions (UI thread → the client's loop) -------------------------------------------------
 
     def _call(self, fn: Callable[[], None]) -> None:
+        if self.error is not None:
+            raise Unsupported(self.error)
         if self.link is None:
             raise Unsupported(self.not_running)
         super()._call(fn)
