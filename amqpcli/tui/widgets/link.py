@@ -32,12 +32,21 @@ def terminus_table(title: str, rows: list[TerminusRow]) -> Table:
     return t
 
 
+AGE_WIDTH = 6  # the age column's fixed width: every form of `_age` fits ("999ms", "119.9s")
+
+
 def _age(s: float) -> str:
-    if s < 1:
+    """At most `AGE_WIDTH` characters, so the table never cuts an age into another unit
+    (a cell keeps its column's width as the value changes)."""
+    if s < 0.9995:
         return f"{s * 1000:.0f}ms"
-    if s < 120:
+    if s < 119.95:
         return f"{s:.1f}s"
-    return f"{s / 60:.0f}m"
+    if s < 119.5 * 60:
+        return f"{s / 60:.0f}m"
+    if s < 99.5 * 3600:
+        return f"{s / 3600:.0f}h"
+    return f"{min(s / 86400, 99999):.0f}d"
 
 
 def _flag(b: bool) -> Text:
@@ -65,7 +74,7 @@ class UnsettledTable(DataTable[object]):
 
     def on_mount(self) -> None:
         for c in COLUMNS:
-            self.add_column(c, key=c)
+            self.add_column(c, key=c, width=AGE_WIDTH if c == "age" else None)
 
     @property
     def keys(self) -> list[str]:
@@ -84,7 +93,9 @@ class UnsettledTable(DataTable[object]):
             elif old != cells:
                 for col, new, prev in zip(COLUMNS, cells, old):
                     if new != prev:
-                        self.update_cell(r.key, col, new)
+                        # The age column is wide enough for every age; the others (states
+                        # that change now and then) widen for their new value.
+                        self.update_cell(r.key, col, new, update_width=col != "age")
             self._cells[r.key] = cells
         order = [r.key for r in rows]
         if self.keys != order:
