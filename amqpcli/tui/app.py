@@ -81,6 +81,11 @@ class AmqpTui(App[None]):
 
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated)
 
+    def action_interrupt(self) -> None:
+        """Ctrl-C: the terminal gives it to the app as a key, not SIGINT. It quits as `q`
+        does, and the command then exits as interrupted (130), as after SIGTERM."""
+        self.exit(return_code=TERMINATED)
+
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -303,7 +308,7 @@ class AmqpTui(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for k, action, label, help_text, group, _ in keys.KEYS:
-            if group not in ("everywhere", self.source.kind) or action in ("quit", "help"):
+            if group not in ("everywhere", self.source.kind) or action in ("quit", "interrupt", "help"):
                 continue
             yield SystemCommand(label, help_text, lambda a=action: self.run_action(a))
         for key in self.conn_tree.link_keys:

@@ -11,6 +11,9 @@ from textual.binding import Binding
 KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("question_mark", "help", "Help", "this screen", "everywhere", True),
     ("q", "quit", "Quit", "quit", "everywhere", True),
+    ("ctrl+q", "quit", "Quit", "quit, also from a prompt, the filter or this screen", "everywhere", False),
+    ("ctrl+c", "interrupt", "Quit", "the same; the command then exits 130 (interrupted)",
+     "everywhere", False),
     ("1", "tab('link')", "Link", "link tab: termini, flow, unsettled maps", "everywhere", False),
     ("2", "tab('delivery')", "Delivery", "delivery tab: timeline and message", "everywhere", False),
     ("3", "tab('frames')", "Frames", "frame log", "everywhere", False),
@@ -48,7 +51,10 @@ NAV_HELP = [
 
 
 def bindings() -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
-    return [Binding(k, a, label, show=show, key_display=_pretty(k)) for k, a, label, _, _, show in KEYS]
+    # ctrl keys take priority: they work in the help screen, a prompt, the filter input
+    # and the palette too, where plain keys are typed or close the modal.
+    return [Binding(k, a, label, show=show, key_display=_pretty(k), priority=k.startswith("ctrl+"))
+            for k, a, label, _, _, show in KEYS]
 
 
 def _pretty(key: str) -> str:
