@@ -203,7 +203,7 @@ class AmqpTui(App[None]):
         group = keys.action_group(action)
         if group == "everywhere":
             return True
-        return self.source.kind == group
+        return group in self.source.key_groups
 
     # -- actions: everywhere ----------------------------------------------------------------
 
@@ -308,7 +308,9 @@ class AmqpTui(App[None]):
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for k, action, label, help_text, group, _ in keys.KEYS:
-            if group not in ("everywhere", self.source.kind) or action in ("quit", "interrupt", "help"):
+            if group != "everywhere" and group not in self.source.key_groups:
+                continue
+            if action in ("quit", "interrupt", "help"):
                 continue
             yield SystemCommand(label, help_text, lambda a=action: self.run_action(a))
         for key in self.conn_tree.link_keys:

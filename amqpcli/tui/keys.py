@@ -1,6 +1,7 @@
 """Every key of the TUI in one table: the app's bindings and the help screen both read it.
 
-A group names the sources where its keys work; the app hides the others from the footer.
+A group names the sources where its keys work (each source lists its groups in
+`Source.key_groups`); the app hides the others from the footer and refuses them.
 """
 
 from __future__ import annotations
@@ -28,19 +29,21 @@ KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("plus,equals_sign", "speed(2.0)", "Faster", "play twice as fast", "replay", False),
     ("minus", "speed(0.5)", "Slower", "play half as fast", "replay", False),
     ("g", "goto", "Jump", "jump to a frame number or t+seconds", "replay", True),
-    ("c", "credit", "Credit", "grant credit on our receiving link", "client", True),
-    ("d", "drain", "Drain", "drain our receiving link", "client", True),
-    ("a", "settle('accepted')", "Accept", "settle the selected delivery: accepted", "client", True),
-    ("r", "settle('rejected')", "Reject", "settle the selected delivery: rejected", "client", False),
-    ("l", "settle('released')", "Release", "settle the selected delivery: released", "client", False),
-    ("m", "settle('modified')", "Modify", "settle the selected delivery: modified (failed)", "client", False),
-    ("s", "send", "Send", "send another message on our sending link", "client", True),
+    ("c", "credit", "Credit", "grant credit on our receiving link", "recv", True),
+    ("d", "drain", "Drain", "drain our receiving link", "recv", True),
+    ("a", "settle('accepted')", "Accept", "settle the selected delivery: accepted", "settle", True),
+    ("r", "settle('rejected')", "Reject", "settle the selected delivery: rejected", "settle", False),
+    ("l", "settle('released')", "Release", "settle the selected delivery: released", "settle", False),
+    ("m", "settle('modified')", "Modify", "settle the selected delivery: modified (failed)", "settle", False),
+    ("s", "send", "Send", "send another message on our sending link", "send", True),
 ]
 
 GROUP_TITLES = {
     "everywhere": "Everywhere",
     "replay": "Replay (--pcap)",
-    "client": "Our own link (URL --recv / --send)",
+    "recv": "Our receiving link (URL --recv)",
+    "settle": "Settling by hand (URL --recv, and --serve: messages sent to us)",
+    "send": "Our sending link (URL --send)",
 }
 
 NAV_HELP = [

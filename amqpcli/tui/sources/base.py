@@ -26,13 +26,25 @@ if TYPE_CHECKING:
     from amqpcli.tui.widgets.framelog import FrameSeq
 
 
+DEFAULT_KEY_GROUPS = {
+    "replay": frozenset({"replay"}),
+    "client": frozenset({"recv", "settle", "send"}),
+}
+
+
 class Unsupported(Exception):
     """This source cannot do that (e.g. settle a delivery seen in a capture)."""
 
 
 class Source:
-    kind = "base"  # key group that works with this source: "replay", "client", "live"
+    kind = "base"  # what the source is: "replay", "client" (one end is ours), "live"
     title = "amqp"
+
+    @property
+    def key_groups(self) -> frozenset[str]:
+        """The groups of keys (`keys.KEYS`) that work with this source; the app hides and
+        refuses the others. By default what the kind allows."""
+        return DEFAULT_KEY_GROUPS.get(self.kind, frozenset())
 
     def __init__(self, history: int = 200_000) -> None:
         self.lock = threading.RLock()

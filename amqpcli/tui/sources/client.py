@@ -56,6 +56,10 @@ class ClientSource(ThreadedSource):
         role = "receiving from" if receive else "sending to"
         self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
 
+    @property
+    def key_groups(self) -> frozenset[str]:
+        return frozenset({"recv", "settle"} if self.receive else {"send"})
+
     # -- the client's thread ------------------------------------------------------------------
 
     def _failure(self, e: Exception) -> str:

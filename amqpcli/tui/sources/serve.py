@@ -40,6 +40,10 @@ class ServeSource(ThreadedSource):
         self.bound: tuple[str, int] | None = None
         self.title = f"serving on {listen[0]}:{listen[1]}"
 
+    @property
+    def key_groups(self) -> frozenset[str]:
+        return frozenset({"settle"})  # the broker grants credit and sends by itself
+
     # -- the server's thread ------------------------------------------------------------------
 
     def _failure(self, e: Exception) -> str:

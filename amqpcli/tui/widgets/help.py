@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -13,17 +15,23 @@ from textual.widgets import Static
 
 from amqpcli.tui.keys import HELP
 
+KEY_WIDTH = 12
 
-def help_table() -> Table:
-    t = Table(box=None, expand=True, show_header=False, pad_edge=False)
-    t.add_column("key", style="bold cyan", no_wrap=True, width=12)
-    t.add_column("what")
+
+def help_table() -> Group:
+    """Each group's title on a line of its own (in the key column it was cut off), then its
+    keys."""
+    parts: list[RenderableType] = []
     for group, rows in HELP:
-        t.add_row("", "")
-        t.add_row(f"[bold]{group}[/]", "")
+        parts.append(Text(""))
+        parts.append(Text(group, style="bold"))
+        t = Table(box=None, expand=True, show_header=False, pad_edge=False)
+        t.add_column("key", style="bold cyan", no_wrap=True, width=KEY_WIDTH)
+        t.add_column("what", ratio=1)
         for key, what in rows:
             t.add_row(key, what)
-    return t
+        parts.append(t)
+    return Group(*parts)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -1,0 +1,79 @@
+"""The footer shows, and the app accepts, only the keys that work with the current source;
+the help screen shows each group's title whole."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from amqpcli.cli.options import build_config
+from amqpcli.tui.app import AmqpTui
+from amqpcli.tui.sources.client import ClientSource
+from amqpcli.tui.sources.serve import ServeSource
+
+
+class IdleClient(ClientSource):
+    def start(self, app: Any) -> None:  # no network: only the keys are looked at
+        self.app = app
+
+
+class IdleServe(ServeSource):
+    def start(self, app: Any) -> None:
+        self.app = app
+
+
+def _footer(src: Any) -> set[str]:
+    async def run() -> set[str]:
+        app = AmqpTui(src)
+        async with app.run_test(size=(160, 30)) as pilot:
+            await pilot.pause()
+            return {key for key, b in app.screen.active_bindings.items()
+                    if b.binding.show and b.enabled}
+
+    return asyncio.run(run())
+
+
+OURS = {"c", "d", "a", "s"}  # the footer's keys of our own links (r, l, m are in help only)
+
+
+@pytest.mark.parametrize(("make", "want"), [
+    (lambda: IdleClient(build_config("amqp://127.0.0.1:1/q"), receive=True), {"c", "d", "a"}),
+    (lambda: IdleClient(build_config("amqp://127.0.0.1:1/q"), receive=False), {"s"}),
+    (lambda: IdleServe(("127.0.0.1", 1)), {"a"}),
+], ids=["recv", "send", "serve"])
+def test_footer_shows_only_keys_that_work(make: Any, want: set[str]) -> None:
+    src = make()
+    shown = _footer(src)
+    assert shown & OURS == want
+    app = AmqpTui(src)
+    for action, works in (("credit", "c" in want), ("drain", "d" in want),
+                          ("settle", "a" in want), ("send", "s" in want)):
+        assert bool(app.check_action(action, ())) == works, action
+
+
+def _screen_text(app: AmqpTui) -> str:
+    w, h = app.size
+    con = Console(width=w, height=h, file=io.StringIO(), force_terminal=True,
+                  color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    con.print(app.screen._compositor.render_update(full=True,
+                                                   screen_stack=app._background_screens))
+    return con.export_text(styles=False)
+
+
+def test_help_group_titles_are_whole(fake_source: Any) -> None:
+    async def run() -> str:
+        app = AmqpTui(fake_source)
+        async with app.run_test(size=(130, 60)) as pilot:
+            await pilot.press("question_mark")
+            await pilot.pause()
+            return _screen_text(app)
+
+    text = asyncio.run(run())
+    assert "Replay (--pcap)" in text
+    assert "Our receiving link (URL --recv)" in text
+    assert "Settling by hand (URL --recv, and --serve" in text
+    assert "Our sending link (URL --send)" in text
