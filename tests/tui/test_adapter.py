@@ -71,7 +71,7 @@ def test_connection_node_shows_connection_facts(testdata: Path) -> None:
     async def run() -> None:
         app = AmqpTui(src)
         async with app.run_test(size=(140, 44)) as pilot:
-            assert app.conn_tree.select_key("c0")
+            assert app.conn_tree.select_key("c1")
             await pilot.pause()
             app.pull()
             panel = app.query_one(LinkPanel)

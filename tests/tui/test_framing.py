@@ -21,8 +21,8 @@ def _names(loaded: object) -> list[str]:
 
 def test_conversation_keys_labels_and_stream_ends(tmp_path: Path) -> None:
     loaded = load_capture(write(tmp_path / "a.pcapng", basic(3)))
-    assert {r.conn for r in loaded.records} == {"c0"}
-    assert loaded.labels == {"c0": "10.0.0.1:40000 -> 10.0.0.2:5672"}
+    assert {r.conn for r in loaded.records} == {"c1"}
+    assert loaded.labels == {"c1": "10.0.0.1:40000 -> 10.0.0.2:5672"}
     names = _names(loaded)
     assert names.count("transfer") == 3 and names.count("disposition") == 3
     # both sides sent FIN: each side's stream end follows its last frame
@@ -44,7 +44,7 @@ def test_frames_after_a_gap_are_found_again(tmp_path: Path) -> None:
     names = _names(loaded)
     # frames from the client after the gap are shown, as in pcap-dump
     assert 7 <= names.count("transfer") < 10 and names.count("close") == 2
-    assert any(n.startswith("c0 client: 100 bytes from the client missing") for n in loaded.notes)
+    assert any(n.startswith("c1 client: 100 bytes from the client missing") for n in loaded.notes)
 
 
 def test_a_flow_on_another_port_without_a_header_is_not_shown(tmp_path: Path) -> None:

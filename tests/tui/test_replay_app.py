@@ -14,8 +14,8 @@ from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
 
-ORDERS = "c0|s0.0|client|orders-sender"
-REPLIES = "c0|s0.0|server|replies-receiver"
+ORDERS = "c1|s0.0|client|orders-sender"
+REPLIES = "c1|s0.0|server|replies-receiver"
 
 
 def _source(tmp_path: Path, deliveries: int = 250, **kw: int) -> ReplaySource:
@@ -157,7 +157,7 @@ def test_real_capture_loads_and_hides_the_password(testdata: Path) -> None:
     assert src.controller is not None
     src.controller.seek(len(src.controller))
     snap = src.snapshot(None, None, src.now())
-    assert [c.key for c in snap.tree] == ["c0", "c1"]
+    assert [c.key for c in snap.tree] == ["c1", "c2"]
     lines = [src.controller.records[i] for i in range(len(src.controller))]
     from amqpcli.tui.adapter import frame_line
 

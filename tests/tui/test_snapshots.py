@@ -18,7 +18,7 @@ from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import UnsettledTable
 
 SIZE = (130, 40)
-ORDERS = "c0|s0.0|client|orders-sender"
+ORDERS = "c1|s0.0|client|orders-sender"
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ OUTCOMES: dict[str, Callable[[], Any]] = {
     "modified": lambda: c.Modified(delivery_failed=True),
 }
 
-KEY = "c0"
+KEY = "c1"  # as the first connection is labelled everywhere else (pcap-dump, --trace)
 
 
 class ClientSource(ThreadedSource):

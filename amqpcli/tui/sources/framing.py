@@ -5,7 +5,8 @@ engine: the same per-direction readers as `amqp pcap-dump`, which find the next 
 after bytes the capture lost, a mid-stream start or a corrupt header). The TUI's own
 engine model is fed later, by the replay controller or the live source. Flows that do not
 speak AMQP 1.0 are skipped with a note; the dissector's notices (gaps, resynchronisation,
-encrypted flows) become notes too. Connections are keyed ``c<flow index>``.
+encrypted flows) become notes too. Connections are keyed as `amqp pcap-dump` labels them:
+``c1``, ``c2``, … in the order the dissector found them.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class CaptureFramer:
         records: list[Any] = list(dis.run((ev,)))
         # A flow becomes a connection when it opens, or with its first bytes (no header).
         for conn in dis.conns[known:]:
-            key = f"c{flow.index}"
+            key = conn.label  # "c1", as pcap-dump says
             self._keys[id(conn)] = key
             if conn.protocol == AMQP10:
                 self.labels[key] = flow.describe()

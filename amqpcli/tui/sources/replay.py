@@ -10,6 +10,7 @@ minute of heartbeats does not look frozen; speed 0 means as fast as possible.
 
 from __future__ import annotations
 
+import bisect
 import os
 import threading
 import time
@@ -23,7 +24,7 @@ from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.store import FrameRecord
-from amqpcli.tui.watch import ConnWatch, Watch, clone_watch, feed_record
+from amqpcli.tui.watch import ConnWatch, EndOfStream, Watch, clone_watch, feed_record
 
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
@@ -109,6 +110,7 @@ class ReplaySource(Source):
         self.interval = interval
         self.autoplay = autoplay
         self.controller: ReplayController[Watch] | None = None
+        self.frames_before: list[int] = [0]  # see _use
         self.loaded: Loaded | None = None
         self.playing = False
         self.finished = threading.Event()  # set when a play reaches the end
@@ -140,6 +142,15 @@ class ReplaySource(Source):
         c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
                              clone=clone_watch)
         c.lock = self.lock
+        # Frames counted as pcap-dump counts them: a stream's end (FIN, RST) is a record of
+        # the replay but no frame. frames_before[i]: frames among the first i records.
+        before = [0] * (len(loaded.records) + 1)
+        n = 0
+        for i, rec in enumerate(loaded.records):
+            if not isinstance(rec.item, EndOfStream):
+                n += 1
+            before[i + 1] = n
+        self.frames_before = before
         self.controller = c
 
     @property
@@ -189,14 +200,14 @@ class ReplaySource(Source):
         c = self.controller
         if c is None:
             return self.load_error or f"{self.title}: loading…"
-        return f"{self.title}: {len(c)} frames, {len(c.model.conns)} connection(s)"
+        return f"{self.title}: {self.frames_before[-1]} frames, {len(c.model.conns)} connection(s)"
 
     def bar_state(self) -> tuple[int, int, float, float, float, bool]:
         c = self.controller
         if c is None:
             return (0, 0, 0.0, 0.0, self.speed, False)
-        return (c.position, len(c), c.current_time - c.start_time, c.end_time - c.start_time,
-                self.speed, self.playing)
+        return (self.frames_before[c.position], self.frames_before[-1],
+                c.current_time - c.start_time, c.end_time - c.start_time, self.speed, self.playing)
 
     def parse_goto(self, spec: str) -> int:
         """`N` → frame N (1-based, as shown); `t+S` / `+S` → S seconds after the start;
@@ -212,7 +223,10 @@ class ReplaySource(Source):
             n = int(s)
         except ValueError:
             raise ValueError(f"not a frame number or t+seconds: {spec!r}") from None
-        return max(0, min(len(c), n))
+        if n >= self.frames_before[-1]:
+            return len(c)  # the end, with the streams' ends after the last frame
+        # Just after frame n (an end of stream right after it stays to be stepped over).
+        return bisect.bisect_left(self.frames_before, max(0, n))
 
     # -- moving -------------------------------------------------------------------------------
 
