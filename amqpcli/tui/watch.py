@@ -72,6 +72,13 @@ class ConnWatch:
                     self.links.append(lk)
         return events
 
+    def keep_settled(self, d: Any) -> None:
+        """Keep a delivery that we settled ourselves: an endpoint that settles what it
+        received reports no event for it (it knows), so nothing else puts it here, and
+        the delivery tab would lose it."""
+        if not any(x is d for x in self.settled):
+            self.settled.append(d)
+
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
         if isinstance(item, EndOfStream):
             return self.take(self.observer.transport_closed(side, time))

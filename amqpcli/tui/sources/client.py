@@ -202,6 +202,8 @@ class ClientSource(ThreadedSource):
             flush = getattr(rl, "flush_settlements", None)  # settlements may be batched
             if flush is not None:
                 flush()
+            if d.done:  # gone from the link's unsettled map: the delivery tab finds it here
+                cw.keep_settled(d)
 
         self._call(go)
 
