@@ -68,7 +68,7 @@ def main() -> int:
         frames = write_conversation(path, args.deliveries, unsettled_tail=0, received=0)
         print(f"wrote {path.name}: {frames} frames, {args.deliveries} deliveries, "
               f"{os.path.getsize(path) / 1e6:.1f} MB in {time.perf_counter() - t0:.1f}s")
-        link = "c0|s0.0|client|orders-sender"
+        link = "c1|s0.0|client|orders-sender"
     else:
         path = args.capture
         link = None
