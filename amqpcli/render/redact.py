@@ -198,26 +198,34 @@ def _damaged_descriptor_spans(data: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def _field_list(data: bytes, pos: int, frame_end: int) -> tuple[int, int] | None:
+    """The performative's field list at `pos`: (where its first field starts, where it
+    ends by its own size, at most `frame_end`) for a list8 or list32; None for list0 (no
+    fields); (pos, -1) for anything else (damage: the caller masks to the frame's end)."""
+    code = data[pos] if pos < len(data) else None
+    end = frame_end
+    if code == 0xC0:
+        if pos + 2 < len(data):
+            end = min(end, pos + 2 + data[pos + 1])
+        return pos + 3, end
+    if code == 0xD0:
+        if pos + 8 < len(data):
+            end = min(end, pos + 5 + int.from_bytes(data[pos + 1:pos + 5], "big"))
+        return pos + 9, end
+    if code == 0x45:
+        return None
+    return pos, -1
+
+
 def _response_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
     """The span of the response of the sasl-response whose descriptor starts at `at` (its
     field list at `pos`); None when it surely has none (an empty list, a null or an empty
     binary that the list's size agrees with)."""
     frame_end = _frame_end(data, at)
-    end = frame_end
-    # The field list: list8, list32 or list0.
-    code = data[pos] if pos < len(data) else None
-    if code == 0xC0:
-        if pos + 2 < len(data):
-            end = min(end, pos + 2 + data[pos + 1])
-        pos += 3
-    elif code == 0xD0:
-        if pos + 8 < len(data):
-            end = min(end, pos + 5 + int.from_bytes(data[pos + 1:pos + 5], "big"))
-        pos += 9
-    elif code == 0x45:
-        return None
-    else:
-        return (pos, frame_end) if pos < frame_end else None
+    fields = _field_list(data, pos, frame_end)
+    if fields is None or fields[1] < 0:
+        return None if fields is None else ((pos, frame_end) if pos < frame_end else None)
+    pos, end = fields
     # The response, the list's one field: vbin8, vbin32 or null.
     code = data[pos] if pos < len(data) else None
     if code == 0x40 and pos + 1 == end:
@@ -236,21 +244,10 @@ def _response_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
 
 def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
     frame_end = _frame_end(data, at)
-    end = frame_end
-    # The field list: list8, list32 or list0.
-    code = data[pos] if pos < len(data) else None
-    if code == 0xC0:
-        if pos + 2 < len(data):
-            end = min(end, pos + 2 + data[pos + 1])
-        pos += 3
-    elif code == 0xD0:
-        if pos + 8 < len(data):
-            end = min(end, pos + 5 + int.from_bytes(data[pos + 1:pos + 5], "big"))
-        pos += 9
-    elif code == 0x45:
-        return None
-    else:
-        return (pos, frame_end) if pos < frame_end else None
+    fields = _field_list(data, pos, frame_end)
+    if fields is None or fields[1] < 0:
+        return None if fields is None else ((pos, frame_end) if pos < frame_end else None)
+    pos, end = fields
     # The mechanism: sym8 or sym32.
     code = data[pos] if pos < len(data) else None
     if code == 0xA3 and pos + 1 < len(data):
