@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Callable
 
 import pytest
 from proton import Message
@@ -15,18 +14,7 @@ from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
 from tests.net.cutproxy import CutProxy
 from tests.peers.broker import Broker
-
-TRIES = 400  # pauses of 50 ms while waiting for the network
-
-
-async def _until(app: AmqpTui, pilot: object, cond: Callable[[], bool]) -> None:
-    for _ in range(TRIES):
-        app.pull()
-        if cond():
-            return
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-    app.pull()
-    assert cond()
+from tests.tui.waiting import until
 
 
 @pytest.mark.integration
@@ -38,7 +26,7 @@ def test_a_lost_connection_is_shown_without_a_key_press(broker: Broker) -> None:
         async def run() -> None:
             app = AmqpTui(src)
             async with app.run_test(size=(140, 44)) as pilot:
-                await _until(app, pilot, lambda: bool(app.conn_tree.link_keys)
+                await until(app, pilot, lambda: bool(app.conn_tree.link_keys)
                              and src.link is not None)
                 (key,) = app.conn_tree.link_keys
                 assert app.select_link(key)
@@ -49,7 +37,7 @@ def test_a_lost_connection_is_shown_without_a_key_press(broker: Broker) -> None:
                         s.shutdown(socket.SHUT_RDWR)
                     except OSError:
                         pass
-                await _until(app, pilot, lambda: app.failed is not None)
+                await until(app, pilot, lambda: app.failed is not None)
                 assert "cannot keep the connection to" in str(app.sub_title)
                 (conn,) = app.conn_tree.conn_rows
                 assert "lost" in conn.label

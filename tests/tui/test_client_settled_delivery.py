@@ -4,7 +4,6 @@ with the disposition in its timeline (it stayed "[unsettled] outcome unsettled")
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from proton import Message
@@ -14,18 +13,7 @@ from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.widgets.link import UnsettledTable
 from tests.peers.broker import Broker
-
-TRIES = 400  # pauses of 50 ms while waiting for the network
-
-
-async def _until(app: AmqpTui, pilot: object, cond: Callable[[], bool]) -> None:
-    for _ in range(TRIES):
-        app.pull()
-        if cond():
-            return
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-    app.pull()
-    assert cond()
+from tests.tui.waiting import until
 
 
 @pytest.mark.integration
@@ -36,21 +24,21 @@ def test_delivery_tab_follows_the_settlement_we_made(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=5)
         async with app.run_test(size=(140, 44)) as pilot:
-            await _until(app, pilot, lambda: bool(app.conn_tree.link_keys) and src.link is not None)
+            await until(app, pilot, lambda: bool(app.conn_tree.link_keys) and src.link is not None)
             (key,) = app.conn_tree.link_keys
             assert app.select_link(key)
             await pilot.pause()
             table = app.query_one(UnsettledTable)
             await pilot.press("c")
-            await _until(app, pilot, lambda: len(table.keys) == 2)
+            await until(app, pilot, lambda: len(table.keys) == 2)
             table.focus()
             await pilot.press("home", "enter")
             await pilot.pause()
             panel = app.delivery_panel
             assert panel.detail is not None and "[unsettled]" in panel.detail.summary
             await pilot.press("a")
-            await _until(app, pilot, lambda: len(table.keys) == 1)
-            await _until(app, pilot, lambda: panel.detail is not None
+            await until(app, pilot, lambda: len(table.keys) == 1)
+            await until(app, pilot, lambda: panel.detail is not None
                          and "accepted" in panel.detail.summary)
             assert "[unsettled]" not in panel.detail.summary
             assert any(r.what == "disposition" and "accepted" in r.detail

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from proton import Message
@@ -14,25 +13,7 @@ from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import UnsettledTable
 from tests.peers.broker import Broker
-
-TRIES = 400  # pauses of 50 ms while waiting for the network
-
-
-def _attached(app: AmqpTui, src: ClientSource) -> Callable[[], bool]:
-    """Our link is on screen and ours to act on: the tree shows it as soon as our attach
-    is sent, the source has it once the peer answered (a key pressed in between is refused,
-    which on a loaded machine made these tests fail now and then)."""
-    return lambda: bool(app.conn_tree.link_keys) and src.link is not None
-
-
-async def _until(app: AmqpTui, pilot: object, cond: Callable[[], bool]) -> None:
-    for _ in range(TRIES):
-        app.pull()
-        if cond():
-            return
-        await pilot.pause(0.05)  # type: ignore[attr-defined]
-    app.pull()
-    assert cond()
+from tests.tui.waiting import TRIES, attached, until
 
 
 @pytest.mark.integration
@@ -43,26 +24,26 @@ def test_receive_grant_credit_and_settle_by_key(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=5)
         async with app.run_test(size=(140, 44)) as pilot:
-            await _until(app, pilot, _attached(app, src))
+            await until(app, pilot, attached(app, src))
             (key,) = app.conn_tree.link_keys
             assert app.select_link(key)
             await pilot.pause()
             table = app.query_one(UnsettledTable)
             assert table.keys == []  # no credit granted yet: nothing arrives
             await pilot.press("c")
-            await _until(app, pilot, lambda: len(table.keys) == 3)
+            await until(app, pilot, lambda: len(table.keys) == 3)
             # Accept the first, reject the second, by key.
             table.focus()
             await pilot.press("home", "enter")
             await pilot.pause()
             await pilot.press("a")
-            await _until(app, pilot, lambda: len(table.keys) == 2)
+            await until(app, pilot, lambda: len(table.keys) == 2)
             assert broker.queue_bodies("q") == ["m1", "m2"]
             table.focus()
             await pilot.press("1", "home", "enter")
             await pilot.pause()
             await pilot.press("r")
-            await _until(app, pilot, lambda: len(table.keys) == 1)
+            await until(app, pilot, lambda: len(table.keys) == 1)
             for _ in range(TRIES):
                 if broker.queue_bodies("q") == ["m2"]:
                     break
@@ -72,7 +53,7 @@ def test_receive_grant_credit_and_settle_by_key(broker: Broker) -> None:
             app.conn_tree.focus()
             await pilot.press("d")
             log_lines = lambda: [app.log_view.line_text(r) for r in src.store.since(0)]
-            await _until(app, pilot, lambda: any(" -> " in x and " flow " in x and "drain" in x
+            await until(app, pilot, lambda: any(" -> " in x and " flow " in x and "drain" in x
                                                  for x in log_lines()))
             # The frame log saw both directions, from the protocol header on.
             log = app.query_one(FrameLog)
@@ -91,7 +72,7 @@ def test_send_by_key(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src)
         async with app.run_test(size=(140, 44)) as pilot:
-            await _until(app, pilot, _attached(app, src))
+            await until(app, pilot, attached(app, src))
             (key,) = app.conn_tree.link_keys
             app.select_link(key)
             await pilot.pause()
