@@ -5,37 +5,23 @@ from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from amqpcli.capture.tcp import C2S
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
-from amqpcli.cli.app import main
 from amqpcli.codec import composites as c
 from tests.dissect.helpers import Script, basic, write
+from tests.net.clirun import amqp_in_process
 from tests.paths import CAPTURES_DIR, require
 
 RABBIT = str(CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng")
 ECHO010 = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    """Run `amqp ARGS` in-process; (exit code, stdout, stderr)."""
-    runner = CliRunner()
-    code = 0
-    with runner.isolation() as (out, err, _):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = int(e.code or 0)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        result = code, out.getvalue().decode(), err.getvalue().decode()
-    return result
+run = amqp_in_process
 
 
 def jsonl(text: str) -> list[dict]:

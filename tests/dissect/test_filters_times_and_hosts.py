@@ -4,35 +4,22 @@ capture that crosses midnight falls on the right side of it."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
-from amqpcli.cli.app import main
 from amqpcli.dissect.filters import Filter, parse_time
 from amqpcli.dissect.records import Conn
 from amqpcli.errors import Exit, UserError
 from tests.dissect.helpers import basic
+from tests.net.clirun import amqp_in_process
 
 Endpoint = tuple[str, int]
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    """`amqp ARGS` in-process: (exit code, stdout, stderr)."""
-    runner = CliRunner()
-    code = 0
-    with runner.isolation() as (out, err, _):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = int(e.code or 0)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return code, out.getvalue().decode(), err.getvalue().decode()
+run = amqp_in_process
 
 
 def _ns(iso: str) -> int:

@@ -34,19 +34,6 @@ def assert_same_tables(a: Any, b: Any) -> dict[str, int]:
 
 def run_cli(*args: str) -> tuple[int, str, str]:
     """`amqp ARGS` in-process; (exit code, stdout, stderr)."""
-    import sys
+    from tests.net.clirun import amqp_in_process
 
-    from typer.testing import CliRunner
-
-    from amqpcli.cli.app import main
-
-    runner = CliRunner()
-    code = 0
-    with runner.isolation() as (out, err, _):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = int(e.code or 0)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        return code, out.getvalue().decode(), err.getvalue().decode()
+    return amqp_in_process(*args)
