@@ -137,6 +137,9 @@ def _read(path: Path, required: bool) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as e:
         # The message says where, not what the line holds: it may be a secret.
         raise UserError(f"config file {str(path)!r} is not valid TOML: {e}", Exit.USAGE) from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"config file {str(path)!r} is not valid TOML: not UTF-8 (byte "
+                        f"0x{e.object[e.start]:02x} at offset {e.start})", Exit.USAGE) from None
 
 
 def _profile(name: str, table: Any, path: Path) -> Profile:
@@ -165,12 +168,37 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
         if key in _PATH_KEYS:
             value = str((path.parent / Path(str(value)).expanduser()).resolve())
         values[key] = value
+    _check_values(values, where)
     if values.get("password_env") and values.get("password_file"):
         raise UserError(f"{where}: give password_env or password_file, not both", Exit.USAGE)
     url = values.get("url")
     if url is not None:
         _check_url(url, where)
     return Profile(name=name, **values)
+
+
+def _check_values(values: dict[str, Any], where: str) -> None:
+    """The checks the command line's options get, said of the file and profile they are
+    in (an error naming `--idle-timeout` would send the user to the wrong place)."""
+    from amqpcli.cli.options import check_seconds
+
+    for key in ("connect_timeout", "idle_timeout"):
+        if key in values:
+            try:
+                check_seconds(values[key], key)
+            except UserError as e:
+                raise UserError(f"{where}: {e}", Exit.USAGE) from None
+    frame = values.get("max_frame_size")
+    if frame is not None and not 512 <= frame <= 0xFFFFFFFF:
+        raise UserError(f"{where}: max_frame_size must be between 512 and 4294967295",
+                        Exit.USAGE)
+    mech = values.get("sasl_mechanism")
+    if mech is not None:
+        from amqpcli.net.config import MECHANISMS
+
+        if mech.upper() not in MECHANISMS:  # (a user may come from the URL: not checked)
+            raise UserError(f"{where}: sasl_mechanism {mech!r} is none of "
+                            f"{', '.join(MECHANISMS)}", Exit.USAGE)
 
 
 def _check_url(url: str, where: str) -> None:
@@ -197,6 +225,10 @@ def load_profiles(env: Mapping[str, str] | None = None) -> dict[str, Profile]:
     profiles = data.get("profiles", {})
     if not isinstance(profiles, dict):
         raise UserError(f"{path}: 'profiles' must be a table ([profiles.NAME])", Exit.USAGE)
+    unknown = sorted(set(data) - {"profiles"})
+    if unknown:  # [profile.a] for [profiles.a]: a typo would hide every profile in it
+        raise UserError(f"{path}: unknown table(s) or key(s) {', '.join(unknown)} (known: "
+                        "profiles, as [profiles.NAME])", Exit.USAGE)
     return {name: _profile(name, table, path) for name, table in profiles.items()}
 
 

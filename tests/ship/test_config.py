@@ -148,6 +148,13 @@ def test_no_profile_leaves_options_alone(tmp_path: Path) -> None:
         ('[profiles.p]\nurl = "amqp://h"\n', {"url": "amqp://x", "profile": "p"}, {}, "not both"),
         ('[profiles.p]\nurl = "amqp://h"\n', {"url": "@p", "profile": "other"}, {}, "different profiles"),
         (f'[profiles.p\nurl = "amqp://u:{SECRET}@h"\n', {"url": "@p"}, {}, "not valid TOML"),
+        ('[profile.p]\nurl = "amqp://h"\n', {"url": "@p"}, {}, "unknown table(s) or key(s) profile"),
+        ('[profiles.p]\nurl = "amqp://h"\nidle_timeout = -5\n', {"url": "@p"}, {},
+         "profile 'p': idle_timeout must be a finite number of seconds"),
+        ('[profiles.p]\nurl = "amqp://h"\nmax_frame_size = 100\n', {"url": "@p"}, {},
+         "profile 'p': max_frame_size must be between 512"),
+        ('[profiles.p]\nurl = "amqp://h"\nsasl_mechanism = "CRAM"\n', {"url": "@p"}, {},
+         "profile 'p': sasl_mechanism 'CRAM' is none of"),
     ],
 )
 def test_refusals_are_one_line_and_never_show_secrets(
@@ -160,6 +167,14 @@ def test_refusals_are_one_line_and_never_show_secrets(
     assert needle in msg
     assert "\n" not in msg
     assert SECRET not in msg
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_bytes(b"\xff\xfe[profiles.a]\n")
+    env = {"AMQP_CONFIG": str(tmp_path / "config.toml")}
+    with pytest.raises(UserError, match=r"not valid TOML: not UTF-8 \(byte 0xff at offset 0\)"):
+        load_profiles(env)
+    assert profile_names(env) == []  # completion stays quiet
 
 
 def test_missing_file_is_an_error_only_when_named(tmp_path: Path) -> None:
