@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -170,22 +171,30 @@ def _resolved(p: inspect.Parameter, func: Callable[..., Any]) -> inspect.Paramet
     return p.replace(annotation=ann)
 
 
-def connection_options(func: F | None = None, *,
-                       without: Collection[str] = ()) -> Any:
+def connection_options(func: F | None = None, *, without: Collection[str] = (),
+                       body: str | None = None) -> Any:
     """Add the URL argument and the connection options to a Typer command
     (`@connection_options`, or `@connection_options(without=("reconnect",))` for a
     command that has no use for some of them: an option that would do nothing is not
     offered).
 
+    `body`: the command's positional argument after the URL. When the URL comes from
+    `$AMQP_URL` or `--profile`, a lone positional that is no URL (no `amqp://`,
+    `amqps://` or `@NAME`) is that argument: `AMQP_URL=… amqp send hello`.
+
     The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
     from the options, so no command repeats them. The URL is ``ctx.params["url"]``.
     """
     if func is None:
-        return lambda f: _with_connection_options(f, without)
-    return _with_connection_options(func, without)
+        return lambda f: _with_connection_options(f, without, body)
+    return _with_connection_options(func, without, body)
 
 
-def _with_connection_options(func: F, without: Collection[str]) -> F:
+def _url_shaped(text: str) -> bool:
+    return text.startswith("@") or "://" in text
+
+
+def _with_connection_options(func: F, without: Collection[str], body: str | None) -> F:
     # Resolve string annotations here, in the command's module, not in this one; not the
     # one of ``conn`` (ConnectionConfig), so command modules need not import the net layer.
     sig = inspect.signature(func)
@@ -206,6 +215,11 @@ def _with_connection_options(func: F, without: Collection[str]) -> F:
         from amqpcli.config import apply_profile
 
         conn_kw = {names[k]: kwargs.pop(k) for k in list(kwargs) if k in names}
+        url = conn_kw.get("url")
+        if (body is not None and kwargs.get(body) is None and url is not None
+                and not _url_shaped(url)
+                and (conn_kw.get("profile") is not None or os.environ.get("AMQP_URL"))):
+            kwargs[body], conn_kw["url"] = url, None  # the URL comes from elsewhere
         # (a named connection's settings for an option not offered here do not apply)
         conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
         return func(conn=build_config(**conn_kw), **kwargs)

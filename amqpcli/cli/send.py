@@ -283,7 +283,7 @@ def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[Outgoing
     "  amqp send amqp://localhost//queue/orders hello --property priority:int=5\n\n"
     "  amqp send @prod//queue/orders --file orders.txt --lines --rate 100\n\n"
     "  amqp recv @old//queue/orders --json | amqp send @new//queue/orders --from -"))
-@connection_options
+@connection_options(body="body")
 def send(
     conn: ConnectionConfig,
     body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),
