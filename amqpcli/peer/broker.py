@@ -375,8 +375,7 @@ class Broker:
             extra += ", durable subscription " + ("resumed" if resumed else "created")
         self.log(f"{conn.name} attach {link.name!r}: client receives from "
                  f"{granted.address!r} ({mode}{extra})")
-        if link.link_credit > 0:
-            self._feed(out)  # the client's flow came with its attach, before our answer
+        # A flow the client sent with its attach was acted on by accept_link (PeerEndpoint).
 
     # --- detach ---------------------------------------------------------------------------
 

@@ -6,10 +6,17 @@ holds for that receiver, so `PeerEndpoint` calls `on_credit(link)` before the en
 own handling of the flow, and `after_credit(link, event)` after it. `before_write()` runs
 before the bytes are taken, so outcomes decided one by one can go out together (one
 disposition frame for a run of delivery-ids).
+
+A flow can arrive before our attach reply: a client may send its attach and its first
+flow (a drain, say) in one write, and the manual link policy attaches only when the
+broker decides. The engine cannot answer a flow on a link we have not attached, so such
+a flow is kept and acted on (credit fed, drain completed, echo and `available` answered)
+as soon as `accept_link` attaches our end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -29,13 +36,33 @@ class PeerEndpoint(Endpoint):
         self.on_credit: Callable[[Link], None] = _nothing
         self.after_credit: Callable[[Link, CreditChanged], None] = _nothing
         self.before_write: Callable[[], None] = _nothing
+        # flows the client sent on a link before we attached our end (the last one, with
+        # echo kept if any of them asked for it)
+        self._early_flows: dict[Link, CreditChanged] = {}
 
     def data_to_send(self) -> bytes:
         self.before_write()
         return super().data_to_send()
 
+    def accept_link(self, link: Link, source: Any = None, target: Any = None,
+                    **kw: Any) -> None:
+        super().accept_link(link, source, target, **kw)
+        early = self._early_flows.pop(link, None)
+        if early is not None and self.local in link.handle:
+            self._on_remote_flow(early)
+
+    def refuse_link(self, link: Link, error: Any = None) -> None:
+        self._early_flows.pop(link, None)
+        super().refuse_link(link, error)
+
     def _on_remote_flow(self, ev: CreditChanged) -> None:
         link = ev.link
+        if link is not None and self.local not in link.attach:
+            earlier = self._early_flows.get(link)
+            if earlier is not None and earlier.echo and not ev.echo:
+                ev = dataclasses.replace(ev, echo=True)
+            self._early_flows[link] = ev
+            return
         ours = link is not None and link.sender == self.local and self.local in link.handle
         if ours and link is not None:
             self.on_credit(link)
