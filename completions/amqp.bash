@@ -69,7 +69,7 @@ _amqp_complete() {
         case $prev in
         --selector|-s|--count|-c|--credit|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
-        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
@@ -170,7 +170,7 @@ _amqp_complete() {
         --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
         --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
-        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
@@ -195,7 +195,7 @@ _amqp_complete() {
         --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
         --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
-        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
@@ -231,7 +231,7 @@ _amqp_complete() {
         --proxy|--listen|-l|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
-        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL" -- "$cur")); return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then

@@ -43,7 +43,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("user", typer.Option(None, "--user", "-u", help="SASL user (wins over the URL).", rich_help_panel=_CONN), str | None),
     ("password", typer.Option(None, "--password", help="SASL password (prefer $AMQP_PASSWORD or --password-file).", rich_help_panel=_CONN, show_default=False), str | None),
     ("password_file", typer.Option(None, "--password-file", help="Read the password from the first line of this file.", rich_help_panel=_CONN), str | None),
-    ("sasl_mechanism", typer.Option(None, "--sasl-mechanism", help="ANONYMOUS, PLAIN or EXTERNAL (default: PLAIN with a user, EXTERNAL with a client certificate, else ANONYMOUS).", rich_help_panel=_CONN), str | None),
+    ("sasl_mechanism", typer.Option(None, "--sasl-mechanism", help="ANONYMOUS, PLAIN, EXTERNAL, or NONE for no SASL layer (default: PLAIN with a user, EXTERNAL with a client certificate, else ANONYMOUS).", rich_help_panel=_CONN), str | None),
     ("tls_upgrade", typer.Option(False, "--tls-upgrade", help="With amqp://: negotiate TLS through the AMQP TLS header (protocol id 2). amqps:// is TLS first.", rich_help_panel=_CONN), bool),
     ("ca_file", typer.Option(None, "--ca-file", help="CA certificates (PEM) to verify the peer.", rich_help_panel=_CONN), str | None),
     ("cert_file", typer.Option(None, "--cert", help="Client certificate (PEM).", rich_help_panel=_CONN), str | None),

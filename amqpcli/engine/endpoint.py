@@ -169,6 +169,7 @@ class Endpoint:
         self._sasl_header_sent = False
         self._sasl_done = sasl is None
         self._failed = False
+        self.no_sasl_offered = False  # the server answered our SASL header with AMQP's
         self._tags = itertools.count(1)
         self._dynamic = itertools.count(1)
         self._next_delivery_id: dict[Session, int] = {}
@@ -331,8 +332,10 @@ class Endpoint:
                 self._fail("amqp:unauthorized-access",
                            "the server requires SASL authentication")
             elif h.kind == "amqp" and not self._sasl_done:
+                self.no_sasl_offered = True
                 self._fail("amqp:unauthorized-access",
-                           "the server does not offer SASL; connect without credentials")
+                           "the server does not offer SASL (it answered with the AMQP "
+                           "header)")
             elif h.kind not in ("amqp", "sasl"):
                 self._fail("amqp:not-implemented", f"the server answered with {h.name}")
             return

@@ -738,8 +738,11 @@ class Client:
         if e.side == LOCAL and e.error is not None and self.opened is not None \
                 and not self.opened.done():
             # The engine gave up before the connection opened (no usable SASL mechanism).
+            said = describe_error(e.error)
+            if self.engine.no_sasl_offered and not self.cfg.endpoint.user:
+                said += " (--sasl-mechanism none connects without SASL)"
             self.error = UserError(f"cannot connect to {self.cfg.endpoint.hostport}: "
-                                   f"{describe_error(e.error)}", Exit.CONNECTION)
+                                   f"{said}", Exit.CONNECTION)
             self._fail_all()
             return
         if e.side != REMOTE:
@@ -885,8 +888,9 @@ class Client:
         cfg = self.cfg
         ep = cfg.endpoint
         hostname = cfg.hostname or cfg.tls.server_name or ep.host
-        sasl = SaslConfig(
-            mechanism=cfg.mechanism(),
+        mechanism = cfg.mechanism()
+        sasl = None if mechanism == "NONE" else SaslConfig(  # NONE: the AMQP header first
+            mechanism=mechanism,
             username=ep.user,
             password=ep.password if ep.password is not None else "",
             hostname=hostname,

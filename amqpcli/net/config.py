@@ -18,7 +18,7 @@ from amqpcli.net.url import Endpoint
 
 __all__ = ["MECHANISMS", "ConnectionConfig", "ReconnectPolicy", "TlsConfig", "choose_mechanism"]
 
-MECHANISMS = ("ANONYMOUS", "PLAIN", "EXTERNAL")
+MECHANISMS = ("ANONYMOUS", "PLAIN", "EXTERNAL", "NONE")  # NONE: no SASL layer at all
 
 
 @dataclass(frozen=True)
@@ -116,6 +116,9 @@ def choose_mechanism(explicit: str | None, user: str | None, client_cert: bool) 
             )
         if mech == "PLAIN" and not user:
             raise UserError("SASL PLAIN needs a user (URL user@ or --user)", Exit.USAGE)
+        if mech == "NONE" and user:
+            raise UserError("--sasl-mechanism none sends no credentials: drop the user",
+                            Exit.USAGE)
         return mech
     if user:
         return "PLAIN"

@@ -101,3 +101,16 @@ def test_a_peer_that_closes_before_its_open_is_a_failure_to_connect() -> None:
     assert r.returncode == 3, r.stderr
     # never connected: not "cannot keep the connection"
     assert r.stderr == f"amqp: error: cannot connect to 127.0.0.1:{port}: connection closed by peer\n"
+
+
+def test_a_peer_without_sasl_is_reached_with_sasl_mechanism_none(serve: ServePeers) -> None:
+    url = serve("-q", "--no-sasl") + "/ns"
+    r = amqp("send", url, "x")
+    assert r.returncode == 3
+    assert "does not offer SASL" in r.stderr and "--sasl-mechanism none" in r.stderr
+    r = amqp("send", url, "x", "--sasl-mechanism", "none")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "-c", "1", "--sasl-mechanism", "NONE", "--json")
+    assert r.returncode == 0 and '"binary-text":"x"' in r.stdout.replace(" ", ""), r.stderr
+    r = amqp("send", url.replace("amqp://", "amqp://u@"), "x", "--sasl-mechanism", "none")
+    assert r.returncode == 2 and "sends no credentials" in r.stderr
