@@ -58,6 +58,9 @@ class Summary:
     by_violation: dict[str, int] = field(default_factory=dict)
     notices: dict[str, int] = field(default_factory=dict)
     links: list[LinkSummary] = field(default_factory=list)
+    # addresses several links share, each over all its links' deliveries (the summary of
+    # a tables folder: amqpcli.pipeline.summary); not links, so not counted with them
+    addresses: list[LinkSummary] = field(default_factory=list)
     protocols: dict[str, int] = field(default_factory=dict)
     first_time: float | None = None
     last_time: float | None = None

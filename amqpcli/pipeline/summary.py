@@ -3,9 +3,10 @@ the same `dissect.stats.Summary` that `pcap-dump --summary` fills from captures,
 renderer (`amqpcli.render.summary`) draws both.
 
 Connections are labelled c1, c2, … in order of their first packet across the whole set.
-Links are listed one by one (latency percentiles from their own deliveries), followed by
-one line per address that several links share ("*" as the connection), with percentiles
-over all of that address's deliveries.
+Links are listed one by one (latency percentiles from their own deliveries), as the
+summary of captures lists them; a section of its own (`Summary.addresses`) adds one line
+per address that several links share, with percentiles over all of that address's
+deliveries.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def build(f: Facts) -> Summary:
         lat = None
         if a["count"]:
             lat = {"p50": a["p50"], "p90": a["p90"], "p99": a["p99"], "max": a["max"]}
-        s.links.append(LinkSummary("*", f"{a['links']} links", a["address"], "any",
-                                   a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
+        s.addresses.append(LinkSummary("*", f"{a['links']} links", a["address"], "any",
+                                       a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
     s.by_violation = dict(f.by_violation)
     for v in f.violations[:MAX_LISTED_VIOLATIONS]:
         s.violations.append(ViolationRecord(

@@ -42,6 +42,17 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
                 f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: {ls.deliveries} "
                 f"deliveries; {outs}; {lat}"
             )
+    if s.addresses:
+        out.append("addresses shared by several links:")
+        for shared in s.addresses:
+            lat = (
+                "latency " + " ".join(f"{k} {latency_text(v)}"
+                                      for k, v in shared.latency.items())
+                if shared.latency
+                else "no settled latency"
+            )
+            out.append(f"  {shared.address!r}: {shared.name}, {shared.deliveries} deliveries; "
+                       f"{_counts(shared.outcomes) or 'no deliveries'}; {lat}")
     stalls = [(ls, a, d) for ls in s.links for a, d in ls.stalls]
     out.append(
         f"credit stalls (no credit for {stall_threshold:g} s or more while the sender "
@@ -87,6 +98,10 @@ def summary_json(s: Summary) -> dict[str, Any]:
             }
             for ls in s.links
         ],
+        **({"addresses": [
+            {"address": a.address, "links": int(a.name.split()[0]),
+             "deliveries": a.deliveries, "outcomes": a.outcomes, "latency": a.latency}
+            for a in s.addresses]} if s.addresses else {}),
         "by-violation": s.by_violation,
         "violations": [violation_json(v) for v in s.violations],
         "notices": s.notices,
