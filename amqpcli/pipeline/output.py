@@ -114,9 +114,21 @@ class LocalWriter:
             self.out.mkdir(parents=True, exist_ok=True)
             for table in TABLES:  # an empty table is still a table
                 (self.out / table).mkdir(exist_ok=True)
+                if not self.rows[table]:
+                    write_empty(self.out, table, self.fmt)
             (self.out / "_SUCCESS").touch()
         except OSError as e:
             raise write_error(str(self.out), e) from None
+
+
+def write_empty(out: Path, table: str, fmt: str) -> None:
+    """An empty table's one file: zero rows with the table's columns (parquet carries its
+    schema, so a reader of the folder alone — pyarrow, DuckDB, Spark — still sees the
+    columns; ndjson has none to carry, and the folder stays empty)."""
+    if fmt != "parquet":
+        return
+    schema = pa.schema([f for f in TABLES[table] if f.name != PARTITION])
+    pq.write_table(schema.empty_table(), out / table / "part-00000.parquet")
 
 
 def _json_value(v: Any) -> Any:

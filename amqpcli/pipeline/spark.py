@@ -27,12 +27,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result
+from amqpcli.pipeline.output import write_empty
 from amqpcli.pipeline.rows import FlowJob, Tables
 from amqpcli.pipeline.schema import PARTITION, TABLES, spark_schema
 
@@ -389,8 +391,13 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
         if progress is not None:
             progress.close()
     if not out.startswith(("hdfs:", "s3", "gs:", "abfs")):
-        os.makedirs(out, exist_ok=True)
-        open(os.path.join(out.removeprefix("file:"), "_SUCCESS"), "w").close()
+        local = out.removeprefix("file:")
+        os.makedirs(local, exist_ok=True)
+        for table in TABLES:  # as the local executor leaves them (Spark writes no file)
+            if not rows.get(table):
+                os.makedirs(os.path.join(local, table), exist_ok=True)
+                write_empty(Path(local), table, fmt)
+        open(os.path.join(local, "_SUCCESS"), "w").close()
     return Result(rows=rows, errors=sorted(errors), seconds=time.monotonic() - t0)
 
 

@@ -274,3 +274,16 @@ def test_report_names_the_tables_in_their_order_whatever_the_engine_counted(
                         "sessions": 1, "deliveries": 9}, seconds=1.0), "out")
     assert capsys.readouterr().err == (
         "wrote out: 1 connections, 1 sessions, 3 links, 40 frames, 9 deliveries (1.0 s)\n")
+
+
+def test_an_empty_table_keeps_its_columns_for_any_reader(tmp_path: Path) -> None:
+    # no violations in this capture: the folder holds a zero-row file with the columns,
+    # so pyarrow (or DuckDB, Spark) reading the folder alone sees the table's schema
+    import pyarrow.dataset as ds
+
+    out = tmp_path / "e"
+    write_tables([str(RABBIT)], str(out))
+    t = ds.dataset(str(out / "violations"), partitioning="hive").to_table()
+    assert t.num_rows == 0
+    assert {"connection_id", "kind", "detail"} <= set(t.column_names)
+    assert read_table(str(out), "violations").num_rows == 0
