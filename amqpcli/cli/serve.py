@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -91,13 +91,17 @@ def serve(
     try:
         asyncio.run(_run(server, sasl_text, faults.active))
     except KeyboardInterrupt:
-        # Ctrl-C (or SIGTERM) stops the server cleanly; by the exit-status table that is
-        # still "interrupted": 130.
-        _log("stopped")
-        sys.exit(int(Exit.INTERRUPTED))
+        pass
+    # Only Ctrl-C (or SIGTERM) ends it, and it stops the server cleanly; by the
+    # exit-status table that is still "interrupted": 130.
+    _log("stopped")
+    sys.exit(int(Exit.INTERRUPTED))
 
 
 async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
+    import asyncio
+    import signal
+
     try:
         host, port = await server.start()
     except OSError as e:
@@ -107,7 +111,26 @@ async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
     hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     faults = f"; faults: {' '.join(active)}" if active else ""
     _log(f"listening on {hp} ({sasl_text}{faults})")
+    # Ctrl-C and SIGTERM set `stop` instead of raising KeyboardInterrupt wherever the loop
+    # happens to be (asyncio would print tracebacks): every connection is then closed with
+    # an AMQP close, written out before its socket closes.
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    handled: list[tuple[signal.Signals, Any]] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(sig)
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            continue
+        handled.append((sig, previous))
     try:
-        await server.serve_forever()
+        if handled:
+            await stop.wait()
+        else:
+            await server.serve_forever()
     finally:
         await server.close()
+        for sig, previous in handled:
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, previous)

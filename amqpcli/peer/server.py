@@ -37,6 +37,7 @@ __all__ = ["Server", "Tap"]
 
 _HEADER_WAIT = 30.0  # seconds a client has to send its protocol header
 _CLOSE_WAIT = 5.0  # seconds we wait for the client's close after ours
+_STOP_WAIT = 2.0  # seconds clients have to answer our close when the server stops
 SASL_MODES = ("optional", "required", "none")
 
 
@@ -86,6 +87,8 @@ class Server:
         self._transports: dict[PeerConnection, Transport] = {}
         self._dirty: set[PeerConnection] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._done: dict[PeerConnection, asyncio.Event] = {}
+        self._greeting: set[asyncio.Task[None]] = set()  # still waiting for a header
         broker.wake = self._wake
         broker.call_later = self._call_later
 
@@ -103,13 +106,35 @@ class Server:
         async with self._server:
             await self._server.serve_forever()
 
-    async def close(self) -> None:
+    async def close(self, error: Any = None, wait: float = _STOP_WAIT) -> None:
+        """Stop listening and end every connection.
+
+        Each open connection gets `close` with `error` (by default amqp:connection:forced,
+        "server stopping"), written out before its socket is closed; its client has `wait`
+        seconds to answer. A connection that is not open yet (protocol header, SASL) is
+        dropped. Returns when every connection has ended.
+        """
         if self._server is not None:
             self._server.close()
-        for t in list(self._transports.values()):
-            await t.close()
-        for task in list(self._tasks):
+        if error is None:
+            error = c.Error(condition=Symbol("amqp:connection:forced"),
+                            description="server stopping")
+        with self._held:
+            for conn, t in list(self._transports.items()):
+                ep = conn.endpoint
+                if ep.local in ep.connection.open and conn.open:
+                    ep.close(error)
+                    t.flush()
+                else:
+                    self._done[conn].set()
+        for task in list(self._greeting):
             task.cancel()
+        tasks = list(self._tasks)
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=wait)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
 
     # --- glue -------------------------------------------------------------------------
 
@@ -168,6 +193,11 @@ class Server:
             await self._serve_one(reader, writer)
         except (ConnectionError, OSError):
             pass
+        except asyncio.CancelledError:
+            # Stopping (close() cancels a connection whose client did not answer in
+            # time). Not re-raised: asyncio's stream callback would report a cancelled
+            # task as an error.
+            pass
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -177,11 +207,18 @@ class Server:
         name = f"c{next(self._ids)}"
         peer = writer.get_extra_info("peername")
         where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        task = asyncio.current_task()
+        if task is not None:
+            self._greeting.add(task)
         try:
             header = await asyncio.wait_for(reader.readexactly(8), _HEADER_WAIT)
-        except (asyncio.IncompleteReadError, TimeoutError, ConnectionError, OSError):
+        except (asyncio.IncompleteReadError, TimeoutError, ConnectionError, OSError,
+                asyncio.CancelledError):
             writer.close()
             return
+        finally:
+            if task is not None:
+                self._greeting.discard(task)
         who: dict[str, str] = {}
         ep = PeerEndpoint(
             container_id="amqp-serve",
@@ -229,6 +266,7 @@ class Server:
             ep, reader, writer, on_event, lock=self.lock,
             on_events=None if on_events is None else lambda evs: on_events(conn, evs))
         self._transports[conn] = transport
+        self._done[conn] = done
         try:
             transport.receive(header)
             transport.start()
@@ -241,6 +279,7 @@ class Server:
                            f"({header[:8]!r})")
         finally:
             self._transports.pop(conn, None)
+            self._done.pop(conn, None)
             self._dirty.discard(conn)
             await transport.close()
             with self._held:
