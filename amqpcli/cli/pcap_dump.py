@@ -294,17 +294,24 @@ def pcap_dump(
                    ports=tuple(port or ()), stall=stall, debug=debug_enabled())
         return
     files = list(files or [])
+    if out_format != "parquet" or engine_name != "local":
+        raise UserError("--format and --engine go with --out DIR (or --summary of such a "
+                        "folder)", Exit.USAGE)
     if not files and live is None:
         raise UserError("give capture files, or --live INTERFACE", Exit.USAGE)
     if files and live is not None:
         raise UserError("give capture files or --live, not both", Exit.USAGE)
+    if any(f.is_dir() or any(ch in str(f) for ch in "*?[") for f in files):
+        # folders and quoted globs, as --out takes them: their capture files, merged
+        from amqpcli.pipeline.inputs import expand
+
+        given = [str(f) for f in files if str(f) != STDIN]
+        files = [Path(p) for p in expand(given)] + [f for f in files if str(f) == STDIN]
     for f in files:
         if str(f) == STDIN:
             continue
         if not f.exists():
             raise UserError(f"{f}: no such file", Exit.USAGE)
-        if f.is_dir():
-            raise UserError(f"{f}: is a directory", Exit.USAGE)
     if tls_keylog is not None and not tls_keylog.is_file():
         raise UserError(f"{tls_keylog}: no such key log file", Exit.USAGE)
     show_frames = frames or not (deliveries or links or connections or summary)

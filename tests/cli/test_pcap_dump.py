@@ -325,3 +325,17 @@ def test_old_short_flags_of_views_are_gone() -> None:
     for flag in ("-s", "-l", "-P"):
         code, _, err = run("pcap-dump", RABBIT, flag)
         assert code == 2 and "No such option" in err, flag
+
+
+def test_folders_and_globs_are_read_by_every_view(tmp_path: Path) -> None:
+    # as --out reads them: the capture files in a folder, a quoted glob's matches
+    (tmp_path / "caps").mkdir()
+    for i in range(2):  # two connections (servers on two ports)
+        write(tmp_path / "caps" / f"c{i}.pcapng", basic(3), port=5672 + i)
+    code, out, err = run("pcap-dump", str(tmp_path / "caps"), "--summary")
+    assert code == 0, err
+    assert out.startswith("connections: 2")
+    code, out2, err = run("pcap-dump", str(tmp_path / "caps" / "*.pcapng"), "--summary")
+    assert code == 0 and out2 == out, err
+    code, _, err = run("pcap-dump", str(tmp_path / "caps"), "--format", "ndjson")
+    assert code == 2 and "--format and --engine go with --out" in err
