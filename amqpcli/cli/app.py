@@ -292,7 +292,14 @@ def main(argv: list[str] | None = None) -> None:
             from typer import _click as click  # type: ignore[no-redef]
 
         if isinstance(e, click.exceptions.ClickException):
-            e.show()
+            # one line, as every other error: what is wrong, and where help is
+            ctx = getattr(e, "ctx", None)
+            where = f" (amqp {ctx.info_name} --help)" if (
+                ctx is not None and ctx.parent is not None) else " (amqp --help)"
+            if not isinstance(e, click.exceptions.UsageError):
+                where = ""
+            text = " ".join(e.format_message().split())
+            print(f"amqp: error: {text}{where}", file=sys.stderr)
             sys.exit(e.exit_code)
         abort = getattr(click.exceptions, "Abort", None)  # absent from typer's vendored click
         if abort is not None and isinstance(e, abort):

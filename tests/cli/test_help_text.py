@@ -64,3 +64,17 @@ def test_reconnect_is_offered_only_where_it_does_something() -> None:
         assert "--reconnect" in _help(command)
     assert "--reconnect" not in _help("tui")
     assert "--connect-timeout" in _help("tui")
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["serve", "--seed", "x"], "Invalid value for '--seed'"),
+    (["tui", "--reconnect", "2"], "No such option: --reconnect"),
+    (["bogus"], "No such command 'bogus'"),
+])
+def test_usage_errors_are_one_line(args: list[str], text: str) -> None:
+    r = subprocess.run([sys.executable, "-m", "amqpcli", *args], cwd=REPO_ROOT,
+                       capture_output=True, text=True, timeout=60, check=False,
+                       env={**os.environ, "NO_COLOR": "1"})
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("amqp: error: ")
+    assert text in r.stderr and "--help)" in r.stderr
