@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -10,6 +11,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
+from amqpcli.cli.options import check_seconds
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:
@@ -17,6 +19,8 @@ if TYPE_CHECKING:
 
 _FAULTS = "Fault injection"
 _SASL = "Authentication"
+# idle-time-out is a uint of milliseconds; this keeps what we advertise well inside it
+MAX_IDLE_TIMEOUT = 4_000_000
 RULE_HELP = ("a share (0.1) or a pattern: every:N, first:N, after:N, at:N,M…, all, none "
              "(counted per sender link)")
 
@@ -63,8 +67,13 @@ def serve(
                         ("--close-after", close_after)):
         if value is not None and value < (0 if name == "--credit" else 1):
             raise UserError(f"{name} must be at least {0 if name == '--credit' else 1}", Exit.USAGE)
-    if settle_delay < 0:
-        raise UserError("--settle-delay must be 0 or more", Exit.USAGE)
+    if not math.isfinite(settle_delay) or settle_delay < 0:
+        raise UserError("--settle-delay must be a finite number of milliseconds, 0 or more "
+                        f"(got {settle_delay:g})", Exit.USAGE)
+    check_seconds(idle_timeout, "--idle-timeout")
+    if idle_timeout is not None and idle_timeout > MAX_IDLE_TIMEOUT:
+        raise UserError(f"--idle-timeout must be at most {MAX_IDLE_TIMEOUT} seconds "
+                        f"(got {idle_timeout:g})", Exit.USAGE)
     if max_frame_size < 512:
         raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
     faults = Faults(

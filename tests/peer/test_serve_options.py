@@ -1,0 +1,31 @@
+"""`amqp serve` numeric options that make no sense are usage errors (one line, exit 2)
+before anything listens: `--idle-timeout` must be a finite number of seconds above 0,
+`--settle-delay` a finite number of milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.net.clirun import amqp
+
+_HANG_GUARD = 20.0  # a value that is accepted starts a server that never exits
+
+
+_CASES = [
+    (["--idle-timeout", "-1"], "--idle-timeout must be a finite number of seconds, more than 0 (got -1)"),
+    (["--idle-timeout", "nan"], "--idle-timeout must be a finite number of seconds, more than 0 (got nan)"),
+    (["--idle-timeout", "inf"], "--idle-timeout must be a finite number of seconds, more than 0 (got inf)"),
+    (["--idle-timeout", "0"], "--idle-timeout must be a finite number of seconds, more than 0 (got 0)"),
+    (["--idle-timeout", "1e10"], "--idle-timeout must be at most 4000000 seconds (got 1e+10)"),
+    (["--settle-delay", "nan"], "--settle-delay must be a finite number of milliseconds, 0 or more (got nan)"),
+    (["--settle-delay", "inf"], "--settle-delay must be a finite number of milliseconds, 0 or more (got inf)"),
+    (["--settle-delay", "-5"], "--settle-delay must be a finite number of milliseconds, 0 or more (got -5)"),
+]
+
+
+@pytest.mark.parametrize(("args", "text"), _CASES, ids=[" ".join(a) for a, _ in _CASES])
+def test_bad_numbers_are_usage_errors(args: list[str], text: str) -> None:
+    r = amqp("serve", "--listen", "127.0.0.1:0", *args, timeout=_HANG_GUARD)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == f"amqp: error: {text}\n"
+    assert "listening" not in r.stderr
