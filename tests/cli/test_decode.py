@@ -9,33 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from amqpcli.cli.app import main
 from amqpcli.codec.composites import Open, SaslInit, Transfer
 from amqpcli.codec.frames import AMQP_HEADER, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol, UInt
 from amqpcli.render.items import item_bytes_from_json
+from tests.net.clirun import amqp_in_process
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "amqpcli" / "examples"
 SESSION = (EXAMPLES / "client-session.amqp").read_bytes()
 MESSAGE = (EXAMPLES / "message.amqp").read_bytes()
 
 
-def run(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-    """Run `amqp ARGS` in-process; (exit code, stdout, stderr)."""
-    runner = CliRunner()
-    code = 0
-    with runner.isolation(input=stdin) as (out, err, _):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = int(e.code or 0)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        result = code, out.getvalue().decode(), err.getvalue().decode()
-    return result
+run = amqp_in_process
 
 
 def hexdump_c(data: bytes) -> str:

@@ -44,7 +44,7 @@ def queue_name(prefix: str = "t") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def amqp_in_process(*args: str) -> tuple[int, str, str]:
+def amqp_in_process(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
     """`amqp ARGS` in this process (faster than a subprocess, for commands that need no
     signals or real stdio): (exit code, stdout, stderr)."""
     from typer.testing import CliRunner
@@ -53,7 +53,7 @@ def amqp_in_process(*args: str) -> tuple[int, str, str]:
 
     runner = CliRunner()
     code = 0
-    with runner.isolation() as (out, err, _):
+    with runner.isolation(input=stdin) as (out, err, _):
         try:
             main(list(args))
         except SystemExit as e:

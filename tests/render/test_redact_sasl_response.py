@@ -6,8 +6,6 @@ hexdump of a decode error) unless --show-secrets; ANONYMOUS and EXTERNAL hold no
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 import re
 from pathlib import Path
@@ -16,7 +14,6 @@ from typing import Any
 import pytest
 
 from amqpcli.capture.tcp import C2S, S2C
-from amqpcli.cli.app import main
 from amqpcli.codec import composites as c
 from amqpcli.codec.composites import SaslInit, SaslResponse
 from amqpcli.codec.frames import FrameReader, encode_frame, encode_protocol_header
@@ -25,6 +22,7 @@ from amqpcli.render.frameline import frame_line
 from amqpcli.render.items import item_to_json, item_tree
 from amqpcli.render.redact import is_secret, redact, secret_spans
 from amqpcli.render.text import format_value, plain_lines, value_tree
+from tests.cli.test_decode_secrets import run as run_capturing_undecodable
 from tests.dissect.helpers import Script, write
 
 PASSWORD = b"Zq9xW7kJ"
@@ -40,21 +38,7 @@ def sasl(perf: Any) -> bytes:
     return encode_frame(perf, type=1)
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    """`amqp ARGS` in-process; (exit code, stdout, stderr)."""
-    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
-    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape")
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as e:
-            code = int(e.code or 0)
-    texts = []
-    for stream in (out, err):
-        stream.flush()
-        texts.append(stream.buffer.getvalue().decode("utf-8", "replace"))  # type: ignore[attr-defined]
-    return code, texts[0], texts[1]
+run = run_capturing_undecodable
 
 
 _GRAMS = {PASSWORD[i:i + 3] for i in range(len(PASSWORD) - 2)}

@@ -13,8 +13,7 @@ from proton.utils import BlockingConnection, SendException
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.serve import ServeSource
 from amqpcli.tui.widgets.link import UnsettledTable
-
-TRIES = 400
+from tests.tui.waiting import until
 
 
 def _send_in_thread(port: int, body: str, result: dict[str, Any]) -> threading.Thread:
@@ -41,15 +40,6 @@ def _receive(port: int) -> Any:
         conn.close()
 
 
-async def _until(app: AmqpTui, pilot: Any, cond: Any) -> None:
-    for _ in range(TRIES):
-        app.pull()
-        if cond():
-            return
-        await pilot.pause(0.05)
-    app.pull()
-    assert cond()
-
 
 @pytest.mark.integration
 def test_messages_wait_for_a_key(free_port: int) -> None:
@@ -61,11 +51,11 @@ def test_messages_wait_for_a_key(free_port: int) -> None:
             assert await asyncio.to_thread(src.ready.wait, 30) and src.error is None
             first: dict[str, Any] = {}
             t = _send_in_thread(free_port, "keep me", first)
-            await _until(app, pilot, lambda: bool(app.conn_tree.link_keys))
+            await until(app, pilot, lambda: bool(app.conn_tree.link_keys))
             (key,) = app.conn_tree.link_keys
             app.select_link(key)
             table = app.query_one(UnsettledTable)
-            await _until(app, pilot, lambda: len(table.keys) == 1)
+            await until(app, pilot, lambda: len(table.keys) == 1)
             assert "1 message(s) waiting" in src.status()
             assert first == {}  # the sender is still waiting for us
             table.focus()
@@ -79,10 +69,10 @@ def test_messages_wait_for_a_key(free_port: int) -> None:
             # A second message, rejected by key.
             second: dict[str, Any] = {}
             t2 = _send_in_thread(free_port, "drop me", second)
-            await _until(app, pilot, lambda: len(app.conn_tree.link_keys) >= 3)
+            await until(app, pilot, lambda: len(app.conn_tree.link_keys) >= 3)
             new = app.conn_tree.link_keys[-1]
             app.select_link(new)
-            await _until(app, pilot, lambda: len(table.keys) == 1)
+            await until(app, pilot, lambda: len(table.keys) == 1)
             table.focus()
             await pilot.press("enter")
             await pilot.pause()
