@@ -16,7 +16,7 @@ from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats
 from amqpcli.dissect.stats import link_summary
 from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import b64, to_json
-from amqpcli.render.text import format_binary, format_value
+from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
 
 _LINK_WIDTH = 18
@@ -44,7 +44,7 @@ def _detail(state: Any) -> str:
         if err is not None:
             cond = getattr(err, "condition", None)
             desc = getattr(err, "description", None)
-            return f" ({cond}{': ' + str(desc) if desc else ''})"
+            return printable(f" ({cond}{': ' + str(desc) if desc else ''})")
     if name == "modified":
         flags = [
             f.replace("_", "-")
@@ -66,7 +66,8 @@ def settled_text(rec: DeliveryRecord) -> str:
 
 
 def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
-    link = rec.link if len(rec.link) <= _LINK_WIDTH else rec.link[: _LINK_WIDTH - 1] + "…"
+    name = printable(rec.link)  # a capture's link name may hold anything
+    link = name if len(name) <= _LINK_WIDTH else name[: _LINK_WIDTH - 1] + "…"
     did = f"#{rec.delivery_id}" if rec.delivery_id is not None else "#?"
     tag = f"tag={format_binary(rec.tag, 16)}" if rec.tag is not None else ""
     outcome = rec.outcome + _detail(rec.state)

@@ -16,27 +16,11 @@ Every widget that shows such a string goes through `printable()` or `literal()`.
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from amqpcli.render.text import printable
 
-
-def _escape(m: re.Match[str]) -> str:
-    ch = m.group()
-    short = _SHORT.get(ch)
-    if short is not None:
-        return short
-    n = ord(ch)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
-
-
-def printable(value: object) -> str:
-    """`value` as one line of text with every control character escaped."""
-    s = value if isinstance(value, str) else str(value)
-    return _UNSAFE.sub(_escape, s)
+__all__ = ["literal", "printable"]
 
 
 def literal(value: object, style: str = "") -> Text:
