@@ -4,16 +4,15 @@ the help screen shows each group's title whole."""
 from __future__ import annotations
 
 import asyncio
-import io
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from amqpcli.cli.options import build_config
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.sources.serve import ServeSource
+from tests.tui.screen import screen_text
 
 
 class IdleClient(ClientSource):
@@ -55,14 +54,6 @@ def test_footer_shows_only_keys_that_work(make: Any, want: set[str]) -> None:
         assert bool(app.check_action(action, ())) == works, action
 
 
-def _screen_text(app: AmqpTui) -> str:
-    w, h = app.size
-    con = Console(width=w, height=h, file=io.StringIO(), force_terminal=True,
-                  color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
-    con.print(app.screen._compositor.render_update(full=True,
-                                                   screen_stack=app._background_screens))
-    return con.export_text(styles=False)
-
 
 def test_help_group_titles_are_whole(fake_source: Any) -> None:
     async def run() -> str:
@@ -70,7 +61,7 @@ def test_help_group_titles_are_whole(fake_source: Any) -> None:
         async with app.run_test(size=(130, 60)) as pilot:
             await pilot.press("question_mark")
             await pilot.pause()
-            return _screen_text(app)
+            return screen_text(app)
 
     text = asyncio.run(run())
     assert "Replay (--pcap)" in text

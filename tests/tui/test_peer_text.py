@@ -4,10 +4,7 @@ control characters escaped (nothing of theirs reaches the terminal as a control 
 from __future__ import annotations
 
 import asyncio
-import io
 from pathlib import Path
-
-from rich.console import Console
 
 from amqpcli.capture.tcp import C2S, S2C
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
@@ -18,6 +15,7 @@ from amqpcli.codec.types import Symbol, UByte, UInt, UShort
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
+from tests.tui.screen import screen_text
 
 CID = "[/bold]evil[red]\x1b[31mclient"
 HOST = "[/]h"
@@ -65,16 +63,6 @@ def _capture(path: Path) -> None:
         conv.close()
 
 
-def _screen_text(app: AmqpTui) -> str:
-    """What the compositor writes, without its own styling: any control character left in
-    it came from the shown strings."""
-    w, h = app.size
-    con = Console(width=w, height=h, file=io.StringIO(), force_terminal=True,
-                  color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
-    con.print(app.screen._compositor.render_update(full=True,
-                                                   screen_stack=app._background_screens))
-    return con.export_text(styles=False)
-
 
 def _assert_clean(text: str) -> None:
     bad = {ch for ch in text if (ord(ch) < 32 and ch != "\n") or 0x7f <= ord(ch) < 0xa0}
@@ -109,7 +97,7 @@ def test_peer_strings_are_shown_literally_and_escaped(tmp_path: Path) -> None:
             await pilot.pause()
             panel = app.query_one(LinkPanel)
             assert panel.conn is not None
-            text = _screen_text(app)
+            text = screen_text(app)
             _assert_clean(text)
             assert '"[/bold]evil[red]' in text and '"[/]h"' in text
             assert "[/] close [x]\\x1b]0;pwned\\x07" in text
@@ -119,7 +107,7 @@ def test_peer_strings_are_shown_literally_and_escaped(tmp_path: Path) -> None:
             await pilot.pause()
             app.pull()
             await pilot.pause()
-            text = _screen_text(app)
+            text = screen_text(app)
             _assert_clean(text)
             row = next(line for line in text.splitlines() if "odd\\nname" in line)
             assert "d:2 u:0" in row
@@ -133,11 +121,11 @@ def test_peer_strings_are_shown_literally_and_escaped(tmp_path: Path) -> None:
             app.pull()
             await pilot.pause()
             assert app.delivery_panel.detail is not None
-            _assert_clean(_screen_text(app))
+            _assert_clean(screen_text(app))
             # The frame log and the palette's link commands.
             await pilot.press("3")
             await pilot.pause()
-            _assert_clean(_screen_text(app))
+            _assert_clean(screen_text(app))
             titles = [cmd.title for cmd in app.get_system_commands(app.screen)]
             assert any("odd\\nname\\x1b" in t for t in titles)
 
@@ -155,7 +143,7 @@ def test_notices_from_peers_are_not_markup(fake_source) -> None:
             await pilot.pause()
             app.pull()
             await pilot.pause(0.2)
-            text = _screen_text(app)
+            text = screen_text(app)
             _assert_clean(text)
             notes = [n.message for n in app._notifications]
             assert "ConnectionLost: [/bold] gone\\x1b[2J" in notes
@@ -178,7 +166,7 @@ def test_control_characters_in_a_link_name_are_escaped_in_its_tree_row(fake_sour
         app = AmqpTui(OddNames())
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            text = _screen_text(app)
+            text = screen_text(app)
             _assert_clean(text)
             row = next(line for line in text.splitlines() if "odd\\nname" in line)
             assert "d:10 u:3" in row
