@@ -10,7 +10,8 @@ time)`, `handle_timer(now)`, `set_time(now)`), timers are a deadline to ask for
 
 What it answers on its own (the spec requires it, or the role implies it): protocol
 headers, SASL (both sides), an open / begin / detach / end / close from the peer,
-echo flows, drain (a sender with nothing queued gives the credit back), settling in
+echo flows, drain (a sender with nothing queued, or once the deliveries queued when the
+drain came have gone out, gives the credit left back), settling in
 receiver-settle-mode second once the sender has settled, the incoming session window
 when it runs low, heartbeats, and violations by the peer (closing the connection,
 ending the session or detaching the link with the condition the spec names).
@@ -467,23 +468,34 @@ class Endpoint:
         if link is None:
             if ev.echo:
                 self._session_flow(s)
-            self._pump(s)
+            # the window may have held back deliveries of a link being drained
+            self._pump(s, answer_drains=True)
             return
         if self.local not in link.handle:
             return
         if link.sender == self.local:
-            self._pump(s)
-            if link.drain and link.link_credit > 0 and not self._outgoing.get(link):
-                # nothing to send: use the credit up by advancing delivery-count (§2.6.7)
-                iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
-                self._send(self._flow_body(
-                    s, iw, ow, handle=link.handle[self.local], link_credit=0, drain=True,
-                    delivery_count=serial.add(link.delivery_count, link.link_credit)),
-                    channel=s.channel[self.local])
-            elif ev.echo:
+            self._pump(s, answer_drains=True)
+            self._answer_drain(s, link)
+            if ev.echo and (link.drain or not ev.drain):
+                # (unless this flow's drain was answered: that flow is the state asked for)
                 self._link_flow(link)
         elif ev.echo:
             self._link_flow(link)
+
+    def _answer_drain(self, s: Session, link: Link) -> None:
+        """A sender link being drained with credit left and nothing queued uses the credit
+        up by advancing delivery-count, and says so (Part 2 §2.6.7).
+
+        Our flow sets the link's credit to 0 and clears its drain, so a drain is answered
+        once; one whose credit the transfers used up needs no answer."""
+        if (not link.drain or link.link_credit <= 0 or self._outgoing.get(link)
+                or self.local not in link.handle):
+            return
+        iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
+        self._send(self._flow_body(
+            s, iw, ow, handle=link.handle[self.local], link_credit=0, drain=True,
+            delivery_count=serial.add(link.delivery_count, link.link_credit)),
+            channel=s.channel[self.local])
 
     def _answer_violation(self, v: Violation) -> None:
         scope, cond = v.scope, v.condition
@@ -991,8 +1003,13 @@ class Endpoint:
                 return out
         raise EngineUsageError(f"delivery {d.tag!r} is not being sent")
 
-    def _pump(self, s: Session) -> None:
-        """Frame as much of the queued deliveries as credit and windows allow."""
+    def _pump(self, s: Session, *, answer_drains: bool = False) -> None:
+        """Frame as much of the queued deliveries as credit and windows allow.
+
+        With `answer_drains` (a flow from the peer let them go), a link being drained
+        whose queue this empties gives back the credit left (`_answer_drain`). Not when
+        the caller's own send() pumps: it may have more to put on the link (a broker
+        feeding a drain) and the drain is answered once the flow has been handled."""
         conn = self.connection
         if self.local not in s.channel or self.local in s.end or self.local in conn.close:
             return
@@ -1006,6 +1023,8 @@ class Endpoint:
                 queue.popleft()
             if not queue:
                 self._outgoing.pop(link, None)
+                if answer_drains:
+                    self._answer_drain(s, link)
 
     def _send_frames(self, s: Session, link: Link, out: _Outgoing) -> bool:
         """Send what can be sent of `out`; True when it is completely sent."""

@@ -216,3 +216,106 @@ def test_session_ended_instead_of_an_attach_reply_is_a_refusal() -> None:
     assert len(refused) == 1 and refused[0].link is link and refused[0].side == "server"
     assert str(refused[0].error.condition) == "amqp:not-found"
     assert link.state == "refused"
+
+
+def _drain_answers(events: list, side: str, link: object) -> list[CreditChanged]:
+    """The flows `side` (the sender) sent on `link` that answered a drain: credit 0."""
+    return [e for e in of(events, CreditChanged)
+            if e.side == side and e.link is link and e.drain and e.link_credit == 0]
+
+
+def test_drain_held_back_by_the_session_window_is_answered_once() -> None:
+    # The receiver's incoming window takes two transfers at a time: of the five queued,
+    # the drain finds three still held back; they go out as the window reopens, and the
+    # unused credit must then be given back, once.
+    p = Pair(peer={"incoming_window": 2})
+    link, plink = p.sender(initial_delivery_count=2**32 - 3)
+    ds = [p.client.send(link, b"m%d" % i) for i in range(5)]
+    p.pump()
+    assert p.client.queued(link) == 5  # no credit yet
+    p.peer.flow(plink, 10, drain=True)
+    p.client.receive_data(p.peer.data_to_send(), p.tick())
+    assert p.client.queued(link) == 3  # the window stopped the rest
+    p.pump()
+    assert [d.delivery_id for d in ds] == [0, 1, 2, 3, 4]
+    assert plink.deliveries == 5
+    # 5 sent and 5 used up: delivery-count 2**32 - 3 + 10, wrapped
+    assert link.link_credit == 0 and link.delivery_count == 7
+    assert plink.link_credit == 0 and plink.delivery_count == 7 and not plink.drain
+    (answer,) = _drain_answers(p.peer_events, "client", plink)
+    assert answer.delivery_count == 7
+    assert len(_drain_answers(p.client_events, "client", link)) == 1  # as the sender saw it
+
+
+def test_drain_held_back_by_the_session_window_on_the_peer_side() -> None:
+    # the same with the roles swapped: the peer sends, the client's window is small
+    p = Pair(client={"incoming_window": 2})
+    link, plink = p.receiver()
+    for i in range(5):
+        p.peer.send(plink, b"m%d" % i)
+    p.client.flow(link, 8, drain=True)
+    p.pump()
+    assert link.deliveries == 5
+    assert link.link_credit == 0 and link.delivery_count == 8 and not link.drain
+    (answer,) = _drain_answers(p.client_events, "server", link)
+    assert answer.delivery_count == 8
+
+
+def test_drain_after_send_many_filled_the_window_is_answered() -> None:
+    # the batched send loop: send_many until the peer's window is full, the next message
+    # queued by send(); the drain comes while it waits for the window
+    p = Pair(client={"lean_events": True}, peer={"incoming_window": 2})
+    link, plink = p.sender(credit=10)
+    n, _ = p.client.send_many(link, [b"a", b"b", b"c"], settled=True)
+    assert n == 2
+    p.client.send(link, b"c", settled=True)
+    assert p.client.queued(link) == 1
+    p.peer.drain(plink)
+    p.pump()
+    assert plink.deliveries == 3
+    assert link.link_credit == 0 and link.delivery_count == 10 and p.client.queued(link) == 0
+    assert plink.link_credit == 0 and plink.delivery_count == 10 and not plink.drain
+    (answer,) = _drain_answers(p.peer_events, "client", plink)
+    assert answer.delivery_count == 10
+
+
+def test_drain_and_echo_held_back_by_the_window() -> None:
+    p = Pair(peer={"incoming_window": 2})
+    link, plink = p.sender()
+    for i in range(4):
+        p.client.send(link, b"m%d" % i)
+    p.peer.flow(plink, 6, drain=True, echo=True)
+    p.pump()
+    assert plink.deliveries == 4
+    assert plink.link_credit == 0 and plink.delivery_count == 6
+    # the echo is answered at once (two sent, drain still on), the drain once the rest
+    # went out
+    flows = [(e.link_credit, e.delivery_count, e.drain) for e in of(p.peer_events, CreditChanged)
+             if e.side == "client" and e.link is plink]
+    assert flows == [(4, 2, True), (0, 6, True)]
+
+
+def test_drain_and_echo_answered_by_one_flow() -> None:
+    p = Pair()
+    link, plink = p.sender()
+    for i in range(2):
+        p.client.send(link, b"m%d" % i)
+    p.peer.flow(plink, 5, drain=True, echo=True)
+    p.pump()
+    assert plink.deliveries == 2
+    flows = [(e.link_credit, e.delivery_count, e.drain) for e in of(p.peer_events, CreditChanged)
+             if e.side == "client" and e.link is plink]
+    assert flows == [(0, 5, True)]  # the drain's answer is the echo's too
+
+
+def test_drain_whose_credit_the_window_held_back_deliveries_used_up_needs_no_answer() -> None:
+    p = Pair(peer={"incoming_window": 2})
+    link, plink = p.sender()
+    for i in range(5):
+        p.client.send(link, b"m%d" % i)
+    p.peer.flow(plink, 5, drain=True)
+    p.pump()
+    assert plink.deliveries == 5 and plink.link_credit == 0 and plink.delivery_count == 5
+    # the transfers used the credit up: the receiver knows, no flow is owed
+    assert not [e for e in of(p.peer_events, CreditChanged)
+                if e.side == "client" and e.link is plink]
