@@ -260,7 +260,10 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(rc)
     except UserError as e:
         if _state["debug"]:
-            raise
+            # the traceback too, but the same exit code: scripts see no difference
+            import traceback
+
+            traceback.print_exc()
         print(f"amqp: error: {e}", file=sys.stderr)
         sys.exit(int(e.code))
     except KeyboardInterrupt:
@@ -272,10 +275,11 @@ def main(argv: list[str] | None = None) -> None:
         _quiet_stdout()
         sys.exit(0)
     except StdoutWriteError as e:
-        if _state["debug"]:
-            _quiet_stdout()
-            raise
         _quiet_stdout()
+        if _state["debug"]:
+            import traceback
+
+            traceback.print_exc()
         print(f"amqp: error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
         sys.exit(int(Exit.USAGE))
     except SystemExit as e:

@@ -81,6 +81,9 @@ def test_debug_after_the_command() -> None:
                  ("--debug", "send", url, "x")):
         r = _amqp(*args)
         assert "Traceback" in r.stderr and "No such option" not in r.stderr, r.stderr
+        # --debug adds the traceback; the exit code scripts act on stays the error's
+        assert r.returncode == 3, r.stderr
+        assert r.stderr.rstrip().splitlines()[-1] == plain.stderr.rstrip().splitlines()[-1]
 
 
 def test_debug_after_decode_input() -> None:
