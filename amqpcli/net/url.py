@@ -77,13 +77,16 @@ def _q(s: str, safe: str = "") -> str:
 def parse_url(url: str) -> Endpoint:
     """Parse an ``amqp://`` or ``amqps://`` URL; a bare ``host[:port][/addr]`` means amqp."""
     text = url.strip()
+    if _SCHEME_ONE_SLASH.match(text):
+        raise UserError(f"bad URL {_redact(url)!r}: write the scheme as amqp:// or amqps://",
+                        Exit.USAGE)
     if "://" not in text:
         text = "amqp://" + text
     try:
         parts = urlsplit(text)
         port = parts.port
     except ValueError as e:
-        raise UserError(f"bad URL {_redact(url)!r}: {e}", Exit.USAGE) from None
+        raise UserError(f"bad URL {_redact(url)!r}: {_why(text, e)}", Exit.USAGE) from None
     scheme = parts.scheme.lower()
     if scheme not in _SCHEMES:
         raise UserError(
@@ -96,8 +99,13 @@ def parse_url(url: str) -> Endpoint:
             "or use --address",
             Exit.USAGE,
         )
+    hostport = parts.netloc.rpartition("@")[2]
+    if not _HOSTPORT.fullmatch(hostport):
+        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (host, host:port,"
+                        " [IPv6] or [IPv6]:port)", Exit.USAGE)
     tls = _SCHEMES[scheme]
-    host = parts.hostname or "127.0.0.1"
+    # an IPv6 zone (fe80::1%25eth0) is percent-encoded in a URL (RFC 6874)
+    host = _decode(parts.hostname, url, "host") if parts.hostname else "127.0.0.1"
     path = parts.path
     address = _decode(path[1:], url, "address") if len(path) > 1 else None
     return Endpoint(
@@ -108,6 +116,34 @@ def parse_url(url: str) -> Endpoint:
         password=_decode(parts.password, url, "password") if parts.password is not None else None,
         address=address,
     )
+
+
+_SCHEME_ONE_SLASH = re.compile(r"amqps?:/(?!/)", re.IGNORECASE)
+# what may follow the credentials: a name or IPv4 address, or a bracketed IPv6 address
+# (with a percent-encoded zone), then an optional port
+_HOSTPORT = re.compile(r"(?:[^\[\]:@/]*|\[[0-9A-Fa-f:.]+(?:%25[^\]]+)?\])(?::[0-9]*)?")
+
+
+def _why(text: str, e: ValueError) -> str:
+    """What is wrong with a URL urlsplit refused: a user or password holding an unencoded
+    '/', '?' or '#' ends the authority early (urlsplit then reads the password as the
+    port); say so rather than urlsplit's words, which quote the password's first part."""
+    rest = text.partition("://")[2]
+    if _cut_credentials(rest) is not None:
+        return ("the user or password holds an unencoded '/', '?' or '#': percent-encode it"
+                " (%2F, %3F, %23)")
+    return str(e)
+
+
+def _cut_credentials(rest: str) -> int | None:
+    """Where the credentials end (the '@') in a URL's `rest` (after ``://``) whose user or
+    password holds an unencoded '/', '?' or '#': the authority before the first of those
+    has no '@' but a ':', and an '@' comes later. None otherwise."""
+    end = _authority_end(rest)
+    if "@" in rest[:end] or ":" not in rest[:end]:
+        return None
+    at = rest.rfind("@")
+    return at if at > end else None
 
 
 _PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -135,11 +171,14 @@ def _decode(text: str, url: str, what: str) -> str:
 
 
 def _redact(url: str) -> str:
-    """The URL as given, with any password replaced by ``***`` (for error messages)."""
+    """The URL as given, with any password replaced by ``***`` (for error messages); a
+    password holding an unencoded '/', '?' or '#' is masked up to the URL's last '@'."""
     head, sep, rest = url.partition("://")
     if not sep:
         head, rest = "", url
     at = rest.rfind("@", 0, _authority_end(rest))
+    if at < 0:
+        at = _cut_credentials(rest) or -1
     if at < 0:
         return url
     cred = rest[:at]
@@ -149,8 +188,10 @@ def _redact(url: str) -> str:
 
 
 def _authority_end(rest: str) -> int:
-    slash = rest.find("/")
-    return len(rest) if slash < 0 else slash
+    """Where the authority of a URL's `rest` (after ``://``) ends: its first '/', '?' or
+    '#'."""
+    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+    return min(ends) if ends else len(rest)
 
 
 def read_password_file(path: str | os.PathLike[str]) -> str:
