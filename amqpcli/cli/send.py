@@ -346,18 +346,32 @@ def send(
     if not conn.endpoint.address:
         raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
 
+    props = {
+        "message_id": message_id, "user_id": user_id, "to": to, "subject": subject,
+        "reply_to": reply_to, "correlation_id": correlation_id, "content_type": content_type,
+        "content_encoding": content_encoding, "absolute_expiry_time": absolute_expiry_time,
+        "creation_time": creation_time, "group_id": group_id, "group_sequence": group_sequence,
+        "reply_to_group_id": reply_to_group_id,
+    }
     if from_file is not None:
         if body is not None or file is not None or lines:
             raise UserError("--from replays whole messages: no BODY, --file or --lines with it", Exit.USAGE)
+        # the replayed messages are sent as recorded: an option that would change them
+        # is refused rather than silently left out
+        given = [f"--{k.replace('_', '-')}" for k, v in props.items() if v is not None] + [
+            name for name, v in (
+                ("--body-type", body_type != "data"), ("--json-body", json_body),
+                ("--property", properties), ("--annotation", annotations),
+                ("--delivery-annotation", delivery_annotations), ("--footer", footer),
+                ("--durable/--no-durable", durable is not None), ("--priority", priority is not None),
+                ("--ttl", ttl is not None),
+                ("--first-acquirer/--no-first-acquirer", first_acquirer is not None),
+            ) if v]
+        if given:
+            raise UserError(f"--from sends the messages as recorded: {', '.join(given)} would "
+                            "not apply (edit the file, e.g. with jq)", Exit.USAGE)
         messages: Iterator[OutgoingMessage] = replay_source(from_file, count)
     else:
-        props = {
-            "message_id": message_id, "user_id": user_id, "to": to, "subject": subject,
-            "reply_to": reply_to, "correlation_id": correlation_id, "content_type": content_type,
-            "content_encoding": content_encoding, "absolute_expiry_time": absolute_expiry_time,
-            "creation_time": creation_time, "group_id": group_id, "group_sequence": group_sequence,
-            "reply_to_group_id": reply_to_group_id,
-        }
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
             annotations or [], delivery_annotations or [], footer or [],

@@ -140,3 +140,26 @@ def test_input_with_nothing_in_it_is_a_usage_error(serve: ServePeers, tmp_path: 
     empty.write_bytes(b"")
     r = amqp("send", serve("-q") + "/e", *[str(empty) if a == "EMPTY" else a for a in args])
     _one_line_error(r, 2, "nothing to send")
+
+
+@pytest.mark.parametrize("opts", [
+    ["--message-id", "X"], ["--property", "a=b"], ["--annotation", "x-y=z"], ["--durable"],
+    ["--no-durable"],
+    ["--priority", "7"], ["--ttl", "5"], ["--to", "elsewhere"], ["--body-type", "value"],
+    ["--footer", "k=v"],
+])
+def test_message_options_with_from_are_usage_errors(serve: ServePeers, tmp_path: object,
+                                                    opts: list[str]) -> None:
+    # --from sends recorded messages as they are: an option that would change them was
+    # accepted and left out, exit 0
+    from pathlib import Path
+
+    url = serve("-q") + "/fo"
+    assert amqp("send", url, "m").returncode == 0
+    path = Path(str(tmp_path)) / "one.jsonl"
+    path.write_text(amqp("recv", url, "-c", "1", "--json").stdout)
+    r = amqp("send", url, "--from", str(path), *opts)
+    _one_line_error(r, 2, "--from sends the messages as recorded")
+    assert opts[0] in r.stderr
+    got = amqp("recv", url, "--drain", "--json", "-q")
+    assert json_lines(got.stdout) == [], got.stdout  # nothing was sent
