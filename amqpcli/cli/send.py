@@ -13,6 +13,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
+    TYPE_NAMES,
     check_positive,
     check_seconds,
     check_text,
@@ -58,7 +59,16 @@ def _property_value(name: str, text: str) -> Any:
     kind = _PROPERTY_TYPES[name]
     what = "--" + name.replace("_", "-")
     if kind == "id":
-        # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…)
+        # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…);
+        # ulong:{n} and uuid:{uuid} are typed ids made for each message
+        from amqpcli.net.outgoing import Numbered
+
+        if text in ("ulong:{n}", "uuid:{uuid}"):
+            return Numbered(text.partition(":")[0])
+        head = text.partition(":")[0].lower()
+        if ("{n}" in text or "{uuid}" in text) and head in TYPE_NAMES and head not in ("string", "str"):
+            raise UserError(f"{what} {text!r}: {{n}} and {{uuid}} make string ids; the typed "
+                            "forms are exactly ulong:{n} and uuid:{uuid}", Exit.USAGE)
         return parse_value(text, what)
     if kind == "binary":
         return text.encode("utf-8")
@@ -292,7 +302,7 @@ def send(
     body_type: str = typer.Option("data", "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)}. 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md).", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay messages from FILE as written by 'amqp recv --json' ('-': stdin).", rich_help_panel=_MSG),
-    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary.", rich_help_panel=_MSG),
+    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary (ulong:{n}, uuid:{uuid}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
     to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),

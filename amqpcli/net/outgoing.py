@@ -3,7 +3,8 @@
 `MessageTemplate.encode(n, body)` gives the bytes of message number `n` (1-based): header,
 annotations, properties, application-properties, body sections, footer, each encoded by
 the codec. ``{n}`` in a string property (message-id, subject, …) becomes the number;
-``{uuid}`` a fresh UUID. Bodies are `bytes` (a `data` section), any AMQP value (an
+``{uuid}`` a fresh UUID; a `Numbered` property is a typed id made per message (ulong n, a
+fresh uuid). Bodies are `bytes` (a `data` section), any AMQP value (an
 `amqp-value` section) or a list (an `amqp-sequence` section), as `body_type` says.
 """
 
@@ -19,7 +20,7 @@ from amqpcli.codec.encode import encode
 from amqpcli.codec.sections import BODY_TYPES
 from amqpcli.codec.types import Symbol
 
-__all__ = ["BODY_TYPES", "MessageTemplate", "OutgoingMessage", "read_bodies"]
+__all__ = ["BODY_TYPES", "MessageTemplate", "Numbered", "OutgoingMessage", "read_bodies"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -37,7 +38,26 @@ class OutgoingMessage:
 _NO_BODY = object()  # no body encoded yet
 
 
+@dataclass(frozen=True, slots=True)
+class Numbered:
+    """A typed message-id or correlation-id made for each message: ``ulong`` (the message's
+    number) or ``uuid`` (a fresh one)."""
+
+    kind: str
+
+    def value(self, n: int) -> Any:
+        from amqpcli.codec.types import ULong
+
+        return ULong(n) if self.kind == "ulong" else uuid.uuid4()
+
+
+def _per_message(value: Any) -> bool:
+    return (isinstance(value, str) and "{" in value) or isinstance(value, Numbered)
+
+
 def _expand(value: Any, n: int) -> Any:
+    if value.__class__ is Numbered:
+        return value.value(n)
     if isinstance(value, str) and "{" in value:
         text = value.replace("{n}", str(n))
         if "{uuid}" in text:
@@ -64,7 +84,7 @@ class MessageTemplate:
         bad = set(self.properties) - set(PROPERTY_FIELDS) or set(self.header) - set(HEADER_FIELDS)
         if bad:
             raise ValueError(f"unknown field(s): {', '.join(sorted(bad))}")
-        self._templated = any(isinstance(v, str) and "{" in v for v in self.properties.values())
+        self._templated = any(_per_message(v) for v in self.properties.values())
         self._prefix: bytes | None = None
         self._suffix: bytes | None = None
         # The same body object again (--count): same bytes. A sentinel, not None: None

@@ -63,3 +63,37 @@ def test_constant_parts_are_reused_but_bodies_are_not_confused() -> None:
 def test_read_bodies() -> None:
     assert list(read_bodies(io.BytesIO(b"a\nb\r\n\nc"), True)) == [b"a", b"b", b"", b"c"]
     assert list(read_bodies(io.BytesIO(b"a\nb\n"), False)) == [b"a\nb\n"]
+
+
+def test_typed_ids_made_per_message() -> None:
+    # ulong:{n} and uuid:{uuid} were refused ('bad uuid value'): no way to a fresh typed id
+    import uuid
+
+    from amqpcli.cli.send import build_template
+    from amqpcli.codec.types import ULong
+
+    t = build_template("data", {"message_id": "uuid:{uuid}", "correlation_id": "ulong:{n}"},
+                       None, None, None, None, [], [], [], [])
+    got = [Message.decode(t.encode(n, b"x").payload).properties for n in (1, 2)]
+    assert all(isinstance(p.message_id, uuid.UUID) for p in got)
+    assert got[0].message_id != got[1].message_id
+    assert [p.correlation_id for p in got] == [1, 2]
+    assert all(isinstance(p.correlation_id, ULong) for p in got)
+    assert t.encode(3, b"x").message_id != t.encode(3, b"x").message_id  # fresh each time
+
+
+@pytest.mark.parametrize("text", ["binary:{n}", "uint:{n}", "uuid:{n}", "ulong:x{n}"])
+def test_other_typed_templates_are_usage_errors(text: str) -> None:
+    from amqpcli.cli.send import build_template
+    from amqpcli.errors import Exit, UserError
+
+    with pytest.raises(UserError) as e:
+        build_template("data", {"message_id": text}, None, None, None, None, [], [], [], [])
+    assert e.value.code == Exit.USAGE and "ulong:{n} and uuid:{uuid}" in str(e.value)
+
+
+def test_a_string_id_with_a_colon_still_takes_n() -> None:
+    from amqpcli.cli.send import build_template
+
+    t = build_template("data", {"message_id": "order:{n}"}, None, None, None, None, [], [], [], [])
+    assert Message.decode(t.encode(7, b"x").payload).properties.message_id == "order:7"
