@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -32,6 +32,8 @@ from amqpcli.tui.widgets.replaybar import ReplayBar
 from amqpcli.tui.widgets.safe import printable
 from amqpcli.tui.widgets.tree import ConnectionTree
 
+WIDE = 110  # columns from which the tree and the tabs sit side by side
+
 
 def default_formatter() -> Formatter:
     from amqpcli.tui.adapter import frame_line
@@ -43,6 +45,8 @@ class AmqpTui(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "amqp tui"
     BINDINGS = keys.bindings()
+    # The screen's class by its width: below WIDE columns the tree goes above the tabs.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (WIDE, "-wide")]  # noqa: RUF012 - as Textual declares it
 
     def __init__(
         self,
@@ -112,6 +116,8 @@ class AmqpTui(App[None]):
         self.log_view = self.query_one(FrameLog)
         self.tabs = self.query_one(TabbedContent)
         self.filter_input = self.query_one("#filter", Input)
+        self.footer = self.query_one(Footer)
+        self.footer.compact = self.size.width < WIDE
         bars = self.query(ReplayBar)
         self.replay_bar = bars.first() if bars else None
         self.log_view.attach(self.source.frames)
@@ -126,6 +132,11 @@ class AmqpTui(App[None]):
 
     def on_unmount(self) -> None:
         self.source.stop()
+
+    def on_resize(self, event: events.Resize) -> None:
+        footer = getattr(self, "footer", None)
+        if footer is not None:
+            footer.compact = event.size.width < WIDE  # less room between the keys
 
     # -- the steady refresh -----------------------------------------------------------------
 
@@ -212,6 +223,12 @@ class AmqpTui(App[None]):
 
     def action_tab(self, tab: str) -> None:
         self.tabs.active = tab
+
+    def action_toggle_tree(self) -> None:
+        tree = self.conn_tree
+        tree.display = not tree.display
+        if not tree.display and tree.has_focus:
+            self.screen.focus_next()
 
     def action_filter(self) -> None:
         self.tabs.active = "frames"

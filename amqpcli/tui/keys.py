@@ -18,6 +18,8 @@ KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("1", "tab('link')", "Link", "link tab: termini, flow, unsettled maps", "everywhere", False),
     ("2", "tab('delivery')", "Delivery", "delivery tab: timeline and message", "everywhere", False),
     ("3", "tab('frames')", "Frames", "frame log", "everywhere", False),
+    ("t", "toggle_tree", "Tree", "hide / show the connection tree (more room for the tabs)",
+     "everywhere", False),
     ("slash", "filter", "Filter", "filter the frame log (word -word side: ch: conn:)", "everywhere", True),
     ("f", "freeze", "Freeze", "freeze / follow the frame log (frames keep arriving)", "everywhere", True),
     ("x", "raw", "Raw", "delivery: decoded message / hex bytes", "everywhere", False),

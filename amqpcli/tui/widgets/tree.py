@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
@@ -20,44 +21,83 @@ def _rate(r: float) -> str:
     return f"{r:.0f}/s"
 
 
-NAME_WIDTH = 22
+NAME_WIDTH = 22  # a link name's room before the tree knows its width
+MIN_NAME = 8  # never less than this for a link name: its ends still tell it apart
+
+
+def _head(s: str, cells: int) -> str:
+    out, used = [], 0
+    for ch in s:
+        w = cell_len(ch)
+        if used + w > cells:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out)
 
 
 def short(name: str, width: int = NAME_WIDTH) -> str:
-    """Long link names (often a UUID and an address) cut in the middle: both ends tell."""
-    if len(name) <= width:
+    """Long link names (often a UUID and an address) cut in the middle: both ends tell.
+    The result takes at most `width` cells."""
+    width = max(width, 1)
+    if cell_len(name) <= width:
         return name
     head = width // 3
-    return name[:head] + "…" + name[len(name) - (width - head - 1) :]
+    tail = _head(name[::-1], width - head - 1)[::-1]
+    return _head(name, head) + "…" + tail
 
 
-def link_label(row: LinkRow) -> Text:
-    t = Text()
-    if row.warnings:
-        t.append(f"{WARN} ", style="bold yellow")
+def fit(text: Text, width: int | None) -> Text:
+    """`text` cut to `width` cells with "…" at the end (None: the width is not known yet)."""
+    if width is None or text.cell_len <= width:
+        return text
+    text.truncate(max(width, 1), overflow="ellipsis")
+    return text
+
+
+def link_label(row: LinkRow, width: int | None = None) -> Text:
+    """The link's row. With a `width`, the name is cut in the middle to leave room for the
+    counters; when that would leave the name fewer cells than it needs (`NAME_WIDTH` at
+    most), the rate goes first, then the deliveries and credit (the unsettled count stays)."""
+    head = f"{WARN} " if row.warnings else ""
     arrow = "→" if row.role == "sender" else "←"
-    t.append(f"{arrow} {short(printable(row.name))}", style="bold" if row.ours else "")
+    name = printable(row.name)
     credit = "-" if row.credit is None else str(row.credit)
-    t.append(f"  d:{row.deliveries} u:{row.unsettled} c:{credit} {_rate(row.rate)}", style="dim")
-    return t
+    tails = [f"  d:{row.deliveries} u:{row.unsettled} c:{credit} {_rate(row.rate)}",
+             f"  d:{row.deliveries} u:{row.unsettled} c:{credit}",
+             f"  u:{row.unsettled}"]
+    tail, room = tails[0], NAME_WIDTH
+    if width is not None:
+        want = min(cell_len(name), NAME_WIDTH)
+        for tail in tails:
+            room = width - cell_len(head) - 2 - len(tail)
+            if room >= want:
+                break
+        room = max(MIN_NAME, room)
+    t = Text()
+    if head:
+        t.append(head, style="bold yellow")
+    t.append(f"{arrow} {short(name, room)}", style="bold" if row.ours else "")
+    t.append(tail, style="dim")
+    return fit(t, width)
 
 
-def session_label(row: SessionRow) -> Text:
+def session_label(row: SessionRow, width: int | None = None) -> Text:
     t = Text()
     if row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
     t.append(printable(row.label))
-    return t
+    return fit(t, width)
 
 
-def conn_label(row: ConnRow) -> Text:
+def conn_label(row: ConnRow, width: int | None = None) -> Text:
     t = Text()
     if row.violations:
         t.append(f"✖{len(row.violations)} ", style="bold red")
     elif row.warnings:
         t.append(f"{WARN} ", style="bold yellow")
     t.append(printable(row.label), style="bold")
-    return t
+    return fit(t, width)
 
 
 class ConnectionTree(Tree[str]):
@@ -77,17 +117,26 @@ class ConnectionTree(Tree[str]):
     def link_keys(self) -> list[str]:
         return [lk.key for c in self.conn_rows for s in c.sessions for lk in s.links]
 
+    def _room(self, depth: int, expandable: bool) -> int | None:
+        """Cells left for a label at `depth` (0: a connection) after the guides and the
+        expand icon, a column kept for the scrollbar; None before the first layout."""
+        width = self.size.width
+        if width <= 0:
+            return None
+        return max(1, width - 1 - depth * self.guide_depth - (2 if expandable else 0))
+
     def update_rows(self, rows: list[ConnRow]) -> None:
         self.conn_rows = rows
         seen: set[str] = set()
+        conn_room, session_room, link_room = self._room(0, True), self._room(1, True), self._room(2, False)
         for c in rows:
-            cn = self._node(self.root, c.key, "conn", conn_label(c))
+            cn = self._node(self.root, c.key, "conn", conn_label(c, conn_room))
             seen.add(c.key)
             for s in c.sessions:
-                sn = self._node(cn, s.key, "session", session_label(s))
+                sn = self._node(cn, s.key, "session", session_label(s, session_room))
                 seen.add(s.key)
                 for lk in s.links:
-                    self._node(sn, lk.key, "link", link_label(lk), leaf=True)
+                    self._node(sn, lk.key, "link", link_label(lk, link_room), leaf=True)
                     seen.add(lk.key)
         for key in [k for k in self._by_key if k not in seen]:
             node = self._by_key.pop(key)
@@ -112,6 +161,10 @@ class ConnectionTree(Tree[str]):
             node.set_label(label)
         self._labels[key] = plain
         return node
+
+    def on_resize(self) -> None:
+        # Labels are cut to the pane's width: cut them again for the new one.
+        self.update_rows(self.conn_rows)
 
     def kind_of(self, key: str | None) -> str | None:
         return None if key is None else self._kind.get(key)
