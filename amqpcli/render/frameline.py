@@ -15,7 +15,7 @@ from amqpcli.codec.composites import Accepted, Released, SaslInit, SaslResponse
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import redact
-from amqpcli.render.text import format_binary, format_field, format_value
+from amqpcli.render.text import format_binary, format_field, format_value, printable
 from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type
 
 __all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
@@ -151,7 +151,7 @@ def _terminus(v: Any) -> str:
             bits.append("dynamic")
         mode = getattr(v, "distribution_mode", None)
         if mode is not None:
-            bits.append(str(mode))
+            bits.append(printable(mode))
         return "(" + " ".join(bits) + ")" if len(bits) > 1 else bits[0]
     return format_value(v)
 
@@ -180,8 +180,8 @@ def _error(v: Any) -> str:
     if isinstance(v, Composite) and v.NAME == "error":
         cond = v.condition  # type: ignore[attr-defined]
         desc = v.description  # type: ignore[attr-defined]
-        text = str(cond) if cond is not None else "?"
-        return f'{text} "{desc}"' if desc else text
+        text = printable(cond) if cond is not None else "?"
+        return f'{text} "{printable(desc)}"' if desc else text
     return format_value(v)
 
 
@@ -271,7 +271,7 @@ def _fields(body: Composite, parts: list[str]) -> None:
             if vt in ints:
                 parts.append(label + str(int(v)))
             elif vt in syms:
-                parts.append(label + str(v))
+                parts.append(label + printable(v))
             else:
                 parts.append(label + format_field(spec_type, v))
         elif kind == _K_FLAG:
@@ -304,7 +304,7 @@ def _drawer(cls: type) -> Any:
     env: dict[str, Any] = {"_binary": _binary, "format_field": format_field,
                            "format_value": format_value, "_terminus": _terminus,
                            "_state": _state, "_error": _error, "_int": int.__repr__,
-                           "_BYTES": (bytes, bytearray)}
+                           "_BYTES": (bytes, bytearray), "printable": printable}
     name = cls.NAME  # type: ignore[attr-defined]
     lines = ["def draw(body, chan):", f"    parts = [chan, {name.ljust(_NAME_WIDTH)!r}]"]
     if name not in KEY_FIELDS:
@@ -346,7 +346,7 @@ def _drawer(cls: type) -> Any:
             lines.append(f"{ind}if vt in I{i}:")
             lines.append(f"{ind}    a(L{i} + _int(v))")
             lines.append(f"{ind}elif vt in S{i}:")
-            lines.append(f"{ind}    a(L{i} + str(v))")
+            lines.append(f"{ind}    a(L{i} + printable(v))")
             lines.append(f"{ind}else:")
             lines.append(f"{ind}    a(L{i} + format_field(T{i}, v))")
         elif kind == _K_FLAG:

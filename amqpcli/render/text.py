@@ -49,7 +49,7 @@ def printable(value: object) -> str:
     """Peer-controlled text (a link name, an error description) as one harmless line:
     every control character escaped (`\\n`, `\\x1b`, `\\u202e`)."""
     s = value if isinstance(value, str) else str(value)
-    return _UNSAFE.sub(_escape_char, s)
+    return s if s.isprintable() else _UNSAFE.sub(_escape_char, s)
 _ESCAPES = {0: "\\x00", 0x22: '\\"', 0x5C: "\\\\"}
 
 
@@ -77,9 +77,10 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
     if t == "boolean":
         return ("true" if value else "false"), None
     if t == "string":
-        return json.dumps(value, ensure_ascii=False), None
+        # (JSON escapes the C0 controls; C1 controls and bidi overrides are left to printable)
+        return printable(json.dumps(value, ensure_ascii=False)), None
     if t == "symbol":
-        return str(value), "symbol"
+        return printable(value), "symbol"
     if t in INTEGER_TYPES:
         return str(int(value)), t
     if t in ("float", "double"):

@@ -27,3 +27,52 @@ def test_delivery_lines_escape_link_names_and_error_descriptions() -> None:
     line = delivery_line(rec)
     assert "\x1b" not in line and "\n" not in line and "\x07" not in line
     assert "odd\\nname\\x1b" in line and "bad\\x1b]0;t\\x07" in line
+
+
+_UNSAFE = ("\x1b", "\x07", "\x9b", "\u202e")
+
+
+def _harmless(text: str) -> None:
+    assert not any(ch in text for ch in _UNSAFE), repr(text)
+
+
+def test_symbols_and_strings_in_messages_are_escaped() -> None:
+    # symbols were printed raw (an annotation key could retitle the terminal) and strings
+    # kept C1 controls and bidi overrides (JSON escapes only C0)
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.message import Message
+    from amqpcli.codec.types import Symbol
+    from amqpcli.render.message import message_tree
+    from amqpcli.render.text import plain_lines
+
+    m = Message(
+        properties=c.Properties(content_type=Symbol("a\x1bb"), subject="s\x9bx\u202e"),
+        message_annotations=c.MessageAnnotations({Symbol("x-\x1b]0;PWN\x07"): Symbol("v\x1b")}),
+        body=[c.AmqpValue(Symbol("a\x1bb"))],
+    )
+    text = "\n".join(plain_lines(message_tree(Message.decode(m.encode()))))
+    _harmless(text)
+    assert "x-\\x1b]0;PWN\\x07" in text and "a\\x1bb" in text and "s\\x9bx\\u202e" in text
+
+
+def test_frame_lines_escape_symbols_conditions_and_descriptions() -> None:
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import Frame
+    from amqpcli.codec.types import Symbol, UInt
+    from amqpcli.render.frameline import frame_line
+
+    def line(body: object, kind: int = 0) -> str:
+        return frame_line(Frame(0, 0, 2, kind, 0, b"", body, b""))  # type: ignore[arg-type]
+
+    err = c.Error(condition=Symbol("amqp:\x1b[31mx"), description="d\x1b]0;PWN\x07\u202e")
+    lines = [
+        line(c.Close(error=err)),
+        line(c.Disposition(role=True, first=UInt(0), state=c.Rejected(error=err))),
+        line(c.SaslMechanisms(sasl_server_mechanisms=[Symbol("PL\x1bAIN")]), 1),
+        line(c.Attach(name="n\x9b2J", handle=UInt(0), role=False,
+                      source=c.Source(address="a\u202e", distribution_mode=Symbol("co\x1bpy")))),
+    ]
+    for text in lines:
+        _harmless(text)
+    assert 'amqp:\\x1b[31mx "d\\x1b]0;PWN\\x07\\u202e"' in lines[0]
+    assert "co\\x1bpy" in lines[3] and "n\\x9b2J" in lines[3]
