@@ -51,11 +51,10 @@ class Sink:
                 self.stream = open(out, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
             except OSError as e:
                 raise UserError(f"cannot write {out!r}: {e.strerror}", Exit.USAGE) from None
-        if self.fsync:
-            # fsync only means something for a regular file (not /dev/stdout or a pipe).
-            import stat
-
-            self.fsync = stat.S_ISREG(os.fstat(self.stream.fileno()).st_mode)
+        # A regular file (--out, or stdout redirected to one): fsync means something there,
+        # and a message cut part way by a failed write can be cut off again.
+        self.regular = _regular(self.stream)
+        self.fsync = self.fsync and self.regular
         self.pretty = not json_lines and self.stream.isatty()
         # Where lines are written with os.write (None: through the text stream).
         self.fd: int | None = None if self.pretty else _fileno(self.stream)
@@ -77,8 +76,11 @@ class Sink:
         data = lines[0] if len(lines) == 1 else b"".join(lines)
         fd = self.fd
         done = 0
+        start = None
         try:
             self.stream.flush()  # anything written through the stream goes out first
+            if self.regular:  # where this run starts, to cut off a part line
+                start = os.lseek(fd, 0, os.SEEK_CUR)
             size = len(data)
             view = memoryview(data)
             while done < size:
@@ -86,12 +88,18 @@ class Sink:
             if self.fsync:
                 os.fsync(fd)
         except OSError as e:
-            written = 0
+            written = whole = 0
             for line in lines:  # the lines wholly among the bytes written
-                done -= len(line)
-                if done < 0:
+                if done - whole < len(line):
                     break
+                whole += len(line)
                 written += 1
+            if start is not None and done > whole:
+                # a message cut part way would leave a line no reader (or --from) takes
+                try:
+                    os.ftruncate(fd, start + whole)
+                except OSError:
+                    pass
             if written and self.fsync:
                 try:
                     os.fsync(fd)
@@ -154,6 +162,16 @@ class Sink:
                 self.stream.close()
             except OSError:
                 pass
+
+
+def _regular(stream: TextIO) -> bool:
+    import stat
+
+    fd = _fileno(stream)
+    try:
+        return fd is not None and stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def _fileno(stream: TextIO) -> int | None:
