@@ -28,10 +28,11 @@ def _limited() -> None:
 def _recv(url: str, out: Path, to_stdout: bool) -> subprocess.CompletedProcess[str]:
     args = [sys.executable, "-m", "amqpcli", "recv", url, "--json", "--timeout", "3"]
     if not to_stdout:
-        return subprocess.run([*args, "--out", str(out)], capture_output=True, text=True,
+        return subprocess.run([*args, "--out", str(out)], check=False, capture_output=True,
+                              text=True,
                               env=cli_env(), preexec_fn=_limited, timeout=120)
     with out.open("w") as f:
-        return subprocess.run(args, stdout=f, stderr=subprocess.PIPE, text=True,
+        return subprocess.run(args, check=False, stdout=f, stderr=subprocess.PIPE, text=True,
                               env=cli_env(), preexec_fn=_limited, timeout=120)
 
 
