@@ -29,3 +29,20 @@ class UserError(Exception):
     def __init__(self, message: str, code: Exit = Exit.USAGE) -> None:
         super().__init__(message)
         self.code = code
+
+
+def listen_error(host: str, port: int, e: OSError) -> UserError:
+    """The one-line error for a listening socket that could not be opened (serve, proxy,
+    the TUI's server): the reason alone, not asyncio's text that repeats the address, and
+    a name that does not resolve said as such (its errno is no system error)."""
+    import os
+    import socket
+
+    if isinstance(e, socket.gaierror):
+        reason = f"cannot resolve {host!r} ({(e.strerror or str(e)).lower()})"
+    elif e.errno:
+        reason = os.strerror(e.errno).lower()
+    else:
+        reason = (e.strerror or str(e)).lower()
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return UserError(f"cannot listen on {where}: {reason}", Exit.CONNECTION)

@@ -39,9 +39,21 @@ def upstream_config(
     application does its own SASL through the proxy)."""
     if "://" not in url:
         raise UserError(f"bad broker URL {url!r}: use amqp://host:port or amqps://host:port", Exit.USAGE)
-    return build_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
-                        insecure=insecure, server_name=server_name,
-                        connect_timeout=connect_timeout)
+    cfg = build_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
+                       insecure=insecure, server_name=server_name,
+                       connect_timeout=connect_timeout)
+    from amqpcli.net.url import parse_url
+
+    ep = parse_url(url)  # the URL as written (not AMQP_PASSWORD)
+    unused = [what for what, v in (("user", ep.user), ("password", ep.password),
+                                   ("address", ep.address)) if v is not None]
+    if unused:
+        # each client brings its own SASL and addresses through the proxy: these would
+        # be ignored without a word
+        raise UserError(f"bad broker URL {ep.url()!r}: the proxy forwards each client's own "
+                        f"connection, so its {', '.join(unused)} would not be used; give "
+                        "amqp://host:port or amqps://host:port", Exit.USAGE)
+    return cfg
 
 
 class LinePrinter:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -12,7 +11,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import check_seconds
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, listen_error
 
 if TYPE_CHECKING:
     from amqpcli.peer import Server
@@ -114,9 +113,7 @@ async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
     try:
         host, port = await server.start()
     except OSError as e:
-        reason = os.strerror(e.errno) if e.errno else str(e)  # asyncio's text repeats the address
-        raise UserError(f"cannot listen on {server.listen[0]}:{server.listen[1]}: "
-                        f"{reason.lower()}", Exit.CONNECTION) from None
+        raise listen_error(server.listen[0], server.listen[1], e) from None
     hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     faults = f"; faults: {' '.join(active)}" if active else ""
     _log(f"listening on {hp} ({sasl_text}{faults})")

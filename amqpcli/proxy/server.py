@@ -30,7 +30,7 @@ from typing import Any
 
 from amqpcli.engine.events import Event
 from amqpcli.engine.observer import Observer
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, listen_error
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
 
@@ -135,8 +135,7 @@ class Proxy:
         try:
             self._server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
         except OSError as e:
-            reason = (e.strerror or str(e)).lower()
-            raise UserError(f"cannot listen on {host}:{port}: {reason}", Exit.USAGE) from None
+            raise listen_error(host, port, e) from None
         sock = self._server.sockets[0]
         addr = sock.getsockname()
         self.bound = (addr[0], addr[1])

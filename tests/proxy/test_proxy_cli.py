@@ -122,3 +122,40 @@ def test_listen_refusals(capsys: pytest.CaptureFixture[str], args: list[str], me
         main(["proxy", *args])
     assert e.value.code == 2
     assert capsys.readouterr().err.startswith(f"amqp: error: {message}")
+
+
+@pytest.mark.parametrize(("url", "unused"), [
+    ("amqp://u:Secret-77@127.0.0.1:5672", "user, password"),
+    ("amqp://127.0.0.1:5672//queue/x", "address"),
+    ("amqps://u@127.0.0.1:5671/q", "user, address"),
+])
+def test_broker_url_parts_the_proxy_cannot_use_are_refused(
+        capsys: pytest.CaptureFixture[str], url: str, unused: str) -> None:
+    # they were accepted and ignored without a word
+    from amqpcli.cli.app import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["proxy", "127.0.0.1:0", url])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"so its {unused} would not be used" in err, err
+    assert "Secret-77" not in err
+
+
+@pytest.mark.parametrize("listen", ["busy", "nosuch.invalid:5"])
+def test_listen_failures_are_connection_errors_in_one_line(listen: str) -> None:
+    # the proxy exited 2 with asyncio's text (the address twice); serve exits 3
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        if listen == "busy":
+            listen = f"127.0.0.1:{taken.getsockname()[1]}"
+        for cmd in (["proxy", listen, "amqp://127.0.0.1:1"], ["serve", "--listen", listen]):
+            proc = subprocess.run([sys.executable, "-m", "amqpcli", *cmd], capture_output=True,
+                                  text=True, timeout=60, check=False)
+            lines = proc.stderr.strip().splitlines()
+            assert proc.returncode == 3 and len(lines) == 1, (cmd, proc.stderr)
+            assert lines[0].startswith(f"amqp: error: cannot listen on {listen}: ")
+            assert ("address already in use" in lines[0] if "127.0.0.1" in listen
+                    else "cannot resolve 'nosuch.invalid'" in lines[0]), lines[0]

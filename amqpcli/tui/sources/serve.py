@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from amqpcli.errors import listen_error
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
@@ -48,7 +49,7 @@ class ServeSource(ThreadedSource):
 
     def _failure(self, e: Exception) -> str:
         if isinstance(e, OSError):
-            return f"cannot listen on {self.listen[0]}:{self.listen[1]}: {(e.strerror or str(e)).lower()}"
+            return str(listen_error(self.listen[0], self.listen[1], e))
         # The server's end is shown, not raised.
         return f"serve failed: {type(e).__name__}: {e}"
 
