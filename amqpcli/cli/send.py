@@ -393,7 +393,8 @@ def send(
     plan = SendPlan(
         address=conn.endpoint.address, settled=settled, window=window, rate=rate,
         duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,
-        progress=show_progress, expected=count,
+        progress=show_progress, expected=count if count is not None else (
+            1 if from_file is None and not lines and duration is None else None),
     )
     summary = run_send(conn, plan, messages)
     for text in summary.warnings:

@@ -146,6 +146,8 @@ def summary_text(s: SendSummary) -> str:
         n = getattr(s, name)
         if n or name == "accepted":
             parts.append(f"{name} {n}")
+    if s.other:
+        parts.append(f"settled without outcome {s.other}")
     parts.append(f"in doubt {len(s.in_doubt)}")
     if s.not_sent:
         parts.append(f"not sent {s.not_sent}")

@@ -62,3 +62,18 @@ def test_summary_text_and_json() -> None:
     assert "in doubt: message 5 (message-id '01')" in text
     j = s.to_json()
     assert j["in-doubt-messages"] == [{"number": 5, "message-id": "01"}] and j["rate"] == 2.5
+
+
+def test_text_summary_says_settled_without_outcome() -> None:
+    # the JSON had "other": 3, the text left it out and read as "accepted 0, all fine"
+    s = SendSummary(sent=3, messages=3, other=3, elapsed=1.0)
+    assert "settled without outcome 3" in summary_text(s)
+    assert "settled without outcome" not in summary_text(SendSummary(sent=1, accepted=1))
+
+
+def test_a_failure_before_the_first_send_counts_the_body_not_sent() -> None:
+    from tests.net.clirun import amqp, json_lines
+
+    r = amqp("send", "amqp://127.0.0.1:1/q", "hi", "--json")
+    summary = json_lines(r.stdout)[-1]
+    assert r.returncode == 3 and summary["not-sent"] == 1, r.stdout
