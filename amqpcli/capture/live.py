@@ -21,7 +21,9 @@ not hundreds of thousands. Use the file reader (`read_capture`) for capture file
 The live sources take `on_capturing`: it is called once with a function that ends the
 capture gently (the capture process stops capturing and writes out what it holds, which
 is still read to its end; it returns False when no capture process runs yet). That is
-how Ctrl-C ends a live dump without losing the packets already captured.
+how Ctrl-C ends a live dump without losing the packets already captured. The capture
+processes (dumpcap, tshark) run in sessions of their own, so a terminal's Ctrl-C, sent to
+the whole foreground process group, reaches only us.
 """
 
 from __future__ import annotations
@@ -64,12 +66,34 @@ def _linktype(pkt: Any) -> int:
                         Exit.USAGE) from None
 
 
+class _OwnSessionLoop(asyncio.SelectorEventLoop):
+    """An event loop whose subprocesses each start in a session of their own.
+
+    pyshark starts tshark (and the dumpcap whose output tshark reads) on this loop (see
+    `_ensure_loop`), so a terminal's Ctrl-C, which goes to the whole foreground process
+    group, reaches only us, and we end the capture gently (`_end_tshark`), as
+    `dumpcap_capture` does with its dumpcap; stopped by the terminal's signal at once,
+    they lost what the kernel's capture buffer still held."""
+
+    async def subprocess_exec(self, protocol_factory: Any, program: Any, *args: Any,
+                              **kwargs: Any) -> Any:
+        kwargs.setdefault("start_new_session", True)
+        return await super().subprocess_exec(protocol_factory, program, *args, **kwargs)
+
+
+_thread_loop = threading.local()
+
+
 def _ensure_loop() -> None:
-    """pyshark runs an asyncio loop of its own; a worker thread has none by default."""
-    try:
-        asyncio.get_event_loop_policy().get_event_loop()
-    except RuntimeError:
-        asyncio.set_event_loop(asyncio.new_event_loop())
+    """pyshark runs its processes on the thread's current event loop (a worker thread has
+    none by default): make it an `_OwnSessionLoop`, the same one for every capture in the
+    thread. (pyshark takes the current loop rather than one passed as its `eventloop`
+    because then, in the main thread, it also sets up the child watcher that notices
+    tshark's exit before it cleans up.)"""
+    loop = getattr(_thread_loop, "loop", None)
+    if loop is None or loop.is_closed():
+        loop = _thread_loop.loop = _OwnSessionLoop()
+    asyncio.set_event_loop(loop)
 
 
 def _failed(what: str, e: Exception) -> UserError:

@@ -176,7 +176,9 @@ class _LiveDump:
     """`amqp pcap-dump --live lo` (tshark, or dumpcap with `fast`) on `port`, its JSON
     lines gathered by a thread as they come."""
 
-    def __init__(self, port: int, fast: bool) -> None:
+    def __init__(self, port: int, fast: bool, own_group: bool = False) -> None:
+        """`own_group`: amqp leads a process group of its own (and its children's), as
+        a command run from a terminal does."""
         import os
         import sys
         import threading
@@ -188,7 +190,8 @@ class _LiveDump:
             [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
              f"tcp port {port}", "--amqp-port", str(port), "--deliveries", "--frames",
              "--json", "--summary", *(["--fast-capture"] if fast else [])],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT, env=env,
+            start_new_session=own_group)
         self.lines: list[dict[str, Any]] = []
         self._reader = threading.Thread(
             target=lambda: self.lines.extend(json.loads(x) for x in self.proc.stdout or []),
@@ -212,9 +215,32 @@ class _LiveDump:
                 return
             time.sleep(0.5)
 
-    def interrupt(self) -> str:
-        """Ctrl-C; the run's stderr."""
-        self.proc.send_signal(signal.SIGINT)
+    def descendants(self) -> set[int]:
+        """The pids of the processes amqp started, and of theirs."""
+        from pathlib import Path
+
+        found: set[int] = set()
+        todo = [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            try:
+                kids = [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+            except OSError:
+                continue
+            found.update(kids)
+            todo += kids
+        return found
+
+    def signal_group(self) -> None:
+        """SIGINT to amqp's whole process group (see `own_group`): a terminal's Ctrl-C."""
+        import os
+
+        os.killpg(self.proc.pid, signal.SIGINT)
+
+    def interrupt(self, *, sent: bool = False) -> str:
+        """Ctrl-C (unless `sent` already); the run's stderr."""
+        if not sent:
+            self.proc.send_signal(signal.SIGINT)
         self.proc.wait(timeout=60)
         self._reader.join(timeout=10)
         return self.proc.stderr.read().decode() if self.proc.stderr else ""
@@ -263,10 +289,76 @@ def test_live_capture_ctrl_c_keeps_what_was_captured(direct_receiver: Callable[.
         conn.close()
     finally:
         err = live.interrupt()
-    assert live.proc.returncode == 130 and err == "amqp: interrupted\n"
+    assert (live.proc.returncode, err) == (130, "amqp: interrupted\n"), err
     burst = live.deliveries("burst")
     assert len(burst) == 200
     assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in burst)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["tshark", "dumpcap"])
+def test_live_capture_terminal_ctrl_c_during_a_burst(direct_receiver: Callable[..., Any],
+                                                     fast: bool) -> None:
+    """A terminal's Ctrl-C (SIGINT to amqp's whole process group) while a burst is
+    flowing: the capture process does not get it and is ended gently by amqp, so every
+    delivery sent before it is shown with its outcome, settled (the capture process,
+    stopped at once by the signal, lost what it had not yet read: the last deliveries
+    were missing or unsettled); amqp exits as after any Ctrl-C and leaves no capture
+    process behind."""
+    import os
+    import threading
+
+    from proton.utils import BlockingConnection
+
+    rx = direct_receiver()
+    live = _LiveDump(_port(rx.url), fast, own_group=True)
+    sent = 0
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def burst() -> None:
+        nonlocal sent
+        try:
+            conn = BlockingConnection(rx.url)
+            sender = conn.create_sender("burst")
+            while not stop.is_set():
+                sender.send(Message(body=f"{sent:04}" * 500))  # each waits for its outcome
+                sent += 1
+            conn.close()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            failed.append(e)
+
+    sending = threading.Thread(target=burst, daemon=True)
+    signalled = False
+    try:
+        live.until_capturing(rx.url)
+        assert live.deliveries(), "the capture never started"
+        capturing = live.descendants()
+        assert capturing, "no capture process"
+        sending.start()
+        for _ in range(3000):  # a hang guard: the burst is well under way
+            if sent >= 150 or failed or not sending.is_alive():
+                break
+            time.sleep(0.01)
+        live.signal_group()
+        signalled = True
+        stop.set()
+        sending.join(timeout=30)
+    finally:
+        stop.set()
+        err = live.interrupt(sent=signalled)
+    assert not failed, failed
+    assert sent >= 150
+    assert (live.proc.returncode, err) == (130, "amqp: interrupted\n"), err
+    assert live.lines[-1]["record"] == "summary"
+    got = live.deliveries("burst")
+    assert [d["delivery-id"] for d in got] == list(range(sent))
+    assert all(d["outcome"] == "accepted" and d["settled-by"] == "receiver" for d in got)
+    for _ in range(100):  # a hang guard: the capture processes are gone
+        left = {pid for pid in capturing if os.path.exists(f"/proc/{pid}")}
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, left
 
 
 def _tls_conversation(port: int, certs: Any, keylog: Path, steps: list[Any]) -> None:
