@@ -558,7 +558,8 @@ class _Handler10(_Handler):
             d.sender, d.delivery_id, d.tag, d.size, d.frames, outcome, state, settled_by,
             d.presettled, second, d.first_time, settled_time, d.txn_id, d.resumed,
             d.aborted, end, d.timeline,
-            d.payload if self.dis.keep_payload else None, ls)
+            d.payload if self.dis.keep_payload else None, ls,
+            incomplete=conn.gaps > 0 and d.incomplete)
         if ls is not None:
             ls.settled += 1
             ls.bytes += d.size
@@ -575,9 +576,10 @@ class _Handler10(_Handler):
         conn.gaps += 1
         conn.gap_bytes += ev.size
         self.readers[side].gap(ev.size)
-        # frames before the gap are missing: judge what follows leniently
+        # frames before the gap are missing: what follows is judged leniently, and the
+        # deliveries the side was in the middle of sending lost transfers (incomplete)
         if self.observer is not None:
-            self.observer.connection.midstream = True
+            self._model.on_gap(side, ev.size, t)
         yield Notice(conn, side, t, packet, "gap",
                      f"{ev.size} bytes from the {side} missing from the capture "
                      f"(stream offset {ev.offset}); looking for the next frame")

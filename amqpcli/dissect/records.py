@@ -154,6 +154,9 @@ class DeliveryRecord:
     payload: bytes | None = None  # 1.0: the message bytes when kept; 0-10: the body
     link_stats: LinkStats | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # 0-10: header structs etc.
+    # 1.0: a gap in the capture took some of its transfers (size and frames are what was
+    # seen; its outcome and latency hold)
+    incomplete: bool = False
 
     @property
     def latency(self) -> float | None:

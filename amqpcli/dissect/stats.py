@@ -65,6 +65,7 @@ class Summary:
     first_time: float | None = None
     last_time: float | None = None
     unsettled_at_end: int = 0
+    incomplete: int = 0  # deliveries some of whose transfers the capture lost
 
     def add(self, rec: Any) -> None:
         cls = rec.__class__
@@ -82,6 +83,8 @@ class Summary:
             self.by_outcome[rec.outcome] = self.by_outcome.get(rec.outcome, 0) + 1
             if rec.at_end:
                 self.unsettled_at_end += 1
+            if rec.incomplete:
+                self.incomplete += 1
         elif cls is ViolationRecord:
             self.by_violation[rec.kind] = self.by_violation.get(rec.kind, 0) + 1
             if len(self.violations) < MAX_LISTED_VIOLATIONS:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from amqpcli.codec import composites as c
 
+from .delivery import TimelineEntry
 from .events import (
     ConnectionClosed,
     ConnectionOpened,
@@ -214,6 +215,21 @@ class Connection:
         for link in list(self.suspended.values()):
             for d in list(link.live.values()):
                 link.session._abandon(d, "transport ended")
+
+    def on_gap(self, side: str, size: int, time: float) -> None:
+        """`size` bytes from `side` are missing from a capture (a TCP gap); the caller's
+        frame reader looks for the next frame. From now on what was set up in the frames
+        lost is taken as it comes (`midstream`), and every delivery `side` was in the
+        middle of sending (a transfer with more=true seen, not its last) lost some of its
+        transfers: a `gap` step in its timeline says so (`Delivery.incomplete`)."""
+        self.midstream = True
+        detail = f"{size} bytes from the {side} missing from the capture"
+        for s in self.sessions:
+            for link in s.links.values():
+                d = link.current
+                if d is not None and link.sender == side:
+                    d.timeline.append(TimelineEntry(time, side, "gap", self.frame_no,
+                                                    detail=detail))
 
     def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
         """Bytes from `side` that are not a valid frame (counted as one frame)."""

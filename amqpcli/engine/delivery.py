@@ -2,7 +2,8 @@
 
 A delivery is born with its first transfer frame and dies (leaves the live maps, is
 handed out in a `DeliverySettled` event) when it is settled for good, aborted, or
-abandoned with its link. Every step is appended to `timeline`.
+abandoned with its link. Every step is appended to `timeline` (and, where a capture lost
+bytes while it was being sent, a `gap` step: it is then `incomplete`).
 
 Phases and the steps that move between them (`TRANSITIONS`):
 
@@ -114,7 +115,7 @@ class TimelineEntry(NamedTuple):
 
     time: float
     side: str
-    kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon"
+    kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon", "gap"
     frame_no: int
     state: Any = None  # the delivery state the frame carried
     settled: bool = False
@@ -251,6 +252,17 @@ class Delivery:
         if self.phase in (Phase.QUEUED, Phase.TRANSFERRING):
             return "in-progress"
         return "unsettled"
+
+    @property
+    def incomplete(self) -> bool:
+        """Some of its transfers are missing from the capture it was read from: a gap hit
+        the stream while it was being sent (`Connection.on_gap` put a `gap` step in its
+        timeline). Its size and frames are what was seen. Looks through the timeline: a
+        caller asks only where the capture had gaps."""
+        for e in self.timeline:
+            if e[2] == "gap":  # (e.kind)
+                return True
+        return False
 
     @property
     def latency(self) -> float | None:

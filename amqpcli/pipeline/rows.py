@@ -258,7 +258,8 @@ class RowBuilder:
             "settled_by": rec.settled_by, "settled_time": _us(rec.settled_time),
             "latency": latency, "presettled": rec.presettled, "second_mode": rec.second_mode,
             "redelivery_count": redeliveries, "resumed": rec.resumed, "aborted": rec.aborted,
-            "at_end": rec.at_end, "txn_id": rec.txn_id, PARTITION: info.date})
+            "at_end": rec.at_end, "incomplete": rec.incomplete, "txn_id": rec.txn_id,
+            PARTITION: info.date})
 
     # --- connections, sessions, links (once the connection is over) ----------------
 

@@ -79,7 +79,7 @@ _DELIVERIES = [
     ("last_time", TS), ("outcome", STR), ("outcome_detail", STR), ("settled_by", STR),
     ("settled_time", TS), ("latency", F64), ("presettled", BOOL), ("second_mode", BOOL),
     ("redelivery_count", I64), ("resumed", BOOL), ("aborted", BOOL), ("at_end", BOOL),
-    ("txn_id", BIN),
+    ("incomplete", BOOL), ("txn_id", BIN),
 ]
 
 _VIOLATIONS = [

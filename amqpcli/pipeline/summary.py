@@ -31,6 +31,7 @@ class Facts:
     deliveries: int = 0
     by_outcome: dict[str, int] = field(default_factory=dict)
     at_end: int = 0
+    incomplete: int = 0
     links: list[dict[str, Any]] = field(default_factory=list)
     addresses: list[dict[str, Any]] = field(default_factory=list)
     by_violation: dict[str, int] = field(default_factory=dict)
@@ -68,6 +69,7 @@ def build(f: Facts) -> Summary:
     s.deliveries = f.deliveries
     s.by_outcome = dict(f.by_outcome)
     s.unsettled_at_end = f.at_end
+    s.incomplete = f.incomplete
     for ln in sorted(f.links, key=lambda r: (labels.get(r["connection_id"], ""), r["link_id"])):
         lat = None
         if ln["latency_count"]:
@@ -116,12 +118,13 @@ def facts_local(out: str) -> Facts:
         mm = pc.min_max(fr.column("time")).as_py()
         f.first_time, f.last_time = mm["min"], mm["max"]
         f.by_performative = _counts(fr, "performative")
-    d = read_table(out, "deliveries", ["outcome", "at_end", "address", "link_id", "latency",
-                                       "presettled"])
+    d = read_table(out, "deliveries", ["outcome", "at_end", "incomplete", "address", "link_id",
+                                       "latency", "presettled"])
     f.deliveries = d.num_rows
     if d.num_rows:
         f.by_outcome = _counts(d, "outcome")
         f.at_end = int(pc.sum(pc.cast(d.column("at_end"), "int64")).as_py() or 0)
+        f.incomplete = int(pc.sum(pc.cast(d.column("incomplete"), "int64")).as_py() or 0)
     f.links = read_table(out, "links").to_pylist()
     f.addresses = _shared_addresses(f.links, d.to_pylist())
     v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
@@ -194,7 +197,9 @@ def facts_spark(spark: Any, out: str) -> Facts:
     d = table("deliveries")
     f.by_outcome = {r[0]: r[1] for r in d.groupBy("outcome").count().collect()}
     f.deliveries = sum(f.by_outcome.values())
-    f.at_end = d.where(F.col("at_end")).count()
+    ends = d.agg(F.count(F.when(F.col("at_end"), 1)),
+                 F.count(F.when(F.col("incomplete"), 1))).first()
+    f.at_end, f.incomplete = ends[0], ends[1]
     f.links = [r.asDict(recursive=True) for r in table("links").collect()]
     shared = (table("links").where(F.col("address").isNotNull()).groupBy("address")
               .agg(F.countDistinct("link_id").alias("links")).where(F.col("links") > 1))

@@ -5,7 +5,9 @@
 A delivery line reads: when its first transfer was seen, connection, direction (the
 sender's), link, delivery-id, tag, message size, outcome (with its detail: a rejection's
 error, modified flags, a transaction), who settled it first (or "presettled"), and the
-time from the first transfer to settlement.
+time from the first transfer to settlement. A delivery some of whose transfers a gap in
+the capture took shows the bytes seen as a lower bound (`≥9008 B`) and says
+`bytes missing`.
 """
 
 from __future__ import annotations
@@ -78,6 +80,10 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
         flags.append("resumed")
     if rec.frames > 1:
         flags.append(f"{rec.frames} frames")
+    size = f"{rec.size} B"
+    if rec.incomplete:  # the capture lost some of its transfers: at least this size
+        size = "≥" + size
+        flags.append("bytes missing")
     parts = [
         clock(rec.first_time),
         rec.conn.label,
@@ -85,7 +91,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
         link.ljust(_LINK_WIDTH),
         did.ljust(6),
         tag.ljust(15),
-        f"{rec.size} B".rjust(8),
+        size.rjust(8),
         outcome.ljust(9),
         settled_text(rec).ljust(16),
         latency_text(rec.latency).rjust(10),
@@ -170,6 +176,8 @@ def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any
         out["aborted"] = True
     if rec.at_end:
         out["unsettled-at-end"] = True
+    if rec.incomplete:
+        out["incomplete"] = True
     out["timeline"] = [_entry_json(e) for e in rec.timeline]
     if message and rec.payload:
         if rec.protocol == AMQP10:

@@ -28,6 +28,8 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
         out.append(f"  by outcome: {_counts(s.by_outcome)}")
     if s.unsettled_at_end:
         out.append(f"  unsettled when the capture ended: {s.unsettled_at_end}")
+    if s.incomplete:
+        out.append(f"  incomplete (bytes missing from the capture): {s.incomplete}")
     if s.links:
         out.append("links:")
         for ls in s.links:
@@ -83,6 +85,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "deliveries": s.deliveries,
         "by-outcome": s.by_outcome,
         "unsettled-at-end": s.unsettled_at_end,
+        "incomplete": s.incomplete,
         "links": [
             {
                 "connection": ls.conn,
