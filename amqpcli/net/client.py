@@ -868,6 +868,11 @@ class Client:
             return
         where = self.cfg.endpoint.hostport
         if e.kind == "idle-timeout":
+            engine = self.engine
+            if engine is not None and engine.local not in engine.connection.close:
+                # silent for longer than our open advertised (half of --idle-timeout), not
+                # for all of it: the engine keeps the connection, so do we
+                return
             err = UserError(f"lost the connection to {where}: the peer went silent ({e.detail})",
                             Exit.CONNECTION)
         else:

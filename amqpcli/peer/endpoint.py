@@ -12,12 +12,6 @@ flow (a drain, say) in one write, and the manual link policy attaches only when 
 broker decides. The engine cannot answer a flow on a link we have not attached, so such
 a flow is kept and acted on (credit fed, drain completed, echo and `available` answered)
 as soon as `accept_link` attaches our end.
-
-Idle timeout (Part 2 §2.4.5): `idle_timeout` is our real threshold, the silence after
-which we close the connection (amqp:resource-limit-exceeded). "To avoid spurious
-timeouts, the value in idle-time-out SHOULD be half the peer's actual timeout
-threshold", so our open advertises half of it, and a client that was silent for longer
-than it was told but less than the threshold is not closed for it.
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from amqpcli.engine import CreditChanged, Endpoint, Link, Violation
+from amqpcli.engine import CreditChanged, Endpoint, Link
 
 __all__ = ["PeerEndpoint"]
 
@@ -45,19 +39,6 @@ class PeerEndpoint(Endpoint):
         # flows the client sent on a link before we attached our end (the last one, with
         # echo kept if any of them asked for it)
         self._early_flows: dict[Link, CreditChanged] = {}
-
-    def open(self, **open_fields: Any) -> None:
-        if self.idle_timeout and "idle_time_out" not in open_fields:
-            open_fields["idle_time_out"] = max(1, int(self.idle_timeout * 500))
-        super().open(**open_fields)
-
-    def _answer_violation(self, v: Violation) -> None:
-        if v.kind == "idle-timeout" and self.idle_timeout and self._last_recv is not None and (
-                self.now - self._last_recv < self.idle_timeout):
-            # silent for longer than we advertised (half our threshold), not for longer
-            # than the threshold itself: that is the slack the advertisement leaves
-            return
-        super()._answer_violation(v)
 
     def data_to_send(self) -> bytes:
         self.before_write()

@@ -126,6 +126,59 @@ def test_idle_timeout_closes_with_resource_limit_exceeded() -> None:
     assert p.client.connection.state == "closed"
 
 
+def test_open_advertises_half_the_idle_timeout() -> None:
+    # Part 2 §2.4.5: the idle-time-out sent SHOULD be half the actual threshold
+    p = Pair(client={"idle_timeout": 4.0}, peer={"idle_timeout": 0.001})
+    opened = {e.side: e.open for e in of(p.client_events, ConnectionOpened)}
+    assert opened["client"].idle_time_out == 2000
+    assert opened["server"].idle_time_out == 1  # never 0 (that would mean none)
+    assert p.peer.connection.idle_timeout("client") == 2.0
+    p = Pair()
+    assert all(e.open.idle_time_out is None for e in of(p.client_events, ConnectionOpened))
+
+
+def test_advertised_idle_timeout_is_half_and_not_under_a_second_from_a_second_on() -> None:
+    from amqpcli.engine.endpoint import advertised_idle_timeout
+
+    # below 1000 ms RabbitMQ refuses the open (4.x) or sends no heartbeats (3.x)
+    assert [advertised_idle_timeout(s) for s in (0.001, 0.5, 1, 1.5, 2, 3, 4, 4000000)] == [
+        1, 250, 1000, 1000, 1000, 1500, 2000, 2000000000]
+    p = Pair(client={"idle_timeout": 1.0})
+    assert p.peer.connection.open["client"].idle_time_out == 1000
+
+
+def test_silence_longer_than_advertised_but_under_the_threshold_is_not_closed() -> None:
+    from amqpcli.codec.frames import encode_frame
+
+    p = Pair(client={"idle_timeout": 4.0})
+    last = p.t
+    # the peer heartbeats at half what it was told (2 s): 1 s
+    beat = p.peer.next_timer()
+    assert beat is not None and abs(beat - (last + 1.0)) < 0.01
+    assert p.client.next_timer() == last + 4.0  # the client's own threshold
+    # silent for 3 s: more than the 2 s advertised (the model says so), less than 4 s
+    evs = p.client.receive_data(encode_frame(None), last + 3.0)
+    assert [v.kind for v in of(evs, Violation)] == ["idle-timeout"]
+    assert not of(evs, ConnectionClosed) and not p.client.data_to_send()
+    assert p.client.is_open
+    # then silent for the whole threshold: closed by the timer
+    assert p.client.next_timer() == last + 7.0
+    evs = p.client.handle_timer(last + 7.0)
+    closed = of(evs, ConnectionClosed)
+    assert closed and closed[0].side == "client"
+    assert str(closed[0].error.condition) == "amqp:resource-limit-exceeded"
+
+
+def test_a_frame_ending_a_silence_past_the_threshold_closes() -> None:
+    from amqpcli.codec.frames import encode_frame
+
+    p = Pair(client={"idle_timeout": 4.0})
+    # the timer was not run in time: the frame that ends 5 s of silence is judged
+    evs = p.client.receive_data(encode_frame(None), p.t + 5.0)
+    closed = of(evs, ConnectionClosed)
+    assert closed and str(closed[0].error.condition) == "amqp:resource-limit-exceeded"
+
+
 def test_frame_after_close_is_reported_not_processed() -> None:
     p = Pair()
     p.client.close()

@@ -194,7 +194,7 @@ def test_observer_sees_an_idle_timeout_broken() -> None:
     from amqpcli.codec.frames import encode_frame
     from amqpcli.engine import Heartbeat
 
-    p = Pair(client={"idle_timeout": 10.0})
+    p = Pair(client={"idle_timeout": 20.0})  # advertised: 10 s
     obs, _ = p.observe()
     t = p.t
     # the server sends heartbeats within the client's 10 s: fine
