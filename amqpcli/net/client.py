@@ -24,6 +24,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import events as ev
+from amqpcli.engine.delivery import _TERMINAL
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
@@ -814,26 +815,37 @@ class Client:
     def _ev_delivery_final(self, d: Any) -> None:
         p = self._pending.pop(id(d), None)
         link = self._links.get(id(d.link))
+        # Only the peer's settlement or its terminal outcome confirms; an abandoned
+        # delivery stays in doubt.
+        confirmed = d.receiver_settled or d.receiver_state.__class__ in _TERMINAL
         if p is not None:
             if isinstance(link, SenderLink):
                 link.unsettled.pop(id(d), None)
                 link.changed.set()
-            # Only the peer's settlement confirms; an abandoned delivery stays in doubt.
-            p._resolve(lost=not d.receiver_settled)
+            p._resolve(lost=not confirmed)
         elif isinstance(link, SenderLink):  # sent by send_many
-            if d.receiver_settled and link.on_settled is not None:
+            if confirmed and link.on_settled is not None:
                 link.on_settled([d])
             link.changed.set()
 
     def _ev_delivery_updated(self, e: ev.DeliveryUpdated) -> None:
         d = e.delivery
-        if id(d) in self._pending:
-            if e.entry.side == REMOTE and e.entry.settled:
+        entry = e.entry
+        link = self._links.get(id(d.link))
+        if (entry.side == REMOTE and not entry.settled and isinstance(link, SenderLink)
+                and d.receiver_state.__class__ in _TERMINAL and not d.sender_settled):
+            # A terminal outcome the receiver did not settle (a proton receiver's update()
+            # without settle()): the outcome is known, so settle as the sender, as proton
+            # does; waiting for the receiver's settlement reported it in doubt. (Inside a
+            # transaction the state is transactional, and stays open until discharge.)
+            self.engine.settle(d)
+            self._schedule_flush()
+            self._ev_delivery_final(d)
+        elif id(d) in self._pending:
+            if entry.side == REMOTE and entry.settled:
                 self._ev_delivery_final(d)
-        else:
-            link = self._links.get(id(d.link))
-            if link is not None:
-                link.changed.set()
+        elif link is not None:
+            link.changed.set()
 
     def _ev_delivery_settled(self, e: ev.DeliverySettled) -> None:
         self._ev_delivery_final(e.delivery)
