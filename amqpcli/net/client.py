@@ -73,19 +73,25 @@ _TRACE_LABELS = itertools.count(1)
 
 FORCED = "amqp:connection:forced"
 DETACH_FORCED = "amqp:link:detach-forced"
+# A broker shutting down: RabbitMQ ends every session with amqp:internal-error "shutdown"
+# before it closes the socket.
+SHUTDOWN = ("amqp:internal-error", "shutdown")
 
 
 def forced_close(client: Client | None, error: BaseException) -> bool:
-    """Whether `error` is the peer closing the connection with ``amqp:connection:forced``
-    or detaching one of our links with ``amqp:link:detach-forced`` (an operator, a broker
-    shutting down or moving the queue, `amqp serve --close-after`/`--detach-after`): a
-    drop to reconnect after, as docs/serve.md says, not a refusal."""
+    """Whether `error` is the peer closing the connection with ``amqp:connection:forced``,
+    ending our session as a broker shutting down does, or detaching one of our links with
+    ``amqp:link:detach-forced`` (an operator, a broker shutting down or moving the queue,
+    `amqp serve --close-after`/`--detach-after`): a drop to reconnect after, as
+    docs/serve.md says, not a refusal."""
     if client is None:
         return False
     if error is client.error:
         conn = getattr(client.engine, "connection", None)
         close = conn.close.get(REMOTE) if conn is not None else None
-        return _condition(close) == FORCED
+        session = client._session
+        end = session.end.get(REMOTE) if session is not None else None
+        return _condition(close) == FORCED or _shutdown(close) or _shutdown(end)
     for link in client._links.values():
         if error is link.error:
             return _condition(link.link.detach.get(REMOTE)) == DETACH_FORCED
@@ -113,6 +119,11 @@ async def run_on(client: Client, work: Callable[[Client], Awaitable[None]],
 def _condition(performative: Any) -> str | None:
     err = getattr(performative, "error", None)
     return None if err is None else str(err.condition)
+
+
+def _shutdown(performative: Any) -> bool:
+    err = getattr(performative, "error", None)
+    return err is not None and (str(err.condition), err.description) == SHUTDOWN
 
 
 class ConnectionLost(Exception):

@@ -49,3 +49,18 @@ def test_a_link_detached_with_detach_forced_is_a_drop() -> None:
     assert not forced_close(*detached_with("amqp:not-found"))
     client, _ = detached_with("amqp:link:detach-forced")
     assert not forced_close(client, UserError("another error", Exit.REFUSED))
+
+
+def test_a_session_ended_as_a_broker_shuts_down_is_a_drop() -> None:
+    # RabbitMQ ends every session with amqp:internal-error "shutdown" when it stops
+    def ended_with(condition: str, description: str | None) -> tuple[Client, UserError]:
+        client = Client(ConnectionConfig())
+        end = c.End(error=c.Error(condition=Symbol(condition), description=description))
+        client.engine = SimpleNamespace(connection=SimpleNamespace(close={}))
+        client._session = SimpleNamespace(end={REMOTE: end})
+        client.error = UserError("the peer ended the session", Exit.REFUSED)
+        return client, client.error
+
+    assert forced_close(*ended_with("amqp:internal-error", "shutdown"))
+    assert not forced_close(*ended_with("amqp:internal-error", "out of disk"))
+    assert not forced_close(*ended_with("amqp:unauthorized-access", "shutdown"))
