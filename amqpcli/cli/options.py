@@ -51,7 +51,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("insecure", typer.Option(False, "--insecure", help="Do not verify the peer's certificate or name.", rich_help_panel=_CONN), bool),
     ("server_name", typer.Option(None, "--server-name", help="TLS SNI and the name to verify (default: the host).", rich_help_panel=_CONN), str | None),
     ("connect_timeout", typer.Option(10.0, "--connect-timeout", help="Seconds to connect, including TLS, SASL and open.", rich_help_panel=_CONN), float),
-    ("idle_timeout", typer.Option(None, "--idle-timeout", help="Seconds of silence before the peer may drop us (heartbeats are sent at half).", rich_help_panel=_CONN), float | None),
+    ("idle_timeout", typer.Option(None, "--idle-timeout", help="Close the connection when the peer is silent this many seconds (the open asks it for heartbeats at half that).", rich_help_panel=_CONN), float | None),
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
     ("reconnect", typer.Option(0, "--reconnect", help="Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s); a connection that got somewhere starts the count over.", rich_help_panel=_CONN), int),
