@@ -8,14 +8,30 @@ EXTERNAL send none. A sasl-response does not name its mechanism, so it is masked
 shape: a PLAIN-shaped one keeps its user, any other non-empty one is `***`. Nothing is
 masked when the user asked for secrets; nothing else AMQP carries is a secret the protocol
 marks as such.
+
+A damaged frame can hide a secret in another SASL performative: a sasl-init whose
+descriptor is damaged by one octet reads as a sasl-mechanisms, sasl-challenge or
+sasl-outcome with the response in its fields. So a SASL performative whose fields do not
+fit its type (more fields than it has, or a value its field cannot hold) is masked whole,
+and a sasl-challenge shaped like a PLAIN response (most likely a sasl-response with its
+descriptor damaged) is masked like one. The same rule masks raw bytes for hexdumps
+(`secret_spans`). A damaged sasl-response of another mechanism reads as a well-formed
+sasl-challenge, which nothing tells from a server's.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from amqpcli.codec.composites import SaslInit, SaslResponse
+from amqpcli.codec.composites import (
+    SaslChallenge,
+    SaslInit,
+    SaslMechanisms,
+    SaslOutcome,
+    SaslResponse,
+)
 from amqpcli.codec.frames import Frame
+from amqpcli.codec.types import UByte
 
 MASK = b"***"
 # Mechanisms whose response holds no secret.
@@ -58,6 +74,72 @@ def _response_bytes(response: Any) -> bytes | None:
     return None
 
 
+# What the fields of each SASL performative hold, in order: the one rule both for decoded
+# values (`_fits`) and for raw bytes (`_list_fits`). "response" is a binary that a damaged
+# constructor may have made a string (it is masked as a response either way).
+_SASL_FIELDS: dict[type, tuple[str, ...]] = {
+    SaslMechanisms: ("symbols",),
+    SaslInit: ("symbol", "response", "string"),
+    SaslChallenge: ("binary",),
+    SaslResponse: ("response",),
+    SaslOutcome: ("ubyte", "binary"),
+}
+_BYTES = (bytes, bytearray, memoryview)
+_VALUE_FITS: dict[str, Any] = {
+    "symbol": lambda v: isinstance(v, str),
+    "symbols": lambda v: isinstance(v, str) or (
+        isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    "response": lambda v: isinstance(v, (*_BYTES, str)),
+    "binary": lambda v: isinstance(v, _BYTES),
+    "string": lambda v: isinstance(v, str),
+    "ubyte": lambda v: type(v) in (int, UByte) and 0 <= v <= 0xFF,
+}
+
+
+def _fits(value: Any, kinds: tuple[str, ...]) -> bool:
+    """True when SASL performative `value` has no more fields than its type (`kinds`) and
+    each holds what its field may: a value of its type, or none."""
+    raw = value._raw
+    if raw is not None and len(raw[1]) > len(kinds):  # fields beyond its type's
+        return False
+    return all(v is None or _VALUE_FITS[kind](v)
+               for kind, v in zip(kinds, (getattr(value, s) for s in value._SLOTS)))
+
+
+def _masked_whole(value: Any) -> Any:
+    """A SASL performative of `value`'s type with every field it has masked (a string
+    field stays a string)."""
+    return type(value)(*(
+        None if v is None else MASK.decode() if isinstance(v, str) else MASK
+        for v in (getattr(value, s) for s in value._SLOTS)
+    ))
+
+
+def _shown(value: Any) -> Any:
+    """`value` as it may be shown: a masked copy, or None when it holds no secret to
+    hide (it is not a SASL performative, or nothing in it is secret)."""
+    kinds = _SASL_FIELDS.get(type(value))
+    if kinds is None:
+        return None
+    if not _fits(value, kinds):
+        return _masked_whole(value)
+    if type(value) is SaslChallenge:
+        challenge = value.challenge
+        if challenge is None or bytes(challenge).count(b"\x00") != 2:
+            return None
+        return SaslChallenge(challenge=redact_plain_response(challenge))
+    masked = _redacted_response(value)
+    if masked is None:
+        return None
+    if isinstance(value, SaslResponse):
+        return SaslResponse(response=masked)
+    return SaslInit(
+        mechanism=value.mechanism,
+        initial_response=masked,
+        hostname=value.hostname,
+    )
+
+
 def _redacted_response(value: Any) -> Any:
     """The SASL response of `value` (a sasl-init or sasl-response) as it may be shown, of
     the type it has (bytes, or str from a damaged encoding); None when `value` holds no
@@ -80,10 +162,11 @@ def _redacted_response(value: Any) -> Any:
 
 
 def is_secret(value: Any) -> bool:
-    """True for a sasl-init or sasl-response whose response holds a secret that `redact`
-    masks: a PLAIN password, or the response of a mechanism other than ANONYMOUS and
-    EXTERNAL."""
-    return _redacted_response(value) is not None
+    """True for a SASL performative that `redact` masks: a sasl-init or sasl-response
+    whose response holds a PLAIN password or is that of a mechanism other than ANONYMOUS
+    and EXTERNAL, one whose fields do not fit its type, or a PLAIN-shaped
+    sasl-challenge."""
+    return _shown(value) is not None
 
 
 def redact(value: Any, show_secrets: bool = False) -> Any:
@@ -108,16 +191,8 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
             body,
             value.payload,
         )
-    masked = _redacted_response(value)
-    if masked is None:
-        return value
-    if isinstance(value, SaslResponse):
-        return SaslResponse(response=masked)
-    return SaslInit(
-        mechanism=value.mechanism,
-        initial_response=masked,
-        hostname=value.hostname,
-    )
+    shown = _shown(value)
+    return value if shown is None else shown
 
 
 # Where a sasl-init or a sasl-response starts in raw bytes: its descriptor, small-ulong or
@@ -126,8 +201,6 @@ _SASL_INIT_DESCRIPTORS = (b"\x00\x53\x41", b"\x00\x80" + (0x41).to_bytes(8, "big
 _SASL_RESPONSE_DESCRIPTORS = (b"\x00\x53\x43", b"\x00\x80" + (0x43).to_bytes(8, "big"))
 # Mechanisms whose initial response holds no secret.
 _OPEN_MECHANISMS = {b"ANONYMOUS", b"EXTERNAL"}
-# What may follow the initial response: the hostname, a str8, a str32 or null.
-_HOSTNAME_CODES = {0x40, 0xA1, 0xB1}
 
 
 def _frame_end(data: bytes, at: int) -> int:
@@ -177,12 +250,17 @@ def _damaged_descriptor_spans(data: bytes) -> list[tuple[int, int]]:
     """The spans of SASL frames (a frame header with doff 2 and type 1) whose descriptor is
     one octet away from a sasl-init's or a sasl-response's: the damage hides it from the
     search by descriptor, and the response is read as if the descriptor were intact (as
-    both when it is one octet away from both)."""
+    both when it is one octet away from both). A descriptor damaged into that of another
+    SASL performative is found by its fields: see `_other_sasl_span`."""
     spans: list[tuple[int, int]] = []
     at = data.find(b"\x02\x01", 4)
     while at >= 0:
         h, d = at - 4, at + 4
-        if int.from_bytes(data[h:at], "big") >= 11:
+        size = int.from_bytes(data[h:at], "big")
+        if size >= 11:
+            other = _other_sasl_span(data, d, min(len(data), h + size))
+            if other is not None:
+                spans.append(other)
             for descriptors, find_span in _SECRET_DESCRIPTORS:
                 for descriptor in descriptors:
                     got = data[d:d + len(descriptor)]
@@ -196,6 +274,94 @@ def _damaged_descriptor_spans(data: bytes) -> list[tuple[int, int]]:
                             spans.append(span)
         at = data.find(b"\x02\x01", at + 1)
     return spans
+
+
+# The SASL performatives other than sasl-init and sasl-response, by descriptor code.
+_OTHER_SASL = {cls.CODE: cls for cls in (SaslMechanisms, SaslChallenge, SaslOutcome)}
+# The constructors each kind of field may have (a null fits any).
+_CODES_OF: dict[str, frozenset[int]] = {
+    "symbol": frozenset((0xA3, 0xB3)),
+    "symbols": frozenset((0xA3, 0xB3, 0xE0, 0xF0)),
+    "response": frozenset((0xA0, 0xB0, 0xA1, 0xB1)),
+    "binary": frozenset((0xA0, 0xB0)),
+    "string": frozenset((0xA1, 0xB1)),
+    "ubyte": frozenset((0x50,)),
+}
+
+
+def _other_sasl_span(data: bytes, d: int, frame_end: int) -> tuple[int, int] | None:
+    """The span to mask of the SASL frame whose descriptor is at `d` when that is a
+    sasl-mechanisms', sasl-challenge's or sasl-outcome's (each is one octet away from a
+    sasl-init's): from its field list to the frame's end when its fields do not fit its
+    type (`_SASL_FIELDS`), the challenge when it is PLAIN-shaped; None otherwise."""
+    if data[d:d + 2] == b"\x00\x53" and d + 2 < len(data):
+        code, pos = data[d + 2], d + 3
+    elif data[d:d + 2] == b"\x00\x80" and d + 10 <= len(data):
+        code, pos = int.from_bytes(data[d + 2:d + 10], "big"), d + 10
+    else:
+        return None
+    cls = _OTHER_SASL.get(code)
+    if cls is None:
+        return None
+    fields = _list_fits(data, pos, frame_end, _SASL_FIELDS[cls])
+    if fields is None:
+        first = pos + {0xC0: 3, 0xD0: 9, 0x45: 1}.get(data[pos] if pos < len(data) else -1, 0)
+        first = min(first, frame_end)
+        return (first, frame_end) if first < frame_end else None
+    if cls is SaslChallenge and fields:
+        start, stop = fields[0]
+        if data[start:stop].count(b"\x00") == 2:  # PLAIN-shaped: a damaged sasl-response
+            return (start, stop)
+    return None
+
+
+def _list_fits(data: bytes, pos: int, frame_end: int,
+               kinds: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """The fields of the list at `pos` when it fits `kinds` (at most that many fields, each
+    with a constructor its kind allows, each inside the list, and the list ending where the
+    frame does): the span of each field's content (empty for a null); None when not."""
+    if pos >= len(data):
+        return None
+    code = data[pos]
+    if code == 0x45:
+        return [] if pos + 1 == frame_end else None
+    if code == 0xC0 and pos + 2 < len(data):
+        count, p, end = data[pos + 2], pos + 3, pos + 2 + data[pos + 1]
+    elif code == 0xD0 and pos + 8 < len(data):
+        count, p = int.from_bytes(data[pos + 5:pos + 9], "big"), pos + 9
+        end = pos + 5 + int.from_bytes(data[pos + 1:pos + 5], "big")
+    else:
+        return None
+    if end != frame_end or count > len(kinds):
+        return None
+    spans = []
+    for kind in kinds[:count]:
+        if p >= end:
+            return None
+        c = data[p]
+        if c == 0x40:
+            spans.append((p + 1, p + 1))
+            p += 1
+            continue
+        if c not in _CODES_OF[kind]:
+            return None
+        if c == 0x50:
+            start, stop = p + 1, p + 2
+        elif c in (0xA0, 0xA1, 0xA3, 0xE0) and p + 1 < end:
+            start, stop = p + 2, p + 2 + data[p + 1]
+        elif c in (0xB0, 0xB1, 0xB3, 0xF0) and p + 4 < end:
+            start, stop = p + 5, p + 5 + int.from_bytes(data[p + 1:p + 5], "big")
+        else:
+            return None
+        if c in (0xE0, 0xF0):  # an array: of symbols
+            at = start + (1 if c == 0xE0 else 4)  # its element constructor, after the count
+            if at >= stop or data[at] not in _CODES_OF["symbol"]:
+                return None
+        if stop > end:
+            return None
+        spans.append((start, stop))
+        p = stop
+    return spans if p == end else None
 
 
 def _field_list(data: bytes, pos: int, frame_end: int) -> tuple[int, int] | None:
@@ -256,6 +422,8 @@ def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
         n, pos = int.from_bytes(data[pos + 1:pos + 5], "big"), pos + 5
     else:
         return (pos, frame_end) if pos < frame_end else None
+    if pos + n > end:  # its size runs past the list: what follows cannot be located
+        return (pos, frame_end) if pos < frame_end else None
     mechanism = data[pos:pos + n]
     pos += n
     if len(mechanism) == n and mechanism.upper() in _OPEN_MECHANISMS:
@@ -277,12 +445,14 @@ def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
         return (pos, frame_end) if pos < frame_end else None
     stop = pos + n
     # The response's length is trusted only where the list agrees: it ends the list, or a
-    # hostname (or what takes its place: a null, a str8 of the right size) fills the rest.
+    # hostname (or what takes its place: a null, a str8 or str32 of the right size) fills
+    # the rest exactly.
     trusted = stop <= end and (
         stop == end
-        or (stop < len(data) and data[stop] in _HOSTNAME_CODES)
-        or stop + 1 == end
+        or (stop + 1 == end and data[stop] == 0x40)
         or (stop + 1 < len(data) and stop + 2 + data[stop + 1] == end)
+        or (data[stop:stop + 1] == b"\xb1"
+            and stop + 5 + int.from_bytes(data[stop + 1:stop + 5], "big") == end)
     )
     if not trusted:
         stop = max(stop, end, frame_end)

@@ -219,7 +219,7 @@ def _damaged(frame: bytes) -> list[bytes]:
 def test_decode_error_hexdumps_mask_every_damage(frame: bytes) -> None:
     """Wherever the damage, neither the decoded fields nor the hexdump nor the error's
     text shows the secret. (A descriptor damaged into that of another SASL performative
-    makes a well-formed frame of that kind: not masked, and left out here.)"""
+    makes a frame of that kind: see test_redact_damaged_descriptor.py.)"""
     (intact,) = FrameReader().feed(frame)
     errors = 0
     for data in _damaged(frame):
