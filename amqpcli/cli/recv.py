@@ -80,7 +80,7 @@ class Sink:
         try:
             self.stream.flush()  # anything written through the stream goes out first
             if self.regular:  # where this run starts, to cut off a part line
-                start = os.lseek(fd, 0, os.SEEK_CUR)
+                start = _position(fd)
             size = len(data)
             view = memoryview(data)
             while done < size:
@@ -162,6 +162,13 @@ class Sink:
                 self.stream.close()
             except OSError:
                 pass
+
+
+def _position(fd: int) -> int | None:
+    try:
+        return os.lseek(fd, 0, os.SEEK_CUR)
+    except OSError:  # not seekable after all: nothing to cut back to
+        return None
 
 
 def _regular(stream: TextIO) -> bool:
