@@ -11,10 +11,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from amqpcli.codec.composites import Accepted, Released, SaslInit, SaslResponse
+from amqpcli.codec.composites import (
+    Accepted,
+    Released,
+    SaslChallenge,
+    SaslInit,
+    SaslMechanisms,
+    SaslOutcome,
+    SaslResponse,
+)
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
-from amqpcli.render.redact import redact
+from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value, printable
 from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type
 
@@ -434,6 +442,8 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
 
 
 _CHANNELS: dict[int, str] = {}
+# a SASL frame of any type may hide a secret (a sasl-init damaged into another type)
+_SASL = frozenset((SaslMechanisms, SaslInit, SaslChallenge, SaslResponse, SaslOutcome))
 _HEARTBEAT = "heartbeat".ljust(_NAME_WIDTH)
 
 
@@ -450,7 +460,7 @@ def frame_line(
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
     `message` is the whole message when `frame` ends a multi-frame delivery."""
     body = frame.body
-    if not show_secrets and isinstance(body, (SaslInit, SaslResponse)):  # what redact hides
+    if not show_secrets and body.__class__ in _SASL and is_secret(body):  # what redact hides
         frame = redact(frame)
         body = frame.body
     chan = _CHANNELS.get(frame.channel)

@@ -229,9 +229,7 @@ def test_pcap_dump_never_shows_the_password(tmp_path: Path, data: bytes) -> None
     assert code == 0 and leaks(out)
 
 
-@pytest.mark.xfail(strict=True, reason="frame_line (amqpcli/render/frameline.py) passes only "
-                   "sasl-init and sasl-response bodies through redact")
-@pytest.mark.parametrize("data", [p for p in INITS if p.id == "plain-0x44"])
+@pytest.mark.parametrize("data", INITS)
 def test_frame_lines_never_show_the_password(tmp_path: Path, data: bytes) -> None:
     code, out, err = run("decode", (SASL_HEADER + data).hex(), "--brief")
     assert code == 0 and not leaks(out + err), out
