@@ -287,7 +287,9 @@ class Connection:
                     handler(self, side, frame, body)
         except (TypeError, ValueError, AttributeError, OverflowError) as exc:
             # The codec does not type-check fields: a wrong type is the sender's fault.
-            self.violation("invalid-field", f"{body.NAME}: a field has the wrong type ({exc})")
+            # (Not the value for a SASL frame: a damaged one may hold a password.)
+            why = "" if cls in _SASL_TYPES else f" ({exc})"
+            self.violation("invalid-field", f"{body.NAME}: a field has the wrong type{why}")
         events = self._events  # (_take)
         self._events = []
         return events
@@ -321,7 +323,11 @@ class Connection:
             self.sasl_mechanisms = tuple(str(m) for m in mechs)
             self.emit(SaslMechanismsOffered(side, self.sasl_mechanisms, t))
         elif isinstance(body, c.SaslInit):
-            self.sasl_mechanism = str(body.mechanism)
+            mech = body.mechanism
+            if not isinstance(mech, str):  # damaged: perhaps a response, password and all
+                self.violation("invalid-field", "sasl-init: the mechanism is not a symbol")
+                return
+            self.sasl_mechanism = str(mech)
             self.emit(SaslMechanismChosen(side, self.sasl_mechanism, body.hostname, t))
         elif isinstance(body, c.SaslOutcome):
             other = self.other[side]

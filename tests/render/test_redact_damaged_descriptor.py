@@ -229,6 +229,18 @@ def test_pcap_dump_never_shows_the_password(tmp_path: Path, data: bytes) -> None
     assert code == 0 and leaks(out)
 
 
+@pytest.mark.parametrize("data", RESPONSES)
+def test_pcap_dump_views_never_show_a_damaged_response(tmp_path: Path, data: bytes) -> None:
+    # a sasl-response damaged into a sasl-init was the chosen mechanism in --connections,
+    # and a field's wrong type quoted the value in the violation text
+    cap = _capture(tmp_path, data)
+    for extra in ((), ("--connections",), ("--summary",), ("--json",),
+                  ("--json", "--connections", "--summary")):
+        code, out, err = run("pcap-dump", cap, *extra)
+        assert code == 0, err
+        assert not leaks(out + err), (extra, out + err)
+
+
 @pytest.mark.parametrize("data", INITS)
 def test_frame_lines_never_show_the_password(tmp_path: Path, data: bytes) -> None:
     code, out, err = run("decode", (SASL_HEADER + data).hex(), "--brief")
