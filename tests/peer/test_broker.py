@@ -85,6 +85,19 @@ def _put(net: Net, address: str, *bodies: str) -> None:
     net.pump()
 
 
+def _in_transaction(net: Net) -> tuple[Any, list[Any], Any, Any, bytes]:
+    """A client connected to `net`'s broker with a session, a coordinator link and a
+    declared transaction: (client, its events, session, coordinator, txn-id)."""
+    client, events = net.connect()
+    s = client.begin()
+    coord = client.attach_coordinator(s)
+    net.pump()
+    client.declare(coord)
+    net.pump()
+    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    return client, events, s, coord, txn
+
+
 def _got(events: list[Event], link: Any) -> list[Any]:
     return [e.delivery for e in events if isinstance(e, MessageReceived) and e.delivery.link is link]
 
@@ -129,13 +142,7 @@ def test_transactional_drain_gets_every_message_before_the_credit_back() -> None
     # feeds the drain: the drain is answered after the feeding, not after the first
     net = Net(Broker())
     _put(net, "q", "a", "b", "c")
-    client, events = net.connect()
-    s = client.begin()
-    coord = client.attach_coordinator(s)
-    net.pump()
-    client.declare(coord)
-    net.pump()
-    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    client, events, s, _coord, txn = _in_transaction(net)
     link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
     net.pump()
     client.flow(link, 5, drain=True, txn_id=txn)
@@ -173,13 +180,7 @@ def test_decider_leaves_messages_pending_until_settled_by_hand() -> None:
 def test_transactional_accept_applies_on_commit_and_releases_on_rollback() -> None:
     net = Net(Broker())
     _put(net, "q", "a", "b")
-    client, events = net.connect()
-    s = client.begin()
-    coord = client.attach_coordinator(s)
-    net.pump()
-    client.declare(coord)
-    net.pump()
-    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    client, events, s, coord, txn = _in_transaction(net)
     link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
     client.flow(link, 2)
     net.pump()
@@ -209,13 +210,7 @@ def test_transactional_accept_applies_on_commit_and_releases_on_rollback() -> No
 
 def test_transactional_send_held_until_commit() -> None:
     net = Net(Broker())
-    client, events = net.connect()
-    s = client.begin()
-    coord = client.attach_coordinator(s)
-    net.pump()
-    client.declare(coord)
-    net.pump()
-    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    client, _events, s, coord, txn = _in_transaction(net)
     link = client.attach_sender(s, "s", c.Source(), c.Target(address="q"))
     net.pump()
     d = client.send(link, Message(b"x"), txn_id=txn)
@@ -424,13 +419,7 @@ def test_payload_that_is_not_a_message_is_kept_as_is() -> None:
 def test_transactional_acquisition_rolled_back_gives_the_messages_back() -> None:
     net = Net(Broker())
     _put(net, "q", "a", "b")
-    client, events = net.connect()
-    s = client.begin()
-    coord = client.attach_coordinator(s)
-    net.pump()
-    client.declare(coord)
-    net.pump()
-    txn = [e for e in events if isinstance(e, TransactionDeclared)][-1].txn_id
+    client, events, s, coord, txn = _in_transaction(net)
     link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
     net.pump()
     client.flow(link, 2, txn_id=txn)
