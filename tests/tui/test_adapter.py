@@ -10,9 +10,9 @@ from amqpcli.codec.frames import FrameReader, encode_frame, encode_protocol_head
 from amqpcli.codec.types import UInt, UShort
 from amqpcli.tui import adapter
 from amqpcli.tui.app import AmqpTui
-from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.watch import ConnWatch
 from amqpcli.tui.widgets.link import LinkPanel
+from tests.tui.replaying import replayed
 
 
 def _feed(cw: ConnWatch, side: str, data: bytes, t: float = 1.0) -> None:
@@ -64,9 +64,7 @@ def test_refused_link_and_termini_differences() -> None:
 
 
 def test_connection_node_shows_connection_facts(testdata: Path) -> None:
-    src = ReplaySource(loaded=load_capture(testdata / "captures" / "rabbitmq-sasl-plain-send-recv.pcapng"))
-    assert src.controller is not None
-    src.controller.seek(len(src.controller))
+    src = replayed(testdata / "captures" / "rabbitmq-sasl-plain-send-recv.pcapng")
 
     async def run() -> None:
         app = AmqpTui(src)

@@ -13,8 +13,8 @@ from amqpcli.codec.frames import encode_frame, encode_protocol_header
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol, UByte, UInt, UShort
 from amqpcli.tui.app import AmqpTui
-from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
+from tests.tui.replaying import replayed
 from tests.tui.screen import screen_text
 
 CID = "[/bold]evil[red]\x1b[31mclient"
@@ -80,9 +80,7 @@ def test_printable_escapes_control_characters() -> None:
 def test_peer_strings_are_shown_literally_and_escaped(tmp_path: Path) -> None:
     path = tmp_path / "odd.pcapng"
     _capture(path)
-    src = ReplaySource(loaded=load_capture(path))
-    assert src.controller is not None
-    src.controller.seek(len(src.controller))
+    src = replayed(path)
 
     async def run() -> None:
         app = AmqpTui(src)

@@ -8,11 +8,12 @@ from pathlib import Path
 from textual.widgets import TabbedContent
 
 from amqpcli.tui.app import AmqpTui
-from amqpcli.tui.sources.replay import ReplaySource, load_capture
+from amqpcli.tui.sources.replay import ReplaySource
 from amqpcli.tui.synth import write_conversation
 from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
+from tests.tui.replaying import replayed
 
 ORDERS = "c1|s0.0|client|orders-sender"
 REPLIES = "c1|s0.0|server|replies-receiver"
@@ -152,10 +153,7 @@ def test_frame_log_filter_and_freeze(tmp_path: Path) -> None:
 
 
 def test_real_capture_loads_and_hides_the_password(testdata: Path) -> None:
-    loaded = load_capture(testdata / "captures" / "rabbitmq-sasl-plain-send-recv.pcapng")
-    src = ReplaySource(loaded=loaded)
-    assert src.controller is not None
-    src.controller.seek(len(src.controller))
+    src = replayed(testdata / "captures" / "rabbitmq-sasl-plain-send-recv.pcapng")
     snap = src.snapshot(None, None, src.now())
     assert [c.key for c in snap.tree] == ["c1", "c2"]
     lines = [src.controller.records[i] for i in range(len(src.controller))]

@@ -18,13 +18,13 @@ from amqpcli.codec.frames import encode_frame, encode_protocol_header
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol, UByte, UInt, UShort
 from amqpcli.tui.app import AmqpTui
-from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.synth import write_conversation
 from amqpcli.tui.view import LinkRow
 from amqpcli.tui.widgets.help import HelpScreen
 from amqpcli.tui.widgets.link import COLUMNS, UnsettledTable, column_widths
 from amqpcli.tui.widgets.replaybar import bar_text
 from amqpcli.tui.widgets.tree import link_label
+from tests.tui.replaying import replay_app
 from tests.tui.screen import screen_text
 
 ORDERS = "c1|s0.0|client|orders-sender"
@@ -77,13 +77,6 @@ def long_names(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _app(capture: Path) -> AmqpTui:
-    src = ReplaySource(loaded=load_capture(capture))
-    assert src.controller is not None
-    src.controller.seek(len(src.controller))
-    return AmqpTui(src)
-
-
 async def _show(app: AmqpTui, pilot: Any, link: str | None = None) -> str:
     await pilot.pause()
     app.pull()
@@ -103,7 +96,7 @@ def _line_with(text: str, *words: str) -> str:
 
 def test_80x24_shows_the_key_columns_whole(synth: Path) -> None:
     async def run() -> str:
-        app = _app(synth)
+        app = replay_app(synth)
         async with app.run_test(size=(80, 24)) as pilot:
             return await _show(app, pilot, ORDERS)
 
@@ -124,7 +117,7 @@ def test_80x24_shows_the_key_columns_whole(synth: Path) -> None:
 
 def test_outcomes_and_ellipsized_tags_at_80x24(long_names: Path) -> None:
     async def run() -> tuple[str, str]:
-        app = _app(long_names)
+        app = replay_app(long_names)
         async with app.run_test(size=(80, 24)) as pilot:
             text = await _show(app, pilot)
             table = app.query_one(UnsettledTable)
@@ -142,7 +135,7 @@ def test_outcomes_and_ellipsized_tags_at_80x24(long_names: Path) -> None:
 
 def test_a_long_link_name_is_cut_with_an_ellipsis_and_shown_whole(long_names: Path) -> None:
     async def run(size: tuple[int, int]) -> str:
-        app = _app(long_names)
+        app = replay_app(long_names)
         async with app.run_test(size=size) as pilot:
             return await _show(app, pilot)
 
@@ -157,7 +150,7 @@ def test_a_long_link_name_is_cut_with_an_ellipsis_and_shown_whole(long_names: Pa
 
 def test_long_values_are_whole_in_the_connection_pane(long_names: Path) -> None:
     async def run() -> str:
-        app = _app(long_names)
+        app = replay_app(long_names)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             app.pull()
@@ -179,7 +172,7 @@ def test_long_values_are_whole_in_the_connection_pane(long_names: Path) -> None:
 
 def test_the_tree_goes_above_the_tabs_below_110_columns_and_t_hides_it(synth: Path) -> None:
     async def run() -> None:
-        app = _app(synth)
+        app = replay_app(synth)
         async with app.run_test(size=(120, 40)) as pilot:
             await _show(app, pilot, ORDERS)
             tree, tabs = app.conn_tree.region, app.tabs.region
@@ -202,7 +195,7 @@ def test_the_tree_goes_above_the_tabs_below_110_columns_and_t_hides_it(synth: Pa
 
 def test_a_tab_key_from_the_focused_table_shows_that_tab(synth: Path) -> None:
     async def run() -> None:
-        app = _app(synth)
+        app = replay_app(synth)
         async with app.run_test(size=(80, 24)) as pilot:
             await _show(app, pilot, ORDERS)
             app.query_one(UnsettledTable).focus()
@@ -219,7 +212,7 @@ def test_a_tab_key_from_the_focused_table_shows_that_tab(synth: Path) -> None:
 @pytest.mark.parametrize("size", [(60, 20), (40, 15), (24, 8)])
 def test_smaller_terminals_work_without_an_exception(synth: Path, size: tuple[int, int]) -> None:
     async def run() -> list[str]:
-        app = _app(synth)
+        app = replay_app(synth)
         seen = []
         async with app.run_test(size=size) as pilot:
             seen.append(await _show(app, pilot, ORDERS))

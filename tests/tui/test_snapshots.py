@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from amqpcli.tui.app import AmqpTui
-from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.synth import write_conversation
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import UnsettledTable
+from tests.tui.replaying import replay_app
 
 SIZE = (130, 40)
 ORDERS = "c1|s0.0|client|orders-sender"
@@ -28,13 +27,6 @@ def capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _app(capture: Path) -> AmqpTui:
-    src = ReplaySource(loaded=load_capture(capture))
-    assert src.controller is not None
-    src.controller.seek(len(src.controller))
-    return AmqpTui(src)
-
-
 async def _on_orders(pilot: Any) -> None:
     app = pilot.app
     app.select_link(ORDERS)
@@ -42,7 +34,7 @@ async def _on_orders(pilot: Any) -> None:
 
 
 def test_link_tab(snap_compare: Any, capture: Path) -> None:
-    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=_on_orders)
+    assert snap_compare(replay_app(capture), terminal_size=SIZE, run_before=_on_orders)
 
 
 def test_delivery_tab(snap_compare: Any, capture: Path) -> None:
@@ -52,7 +44,7 @@ def test_delivery_tab(snap_compare: Any, capture: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
 
-    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=open_delivery)
+    assert snap_compare(replay_app(capture), terminal_size=SIZE, run_before=open_delivery)
 
 
 def test_frames_tab(snap_compare: Any, capture: Path) -> None:
@@ -64,8 +56,8 @@ def test_frames_tab(snap_compare: Any, capture: Path) -> None:
         log.action_bottom()
         await pilot.pause()
 
-    assert snap_compare(_app(capture), terminal_size=SIZE, run_before=frames_at_end)
+    assert snap_compare(replay_app(capture), terminal_size=SIZE, run_before=frames_at_end)
 
 
 def test_help_screen(snap_compare: Any, capture: Path) -> None:
-    assert snap_compare(_app(capture), terminal_size=SIZE, press=["question_mark"])
+    assert snap_compare(replay_app(capture), terminal_size=SIZE, press=["question_mark"])
