@@ -8,6 +8,11 @@ reader carries on with the next frame, because the frame size says where that is
 header that cannot be trusted (size below 8, above max-frame-size) stops the reader: from
 there on nothing in the stream can be located, so the rest is ignored.
 
+The limit can change as the connection goes on: an endpoint reads with MIN-MAX-FRAME-SIZE
+(512) until the open frames are exchanged and with its own max-frame-size after
+(`set_max_frame_size`, `limit_after_open`: the switch at the open frame itself, so that
+frames after an open in the same read are held to the new limit).
+
 After a header for a protocol this reader does not decode (TLS, AMQP 0-10, 0-9-1, 0-8, an
 unknown version) the rest of the stream is opaque: it is counted, not parsed.
 
@@ -26,6 +31,7 @@ from amqpcli.codec.composites import (
     Accepted,
     Disposition,
     Modified,
+    Open,
     Rejected,
     Released,
     Transfer,
@@ -178,7 +184,8 @@ class FrameError(Exception):
 
     Returned as an item by the reader (not raised). `frame_offset` is the offset of the
     frame the error is in (None when it is outside any frame); `fatal` says the reader
-    could not go on past it.
+    could not go on past it; `limit` is the reader's size limit when the frame announced
+    a larger size (None for every other error).
     """
 
     def __init__(
@@ -189,6 +196,7 @@ class FrameError(Exception):
         frame_offset: int | None = None,
         fatal: bool = False,
         channel: int | None = None,
+        limit: int | None = None,
     ) -> None:
         super().__init__(offset, expected, found)
         self.offset = offset
@@ -197,6 +205,7 @@ class FrameError(Exception):
         self.frame_offset = frame_offset
         self.fatal = fatal
         self.channel = channel
+        self.limit = limit
 
     def __str__(self) -> str:
         where = f"at offset {self.offset}"
@@ -251,8 +260,12 @@ class FrameReader:
         if max_frame_size is not None and max_frame_size < 8:
             raise ValueError("max_frame_size must be at least 8 (the frame header)")
         self.max_frame_size = max_frame_size
-        self._sanity = sanity
         self._limit = _MAX_SIZE if max_frame_size is None else max_frame_size
+        # what the limit is, for the error: "max-frame-size", or another name for it
+        self._limit_name = ("a sanity limit: a size past it is damage" if sanity
+                            else "max-frame-size")
+        # (limit, its name) from the first open frame on (None: no switch)
+        self._after_open: tuple[int, str] | None = None
         self._buf = bytearray()
         self._offset = 0  # stream offset of self._buf[0]
         self._need = 8  # bytes self._buf must hold before parsing it again is worth it
@@ -260,6 +273,30 @@ class FrameReader:
         # opaque, or "error" after a fatal frame error.
         self.opaque: str | None = None
         self.opaque_bytes = 0
+
+    def set_max_frame_size(self, size: int, name: str = "max-frame-size") -> None:
+        """Hold the frames from here on to `size` bytes (`name` says in an error what
+        the limit is). Cancels a `limit_after_open` not reached yet."""
+        if size < 8:
+            raise ValueError("max_frame_size must be at least 8 (the frame header)")
+        self.max_frame_size = size
+        self._limit = min(size, _MAX_SIZE)
+        self._limit_name = name
+        self._after_open = None
+
+    def limit_after_open(self, size: int, name: str = "max-frame-size") -> None:
+        """From the first AMQP open frame read on (frames after it in the same bytes
+        included), hold frames to `size` bytes (as `set_max_frame_size`)."""
+        if size < 8:
+            raise ValueError("max_frame_size must be at least 8 (the frame header)")
+        self._after_open = (size, name)
+
+    def _opened(self) -> int:
+        """An open frame was read: the limit after it (`limit_after_open`)."""
+        after = self._after_open
+        if after is not None:
+            self.set_max_frame_size(*after)
+        return self._limit
 
     @property
     def offset(self) -> int:
@@ -362,8 +399,12 @@ class FrameReader:
                     append(Frame(base + pos, size, 2, 0, channel, b"", perf,
                                  buf[bstart + bend : end]))
                 else:
-                    append(self._decode_body(memoryview(buf)[bstart:end], base + pos, size, 2,
-                                             0, channel, b""))
+                    item = self._decode_body(memoryview(buf)[bstart:end], base + pos, size, 2,
+                                             0, channel, b"")
+                    append(item)
+                    if self._after_open is not None and item.__class__ is Frame and (
+                            item.body.__class__ is Open):  # type: ignore[union-attr]
+                        limit = self._opened()
                 pos = end
                 continue
             if size == _AMQP_MAGIC:
@@ -385,12 +426,11 @@ class FrameReader:
                 append(
                     FrameError(
                         off,
-                        f"a frame size of at most {limit}" + (
-                            " (a sanity limit: a size past it is damage)" if self._sanity
-                            else " (max-frame-size)"),
+                        f"a frame size of at most {limit} ({self._limit_name})",
                         f"size {size}",
                         off,
                         fatal=True,
+                        limit=limit,
                     )
                 )
                 self.opaque = "error"
@@ -432,8 +472,12 @@ class FrameReader:
                     append(Frame(off, size, doff, 0, channel, ext, perf,
                                  buf[bstart + bend : end]))
                 else:
-                    append(self._decode_body(memoryview(buf)[bstart:end], off, size, doff,
-                                             ftype, channel, ext))
+                    item = self._decode_body(memoryview(buf)[bstart:end], off, size, doff,
+                                             ftype, channel, ext)
+                    append(item)
+                    if self._after_open is not None and item.__class__ is Frame and (
+                            item.body.__class__ is Open and ftype == 0):  # type: ignore[union-attr]
+                        limit = self._opened()
             pos = end
         return pos
 

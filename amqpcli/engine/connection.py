@@ -231,13 +231,15 @@ class Connection:
                     d.timeline.append(TimelineEntry(time, side, "gap", self.frame_no,
                                                     detail=detail))
 
-    def on_frame_error(self, side: str, detail: str, time: float) -> list[Event]:
-        """Bytes from `side` that are not a valid frame (counted as one frame)."""
+    def on_frame_error(self, side: str, detail: str, time: float,
+                       kind: str = "framing-error") -> list[Event]:
+        """Bytes from `side` that are not a valid frame (counted as one frame); `kind`:
+        the violation ("frame-too-large" for a size past the reader's limit)."""
         self.time = time
         self.side = side
         self.frame_no += 1
         self.frames[side] += 1
-        self.violation("framing-error", detail)
+        self.violation(kind, detail)
         return self._take()
 
     def on_frame(self, side: str, frame: Any, time: float) -> list[Event]:

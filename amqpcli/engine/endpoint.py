@@ -31,6 +31,18 @@ threshold is 1 s or more: `advertised_idle_timeout`), and a peer that was silent
 longer than it was told but less than the threshold is not closed for it (the model still
 reports the `Violation`).
 
+Frame sizes (Part 2 §2.4.1, §2.7.1; Part 5 §5.3.1 for SASL frames): until the open frames
+are exchanged (SASL included) a frame from the peer may be at most MIN-MAX-FRAME-SIZE (512
+bytes); from our open on, or from the peer's open on (frames it sends after its open), at
+most our max-frame-size. A frame header announcing more is a framing error, found from
+its 8 header bytes: nothing more of the frame is read or kept. Every framing error (size,
+data offset, a body that does not decode) closes the connection with
+amqp:connection:framing-error once our open has gone out; before it no close can be
+sent (§2.4.1: the open is the first frame), so the endpoint fails (`failed`, `failure`
+says why) and its transport closes. After an error that leaves the stream unreadable
+(a size past the limit or under 8) the endpoint fails in either case: the peer's close
+could not be read.
+
 Watching the bytes: `set_tap(tap)` (or `Endpoint(..., tap=tap)`) hands a `ByteTap` every
 byte both ways, exactly as given to `receive_data()` and returned by `data_to_send()`.
 Without a tap those two methods are the plain ones: a tap costs nothing unless set.
@@ -60,7 +72,7 @@ from amqpcli.codec.frames import (
 from amqpcli.codec.message import Message
 
 from . import serial
-from .connection import Connection
+from .connection import MIN_MAX_FRAME_SIZE, Connection
 from .delivery import FINAL, Delivery, Phase
 from .events import (
     ConnectionClosed,
@@ -79,7 +91,7 @@ from .events import (
     Violation,
 )
 from .link import RECEIVER, SENDER, Link
-from .sasl import OK, SaslConfig
+from .sasl import AUTH, OK, SYS, SYS_PERM, SYS_TEMP, SaslConfig
 from .session import Session
 
 DEFAULT_MAX_FRAME_SIZE = 65536
@@ -168,7 +180,9 @@ class Endpoint:
             raise ValueError(f"link_policy must be accept, refuse or manual, not {link_policy!r}")
         self.link_policy = link_policy
         self.now = 0.0
-        self._reader = FrameReader()
+        self._reader = FrameReader(MIN_MAX_FRAME_SIZE)
+        self._reader.set_max_frame_size(MIN_MAX_FRAME_SIZE, _BEFORE_OPEN)
+        self._reader.limit_after_open(max(max_frame_size, MIN_MAX_FRAME_SIZE), "max-frame-size")
         self._out = bytearray()
         self._events: list[Event] = []
         self._last_sent: float | None = None
@@ -179,6 +193,9 @@ class Endpoint:
         self._sasl_header_sent = False
         self._sasl_done = sasl is None
         self._failed = False
+        # why the endpoint failed, for a log line ("framing error: ...", "bad sasl-init:
+        # ..."); None when it did not, or failed on the peer's protocol header
+        self.failure: str | None = None
         self.no_sasl_offered = False  # the server answered our SASL header with AMQP's
         self._tags = itertools.count(1)
         self._dynamic = itertools.count(1)
@@ -269,6 +286,8 @@ class Endpoint:
                     windows[ts] = None
             else:
                 self._receive_item(item, time)
+                if self._failed and item.__class__ is FrameError:
+                    break  # the rest is not read (see `_on_frame_error`)
         for ts in windows:
             self._refresh_window(ts)
         return self.take_events()
@@ -332,12 +351,27 @@ class Endpoint:
             self._collect(evs)
             self._react(item, evs)
         elif isinstance(item, FrameError):
-            evs = conn.on_frame_error(self.remote, str(item), time)
-            self._collect(evs)
-            self._react(None, evs)
+            self._on_frame_error(item, time)
 
     def _collect(self, evs: list[Event]) -> None:
         self._events.extend(evs)
+
+    def _on_frame_error(self, err: FrameError, time: float) -> None:
+        """Bytes from the peer that are no frame: a framing error (Part 2 §2.3.1: a size
+        under 8 or a doff under 2 is a malformed frame; §2.7.1: a frame larger than we
+        accept). Closed with amqp:connection:framing-error once our open has gone out
+        (and read on for the peer's close, unless the stream can no longer be read);
+        before it the transport is simply closed, as no close can precede our open."""
+        conn = self.connection
+        kind = "framing-error" if err.limit is None else "frame-too-large"
+        evs = conn.on_frame_error(self.remote, str(err), time, kind)
+        self._collect(evs)
+        self._react(None, evs)
+        if err.fatal or self.local not in conn.open:
+            self._failed = True
+            if self.failure is None:
+                self.failure = f"framing error: {err}"
+            self._reader.opaque = "error"  # nothing after it is read
 
     def _on_remote_header(self, h: ProtocolHeader) -> None:
         if self.role != "peer":
@@ -388,7 +422,15 @@ class Endpoint:
         if self._pending_open is not None:
             op, self._pending_open = self._pending_open, None
             self._send_header("amqp")
-            self._send(op)
+            self._send_open(op)
+
+    def _send_open(self, op: Any) -> None:
+        """Our open: from now on the peer may send frames up to the max-frame-size it
+        advertises (Part 2 §2.7.1), and no more."""
+        self._send(op)
+        if self._reader.opaque is None:
+            size = max(int(op.get("max_frame_size")), MIN_MAX_FRAME_SIZE)
+            self._reader.set_max_frame_size(size, "max-frame-size")
 
     def _react(self, frame: Frame | None, evs: list[Event]) -> None:
         body = frame.body if frame is not None else None
@@ -454,13 +496,27 @@ class Endpoint:
                 else:
                     self._failed = True
         elif isinstance(body, c.SaslInit):
+            bad = _bad_sasl_init(body)
+            if bad is not None:
+                # Part 5 §5.3.3.6 has no code for a malformed frame. Not auth ("an
+                # unspecified problem with the supplied credentials": none could be read)
+                # nor sys-temp ("a transient system error": the same client would send the
+                # same frame again): sys-perm, "a system error that is unlikely to be
+                # corrected without intervention", tells the client not to retry as is.
+                self._send(c.SaslOutcome(code=SYS_PERM), type=FRAME_TYPE_SASL)
+                self._failed = True
+                self.failure = f"bad sasl-init: {bad}"
+                return
             resp = body.initial_response
-            code = cfg.check(str(body.mechanism), bytes(resp) if resp is not None else None)
+            mech = str(body.mechanism)
+            code = cfg.check(mech, bytes(resp) if resp is not None else None)
             self._send(c.SaslOutcome(code=code), type=FRAME_TYPE_SASL)
             if code == OK:
                 self._sasl_done = True
             else:
                 self._failed = True
+                said = _SASL_CODES.get(code, str(code))
+                self.failure = f"SASL {mech} refused (sasl-outcome {said})"
 
     def _fail(self, condition: str, description: str) -> None:
         """A local failure before the connection opened (no usable SASL mechanism)."""
@@ -595,7 +651,7 @@ class Endpoint:
                 self._send_header("sasl")
             return
         self._send_header("amqp")
-        self._send(op)
+        self._send_open(op)
 
     def close(self, error: Any = None) -> None:
         """Send close (with an optional `Error`); the peer's close answers it."""
@@ -1209,6 +1265,24 @@ class Endpoint:
         return len(q) if q else 0
 
 
+def _bad_sasl_init(body: Any) -> str | None:
+    """What makes a sasl-init malformed (Part 5 §5.3.3.2: a mechanism symbol, mandatory;
+    an optional binary initial-response and string hostname), or None. A string where a
+    symbol belongs passes, as elsewhere in the engine: the text is what counts."""
+    mech = body.mechanism
+    if mech is None:
+        return "no mechanism (a mandatory field)"
+    if not isinstance(mech, str):
+        return f"the mechanism is {type(mech).__name__}, not a symbol"
+    resp = body.initial_response
+    if resp is not None and not isinstance(resp, bytes | bytearray | memoryview):
+        return f"the initial-response is {type(resp).__name__}, not binary"
+    host = body.hostname
+    if host is not None and not isinstance(host, str):
+        return f"the hostname is {type(host).__name__}, not a string"
+    return None
+
+
 def advertised_idle_timeout(seconds: float) -> int:
     """The idle-time-out (milliseconds) an open advertises for a real threshold of
     `seconds`: half of it, as Part 2 §2.4.5 asks ("the value in idle-time-out SHOULD be
@@ -1233,6 +1307,12 @@ def not_amqp_bytes(data: bytes) -> str:
 def _copy(node: Any) -> Any:
     return type(node)(**node.fields())
 
+
+# sasl-code names (Part 5 §5.3.3.6), for a log line
+_SASL_CODES = {OK: "ok", AUTH: "auth", SYS: "sys", SYS_PERM: "sys-perm", SYS_TEMP: "sys-temp"}
+
+# what the frame-size limit is called in an error until the open frames are exchanged
+_BEFORE_OPEN = "MIN-MAX-FRAME-SIZE, the limit until the open frames are exchanged"
 
 # events an endpoint never answers (the common ones: skipped first in `_react`)
 _NO_ANSWER = frozenset({DeliverySettled, DeliveriesSettled, DeliveryStarted, MessageReceived,

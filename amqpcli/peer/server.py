@@ -274,6 +274,10 @@ class Server:
             transport.flush()
             if ep.failed and "failed" in who:
                 broker.log(f"{name} SASL PLAIN refused for user {who['failed']!r} from {where}")
+            elif ep.failed and ep.local in ep.connection.close:
+                pass  # the broker logged our close and its error
+            elif ep.failed and ep.failure is not None:
+                broker.log(f"{name} from {where}: {ep.failure}")
             elif ep.failed:
                 broker.log(f"{name} from {where}: protocol header not accepted "
                            f"({header[:8]!r})")
