@@ -547,6 +547,8 @@ class Client:
         self.transport.start()
         try:
             await asyncio.wait_for(asyncio.shield(self.opened), cfg.connect_timeout)
+            # what came with the open (a frame that broke the protocol) ends it here
+            self._check()
         except TimeoutError:
             await self.abort()
             err = UserError(

@@ -44,6 +44,10 @@ class _Peer:
             announce = self.size.to_bytes(4, "big") + b"\x02"
             if self.mode == "sasl":
                 conn.sendall(SASL_HEADER + announce + b"\x01\x00\x00")
+            elif self.mode == "with-open":  # the bad frame in the same read as the open
+                self._until(conn, FrameReader(), c.Open)
+                conn.sendall(AMQP_HEADER + encode_frame(c.Open(container_id="fake"))
+                             + announce + b"\x00\x00\x00")
             else:
                 reader = FrameReader()
                 self._until(conn, reader, c.Open)
@@ -91,7 +95,9 @@ def peer() -> Iterator[Any]:
      "expected a frame size of at most 65536 (max-frame-size), found size 2147483647"),
     ("open", 4097, ("--sasl-mechanism", "none", "--max-frame-size", "4096"),
      "expected a frame size of at most 4096 (max-frame-size), found size 4097"),
-], ids=["sasl-huge", "sasl-513", "open-huge", "open-over-max-frame-size"])
+    ("with-open", 0x7FFFFFFF, ("--sasl-mechanism", "none"),
+     "expected a frame size of at most 65536 (max-frame-size), found size 2147483647"),
+], ids=["sasl-huge", "sasl-513", "open-huge", "open-over-max-frame-size", "with-the-open"])
 def test_recv_fails_in_one_line_without_reading_the_frame(
         peer: Any, mode: str, size: int, args: tuple[str, ...], said: str) -> None:
     p = peer(mode, size)
