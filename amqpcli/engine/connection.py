@@ -90,6 +90,7 @@ class Connection:
         self.sasl_mechanisms: tuple[str, ...] = ()
         self.sasl_mechanism: str | None = None
         self.sasl_code: int | None = None
+        self._sasl_owed: str | None = None  # the side a sasl-challenge awaits a response from
         self.channels: dict[str, dict[int, Session]] = {a: {}, b: {}}
         self.sessions: list[Session] = []
         self.suspended: dict[tuple[str, str], Link] = {}
@@ -280,7 +281,12 @@ class Connection:
             elif cls is _DISPOSITION:
                 self._disposition(side, frame, body)
             elif body is None:
-                self._events.append(Heartbeat(side, time))
+                if frame.type == 1:
+                    # Part 5 §5.3.1: "Receipt of an empty frame is an irrecoverable error."
+                    self.violation("framing-error", "an empty SASL frame (Part 5 §5.3.1: an "
+                                   "irrecoverable error)")
+                else:
+                    self._events.append(Heartbeat(side, time))
             else:
                 handler = _HANDLERS.get(cls)
                 if handler is None:
@@ -317,7 +323,14 @@ class Connection:
     def _sasl(self, side: str, frame: Any, body: Any) -> None:
         what = "sasl-outcome" if isinstance(body, c.SaslOutcome) else "sasl"
         if not self._move(side, what):
-            self.violation("out-of-order", f"sasl-{body.NAME} in state {self.side_state[side]}")
+            self.violation("out-of-order", f"{body.NAME} in state {self.side_state[side]}")
+        elif isinstance(body, c.SaslChallenge):
+            self._sasl_owed = self.other[side]
+        elif isinstance(body, c.SaslResponse):
+            # Part 5 §5.3.3.4: a response answers a challenge
+            if self._sasl_owed != side and not self.midstream:
+                self.violation("out-of-order", "sasl-response without a sasl-challenge")
+            self._sasl_owed = None
         t = self.time
         if isinstance(body, c.SaslMechanisms):
             mechs = body.sasl_server_mechanisms

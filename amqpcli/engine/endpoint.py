@@ -286,8 +286,8 @@ class Endpoint:
                     windows[ts] = None
             else:
                 self._receive_item(item, time)
-                if self._failed and item.__class__ is FrameError:
-                    break  # the rest is not read (see `_on_frame_error`)
+                if self._failed:
+                    break  # the rest is not read (see `_on_frame_error`, `_answer_violation`)
         for ts in windows:
             self._refresh_window(ts)
         return self.take_events()
@@ -443,7 +443,8 @@ class Endpoint:
                 if ev.side == self.remote:
                     self._answer_violation(ev)
             elif ev.__class__ is ConnectionClosed:
-                if ev.side == self.remote and self.local not in self.connection.close:
+                if ev.side == self.remote and self.local not in self.connection.close and (
+                        self.local in self.connection.open and not self._failed):
                     self._send(c.Close())
             elif ev.__class__ is SessionBegun:
                 s = ev.session
@@ -467,7 +468,7 @@ class Endpoint:
                 d = ev.delivery
                 if d.phase == Phase.WAIT_RECEIVER and d.receiver == self.local:
                     self._dispose_one(d, None, True)
-        if body is not None and body.__class__ is c.Open:
+        if body is not None and body.__class__ is c.Open and not self._failed:
             self._on_remote_open()
 
     def _react_sasl(self, body: Any) -> None:
@@ -495,7 +496,8 @@ class Endpoint:
                     self._send_pending_open()
                 else:
                     self._failed = True
-        elif isinstance(body, c.SaslInit):
+        elif isinstance(body, c.SaslInit) and conn.sasl_code is None:
+            # (a sasl-init after our outcome is not answered: its violation ends it)
             bad = _bad_sasl_init(body)
             if bad is not None:
                 # Part 5 §5.3.3.6 has no code for a malformed frame. Not auth ("an
@@ -572,6 +574,16 @@ class Endpoint:
         if v.kind == "idle-timeout" and self.idle_timeout and self._silence < self.idle_timeout:
             # silent for longer than we advertised (half our threshold), not for longer
             # than the threshold itself: that is the slack the advertisement leaves
+            return
+        if self.local not in self.connection.open:
+            if v.kind in _FAIL_BEFORE_OPEN:
+                # No close can precede our open (Part 2 §2.4.1): the transport closes.
+                # (A server sends its open only once the client's has come.)
+                self._failed = True
+                if self.failure is None:
+                    what = "protocol" if v.kind == "out-of-order" else "framing"
+                    self.failure = f"{what} error: {v.detail}"
+                self._reader.opaque = "error"  # nothing after it is read
             return
         err = c.Error(condition=c.Symbol(cond), description=v.detail)
         if scope == "connection" or (scope == "session" and v.session is None):
@@ -1310,6 +1322,11 @@ def _copy(node: Any) -> Any:
 
 # sasl-code names (Part 5 §5.3.3.6), for a log line
 _SASL_CODES = {OK: "ok", AUTH: "auth", SYS: "sys", SYS_PERM: "sys-perm", SYS_TEMP: "sys-temp"}
+
+# violations that end the connection before our open (no close can be sent yet): a frame
+# the peer's state does not allow (a begin before its open, a sasl-init after the outcome,
+# a sasl-response without a challenge), a framing error (an empty SASL frame, a bad size)
+_FAIL_BEFORE_OPEN = frozenset({"out-of-order", "framing-error", "frame-too-large"})
 
 # what the frame-size limit is called in an error until the open frames are exchanged
 _BEFORE_OPEN = "MIN-MAX-FRAME-SIZE, the limit until the open frames are exchanged"

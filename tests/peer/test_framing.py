@@ -316,3 +316,90 @@ def test_an_undecodable_sasl_frame_is_a_framing_error(serve: Serve) -> None:
         sock.close()
     assert "SASL frame body" in s.wait_log(r"c1 from .*: framing error: ")
     assert "protocol header not accepted" not in s.log
+
+
+def test_an_empty_sasl_frame_drops_the_connection(serve: Serve) -> None:
+    """Part 5 §5.3.1: an empty frame during SASL is an irrecoverable error; no AMQP close
+    can be sent in SASL, so the socket is closed."""
+    s = serve()
+    sock = _connect(s.port)
+    try:
+        sock.sendall(SASL_HEADER + b"\x00\x00\x00\x08\x02\x01\x00\x00")
+        _headers_only(_read_to_eof(sock), sasl=True)
+    finally:
+        sock.close()
+    line = s.wait_log(r"c1 from .*: framing error: ")
+    assert "an empty SASL frame" in line, line
+
+
+_INIT = encode_frame(c.SaslInit(mechanism=c.Symbol("ANONYMOUS"), initial_response=b"t"), 0,
+                     b"", FRAME_TYPE_SASL)
+
+
+@pytest.mark.parametrize(("data", "said"), [
+    (_INIT + _INIT, "sasl-init in state sasl-done"),
+    (_INIT + AMQP_HEADER + _INIT, "sasl-init in state header"),
+    (_sasl_frame(b"\x00\x53\x43\xc0\x03\x01\xa0\x00"), "sasl-response without a sasl-challenge"),
+], ids=["init-twice", "init-after-the-amqp-header", "response-unasked"])
+def test_a_sasl_frame_out_of_turn_drops_the_connection(
+        serve: Serve, data: bytes, said: str) -> None:
+    """A second sasl-init is not answered with a second outcome, and a sasl-response
+    nothing asked for is not ignored: either ends the connection (no close is possible
+    before our open)."""
+    s = serve()
+    sock = _connect(s.port)
+    try:
+        sock.sendall(SASL_HEADER + data)
+        items = _read_to_eof(sock)
+    finally:
+        sock.close()
+    outcomes = [i for i in items if isinstance(i, Frame) and isinstance(i.body, c.SaslOutcome)]
+    assert len(outcomes) <= 1, items
+    assert not [i for i in items if isinstance(i, Frame) and i.type == 0], items
+    line = s.wait_log(r"c1 from .*: protocol error: ")
+    assert said in line, line
+
+
+# --- a performative before the client's open --------------------------------------------
+
+
+_BEGIN = encode_frame(c.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10))
+
+
+@pytest.mark.parametrize(("frames", "said"), [
+    (_BEGIN, "begin before open"),
+    (_BEGIN + encode_frame(c.Open(container_id="late")), "begin before open"),
+    (encode_frame(c.Attach(name="l", handle=0, role=False)), "attach before open"),
+    (encode_frame(c.Close()), "close in state header"),
+], ids=["begin", "begin-then-open", "attach", "close"])
+@pytest.mark.parametrize("sasl", [False, True], ids=["amqp", "sasl"])
+def test_a_performative_before_the_clients_open_drops_the_connection(
+        serve: Serve, frames: bytes, said: str, sasl: bool) -> None:
+    """Part 2 §2.4.1: the open is the first frame. Our open goes out only in answer to
+    the client's, so nothing (no open, no close) can answer a frame before it: the socket
+    is closed and the log says what the client sent."""
+    s = serve()
+    sock = _connect(s.port)
+    try:
+        before = b""
+        if sasl:
+            before = SASL_HEADER + _INIT
+        sock.sendall(before + AMQP_HEADER + frames)
+        items = _read_to_eof(sock)
+    finally:
+        sock.close()
+    assert not [i for i in items if isinstance(i, Frame) and i.type == 0], items
+    line = s.wait_log(r"c1 from .*: protocol error: ")
+    assert said in line, line
+    s.wait_log(r"c1 disconnected")
+
+
+def test_a_performative_during_sasl_drops_the_connection(serve: Serve) -> None:
+    s = serve()
+    sock = _connect(s.port)
+    try:
+        sock.sendall(SASL_HEADER + _BEGIN)
+        _headers_only(_read_to_eof(sock), sasl=True)
+    finally:
+        sock.close()
+    assert "begin before open" in s.wait_log(r"c1 from .*: protocol error: ")
