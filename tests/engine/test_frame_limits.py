@@ -176,3 +176,23 @@ def test_the_reader_switches_its_limit_at_the_open_frame() -> None:
     r2.limit_after_open(4096)
     (err2,) = r2.feed(big)  # no open before it
     assert err2.limit == 512 and "at most 512 (max-frame-size)" in str(err2)
+
+
+@pytest.mark.parametrize(("data", "kind", "said"), [
+    (AMQP_HEADER + encode_frame(c.Begin(next_outgoing_id=0, incoming_window=1,
+                                        outgoing_window=1)) + encode_frame(c.Open(container_id="x")),
+     "out-of-order", "protocol error: begin before open"),
+    (AMQP_HEADER + encode_frame(c.Close()), "out-of-order", "protocol error: close in state"),
+    (SASL_HEADER + b"\x00\x00\x00\x08\x02\x01\x00\x00", "framing-error",
+     "framing error: an empty SASL frame"),
+    (SASL_HEADER + encode_frame(c.SaslResponse(response=b""), 0, b"", FRAME_TYPE_SASL),
+     "out-of-order", "protocol error: sasl-response without a sasl-challenge"),
+], ids=["begin-then-open", "close", "empty-sasl-frame", "sasl-response"])
+def test_a_server_fails_on_a_frame_out_of_turn_before_open(
+        data: bytes, kind: str, said: str) -> None:
+    ep = Endpoint("peer", sasl=SaslConfig(offer=("ANONYMOUS",)) if data[4] == 3 else None)
+    evs = ep.receive_data(data, 1.0)
+    assert kind in [v.kind for v in of(evs, Violation)]
+    assert not of(evs, ConnectionOpened)  # (an open after the bad frame is not read)
+    assert ep.failed and ep.failure is not None and ep.failure.startswith(said), ep.failure
+    assert not [f for f in _sent_frames(ep) if f.type == 0]  # no open, no close
