@@ -150,6 +150,10 @@ def _close(cap: Any, packets: Any, tasks: weakref.WeakSet[asyncio.Future[Any]]) 
     retrieved" and a traceback at exit. Every task pyshark started is finished (cancelled
     if tshark's end did not finish it) and whatever it ended with is retrieved."""
     loop = getattr(cap, "eventloop", None)
+    # (pyshark forgets its processes as it kills them; their pipes stay open until
+    # collected, and closing them then, on a loop already closed, printed "Event loop is
+    # closed" tracebacks: they are closed here, while the loop runs)
+    processes = list(getattr(cap, "_running_processes", ()))
     try:
         cap.close()
     finally:
@@ -167,8 +171,22 @@ def _close(cap: Any, packets: Any, tasks: weakref.WeakSet[asyncio.Future[Any]]) 
         for task in started:
             if task.done() and not task.cancelled():
                 task.exception()  # retrieved: asyncio stays quiet about it
+        _close_pipes(processes, loop)
         if loop is not None and hasattr(cap, "_amqp_task_factory"):
             loop.set_task_factory(cap._amqp_task_factory)
+
+
+def _close_pipes(processes: list[Any], loop: Any) -> None:
+    """Close the subprocess transports of `processes` (asyncio `Process` objects) and let
+    the loop run their closing callbacks."""
+    for proc in processes:
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
+    if processes and loop is not None and not loop.is_closed() and not loop.is_running():
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.sleep(0))
 
 
 EndCapture = Callable[[], bool]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import socket
+import sys
 
 import pytest
 from proton import Message
@@ -56,4 +58,16 @@ def test_live_capture_shows_connections(broker: Broker, fast: bool) -> None:
             src.stop()
             await asyncio.to_thread(_poke, port)
 
-    asyncio.run(run())
+    seen: list[BaseException | None] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: seen.append(u.exc_value)
+    try:
+        asyncio.run(run())
+        assert src._thread is not None
+        src._thread.join(30)
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    # the capture's pipes were closed with it: collected later, after their loop was
+    # closed, each printed an "Exception ignored ... Event loop is closed" traceback
+    assert not [e for e in seen if "Event loop is closed" in str(e)], seen
