@@ -130,6 +130,13 @@ def column_widths(cells: Iterable[tuple[object, ...]], width: int | None,
     return tuple(need)
 
 
+def _key(row_key: Any) -> str | None:
+    """A highlighted row's delivery key; None for none (an arrow key in an empty table
+    highlights row -1, whose key is None itself)."""
+    value = getattr(row_key, "value", None)
+    return None if value is None else str(value)
+
+
 class UnsettledTable(DataTable[object]):
     """Rows keyed by delivery key, updated in place so the cursor stays on its delivery.
     Columns are sized to the table's width (`column_widths`): the table is built again
@@ -214,13 +221,13 @@ class UnsettledTable(DataTable[object]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         event.stop()
-        key = event.row_key.value
-        self.post_message(DeliverySelected(None if key is None else str(key)))
+        key = _key(event.row_key)
+        self.post_message(DeliverySelected(key))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        key = event.row_key.value
-        self.post_message(DeliverySelected(None if key is None else str(key), open=True))
+        key = _key(event.row_key)
+        self.post_message(DeliverySelected(key, open=True))
 
 
 def conn_view(conn: ConnDetail) -> Group:
