@@ -7,6 +7,7 @@ from typing import Any
 from amqpcli.dissect.stats import Summary
 from amqpcli.render.deliveries import latency_text
 from amqpcli.render.traffic import clock, iso, violation_json, violation_line
+from amqpcli.render.types import printable
 
 
 def _counts(d: dict[str, int]) -> str:
@@ -39,7 +40,7 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
                 else "no settled latency"
             )
             outs = _counts(ls.outcomes) or "no deliveries"
-            addr = f" ({ls.address})" if ls.address else ""
+            addr = f" ({printable(ls.address)})" if ls.address else ""
             out.append(
                 f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: {ls.deliveries} "
                 f"deliveries; {outs}; {lat}"

@@ -8,7 +8,6 @@ from a long, a symbol from a string); timestamps show their ISO time.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +21,7 @@ from amqpcli.render.types import (
     field_type,
     format_descriptor,
     iso_time,
+    printable,
 )
 
 __all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_lines", "printable",
@@ -29,27 +29,6 @@ __all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_line
 
 _MAX_INLINE_BINARY = 64
 
-# Characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
-# bidirectional overrides and line separators (an ESC from a capture would drive the
-# terminal; a newline breaks a one-line row).
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    ch = m.group()
-    short = _SHORT.get(ch)
-    if short is not None:
-        return short
-    n = ord(ch)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
-
-
-def printable(value: object) -> str:
-    """Peer-controlled text (a link name, an error description) as one harmless line:
-    every control character escaped (`\\n`, `\\x1b`, `\\u202e`)."""
-    s = value if isinstance(value, str) else str(value)
-    return s if s.isprintable() else _UNSAFE.sub(_escape_char, s)
 _ESCAPES = {0: "\\x00", 0x22: '\\"', 0x5C: "\\\\"}
 
 

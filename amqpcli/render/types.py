@@ -5,6 +5,7 @@ Shared by every renderer (text, tree, one-line frames, JSON) so they name things
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -93,6 +94,29 @@ def descriptor_name(descriptor: Any) -> str | None:
     return None
 
 
+# Characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
+# bidirectional overrides and line separators (an ESC from a capture would drive the
+# terminal; a newline breaks a one-line row).
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    ch = m.group()
+    short = _SHORT.get(ch)
+    if short is not None:
+        return short
+    n = ord(ch)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def printable(value: object) -> str:
+    """Peer-controlled text (a link name, an error description) as one harmless line:
+    every control character escaped (`\\n`, `\\x1b`, `\\u202e`)."""
+    s = value if isinstance(value, str) else str(value)
+    return s if s.isprintable() else _UNSAFE.sub(_escape_char, s)
+
+
 def format_descriptor(descriptor: Any) -> str:
     """`0x468c00000004 = apache.org:selector-filter:string`, or the symbol itself."""
     if isinstance(descriptor, int) and not isinstance(descriptor, bool):
@@ -101,7 +125,7 @@ def format_descriptor(descriptor: Any) -> str:
         return f"{hex_code} = {name}" if name else hex_code
     if isinstance(descriptor, str):
         code = _WELL_KNOWN_BY_SYMBOL.get(str(descriptor))
-        return f"{descriptor} = 0x{code:x}" if code is not None else str(descriptor)
+        return f"{descriptor} = 0x{code:x}" if code is not None else printable(descriptor)
     return repr(descriptor)
 
 

@@ -76,3 +76,32 @@ def test_frame_lines_escape_symbols_conditions_and_descriptions() -> None:
         _harmless(text)
     assert 'amqp:\\x1b[31mx "d\\x1b]0;PWN\\x07\\u202e"' in lines[0]
     assert "co\\x1bpy" in lines[3] and "n\\x9b2J" in lines[3]
+
+
+def test_decode_escapes_a_symbol_descriptor() -> None:
+    # described by ESC[J: the descriptor was printed raw (headline and tree, --brief too)
+    from tests.net.clirun import amqp_in_process
+
+    for extra in ((), ("--brief",)):
+        code, out, err = amqp_in_process("decode", "00a3031b5b4aa100", *extra)
+        assert code == 0, err
+        _harmless(out)
+        assert "described by \\x1b[J" in out, out
+
+
+def test_summary_escapes_link_addresses(tmp_path: object) -> None:
+    # --summary printed a link's address raw (--links and --connections escaped it)
+    from pathlib import Path
+
+    from amqpcli.codec import composites as c
+    from tests.dissect.helpers import Script, write
+    from tests.net.clirun import amqp_in_process
+
+    s = Script().open().sender_link(address="ev\x1b[31mil\x07").transfer(0)
+    cap = write(Path(str(tmp_path)) / "odd.pcapng", s.dispose(0, c.Accepted()).close())
+    for view in ("--summary", "--links", "--connections"):
+        code, out, err = amqp_in_process("pcap-dump", str(cap), view)
+        assert code == 0, err
+        _harmless(out)
+    assert "ev\\x1b[31mil\\x07" in amqp_in_process("pcap-dump", str(cap), "--summary")[1]
+
