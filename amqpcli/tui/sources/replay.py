@@ -43,7 +43,7 @@ class Loaded:
 
 def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
     """Every AMQP 1.0 frame of a capture, in time order, with its connection and side."""
-    from amqpcli.capture import read_capture
+    from amqpcli.capture import CaptureError, read_capture
 
     if not os.path.exists(path):
         raise UserError(f"{path}: no such file", Exit.USAGE)
@@ -54,8 +54,15 @@ def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> L
         records.append(FrameRecord(len(records), t, key, side, item))
 
     framer = CaptureFramer(add, out.notes.append, ports)
-    for ev in read_capture(path, ports=ports):
-        framer.event(ev)
+    try:
+        for ev in read_capture(path, ports=ports):
+            framer.event(ev)
+    except CaptureError as e:
+        # a damaged capture (cut short, a bad block) still shows what could be read, as
+        # pcap-dump does; the damage is said in a notice
+        if not records:
+            raise
+        out.notes.append(f"{e}: what could be read is shown")
     out.labels = framer.labels
     return out
 
