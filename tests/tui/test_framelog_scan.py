@@ -53,3 +53,42 @@ def test_a_filter_over_a_long_log_is_scanned_a_slice_at_a_time() -> None:
             assert log.seqs == list(range(0, 60_000, 7))
 
     asyncio.run(run())
+
+
+def test_a_filter_set_while_frozen_shows_the_frozen_frames_that_match() -> None:
+    # the log went empty until unfrozen: the new filter's scan stopped where the view was
+    store = _store(100)
+
+    def fmt(rec: Any) -> Text:
+        return Text(f"{rec.seq} flow {'seven' if rec.seq % 7 == 0 else ''}")
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield FrameLog(fmt)
+
+    async def run() -> None:
+        app = Host()
+        async with app.run_test(size=(100, 30)):
+            log = app.query_one(FrameLog)
+            log.attach(store)
+            log.sync()
+            log.set_frozen(True)
+            for i in range(100, 150):  # frames keep arriving, not shown while frozen
+                body = c.Flow(next_incoming_id=i, incoming_window=1, next_outgoing_id=0,
+                              outgoing_window=1)
+                store.append(float(i), "c1", "client", Frame(0, 8, 2, 0, 0, b"", body, b""))
+            log.set_filter("seven")
+            for _ in range(1000):
+                if not log.scanning:
+                    break
+                log.sync()
+            assert log.seqs == list(range(0, 100, 7))
+            assert log.pending == 50
+            log.set_frozen(False)
+            for _ in range(1000):
+                log.sync()
+                if not log.scanning:
+                    break
+            assert log.seqs == list(range(0, 150, 7))
+
+    asyncio.run(run())

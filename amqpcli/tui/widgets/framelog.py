@@ -110,6 +110,7 @@ class FrameLog(ScrollView, can_focus=True):
         self.frames: FrameSeq | None = None
         self.filter = FrameFilter()
         self.frozen = False  # shows what was there when frozen; new frames keep arriving
+        self._frozen_at = 0  # end_seq when frozen: a filter set meanwhile scans up to it
         self._end = 0  # end_seq covered by the view
         self._index: list[int] = []  # matching seqs when a filter is on
         self._scanned = 0  # seqs below this were tested against the filter
@@ -130,7 +131,9 @@ class FrameLog(ScrollView, can_focus=True):
 
     def set_frozen(self, frozen: bool) -> None:
         self.frozen = frozen
-        if not frozen:
+        if frozen:  # what is there now, every frame of it (a filter's scan goes on)
+            self._frozen_at = self.frames.end_seq if self.frames is not None else self._end
+        else:
             self.sync()
 
     def _reset(self) -> None:
@@ -142,12 +145,20 @@ class FrameLog(ScrollView, can_focus=True):
     def scanning(self) -> bool:
         """A filter's scan has frames still to test (it goes on at the next refreshes)."""
         return (self.frames is not None and not self.filter.empty
-                and self._scanned < self.frames.end_seq and not self.frozen)
+                and self._scanned < self._until())
+
+    def _until(self) -> int:
+        """Where the view may reach: the end of the frames, or where it was frozen."""
+        assert self.frames is not None
+        end = self.frames.end_seq
+        return min(end, self._frozen_at) if self.frozen else end
 
     @property
     def pending(self) -> int:
         """Frames that arrived while frozen (not yet in the view)."""
-        return 0 if self.frames is None else max(0, self.frames.end_seq - self._end)
+        if self.frames is None:
+            return 0
+        return max(0, self.frames.end_seq - (self._frozen_at if self.frozen else self._end))
 
     @property
     def seqs(self) -> list[int]:
@@ -180,8 +191,8 @@ class FrameLog(ScrollView, can_focus=True):
             self._index = [s for s in self._index if s < end]
             self._scanned = min(self._scanned, end)
             self._cache.clear()
-        if self.frozen and end >= self._end:
-            end = self._end
+        if self.frozen:
+            end = min(end, self._frozen_at)
         if self.filter.empty:
             lines = end - first
             self._scanned = end
