@@ -54,7 +54,8 @@ class ProxyConnection:
 
     @property
     def key(self) -> str:
-        return f"p{self.index}"
+        # c1, c2, ... as pcap-dump and the TUI number the connections of its recording
+        return f"c{self.index + 1}"
 
     def describe(self) -> str:
         def ep(a: tuple[str, int]) -> str:

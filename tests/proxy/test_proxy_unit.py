@@ -167,7 +167,7 @@ def test_closing_the_proxy_drops_open_connections_quietly(loop_thread: LoopThrea
             if opened:
                 break
             loop_thread.run(asyncio.sleep(0.05))
-        assert opened == ["p0"]
+        assert opened == ["c1"]
         loop_thread.run(proxy.close())
         assert s.recv(100) == b""  # the application's side was closed
     server.close()

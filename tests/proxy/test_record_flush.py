@@ -40,7 +40,7 @@ def test_recorded_frames_are_on_disk_while_the_proxy_runs(broker: Broker, tmp_pa
                 conn.create_sender("q").send(Message(body=f"m{n}"))
             finally:
                 conn.close()
-            while f"p{n} closed" not in proc.stderr.readline():
+            while f"c{n + 1} closed" not in proc.stderr.readline():
                 pass
         # Still running: the file already holds both connections, open to close.
         deadline = time.monotonic() + 2  # one event-loop turn, with room for a loaded machine

@@ -60,7 +60,7 @@ def test_proxy_source_shows_live_links(rabbitmq_url: str, tmp_path: Path) -> Non
                     break
                 await pilot.pause(0.05)
             (conn,) = app.conn_tree.conn_rows
-            assert conn.key == "p0" and "closed" in conn.label
+            assert conn.key == "c1" and "closed" in conn.label
             log = app.query_one(FrameLog)
             lines = [log.line_text(r) for r in src.store.since(0)]
             transfers = [x for x in lines if " transfer " in x]
