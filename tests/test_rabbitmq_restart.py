@@ -1,6 +1,8 @@
-"""A RabbitMQ restart in the middle of a run, with `--reconnect`: the broker ends every
-session with amqp:internal-error "shutdown" before it closes the socket, and that is a
-drop to reconnect after, not a refusal (the run ended with exit 4 after the restart).
+"""A RabbitMQ restart in the middle of a run, with `--reconnect`: the sender and the
+receiver carry on, nothing sent after the reconnect is lost. Whether the broker's
+session `end` (amqp:internal-error "shutdown") arrives before the socket closes depends on
+timing, so the rule that makes it a drop rather than a refusal (exit 4) is held by
+tests/net/test_forced_close.py; this test holds the whole run against the real broker.
 Restarts the test node, so it is one test covering a sender and a receiver at once."""
 
 from __future__ import annotations

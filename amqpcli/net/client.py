@@ -24,7 +24,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import events as ev
-from amqpcli.engine.delivery import _TERMINAL
+from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
@@ -830,7 +830,7 @@ class Client:
         link = self._links.get(id(d.link))
         # Only the peer's settlement or its terminal outcome confirms; an abandoned
         # delivery stays in doubt.
-        confirmed = d.receiver_settled or d.receiver_state.__class__ in _TERMINAL
+        confirmed = d.receiver_settled or isinstance(d.receiver_state, TERMINAL_TYPES)
         if p is not None:
             if isinstance(link, SenderLink):
                 link.unsettled.pop(id(d), None)
@@ -846,7 +846,7 @@ class Client:
         entry = e.entry
         link = self._links.get(id(d.link))
         if (entry.side == REMOTE and not entry.settled and isinstance(link, SenderLink)
-                and d.receiver_state.__class__ in _TERMINAL and not d.sender_settled):
+                and isinstance(d.receiver_state, TERMINAL_TYPES) and not d.sender_settled):
             # A terminal outcome the receiver did not settle (a proton receiver's update()
             # without settle()): the outcome is known, so settle as the sender, as proton
             # does; waiting for the receiver's settlement reported it in doubt. (Inside a

@@ -224,6 +224,12 @@ def _drain_answers(events: list, side: str, link: object) -> list[CreditChanged]
             if e.side == side and e.link is link and e.drain and e.link_credit == 0]
 
 
+def _flows(events: list, side: str, link: object) -> list[tuple[int, int, bool]]:
+    """(link-credit, delivery-count, drain) of every flow `side` sent on `link`."""
+    return [(e.link_credit, e.delivery_count, e.drain) for e in of(events, CreditChanged)
+            if e.side == side and e.link is link]
+
+
 def test_drain_held_back_by_the_session_window_is_answered_once() -> None:
     # The receiver's incoming window takes two transfers at a time: of the five queued,
     # the drain finds three still held back; they go out as the window reopens, and the
@@ -290,8 +296,7 @@ def test_drain_and_echo_held_back_by_the_window() -> None:
     assert plink.link_credit == 0 and plink.delivery_count == 6
     # the echo is answered at once (two sent, drain still on), the drain once the rest
     # went out
-    flows = [(e.link_credit, e.delivery_count, e.drain) for e in of(p.peer_events, CreditChanged)
-             if e.side == "client" and e.link is plink]
+    flows = _flows(p.peer_events, "client", plink)
     assert flows == [(4, 2, True), (0, 6, True)]
 
 
@@ -303,8 +308,7 @@ def test_drain_and_echo_answered_by_one_flow() -> None:
     p.peer.flow(plink, 5, drain=True, echo=True)
     p.pump()
     assert plink.deliveries == 2
-    flows = [(e.link_credit, e.delivery_count, e.drain) for e in of(p.peer_events, CreditChanged)
-             if e.side == "client" and e.link is plink]
+    flows = _flows(p.peer_events, "client", plink)
     assert flows == [(0, 5, True)]  # the drain's answer is the echo's too
 
 

@@ -117,6 +117,17 @@ def _close_error(items: list[Any]) -> Any:
     return closes[0].error
 
 
+def _dropped_after(port: int, data: bytes, sasl: bool) -> None:
+    """Send `data` on a new connection: the server answers with its protocol header alone
+    and closes the socket."""
+    sock = _connect(port)
+    try:
+        sock.sendall(data)
+        _headers_only(_read_to_eof(sock), sasl)
+    finally:
+        sock.close()
+
+
 def _headers_only(items: list[Any], sasl: bool) -> None:
     """Only what a server says before the client's first frame: its header (and with
     SASL its mechanisms): no open, no close."""
@@ -149,27 +160,17 @@ def test_a_huge_frame_before_open_closes_the_socket_and_is_not_read(
 
 def test_a_frame_just_over_512_before_open_is_refused(serve: Serve) -> None:
     s = serve()
-    sock = _connect(s.port)
-    try:
-        sock.sendall(AMQP_HEADER + encode_frame(c.Open(container_id="x" * 600)))
-        _headers_only(_read_to_eof(sock), sasl=False)
-    finally:
-        sock.close()
+    _dropped_after(s.port, AMQP_HEADER + encode_frame(c.Open(container_id="x" * 600)), False)
     line = s.wait_log(r"c1 from .*: framing error")
     assert "at most 512 (MIN-MAX-FRAME-SIZE" in line and "found size 6" in line, line
 
 
 def test_a_huge_sasl_frame_is_refused_at_512(serve: Serve) -> None:
     s = serve()
-    sock = _connect(s.port)
-    try:
-        init = encode_frame(c.SaslInit(mechanism=c.Symbol("PLAIN"),
-                                       initial_response=b"\0u\0" + b"p" * 600), 0, b"",
-                            FRAME_TYPE_SASL)
-        sock.sendall(SASL_HEADER + init)
-        _headers_only(_read_to_eof(sock), sasl=True)  # no sasl-outcome: nothing was read
-    finally:
-        sock.close()
+    init = encode_frame(c.SaslInit(mechanism=c.Symbol("PLAIN"),
+                                   initial_response=b"\0u\0" + b"p" * 600), 0, b"",
+                        FRAME_TYPE_SASL)
+    _dropped_after(s.port, SASL_HEADER + init, True)  # no sasl-outcome: nothing was read
     assert "at most 512" in s.wait_log(r"c1 from .*: framing error")
 
 
@@ -232,12 +233,7 @@ _MALFORMED = [
 def test_a_malformed_frame_before_open_closes_the_socket(
         serve: Serve, data: bytes, said: str, sasl: bool) -> None:
     s = serve()
-    sock = _connect(s.port)
-    try:
-        sock.sendall((SASL_HEADER if sasl else AMQP_HEADER) + data)
-        _headers_only(_read_to_eof(sock), sasl)
-    finally:
-        sock.close()
+    _dropped_after(s.port, (SASL_HEADER if sasl else AMQP_HEADER) + data, sasl)
     line = s.wait_log(r"c1 from .*: framing error: ")
     assert said in line, line
     s.wait_log(r"c1 disconnected")
@@ -308,12 +304,7 @@ def test_a_malformed_sasl_init_gets_sys_perm_and_its_own_log_line(
 
 def test_an_undecodable_sasl_frame_is_a_framing_error(serve: Serve) -> None:
     s = serve()
-    sock = _connect(s.port)
-    try:
-        sock.sendall(SASL_HEADER + _sasl_frame(b"\x00\x53\x41\x40"))  # a described null
-        _headers_only(_read_to_eof(sock), sasl=True)
-    finally:
-        sock.close()
+    _dropped_after(s.port, SASL_HEADER + _sasl_frame(b"\x00\x53\x41\x40"), True)  # a described null
     assert "SASL frame body" in s.wait_log(r"c1 from .*: framing error: ")
     assert "protocol header not accepted" not in s.log
 
@@ -322,12 +313,7 @@ def test_an_empty_sasl_frame_drops_the_connection(serve: Serve) -> None:
     """Part 5 §5.3.1: an empty frame during SASL is an irrecoverable error; no AMQP close
     can be sent in SASL, so the socket is closed."""
     s = serve()
-    sock = _connect(s.port)
-    try:
-        sock.sendall(SASL_HEADER + b"\x00\x00\x00\x08\x02\x01\x00\x00")
-        _headers_only(_read_to_eof(sock), sasl=True)
-    finally:
-        sock.close()
+    _dropped_after(s.port, SASL_HEADER + b"\x00\x00\x00\x08\x02\x01\x00\x00", True)
     line = s.wait_log(r"c1 from .*: framing error: ")
     assert "an empty SASL frame" in line, line
 
@@ -396,10 +382,5 @@ def test_a_performative_before_the_clients_open_drops_the_connection(
 
 def test_a_performative_during_sasl_drops_the_connection(serve: Serve) -> None:
     s = serve()
-    sock = _connect(s.port)
-    try:
-        sock.sendall(SASL_HEADER + _BEGIN)
-        _headers_only(_read_to_eof(sock), sasl=True)
-    finally:
-        sock.close()
+    _dropped_after(s.port, SASL_HEADER + _BEGIN, True)
     assert "begin before open" in s.wait_log(r"c1 from .*: protocol error: ")

@@ -13,7 +13,7 @@ from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.widgets.link import UnsettledTable
 from tests.peers.broker import Broker
-from tests.tui.waiting import until
+from tests.tui.waiting import attached, until
 
 
 @pytest.mark.integration
@@ -24,7 +24,7 @@ def test_delivery_tab_follows_the_settlement_we_made(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=5)
         async with app.run_test(size=(140, 44)) as pilot:
-            await until(app, pilot, lambda: bool(app.conn_tree.link_keys) and src.link is not None)
+            await until(app, pilot, attached(app, src))
             (key,) = app.conn_tree.link_keys
             assert app.select_link(key)
             await pilot.pause()

@@ -25,18 +25,21 @@ def _store(n: int) -> FrameStore:
     return st
 
 
+def _sevens(rec: Any) -> Text:
+    """A frame's line: its number, and "seven" for every seventh (what the filters find)."""
+    return Text(f"{rec.seq} flow {'seven' if rec.seq % 7 == 0 else ''}")
+
+
+class _Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield FrameLog(_sevens)
+
+
 def test_a_filter_over_a_long_log_is_scanned_a_slice_at_a_time() -> None:
     store = _store(60_000)
 
-    def slow_format(rec: Any) -> Text:
-        return Text(f"{rec.seq} flow {'seven' if rec.seq % 7 == 0 else ''}")
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield FrameLog(slow_format)
-
     async def run() -> None:
-        app = Host()
+        app = _Host()
         async with app.run_test(size=(100, 30)):
             log = app.query_one(FrameLog)
             log.attach(store)
@@ -59,15 +62,8 @@ def test_a_filter_set_while_frozen_shows_the_frozen_frames_that_match() -> None:
     # the log went empty until unfrozen: the new filter's scan stopped where the view was
     store = _store(100)
 
-    def fmt(rec: Any) -> Text:
-        return Text(f"{rec.seq} flow {'seven' if rec.seq % 7 == 0 else ''}")
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield FrameLog(fmt)
-
     async def run() -> None:
-        app = Host()
+        app = _Host()
         async with app.run_test(size=(100, 30)):
             log = app.query_one(FrameLog)
             log.attach(store)
