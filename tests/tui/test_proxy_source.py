@@ -15,6 +15,7 @@ from amqpcli.cli.proxy import upstream_config
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.proxy import ProxySource
 from amqpcli.tui.sources.replay import ReplaySource
+from amqpcli.tui.watch import EndOfStream
 from amqpcli.tui.widgets.framelog import FrameLog
 
 N = 5
@@ -56,7 +57,9 @@ def test_proxy_source_shows_live_links(rabbitmq_url: str, tmp_path: Path) -> Non
             for _ in range(TRIES):
                 app.pull()
                 conns = app.conn_tree.conn_rows
-                if conns and "closed" in conns[0].label:
+                # closed, and both TCP streams' ends recorded (the close frames come first)
+                ends = sum(isinstance(r.item, EndOfStream) for r in src.store.since(0))
+                if conns and "closed" in conns[0].label and ends == 2:
                     break
                 await pilot.pause(0.05)
             (conn,) = app.conn_tree.conn_rows
