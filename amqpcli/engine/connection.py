@@ -222,15 +222,20 @@ class Connection:
         frame reader looks for the next frame. From now on what was set up in the frames
         lost is taken as it comes (`midstream`), and every delivery `side` was in the
         middle of sending (a transfer with more=true seen, not its last) lost some of its
-        transfers: a `gap` step in its timeline says so (`Delivery.incomplete`)."""
+        transfers: a `gap` step in its timeline says so (`Delivery.incomplete`). The next
+        transfer on each link `side` sends on is looked at for the boundary between
+        deliveries the gap may have hidden (`Session.on_transfer`)."""
         self.midstream = True
         detail = f"{size} bytes from the {side} missing from the capture"
+        gap = TimelineEntry(time, side, "gap", self.frame_no, detail=detail)
         for s in self.sessions:
             for link in s.links.values():
-                d = link.current
-                if d is not None and link.sender == side:
-                    d.timeline.append(TimelineEntry(time, side, "gap", self.frame_no,
-                                                    detail=detail))
+                if link.sender == side:
+                    # the next transfer on it may be another delivery's, or not a first
+                    link.gap_since = gap
+                    d = link.current
+                    if d is not None:
+                        d.timeline.append(gap)
 
     def on_frame_error(self, side: str, detail: str, time: float,
                        kind: str = "framing-error") -> list[Event]:

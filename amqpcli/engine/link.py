@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from amqpcli.codec import composites as c
 
 from . import serial
-from .delivery import Delivery
+from .delivery import Delivery, TimelineEntry
 from .events import Difference
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ class Link:
         "delivery_count",
         "detach",
         "drain",
+        "gap_since",
         "handle",
         "high_water",
         "implicit",
@@ -105,6 +106,8 @@ class Link:
         self.unsettled: dict[str, dict[bytes, Any]] = {sender: {}, receiver: {}}
         self.live: dict[bytes, Delivery] = {}  # tag -> delivery not yet final
         self.current: Delivery | None = None  # a multi-frame delivery in progress
+        # capture: the `gap` step of bytes the sender lost since this link's last transfer
+        self.gap_since: TimelineEntry | None = None
         self.deliveries = 0
         self.settled_count = 0
         self.aborted_count = 0

@@ -335,7 +335,7 @@ class Session:
                 and t.more is not True and t.state is None and t.aborted is not True
                 and t.resume is not True and t.rcv_settle_mode is None
                 and t.delivery_id is not None and t.delivery_tag is not None
-                and conn._adopt is None and not link.coordinator
+                and conn._adopt is None and not link.coordinator and link.gap_since is None
                 and self._one_frame(side, link, t, payload)):
             return
         if link is None:
@@ -356,12 +356,21 @@ class Session:
         receiver = link.receiver
         self._count_transfer(side, receiver, link)
         d = link.current
+        gap = link.gap_since
+        if gap is not None:
+            link.gap_since = None
+            if d is not None and _another_delivery(d, t):
+                self._lost_end(d, link)
+                d = None
         if d is None:
             d = self._start(side, receiver, link, t)
             if d is None:
                 return
             kind = "resume" if d.resumed and t.resume else "transfer"
             detail = f"resumed as delivery-id {d.delivery_id}" if kind == "resume" else ""
+            if (gap is not None and d.frames == 0 and not t.message_format
+                    and not starts_message(payload)):
+                d.timeline.append(gap)  # its first transfers were in the gap
         else:
             kind = "transfer"
             detail = ""
@@ -429,6 +438,15 @@ class Session:
         if d.phase in FINAL:
             self._finish(d, not (conn.lean and conn.local == receiver and d.frames == 1
                                  and not d.aborted and not d.resumed))
+
+    def _lost_end(self, d: Delivery, link: Link) -> None:
+        """`d`'s last transfers are missing from the capture: it ends with what was seen
+        (its timeline has the gap), as its last frame would have ended it."""
+        link.current = None
+        d.step("last-settled" if (d.sender_settled and not self._waits_rcv(d)) or
+               d.receiver_settled else "last")
+        if d.phase in FINAL:
+            self._finish(d)
 
     def _count_transfer(self, side: str, receiver: str, link: Link) -> None:
         """A transfer frame from `side`: its transfer-id taken, checked against the
@@ -931,6 +949,39 @@ class Session:
                 recent.popitem(last=False)
         if report and conn.settled_events:
             conn._events.append(DeliverySettled(d, conn.time))
+
+
+def _another_delivery(d: Delivery, t: Any) -> bool:
+    """Transfer `t` names a delivery other than `d`, the one in progress on its link."""
+    did = t.delivery_id
+    if did is not None and did != d.delivery_id:
+        return True
+    tag = t.delivery_tag
+    return tag is not None and bytes(tag) != d.tag
+
+
+_SECTION_CODES = range(0x70, 0x79)  # header .. footer (Part 3 §3.2)
+
+
+def starts_message(payload: bytes) -> bool:
+    """Whether `payload` can be the start of a message (format 0): it opens with a
+    described section, a 0x00 then its descriptor as a small ulong, a ulong or an
+    `amqp:` symbol. An empty payload tells nothing and counts as a start; a
+    continuation that happens to begin with such bytes is one in millions."""
+    if not payload:
+        return True
+    if len(payload) < 3 or payload[0] != 0:
+        return False
+    ctor = payload[1]
+    if ctor == 0x53:
+        return payload[2] in _SECTION_CODES
+    if ctor == 0x80:
+        return payload[2:9] == bytes(7) and len(payload) > 9 and payload[9] in _SECTION_CODES
+    if ctor == 0xA3:
+        return payload.startswith(b"amqp:", 3)
+    if ctor == 0xB3:
+        return payload.startswith(b"amqp:", 6)
+    return False
 
 
 def state_label(state: Any) -> str:
