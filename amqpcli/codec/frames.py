@@ -291,6 +291,15 @@ class FrameReader:
             raise ValueError("max_frame_size must be at least 8 (the frame header)")
         self._after_open = (size, name)
 
+    def hold_to(self, other: FrameReader) -> None:
+        """Read with `other`'s size limit as it stands now, its switch at the open frame
+        included: a reader that watches the bytes `other` is about to read then refuses
+        the frames `other` refuses."""
+        self.max_frame_size = other.max_frame_size
+        self._limit = other._limit
+        self._limit_name = other._limit_name
+        self._after_open = other._after_open
+
     def _opened(self) -> int:
         """An open frame was read: the limit after it (`limit_after_open`)."""
         after = self._after_open

@@ -225,6 +225,11 @@ class Endpoint:
             self.receive_data = self._tapped_receive_data  # type: ignore[method-assign]
             self.data_to_send = self._tapped_data_to_send  # type: ignore[method-assign]
 
+    @property
+    def reader(self) -> FrameReader:
+        """The frame reader the received bytes go through (a tap reads with its limits)."""
+        return self._reader
+
     def _tapped_receive_data(self, data: bytes, time: float) -> list[Event]:
         tap = self.tap
         if tap is not None:

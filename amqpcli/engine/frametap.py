@@ -33,6 +33,9 @@ class FrameTap:
 
     def received(self, data: bytes, time: float) -> None:
         on_item, side = self.on_item, self.incoming
+        # the endpoint's limits (they change at the opens): a frame it refuses for its
+        # size is an error line here too, not bytes waited for
+        self._in.hold_to(self.endpoint.reader)
         for item in self._in.feed(data):
             on_item(side, item, time)
 

@@ -125,3 +125,25 @@ def test_received_bytes_come_with_their_time_sent_ones_at_the_engine_time() -> N
     assert times == [12.5]
     ep.receive_data(b"AMQP\x00\x01\x00\x00", 13.0)
     assert ep.tap.calls == [("in", b"AMQP\x00\x01\x00\x00", 13.0)]  # type: ignore[union-attr]
+
+
+def test_a_frame_refused_for_its_size_is_an_error_item_of_the_tap_too() -> None:
+    """The tap's reader holds to the endpoint's limits: the 8-byte header the endpoint
+    refuses is a frame error on the watch too (a trace line), not a frame waited for."""
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import AMQP_HEADER, FrameError, encode_frame
+    from amqpcli.engine import Violation
+    from amqpcli.engine.frametap import FrameTap
+
+    items: list[tuple[str, Any]] = []
+    ep = Endpoint("client", max_frame_size=4096)
+    ep.set_tap(FrameTap(ep, lambda side, item, t: items.append((side, item)),
+                        incoming="in", outgoing="out"))
+    ep.open()
+    ep.data_to_send()
+    evs = ep.receive_data(AMQP_HEADER + encode_frame(c.Open(container_id="p"))
+                          + b"\x00\x00\x10\x01\x02\x00\x00\x00", 1.0)  # 4097 announced
+    assert [e.kind for e in evs if isinstance(e, Violation)] == ["frame-too-large"]
+    errors = [i for side, i in items if side == "in" and isinstance(i, FrameError)]
+    assert len(errors) == 1 and errors[0].limit == 4096
+    assert "at most 4096 (max-frame-size)" in str(errors[0])
