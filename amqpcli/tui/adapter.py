@@ -17,10 +17,12 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
+from amqpcli.codec.types import UByte
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
+from amqpcli.render.types import choice_name
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
     ConnDetail,
@@ -129,12 +131,23 @@ def _link_warnings(link: Any, violations: int, lost: str = "") -> list[str]:
     return w
 
 
-def _conn_label(cw: Any) -> str:
+def sasl_outcome(code: int) -> str:
+    """A sasl-outcome's code by the name the frame lines give it ("auth" for 1)."""
+    return choice_name("sasl-code", UByte(code)) or str(code)
+
+
+def conn_state(cw: Any) -> str:
+    """The connection's state as the tree and the connection pane say it: the engine's,
+    a login the server refused (no AMQP open can follow), how the transport ended."""
     conn = cw.connection
     state = conn.state
-    if cw.ended:
-        state = f"{state}, {cw.ended}"
-    return f"{cw.key} [{state}] {cw.label}"
+    if conn.sasl_code and state == "opening":
+        state = f"login refused ({sasl_outcome(conn.sasl_code)})"
+    return f"{state}, {cw.ended}" if cw.ended else state
+
+
+def _conn_label(cw: Any) -> str:
+    return f"{cw.key} [{conn_state(cw)}] {cw.label}"
 
 
 def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
@@ -407,7 +420,9 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
         offered = ", ".join(conn.sasl_mechanisms)
         rows.append(("sasl", f"chose {conn.sasl_mechanism or '-'}", f"offered {offered or '-'}"))
         if conn.sasl_code is not None:
-            rows.append(("sasl outcome", "", "ok" if conn.sasl_code == 0 else f"code {conn.sasl_code}"))
+            outcome = sasl_outcome(conn.sasl_code)
+            rows.append(("sasl outcome", "", outcome if conn.sasl_code == 0
+                         else f"{outcome}: login refused"))
     for side, col in ((a, 1), (b, 2)):
         cl = conn.close.get(side)
         if cl is not None and cl.error is not None:
@@ -416,8 +431,8 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
             rows.append(("close error", text if col == 1 else "", text if col == 2 else ""))
     vs = list(cw.violations)
     shown = [f"{v.side}: {v.kind}: {v.detail} (frame {v.frame_no})" for v in vs[-max_violations:]]
-    state = conn.state + (f", {cw.ended}" if cw.ended else "")
-    return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{state}]", rows, shown, conn.violations)
+    return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{conn_state(cw)}]", rows, shown,
+                      conn.violations)
 
 
 def snapshot(

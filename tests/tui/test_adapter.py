@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameReader, encode_frame, encode_protocol_header
-from amqpcli.codec.types import UInt, UShort
+from amqpcli.codec.types import Symbol, UByte, UInt, UShort
 from amqpcli.tui import adapter
 from amqpcli.tui.app import AmqpTui
+from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.watch import ConnWatch
 from amqpcli.tui.widgets.link import LinkPanel
 from tests.tui.replaying import replayed
@@ -61,6 +64,26 @@ def test_refused_link_and_termini_differences() -> None:
     detail = adapter.link_detail(*found, now=1.0, ours=False)
     diffs = {r.field for r in detail.source if r.differs}
     assert diffs == {"durable"}
+
+
+@pytest.mark.parametrize(("code", "name"), [(1, "auth"), (2, "sys"), (3, "sys-perm"), (4, "sys-temp")])
+def test_a_refused_login_is_named_as_the_frame_log_names_it(code: int, name: str) -> None:
+    cw = ConnWatch("c9", "a -> b")
+    _feed(cw, "client", encode_protocol_header("sasl"))
+    _feed(cw, "server", encode_protocol_header("sasl") + encode_frame(
+        c.SaslMechanisms(sasl_server_mechanisms=[Symbol("PLAIN")]), type=1))
+    _feed(cw, "client", encode_frame(c.SaslInit(mechanism=Symbol("PLAIN"),
+                                                initial_response=b"\0guest\0wrong"), type=1))
+    outcome = FrameReader().feed(encode_frame(c.SaslOutcome(code=UByte(code)), type=1))[0]
+    cw.feed("server", outcome, 1.0)
+    cw.ended = "closed"  # as the proxy marks a connection whose both streams ended
+    assert f"code={name}" in adapter.frame_line(FrameRecord(0, 1.0, "c9", "server", outcome)).plain
+    (row,) = adapter.tree_rows([("c9", cw)], 1.0, adapter.RateMeter(), False)
+    assert row.label == f"c9 [login refused ({name}), closed] a -> b"
+    detail = adapter.conn_detail(cw)
+    assert detail.title == f"c9 a -> b   [login refused ({name}), closed]"
+    fields = {what: (a, b) for what, a, b in detail.fields}
+    assert fields["sasl outcome"] == ("", f"{name}: login refused")
 
 
 def test_connection_node_shows_connection_facts(testdata: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -12,11 +13,16 @@ from proton import Message
 from proton.utils import BlockingConnection
 
 from amqpcli.cli.proxy import upstream_config
+from amqpcli.codec import composites as c
+from amqpcli.codec.frames import FrameReader, encode_frame, encode_protocol_header
+from amqpcli.codec.types import Symbol
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.proxy import ProxySource
 from amqpcli.tui.sources.replay import ReplaySource
 from amqpcli.tui.watch import EndOfStream
 from amqpcli.tui.widgets.framelog import FrameLog
+from amqpcli.tui.widgets.link import LinkPanel
+from tests.tui.waiting import until
 
 N = 5
 TRIES = 600
@@ -37,6 +43,51 @@ def _client(port: int, address: str) -> list[str]:
         return out
     finally:
         conn.close()
+
+
+def _wrong_password(port: int) -> None:
+    """SASL PLAIN with a wrong password; the socket closed once the broker refused it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(encode_protocol_header("sasl") + encode_frame(
+            c.SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\0guest\0wrong"), type=1))
+        reader = FrameReader()
+        items: list[object] = []
+        while not any(isinstance(getattr(i, "body", None), c.SaslOutcome) for i in items):
+            data = sock.recv(4096)
+            assert data, "the broker closed before its sasl-outcome"
+            items += reader.feed(data)
+
+
+@pytest.mark.integration
+def test_a_login_refused_through_the_proxy_says_so(rabbitmq_url: str) -> None:
+    broker = urlsplit(rabbitmq_url)
+    src = ProxySource(("127.0.0.1", 0), upstream_config(f"amqp://127.0.0.1:{broker.port}"))
+
+    async def run() -> None:
+        app = AmqpTui(src)
+        async with app.run_test(size=(140, 44)) as pilot:
+            await asyncio.to_thread(src.ready.wait, 30)
+            assert src.bound is not None and src.error is None
+            await asyncio.to_thread(_wrong_password, src.bound[1])
+            # the broker resets the connection once refused: ended as the proxy says
+            await until(app, pilot, lambda: bool(src.watch.conns) and all(
+                cw.ended for cw in src.watch.conns.values()))
+            ended = src.watch.conns["c1"].ended
+            (conn,) = app.conn_tree.conn_rows
+            assert conn.label.startswith(f"c1 [login refused (auth), {ended}] ")
+            assert app.conn_tree.select_key("c1")
+            await pilot.pause()
+            app.pull()
+            panel = app.query_one(LinkPanel)
+            assert panel.conn is not None
+            assert panel.conn.title.endswith(f"[login refused (auth), {ended}]")
+            fields = {what: (a, b) for what, a, b in panel.conn.fields}
+            assert fields["sasl outcome"] == ("", "auth: login refused")
+            log = app.query_one(FrameLog)
+            assert any("sasl-outcome" in x and "code=auth" in x
+                       for x in (log.line_text(r) for r in src.store.since(0)))
+
+    asyncio.run(run())
 
 
 @pytest.mark.integration
