@@ -8,7 +8,10 @@ hash like the builtins while keeping the AMQP type an encoder needs. Plain `int`
 from __future__ import annotations
 
 import uuid
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+if TYPE_CHECKING:
+    import decimal
 
 __all__ = [
     "UUID",
@@ -35,6 +38,7 @@ __all__ = [
     "UInt",
     "ULong",
     "UShort",
+    "bid_decimal",
 ]
 
 UUID = uuid.UUID
@@ -147,6 +151,42 @@ class Symbol(str):
         return str.__hash__(self) ^ 0x5A5A
 
 
+# IEEE 754-2008 §3.5 parameters by width in bytes: (digits of precision p, exponent
+# continuation bits w); the combination field is w + 5 bits, the trailing significand the rest.
+_BID_FORMATS = {4: (7, 6), 8: (16, 8), 16: (34, 12)}
+
+
+def bid_decimal(raw: bytes) -> decimal.Decimal:
+    """The exact value of a decimal32/64/128 in its Binary Integer Decimal encoding
+    (IEEE 754-2008 §3.5.2; AMQP 1.0 uses BID), as a `decimal.Decimal`: signed zeros,
+    infinities, quiet and signalling NaNs with their payload, and the digits as encoded
+    (1.00 is not 1)."""
+    from decimal import Decimal  # loaded when a decimal is shown, not with the codec
+
+    bits = 8 * len(raw)
+    digits, w = _BID_FORMATS[len(raw)]
+    t = bits - w - 6
+    n = int.from_bytes(raw, "big")
+    sign = "-" if n >> (bits - 1) else ""
+    g = (n >> t) & ((1 << (w + 5)) - 1)  # the combination field G0..G(w+4)
+    trailing = n & ((1 << t) - 1)
+    if g >> w == 0b11111:  # NaN; G5 says signalling; a payload above p-1 digits is 0
+        payload = trailing if trailing < 10 ** (digits - 1) else 0
+        return Decimal(f"{sign}{'s' if g >> (w - 1) & 1 else ''}NaN{payload or ''}")
+    if g >> w == 0b11110:
+        return Decimal(f"{sign}Infinity")
+    if g >> (w + 3) == 0b11:  # the large form: the coefficient is 100, G(w+4), then T
+        exponent = (g >> 1) & ((1 << (w + 2)) - 1)
+        coefficient = (0b1000 | (g & 1)) << t | trailing
+    else:
+        exponent = g >> 3
+        coefficient = (g & 0b111) << t | trailing
+    if coefficient >= 10**digits:  # non-canonical: the standard reads it as zero
+        coefficient = 0
+    bias = 3 * 2 ** (w - 1) + digits - 2  # emax + p - 2
+    return Decimal(f"{sign}{coefficient}E{exponent - bias}")
+
+
 class _Decimal:
     """IEEE 754 decimal kept as its raw big-endian bytes (no arithmetic)."""
 
@@ -167,6 +207,10 @@ class _Decimal:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.raw!r})"
+
+    def to_decimal(self) -> decimal.Decimal:
+        """The exact value (see `bid_decimal`)."""
+        return bid_decimal(self.raw)
 
 
 class Decimal32(_Decimal):

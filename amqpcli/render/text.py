@@ -14,6 +14,7 @@ from typing import Any
 from amqpcli.codec.types import Array, Composite, Described
 from amqpcli.render.redact import redact
 from amqpcli.render.types import (
+    DECIMAL_TYPES,
     INTEGER_TYPES,
     amqp_type,
     annotation_value_name,
@@ -28,6 +29,8 @@ __all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_line
            "value_tree"]
 
 _MAX_INLINE_BINARY = 64
+# Types whose one-line text alone could be another's (5, 1.5, NaN): `uint:5`, `decimal64:1.5`.
+_PREFIXED_TYPES = INTEGER_TYPES | DECIMAL_TYPES | {"float", "double", "char"}
 
 _ESCAPES = {0: "\\x00", 0x22: '\\"', 0x5C: "\\\\"}
 
@@ -74,8 +77,8 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
         return repr(str(value)), "char"
     if t == "uuid":
         return str(value), "uuid"
-    if t.startswith("decimal"):
-        return "0x" + value.raw.hex(), t
+    if t in DECIMAL_TYPES:
+        return str(value.to_decimal()), t
     return repr(value), t
 
 
@@ -119,7 +122,7 @@ def format_value(value: Any, show_secrets: bool = False) -> str:
     if t == "described":
         return f"@({format_descriptor(value.descriptor)}) {format_value(value.value, show_secrets)}"
     text, ann = format_scalar(value, t)
-    if ann and t in INTEGER_TYPES | {"float", "double", "char"}:
+    if ann and t in _PREFIXED_TYPES:
         return f"{t}:{text}"
     if t == "symbol":
         return f":{text}"

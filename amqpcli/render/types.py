@@ -21,6 +21,7 @@ from amqpcli.codec.types import (
 _TYPE_NAMES: dict[type, str] = {**PYTHON_TYPE_NAMES, Described: "described"}
 
 INTEGER_TYPES = frozenset(("ubyte", "ushort", "uint", "ulong", "byte", "short", "int", "long"))
+DECIMAL_TYPES = frozenset(("decimal32", "decimal64", "decimal128"))
 
 
 def amqp_type(value: Any) -> str:
