@@ -24,7 +24,7 @@ from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value, printable
-from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type
+from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type, quoted
 
 __all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
 
@@ -189,7 +189,7 @@ def _error(v: Any) -> str:
         cond = v.condition  # type: ignore[attr-defined]
         desc = v.description  # type: ignore[attr-defined]
         text = printable(cond) if cond is not None else "?"
-        return f'{text} "{printable(desc)}"' if desc else text
+        return f"{text} {quoted(desc)}" if desc else text
     return format_value(v)
 
 

@@ -7,7 +7,6 @@ from a long, a symbol from a string); timestamps show their ISO time.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +22,7 @@ from amqpcli.render.types import (
     format_descriptor,
     iso_time,
     printable,
+    quoted,
 )
 
 __all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_lines", "printable",
@@ -59,8 +59,7 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
     if t == "boolean":
         return ("true" if value else "false"), None
     if t == "string":
-        # (JSON escapes the C0 controls; C1 controls and bidi overrides are left to printable)
-        return printable(json.dumps(value, ensure_ascii=False)), None
+        return quoted(value), None
     if t == "symbol":
         return printable(value), "symbol"
     if t in INTEGER_TYPES:

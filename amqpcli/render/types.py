@@ -98,8 +98,11 @@ def descriptor_name(descriptor: Any) -> str | None:
 # Characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
 # bidirectional overrides and line separators (an ESC from a capture would drive the
 # terminal; a newline breaks a one-line row).
-_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_CHARS = "\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
+# In quotes, a quote or a backslash of the text is escaped too, so every escape is one.
+_UNSAFE_IN_QUOTES = re.compile(f'[{_UNSAFE_CHARS}"\\\\]')
+_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 
 
 def _escape_char(m: re.Match[str]) -> str:
@@ -116,6 +119,15 @@ def printable(value: object) -> str:
     every control character escaped (`\\n`, `\\x1b`, `\\u202e`)."""
     s = value if isinstance(value, str) else str(value)
     return s if s.isprintable() else _UNSAFE.sub(_escape_char, s)
+
+
+def quoted(value: object) -> str:
+    """A string value in double quotes, escaped as `printable` escapes, with its own
+    quotes and backslashes escaped (`"say \\"hi\\"\\x1b"`)."""
+    text = value if isinstance(value, str) else str(value)
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return '"' + _UNSAFE_IN_QUOTES.sub(_escape_char, text) + '"'
 
 
 def format_descriptor(descriptor: Any) -> str:

@@ -1,8 +1,14 @@
 """Peer-controlled text reaches a terminal harmless: `printable` escapes control
 characters, and the delivery lines of `pcap-dump` pass link names and error descriptions
-through it (a capture's link name with an ESC sequence drove the terminal)."""
+through it (a capture's link name with an ESC sequence drove the terminal). A quoted
+string escapes them the same way, with its own quotes and backslashes."""
 
 from __future__ import annotations
+
+import re
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from amqpcli.render.text import printable
 
@@ -105,3 +111,70 @@ def test_summary_escapes_link_addresses(tmp_path: object) -> None:
         _harmless(out)
     assert "ev\\x1b[31mil\\x07" in amqp_in_process("pcap-dump", str(cap), "--summary")[1]
 
+
+
+# C0, DEL, C1, and the bidi and line-separator characters `printable` escapes
+_ALL_UNSAFE = [chr(n) for n in (*range(0x20), *range(0x7F, 0xA0))] + [
+    "\u200e", "\u200f", "\u2028", "\u2029", *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A))]
+
+
+def test_strings_escape_control_characters_as_symbols_do() -> None:
+    # strings went through JSON: ESC was \u001b in a string and \x1b in a symbol
+    from amqpcli.codec.types import Symbol
+    from amqpcli.render.text import format_scalar, format_value
+
+    for ch in _ALL_UNSAFE:
+        text = f"a{ch}b"
+        assert format_scalar(text)[0] == f'"{format_scalar(Symbol(text))[0]}"', repr(ch)
+        assert format_scalar(text)[0] == f'"{printable(text)}"', repr(ch)
+    assert format_scalar("a\x1b[31m")[0] == '"a\\x1b[31m"'
+    assert format_value(["\x08\x0c\x7f", Symbol("\x08\x0c\x7f")]) == (
+        '["\\x08\\x0c\\x7f", :\\x08\\x0c\\x7f]')
+    # quotes and backslashes of the text stay escaped: "\\x1b" is not "\x1b"
+    assert format_scalar("\\x1b")[0] == '"\\\\x1b"'
+    assert format_scalar('say "hi"')[0] == '"say \\"hi\\""'
+
+
+_ESCAPE = re.compile(r'\\(?:([nrt"\\])|x([0-9a-f]{2})|u([0-9a-f]{4}))|(\\)')
+
+
+def _unescape(shown: str) -> str:
+    """The text back from its shown form; each character has one spelling."""
+    def one(m: re.Match[str]) -> str:
+        short, x, u, stray = m.groups()
+        assert stray is None, f"a lone backslash in {shown!r}"
+        if short is not None:
+            return {"n": "\n", "r": "\r", "t": "\t"}.get(short, short)
+        if x is not None:
+            assert x not in ("0a", "0d", "09"), shown
+            return chr(int(x, 16))
+        assert int(u, 16) >= 0x100, f"\\u{u} where \\x would do, in {shown!r}"
+        return chr(int(u, 16))
+
+    return _ESCAPE.sub(one, shown)
+
+
+@settings(max_examples=300, deadline=None)
+@example("a\x1b[31m\"\\x1b\u202e\x9b")
+@given(st.text(st.sampled_from(_ALL_UNSAFE) | st.characters(max_codepoint=0x2100)))
+def test_a_shown_string_is_harmless_and_reads_back(text: str) -> None:
+    from amqpcli.render.text import format_scalar
+
+    shown = format_scalar(text)[0]
+    assert shown[0] == shown[-1] == '"'
+    assert not any(ch in shown for ch in _ALL_UNSAFE), repr(shown)
+    assert '"' not in shown[1:-1].replace('\\\\', "").replace('\\"', "")
+    assert _unescape(shown[1:-1]) == text
+
+
+def test_frame_line_error_description_escapes_its_quotes() -> None:
+    # a description was put in quotes with its own quotes and backslashes left bare
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import Frame
+    from amqpcli.codec.types import Symbol
+    from amqpcli.render.frameline import frame_line
+
+    err = c.Error(condition=Symbol("amqp:x"), description='say "hi" \\ \x1b')
+    line = frame_line(Frame(0, 0, 2, 0, 0, b"", c.Close(error=err), b""))  # type: ignore[arg-type]
+    assert 'amqp:x "say \\"hi\\" \\\\ \\x1b"' in line
