@@ -1,4 +1,5 @@
-"""Engine model → view rows. The one module of the TUI that reads the engine's objects.
+"""Engine model → view rows. The one module of the TUI that reads the engine's objects
+(with `adapter010`, its half for AMQP 0-10 connections, which have no engine model).
 
 Called under the source's lock at the refresh rate, so every walk here is bounded: the
 unsettled table takes the oldest `MAX_ROWS` deliveries, stall checks look at most
@@ -17,6 +18,7 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 
+from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import UByte
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
@@ -36,7 +38,7 @@ from amqpcli.tui.view import (
     TimelineRow,
     UnsettledRow,
 )
-from amqpcli.tui.watch import EndOfStream
+from amqpcli.tui.watch import ConnWatch010, EndOfStream
 
 MAX_ROWS = 200
 SCAN_LIMIT = 2000
@@ -52,6 +54,10 @@ def frame_line(rec: FrameRecord) -> Text:
         when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
         return Text(f"{when} {rec.conn} {arrow} stream ended ({rec.item.how})",
                     style="dim", no_wrap=True)
+    if not isinstance(rec.item, (Frame, ProtocolHeader, FrameError)):
+        from amqpcli.tui import adapter010
+
+        return adapter010.frame_line(rec)  # an AMQP 0-10 item
     line = item_line(rec.item, time=rec.time, connection=rec.conn, direction=_DIRECTION.get(rec.side))
     style = "cyan" if rec.side == "client" else "magenta"
     if type(rec.item).__name__ == "FrameError":
@@ -173,6 +179,11 @@ def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
 def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: bool) -> list[ConnRow]:
     rows: list[ConnRow] = []
     for key, cw in conns:
+        if isinstance(cw, ConnWatch010):
+            from amqpcli.tui import adapter010
+
+            rows.append(adapter010.conn_row(cw, now, rates))
+            continue
         conn = cw.connection
         by_link: dict[int, int] = {}
         for v in cw.violations:
@@ -240,7 +251,7 @@ def terminus_rows(requested: Any, granted: Any) -> list[TerminusRow]:
 def find_link(conns: list[tuple[str, Any]], key: str) -> tuple[Any, Any, str] | None:
     conn_key = key.split(SEP, 1)[0]
     for ck, cw in conns:
-        if ck != conn_key:
+        if ck != conn_key or isinstance(cw, ConnWatch010):
             continue
         for _, _, links in _iter_links(cw):
             for lk, link in links:
@@ -404,6 +415,10 @@ def _open_field(o: Any, name: str) -> str:
 
 
 def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
+    if isinstance(cw, ConnWatch010):
+        from amqpcli.tui import adapter010
+
+        return adapter010.conn_detail(cw, max_violations)
     conn = cw.connection
     a, b = conn.sides
     oa, ob = conn.open.get(a), conn.open.get(b)
@@ -451,7 +466,12 @@ def snapshot(
         for ck, cw in conns:
             if ck == conn:
                 cd = conn_detail(cw)
-    if link is not None:
+    owner = dict(conns).get(link.split(SEP, 1)[0]) if link is not None else None
+    if isinstance(owner, ConnWatch010):
+        from amqpcli.tui import adapter010
+
+        ld, dd = adapter010.details(owner, link, delivery, now)  # type: ignore[arg-type]
+    elif link is not None:
         found = find_link(conns, link)
         if found is not None:
             cw, lnk, lk = found

@@ -79,6 +79,7 @@ class LinkDetail:
     warnings: list[str] = field(default_factory=list)
     ours: bool = False
     role: str = ""
+    termini: bool = True  # False: the protocol has none (an AMQP 0-10 destination)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,10 @@ keeps the most recent ones (bounded by `history`) so a delivery that settles whi
 on screen can still be shown, and so the tree can say what went wrong. Everything older is
 summarised by the link's own counters (deliveries, settled, outcomes).
 
+An AMQP 0-10 connection (from a capture) has no engine observer: `ConnWatch010` feeds its
+assemblies to the 0-10 session model (`amqpcli.amqp010.SessionObserver`) and groups the
+messages by session, sending side and destination as they come (`Destination`).
+
 A `Watch` is what a replay checkpoints (it deep-copies), so it holds no locks or threads.
 """
 
@@ -85,25 +89,153 @@ class ConnWatch:
         return self.take(self.observer.feed(side, item, time))
 
 
+class Destination:
+    """The messages one side transferred to one destination on one 0-10 session. Their
+    states (`Message.state`: "unsettled", "completed" or an outcome) are counted as the
+    model changes them; the unsettled ones (neither completed nor given an outcome, as
+    `pcap-dump` says) are kept in order for the link tab."""
+
+    def __init__(self, session: int, sender: str, name: str) -> None:
+        self.session = session  # the session's index in the model's `sessions`
+        self.sender = sender
+        self.name = name
+        self.transfers = 0
+        self.states: dict[str, int] = {}  # state -> messages in it
+        self.messages: dict[int, Any] = {}  # command id -> amqp010 Message
+        self.unsettled: dict[int, Any] = {}
+        self._counted: dict[int, str] = {}  # command id -> the state it is counted in
+
+    def update(self, msg: Any) -> None:
+        cid = msg.command_id
+        if self.messages.get(cid) is not msg:  # a new transfer (an id may come again after a wrap)
+            self.transfers += 1
+            self.messages[cid] = msg
+        old = self._counted.get(cid)
+        if old is not None:
+            self._count(old, -1)
+        self._counted[cid] = msg.state
+        self._count(msg.state, 1)
+        if msg.state == "unsettled":
+            self.unsettled[cid] = msg
+        else:
+            self.unsettled.pop(cid, None)
+
+    def _count(self, state: str, n: int) -> None:
+        left = self.states.get(state, 0) + n
+        if left:
+            self.states[state] = left
+        else:
+            self.states.pop(state, None)
+
+
+class ConnWatch010:
+    """An AMQP 0-10 connection: its assemblies fed to the 0-10 session model, its messages
+    grouped by session, sending side and destination (a subscription's destination shows
+    from its message.subscribe on)."""
+
+    protocol = "AMQP 0-10"
+    settled = ()  # nothing to share between checkpoints (see `clone_watch`)
+
+    def __init__(self, key: str, label: str) -> None:
+        from amqpcli.amqp010 import SessionObserver
+
+        self.key = key
+        self.label = label
+        self.model = SessionObserver()
+        self.frames = dict.fromkeys(SIDES, 0)  # assemblies per side
+        self.controls: dict[tuple[str, str], Any] = {}  # (side, connection.* name) -> the last
+        self.errors: dict[str, str] = {}  # side -> why the decoding of its bytes stopped
+        self.stream_ends: dict[str, str] = {}  # side -> fin / rst
+        self.destinations: dict[int, dict[tuple[str, str], Destination]] = {}  # by session
+        self._session_on: dict[int, int] = {}  # channel -> its session's index in the model
+        self._fed: list[tuple[str, Any, float]] = []  # every item, for `__deepcopy__`
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ConnWatch010:
+        """A replay checkpoint's copy: a new watch fed the same items. Decoded 0-10 values
+        cannot be deep-copied (typed strings and numbers keep their type code) and need not
+        be: the model never changes an item it was fed."""
+        twin = ConnWatch010(self.key, self.label)
+        for side, item, time in self._fed:
+            twin.feed(side, item, time)
+        return twin
+
+    def feed(self, side: str, item: Any, time: float) -> list[Any]:
+        from amqpcli.amqp010 import Assembly, StreamError
+        from amqpcli.amqp010.session import CommandRecord, MessageEvent, peer_of
+
+        self._fed.append((side, item, time))
+        if isinstance(item, EndOfStream):
+            self.stream_ends[side] = item.how
+            return []
+        if isinstance(item, StreamError):
+            self.errors[side] = str(item.error)
+            return []
+        if not isinstance(item, Assembly):
+            return []  # the protocol header
+        self.frames[side] += 1
+        if item.method.klass == "connection":
+            self.controls[(side, item.method.qname)] = item
+        model = self.model
+        known = len(model.sessions)
+        events = model.feed(item, time, side)
+        for i in range(known, len(model.sessions)):  # attached, or made up for a stray command
+            self._session_on[model.sessions[i].channel] = i
+        for ev in events:
+            if isinstance(ev, MessageEvent):
+                msg = ev.message
+                self._destination(msg.channel, msg.sender, msg.destination or "").update(msg)
+            elif isinstance(ev, CommandRecord) and ev.qname == "message.subscribe":
+                sub = model.subscriptions[-1]  # the one this command made
+                self._destination(sub.channel, peer_of(ev.side), sub.destination)
+        return events
+
+    def _destination(self, channel: int, sender: str, name: str) -> Destination:
+        session = self._session_on[channel]
+        dests = self.destinations.setdefault(session, {})
+        d = dests.get((sender, name))
+        if d is None:
+            d = dests[(sender, name)] = Destination(session, sender, name)
+        return d
+
+    def state(self) -> str:
+        """As the connection.* controls left it: opening, opened, closing, closed."""
+        sent = {name for _, name in self.controls}
+        if "connection.close-ok" in sent:
+            return "closed"
+        if "connection.close" in sent:
+            return "closing"
+        return "opened" if "connection.open-ok" in sent else "opening"
+
+
 class Watch:
     """Connections by key, in the order they appeared."""
 
     def __init__(self, history: int = 1000) -> None:
         self.history = history
-        self.conns: dict[str, ConnWatch] = {}
+        self.conns: dict[str, ConnWatch | ConnWatch010] = {}
         self.labels: dict[str, str] = {}
+        self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
 
-    def conn(self, key: str, label: str | None = None) -> ConnWatch:
+    def conn(self, key: str, label: str | None = None) -> ConnWatch | ConnWatch010:
         cw = self.conns.get(key)
         if cw is None:
-            cw = ConnWatch(key, label or self.labels.get(key, key), self.history)
+            label = label or self.labels.get(key, key)
+            if key in self.amqp010:
+                cw = ConnWatch010(key, label)
+            else:
+                cw = ConnWatch(key, label, self.history)
             self.conns[key] = cw
         return cw
+
+    def engine_conn(self, key: str) -> ConnWatch | None:
+        """The AMQP 1.0 connection under `key` (one the engine models), if there is one."""
+        cw = self.conns.get(key)
+        return cw if isinstance(cw, ConnWatch) else None
 
     def feed(self, rec: FrameRecord) -> list[Event]:
         return self.conn(rec.conn).feed(rec.side, rec.item, rec.time)
 
-    def items(self) -> list[tuple[str, ConnWatch]]:
+    def items(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return list(self.conns.items())
 
 

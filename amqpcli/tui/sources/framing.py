@@ -3,10 +3,12 @@
 The frames come from the dissect pipeline (`amqpcli.dissect.Dissector` without the
 engine: the same per-direction readers as `amqp pcap-dump`, which find the next frame
 after bytes the capture lost, a mid-stream start or a corrupt header). The TUI's own
-engine model is fed later, by the replay controller or the live source. Flows that do not
-speak AMQP 1.0 are skipped with a note; the dissector's notices (gaps, resynchronisation,
-encrypted flows) become notes too. Connections are keyed as `amqp pcap-dump` labels them:
-``c1``, ``c2``, … in the order the dissector found them.
+engine model is fed later, by the replay controller or the live source. AMQP 0-10
+connections give their protocol headers and assemblies (their keys are in `amqp010`, for
+the watch to model them as 0-10), with a note saying what of them is shown; other flows
+are skipped with a note; the dissector's notices (gaps, resynchronisation, encrypted flows)
+become notes too. Connections are keyed as `amqp pcap-dump` labels them: ``c1``, ``c2``, …
+in the order the dissector found them.
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ class CaptureFramer:
         self.add = add
         self.note = note
         self.labels: dict[str, str] = {}
+        self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
         self._dis = Dissector(engine=False, ports=ports)
         self._keys: dict[int, str] = {}  # id(Conn) -> key
-        self._conns: list[Any] = []  # AMQP 1.0 connections, for their stream ends
+        self._conns: list[Any] = []  # the connections shown, for their stream ends
         self._ended: set[tuple[str, str]] = set()
         self._not_shown: set[str] = set()
 
     def event(self, ev: Any) -> None:
         from amqpcli.capture import Closed, Opened
-        from amqpcli.dissect import AMQP10, FrameRecord, Notice
+        from amqpcli.dissect import AMQP010, AMQP10, FrameRecord, Notice
 
         dis = self._dis
         flow = ev.flow
@@ -45,9 +48,14 @@ class CaptureFramer:
         for conn in dis.conns[known:]:
             key = conn.label  # "c1", as pcap-dump says
             self._keys[id(conn)] = key
-            if conn.protocol == AMQP10:
+            if conn.protocol in (AMQP10, AMQP010):
                 self.labels[key] = flow.describe()
                 self._conns.append(conn)
+                if conn.protocol == AMQP010:
+                    self.amqp010.add(key)
+                    self.note(f"{key} ({flow.describe()}) speaks AMQP 0-10: its frames, "
+                              "sessions and messages by destination are shown; link "
+                              "termini and settlement states are AMQP 1.0 only")
             else:
                 self._not_shown.add(key)
                 self.note(f"flow {flow.describe()} speaks {conn.protocol}: not shown")

@@ -18,7 +18,7 @@ from amqpcli.errors import UserError
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
-from amqpcli.tui.watch import ConnWatch, Watch
+from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
 
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
@@ -52,6 +52,7 @@ class LiveSource(Source):
     def _add(self, key: str, side: str, t: float, item: Any) -> None:
         # Called with the lock held (from `_run`).
         self.watch.labels.update(self.framer.labels)
+        self.watch.amqp010.update(self.framer.amqp010)
         self.store.append(t, key, side, item)
         self.watch.conn(key).feed(side, item, t)
 
@@ -79,7 +80,7 @@ class LiveSource(Source):
     def stop(self) -> None:
         self._stop.set()
 
-    def connections(self) -> list[tuple[str, ConnWatch]]:
+    def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return self.watch.items()
 
     def status(self) -> str:

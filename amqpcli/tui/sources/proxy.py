@@ -18,7 +18,7 @@ from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource
-from amqpcli.tui.watch import ConnWatch, EndOfStream, Watch
+from amqpcli.tui.watch import ConnWatch, ConnWatch010, EndOfStream, Watch
 
 if TYPE_CHECKING:
     from amqpcli.proxy import Proxy, ProxyConnection
@@ -82,20 +82,20 @@ class ProxySource(ThreadedSource):
     def _on_item(self, conn: ProxyConnection, side: str, item: Any, t: float, events: list[Any]) -> None:
         with self.lock:
             self.store.append(t, conn.key, side, item)
-            cw = self.watch.conns.get(conn.key)
+            cw = self.watch.engine_conn(conn.key)
             if cw is not None:
                 cw.take(events)
 
     def _on_events(self, conn: ProxyConnection, side: str, events: list[Any]) -> None:
         # The end of one side's stream (called with the lock held by the proxy).
         self.store.append(time.time(), conn.key, side, EndOfStream("fin"))
-        cw = self.watch.conns.get(conn.key)
+        cw = self.watch.engine_conn(conn.key)
         if cw is not None:
             cw.take(events)
 
     def _on_close(self, conn: ProxyConnection, how: str) -> None:
         with self.lock:
-            cw = self.watch.conns.get(conn.key)
+            cw = self.watch.engine_conn(conn.key)
             if cw is not None:
                 cw.ended = how
         if how not in ("closed",):
@@ -103,7 +103,7 @@ class ProxySource(ThreadedSource):
 
     # -- reading --------------------------------------------------------------------------------
 
-    def connections(self) -> list[tuple[str, ConnWatch]]:
+    def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return self.watch.items()
 
     def status(self) -> str:

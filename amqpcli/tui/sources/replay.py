@@ -24,7 +24,14 @@ from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.store import FrameRecord
-from amqpcli.tui.watch import ConnWatch, EndOfStream, Watch, clone_watch, feed_record
+from amqpcli.tui.watch import (
+    ConnWatch,
+    ConnWatch010,
+    EndOfStream,
+    Watch,
+    clone_watch,
+    feed_record,
+)
 
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
@@ -39,10 +46,12 @@ class Loaded:
     records: list[FrameRecord] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
 
 
 def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
-    """Every AMQP 1.0 frame of a capture, in time order, with its connection and side."""
+    """Every AMQP frame of a capture (1.0 frames, 0-10 assemblies), in time order, with
+    its connection and side."""
     from amqpcli.capture import CaptureError, read_capture
 
     if not os.path.exists(path):
@@ -64,6 +73,7 @@ def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> L
             raise
         out.notes.append(f"{e}: what could be read is shown")
     out.labels = framer.labels
+    out.amqp010 = framer.amqp010
     return out
 
 
@@ -138,12 +148,13 @@ class ReplaySource(Source):
 
     def _use(self, loaded: Loaded) -> None:
         self.loaded = loaded
-        labels = loaded.labels
+        labels, amqp010 = loaded.labels, loaded.amqp010
         history = self.history
 
         def new_model() -> Watch:
             w = Watch(history)
             w.labels = labels
+            w.amqp010 = amqp010
             return w
 
         c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
@@ -186,7 +197,7 @@ class ReplaySource(Source):
             for n in self.loaded.notes:
                 self.app.post_message(SourceNotice(n, "warning"))
             if not self.loaded.records:
-                self.app.post_message(SourceNotice("no AMQP 1.0 frames in this capture", "warning"))
+                self.app.post_message(SourceNotice("no AMQP frames in this capture", "warning"))
         if self.autoplay:
             self.play()
 
@@ -195,7 +206,7 @@ class ReplaySource(Source):
 
     # -- reading ------------------------------------------------------------------------------
 
-    def connections(self) -> list[tuple[str, ConnWatch]]:
+    def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         c = self.controller
         return [] if c is None else c.model.items()
 

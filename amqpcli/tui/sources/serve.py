@@ -22,7 +22,7 @@ from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.sources.client import OUTCOMES
-from amqpcli.tui.watch import ConnWatch, Watch
+from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
 
 
 class ServeSource(ThreadedSource):
@@ -78,13 +78,13 @@ class ServeSource(ThreadedSource):
 
     def _take(self, conn: Any, events: list[Any]) -> None:
         """A batch of a connection's engine events (the server holds the lock)."""
-        cw = self.watch.conns.get(conn.name)
+        cw = self.watch.engine_conn(conn.name)
         if cw is not None:
             cw.take(events)
 
     # -- reading --------------------------------------------------------------------------------
 
-    def connections(self) -> list[tuple[str, ConnWatch]]:
+    def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return self.watch.items()
 
     def status(self) -> str:

@@ -366,6 +366,8 @@ class LinkPanel(Vertical):
         quiet.update(title_w, title)
         quiet.update(self.query_one("#link-flow", Static), flow_view(detail.flow),
                      key="\0".join(f"{n} {v}" for n, v in detail.flow))
+        # an AMQP 0-10 destination has no termini: none shown rather than empty tables
+        self.query_one("#link-termini").display = detail.termini
         fw = max([len("field")] + [cell_len(printable(r.field)) for r in (*detail.source, *detail.target)])
         quiet.update(self.query_one("#link-source", Static), terminus_table("source", detail.source, fw),
                      key=("source", fw, tuple((r.field, r.requested, r.granted) for r in detail.source)))
