@@ -47,7 +47,9 @@ class Out:
         if color:
             from rich.console import Console
 
-            self._console = Console(highlight=False, soft_wrap=True, force_terminal=True)
+            # lines hold names and addresses from the capture: never markup or emoji codes
+            self._console = Console(highlight=False, soft_wrap=True, force_terminal=True,
+                                    markup=False, emoji=False)
 
     def line(self, text: str, rec: Any = None) -> None:
         if self._console is not None:
@@ -60,7 +62,12 @@ class Out:
             self.flush()
 
     def json(self, obj: dict[str, Any]) -> None:
-        self._buf.append(_JSON.encode(obj))
+        text = _JSON.encode(obj)
+        if not text.isascii():
+            from amqpcli.render.jsonvalues import safe_json_text
+
+            text = safe_json_text(text)
+        self._buf.append(text)
         if self.live or len(self._buf) >= 1024:
             self.flush()
 

@@ -83,7 +83,9 @@ class LinePrinter:
                    **item_to_json(item, self.show_secrets)}
             if "protocol" in obj:  # a protocol header's own protocol, as pcap-dump says
                 obj["header"] = obj.pop("protocol")
-            line = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+            from amqpcli.render.jsonvalues import safe_json_text
+
+            line = safe_json_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
         else:
             from amqpcli.render.frameline import item_line
 

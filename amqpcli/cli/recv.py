@@ -133,7 +133,10 @@ class Sink:
         self.count += 1
         msg = incoming.delivery.message()
         if self.json_lines:
-            return json.dumps(message_to_json(msg), ensure_ascii=False, separators=(",", ":")) + "\n"
+            from amqpcli.render.jsonvalues import safe_json_text
+
+            return safe_json_text(json.dumps(message_to_json(msg), ensure_ascii=False,
+                                             separators=(",", ":"))) + "\n"
         tree = message_tree(msg, label=f"message {incoming.number}")
         return "\n".join(plain_lines(tree)) + "\n"
 
@@ -149,7 +152,8 @@ class Sink:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(file=self.stream, highlight=False)
+            self._console = Console(file=self.stream, highlight=False, markup=False,
+                                    emoji=False)
         self._console.print(rich_tree(tree))
 
     def close(self) -> None:

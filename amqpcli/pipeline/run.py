@@ -129,7 +129,10 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
         if json_out:
             import json
 
-            print(json.dumps(summary_json(s), ensure_ascii=False, separators=(",", ":")))
+            from amqpcli.render.jsonvalues import safe_json_text
+
+            print(safe_json_text(json.dumps(summary_json(s), ensure_ascii=False,
+                                            separators=(",", ":"))))
         else:
             print("\n".join(summary_lines(s, stall_threshold=stall)))
         return

@@ -328,8 +328,8 @@ def _close_text(c: Any) -> str:
     err = getattr(c, "error", None)
     if err is None:
         return "close"
-    desc = getattr(err, "description", None)
-    return f"close {err.condition}" + (f" ({desc})" if desc else "")
+    desc = getattr(err, "description", None)  # the peer's text: escaped
+    return f"close {printable(err.condition)}" + (f" ({printable(desc)})" if desc else "")
 
 
 def connection_lines(conn: Conn) -> list[str]:
@@ -343,8 +343,8 @@ def connection_lines(conn: Conn) -> list[str]:
         if model.sasl_mechanisms or model.sasl_mechanism:
             code = model.sasl_code
             lines.append(
-                f"    sasl: offered {' '.join(model.sasl_mechanisms) or '-'}, chose "
-                f"{model.sasl_mechanism or '-'}, outcome "
+                f"    sasl: offered {printable(' '.join(model.sasl_mechanisms)) or '-'}, chose "
+                f"{printable(model.sasl_mechanism or '-')}, outcome "
                 f"{_SASL_CODES.get(code, code) if code is not None else '-'}"
             )
         for side in ("client", "server"):

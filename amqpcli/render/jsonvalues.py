@@ -68,17 +68,28 @@ class JsonValueError(ValueError):
         self.path = path
 
 
+# What a JSON line keeps escaped although it leaves other non-ASCII text readable: C1
+# controls and bidi overrides (a terminal acts on them), NEL and the line and paragraph
+# separators (line breaks to many readers: one record would read as several), and lone
+# surrogates (a `char` may be one; UTF-8 cannot carry it).
+_JSON_UNSAFE = re.compile("[\x80-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+def safe_json_text(text: str) -> str:
+    """JSON text (written with `ensure_ascii=False`) with the characters above escaped."""
+    return text if text.isascii() else _JSON_UNSAFE.sub(_json_escape, text)
+
+
 def json_line(obj: Any) -> str:
-    """`obj` as one line of JSON: non-ASCII text kept readable, except when a value holds a
-    lone surrogate (a `char` may): then escaped, as UTF-8 cannot carry it."""
+    """`obj` as one line of JSON: non-ASCII text kept readable, but for what
+    `safe_json_text` escapes."""
     import json
 
-    text = json.dumps(obj, ensure_ascii=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(obj)
-    return text
+    return safe_json_text(json.dumps(obj, ensure_ascii=False))
 
 
 def b64(data: bytes | bytearray | memoryview) -> str:
