@@ -3,6 +3,7 @@
 Thin: `amqpcli.dissect` turns capture events into records, `amqpcli.render` draws them.
 """
 
+import functools
 import gc
 import itertools
 import json
@@ -215,6 +216,25 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     return wants_tables(files, out_dir, summary)
 
 
+def _printable_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """The command with its errors as printable lines: they name files and values as
+    given, which may hold control characters (a file named with an escape sequence)."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except UserError as e:
+            from amqpcli.render.types import printable
+
+            text = str(e)
+            if not text.isprintable():
+                raise UserError(printable(text), e.code) from e
+            raise
+
+    return run
+
+
 @app.command("pcap-dump", help=COMMANDS["pcap-dump"].help, epilog=(
     "Examples:\n\n"
     "  amqp pcap-dump traffic.pcapng\n\n"
@@ -222,6 +242,7 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump a.pcap b.pcap.gz --summary\n\n"
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
+@_printable_errors
 def pcap_dump(
     files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
@@ -273,6 +294,8 @@ def pcap_dump(
                         "--connection, --address, --link, --performative)", Exit.USAGE)
     if (master != "local[*]" or spark_conf) and engine_name != "spark":
         raise UserError("--master and --conf go with --engine spark", Exit.USAGE)
+    if out_dir is not None and not out_dir.strip():
+        raise UserError("--out: the folder name is empty", Exit.USAGE)
     _check_stdin(files or [], out_dir, tls_keylog)
     if fast_capture and (live is None or tls_keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
@@ -381,13 +404,22 @@ def pcap_dump(
 
 
 def _notes(dis: "Dissector", flt: "Filter") -> None:
-    """Why a filter showed nothing, when that is certain: a connection that is not there,
-    a time range outside the capture."""
+    """Why a filter showed nothing, when that is certain: a connection, an address or a
+    link name that is not there, a time range outside the capture."""
+    from amqpcli.render.types import printable
+
     for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
         labels = f"{dis.conns[0].label}" + (
             f" to {dis.conns[-1].label}" if len(dis.conns) > 1 else "")
-        typer.echo(f"amqp: note: --connection {x} matched no connection (there are {labels})",
-                   err=True)
+        typer.echo(f"amqp: note: --connection {printable(x)} matched no connection (there "
+                   f"are {labels})", err=True)
+    # (not when --connection chose nothing: that note says why)
+    if dis.conns and any(flt.conn(c) for c in dis.conns):
+        where = " of the connections --connection chose" if flt.connections else ""
+        for option, x, near in flt.unmatched_links(dis.conns):
+            hint = f" (did you mean {near!r}?)" if near is not None else ""
+            typer.echo(f"amqp: note: {option} {printable(x)} matched no link{where}{hint}",
+                       err=True)
     outside = None if dis.first_time is None else flt.time_outside(dis.first_time,
                                                                     dis.last_time)
     if outside is not None:
@@ -496,7 +528,7 @@ def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None"
 
     if links:
         for c in dis.conns:
-            if not flt.conn(c) or (passed is not None and not passed.conn(c)):
+            if not flt.chosen_conn(c) or (passed is not None and not passed.conn(c)):
                 continue
             for ls in c.links:
                 if not flt.link_stats(ls) or (passed is not None and passed.link(ls) is None):
@@ -508,7 +540,7 @@ def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None"
                         out.line(text)
     if connections:
         for c in dis.conns:
-            if not flt.conn(c) or (passed is not None and not passed.conn(c)):
+            if not flt.chosen_conn(c) or (passed is not None and not passed.conn(c)):
                 continue
             if json_out:
                 out.json(connection_json(c))

@@ -27,6 +27,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from amqpcli.dissect.records import (
+    AMQP010,
     Conn,
     DeliveryRecord,
     FrameRecord,
@@ -51,9 +52,9 @@ STATES = frozenset((
 ))
 
 
-def parse_time(text: str, first: float) -> float:
+def parse_time(text: str, first: float, option: str) -> float:
     """An absolute time (epoch seconds) from one of the forms above; `first` is the time
-    of the capture's first packet."""
+    of the capture's first packet; `option` (`--since`) names the value in errors."""
     s = text.strip()
     try:
         secs = float(s)
@@ -61,17 +62,18 @@ def parse_time(text: str, first: float) -> float:
         pass
     else:
         if not math.isfinite(secs):
-            raise UserError(f"not a time: {text!r} ({_TIME_FORMS})", Exit.USAGE)
+            raise UserError(f"{option}: not a time: {text!r} ({_TIME_FORMS})", Exit.USAGE)
         if secs < 0:
-            raise UserError(f"not a time: {text!r} (seconds from the start cannot be "
-                            "negative)", Exit.USAGE)
+            raise UserError(f"{option}: not a time: {text!r} (seconds from the start "
+                            "cannot be negative)", Exit.USAGE)
         return first + secs
     if _TOD.match(s):
         parts = s.split(":")
         h, m = int(parts[0]), int(parts[1])
         sec = float(parts[2]) if len(parts) > 2 else 0.0
         if h > 23 or m > 59 or sec >= 60:
-            raise UserError(f"not a time of day: {text!r} (HH:MM:SS, UTC)", Exit.USAGE)
+            raise UserError(f"{option}: not a time of day: {text!r} (HH:MM:SS, UTC)",
+                            Exit.USAGE)
         day = datetime.fromtimestamp(first, tz=UTC).replace(hour=0, minute=0, second=0,
                                                             microsecond=0)
         t = (day + timedelta(seconds=h * 3600 + m * 60 + sec)).timestamp()
@@ -81,10 +83,24 @@ def parse_time(text: str, first: float) -> float:
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:
-        raise UserError(f"not a time: {text!r} ({_TIME_FORMS})", Exit.USAGE) from None
+        raise UserError(f"{option}: not a time: {text!r} ({_TIME_FORMS})",
+                        Exit.USAGE) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
+
+
+def _micros(t: float) -> int:
+    """A time in whole microseconds, as `clock`, `iso` and the tables round it."""
+    return round(t * 1_000_000)
+
+
+def _globs(values: Iterable[str], option: str, what: str) -> tuple[str, ...]:
+    out = tuple(values)
+    for v in out:
+        if not v.strip():  # `-a ''` would otherwise quietly match nothing
+            raise UserError(f"{option}: {what} or a glob is needed (got {v!r})", Exit.USAGE)
+    return out
 
 
 def _names(values: Iterable[str], option: str) -> frozenset[str]:
@@ -130,8 +146,8 @@ class Filter:
                  until: str | None = None) -> None:
         self.connections = _conn_values(connections)
         self._conn_match = [(x, _conn_matcher(x)) for x in self.connections]
-        self.addresses = tuple(addresses)
-        self.links = tuple(links)
+        self.addresses = _globs(addresses, "--address", "an address")
+        self.links = _globs(links, "--link", "a link name")
         self.performatives = _names(performatives, "--performative")
         if self.performatives:
             known = known_performatives()
@@ -140,13 +156,16 @@ class Filter:
                    + ["or an AMQP 0-10 class.method such as message.transfer"])
         self.states = _names(states, "--state")
         _check(self.states, STATES, "--state", "state", sorted(STATES))
-        for text in (since, until):
+        for text, option in ((since, "--since"), (until, "--until")):
             if text is not None:
-                parse_time(text, 0.0)  # a malformed time is a usage error before reading
+                # a malformed time is a usage error before reading
+                parse_time(text, 0.0, option)
         self._since_text = since
         self._until_text = until
-        self.since: float | None = None
-        self.until: float | None = None
+        # the range in whole microseconds, as times are printed (`clock`, `iso`) and kept
+        # in the tables: a record's printed time, given as --since or --until, takes it in
+        self._since_us: int | None = None
+        self._until_us: int | None = None
         self._resolved = since is None and until is None
         self._conn_cache: dict[int, bool] = {}
         self.active = bool(self.connections or self.addresses or self.links
@@ -161,21 +180,23 @@ class Filter:
             return
         self._resolved = True
         if self._since_text is not None:
-            self.since = parse_time(self._since_text, first)
+            self._since_us = _micros(parse_time(self._since_text, first, "--since"))
         if self._until_text is not None:
-            self.until = parse_time(self._until_text, first)
-        if self.since is not None and self.until is not None and self.since > self.until:
+            self._until_us = _micros(parse_time(self._until_text, first, "--until"))
+        if (self._since_us is not None and self._until_us is not None
+                and self._since_us > self._until_us):
             raise UserError(f"--since {self._since_text} is after --until {self._until_text}",
                             Exit.USAGE)
 
     # --- criteria -------------------------------------------------------------------
 
     def time(self, t: float | None) -> bool:
-        if t is None:
+        if t is None or (self._since_us is None and self._until_us is None):
             return True
-        if self.since is not None and t < self.since:
+        us = _micros(t)
+        if self._since_us is not None and us < self._since_us:
             return False
-        return not (self.until is not None and t > self.until)
+        return not (self._until_us is not None and us > self._until_us)
 
     def conn(self, c: Conn | None) -> bool:
         if not self.connections or c is None:
@@ -193,11 +214,38 @@ class Filter:
     def time_outside(self, first: float, last: float) -> str | None:
         """Which of `since`/`until` leaves no time of the capture (`first` to `last`) in
         range, as the option was given: "--since 2030-01-01", else None."""
-        if self.since is not None and self.since > last:
+        if self._since_us is not None and self._since_us > _micros(last):
             return f"--since {self._since_text} is after the last packet"
-        if self.until is not None and self.until < first:
+        if self._until_us is not None and self._until_us < _micros(first):
             return f"--until {self._until_text} is before the first packet"
         return None
+
+    def chosen_conn(self, c: Conn) -> bool:
+        """Whether connection `c` is one the filters choose for the end views: one
+        `--connection` names, and with `--address` or `--link` one with a link they
+        name."""
+        return self.conn(c) and (not self.by_link or any(
+            self.link_name(name, addresses) for name, addresses in _conn_links(c)))
+
+    def unmatched_links(self, conns: Iterable[Conn]) -> list[tuple[str, str, str | None]]:
+        """`(option, value, nearest)` for each `--address` and `--link` value that named
+        no link of the connections `--connection` chooses (a typo, most likely); `nearest`
+        is the closest address or link name there is."""
+        names: set[str] = set()
+        addresses: set[str] = set()
+        for c in conns:
+            if self.conn(c):
+                for name, addrs in _conn_links(c):
+                    names.add(name)
+                    addresses.update(a for a in addrs if a)
+        out: list[tuple[str, str, str | None]] = []
+        for option, patterns, known in (("--address", self.addresses, addresses),
+                                        ("--link", self.links, names)):
+            for p in patterns:
+                if not any(fnmatchcase(k, p) for k in known):
+                    near = get_close_matches(p, sorted(known), n=1)
+                    out.append((option, p, near[0] if near else None))
+        return out
 
     def link_stats(self, ls: LinkStats | None) -> bool:
         if ls is None:
@@ -371,6 +419,19 @@ def _conn_matcher(x: str) -> Callable[[Conn], bool]:
 def _address(terminus: Any) -> str | None:
     a = getattr(terminus, "address", None)
     return None if a is None else str(a)
+
+
+def _conn_links(c: Conn) -> list[tuple[str, tuple[str | None, ...]]]:
+    """`(name, addresses)` of each link of a connection, as the filters match them:
+    1.0 links by name and by their source's and target's address; 0-10 destinations
+    (of subscriptions and messages), which are name and address both."""
+    if c.protocol == AMQP010:
+        model = c.observer.model
+        dests = dict.fromkeys([s.destination for s in model.subscriptions]
+                              + [m.destination or "" for m in model.messages])
+        return [(d, (d,)) for d in dests]
+    return [(ls.name, (_address(ls.link.source), _address(ls.link.target)))
+            for ls in c.links]
 
 
 def performative_name(item: Any) -> str:

@@ -15,6 +15,7 @@ import itertools
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
+from heapq import heappop, heappush, heapreplace
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.capture import (
@@ -27,17 +28,21 @@ from amqpcli.capture import (
     CaptureError,
     Closed,
     Data,
+    FlowTracker,
     Gap,
     Opened,
     PacketDecoder,
     read_capture,
+    read_packets,
 )
+from amqpcli.capture.files import BLOCK_SIZE
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.dissect.records import (
     AMQP010,
     AMQP10,
     Conn,
     DeliveryRecord,
+    FilePacket,
     FrameRecord,
     LinkStats,
     Notice,
@@ -110,32 +115,43 @@ class Dissector:
 
     @property
     def packets(self) -> int:
-        """Packets read so far: records yielded right after a packet was fed belong to
-        that packet (its number is tshark's frame number)."""
+        """Packets read so far, of every file."""
         return self.decoder.packets
 
     # --- inputs ---------------------------------------------------------------------
 
     def read(self, sources: str | os.PathLike[str] | Iterable[Any], *,
              waiting: AbstractContextManager[Any] | None = None) -> Iterator[Record]:
-        """Records of capture files or streams (several are merged by time). A damaged
+        """Records of capture files or streams (several are merged by time). A record's
+        packet is the one that completed it, numbered in its own file as tshark numbers
+        frames; with several files a `FilePacket`, which names the file too. A damaged
         file ends in a `capture-error` notice after every readable record; the error is
         kept in `capture_errors`. `waiting`: see `amqpcli.capture.files`."""
-        events = read_capture(sources, ports=self.ports, decoder=self.decoder, waiting=waiting)
-        return self._run(events, from_files=True)
+        if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
+            sources = [sources]
+        srcs = list(sources)
+        if len(srcs) == 1:
+            # the decoder's count is the packet's number: records yielded right after a
+            # packet was fed belong to that packet
+            events = read_capture(srcs, ports=self.ports, decoder=self.decoder,
+                                  waiting=waiting)
+            return self._run(events, self.decoder)
+        merged = _MergedFiles(srcs, self.ports, self.decoder, waiting)
+        return self._run(merged.events(), merged)
 
     def run(self, events: Iterable[Any]) -> Iterator[Record]:
         """Records of any stream of capture events (live, decrypted, crafted)."""
-        return self._run(events, from_files=False)
+        return self._run(events, None)
 
-    def _run(self, events: Iterable[Any], from_files: bool) -> Iterator[Record]:
+    def _run(self, events: Iterable[Any],
+             numbering: PacketDecoder | _MergedFiles | None) -> Iterator[Record]:
         # one generator for `read` and `run`, so each record is handed out from here;
-        # from files, records carry the packet's number and damage ends in a notice
-        dec = self.decoder
+        # from files (`numbering`: what says which packet the events came from), records
+        # carry the packet's number and damage ends in a notice
         handlers = self._handlers
         try:
             for ev in events:
-                packet = dec.packets if from_files else 0
+                packet = numbering.packets if numbering is not None else 0
                 cls = ev.__class__
                 if cls is Data:
                     h = handlers.get(ev.flow.index)
@@ -154,10 +170,12 @@ class Dissector:
                     if h is not None:
                         yield from h.closed(ev, packet)
         except CaptureError as e:
-            if not from_files:
+            if numbering is None:
                 raise
             self.capture_errors.append(e)
-            yield Notice(None, None, self.last_time, self.packets, "capture-error", str(e))
+            # (of several files, which one's packet is in the error's text)
+            packet = self.packets if numbering is self.decoder else 0
+            yield Notice(None, None, self.last_time, packet, "capture-error", str(e))
 
     def _opened(self, ev: Opened, packet: int) -> Iterator[Record]:
         flow = ev.flow
@@ -623,6 +641,130 @@ class _Handler10(_Handler):
 
 
 _NO_EVENTS: list[Any] = []
+
+
+class _MergedFiles:
+    """Several capture files as `read_capture` reads them (merged by time, ties in the
+    order given, each file opened when the merge reaches its first packet), and which
+    packet the events handed out last came from: `packets`, its number in its own file
+    with that file's name (a `FilePacket`). The merge is `amqpcli.capture.reader`'s
+    (`merge_files`), with each file's packets counted on their own: it counts them
+    across the files."""
+
+    def __init__(self, sources: list[Any], ports: Collection[int], decoder: PacketDecoder,
+                 waiting: AbstractContextManager[Any] | None) -> None:
+        self.sources = sources
+        self.names = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else "-"
+                      for s in sources]
+        self.ports = ports
+        self.decoder = decoder
+        self.waiting = waiting
+        self.packets: int = 0
+
+    def events(self) -> Iterator[Any]:
+        tracker = FlowTracker(self.ports)
+        out = tracker.events
+        feed = tracker.feed
+        decode = self.decoder.decode
+        names = self.names
+        errors: list[CaptureError] = []
+        file = number = 0
+        for ts, file, number, linktype, data in self._packets(errors):
+            seg = decode(linktype, data)
+            if seg is not None:
+                feed(ts, *seg)
+                if out:
+                    self.packets = FilePacket(number, names[file])
+                    yield from out
+                    out.clear()
+        if number:  # the flows still open end with the last packet
+            self.packets = FilePacket(number, names[file])
+        tracker.finish()
+        if out:
+            yield from out
+            out.clear()
+        if errors:
+            first = errors[0]
+            if len(errors) > 1:
+                raise CaptureError(first.path, first.offset,
+                                   f"{first.problem} (and {len(errors) - 1} more damaged "
+                                   "files)")
+            raise first
+
+    def _packets(self, errors: list[CaptureError]) -> Iterator[_Numbered]:
+        """`(time, file index, number in the file, linktype, data)` of every packet of
+        every file, merged by time (ties in file order). A file is peeked at for its first
+        time, then opened again when the merge reaches it: consecutive files (a ring
+        buffer's) are read one at a time. A stream cannot be read twice: it stays open."""
+        sources = self.sources
+        queued: list[tuple[int, int, tuple[_Numbered, Iterator[_Numbered]] | None]] = []
+        for i, s in enumerate(sources):
+            is_path = isinstance(s, (str, os.PathLike))
+            it = self._file(i, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
+            first = next(it, None)
+            if first is None:
+                if is_path:  # read it again for its error, if it has one
+                    for _ in self._file(i, errors, BLOCK_SIZE):
+                        pass
+                continue
+            if is_path:
+                it.close()
+                queued.append((first[0], i, None))
+            else:
+                queued.append((first[0], i, (first, it)))
+        queued.sort(key=lambda q: (q[0], q[1]))
+        # (packet, its file's iterator): packets order by time, then file (never past it:
+        # one packet per file is in the heap)
+        heap: list[tuple[_Numbered, Iterator[_Numbered]]] = []
+        wi = 0
+        while True:
+            while wi < len(queued) and (not heap or queued[wi][0] <= heap[0][0][0]):
+                _t, i, opened = queued[wi]
+                wi += 1
+                if opened is None:
+                    packets: Iterator[_Numbered] = self._file(i, errors, BLOCK_SIZE)
+                    head = next(packets, None)
+                else:
+                    head, packets = opened
+                if head is not None:
+                    heappush(heap, (head, packets))
+            if not heap:
+                return
+            p, cur = heap[0]
+            yield p
+            if len(heap) == 1:
+                # the only open file: stream it until the next file's first packet is due
+                limit = queued[wi][0] if wi < len(queued) else None
+                for p in cur:
+                    if limit is not None and p[0] > limit:
+                        heapreplace(heap, (p, cur))
+                        break
+                    yield p
+                else:
+                    heappop(heap)
+                continue
+            nxt = next(cur, None)
+            if nxt is None:
+                heappop(heap)
+            else:
+                heapreplace(heap, (nxt, cur))
+
+    def _file(self, index: int, errors: list[CaptureError] | None,
+              block_size: int) -> Generator[_Numbered, None, None]:
+        """One file's packets, numbered from 1; its damage ends it, the error kept in
+        `errors` (None: ignored, for a first look)."""
+        n = 0
+        try:
+            for ts, linktype, data in read_packets(self.sources[index], block_size=block_size,
+                                                   waiting=self.waiting):
+                n += 1
+                yield ts, index, n, linktype, data
+        except CaptureError as e:
+            if errors is not None:
+                errors.append(e)
+
+
+_Numbered = tuple[int, int, int, int, Any]
 
 
 def _load_engine() -> None:

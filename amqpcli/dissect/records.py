@@ -15,7 +15,7 @@ the engine's live objects); links and connections are summarised by `LinkStats` 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 AMQP10 = "amqp-1.0"
 AMQP010 = "amqp-0-10"
@@ -109,6 +109,19 @@ class Conn:
     def add_link(self, ls: LinkStats) -> None:
         self.links.append(ls)
         self._by_link[id(ls.link)] = ls  # the Link is kept by `ls`, so its id stays its own
+
+
+class FilePacket(int):
+    """A packet's number in its own capture file (tshark's frame number), and that
+    file's name: the packet of a record when several files are read (`Dissector.read`;
+    of one file, a plain int)."""
+
+    file: str
+
+    def __new__(cls, number: int, file: str) -> Self:
+        packet = super().__new__(cls, number)
+        packet.file = file
+        return packet
 
 
 @dataclass(slots=True, eq=False)

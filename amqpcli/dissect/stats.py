@@ -97,7 +97,7 @@ class Summary:
         """The connections and links the filters select; with `passed`, only those the
         records that passed belong to, each link counted over those records."""
         for c in conns:
-            if flt is not None and not flt.conn(c):
+            if flt is not None and not flt.chosen_conn(c):
                 continue
             if passed is not None and not passed.conn(c):
                 continue

@@ -11,17 +11,17 @@ this module adds the connection and direction, AMQP 0-10 assemblies, colour, and
 from __future__ import annotations
 
 import base64
-import math
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from amqpcli.dissect.records import AMQP10, FrameRecord, Notice, ViolationRecord
+from amqpcli.dissect.records import AMQP10, FilePacket, FrameRecord, Notice, ViolationRecord
 from amqpcli.render.frameline import clock, frame_line, item_line
 from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import b64, to_json
 from amqpcli.render.redact import is_secret, redact, redact_010_fields
 from amqpcli.render.text import format_binary
+from amqpcli.render.types import printable
 
 ARROW = {"client": "->", "server": "<-"}
 _CHANNEL_WIDTH = 4
@@ -46,19 +46,12 @@ _iso_cache: dict[int, str] = {}
 
 
 def iso(t: float | None) -> str | None:
-    """YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC), as `datetime.fromtimestamp(t)` rounds (half to
-    even on the fraction); the part up to the second is formatted once per second."""
+    """YYYY-MM-DDTHH:MM:SS.ffffffZ (UTC), the microsecond rounded from `t * 1e6` as
+    `clock` and the tables (`amqpcli.pipeline.rows`) round it, so every view of a record
+    gives it the same time; the part up to the second is formatted once per second."""
     if t is None:
         return None
-    frac, whole = math.modf(t)
-    us = round(frac * 1e6)
-    if us >= 1_000_000:
-        us -= 1_000_000
-        whole += 1.0
-    elif us < 0:
-        us += 1_000_000
-        whole -= 1.0
-    sec = int(whole)
+    sec, us = divmod(round(t * 1_000_000), 1_000_000)
     day = _iso_cache.get(sec)
     if day is None:
         if len(_iso_cache) > 4096:
@@ -97,8 +90,16 @@ def notice_line(rec: Notice) -> str:
     return f"{clock(rec.time)} {who} !! {side}{rec.text}{where}"
 
 
+def _packet_text(packet: int) -> str:
+    """"packet 26", and of several files "packet 26 of b.pcap" (its number is its own
+    file's)."""
+    if isinstance(packet, FilePacket):
+        return f"packet {packet} of {printable(packet.file)}"
+    return f"packet {packet}"
+
+
 def violation_line(rec: ViolationRecord) -> str:
-    pkt = f", packet {rec.packet}" if rec.packet else ""
+    pkt = f", {_packet_text(rec.packet)}" if rec.packet else ""
     link = f" on link {rec.link!r}" if rec.link else ""
     return (
         f"{clock(rec.time)} {rec.conn.label} !! violation {rec.kind} by {rec.side}"
@@ -194,8 +195,7 @@ def record_json(
     structs and body."""
     out = _base("frame", rec)
     out["from"] = rec.side
-    if rec.packet:
-        out["packet"] = rec.packet
+    _packet_json(out, rec.packet)
     if rec.frame_no:
         out["frame"] = rec.frame_no
     item = rec.item
@@ -282,12 +282,19 @@ def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> d
     return out
 
 
+def _packet_json(out: dict[str, Any], packet: int) -> None:
+    """A record's `packet`, and read from several files, its `file`."""
+    if packet:
+        out["packet"] = packet
+        if isinstance(packet, FilePacket):
+            out["file"] = packet.file
+
+
 def notice_json(rec: Notice) -> dict[str, Any]:
     out = _base("notice", rec)
     if rec.side:
         out["side"] = rec.side
-    if rec.packet:
-        out["packet"] = rec.packet
+    _packet_json(out, rec.packet)
     out["kind"] = rec.kind
     out["text"] = rec.text
     return out
@@ -296,8 +303,7 @@ def notice_json(rec: Notice) -> dict[str, Any]:
 def violation_json(rec: ViolationRecord) -> dict[str, Any]:
     out = _base("violation", rec)
     out.update({"kind": rec.kind, "side": rec.side, "frame": rec.frame_no, "detail": rec.detail})
-    if rec.packet:
-        out["packet"] = rec.packet
+    _packet_json(out, rec.packet)
     if rec.link is not None:
         out["link"] = rec.link
     return out

@@ -128,12 +128,18 @@ def test_filters(args: list[str], frames: int) -> None:
                                      "mean 'transfer'?")),
     (["--performative", "flow,message.transfr"], "unknown performative 'message.transfr'"),
     (["--state", "acepted"], "--state: unknown state 'acepted' (did you mean 'accepted'?"),
-    (["--until", "25:00:00"], "not a time of day: '25:00:00'"),
-    (["--since", "10:61"], "not a time of day: '10:61'"),
+    (["--until", "25:00:00"], "--until: not a time of day: '25:00:00'"),
+    (["--since", "10:61"], "--since: not a time of day: '10:61'"),
     (["--since", "1", "--until", "0.5"], "--since 1 is after --until 0.5"),
-    (["--since", "nan"], "not a time: 'nan'"),
+    (["--since", "nan"], "--since: not a time: 'nan'"),
+    (["--since", "abc"], "--since: not a time: 'abc'"),
+    (["--until", "2026-13-01"], "--until: not a time: '2026-13-01'"),
     (["--performative", ""], "--performative: a name is needed"),
     (["--state", " , "], "--state: a name is needed"),
+    # an empty glob matched nothing, quietly
+    (["-a", ""], "--address: an address or a glob is needed (got '')"),
+    (["--address", "q", "--address", " "], "--address: an address or a glob is needed"),
+    (["--link", ""], "--link: a link name or a glob is needed (got '')"),
 ])
 def test_filter_typos_are_usage_errors(args: list[str], message: str) -> None:
     # a misspelt name or an impossible time matches nothing: say so, do not print nothing
@@ -266,7 +272,10 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert run("pcap-dump")[0] == 2
     assert run("pcap-dump", str(tmp_path / "missing.pcap"))[0] == 2
     code, _, err = run("pcap-dump", RABBIT, "--since", "yesterday")
-    assert code == 2 and "not a time" in err
+    assert code == 2 and "--since: not a time" in err
+    # (the folder name was left out of the error: ": exists and is not an empty folder")
+    code, out, err = run("pcap-dump", RABBIT, "--out", "")
+    assert (code, out, err) == (2, "", "amqp: error: --out: the folder name is empty\n")
 
 
 def test_crafted_outcomes_on_delivery_lines(tmp_path: Path) -> None:

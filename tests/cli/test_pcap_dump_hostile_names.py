@@ -91,3 +91,21 @@ def test_json_lines_stay_one_line_and_keep_terminal_controls_escaped(tmp_path: P
     lone = json_line({"c": "x\udc80"})
     lone.encode("utf-8")
     assert json.loads(lone) == {"c": "x\udc80"}
+
+
+def test_names_in_errors_and_notes_are_escaped(tmp_path: Path) -> None:
+    """A file name or a filter value holds what the shell gave it: an escape sequence in
+    one reached the terminal through the error line."""
+    cap = str(_capture(tmp_path / "hostile.pcapng"))
+    junk = tmp_path / "junk\x1b[2J.pcap"
+    junk.write_text("not a capture\n")
+    for args, code, said in [
+        ([str(tmp_path / "nofile\x1b[31m.pcap")], 2, "nofile\\x1b[31m.pcap: no files match"),
+        ([str(tmp_path / "nofile\x1b.pcap")], 2, "nofile\\x1b.pcap: no such file"),
+        ([cap, "--tls-keylog", "keys\x1b.log"], 2, "keys\\x1b.log: no such key log file"),
+        ([str(junk)], 8, "junk\\x1b[2J.pcap"),
+        ([cap, "-a", "q\x1b[2J"], 0, "--address q\\x1b[2J matched no link"),
+    ]:
+        got, _, err = run("pcap-dump", *args)
+        assert got == code and said in err and len(err.splitlines()) == 1, err
+        assert "\x1b" not in err

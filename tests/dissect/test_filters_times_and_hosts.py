@@ -210,7 +210,7 @@ FIRST_EARLY = datetime(2026, 11, 22, 8, 0, 0, tzinfo=UTC).timestamp()
 ])
 def test_parse_time(text: str, first: float, expected: str) -> None:
     want = datetime.fromisoformat(expected).replace(tzinfo=UTC).timestamp()
-    assert parse_time(text, first) == pytest.approx(want)
+    assert parse_time(text, first, "--since") == pytest.approx(want)
 
 
 @pytest.mark.parametrize("option", ["--since", "--until"])
@@ -218,7 +218,7 @@ def test_parse_time(text: str, first: float, expected: str) -> None:
 def test_a_negative_offset_is_a_usage_error(midnight: str, option: str, value: str) -> None:
     code, out, err = run("pcap-dump", midnight, option, value)
     assert code == 2 and out == ""
-    assert f"not a time: {value!r}" in err and len(err.strip().splitlines()) == 1
+    assert f"{option}: not a time: {value!r}" in err and len(err.strip().splitlines()) == 1
     with pytest.raises(UserError) as e:
-        parse_time(value, FIRST_LATE)
+        parse_time(value, FIRST_LATE, option)
     assert e.value.code == Exit.USAGE
