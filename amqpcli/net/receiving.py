@@ -253,23 +253,25 @@ def run_recv(cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
 
 
 def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run` where Ctrl-C cancels the run once and only once.
+    """`asyncio.run` where Ctrl-C or SIGTERM cancels the run once and only once.
 
     asyncio's own handler cancels the task on the first SIGINT but raises
     KeyboardInterrupt wherever the main thread is on the next one — in the middle of the
     clean close, or of a write. A second SIGINT comes more often than one would think:
     ``timeout -s INT`` and ``kill -INT -PGID`` signal the process and then its group.
-    Here every SIGINT after the first is ignored: the run is closing already (the close
+    Here every signal after the first is ignored: the run is closing already (the close
     is bounded by the connect timeout), and it ends with its summary; after an interrupted
-    run SIGINT stays ignored while the caller reports and exits. A SIGINT before the task
-    started raises KeyboardInterrupt (nothing was done yet)."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+    run both stay ignored while the caller reports and exits. A signal before the task
+    started raises KeyboardInterrupt (nothing was done yet). SIGTERM (a service manager,
+    `kill`) stops the run as Ctrl-C does, summary and in-doubt messages included; SIGINT
+    is left alone where it was ignored (a background job)."""
+    if threading.current_thread() is not threading.main_thread():
         return asyncio.run(coro)
+    take_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     interrupted = stopped = False
     cancel: Callable[[], object] | None = None
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def on_signal(signum: int, frame: Any) -> None:
         nonlocal interrupted
         if not interrupted:
             interrupted = True
@@ -278,7 +280,9 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
             else:
                 raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    term_before = signal.signal(signal.SIGTERM, on_signal)
+    if take_sigint:
+        signal.signal(signal.SIGINT, on_signal)
     try:
         with asyncio.Runner() as runner:
             loop = runner.get_loop()
@@ -292,12 +296,15 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
                 raise
             finally:
                 stopped = interrupted
-                cancel = None  # from here on, nothing left to cancel: ignore Ctrl-C
+                cancel = None  # from here on, nothing left to cancel: ignore the signals
                 interrupted = True
     finally:
-        # After an interrupt the caller only reports and exits: a repeated SIGINT must not
+        # After an interrupt the caller only reports and exits: a repeated signal must not
         # cut its summary short.
-        signal.signal(signal.SIGINT, signal.SIG_IGN if stopped else signal.default_int_handler)
+        if take_sigint:
+            signal.signal(signal.SIGINT,
+                          signal.SIG_IGN if stopped else signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN if stopped else term_before)
 
 
 class _Receiver:
