@@ -4,10 +4,10 @@ for executors that group packets by flow before reassembling them."""
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from heapq import heappop, heappush, heapreplace
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from amqpcli.capture.decode import _FAST, PacketDecoder, Segment
 from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_batches, read_packets
@@ -31,21 +31,36 @@ def _guarded(source: Source, errors: list[CaptureError] | None,
 
 def merge_files(sources: list[Source], errors: list[CaptureError],
                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Packet]:
-    """The packets of several captures merged by time, opening each file only when the
-    merged stream reaches its first packet: files that follow each other in time (a
-    ring buffer's) are read one at a time, so a long set costs no more memory or file
-    handles than the files that overlap. Each file's errors are appended to `errors`;
-    every read is inside `waiting` (see `amqpcli.capture.files`)."""
-    # (first time, index, open iterator, its first packet); paths are peeked and closed
-    queued: list[tuple[int, int, Generator[Packet, None, None] | None, Packet | None]] = []
+    """The packets of several captures merged by time (`merge_by_time`). Each file's
+    errors are appended to `errors`; every read is inside `waiting` (see
+    `amqpcli.capture.files`)."""
+    return merge_by_time(sources, lambda i, errs, block: _guarded(sources[i], errs, block,
+                                                                  waiting), errors)
+
+
+T = TypeVar("T", bound=tuple[Any, ...])
+# (source index, where its errors go (None: ignored, for a first look), block size) →
+# that source's items, each a tuple whose first member is its time
+OpenSource = Callable[[int, "list[CaptureError] | None", int], Generator[T, None, None]]
+
+
+def merge_by_time(sources: list[Source], open_source: OpenSource[T],
+                  errors: list[CaptureError]) -> Iterator[T]:
+    """The items of several captures merged by time, ties in the order given, opening
+    each file only when the merged stream reaches its first item: files that follow
+    each other in time (a ring buffer's) are read one at a time, so a long set costs no
+    more memory or file handles than the files that overlap. A file is peeked at for its
+    first time and opened again when its turn comes; a stream cannot be read twice and
+    stays open."""
+    # (first time, index, open iterator, its first item); paths are peeked and closed
+    queued: list[tuple[int, int, Generator[T, None, None] | None, T | None]] = []
     for i, s in enumerate(sources):
         is_path = isinstance(s, (str, os.PathLike))
-        it = _guarded(s, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE,
-                      waiting)
+        it = open_source(i, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
         first = next(it, None)
         if first is None:
             if is_path:  # read it again for its error, if it has one
-                for _ in _guarded(s, errors, waiting=waiting):
+                for _ in open_source(i, errors, BLOCK_SIZE):
                     pass
             continue
         if is_path:
@@ -54,14 +69,14 @@ def merge_files(sources: list[Source], errors: list[CaptureError],
         else:
             queued.append((first[0], i, it, first))
     queued.sort(key=lambda w: (w[0], w[1]))
-    heap: list[tuple[int, int, Packet, Generator[Packet, None, None]]] = []
+    heap: list[tuple[int, int, T, Generator[T, None, None]]] = []
     wi = 0
     while True:
         while wi < len(queued) and (not heap or queued[wi][0] <= heap[0][0]):
             _t, i, opened, first = queued[wi]
             wi += 1
             if opened is None:
-                opened = _guarded(sources[i], errors, waiting=waiting)
+                opened = open_source(i, errors, BLOCK_SIZE)
                 first = next(opened, None)
             if first is not None:
                 heappush(heap, (first[0], i, first, opened))
@@ -70,7 +85,7 @@ def merge_files(sources: list[Source], errors: list[CaptureError],
         _t, i, p, cur = heap[0]
         yield p
         if len(heap) == 1:
-            # the only open file: stream it until the next file's first packet is due
+            # the only open file: stream it until the next file's first item is due
             limit = queued[wi][0] if wi < len(queued) else None
             for p in cur:
                 if limit is not None and p[0] > limit:
@@ -185,11 +200,16 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
         yield from out
         out.clear()
     if errors:
-        if len(errors) > 1:
-            first = errors[0]
-            raise CaptureError(first.path, first.offset,
-                               f"{first.problem} (and {len(errors) - 1} more damaged files)")
-        raise errors[0]
+        raise first_of(errors)
+
+
+def first_of(errors: list[CaptureError]) -> CaptureError:
+    """The error to raise for damaged files: the first, saying how many more there were."""
+    first = errors[0]
+    if len(errors) == 1:
+        return first
+    return CaptureError(first.path, first.offset,
+                        f"{first.problem} (and {len(errors) - 1} more damaged files)")
 
 
 def read_segments(source: Source, *, copy: bool = True,

@@ -15,7 +15,6 @@ import itertools
 import os
 from collections.abc import Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
-from heapq import heappop, heappush, heapreplace
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.capture import (
@@ -35,7 +34,7 @@ from amqpcli.capture import (
     read_capture,
     read_packets,
 )
-from amqpcli.capture.files import BLOCK_SIZE
+from amqpcli.capture.reader import first_of, merge_by_time
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.dissect.records import (
     AMQP010,
@@ -649,7 +648,7 @@ class _MergedFiles:
     packet the events handed out last came from: `packets`, its number in its own file
     with that file's name (a `FilePacket`). The merge is `amqpcli.capture.reader`'s
     (`merge_files`), with each file's packets counted on their own: it counts them
-    across the files."""
+    across the files (`merge_by_time` with each file's packets numbered)."""
 
     def __init__(self, sources: list[Any], ports: Collection[int], decoder: PacketDecoder,
                  waiting: AbstractContextManager[Any] | None) -> None:
@@ -684,70 +683,12 @@ class _MergedFiles:
             yield from out
             out.clear()
         if errors:
-            first = errors[0]
-            if len(errors) > 1:
-                raise CaptureError(first.path, first.offset,
-                                   f"{first.problem} (and {len(errors) - 1} more damaged "
-                                   "files)")
-            raise first
+            raise first_of(errors)
 
     def _packets(self, errors: list[CaptureError]) -> Iterator[_Numbered]:
         """`(time, file index, number in the file, linktype, data)` of every packet of
-        every file, merged by time (ties in file order). A file is peeked at for its first
-        time, then opened again when the merge reaches it: consecutive files (a ring
-        buffer's) are read one at a time. A stream cannot be read twice: it stays open."""
-        sources = self.sources
-        queued: list[tuple[int, int, tuple[_Numbered, Iterator[_Numbered]] | None]] = []
-        for i, s in enumerate(sources):
-            is_path = isinstance(s, (str, os.PathLike))
-            it = self._file(i, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
-            first = next(it, None)
-            if first is None:
-                if is_path:  # read it again for its error, if it has one
-                    for _ in self._file(i, errors, BLOCK_SIZE):
-                        pass
-                continue
-            if is_path:
-                it.close()
-                queued.append((first[0], i, None))
-            else:
-                queued.append((first[0], i, (first, it)))
-        queued.sort(key=lambda q: (q[0], q[1]))
-        # (packet, its file's iterator): packets order by time, then file (never past it:
-        # one packet per file is in the heap)
-        heap: list[tuple[_Numbered, Iterator[_Numbered]]] = []
-        wi = 0
-        while True:
-            while wi < len(queued) and (not heap or queued[wi][0] <= heap[0][0][0]):
-                _t, i, opened = queued[wi]
-                wi += 1
-                if opened is None:
-                    packets: Iterator[_Numbered] = self._file(i, errors, BLOCK_SIZE)
-                    head = next(packets, None)
-                else:
-                    head, packets = opened
-                if head is not None:
-                    heappush(heap, (head, packets))
-            if not heap:
-                return
-            p, cur = heap[0]
-            yield p
-            if len(heap) == 1:
-                # the only open file: stream it until the next file's first packet is due
-                limit = queued[wi][0] if wi < len(queued) else None
-                for p in cur:
-                    if limit is not None and p[0] > limit:
-                        heapreplace(heap, (p, cur))
-                        break
-                    yield p
-                else:
-                    heappop(heap)
-                continue
-            nxt = next(cur, None)
-            if nxt is None:
-                heappop(heap)
-            else:
-                heapreplace(heap, (nxt, cur))
+        every file, merged by time as `read_capture` merges them."""
+        return merge_by_time(self.sources, self._file, errors)
 
     def _file(self, index: int, errors: list[CaptureError] | None,
               block_size: int) -> Generator[_Numbered, None, None]:
