@@ -87,5 +87,9 @@ def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]
     write(tables.take())
     if progress is not None:
         progress.close()
+    # in the order of the files, not of the merge (which meets empty files first), as the
+    # Spark executor lists them
+    order = {p: i for i, p in enumerate(paths)}
+    errors.sort(key=lambda e: order.get(e.path, len(paths)))
     return Result(packets=packets, errors=[str(e) for e in errors],
                   seconds=time.monotonic() - t0)

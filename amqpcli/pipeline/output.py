@@ -9,6 +9,7 @@ leaves `_SUCCESS` and checksums beside its parts).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 from datetime import UTC, datetime
@@ -47,12 +48,58 @@ def check_out(out: str) -> None:
 
 
 def write_error(out: str, e: OSError) -> UserError:
-    return UserError(f"cannot write tables to {out}: {(e.strerror or str(e)).lower()}",
-                     Exit.USAGE)
+    # pyarrow's errors carry the errno under a text of their own ("Error writing bytes to
+    # file. Detail: [errno 28] …"): the system's words for it read as every other error
+    reason = os.strerror(e.errno) if e.errno else e.strerror or str(e)
+    return UserError(f"cannot write tables to {out}: {reason.lower()}", Exit.USAGE)
 
 
 def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=TABLES[table])
+
+
+class _Part:
+    """One part file being written. A part whose write or close failed (a full disk) may
+    lack its end (a Parquet footer, the rest of a line), so it is removed when closed
+    rather than left looking like a part that cannot be read."""
+
+    def __init__(self, path: Path, fmt: str, schema: pa.Schema) -> None:
+        self.path = path
+        self.failed = False
+        self.file: Any
+        if fmt == "parquet":
+            self.file = pq.ParquetWriter(path, schema, compression="snappy")
+        else:
+            self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+
+    def write(self, t: pa.Table) -> None:
+        try:
+            if isinstance(self.file, pq.ParquetWriter):
+                self.file.write_table(t)
+            else:
+                self.file.writelines(json_line(r) + "\n" for r in t.to_pylist())
+        except OSError:
+            self.failed = True
+            raise
+
+    def close(self) -> OSError | None:
+        """Close it (removed if it failed); the error that made it fail, if any."""
+        error = None
+        try:
+            self.file.close()
+        except OSError as e:
+            self.failed = True
+            error = e
+            if isinstance(self.file, pq.ParquetWriter):
+                # it would try again when collected, and print the error again
+                self.file.is_open = False
+                if self.file.file_handle is not None:
+                    with contextlib.suppress(OSError):
+                        self.file.file_handle.close()
+        if self.failed:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+        return error
 
 
 class LocalWriter:
@@ -64,7 +111,7 @@ class LocalWriter:
             raise UserError(f"--format {fmt}: choose parquet or ndjson", Exit.USAGE)
         self.out = Path(out)
         self.fmt = fmt
-        self._files: dict[tuple[str, str], Any] = {}
+        self._parts: dict[tuple[str, str], _Part] = {}
         self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
 
     def write(self, batch: dict[str, list[dict[str, Any]]]) -> None:
@@ -86,29 +133,24 @@ class LocalWriter:
 
     def _append(self, table: str, day: str, t: pa.Table) -> None:
         key = (table, day)
-        f: Any = self._files.get(key)
-        if f is None:
+        part = self._parts.get(key)
+        if part is None:
             folder = self.out / table / f"{PARTITION}={day}"
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"part-00000{_EXT[self.fmt]}"
-            if self.fmt == "parquet":
-                f = pq.ParquetWriter(path, t.schema, compression="snappy")
-            else:
-                f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
-            self._files[key] = f
-        if self.fmt == "parquet":
-            f.write_table(t)
-        else:
-            f.writelines(json_line(r) + "\n" for r in t.to_pylist())
+            part = self._parts[key] = _Part(folder / f"part-00000{_EXT[self.fmt]}", self.fmt,
+                                            t.schema)
+        part.write(t)
 
     def close(self, complete: bool = True) -> None:
         """Close every file; `complete` (the whole set was read) also marks the folder
         finished with `_SUCCESS`, as Spark does. A run that failed or was interrupted
-        leaves readable parts but no mark."""
+        leaves the parts it could finish (each readable) but no mark; a part it could not
+        finish is removed."""
+        parts, self._parts = list(self._parts.values()), {}
+        errors = [e for e in (part.close() for part in parts) if e is not None]
         try:
-            files, self._files = list(self._files.values()), {}
-            for f in files:
-                f.close()
+            if errors:
+                raise errors[0]
             if not complete:
                 return
             self.out.mkdir(parents=True, exist_ok=True)
@@ -178,25 +220,60 @@ def read_table(out: str, table: str, columns: list[str] | None = None) -> pa.Tab
         t = _read_ndjson(folder, schema)
     else:
         data_schema = pa.schema([f for f in schema if f.name != PARTITION])
-        d = ds.dataset(folder, format="parquet", partitioning=part, schema=pa.unify_schemas(
-            [data_schema, pa.schema([(PARTITION, STR)])]))
-        t = d.to_table(columns=names)
+        try:
+            d = ds.dataset(folder, format="parquet", partitioning=part,
+                           schema=pa.unify_schemas([data_schema, pa.schema([(PARTITION, STR)])]))
+            t = d.to_table(columns=names)
+        except (pa.ArrowException, OSError):
+            check_parts(out, table)  # names the part that does not read
+            raise
         return t.cast(pa.schema([schema.field(n) for n in names]))
     return t.select(names)
 
 
+def damaged_part(part: Path, reason: str) -> UserError:
+    return UserError(f"{part}: damaged table part ({reason}); the tables cannot be read whole",
+                     Exit.DECODE)
+
+
+def _data_files(folder: Path) -> list[Path]:
+    """A table folder's data files: not `_SUCCESS`, checksums or Spark's `_temporary`."""
+    return sorted(f for f in folder.rglob("*") if f.is_file() and not any(
+        p.startswith(("_", ".")) for p in f.relative_to(folder).parts))
+
+
+def check_parts(out: str, table: str | None = None) -> None:
+    """Raise the error that names the first Parquet part of `out` (or of its `table`) that
+    does not read: cut short, or no Parquet at all. Reads them whole: for a folder that
+    failed to read, to say where."""
+    for name in [table] if table else list(TABLES):
+        folder = Path(out) / name
+        if not folder.is_dir() or detect_format(out, name) != "parquet":
+            continue
+        for f in _data_files(folder):
+            try:
+                pq.ParquetFile(f).read()
+            except (pa.ArrowException, OSError):
+                raise damaged_part(f, "not a readable Parquet file") from None
+
+
 def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
     rows: list[dict[str, Any]] = []
-    for f in sorted(folder.rglob("*.json")):
-        if f.name.startswith(("_", ".")):
+    for f in _data_files(folder):
+        if f.suffix != ".json":
             continue
         day = next((p.split("=", 1)[1] for p in f.parts if p.startswith(f"{PARTITION}=")), None)
         with open(f, encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    r = json.loads(line)
-                    r[PARTITION] = day
-                    rows.append(_from_json(r, schema))
+            try:
+                for n, line in enumerate(fh, 1):
+                    if line.strip():
+                        r = json.loads(line)
+                        r[PARTITION] = day
+                        rows.append(_from_json(r, schema))
+            except UnicodeDecodeError:
+                raise damaged_part(f, "not UTF-8 text") from None
+            except (ValueError, TypeError, AttributeError):
+                raise damaged_part(f, f"line {n} is not a row of the table") from None
     return pa.Table.from_pylist(rows, schema=schema)
 
 

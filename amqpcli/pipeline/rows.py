@@ -32,6 +32,7 @@ from amqpcli.dissect import (
     DeliveryRecord,
     Dissector,
     FrameRecord,
+    Notice,
     ViolationRecord,
 )
 from amqpcli.dissect.filters import frame_state, performative_name
@@ -121,22 +122,25 @@ def _state_detail(state: Any) -> str | None:
 
 
 class _ConnInfo:
-    __slots__ = ("capture", "date", "id", "links", "session_info", "sessions")
+    __slots__ = ("capture", "date", "id", "links", "notices", "session_info", "sessions")
 
     def __init__(self, cid: str, capture: str, date: str) -> None:
         self.id = cid
         self.capture = capture
         self.date = date
+        self.notices: dict[str, int] = {}  # kind -> count, as the summary counts them
         self.links: dict[int, str] = {}  # id(LinkStats) -> link_id
         self.sessions: list[Any] = []  # engine sessions, in order of first sight
         self.session_info: dict[int, list[float | None]] = {}  # id(session) -> [begin, end]
 
 
 class RowBuilder:
-    """Turns one dissector's records into rows of `tables`."""
+    """Turns one dissector's records into rows of `tables`; `stall` is the threshold the
+    dissector found credit stalls with (each link row says it)."""
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: Tables, stall: float = 1.0) -> None:
         self.tables = tables
+        self.stall = stall
         self.conns: dict[int, _ConnInfo] = {}  # id(Conn) -> info
 
     def opened(self, conn: Any, flow: Any, capture: str) -> None:
@@ -152,6 +156,8 @@ class RowBuilder:
             self._frame(rec, info, capture, packet)
         elif cls is DeliveryRecord:
             self._delivery(rec, info)
+        elif cls is Notice:
+            info.notices[rec.kind] = info.notices.get(rec.kind, 0) + 1
         elif cls is ViolationRecord:
             self.tables.add("violations", {
                 "connection_id": info.id, "protocol": rec.protocol, "time": _us(rec.time),
@@ -280,6 +286,7 @@ class RowBuilder:
             "resyncs": conn.resyncs, "skipped_bytes": conn.skipped_bytes,
             "closed_client": conn.closed.get("client"),
             "closed_server": conn.closed.get("server"), "notes": list(conn.notes),
+            "notices": [{"kind": k, "count": v} for k, v in sorted(info.notices.items())],
             PARTITION: info.date}
         model = getattr(conn.observer, "connection", None)
         if conn.protocol == AMQP10 and model is not None:
@@ -342,7 +349,7 @@ class RowBuilder:
             "flows": ls.flows, "drains": ls.drains, "echoes": ls.echoes,
             "max_credit": ls.max_credit,
             "stalls": [{"start": _us(a), "seconds": d} for a, d in ls.stalls],
-            "notes": list(ls.notes), PARTITION: info.date}
+            "stall_threshold": self.stall, "notes": list(ls.notes), PARTITION: info.date}
 
 
 def _message_facts(payload: bytes) -> tuple[str | None, int | None]:
@@ -375,7 +382,7 @@ class FlowJob:
         self.stall = stall
         # as the dissector reads files: flows on 5672 are AMQP even without a header
         self.tracker = FlowTracker(DEFAULT_PORTS | frozenset(ports))
-        self.rows = RowBuilder(tables)
+        self.rows = RowBuilder(tables, stall)
         self.dis: Dissector | None = None
         self._flow_files: dict[int, str] = {}  # flow index -> capture of its first packet
         self._flow: Any = None  # the flow opened last

@@ -16,6 +16,7 @@ from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
 from amqpcli.pipeline.schema import TABLES
 
 ENGINES = ("local", "spark")
+DEFAULT_STALL = 1.0  # seconds: pcap-dump's --stall when not given
 
 
 def _check(engine: str, fmt: str) -> None:
@@ -50,7 +51,13 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
         writer.close()
         res.rows = dict(writer.rows)
         return res
-    from amqpcli.pipeline.spark import get_session, list_captures, parse_conf, run_spark
+    from amqpcli.pipeline.spark import (
+        cancel_on_interrupt,
+        get_session,
+        list_captures,
+        parse_conf,
+        run_spark,
+    )
 
     settings = parse_conf(conf or [])
     if "://" not in out:
@@ -58,35 +65,67 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
     prog.show("starting Spark", force=True)
     if spark is None:
         spark = get_session(master, settings, debug)
-    paths = list_captures(spark, captures)
-    return run_spark(spark, paths, out, fmt, ports=ports, stall=stall, progress=prog,
-                     debug=debug)
+    with cancel_on_interrupt(spark):
+        paths = list_captures(spark, captures)
+        return run_spark(spark, paths, out, fmt, ports=ports, stall=stall, progress=prog,
+                         debug=debug)
 
 
 def summary_of(out: str, *, engine: str = "local", master: str = "local[*]",
-               conf: list[str] | None = None, debug: bool = False, spark: Any = None) -> Any:
-    """The summary of an output folder, as `pcap-dump --summary` shows it for captures."""
-    from amqpcli.pipeline.summary import build, facts_local
+               conf: list[str] | None = None, debug: bool = False, spark: Any = None,
+               stall: float | None = None) -> Any:
+    """The summary of an output folder, as `pcap-dump --summary` shows it for captures;
+    with `stall`, only the credit stalls of at least that many seconds."""
+    from amqpcli.pipeline.summary import build
+
+    return build(facts_of(out, engine=engine, master=master, conf=conf, debug=debug,
+                          spark=spark), stall)
+
+
+def facts_of(out: str, *, engine: str = "local", master: str = "local[*]",
+             conf: list[str] | None = None, debug: bool = False, spark: Any = None) -> Any:
+    """What the summary of an output folder is made of (`summary.Facts`)."""
+    from amqpcli.pipeline.summary import facts_local
 
     _check(engine, "parquet")
     if engine == "local":
-        return build(facts_local(out))
-    from amqpcli.pipeline.spark import get_session, parse_conf
+        return facts_local(out)
+    from amqpcli.pipeline.spark import cancel_on_interrupt, get_session, parse_conf
     from amqpcli.pipeline.summary import facts_spark
 
     if spark is None:
         spark = get_session(master, parse_conf(conf or []), debug)
     try:
-        return build(facts_spark(spark, out))
+        with cancel_on_interrupt(spark):
+            return facts_spark(spark, out)
     except UserError:
         raise
     except Exception as e:
         if debug:
             raise
+        from amqpcli.pipeline.output import check_parts
         from amqpcli.pipeline.spark import _one_line
 
+        if "://" not in out:
+            check_parts(out.removeprefix("file:"))  # a damaged part: named, as pyarrow's
         raise UserError(f"reading {out} with Spark failed: {_one_line(e)}",
                         Exit.FAILURE) from None
+
+
+def stall_to_show(written: float | None, asked: float, given: bool) -> float:
+    """The credit-stall threshold a summary of tables can say: the one the tables were
+    written with, or a longer one asked for (their stalls of at least that long). A
+    shorter one would need stalls the tables do not hold."""
+    if written is None:
+        return asked
+    if not given:
+        return written
+    if asked < written:
+        raise UserError(f"--stall {asked:g}: these tables hold the credit stalls of {written:g} s "
+                        f"or more (they were written with --stall {written:g}); give --stall "
+                        f"{written:g} or more, or write them again with --stall {asked:g}",
+                        Exit.USAGE)
+    return asked
 
 
 def report(res: Result, out: str) -> None:
@@ -123,9 +162,14 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
     from amqpcli.render.summary import summary_json, summary_lines
 
     if out is None:
+        from amqpcli.pipeline.summary import build
+
         if len(files) != 1:
             raise UserError("--summary reads one output folder at a time", Exit.USAGE)
-        s = summary_of(_uri(files[0]), engine=engine, master=master, conf=conf, debug=debug)
+        facts = facts_of(_uri(files[0]), engine=engine, master=master, conf=conf, debug=debug)
+        # (pcap-dump passes its default when --stall is not given)
+        stall = stall_to_show(facts.stall_threshold, stall, stall != DEFAULT_STALL)
+        s = build(facts, stall)
         if json_out:
             import json
 

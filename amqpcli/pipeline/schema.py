@@ -25,6 +25,7 @@ BOOL = pa.bool_()
 BIN = pa.binary()
 STALL = pa.struct([("start", TS), ("seconds", F64)])
 COUNT = pa.struct([("outcome", STR), ("count", I64)])
+NOTICES = pa.struct([("kind", STR), ("count", I64)])
 
 PARTITION = "date"
 
@@ -40,7 +41,7 @@ _CONNECTIONS = [
     ("container_client", STR), ("container_server", STR), ("hostname", STR),
     ("max_frame_client", I64), ("max_frame_server", I64),
     ("idle_timeout_client", I64), ("idle_timeout_server", I64),
-    ("close_error", STR), ("notes", pa.list_(STR)),
+    ("close_error", STR), ("notes", pa.list_(STR)), ("notices", pa.list_(NOTICES)),
 ]
 
 _SESSIONS = [
@@ -62,7 +63,8 @@ _LINKS = [
     ("deliveries", I64), ("settled", I64), ("bytes", I64), ("outcomes", pa.list_(COUNT)),
     ("latency_count", I64), ("latency_p50", F64), ("latency_p90", F64), ("latency_p99", F64),
     ("latency_max", F64), ("flows", I64), ("drains", I64), ("echoes", I64),
-    ("max_credit", I64), ("stalls", pa.list_(STALL)), ("notes", pa.list_(STR)),
+    ("max_credit", I64), ("stalls", pa.list_(STALL)), ("stall_threshold", F64),
+    ("notes", pa.list_(STR)),
 ]
 
 _FRAMES = [

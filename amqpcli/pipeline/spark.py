@@ -20,8 +20,12 @@ sequential by nature and stays in one task.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import shutil
+import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -44,10 +48,11 @@ SEGMENTS = pa.schema([
     ("dport", pa.int32()), ("seq", pa.int64()), ("ack", pa.int64()), ("flags", pa.int32()),
     ("payload", pa.binary()), ("error", pa.string()),
 ])
-UNION = pa.schema([("table", pa.string()), ("error", pa.string())] + [
+# `file`: the capture index of an `_error` row, so both executors name damaged files in
+# the same (path) order
+UNION = pa.schema([("table", pa.string()), ("error", pa.string()), ("file", pa.int32())] + [
     (t, pa.struct(list(s))) for t, s in TABLES.items()])
 
-JVM_LOG = os.path.join(tempfile.gettempdir(), f"amqpcli-spark-{os.getuid()}.log")
 SEGMENT_BATCH_BYTES = 8 << 20
 SEGMENT_BATCH_ROWS = 16384
 
@@ -73,10 +78,49 @@ def check_spark() -> None:
         raise UserError("--engine spark needs PySpark: pip install 'amqpcli[spark]' "
                         "(or pyspark)", Exit.USAGE) from None
     home = os.environ.get("JAVA_HOME")
-    if not (home and os.path.exists(os.path.join(home, "bin", "java"))) and not shutil.which(
-            "java"):
+    if home:
+        # Spark's launcher runs $JAVA_HOME/bin/java whenever JAVA_HOME is set, whatever
+        # PATH holds
+        if not os.access(os.path.join(home, "bin", "java"), os.X_OK):
+            raise UserError(f"--engine spark needs Java 17 or later: JAVA_HOME is {home}, "
+                            "which has no bin/java (point it at a Java 17 or later, or unset "
+                            "it)", Exit.USAGE)
+    elif not shutil.which("java"):
         raise UserError("--engine spark needs Java 17 or later: install a JRE "
                         "(e.g. openjdk-17-jre-headless) or set JAVA_HOME", Exit.USAGE)
+
+
+def private_dir() -> str:
+    """`$TMPDIR/amqpcli-UID`, this user's own folder (mode 0700) for the JVM's log and its
+    log4j settings. The JVM runs what a log4j file says (a file appender writes wherever
+    it names), so a folder of that name that another user could have made or can write
+    to is refused, never used."""
+    path = os.path.join(tempfile.gettempdir(), f"amqpcli-{os.geteuid()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass  # checked as one just made
+    except OSError as e:
+        raise UserError(f"--engine spark: cannot make {path}: "
+                        f"{(e.strerror or str(e)).lower()}", Exit.USAGE) from None
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        what = ("not a folder" if not stat.S_ISDIR(st.st_mode) else
+                f"owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else
+                f"mode {stat.S_IMODE(st.st_mode):04o}, open to other users")
+        raise UserError(f"--engine spark: {path} is not a private folder of this user "
+                        f"({what}): remove it, or set TMPDIR to another folder", Exit.USAGE)
+    return path
+
+
+def _write_private(folder: str, name: str, text: str) -> str:
+    """`text` as `folder/name`, written anew (never whatever was there) and replaced whole,
+    so a run starting beside this one never reads half of it."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, os.path.join(folder, name))
+    return os.path.join(folder, name)
 
 
 def parse_conf(items: list[str]) -> dict[str, str]:
@@ -96,15 +140,22 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
     check_spark()
     from pyspark.sql import SparkSession
 
-    log = os.path.join(tempfile.gettempdir(), f"amqpcli-log4j2-{'warn' if debug else 'error'}"
-                       ".properties")
-    if not os.path.exists(log):
-        with open(log, "w") as f:
-            f.write(_LOG4J.format(level="warn" if debug else "error"))
+    folder = private_dir()
+    level = "warn" if debug else "error"
+    jvm_log = os.path.join(folder, "spark.log")
+    try:
+        log4j = _write_private(folder, f"log4j2-{level}.properties", _LOG4J.format(level=level))
+        # (O_NOFOLLOW: a link in its place is an error, not a file written elsewhere)
+        log_fd = None if debug else os.open(
+            jvm_log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError as e:
+        raise UserError(f"--engine spark: cannot write {folder}: "
+                        f"{(e.strerror or str(e)).lower()}", Exit.USAGE) from None
     settings = {
         "spark.driver.memory": "2g",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log}",
-        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log}",
+        # The driver's JVM only: local executors run inside it, and a cluster's executors
+        # are on other machines, where this path means nothing (or someone else's file).
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
         "spark.ui.showConsoleProgress": "false",
         "spark.ui.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
@@ -127,18 +178,17 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
     # The JVM (and the Python workers it starts) inherit stderr: unless --debug, give
     # them a log file, so no launcher banner or Java stack trace reaches the terminal.
     saved = None
-    if not debug:
-        fd = os.open(JVM_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    if log_fd is not None:
         sys.stderr.flush()
         saved = os.dup(2)
-        os.dup2(fd, 2)
-        os.close(fd)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
     try:
         spark = b.getOrCreate()
     except Exception as e:
         if debug:
             raise
-        raise UserError(f"Spark did not start: {_one_line(e)} (see {JVM_LOG})",
+        raise UserError(f"Spark did not start: {_one_line(e)} (see {jvm_log})",
                         Exit.USAGE) from None
     finally:
         if saved is not None:
@@ -146,6 +196,43 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
             os.close(saved)
     spark.sparkContext.setLogLevel("WARN" if debug else "ERROR")
     return spark
+
+
+@contextlib.contextmanager
+def cancel_on_interrupt(spark: Any) -> Iterator[None]:
+    """Ctrl-C (SIGINT) while Spark works: its jobs are cancelled and the command ends with
+    `KeyboardInterrupt` once the driver's call comes back. PySpark's own handler cancels
+    them from inside the call it interrupts, a second call on the same py4j connection,
+    and py4j logs the failure with tracebacks; here the cancel goes through a thread of
+    its own (its own connection) and the interrupted call returns normally. A second
+    Ctrl-C leaves at once, quietly too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pressed = threading.Event()
+
+    def cancel() -> None:
+        with contextlib.suppress(Exception):  # the session may be going away
+            spark.sparkContext.cancelAllJobs()
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if pressed.is_set():
+            logging.disable(logging.CRITICAL)  # py4j logs the call this cuts short
+            raise KeyboardInterrupt
+        pressed.set()
+        threading.Thread(target=cancel, name="cancel-spark-jobs", daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    except Exception:
+        if pressed.is_set():  # the job's failure is the cancel asked for
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed.is_set():
+        raise KeyboardInterrupt
 
 
 def _one_line(e: BaseException) -> str:
@@ -252,6 +339,7 @@ def read_files(paths: list[str]) -> Any:
                     for n in names:
                         cols[n].append(None)
                     cols["error"][-1] = str(errors[0])
+                    cols["file"][-1] = fi
                 if cols["error"]:
                     yield pa.RecordBatch.from_pydict(cols, schema=SEGMENTS)
 
@@ -261,7 +349,8 @@ def read_files(paths: list[str]) -> Any:
 def _union_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     n = len(rows)
     t = pa.Table.from_pylist(rows, schema=TABLES[table]).combine_chunks()
-    arrays: list[pa.Array] = [pa.array([table] * n, pa.string()), pa.nulls(n, pa.string())]
+    arrays: list[pa.Array] = [pa.array([table] * n, pa.string()), pa.nulls(n, pa.string()),
+                              pa.nulls(n, pa.int32())]
     for name in TABLES:
         typ = UNION.field(name).type
         if name == table:
@@ -292,7 +381,8 @@ def dissect_flows(paths: list[str], ports: tuple[int, ...], stall: float) -> Any
                     err = d["error"][i]
                     if err:
                         yield pa.RecordBatch.from_arrays(
-                            [pa.array(["_error"]), pa.array([err])]
+                            [pa.array(["_error"]), pa.array([err]),
+                             pa.array([d["file"][i]], pa.int32())]
                             + [pa.nulls(1, UNION.field(t).type) for t in TABLES], schema=UNION)
                     continue
                 if key != current:
@@ -373,8 +463,9 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
                     w.option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX").json(dest)
             counts = flows.groupBy("table").count().collect()
             rows = {r["table"]: r["count"] for r in counts if r["table"] in TABLES}
+            # in the order of the files (as the in-process executor lists them)
             errors = [r["error"] for r in flows.where(F.col("table") == "_error")
-                      .select("error").collect()]
+                      .select("file", "error").orderBy("file").collect()]
         finally:
             flows.unpersist()
     except UserError:
@@ -398,7 +489,7 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
                 os.makedirs(os.path.join(local, table), exist_ok=True)
                 write_empty(Path(local), table, fmt)
         open(os.path.join(local, "_SUCCESS"), "w").close()
-    return Result(rows=rows, errors=sorted(errors), seconds=time.monotonic() - t0)
+    return Result(rows=rows, errors=errors, seconds=time.monotonic() - t0)
 
 
 def _partitions(spark: Any, paths: list[str]) -> int:

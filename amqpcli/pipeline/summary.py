@@ -4,9 +4,14 @@ renderer (`amqpcli.render.summary`) draws both.
 
 Connections are labelled c1, c2, … in order of their first packet across the whole set.
 Links are listed one by one (latency percentiles from their own deliveries), as the
-summary of captures lists them; a section of its own (`Summary.addresses`) adds one line
-per address that several links share, with percentiles over all of that address's
-deliveries.
+summary of captures lists them: by connection (c2 before c10), then in order of attach; a
+section of its own (`Summary.addresses`) adds one line per address that several links
+share, with percentiles over all of that address's deliveries. Notices are counted from
+the connections' `notices` (the damaged files of the set are not in the tables).
+
+Credit stalls were found when the tables were written, with the `--stall` threshold of
+that run (each link row holds it: `stall_threshold`). A summary can list fewer (`stall`,
+the stalls of at least that long) but not more.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ class Facts:
     addresses: list[dict[str, Any]] = field(default_factory=list)
     by_violation: dict[str, int] = field(default_factory=dict)
     violations: list[dict[str, Any]] = field(default_factory=list)
+    notices: dict[str, int] = field(default_factory=dict)
+    # the --stall the links' stalls were found with; None: no link says (no links, or
+    # tables written before links held it)
+    stall_threshold: float | None = None
 
 
 def _sec(t: Any) -> float | None:
@@ -55,10 +64,19 @@ class _Label:
         self.label = label
 
 
-def build(f: Facts) -> Summary:
+def _attach_order(link_id: str) -> int:
+    """n of `connection_id/session_no/n`: the link's place in its connection."""
+    n = link_id.rsplit("/", 1)[-1]
+    return int(n) if n.isdigit() else 0
+
+
+def build(f: Facts, stall: float | None = None) -> Summary:
+    """The summary of `f`; with `stall`, only the credit stalls of at least that many
+    seconds."""
     s = Summary()
     conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, c[0]))
-    labels = {cid: f"c{i}" for i, (cid, _t, _p) in enumerate(conns, 1)}
+    numbers = {cid: i for i, (cid, _t, _p) in enumerate(conns, 1)}
+    labels = {cid: f"c{i}" for cid, i in numbers.items()}
     s.connections = len(conns)
     for _cid, _t, proto in conns:
         s.protocols[proto] = s.protocols.get(proto, 0) + 1
@@ -70,7 +88,8 @@ def build(f: Facts) -> Summary:
     s.by_outcome = dict(f.by_outcome)
     s.unsettled_at_end = f.at_end
     s.incomplete = f.incomplete
-    for ln in sorted(f.links, key=lambda r: (labels.get(r["connection_id"], ""), r["link_id"])):
+    for ln in sorted(f.links, key=lambda r: (numbers.get(r["connection_id"], 0),
+                                            _attach_order(r["link_id"]), r["link_id"])):
         lat = None
         if ln["latency_count"]:
             lat = {"p50": ln["latency_p50"], "p90": ln["latency_p90"],
@@ -79,7 +98,8 @@ def build(f: Facts) -> Summary:
             labels.get(ln["connection_id"], "?"), ln["name"], ln["address"],
             ln["sender"], ln["deliveries"] or 0,
             {o["outcome"]: o["count"] for o in ln["outcomes"] or ()}, lat,
-            [(_sec(x["start"]) or 0.0, x["seconds"]) for x in ln["stalls"] or ()],
+            [(_sec(x["start"]) or 0.0, x["seconds"]) for x in ln["stalls"] or ()
+             if stall is None or x["seconds"] >= stall],
             ln["flows"] or 0, ln["drains"] or 0))
     for a in sorted(f.addresses, key=lambda r: str(r["address"])):
         lat = None
@@ -93,7 +113,19 @@ def build(f: Facts) -> Summary:
             _Label(labels.get(v["connection_id"], "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
             v["side"], v["detail"], v["frame_no"] or 0, v["packet"] or 0,
             _sec(v["time"]) or 0.0, v["link"]))
+    s.notices = dict(f.notices)
     return s
+
+
+def _add_notices(f: Facts, per_connection: Any) -> None:
+    for notices in per_connection:
+        for n in notices or ():
+            f.notices[n["kind"]] = f.notices.get(n["kind"], 0) + n["count"]
+
+
+def _stall_threshold(links: list[dict[str, Any]]) -> float | None:
+    known = [ln["stall_threshold"] for ln in links if ln.get("stall_threshold") is not None]
+    return max(known) if known else None
 
 
 # --- pyarrow ---------------------------------------------------------------------------
@@ -110,8 +142,9 @@ def facts_local(out: str) -> Facts:
     from amqpcli.pipeline.output import read_table
 
     f = Facts()
-    c = read_table(out, "connections", ["connection_id", "first_time", "protocol"])
+    c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices"])
     f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
+    _add_notices(f, c.column("notices").to_pylist())
     fr = read_table(out, "frames", ["performative", "time"])
     f.frames = fr.num_rows
     if fr.num_rows:
@@ -126,6 +159,7 @@ def facts_local(out: str) -> Facts:
         f.at_end = int(pc.sum(pc.cast(d.column("at_end"), "int64")).as_py() or 0)
         f.incomplete = int(pc.sum(pc.cast(d.column("incomplete"), "int64")).as_py() or 0)
     f.links = read_table(out, "links").to_pylist()
+    f.stall_threshold = _stall_threshold(f.links)
     f.addresses = _shared_addresses(f.links, d.to_pylist())
     v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
                                        "link", "frame_no", "packet", "detail"])
@@ -188,8 +222,10 @@ def facts_spark(spark: Any, out: str) -> Facts:
         return r.parquet(f"{base}/{name}")
 
     f = Facts()
-    f.conns = [(r[0], r[1], r[2]) for r in table("connections").select(
-        "connection_id", "first_time", "protocol").collect()]
+    conns = table("connections").select("connection_id", "first_time", "protocol",
+                                        "notices").collect()
+    f.conns = [(r[0], r[1], r[2]) for r in conns]
+    _add_notices(f, [[n.asDict() for n in r[3] or ()] for r in conns])
     fr = table("frames")
     agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time")).first()
     f.frames, f.first_time, f.last_time = agg[0], agg[1], agg[2]
@@ -201,6 +237,7 @@ def facts_spark(spark: Any, out: str) -> Facts:
                  F.count(F.when(F.col("incomplete"), 1))).first()
     f.at_end, f.incomplete = ends[0], ends[1]
     f.links = [r.asDict(recursive=True) for r in table("links").collect()]
+    f.stall_threshold = _stall_threshold(f.links)
     shared = (table("links").where(F.col("address").isNotNull()).groupBy("address")
               .agg(F.countDistinct("link_id").alias("links")).where(F.col("links") > 1))
     dd = d.join(shared, "address")

@@ -3,11 +3,14 @@ own flow, and the CLI around it."""
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -287,3 +290,217 @@ def test_an_empty_table_keeps_its_columns_for_any_reader(tmp_path: Path) -> None
     assert t.num_rows == 0
     assert {"connection_id", "kind", "detail"} <= set(t.column_names)
     assert read_table(str(out), "violations").num_rows == 0
+
+
+class _FullDisk:
+    """A disk with room for `room` bytes per part file: a write past it puts what fits and
+    fails with ENOSPC, in pyarrow's words for Parquet (as pyarrow fails on a real full
+    disk) and Python's for NDJSON. (Per file, so the small parts can still be finished.)"""
+
+    PYARROW = "Error writing bytes to file. Detail: [errno 28] No space left on device"
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+
+    def file(self, path: Any, message: str) -> io.RawIOBase:
+        room = self.room
+
+        class Part(io.RawIOBase):
+            def __init__(self) -> None:
+                self.f = open(path, "wb")  # noqa: SIM115 - closed in close()
+                self.left = room
+
+            def writable(self) -> bool:
+                return True
+
+            def write(self, b: Any) -> int:
+                data = bytes(b)
+                fits = data[:max(self.left, 0)]
+                self.f.write(fits)
+                self.left -= len(fits)
+                if len(fits) < len(data):
+                    self.f.flush()
+                    raise OSError(errno.ENOSPC, message)
+                return len(data)
+
+            def close(self) -> None:
+                self.f.close()
+                super().close()
+
+        return Part()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "ndjson"])
+def test_a_full_disk_is_one_line_and_leaves_only_parts_that_read(
+        capture_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    import gc
+    import json
+
+    import pyarrow.parquet as pq
+
+    from amqpcli.pipeline import output
+
+    whole = tmp_path / "whole"
+    write_tables([str(capture_set)], str(whole), fmt=fmt)
+    ext = ".parquet" if fmt == "parquet" else ".json"
+    disk = _FullDisk(max(f.stat().st_size for f in whole.rglob(f"part-*{ext}")) // 2)
+
+    class ParquetOnFullDisk(pq.ParquetWriter):
+        def __init__(self, where: Any, *args: Any, **kw: Any) -> None:
+            super().__init__(disk.file(where, _FullDisk.PYARROW), *args, **kw)
+
+    real_open = open
+
+    def open_on_full_disk(path: Any, mode: str = "r", *args: Any, **kw: Any) -> Any:
+        if "w" not in mode:
+            return real_open(path, mode, *args, **kw)
+        raw = disk.file(path, os.strerror(errno.ENOSPC))
+        return io.TextIOWrapper(io.BufferedWriter(raw), encoding=kw.get("encoding"))
+
+    monkeypatch.setattr(pq, "ParquetWriter", ParquetOnFullDisk)
+    monkeypatch.setattr(output, "open", open_on_full_disk, raising=False)
+    ignored: list[Any] = []  # "Exception ignored in: …ParquetWriter.__del__"
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+
+    out = tmp_path / "full"
+    code, _out, err = run_cli("pcap-dump", str(capture_set), "--out", str(out), "--format", fmt)
+    gc.collect()
+    assert code == 2
+    assert err == f"amqp: error: cannot write tables to {out}: no space left on device\n"
+    assert not ignored
+    assert not (out / "_SUCCESS").exists()
+    left = sorted(out.rglob(f"part-*{ext}"))
+    assert left, "the parts that were finished are kept"
+    assert len(left) < len(list(whole.rglob(f"part-*{ext}")))
+    for part in left:  # each one whole
+        if fmt == "parquet":
+            pq.ParquetFile(part).read()
+        else:
+            for line in part.read_text(encoding="utf-8").splitlines():
+                json.loads(line)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "ndjson"])
+def test_summary_of_a_damaged_table_names_the_part(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out), fmt=fmt)
+    (part,) = (out / "frames").rglob("part-*")
+    if fmt == "parquet":
+        part.write_bytes(part.read_bytes()[:-40])  # its footer cut off
+    else:
+        part.write_text(part.read_text(encoding="utf-8")[:-30], encoding="utf-8")
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out))
+    assert code == 8 and stdout == ""
+    assert err.count("\n") == 1 and err.startswith(f"amqp: error: {part}: damaged table part"), err
+
+
+def test_summary_of_tables_reads_as_the_summary_of_their_captures(
+        capture_set: Path, tmp_path: Path) -> None:
+    """Links in order of their connection's number (c2 before c10), the notices line; the
+    one section of its own is the addresses several links share."""
+    files = [str(capture_set / "many.pcapng"), str(capture_set / "crafted-midstream.pcap")]
+    out = tmp_path / "t"
+    code, from_tables, err = run_cli("pcap-dump", *files, "--out", str(out), "--summary")
+    assert code == 0, err
+    code, from_captures, err = run_cli("pcap-dump", *files, "--summary")
+    assert code == 0, err
+    lines = from_tables.splitlines()
+    start = lines.index("addresses shared by several links:")
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
+    assert lines[:start] + lines[end:] == from_captures.splitlines()
+    assert "  c10 " in from_captures and "notices: gap 1, midstream 1" in from_captures
+
+
+def _stalled(path: Path) -> Path:
+    """One link that waits 3 s for credit while its sender has more (a stall of 3 s)."""
+    from amqpcli.codec import composites as c
+    from tests.dissect.helpers import Script, write
+
+    s = Script().open().sender_link(credit=1)
+    s.transfer(0).dispose(0, c.Accepted())
+    s.c(c.Flow(next_incoming_id=0, incoming_window=1000, next_outgoing_id=1,
+               outgoing_window=1000, handle=0, delivery_count=1, link_credit=0, available=5))
+    s.at(s.t + 3.0).s(c.Flow(next_incoming_id=1, incoming_window=1000, next_outgoing_id=0,
+                             outgoing_window=1000, handle=0, delivery_count=1, link_credit=1))
+    s.transfer(1).dispose(1, c.Accepted()).close()
+    return write(path, s)
+
+
+def test_summary_of_tables_says_the_stall_threshold_they_were_written_with(
+        tmp_path: Path) -> None:
+    cap = _stalled(tmp_path / "stall.pcapng")
+    out = tmp_path / "t"
+    code, _stdout, err = run_cli("pcap-dump", str(cap), "--out", str(out), "--stall", "2")
+    assert code == 0, err
+    assert {r["stall_threshold"] for r in rows(out, "links")} == {2.0}
+
+    def stalls(*args: str) -> list[str]:
+        code, stdout, err = run_cli("pcap-dump", "--summary", str(out), *args)
+        assert code == 0, err
+        return [ln for ln in stdout.splitlines() if "stall" in ln or ln.startswith("  c1 'sender' at")]
+
+    said = stalls()  # no --stall: the threshold of the tables
+    assert said[0] == "credit stalls (no credit for 2 s or more while the sender waited): 1"
+    assert len(said) == 2 and " for 3.0" in said[1]
+    assert stalls("--stall", "2.5")[0].startswith("credit stalls (no credit for 2.5 s or more")
+    assert stalls("--stall", "4") == [
+        "credit stalls (no credit for 4 s or more while the sender waited): 0"]
+    # shorter stalls than the tables hold cannot be listed
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out), "--stall", "1.5")
+    assert code == 2 and stdout == "" and err.count("\n") == 1
+    assert "--stall 1.5: these tables hold the credit stalls of 2 s or more" in err
+
+
+def test_damaged_files_are_named_in_path_order(tmp_path: Path) -> None:
+    """The first damaged file by path, whichever the merge met first (an empty file is
+    met before any packet is read)."""
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    whole = RABBIT.read_bytes()
+    (caps / "a-cut.pcapng").write_bytes(whole[: len(whole) // 2 + 7])
+    (caps / "b-empty.pcapng").write_bytes(b"")
+    (caps / "c-junk.pcapng").write_bytes(b"not a capture at all")
+    res = write_tables([str(caps)], str(tmp_path / "t"))
+    assert [e.split(":")[0] for e in res.errors] == [
+        str(caps / n) for n in ("a-cut.pcapng", "b-empty.pcapng", "c-junk.pcapng")]
+    code, _out, err = run_cli("pcap-dump", str(caps), "--out", str(tmp_path / "t2"))
+    said = err.splitlines()[-1]
+    assert code == 8 and said.startswith(f"amqp: error: {caps / 'a-cut.pcapng'}: ")
+    assert "(and 2 more)" in said
+
+
+def test_spark_engine_with_a_java_home_without_java_says_so(tmp_path: Path) -> None:
+    env = dict(os.environ, JAVA_HOME=str(tmp_path / "nonexistent"))
+    p = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(RABBIT), "--out",
+                        str(tmp_path / "s"), "--engine", "spark"], check=False, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2
+    said = (f"amqp: error: --engine spark needs Java 17 or later: JAVA_HOME is "
+            f"{tmp_path / 'nonexistent'}, which has no bin/java (point it at a Java 17 or "
+            "later, or unset it)")
+    assert p.stderr.strip().splitlines() == [said]
+
+
+def test_spark_settings_folder_must_be_this_users_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JVM runs what a log4j file says: a folder at the settings' path that another
+    user could have made, or can write to, is refused rather than used."""
+    import tempfile
+
+    from amqpcli.errors import UserError
+    from amqpcli.pipeline.spark import private_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = tmp_path / f"amqpcli-{os.geteuid()}"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    with pytest.raises(UserError, match="is not a private folder of this user .mode 0777"):
+        private_dir()
+    folder.rmdir()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    folder.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(UserError, match="is not a private folder of this user .not a folder"):
+        private_dir()
+    folder.unlink()
+    assert private_dir() == str(folder)
+    assert folder.stat().st_mode & 0o777 == 0o700

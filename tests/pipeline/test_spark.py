@@ -68,3 +68,165 @@ def test_cli_engine_spark(spark: Any, tmp_path: Path) -> None:
     assert "deliveries: 47" in stdout and "Exception" not in err
     code, stdout2, _err = run_cli("pcap-dump", "--summary", str(out), "--engine", "spark")
     assert code == 0 and stdout2 == stdout
+
+
+def test_damaged_files_are_named_alike_by_both_engines(spark: Any, tmp_path: Path) -> None:
+    """In the order of their paths (`x.pcapng` before `x.pcapng.gz`, which the order of
+    their messages turns round)."""
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    whole = (CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng").read_bytes()
+    (caps / "a-cut.pcapng").write_bytes(whole[: len(whole) // 2 + 7])
+    (caps / "b-empty.pcapng").write_bytes(b"")
+    (caps / "b-empty.pcapng.gz").write_bytes(b"junk")
+    local = write_tables([str(caps)], str(tmp_path / "l"))
+    remote = write_tables([str(caps)], str(tmp_path / "s"), engine="spark", spark=spark)
+    assert [e.split(": ")[0] for e in remote.errors] == [
+        str(caps / n) for n in ("a-cut.pcapng", "b-empty.pcapng", "b-empty.pcapng.gz")]
+    assert remote.errors == local.errors
+
+
+def test_spark_summary_of_a_damaged_table_names_the_part(
+        both: tuple[Path, Path, Any, Any], spark: Any, tmp_path: Path) -> None:
+    import shutil
+
+    from amqpcli.errors import Exit, UserError
+
+    _a, b, _ra, _rb = both
+    out = tmp_path / "t"
+    shutil.copytree(b, out)
+    part = min((out / "frames").rglob("part-*.parquet"))
+    part.write_bytes(b"not parquet at all")
+    with pytest.raises(UserError) as e:
+        summary_of(str(out), engine="spark", spark=spark)
+    assert e.value.code == Exit.DECODE and str(e.value).startswith(f"{part}: damaged table part")
+
+
+def _descendants(pid: int) -> set[int]:
+    """The processes `pid` started, and theirs (from /proc)."""
+    import os
+
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_ctrl_c_during_a_spark_job_is_one_line_and_leaves_nothing_running(
+        tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.pipeline.conftest import _gen
+
+    caps = tmp_path / "caps"
+    caps.mkdir()
+    # big enough that the job is still dissecting when Ctrl-C comes
+    _gen(caps / "big.pcapng", 9, "--connections", "20", "--links", "2", "--messages", "300",
+         "--seed", "4")
+    out = tmp_path / "o"
+    (tmp_path / "tmp").mkdir()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "pcap-dump", str(caps), "--out", str(out),
+         "--engine", "spark", "--master", "local[2]"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")))
+    started: set[int] = set()
+    try:
+        # the job runs once its Python workers do (its first stage's tasks)
+        for _ in range(3000):
+            started = _descendants(p.pid)
+            if any("pyspark.daemon" in _cmdline(pid) for pid in started) or p.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert p.poll() is None, p.communicate()
+        os.killpg(p.pid, signal.SIGINT)  # a terminal's Ctrl-C: the foreground group
+        _stdout, err = p.communicate(timeout=300)
+        assert p.returncode == 130
+        assert err.splitlines() == ["amqp: interrupted"]
+        assert not (out / "_SUCCESS").exists()
+        for _ in range(600):  # the JVM and its Python workers end after it
+            if not any(_running(pid) for pid in started):
+                break
+            time.sleep(0.1)
+        assert not [(pid, _cmdline(pid)) for pid in started if _running(pid)]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        for pid in started:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_spark_log_settings_come_from_a_private_folder_only(tmp_path: Path) -> None:
+    """Files planted by another user where the settings and the JVM's log once were have
+    no effect: the log4j settings are written anew in a folder only this user can use,
+    and the log is opened there, never through a link."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    from tests.paths import REPO_ROOT
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    planted = tmp_path / "written-by-the-planted-settings"
+    for level in ("error", "warn"):
+        (tmp / f"amqpcli-log4j2-{level}.properties").write_text(
+            "rootLogger.level = info\nrootLogger.appenderRef.f.ref = f\n"
+            "appender.f.type = File\nappender.f.name = f\n"
+            f"appender.f.fileName = {planted}\n"
+            "appender.f.layout.type = PatternLayout\nappender.f.layout.pattern = %m%n\n")
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp / f"amqpcli-spark-{os.geteuid()}.log").symlink_to(victim)
+    script = ("from amqpcli.pipeline.spark import get_session\n"
+              "s = get_session('local[1]')\n"
+              "print(s.sparkContext.getConf().get('spark.driver.extraJavaOptions'))\n"
+              "s.stop()\n")
+    p = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
+                       text=True, timeout=300, cwd=REPO_ROOT,
+                       env=dict(os.environ, TMPDIR=str(tmp)))
+    assert p.returncode == 0, p.stderr
+    assert not planted.exists() and victim.read_text() == "keep\n"
+    option = p.stdout.strip().splitlines()[-1]
+    config = Path(option.split("-Dlog4j2.configurationFile=file:", 1)[1].split()[0])
+    folder = config.parent
+    st = folder.lstat()
+    assert folder.parent == tmp and stat.S_ISDIR(st.st_mode)
+    assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+    assert "appender.console.target = SYSTEM_ERR" in config.read_text()
+    assert "File" not in config.read_text()
