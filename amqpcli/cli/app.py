@@ -136,6 +136,16 @@ def _listing() -> typer.Typer:
 LIST_PROFILES = "--list-profiles"
 
 
+def _one_line(text: str) -> str:
+    """An error's text as one harmless line: errors name files and values as given, which
+    may hold control characters (a file named with an escape sequence)."""
+    if text.isprintable():
+        return text
+    from amqpcli.render.types import printable
+
+    return printable(text)
+
+
 def _terminate(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -264,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        print(f"amqp: error: {e}", file=sys.stderr)
+        print(f"amqp: error: {_one_line(str(e))}", file=sys.stderr)
         sys.exit(int(e.code))
     except KeyboardInterrupt:
         print("amqp: interrupted", file=sys.stderr)
@@ -311,5 +321,6 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(int(Exit.INTERRUPTED))
         if _state["debug"]:
             raise
-        print(f"amqp: internal error: {type(e).__name__}: {e} (rerun with --debug)", file=sys.stderr)
+        print(f"amqp: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug)",
+              file=sys.stderr)
         sys.exit(int(Exit.FAILURE))

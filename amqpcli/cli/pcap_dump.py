@@ -3,7 +3,6 @@
 Thin: `amqpcli.dissect` turns capture events into records, `amqpcli.render` draws them.
 """
 
-import functools
 import gc
 import itertools
 import json
@@ -216,25 +215,6 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     return wants_tables(files, out_dir, summary)
 
 
-def _printable_errors(command: Callable[..., None]) -> Callable[..., None]:
-    """The command with its errors as printable lines: they name files and values as
-    given, which may hold control characters (a file named with an escape sequence)."""
-
-    @functools.wraps(command)
-    def run(*args: Any, **kwargs: Any) -> None:
-        try:
-            command(*args, **kwargs)
-        except UserError as e:
-            from amqpcli.render.types import printable
-
-            text = str(e)
-            if not text.isprintable():
-                raise UserError(printable(text), e.code) from e
-            raise
-
-    return run
-
-
 @app.command("pcap-dump", help=COMMANDS["pcap-dump"].help, epilog=(
     "Examples:\n\n"
     "  amqp pcap-dump traffic.pcapng\n\n"
@@ -242,7 +222,6 @@ def _printable_errors(command: Callable[..., None]) -> Callable[..., None]:
     "  amqp pcap-dump a.pcap b.pcap.gz --summary\n\n"
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
-@_printable_errors
 def pcap_dump(
     files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,

@@ -109,3 +109,15 @@ def test_names_in_errors_and_notes_are_escaped(tmp_path: Path) -> None:
         got, _, err = run("pcap-dump", *args)
         assert got == code and said in err and len(err.splitlines()) == 1, err
         assert "\x1b" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ("decode", "--file", "no\x1b[2Jfile"),
+    ("send", "amqp://127.0.0.1:1/q", "--from", "no\x1b[2Jfile"),
+    ("pcap-dump", "no\x1b[2Jfile.pcap"),
+])
+def test_every_command_escapes_what_its_errors_echo(args: tuple[str, ...]) -> None:
+    """Errors name files and values as given: escaped where every error is printed."""
+    code, _, err = run(*args)
+    assert code == 2, err
+    assert "\x1b" not in err and "no\\x1b[2J" in err
