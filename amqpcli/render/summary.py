@@ -17,7 +17,10 @@ def _counts(d: dict[str, int]) -> str:
 def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
     span = ""
     if s.first_time is not None and s.last_time is not None:
-        span = f" from {clock(s.first_time)} to {clock(s.last_time)} ({s.last_time - s.first_time:.3f} s)"
+        # the time of day, with the date when the capture runs over more than one day
+        when = clock if int(s.first_time // 86400) == int(s.last_time // 86400) else iso
+        span = (f" from {when(s.first_time)} to {when(s.last_time)}"
+                f" ({s.last_time - s.first_time:.3f} s)")
     out = [
         f"connections: {s.connections}" + (f" ({_counts(s.protocols)})" if s.protocols else ""),
         f"frames: {s.frames}{span}",
