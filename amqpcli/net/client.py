@@ -237,6 +237,19 @@ class _Link:
             raise self.error
 
     @property
+    def what(self) -> str:
+        """The link's far end as errors name it: its address, else what asked for none."""
+        if self.address is not None:
+            return repr(self.address)
+        ours = self.link.requested
+        end = None if ours is None else ours.target if self.link.sender == LOCAL else ours.source
+        if isinstance(end, c.Coordinator):
+            return "the coordinator"
+        if getattr(end, "dynamic", None):
+            return "a dynamic node"
+        return "a node with no address"
+
+    @property
     def ended(self) -> bool:
         """Whether the link or its connection has ended: nothing can be settled on it."""
         c = self.client
@@ -409,7 +422,7 @@ class ReceiverLink(_Link):
     def flow(self, credit: int, drain: bool = False) -> None:
         self._check()
         if REMOTE in self.link.detach:
-            raise self.error or UserError(f"the peer detached the link to {self.address!r}", Exit.REFUSED)
+            raise self.error or UserError(f"the peer detached the link to {self.what}", Exit.REFUSED)
         self.drained = False
         self.draining = drain
         # Settlements first: a peer that counts unsettled deliveries against the prefetch
@@ -633,7 +646,7 @@ class Client:
             await asyncio.wait_for(asyncio.shield(link.attached), self.cfg.connect_timeout)
         except TimeoutError:
             raise UserError(
-                f"the peer did not answer the attach to {link.address!r} within "
+                f"the peer did not answer the attach to {link.what} within "
                 f"{self.cfg.connect_timeout:g}s",
                 Exit.TIMEOUT,
             ) from None
@@ -787,8 +800,7 @@ class Client:
     def _ev_link_refused(self, e: ev.LinkRefused) -> None:
         link = self._links.get(id(e.link))
         if link is not None:
-            what = "the coordinator" if link.address is None else repr(link.address)
-            link._fail(UserError(f"the peer refused the link to {what}: {describe_error(e.error)}", Exit.REFUSED))
+            link._fail(UserError(f"the peer refused the link to {link.what}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_link_detached(self, e: ev.LinkDetached) -> None:
         link = self._links.get(id(e.link))
@@ -799,7 +811,7 @@ class Client:
             p._resolve(lost=True)
         link.changed.set()
         if e.error is not None or not link.detaching:
-            link._fail(UserError(f"the peer detached the link to {link.address!r}: {describe_error(e.error)}", Exit.REFUSED))
+            link._fail(UserError(f"the peer detached the link to {link.what}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:
         from amqpcli.render.text import format_value
