@@ -1,6 +1,7 @@
 """Where to connect and as whom: URLs, the options that override them, and secrets.
 
-A URL is ``amqp[s]://[user[:password]@]host[:port][/address]``.
+A URL is ``amqp[s]://[user[:password]@]host[:port][/address]``. An empty host is the
+default one, unless the URL has credentials (they would go where the URL does not say).
 
 The address rule: the URL path minus its first ``/`` (the one that separates it from the
 host) is the address, verbatim and percent-decoded. So ``amqp://h/orders`` gives
@@ -82,57 +83,84 @@ def parse_url(url: str) -> Endpoint:
                         Exit.USAGE)
     if "://" not in text:
         text = "amqp://" + text
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError as e:
-        raise UserError(f"bad URL {_redact(url)!r}: {_why(text, e)}", Exit.USAGE) from None
-    scheme = parts.scheme.lower()
-    if scheme not in _SCHEMES:
+    scheme_text, _, rest = text.partition("://")
+    if scheme_text.lower() not in _SCHEMES:
         raise UserError(
-            f"bad URL {_redact(url)!r}: scheme must be amqp or amqps, not {parts.scheme!r}",
+            f"bad URL {_redact(url)!r}: scheme must be amqp or amqps, not {scheme_text!r}",
             Exit.USAGE,
         )
+    # the authority is checked here, before urlsplit, whose errors are its own words
+    # ("Invalid IPv6 URL", "Port out of range 0-65535")
+    hostport = rest[:_authority_end(rest)].rpartition("@")[2]
+    m = _HOSTPORT.fullmatch(hostport)
+    port_text: str = (m.group("port") or "") if m is not None else ""
+    bad_port = bool(port_text) and not (  # "h:" is the default port, as RFC 3986 allows
+        port_text.isascii() and port_text.isdigit() and 0 < int(port_text) < 65536)
+    if (m is None or bad_port) and _cut_credentials(rest) is not None:
+        # a user or password holding an unencoded '/', '?' or '#' ends the authority early:
+        # the password's first part would be read as the host or port (and shown)
+        raise UserError(f"bad URL {_redact(url)!r}: the user or password holds an unencoded "
+                        "'/', '?' or '#': percent-encode it (%2F, %3F, %23)", Exit.USAGE)
+    if m is None:
+        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (host, host:port,"
+                        " [IPv6] or [IPv6]:port)", Exit.USAGE)
+    if _NOT_IN_HOST.search(hostport):
+        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (spaces and control "
+                        "characters are not part of a host name)", Exit.USAGE)
+    if "\t" in text or "\r" in text or "\n" in text:  # urlsplit would drop them unsaid
+        raise UserError(f"bad URL {_redact(url)!r}: a tab or line break in it (percent-encode "
+                        "it: %09, %0D, %0A)", Exit.USAGE)
+    if bad_port:
+        raise UserError(f"bad URL {_redact(url)!r}: bad port {port_text!r} (1-65535)",
+                        Exit.USAGE)
+    port = int(port_text) if port_text else None
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # brackets in the user or password: urlsplit reads them as a host's
+        raise UserError(f"bad URL {_redact(url)!r}: the user or password holds an unencoded "
+                        "'[' or ']': percent-encode it (%5B, %5D)", Exit.USAGE) from None
     if parts.query or parts.fragment:
         raise UserError(
             f"bad URL {_redact(url)!r}: '?' and '#' are not allowed; percent-encode them "
             "or use --address",
             Exit.USAGE,
         )
-    hostport = parts.netloc.rpartition("@")[2]
-    if not _HOSTPORT.fullmatch(hostport):
-        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (host, host:port,"
-                        " [IPv6] or [IPv6]:port)", Exit.USAGE)
-    tls = _SCHEMES[scheme]
+    tls = _SCHEMES[scheme_text.lower()]
     # an IPv6 zone (fe80::1%25eth0) is percent-encoded in a URL (RFC 6874)
-    host = _decode(parts.hostname, url, "host") if parts.hostname else "127.0.0.1"
+    host = _decode(parts.hostname, url, "host") if parts.hostname else None
+    if host is not None and _NOT_IN_HOST.search(host):
+        raise UserError(f"bad URL {_redact(url)!r}: bad host {host!r} (spaces and control "
+                        "characters are not part of a host name)", Exit.USAGE)
+    user = _decode(parts.username, url, "user") if parts.username else None
+    password = _decode(parts.password, url, "password") if parts.password is not None else None
+    if password is not None and user is None:
+        # PLAIN needs a user: without one the password would be dropped for ANONYMOUS
+        raise UserError(f"bad URL {_redact(url)!r}: a password needs a user "
+                        "(amqp://USER:PASSWORD@host)", Exit.USAGE)
+    if host is None and user is not None:
+        # a host left out (amqp://u:p@$HOST/q with $HOST empty): not the credentials to
+        # the default host
+        raise UserError(f"bad URL {_redact(url)!r}: credentials but no host "
+                        "(amqp://USER:PASSWORD@HOST)", Exit.USAGE)
     path = parts.path
     address = _decode(path[1:], url, "address") if len(path) > 1 else None
     return Endpoint(
-        host=host,
+        host=host or "127.0.0.1",
         port=port if port is not None else (DEFAULT_TLS_PORT if tls else DEFAULT_PORT),
         tls=tls,
-        user=_decode(parts.username, url, "user") if parts.username else None,
-        password=_decode(parts.password, url, "password") if parts.password is not None else None,
+        user=user,
+        password=password,
         address=address,
     )
 
 
 _SCHEME_ONE_SLASH = re.compile(r"amqps?:/(?!/)", re.IGNORECASE)
 # what may follow the credentials: a name or IPv4 address, or a bracketed IPv6 address
-# (with a percent-encoded zone), then an optional port
-_HOSTPORT = re.compile(r"(?:[^\[\]:@/]*|\[[0-9A-Fa-f:.]+(?:%25[^\]]+)?\])(?::[0-9]*)?")
-
-
-def _why(text: str, e: ValueError) -> str:
-    """What is wrong with a URL urlsplit refused: a user or password holding an unencoded
-    '/', '?' or '#' ends the authority early (urlsplit then reads the password as the
-    port); say so rather than urlsplit's words, which quote the password's first part."""
-    rest = text.partition("://")[2]
-    if _cut_credentials(rest) is not None:
-        return ("the user or password holds an unencoded '/', '?' or '#': percent-encode it"
-                " (%2F, %3F, %23)")
-    return str(e)
+# (with a percent-encoded zone), then an optional port (its digits checked apart, to say so)
+_HOSTPORT = re.compile(r"(?:[^\[\]:@/]*|\[[0-9A-Fa-f:.]+(?:%25[^\]]+)?\])(?::(?P<port>.*))?",
+                       re.DOTALL)
+# Whitespace and control characters: in no host name (after percent-decoding, too).
+_NOT_IN_HOST = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
 
 
 def _cut_credentials(rest: str) -> int | None:
