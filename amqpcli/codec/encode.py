@@ -40,7 +40,8 @@ from .types import (
     UShort,
 )
 
-__all__ = ["Encoder", "encode", "encode_as", "encode_fields", "encode_into", "encodes_as_decoded"]
+__all__ = ["Encoder", "array_form", "encode", "encode_as", "encode_fields", "encode_into",
+           "encodes_as_decoded"]
 
 Encoder = Callable[[bytearray, Any], None]
 
@@ -512,6 +513,21 @@ def _e_array(out: bytearray, v: Any, fmt: int | None = None) -> None:
         raise _Overflow
     else:
         out[start:start] = _pBII(0xF0, n + 4, count)
+
+
+def array_form(v: Array) -> tuple[int, int] | None:
+    """(element constructor, 0xe0 or 0xf0) that `encode` writes for the elements of `v`
+    when it picks them itself (no `code` or `fmt` given), or None for elements it cannot
+    write. A decoded array in this form needs neither to encode to the same bytes."""
+    out = bytearray()
+    try:
+        _e_array(out, Array(v, v.type, descriptor=v.descriptor))
+    except (EncodeError, OverflowError, struct.error):
+        return None
+    p = 3 if out[0] == 0xE0 else 9  # past the size and count
+    if v.descriptor is not None:
+        p += 1 + len(encode(v.descriptor))  # 0x00, then the descriptor
+    return out[p], out[0]
 
 
 # --- described and composites -----------------------------------------------------------

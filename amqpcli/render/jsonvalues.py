@@ -32,7 +32,7 @@ import uuid
 from typing import Any
 
 from amqpcli.codec import composites as _c
-from amqpcli.codec.encode import encode_fields, encodes_as_decoded
+from amqpcli.codec.encode import array_form, encode_fields, encodes_as_decoded
 from amqpcli.codec.types import (
     AmqpList,
     AmqpMap,
@@ -294,10 +294,12 @@ def _array_to_json(a: Array, exact: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"array": items, "type": t}
     if a.descriptor is not None:
         out["descriptor"] = to_json(a.descriptor, exact)
-    if a.code is not None:
-        out["code"] = f"0x{a.code:02x}"
-    if a.fmt is not None:
-        out["fmt"] = f"0x{a.fmt:02x}"
+    # as for lists and maps, only a form other than the encoder's own is kept
+    if (a.code is not None or a.fmt is not None) and (a.code, a.fmt) != array_form(a):
+        if a.code is not None:
+            out["code"] = f"0x{a.code:02x}"
+        if a.fmt is not None:
+            out["fmt"] = f"0x{a.fmt:02x}"
     return out
 
 
