@@ -268,6 +268,11 @@ def _timestamp(text: str) -> t.Timestamp:
         return t.Timestamp(parse_iso_time(text))
 
 
+def _null(text: str) -> None:
+    if text:
+        raise ValueError("null takes no value (write null: or KEY:null=)")
+
+
 def _json(text: str) -> Any:
     """A value in the lossless JSON format of docs/message-format.md."""
     import json
@@ -287,6 +292,9 @@ TYPE_NAMES = frozenset({
     "ulong", "byte", "short", "int", "long", "float", "double", "char", "timestamp", "uuid",
     "null", "json",
 })
+# AMQP types with no TYPE:VALUE form here: refused by name (as `json:` they can be given),
+# so that "decimal32:1" is not taken for a string.
+_JSON_ONLY = frozenset({"decimal32", "decimal64", "decimal128", "list", "map", "array"})
 
 
 @functools.cache
@@ -316,7 +324,7 @@ def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int
         "char": t.Char,
         "timestamp": t.Timestamp,
         "uuid": uuid.UUID,
-        "null": lambda s: None,
+        "null": _null,
         "json": _json,
     }
     ranges: dict[type, tuple[int, int]] = {
@@ -335,6 +343,10 @@ def typed_value(type_name: str | None, text: str, what: str) -> Any:
 
     types, ranges = _converters()
     conv = types.get(type_name.lower())
+    if type_name.lower() in _JSON_ONLY:
+        raise UserError(f"{what}: {type_name} has no TYPE:VALUE form: give the value as "
+                        "json:… in the lossless JSON format (docs/message-format.md)",
+                        Exit.USAGE)
     if conv is None:
         raise UserError(
             f"{what}: unknown type {type_name!r} (one of: {', '.join(sorted(TYPE_NAMES))})",
@@ -370,6 +382,6 @@ def parse_key_value(item: str, what: str) -> tuple[str, Any]:
 def parse_value(item: str, what: str) -> Any:
     """``value`` (a string) or ``type:value``, for bodies and single values."""
     head, sep, rest = item.partition(":")
-    if sep and head.lower() in TYPE_NAMES:
+    if sep and (head.lower() in TYPE_NAMES or head.lower() in _JSON_ONLY):
         return typed_value(head, rest, what)
     return item

@@ -193,7 +193,8 @@ def message_source(
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
-        file = "-" if sys.stdin is not None and not sys.stdin.isatty() else None
+        # a closed stdin (`<&-`) is read, to be refused as `--file -` is: not an empty body
+        file = "-" if sys.stdin is None or not sys.stdin.isatty() else None
     if lines:
         return _line_messages(template, body, file, json_body, count)
     if file is not None:
@@ -208,6 +209,7 @@ def message_source(
         # the argument's bytes as given (not UTF-8 ones come back from the surrogates)
         raw = (body or "").encode("utf-8", "surrogateescape")
     value = body_value(raw, template.body_type, json_body)
+    template.check_body(value)
     total = 1 if count is None and not endless else count
     return _repeated(template, value, total)
 

@@ -6,6 +6,12 @@ the codec. ``{n}`` in a string property (message-id, subject, …) becomes the n
 ``{uuid}`` a fresh UUID; a `Numbered` property is a typed id made per message (ulong n, a
 fresh uuid). Bodies are `bytes` (a `data` section), any AMQP value (an
 `amqp-value` section) or a list (an `amqp-sequence` section), as `body_type` says.
+
+Every value is checked when the template is made (the body: by `check_body`, or when it is
+first encoded): one the codec cannot encode (a number out of its type's range, a char of
+two characters), a message-id or correlation-id of a type AMQP does not allow, a map, list
+or array in application-properties is a usage error naming the option that gave it and the
+value, never an encoder error in the middle of a run.
 """
 
 from __future__ import annotations
@@ -16,9 +22,20 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.encode import encode
+from amqpcli.codec.encode import PYTHON_TYPE_NAMES, encode
 from amqpcli.codec.sections import BODY_TYPES
-from amqpcli.codec.types import Symbol
+from amqpcli.codec.types import (
+    AmqpList,
+    AmqpMap,
+    Array,
+    Char,
+    Composite,
+    Described,
+    Float,
+    Symbol,
+    ULong,
+)
+from amqpcli.errors import Exit, UserError
 
 __all__ = ["BODY_TYPES", "MessageTemplate", "Numbered", "OutgoingMessage", "read_bodies"]
 
@@ -66,6 +83,81 @@ def _expand(value: Any, n: int) -> Any:
     return value
 
 
+# What the encoder raises for a value it has no bytes for: EncodeError (a ValueError) for
+# ranges and types, OverflowError for a float beyond float32.
+_UNENCODABLE = (ValueError, OverflowError)
+
+# Section -> the option that fills it, for errors ("--property 'k'").
+_MAP_OPTIONS = {"application_properties": "--property", "message_annotations": "--annotation",
+                "delivery_annotations": "--delivery-annotation", "footer": "--footer"}
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, Composite):
+        return value.NAME
+    return PYTHON_TYPE_NAMES.get(type(value)) or (
+        "described" if isinstance(value, Described) else type(value).__name__)
+
+
+def _parts(value: Any) -> list[Any]:
+    """The values inside a compound value (none in a scalar)."""
+    if isinstance(value, dict):
+        return [x for kv in value.items() for x in kv]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, Described):
+        return [value.descriptor, value.value]
+    if isinstance(value, Composite):
+        return [value.value] if value.HAS_VALUE else list(type(value)._GET(value))  # type: ignore[attr-defined]
+    return []
+
+
+def _innermost_unencodable(value: Any) -> Any:
+    """The innermost part of `value` that does not encode (`value` itself when every part
+    inside it does)."""
+    for x in _parts(value):
+        try:
+            encode(x)
+        except _UNENCODABLE:
+            return _innermost_unencodable(x)
+    return value
+
+
+def _why_unencodable(value: Any, e: Exception) -> str:
+    bad = _innermost_unencodable(value)
+    name = _type_name(bad)
+    if isinstance(bad, Float):
+        return f"{float(bad)!r} is out of range for float (32-bit: use double for larger numbers)"
+    if isinstance(bad, int) and not isinstance(bad, bool):
+        return f"{int(bad)} is out of range for {name}"
+    if isinstance(bad, Char):
+        return f"{str(bad)!r} is not one character, as a char must be"
+    if isinstance(bad, str) and type(bad) is not Symbol:
+        return f"{bad!r} is not valid Unicode text"
+    return str(e)
+
+
+def _check_encodes(value: Any, what: str) -> bytes:
+    """`value` encoded, or a usage error naming `what` and the part that has no encoding."""
+    try:
+        return encode(value)
+    except _UNENCODABLE as e:
+        raise UserError(f"{what}: {_why_unencodable(value, e)}", Exit.USAGE) from None
+
+
+def _is_id(value: Any) -> bool:
+    # message-id-ulong, -uuid, -binary, -string (Part 3 §3.2.11-14): no other type
+    t = type(value)
+    return (value is None or t is str or t is ULong or t is uuid.UUID or t is Numbered
+            or isinstance(value, (bytes, bytearray)))
+
+
+def _is_compound(value: Any) -> bool:
+    if isinstance(value, Described):
+        return _is_compound(value.value)
+    return isinstance(value, (dict, list, tuple, Array, AmqpList, AmqpMap, Composite))
+
+
 @dataclass
 class MessageTemplate:
     """Everything about a message except its body, as the options gave it."""
@@ -91,6 +183,31 @@ class MessageTemplate:
         # is a body too (an amqp-value holding null).
         self._last_body: Any = _NO_BODY
         self._last_body_bytes = b""
+        self._check()
+
+    def _check(self) -> None:
+        """Every value checked now, so a bad one is a usage error before anything is sent."""
+        for name, value in (*self.header.items(), *self.properties.items()):
+            what = "--" + name.replace("_", "-")
+            if name in ("message_id", "correlation_id") and not _is_id(value):
+                raise UserError(f"{what}: an id of type {_type_name(value)} is not allowed: AMQP "
+                                "allows ulong, uuid, binary or string", Exit.USAGE)
+            if not isinstance(value, Numbered):
+                _check_encodes(_expand(value, 1), what)
+        for section, option in _MAP_OPTIONS.items():
+            for key, value in getattr(self, section).items():
+                what = f"{option} {str(key)!r}"
+                if section == "application_properties" and _is_compound(value):
+                    raise UserError(f"{what}: a value of type {_type_name(value)} is not allowed: "
+                                    "application-properties hold only simple values (no map, "
+                                    "list or array)", Exit.USAGE)
+                _check_encodes(value, what)
+
+    def check_body(self, body: Any) -> None:
+        """Encode `body` now (kept for `encode`): one with no encoding is a usage error
+        before anything is sent."""
+        self._last_body_bytes = self.body_bytes(body)
+        self._last_body = body
 
     def _sections_before_body(self, n: int) -> bytes:
         out = bytearray()
@@ -117,8 +234,8 @@ class MessageTemplate:
                 body = body.encode("utf-8")
             return encode(c.Data(bytes(body)))
         if self.body_type == "sequence":
-            return encode(c.AmqpSequence(list(body)))
-        return encode(c.AmqpValue(body))
+            return _check_encodes(c.AmqpSequence(list(body)), "body")
+        return _check_encodes(c.AmqpValue(body), "body")
 
     def encode(self, n: int, body: Any) -> OutgoingMessage:
         """Message number `n` with this body. Constant sections are encoded once."""

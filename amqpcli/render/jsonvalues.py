@@ -147,8 +147,18 @@ def _float_from(v: Any, path: str) -> float:
     if isinstance(v, str) and v in ("NaN", "Infinity", "-Infinity"):
         return float(v.replace("Infinity", "inf"))
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # an integer past any double
+            f = math.inf
+        if not math.isfinite(f):
+            raise JsonValueError(path, _NOT_FINITE)
+        return f
     raise JsonValueError(path, f"expected a number, found {v!r:.40}")
+
+
+_NOT_FINITE = ('not a finite number (too large for a double, or NaN/Infinity): write '
+               '{"double": "Infinity"}, "-Infinity" or "NaN" for those')
 
 
 # --- plain forms: the value's JSON without a tag (used inside tags, arrays and fields) ---
@@ -436,6 +446,8 @@ def from_json(obj: Any, path: str = "") -> Any:
     if t is int:
         return obj
     if t is float:
+        if not math.isfinite(obj):  # 1e999, NaN, Infinity: not JSON numbers
+            raise JsonValueError(path, _NOT_FINITE)
         return obj
     if t is list:
         return [from_json(x, f"{path}[{i}]") for i, x in enumerate(obj)]
