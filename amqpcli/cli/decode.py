@@ -1,12 +1,22 @@
 """`amqp decode`: bytes (hex, base64, raw; argument, file, stdin) → a readable tree or JSON.
 
 Thin: `decode_input` says what the input is, the codec decodes, `render` draws.
+
+The input is read in pieces and decoded as it comes: what is held at any time is bounded by
+the largest item (a frame, a value, a message) plus a little history for error windows,
+never by the input. An input that ends within its first MiB (`_LOOKAHEAD`) is read whole
+before anything is decided, as the detection rules of `decode_input` want, and its text
+output opens with the counts of what it holds; a longer one is decided on that first MiB,
+and its counts close the output instead.
 """
 
 import os
+import re
 import sys
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 
 import typer
 
@@ -15,10 +25,21 @@ from amqpcli.cli.commands import COMMANDS
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the codec and render load when the command runs, not for --help
+    from amqpcli.cli.decode_input import FormReader
     from amqpcli.codec.frames import FrameError
+    from amqpcli.codec.types import DecodeError
     from amqpcli.render.items import Item
 
 _EXAMPLE_SUFFIXES = (".amqp", ".hex", ".b64")
+
+# Input read before deciding its form and kind: one that ends within it is read whole.
+_LOOKAHEAD = 1 << 20
+# Bytes asked of a file or stdin at a time.
+_PIECE = 1 << 16
+# Bytes kept before an error's offset, and read after it, for its hex window and the SASL
+# secrets masked in it (a secret is found from its frame's start, which this reaches back
+# to for any SASL frame that fits in it).
+_HISTORY = 1 << 16
 
 
 def _examples() -> Any:
@@ -46,13 +67,16 @@ def _is_file(text: str) -> bool:
         return False
 
 
-def _read_source(data: str | None, file: Path | None, example: str | None) -> tuple[bytes, str]:
-    """(input bytes, where they came from)."""
+def _open_source(
+    data: str | None, file: Path | None, example: str | None
+) -> tuple[Iterator[bytes], str]:
+    """(the input's bytes in pieces, where they come from). A file is opened now, so that
+    one that cannot be is an error before anything is decoded."""
     given = [x is not None for x in (data, file, example)]
     if sum(given) > 1:
         raise UserError("give one input: an argument, -f FILE or --example NAME", Exit.USAGE)
     if example is not None:
-        return read_example(example), f"example {example}"
+        return iter([read_example(example)]), f"example {example}"
     if data is not None and file is None:
         from amqpcli.cli.decode_input import looks_like_path
 
@@ -63,33 +87,203 @@ def _read_source(data: str | None, file: Path | None, example: str | None) -> tu
                 raise UserError(f"{data}: no such file", Exit.USAGE)
             file = Path(data)  # not a regular file: reading it says what it is
         elif data != "-":
-            return data.encode("utf-8", "surrogateescape"), "argument"
+            return iter([data.encode("utf-8", "surrogateescape")]), "argument"
     if file is not None and str(file) != "-":
         try:
-            return file.read_bytes(), str(file)
+            stream = open(file, "rb")  # noqa: SIM115 - closed by _pieces
         except OSError as e:
             raise UserError(f"cannot read {file}: {e.strerror or e}", Exit.USAGE) from None
+        return _pieces(stream, str(file)), str(file)
     if sys.stdin.isatty() and data != "-" and str(file) != "-":
         raise UserError(
             "nothing to decode: give bytes as an argument, -f FILE, or on stdin", Exit.USAGE
         )
-    return sys.stdin.buffer.read(), "stdin"
+    return _pieces(sys.stdin.buffer, "stdin"), "stdin"
+
+
+def _pieces(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The bytes of `stream` as they arrive (what is there, up to _PIECE at a time)."""
+    read = getattr(stream, "read1", stream.read)
+    try:
+        while True:
+            sys.stdout.flush()  # what is decoded shows before waiting for more input
+            try:
+                piece = read(_PIECE)
+            except OSError as e:
+                raise UserError(f"cannot read {name}: {e.strerror or e}", Exit.USAGE) from None
+            if not piece:
+                return
+            yield piece
+    finally:
+        if stream is not getattr(sys.stdin, "buffer", None):
+            stream.close()
+
+
+class _Decoded:
+    """The input's bytes (read from its form) for a decoder, piece by piece.
+
+    `whole` is the input when all of it was read before decoding started. Otherwise the
+    bytes given to the decoder are kept from `_HISTORY` before the first one it still needs
+    (`release`), for the hex window of an error (`around`).
+    """
+
+    def __init__(self, pieces: Iterator[bytes], ahead: bytes = b"") -> None:
+        self._pieces = pieces
+        self._ahead: deque[bytes] = deque([ahead] if ahead else [])  # read, not given yet
+        self._ahead_size = len(ahead)
+        self.size = len(ahead)  # bytes read so far: all of them once `eof`
+        self.eof = False
+        self.whole: bytes | None = None
+        self._kept = bytearray()  # given, from offset _kept_start
+        self._kept_start = 0
+
+    @classmethod
+    def of(cls, data: bytes) -> "_Decoded":
+        """All of an input, read."""
+        src = cls(iter(()), data)
+        src.eof = True
+        src.whole = data
+        return src
+
+    def _read(self) -> bool:
+        """One more piece read (False at the end of the input)."""
+        for piece in self._pieces:
+            if piece:
+                self._ahead.append(piece)
+                self._ahead_size += len(piece)
+                self.size += len(piece)
+                return True
+        self.eof = True
+        return False
+
+    def peek(self, n: int) -> bytes:
+        """The first `n` bytes (fewer at the end of the input); none given out yet. An input
+        read to its end here becomes `whole`."""
+        while self._ahead_size < n and self._read():
+            pass
+        if len(self._ahead) > 1:
+            self._ahead = deque([b"".join(self._ahead)])
+        if self.eof and self.whole is None and not self._kept:
+            self.whole = self._ahead[0] if self._ahead else b""
+        return self._ahead[0][:n] if self._ahead else b""
+
+    def read_all(self) -> bytes:
+        """The whole input (none given out yet)."""
+        while self._read():
+            pass
+        return self.peek(self._ahead_size)
+
+    def pieces(self) -> Iterator[bytes]:
+        while self._ahead or self._read():
+            piece = self._ahead.popleft()
+            self._ahead_size -= len(piece)
+            if self.whole is None:
+                self._kept += piece
+            yield piece
+
+    @property
+    def given(self) -> int:
+        """The offset after the last byte given out."""
+        return self.size - self._ahead_size
+
+    def drain(self) -> None:
+        """Read the rest of the input, undecoded (after an error that ends decoding)."""
+        for _ in self.pieces():
+            self.release(self.given)
+
+    def release(self, offset: int) -> None:
+        """The decoder needs no byte before `offset` any more."""
+        drop = offset - _HISTORY - self._kept_start
+        if self.whole is None and drop > max(_PIECE, len(self._kept) // 2):  # amortised
+            del self._kept[:drop]
+            self._kept_start += drop
+
+    def around(self, offset: int) -> tuple[bytes, int]:
+        """(bytes, the offset of the first) to show an error at `offset` in: those kept
+        before it, and those after it, read on for `_HISTORY` bytes or to the end."""
+        if self.whole is not None:
+            return self.whole, 0
+        while self._kept_start + len(self._kept) + self._ahead_size < offset + _HISTORY:
+            if not self._read():
+                break
+        return bytes(self._kept) + b"".join(self._ahead), self._kept_start
+
+
+def _read_input(
+    pieces: Iterator[bytes], input_form: str | None, source: str
+) -> tuple[_Decoded, str]:
+    """The decoded bytes of the input and the form they were read from: an input that ends
+    within `_LOOKAHEAD` read whole (`parse_input`), a longer one by the reader of the form
+    its first bytes are in."""
+    from amqpcli.cli.decode_input import InputError, open_reader, parse_input
+
+    head = bytearray()
+    for piece in pieces:
+        head += piece
+        if len(head) >= _LOOKAHEAD:
+            break
+    else:
+        try:
+            buf, form = parse_input(bytes(head), input_form)
+        except InputError as e:
+            raise UserError(f"{source}: {e}", Exit.USAGE) from None
+        return _Decoded.of(buf), form
+    try:
+        reader, form, first = open_reader(bytes(head), input_form)
+    except InputError as e:
+        raise UserError(f"{source}: {e}", Exit.USAGE) from None
+    return _Decoded(_read_form(pieces, reader, source), first), form
+
+
+def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> Iterator[bytes]:
+    from amqpcli.cli.decode_input import InputError
+
+    try:
+        for piece in pieces:
+            yield reader.feed(piece)
+        yield reader.close()
+    except InputError as e:
+        raise UserError(f"{source}: {e}", Exit.USAGE) from None
+
+
+def _detect_kind(src: _Decoded) -> str:
+    """What the input holds (`detect_kind`; on its first bytes when it goes on past them,
+    reading on while they may start a message)."""
+    from amqpcli.cli.decode_input import detect_kind, detect_kind_prefix
+
+    n = _LOOKAHEAD
+    while True:
+        head = src.peek(n)
+        if src.whole is not None:
+            return detect_kind(src.whole)
+        kind = detect_kind_prefix(head, chain=n == _LOOKAHEAD)
+        if kind is not None:
+            return kind
+        n *= 2
 
 
 # --- decoding into items -----------------------------------------------------------------
 
 
 def decode_frames(data: bytes, max_frame_size: int | None) -> "tuple[list[Item], str | None]":
+    notes: list[str] = []
+    items = list(_frame_items(_Decoded.of(data), max_frame_size, notes))
+    return items, notes[0] if notes else None
+
+
+def _frame_items(src: _Decoded, max_frame_size: int | None, notes: list[str]) -> "Iterator[Item]":
     from amqpcli.codec.frames import FrameReader
 
     reader = FrameReader(max_frame_size=max_frame_size)
-    items: list[Item] = [*reader.feed(data), *reader.close()]
-    note = None
+    for piece in src.pieces():
+        yield from reader.feed(piece)
+        # after a header of another protocol or a fatal error the rest is only counted
+        src.release(reader.offset if reader.opaque is None else src.given)
+    yield from reader.close()
     if reader.opaque and reader.opaque != "error" and reader.opaque_bytes:
-        note = (
+        notes.append(
             f"{reader.opaque_bytes} bytes of {reader.opaque} data after its header are not decoded"
         )
-    return items, note
 
 
 def decode_message(data: bytes) -> "list[Item]":
@@ -107,36 +301,111 @@ def decode_message(data: bytes) -> "list[Item]":
 
 
 def decode_values(data: bytes) -> "list[Item]":
+    return list(_value_items(_Decoded.of(data)))
+
+
+def _value_items(src: _Decoded) -> "Iterator[Item]":
+    """The values of the input, one after the other, each decoded once all its bytes are
+    read; a value that does not decode ends the sequence (a fatal error)."""
     from amqpcli.codec.decode import decode as decode_value
     from amqpcli.codec.frames import FrameError
     from amqpcli.codec.types import DecodeError
     from amqpcli.render.items import ValueItem
 
-    items: list[Item] = []
-    p = 0
-    while p < len(data):
+    pieces = src.pieces()
+    buf = b""  # the bytes from offset `base` on; the next value at buf[p]
+    base = p = 0
+    ended = False
+    while True:
+        n = len(buf)
         try:
-            value, end = decode_value(data, p)
+            while p < n:
+                value, end = decode_value(buf, p)
+                yield ValueItem(base + p, value, end - p)
+                p = end
         except DecodeError as e:
-            items.append(FrameError(max(e.offset, p), e.expected, e.found, fatal=True))
-            break
+            if ended or not _needs_more_input(e):
+                e = _at_offset(e, base)
+                yield FrameError(max(e.offset, base + p), e.expected, e.found, fatal=True)
+                return
+            short = True
         except RecursionError:
-            items.append(FrameError(p, "a value", "values nested too deeply", fatal=True))
-            break
-        items.append(ValueItem(p, value, end - p))
-        p = end
-    return items
+            yield FrameError(base + p, "a value", "values nested too deeply", fatal=True)
+            return
+        else:
+            if ended:
+                return
+            short = False
+        # read on: a piece, or as many bytes again as a value cut short has (so that a
+        # long one is decoded a few times, not once a piece)
+        want = 2 * (n - p) if short else 1
+        while len(buf) - p < want:
+            piece = next(pieces, None)
+            if piece is None:
+                ended = True
+                break
+            buf, base, p = buf[p:] + piece, base + p, 0
+        src.release(base)
 
 
-def _describe(kind: str, items: "list[Item]", detected: bool) -> str:
+def _needs_more_input(e: "DecodeError") -> bool:
+    """True for an error that more input may take away: the input ended within the value,
+    or a count of zero-width array elements is bounded by the length of the input."""
+    return e.found.startswith("end of input") or e.expected.endswith("zero-width elements")
+
+
+# Where a decode error's text holds an offset in the bytes decoded (or their length).
+_OFFSET_IN_TEXT = re.compile(r"(?<=ending at )\d+|(?<=end of input at )\d+|"
+                             r"(?<=^at most )\d+(?= zero-width elements$)")
+
+
+def _at_offset(e: "DecodeError", base: int) -> "DecodeError":
+    """`e`, found in bytes that start at offset `base` of the input, with the input's
+    offsets."""
+    from amqpcli.codec.types import DecodeError
+
+    if not base:
+        return e
+
+    def shifted(m: re.Match[str]) -> str:
+        return str(int(m.group()) + base)
+
+    return DecodeError(e.offset + base, _OFFSET_IN_TEXT.sub(shifted, e.expected),
+                       _OFFSET_IN_TEXT.sub(shifted, e.found))
+
+
+class _Tally:
+    """What the items of an input were: the counts its description says."""
+
+    def __init__(self) -> None:
+        from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+        from amqpcli.render.items import MessageItem, ValueItem
+
+        self._counts = {Frame: 0, ProtocolHeader: 0, ValueItem: 0, FrameError: 0,
+                        MessageItem: 0}
+        self.message: MessageItem | None = None
+        self.first_error: FrameError | None = None
+        # the first of these, for the description and the summary of the errors
+        self._firsts = {MessageItem: "message", FrameError: "first_error"}
+
+    def add(self, item: "Item") -> None:
+        kind = type(item)
+        self._counts[kind] += 1
+        if self._counts[kind] == 1 and kind in self._firsts:
+            setattr(self, self._firsts[kind], item)
+
+    def count(self, kind: type) -> int:
+        return self._counts[kind]
+
+
+def _describe(kind: str, tally: _Tally, detected: bool) -> str:
     from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-    from amqpcli.render.items import MessageItem, ValueItem
+    from amqpcli.render.items import ValueItem
 
     how = "detected" if detected else "as asked"
     if kind == "frames":
-        frames = sum(isinstance(i, Frame) for i in items)
-        headers = sum(isinstance(i, ProtocolHeader) for i in items)
-        errors = sum(isinstance(i, FrameError) for i in items)
+        frames, headers = tally.count(Frame), tally.count(ProtocolHeader)
+        errors = tally.count(FrameError)
         if frames == 1 and headers == 0 and errors == 0:
             return f"a single frame ({how})"
         bits = [f"{headers} protocol header{'s' * (headers != 1)}"] if headers else []
@@ -145,7 +414,7 @@ def _describe(kind: str, items: "list[Item]", detected: bool) -> str:
             bits.append(f"{errors} error{'s' * (errors != 1)}")
         return f"a frame stream: {', '.join(bits)} ({how})"
     if kind == "message":
-        msg = next((i for i in items if isinstance(i, MessageItem)), None)
+        msg = tally.message
         if msg is None:
             return f"an encoded message ({how})"
         bare = not any(
@@ -153,8 +422,28 @@ def _describe(kind: str, items: "list[Item]", detected: bool) -> str:
             for s in ("header", "delivery_annotations", "message_annotations", "footer")
         )
         return f"an encoded message, {'bare' if bare else 'annotated'} ({how})"
-    n = sum(isinstance(i, ValueItem) for i in items)
+    n = tally.count(ValueItem)
     return f"a sequence of {n} AMQP value{'s' * (n != 1)} ({how})"
+
+
+# What an input read as it comes is said to be before its items (the counts come after).
+_STREAMED = {
+    "frames": "a frame stream",
+    "values": "a sequence of AMQP values",
+    "frames-0-10": "an AMQP 0-10 frame stream",
+}
+
+
+def _streamed_line(kind: str, detected: bool, form: str, source: str) -> str:
+    how = "detected" if detected else "as asked"
+    return (f"{_STREAMED[kind]} ({how}); {form} input ({source}) decoded as it is read: "
+            "its counts come at the end")
+
+
+def _summary_line(description: str, size: int, form: str, source: str) -> str:
+    """What the input held: the first line of a short input's output, the last of a long
+    one's."""
+    return f"{description}; {size} bytes from {form} input ({source})"
 
 
 # --- output ------------------------------------------------------------------------------
@@ -190,43 +479,60 @@ class _Out:
             sys.stdout.write(text + "\n")
 
 
-def _report_error(err: "FrameError", data: bytes, show_secrets: bool = False) -> None:
+def _error_lines(err: "FrameError", src: _Decoded, show_secrets: bool = False) -> list[str]:
+    """What a decode error says: where, what, and the bytes around it, secrets masked."""
     from amqpcli.render.hexdump import hex_window
     from amqpcli.render.redact import secret_spans
 
-    sys.stdout.flush()
     lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
     if err.frame_offset is not None and err.frame_offset != err.offset:
         lines[0] += f" (in the frame at offset {err.frame_offset})"
-    masked = () if show_secrets else secret_spans(data)
-    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked)]
+    data, base = src.around(err.offset)
+    masked = [] if show_secrets else [(a + base, b + base) for a, b in secret_spans(data)]
+    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
+    return lines
+
+
+def _write_error(lines: list[str]) -> None:
+    sys.stdout.flush()
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
 
 
 def _decode_010(
-    buf: bytes, has_header: bool, source: str, form: str, detected: bool, as_json: bool, brief: bool,
-    show_secrets: bool, color: bool | None = None,
+    src: _Decoded, has_header: bool, source: str, form: str, detected: bool, as_json: bool,
+    brief: bool, show_secrets: bool, color: bool | None = None,
 ) -> None:
     """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON."""
-    from amqpcli.amqp010 import StreamDecoder, StreamError
+    from amqpcli.amqp010 import StreamError
     from amqpcli.codec.frames import FrameError
     from amqpcli.render.amqp010 import tree_010
     from amqpcli.render.jsonvalues import json_line
     from amqpcli.render.traffic import json_010, line_010
 
-    decoder = StreamDecoder(expect_header=has_header)
-    items = [*decoder.feed(buf), *decoder.close()]
+    def summary(n: int, size: int) -> str:
+        how = "detected" if detected else "as asked"
+        return _summary_line(f"an AMQP 0-10 frame stream: {n} assembl"
+                             f"{'ies' if n != 1 else 'y'} ({how})", size, form, source)
+
     out = None if as_json else _Out(color)
     if out is not None:
-        n = sum(getattr(i, "method", None) is not None for i in items)
-        how = "detected" if detected else "as asked"
-        out.line(f"an AMQP 0-10 frame stream: {n} assembl{'ies' if n != 1 else 'y'} ({how}); "
-                 f"{len(buf)} bytes from {form} input ({source})", "dim")
+        if src.whole is not None:
+            n = sum(getattr(i, "method", None) is not None
+                    for i in _items_010(_Decoded.of(src.whole), has_header))
+            out.line(summary(n, len(src.whole)), "dim")
+        else:
+            out.line(_streamed_line("frames-0-10", detected, form, source), "dim")
     error = None
-    for item in items:
+    report: list[str] = []
+    n = 0
+    for item in _items_010(src, has_header):
+        n += getattr(item, "method", None) is not None
         if isinstance(item, StreamError):
             error = item.error
+            # the bytes around it are at hand now; it is reported after the rest
+            report = _error_lines(FrameError(error.offset, error.expected, error.found), src,
+                                  show_secrets)
         if as_json:
             sys.stdout.write(json_line(json_010(item, show_secrets=show_secrets)) + "\n")
         elif isinstance(item, StreamError):
@@ -238,13 +544,28 @@ def _decode_010(
             assert out is not None
             for line in tree_010(item, show_secrets):
                 out.line(line)
+    src.drain()
+    if out is not None and src.whole is None:
+        out.line(summary(n, src.size), "dim")
     if error is not None:
-        _report_error(FrameError(error.offset, error.expected, error.found), buf, show_secrets)
+        _write_error(report)
         raise UserError(
             f"decode error: at offset {error.offset}: expected {error.expected}, "
             f"found {error.found}",
             Exit.DECODE,
         )
+
+
+def _items_010(src: _Decoded, has_header: bool) -> Iterator[Any]:
+    from amqpcli.amqp010 import StreamDecoder
+
+    decoder = StreamDecoder(expect_header=has_header)
+    for piece in src.pieces():
+        yield from decoder.feed(piece)
+        # a 0-10 frame is at most 64 KiB: the decoder holds no bytes from before that but
+        # those of an assembly under way
+        src.release(src.given - len(piece) - 0xFFFF)
+    yield from decoder.close()
 
 
 @app.command(
@@ -304,10 +625,8 @@ def decode(
         ),
     ] = None,
 ) -> None:
-    from amqpcli.cli.decode_input import FORMATS, KINDS, InputError, detect_kind, parse_input
-    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, parse_protocol_header
-    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
-    from amqpcli.render.jsonvalues import json_line
+    from amqpcli.cli.decode_input import FORMATS, KINDS
+    from amqpcli.codec.frames import parse_protocol_header
 
     if example == "list":
         for name in example_names():
@@ -325,46 +644,63 @@ def decode(
             "--max-frame-size must be at least 8 (the frame header) and at most 4294967295",
             Exit.USAGE,
         )
-    raw, source = _read_source(data, file, example)
-    try:
-        buf, form = parse_input(raw, input_form)
-    except InputError as e:
-        raise UserError(f"{source}: {e}", Exit.USAGE) from None
-    if not buf:
+    pieces, source = _open_source(data, file, example)
+    src, form = _read_input(pieces, input_form, source)
+    if not src.peek(_LOOKAHEAD):  # (bytes that end within it are then the whole input)
         raise UserError(f"{source}: no bytes to decode", Exit.USAGE)
 
-    kind = as_kind or detect_kind(buf)
-    header = parse_protocol_header(buf)
+    kind = as_kind or _detect_kind(src)
+    header = parse_protocol_header(src.peek(8))
     is_010 = header is not None and header.kind == "amqp0-10"
     if kind == "frames-0-10" or (kind == "frames" and is_010):
-        _decode_010(buf, is_010, source, form, as_kind is None, as_json, brief, show_secrets,
+        _decode_010(src, is_010, source, form, as_kind is None, as_json, brief, show_secrets,
                     color)
         return
-    note = None
-    if kind == "frames":
-        items, note = decode_frames(buf, max_frame_size)
-    elif kind == "message":
-        items = decode_message(buf)
-    else:
-        items = decode_values(buf)
+    if kind == "message":
+        src.read_all()  # a message is one item: all of the input
+    items_of: Callable[[_Decoded, list[str]], Iterator[Item]] = {
+        "frames": lambda s, notes: _frame_items(s, max_frame_size, notes),
+        "message": lambda s, notes: iter(decode_message(s.whole or b"")),
+        "values": lambda s, notes: _value_items(s),
+    }[kind]
+    _show(kind, src, items_of, source, form, as_kind is None, as_json, brief, show_secrets,
+          color)
+
+
+def _show(
+    kind: str, src: _Decoded, items_of: "Callable[[_Decoded, list[str]], Iterator[Item]]",
+    source: str, form: str, detected: bool, as_json: bool, brief: bool, show_secrets: bool,
+    color: bool | None,
+) -> None:
+    """The items of an AMQP 1.0 input, as they are decoded: trees, lines (--brief) or JSON;
+    each error with the bytes around it on stderr."""
+    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
+    from amqpcli.render.jsonvalues import json_line
 
     out = None if as_json else _Out(color)
     if out is not None:
-        out.line(
-            f"{_describe(kind, items, as_kind is None)}; {len(buf)} bytes from {form} input ({source})",
-            "dim",
-        )
-    errors: list[FrameError] = []
+        if src.whole is not None:
+            # an input read whole opens with what it holds: counted in a first pass
+            tally = _Tally()
+            for item in items_of(_Decoded.of(src.whole), []):
+                tally.add(item)
+            out.line(_summary_line(_describe(kind, tally, detected), len(src.whole), form,
+                                   source), "dim")
+        else:
+            out.line(_streamed_line(kind, detected, form, source), "dim")
+    tally = _Tally()
+    notes: list[str] = []
     assembler = TransferAssembler()
     if brief:
         from amqpcli.render.frameline import item_line
-    for item in items:
+    for item in items_of(src, notes):
+        tally.add(item)
         whole = assembler.feed(item) if isinstance(item, Frame) else None
         if isinstance(item, FrameError):
-            errors.append(item)
             if as_json:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")
-            _report_error(item, buf, show_secrets)
+            _write_error(_error_lines(item, src, show_secrets))
             continue
         if as_json:
             obj = item_to_json(item, show_secrets, message=whole)
@@ -375,11 +711,16 @@ def decode(
         else:
             assert out is not None
             out.tree(item_tree(item, show_secrets, message=whole))
-    if note:
+    src.drain()
+    if out is not None and src.whole is None:
+        out.line(_summary_line(_describe(kind, tally, detected), src.size, form, source),
+                 "dim")
+    for note in notes:
         sys.stderr.write(f"note: {note}\n")
-    if errors:
-        first = errors[0]
-        count = f"{len(errors)} decode errors" if len(errors) > 1 else "decode error"
+    first = tally.first_error
+    if first is not None:
+        errors = tally.count(FrameError)
+        count = f"{errors} decode errors" if errors > 1 else "decode error"
         raise UserError(
             f"{count}: first at offset {first.offset}: expected {first.expected}, found {first.found}",
             Exit.DECODE,
