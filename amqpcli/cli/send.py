@@ -246,10 +246,110 @@ def _line_messages(template: MessageTemplate, body: str | None, file: str | None
                         "has no lines: nothing to send", Exit.USAGE)
 
 
-def replay_source(path: str, count: int | None) -> Iterator[OutgoingMessage]:
-    """Messages from the lines ``amqp recv --json`` wrote, bare message bytes unchanged.
-    The file is opened now, so a bad path is an error before we connect."""
-    return _replay(_open_input(path), path, count)
+class Replay:
+    """Messages from a file of JSON lines, bare message bytes unchanged: lines as
+    ``amqp recv --json`` writes them, and the items of ``amqp decode --json`` and records of
+    ``amqp pcap-dump --json`` that carry a whole message (their ``message`` member). The
+    other items and records (protocol headers, frames other than transfers, the transfers
+    before the last of a delivery, links, summaries, ...) are no message: they are skipped
+    and counted in `skipped`. The file is opened now, so a bad path is an error
+    before we connect."""
+
+    def __init__(self, path: str, count: int | None) -> None:
+        self.path = path
+        self.skipped = 0
+        self._messages = self._read(_open_input(path), count)
+
+    def __iter__(self) -> Iterator[OutgoingMessage]:
+        return self._messages
+
+    def _read(self, stream: BinaryIO, count: int | None) -> Iterator[OutgoingMessage]:
+        from amqpcli.net.outgoing import OutgoingMessage
+
+        path = self.path
+        n = 0
+        try:
+            with _reading(path):
+                for lineno, line in enumerate(stream, 1):
+                    if not line.strip():
+                        continue
+                    if count is not None and n >= count:
+                        return
+                    try:
+                        payload = replayed_message(json.loads(line))
+                    except NoMessage as e:
+                        raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
+                    except (ValueError, KeyError, TypeError) as e:
+                        raise UserError(f"{path}:{lineno}: not a message in the JSON format: "
+                                        f"{e}", Exit.USAGE) from None
+                    if payload is None:
+                        self.skipped += 1
+                        continue
+                    n += 1
+                    yield OutgoingMessage(n, payload, _message_id(payload))
+        finally:
+            if not _is_stdin(stream):
+                stream.close()
+        if n == 0:
+            lines = f" (its {self.skipped} lines carry none)" if self.skipped else ""
+            raise UserError(f"{_input_name(path)} holds no messages{lines}: nothing to send",
+                            Exit.USAGE)
+
+
+class NoMessage(ValueError):
+    """A line that should carry a whole message and does not (the reason)."""
+
+
+def replayed_message(obj: Any) -> bytes | None:
+    """The bytes of the message a line of JSON holds (see `Replay`); None for an item or
+    record that is no message. Raises NoMessage for one that should carry a message and
+    does not, ValueError (a JsonValueError) for JSON that is not a message."""
+    from amqpcli.render.message import message_bytes_from_json
+
+    if type(obj) is not dict or ("item" not in obj and "record" not in obj):
+        return message_bytes_from_json(obj)  # a line of recv --json, or no message at all
+    if obj.get("item") == "assembly" or obj.get("protocol") == "amqp-0-10":
+        if obj.get("record") == "delivery" or obj.get("method") == "message.transfer":
+            raise NoMessage("an AMQP 0-10 message: --from sends AMQP 1.0 messages")
+        return None  # the rest of an AMQP 0-10 connection
+    if obj.get("record") == "delivery":
+        if obj.get("aborted"):
+            return None  # its sender gave it up: it was never delivered
+        if obj.get("incomplete"):
+            raise NoMessage("a delivery that the capture lost bytes of: its message is not "
+                            "whole")
+        if "message" not in obj:
+            raise NoMessage("a delivery without its message (pcap-dump --json --deliveries "
+                            "writes it, but not with --frames-only)")
+    elif obj.get("item") == "frame":
+        transfer = _transfer(obj.get("performative"))
+        if transfer is None or transfer.more or transfer.aborted:
+            return None  # another performative, or no delivery's end
+        if "message" not in obj:
+            raise NoMessage("a transfer without a whole message: the last frame of a "
+                            "delivery in several (pcap-dump --json --deliveries has the "
+                            "delivery whole), a payload that is no message, or --frames-only")
+    elif obj.get("item") != "message":
+        return None  # a protocol header, a value, an error; a link, summary, ... record
+    message = obj.get("message")
+    if type(message) is dict and "undecodable" in message:
+        raise NoMessage(f"its message does not decode ({message['undecodable']})")
+    return message_bytes_from_json(message)
+
+
+def _transfer(performative: Any) -> Any:
+    """The transfer a frame's JSON performative is, or None for another one."""
+    from amqpcli.codec.composites import Transfer
+    from amqpcli.render.jsonvalues import from_json
+
+    if type(performative) is not dict or "transfer" not in performative:
+        return None
+    transfer = from_json(performative, "performative")
+    return transfer if isinstance(transfer, Transfer) else None
+
+
+def _input_name(path: str) -> str:
+    return "standard input" if path == "-" else path
 
 
 def _message_id(payload: bytes) -> Any:
@@ -261,33 +361,6 @@ def _message_id(payload: bytes) -> Any:
     except ValueError:
         return None
     return props.message_id if props is not None else None
-
-
-def _replay(stream: BinaryIO, path: str, count: int | None) -> Iterator[OutgoingMessage]:
-    from amqpcli.net.outgoing import OutgoingMessage
-    from amqpcli.render.message import message_bytes_from_json
-
-    n = 0
-    try:
-        with _reading(path):
-            for lineno, line in enumerate(stream, 1):
-                if not line.strip():
-                    continue
-                if count is not None and n >= count:
-                    return
-                try:
-                    payload = message_bytes_from_json(json.loads(line))
-                except (ValueError, KeyError, TypeError) as e:
-                    raise UserError(f"{path}:{lineno}: not a message in the JSON format: {e}",
-                                    Exit.USAGE) from None
-                n += 1
-                yield OutgoingMessage(n, payload, _message_id(payload))
-    finally:
-        if not _is_stdin(stream):
-            stream.close()
-    if n == 0:
-        raise UserError(f"{'standard input' if path == '-' else path} holds no messages: "
-                        "nothing to send", Exit.USAGE)
 
 
 @app.command(help=COMMANDS["send"].help, epilog=(
@@ -303,7 +376,7 @@ def send(
     lines: bool = typer.Option(False, "--lines", help="One message per line of the input.", rich_help_panel=_MSG),
     body_type: str = typer.Option("data", "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)}. 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md).", rich_help_panel=_MSG),
-    from_file: str | None = typer.Option(None, "--from", help="Replay messages from FILE as written by 'amqp recv --json' ('-': stdin).", rich_help_panel=_MSG),
+    from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
     message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary (ulong:{n}, uuid:{uuid}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
     to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
@@ -382,8 +455,10 @@ def send(
         if given:
             raise UserError(f"--from sends the messages as recorded: {', '.join(given)} would "
                             "not apply (edit the file, e.g. with jq)", Exit.USAGE)
-        messages: Iterator[OutgoingMessage] = replay_source(from_file, count)
+        replay = Replay(from_file, count)
+        messages: Iterator[OutgoingMessage] = iter(replay)
     else:
+        replay = None
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
             annotations or [], delivery_annotations or [], footer or [],
@@ -407,9 +482,16 @@ def send(
     if not quiet and (json_out or not (summary.failure is not None and summary.sent == 0
                                        and summary.failure.code != Exit.INTERRUPTED)):
         if json_out:
-            print(json.dumps(summary.to_json()))
+            obj = summary.to_json()
+            if replay is not None:
+                obj["skipped"] = replay.skipped
+            print(json.dumps(obj))
         else:
             print(summary_text(summary))
+            if replay is not None and replay.skipped:
+                print(f"skipped {replay.skipped} line(s) of {_input_name(replay.path)} that "
+                      "carry no message (protocol headers, frames other than transfers, "
+                      "link and summary records, ...)")
     code, why = summary_exit(summary)
     if code != Exit.OK:
         raise UserError(why, code)
