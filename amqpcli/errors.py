@@ -13,7 +13,7 @@ from enum import IntEnum
 class Exit(IntEnum):
     OK = 0
     FAILURE = 1  # unexpected internal error (a bug: rerun with --debug)
-    USAGE = 2  # bad option, bad input, or a subcommand not built yet
+    USAGE = 2  # bad option or input; output could not be written
     CONNECTION = 3  # could not connect, TLS/SASL failure, connection lost
     REFUSED = 4  # the peer refused the link or closed it with an error
     TIMEOUT = 5  # nothing arrived or was confirmed in time

@@ -136,7 +136,7 @@ complete -c amqp -n '__amqp_is pcap-dump' -l help -s h -d 'Show this message and
 complete -c amqp -n '__amqp_is pcap-dump' -a '(__amqp_files pcap pcapng gz)'
 
 complete -c amqp -n '__amqp_is proxy' -l listen -s l -x -d 'Where applications connect: PORT, HOST:PORT or [V6]:PORT'
-complete -c amqp -n '__amqp_is proxy' -l record -s w -x -a '(__amqp_files pcap pcapng gz)' -d 'Also write the traffic to this pcapng file'
+complete -c amqp -n '__amqp_is proxy' -l record -s w -x -a '(__amqp_files pcap pcapng gz)' -d 'Also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear'
 complete -c amqp -n '__amqp_is proxy' -l tui -d 'Watch in the TUI instead of printing lines'
 complete -c amqp -n '__amqp_is proxy' -l json -d 'One JSON object per frame (lossless)'
 complete -c amqp -n '__amqp_is proxy' -l show-secrets -d 'Show SASL passwords and credentials (masked by default)'
@@ -191,7 +191,7 @@ complete -c amqp -n '__amqp_is send' -l file -s f -r -F -d 'Read the body from F
 complete -c amqp -n '__amqp_is send' -l lines -d 'One message per line of the input'
 complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence'
 complete -c amqp -n '__amqp_is send' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
-complete -c amqp -n '__amqp_is send' -l from -r -F -d 'Replay messages from FILE as written by \'amqp recv --json\' (\'-\': stdin)'
+complete -c amqp -n '__amqp_is send' -l from -r -F -d 'Replay the messages in FILE (\'-\': stdin): lines of \'amqp recv --json\', and the items of \'amqp decode --json\' and records of \'amqp pcap-dump --json\' that carry a whole message'
 complete -c amqp -n '__amqp_is send' -l message-id -l id -x -d 'message-id'
 complete -c amqp -n '__amqp_is send' -l user-id -x
 complete -c amqp -n '__amqp_is send' -l to -x

@@ -835,6 +835,47 @@ def _opt_entry(o: Opt) -> list[str]:
     return [".TP", head, body or "\\&"]
 
 
+def _takes(*options: str) -> Callable[[Cmd], bool]:
+    return lambda c: any(n in (*o.names, *o.off) for o in c.options for n in options)
+
+
+# Entries of the shared ENVIRONMENT and FILES (scripts/man/common.md) that only some
+# commands read, by the options through which they read them; the others are on every
+# page, and amqp(1) has them all. A page's own entry of the same name replaces the shared
+# one (`amqp serve` reads AMQP_PASSWORD for another purpose).
+SHARED_ENTRIES: dict[str, Callable[[Cmd], bool]] = {
+    "AMQP_URL": _takes("--profile"),
+    "AMQP_PASSWORD": _takes("--password-file"),
+    "AMQP_CONFIG": _takes("--profile"),
+    "XDG_CONFIG_HOME": _takes("--profile"),
+    "SSLKEYLOGFILE": _takes("--tls-keylog"),
+    "~/.config/amqp/config.toml": _takes("--profile"),
+}
+
+
+def _entries(text: str) -> list[tuple[str, str]]:
+    """(name, block) of each `term:: text` block of a section (name "" for other blocks)."""
+    out = []
+    for block in re.split(r"\n\s*\n", text.strip("\n")):
+        head = block.split("\n", 1)[0]
+        out.append((head.split("::", 1)[0].strip().strip("`") if "::" in head else "", block))
+    return out
+
+
+def shared_section(title: str, c: Cmd, own: str | None) -> str:
+    """The page of `c`'s ENVIRONMENT or FILES: the shared entries that apply to it, with the
+    page's `own` entries in place of those of the same name and after them."""
+    mine = dict(_entries(own)) if own else {}
+    blocks = []
+    for name, block in _entries(read_source("common").get(title, "")):
+        if name in mine:
+            blocks.append(mine.pop(name))
+        elif not c.name or SHARED_ENTRIES.get(name, lambda _: True)(c):
+            blocks.append(block)
+    blocks += mine.values()
+    return "\n\n".join(blocks)
+
+
 def man_page(c: Cmd, root: Cmd, version: str) -> str:
     page = c.full.replace(" ", "-")
     src = read_source(page)
@@ -866,7 +907,7 @@ def man_page(c: Cmd, root: Cmd, version: str) -> str:
         for o in opts:
             out += _opt_entry(o)
     for title in list(src):
-        if title not in ("EXAMPLES", "ENVIRONMENT", "FILES", "SEE ALSO", "NOTES"):
+        if title not in ("EXAMPLES", "ENVIRONMENT", "FILES", "SEE ALSO", "NOTES", "EXIT STATUS"):
             out.append(f".SH {_r(title)}")
             out += _md_to_roff(src.pop(title))
     if "EXAMPLES" in src:
@@ -881,9 +922,11 @@ def man_page(c: Cmd, root: Cmd, version: str) -> str:
     out.append(".SH EXIT STATUS")
     for code, name, note in _exit_codes():
         out += [".TP", f"\\fB{code}\\fR", _r(f"{name.lower().replace('_', ' ')}: {note}" if note else name.lower())]
-    common = read_source("common")
+    exits = src.pop("EXIT STATUS", None) or read_source("common").get("EXIT STATUS")
+    if exits:
+        out += _md_to_roff(exits)
     for title in ("ENVIRONMENT", "FILES"):
-        text = src.pop(title, None) or common.get(title)
+        text = shared_section(title, c, src.pop(title, None))
         if text:
             out.append(f".SH {title}")
             out += _md_to_roff(text)

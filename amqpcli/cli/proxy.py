@@ -121,7 +121,7 @@ def proxy(
     listen: Annotated[str | None, typer.Argument(help=LISTEN_HELP + " Or give it with --listen; then URL is the only argument.", show_default=False)] = None,
     url: Annotated[str | None, typer.Argument(help=URL_HELP, show_default=False)] = None,
     listen_opt: Annotated[str | None, typer.Option("--listen", "-l", help=LISTEN_HELP, show_default=False)] = None,
-    record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file.")] = None,
+    record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear.")] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch in the TUI instead of printing lines.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per frame (lossless).")] = False,
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).")] = False,

@@ -80,8 +80,36 @@ def test_a_page_for_amqp_and_each_subcommand() -> None:
         for o in c.options:
             assert gen_docs._r(o.names[0]) in text, (c.name, o.names[0])
         for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLES", "EXIT STATUS",
-                        "ENVIRONMENT", "FILES", "SEE ALSO"):
+                        "ENVIRONMENT", "SEE ALSO"):
             assert f".SH {section}\n" in text, (c.name, section)
+        # FILES: the config file, for the commands that read it
+        assert (".SH FILES\n" in text) == any("--profile" in o.names for o in c.options), c.name
+
+
+def _section(text: str, title: str) -> str:
+    m = re.search(rf"^\.SH {title}\n(.*?)(?=^\.SH |\Z)", text, flags=re.MULTILINE | re.DOTALL)
+    return m.group(1) if m else ""
+
+
+def test_each_page_says_what_applies_to_its_command() -> None:
+    # the pages of decode, proxy, pcap-dump and serve sent the reader to --password-file
+    # and --profile (and the first three to --password), which they do not have
+    gen_docs = _gen_docs()
+    for c in gen_docs.read_cli().commands:
+        text = (REPO_ROOT / "man" / f"amqp-{c.name}.1").read_text()
+        env = _section(text, "ENVIRONMENT")
+        names = {n for o in c.options for n in o.names}
+        for option in ("--password", "--password-file", "--profile"):
+            if option not in names:
+                assert gen_docs._r(option) + "\\fR" not in env, (c.name, option)
+        assert ("AMQP_URL" in env) == ("--profile" in names), c.name
+        exits = _section(text, "EXIT STATUS")
+        assert "not built yet" not in exits, c.name
+        assert "When several apply, one code wins" in exits and "7 (some sends in doubt" in exits
+    serve = _section((REPO_ROOT / "man" / "amqp-serve.1").read_text(), "ENVIRONMENT")
+    assert "AMQP_PASSWORD" in serve and "SASL password, when neither" not in serve
+    proxy = (REPO_ROOT / "man" / "amqp-proxy.1").read_text()
+    assert "password in clear text" in proxy and "pcapng file: raw" in proxy
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
