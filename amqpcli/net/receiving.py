@@ -7,6 +7,12 @@ output may hold a duplicate (at-least-once), never a gap. When writing a run of 
 fails part way, the sink says how many of them were written whole (`OutputError`): those
 are settled, the rest go back to the peer with the link.
 
+A drain whose outcomes give messages back (release, modify without undeliverable-here)
+holds those deliveries, written, and gives them back at the end of the drain: settled at
+once, they would come straight back (RabbitMQ puts them back at the head of the queue)
+and the drain would see the same messages for ever. Messages that went back with a lost
+link and come again on the next one are recognised and not written twice.
+
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
@@ -21,12 +27,13 @@ import contextlib
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.types import Described, Symbol, UInt
+from amqpcli.codec.types import DecodeError, Described, Symbol, UInt
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
     Client,
@@ -86,6 +93,11 @@ class Outcome:
             return c.Modified(delivery_failed=self.delivery_failed or None,
                               undeliverable_here=self.undeliverable_here or None)
         return None
+
+    @property
+    def gives_back(self) -> bool:
+        """The node keeps the message to deliver again (to us as well)."""
+        return self.name == "release" or (self.name == "modify" and not self.undeliverable_here)
 
 
 _STATES: dict[Outcome, Any] = {}
@@ -181,6 +193,7 @@ class RecvSummary:
     outcomes: dict[str, int] = field(default_factory=dict)
     presettled: int = 0
     held: int = 0  # copy mode: held and released at the end
+    seen_again: int = 0  # drain: given back earlier in the run, came again, not written
     address: str | None = None  # the dynamic node's address
     reconnects: int = 0
     elapsed: float = 0.0
@@ -200,6 +213,8 @@ class RecvSummary:
         }
         if self.held:
             out["held-and-released"] = self.held
+        if self.seen_again:
+            out["seen-again"] = self.seen_again
         if self.address is not None:
             out["address"] = self.address
         if self.reconnects:
@@ -223,6 +238,8 @@ class RecvSummary:
             parts.append(f"pre-settled {self.presettled}")
         if self.held:
             parts.append(f"released back {self.held}")
+        if self.seen_again:
+            parts.append(f"seen again {self.seen_again} (released, not written)")
         if self.reconnects:
             parts.append(f"{self.reconnects} reconnect(s)")
         rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
@@ -307,6 +324,28 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
         signal.signal(signal.SIGTERM, signal.SIG_IGN if stopped else term_before)
 
 
+_RELEASED = Outcome("release").state()
+
+
+def _identity(inc: Incoming) -> int:
+    """What tells a message from others however often it is delivered: its bare message,
+    which no node may change (Part 3 §3.2; the header and annotations may); the whole
+    payload when it is no message."""
+    try:
+        return hash(inc.delivery.message().bare_bytes)
+    except DecodeError:
+        return hash(inc.payload)
+
+
+def _first_acquired(inc: Incoming) -> bool:
+    """The header says this is the message's first delivery to any link."""
+    try:
+        h = inc.delivery.message().header
+    except DecodeError:
+        return False
+    return h is not None and h.first_acquirer is True and not h.delivery_count
+
+
 class _Receiver:
     def __init__(self, cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
                  on_warning: Any, on_address: Any) -> None:
@@ -319,6 +358,12 @@ class _Receiver:
         self.held: list[Incoming] = []
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
+        # A drain that gives messages back holds those deliveries (see the module doc): each
+        # with the state to settle it with at the end and what the message is (`_identity`).
+        self.hold_back = plan.drain and not plan.copy and not plan.presettled
+        self.given_back: list[tuple[Incoming, Any, int]] = []
+        # Written, then given back with a lost link: they come again on the next one.
+        self.gone_back: Counter[int] = Counter()
         self.link: ReceiverLink | None = None  # the current connection's link
         self.credit = plan.credit  # shrunk after a drop that came with deliveries unsettled
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
@@ -349,6 +394,8 @@ class _Receiver:
                     # Held (copy) and unsettled messages go back to the peer with the link.
                     self.held.clear()
                     self.held_digests.clear()
+                    self.gone_back.update(ident for _, _, ident in self.given_back)
+                    self.given_back.clear()
                     if client is not None:
                         await client.abort()
                         client = None
@@ -457,8 +504,10 @@ class _Receiver:
             # What was written before the failure is settled: the settlements go out with
             # the detach, which the peer answers after them; the rest goes back to it.
             with contextlib.suppress(UserError, ConnectionLost):
+                self._give_back(link)
                 await link.close(keep=bool(plan.subscription))
             raise
+        self._give_back(link)
         if plan.copy:
             if plan.check_copy and self.held:
                 # Stopped by --count before the end (not drained): the node may hold more
@@ -515,10 +564,21 @@ class _Receiver:
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
         write_many = _write_many(self.sink)
-        outcomes = [(o.name, o.state()) for o in plan.outcomes]  # states made once
+        # states made once; whether the delivery is held to be given back at the end
+        outcomes = [(o.name, o.state(), self.hold_back and o.gives_back) for o in plan.outcomes]
         counts = self.s.outcomes
-        simple = len(outcomes) == 1 and not plan.copy and not plan.settle_second
-        only_name, only_state = outcomes[0] if outcomes else ("", None)
+        simple = (len(outcomes) == 1 and not plan.copy and not plan.settle_second
+                  and not outcomes[0][2])
+        only_name, only_state, _ = outcomes[0] if outcomes else ("", None, False)
+
+        def grant() -> int:
+            """The next window, once this one is used up (see below)."""
+            nonlocal window
+            window = self._regrown(window)
+            want = window if remaining is None else min(window, remaining)
+            link.flow(want, drain=drain)
+            return want
+
         while remaining is None or remaining > 0:
             inc = await link.get(wait)
             if inc is None:
@@ -541,6 +601,14 @@ class _Receiver:
                 batch = kept
                 if not batch:
                     continue  # the next `get` raises the end
+            if self.gone_back:
+                n = len(batch)
+                batch = self._not_again(batch)
+                outstanding -= n - len(batch)
+                if not batch:
+                    if outstanding <= 0:
+                        outstanding = grant()
+                    continue
             failed: OutputError | None = None
             try:
                 write_many(batch)
@@ -571,10 +639,7 @@ class _Receiver:
                 if failed is not None:
                     raise failed
                 if outstanding <= 0 and (remaining is None or remaining > 0):
-                    window = self._regrown(window)
-                    want = window if remaining is None else min(window, remaining)
-                    link.flow(want, drain=drain)
-                    outstanding = want
+                    outstanding = grant()
                 continue
             for inc in batch:
                 self.s.received += 1
@@ -589,26 +654,62 @@ class _Receiver:
                         self.held_digests.append(hash(inc.delivery.payload))
                     inc.delivery.drop_payload()
                 else:
-                    name, state = outcomes[i % len(outcomes)]
+                    name, state, hold = outcomes[i % len(outcomes)]
                     i += 1
-                    if plan.settle_second:
-                        link.client._engine_dispose(inc.delivery, state, False)
-                        link.client._schedule_flush()
-                        self.second_mode_waits.append(inc)
+                    if hold:
+                        self.given_back.append((inc, state, _identity(inc)))
+                        inc.delivery.drop_payload()
                     else:
-                        link.settle(inc, state)
+                        self._settle(link, inc, state)
                     counts[name] = counts.get(name, 0) + 1
                 # Grant the next window once this one is used up. Topping up earlier would
                 # keep the pipe fuller, but RabbitMQ 3.10 then overshoots the credit (its
                 # queue has already handed messages on under the old grant). While
                 # draining, a new flow starts the next drain.
                 if outstanding <= 0 and failed is None and (remaining is None or remaining > 0):
-                    window = self._regrown(window)
-                    want = window if remaining is None else min(window, remaining)
-                    link.flow(want, drain=drain)
-                    outstanding = want
+                    outstanding = grant()
             if failed is not None:
                 raise failed
+
+    def _settle(self, link: ReceiverLink, inc: Incoming, state: Any) -> None:
+        if self.plan.settle_second:
+            link.client._engine_dispose(inc.delivery, state, False)
+            link.client._schedule_flush()
+            self.second_mode_waits.append(inc)
+        else:
+            link.settle(inc, state)
+
+    def _give_back(self, link: ReceiverLink) -> None:
+        """Settle what a drain held to give back (written and counted already)."""
+        if not self.given_back:
+            return
+        if link.credit and not link.ended:
+            link.flow(0)  # no credit left for the peer to send them straight back
+        for inc, state, _ in self.given_back:
+            self._settle(link, inc, state)
+        self.given_back.clear()
+
+    def _not_again(self, batch: list[Incoming]) -> list[Incoming]:
+        """`batch` without the messages that were written, went back with a lost link and
+        now come again: those are held unwritten and released at the end. A message is
+        known by its bare message (`_identity`); one whose header says no link acquired it
+        before (first-acquirer) is new, whatever its bytes."""
+        keep = []
+        for inc in batch:
+            if not inc.settled:
+                ident = _identity(inc)
+                left = self.gone_back.get(ident, 0)
+                if left and not _first_acquired(inc):
+                    if left == 1:
+                        del self.gone_back[ident]
+                    else:
+                        self.gone_back[ident] = left - 1
+                    self.given_back.append((inc, _RELEASED, ident))
+                    inc.delivery.drop_payload()
+                    self.s.seen_again += 1
+                    continue
+            keep.append(inc)
+        return keep
 
     async def _settle_second_mode(self, link: ReceiverLink) -> None:
         """Mode second: our outcomes hold once the sender has settled them."""
