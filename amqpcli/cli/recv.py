@@ -127,28 +127,34 @@ class Sink:
 
     def _line(self, incoming: Incoming) -> str:
         """The message as its line (`--json`) or lines of plain text, with the newline."""
-        from amqpcli.render.message import message_to_json, message_tree
+        from amqpcli.render.message import payload_tree
         from amqpcli.render.text import plain_lines
 
         self.count += 1
-        msg = incoming.delivery.message()
         if self.json_lines:
             from amqpcli.render.jsonvalues import safe_json_text
+            from amqpcli.render.message import payload_problem, payload_to_json
 
-            return safe_json_text(json.dumps(message_to_json(msg), ensure_ascii=False,
+            obj = payload_to_json(incoming.payload)
+            if "encoded" in obj:
+                problem = payload_problem(incoming.payload)
+                if problem is not None:
+                    warn(f"message {incoming.number}: {problem}; written whole in "
+                         "\"encoded\"")
+            return safe_json_text(json.dumps(obj, ensure_ascii=False,
                                              separators=(",", ":"))) + "\n"
-        tree = message_tree(msg, label=f"message {incoming.number}")
+        tree = payload_tree(incoming.payload, label=f"message {incoming.number}")
         return "\n".join(plain_lines(tree)) + "\n"
 
     def _write(self, incoming: Incoming) -> None:
         if not self.pretty:
             self.stream.write(self._line(incoming))
             return
-        from amqpcli.render.message import message_tree
+        from amqpcli.render.message import payload_tree
         from amqpcli.render.text import rich_tree
 
         self.count += 1
-        tree = message_tree(incoming.delivery.message(), label=f"message {incoming.number}")
+        tree = payload_tree(incoming.payload, label=f"message {incoming.number}")
         if self._console is None:
             from rich.console import Console
 

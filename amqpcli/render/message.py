@@ -2,7 +2,9 @@
 
 The JSON object has one member per section present, under the section's spec name, plus
 `bare-sha256` (the SHA-256 of the bare message as it arrived) and, when the sections alone
-would not re-encode to the same bytes, `encoded` (the whole message, base64).
+would not re-encode to the same bytes, `encoded` (the whole message, base64). A section
+that does not decode (a string that is not UTF-8, say) has no member: `encoded` keeps its
+bytes, and reading the object back gives them again.
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ __all__ = [
     "message_from_json",
     "message_to_json",
     "message_tree",
+    "payload_problem",
+    "payload_to_json",
+    "payload_tree",
+    "section_errors",
 ]
 
 # JSON member names, in section order.
@@ -108,8 +114,13 @@ def _body_from_json(obj: Any, path: str) -> Any:
 
 
 def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
-    """The JSON object of a message (docs/message-format.md)."""
-    sections = _sections(msg)
+    """The JSON object of a message (docs/message-format.md).
+
+    A section that does not decode has no member; `encoded` is then always written (the
+    members cannot give the message back), so no message is written short."""
+    errors = section_errors(msg)
+    sections = tuple(None if key in errors else getattr(msg, attr)
+                     for key, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True))
     header, delivery_annotations, message_annotations, properties, app_properties, body, footer = (
         sections
     )
@@ -129,7 +140,9 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
     if footer is not None:
         out["footer"] = _keyed_to_json(footer.value, Symbol, exact)
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
-    if exact and not _members_give_bytes(sections):
+    if errors:
+        out["encoded"] = b64(msg.encode())
+    elif exact and not _members_give_bytes(sections):
         raw = msg.encode()
         if _sections_bytes(sections) != raw:
             out["encoded"] = b64(raw)
@@ -137,6 +150,48 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
 
 
 _sections = operator.attrgetter(*SECTION_NAMES)  # a message's sections, in order
+
+
+def section_errors(msg: Message) -> dict[str, DecodeError]:
+    """The sections that do not decode, by JSON member name, with why."""
+    errors = {}
+    for key, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True):
+        try:
+            getattr(msg, attr)
+        except DecodeError as e:
+            errors[key] = e
+    return errors
+
+
+def payload_to_json(payload: bytes) -> dict[str, Any]:
+    """`message_to_json` of a transfer's payload; bytes that are no message at all (their
+    sections cannot even be told apart) are only `encoded`."""
+    try:
+        msg = Message.decode(payload)
+    except DecodeError:
+        return {"encoded": b64(bytes(payload))}
+    return message_to_json(msg)
+
+
+def payload_problem(payload: bytes) -> str | None:
+    """Why the payload's JSON object needs its `encoded` member to be whole, if it does:
+    the sections that do not decode, or no message at all."""
+    try:
+        errors = section_errors(Message.decode(payload))
+    except DecodeError as e:
+        return f"not an AMQP message ({e})"
+    if not errors:
+        return None
+    return "; ".join(f"its {key} section does not decode ({e})" for key, e in errors.items())
+
+
+def payload_tree(payload: bytes, label: str = "message") -> Node:
+    """`message_tree` of a transfer's payload, or why it is no message."""
+    try:
+        msg = Message.decode(payload)
+    except DecodeError as e:
+        return Node(label, f"decode error {e}", f"{len(payload)} bytes, not a message")
+    return message_tree(msg, label)
 
 # Sections holding a map, by their place in SECTION_NAMES, and the key type that lets
 # `_keyed_to_json` write it as a plain JSON object (which keeps no map width: it reads back
@@ -223,19 +278,37 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
     body = _body_from_json(obj["body"], "body") if "body" in obj else None
     msg = Message(body, **kw)
     if use_encoded and "encoded" in obj:
-        from amqpcli.codec.decode import DecodeError
-
         try:
             original = Message.decode(unb64(obj["encoded"], "encoded"))
-            if original == msg:
-                return original
         except DecodeError as e:
             raise JsonValueError("encoded", f"not an encoded message: {e}") from None
+        if _same_sections(original, msg):
+            return original
     return msg
 
 
+def _same_sections(original: Message, msg: Message) -> bool:
+    """Whether `msg` (from the members) has the sections of `original` (from `encoded`):
+    equal where they decode; where one of `original`'s does not, `msg` has none (the
+    member was never written), and the bytes of `encoded` stand for it."""
+    for attr in SECTION_NAMES:
+        mine = getattr(msg, attr)
+        try:
+            theirs = getattr(original, attr)
+        except DecodeError:
+            if mine is not None:
+                return False
+            continue
+        if theirs != mine:
+            return False
+    return True
+
+
 def message_bytes_from_json(obj: Any) -> bytes:
-    """The message's bytes (exactly the original ones when `encoded` still applies)."""
+    """The message's bytes (exactly the original ones when `encoded` still applies). An
+    object of nothing but `encoded` gives its bytes, message or not (`payload_to_json`)."""
+    if type(obj) is dict and "encoded" in obj and set(obj) <= set(_META_KEYS):
+        return unb64(obj["encoded"], "encoded")
     return message_from_json(obj).encode()
 
 
