@@ -162,7 +162,7 @@ complete -c amqp -n '__amqp_is recv' -l unsubscribe -d 'With --subscription: rem
 complete -c amqp -n '__amqp_is recv' -l dynamic -d 'Ask the peer for a temporary node and print its address'
 complete -c amqp -n '__amqp_is recv' -l copy -d 'distribution-mode copy: browse without consuming (held messages are released at the end)'
 complete -c amqp -n '__amqp_is recv' -l json -d 'One JSON object per message (docs/message-format.md)'
-complete -c amqp -n '__amqp_is recv' -l out -r -F -d 'Append messages to FILE (fsync\'d before each settlement)'
+complete -c amqp -n '__amqp_is recv' -l out -r -F -d 'Append messages to FILE as --json writes them, whole, to replay with send --from (fsync\'d before each settlement)'
 complete -c amqp -n '__amqp_is recv' -l quiet -s q -d 'No summary on stderr'
 complete -c amqp -n '__amqp_is recv' -l address -s a -x -d 'Node address, verbatim (wins over the URL path)'
 complete -c amqp -n '__amqp_is recv' -l host -x -d 'Host (wins over the URL)'

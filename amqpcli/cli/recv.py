@@ -256,7 +256,7 @@ def recv(
     dynamic: bool = typer.Option(False, "--dynamic", help="Ask the peer for a temporary node and print its address.", rich_help_panel=_SRC),
     copy: bool = typer.Option(False, "--copy", help="distribution-mode copy: browse without consuming (held messages are released at the end).", rich_help_panel=_SRC),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
-    out: str | None = typer.Option(None, "--out", help="Append messages to FILE (fsync'd before each settlement).", rich_help_panel=_OUT),
+    out: str | None = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
 ) -> None:
     from amqpcli.net.receiving import run_recv
@@ -274,7 +274,13 @@ def recv(
         from dataclasses import replace
 
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")
-    sink = Sink(json_out, out)
+    # A file is kept to be read back: it gets the lossless lines, never the text view,
+    # which cuts long binary values.
+    sink = Sink(json_out or out is not None, out)
+    if not sink.json_lines and sink.regular and not quiet:
+        warn("note: standard output is a file, and the text view cuts long binary values "
+             "(data bodies): it does not replay with send --from (--json or --out FILE "
+             "write messages whole)")
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: warn(f"dynamic node address: {a}"))
     if not quiet and not unsubscribe and not _failed_before_start(summary):
