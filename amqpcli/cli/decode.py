@@ -462,7 +462,9 @@ class _Out:
         if self.rich:
             from rich.console import Console
 
-            self.console = Console(highlight=False, force_terminal=True)
+            # lines name files and hold decoded text: never emoji codes or markup
+            self.console = Console(highlight=False, force_terminal=True, markup=False,
+                                   emoji=False)
 
     def tree(self, node: Any) -> None:
         from amqpcli.render.text import plain_lines, rich_tree

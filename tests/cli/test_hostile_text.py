@@ -1,8 +1,7 @@
-"""Names, addresses, SASL mechanisms and close errors come from the capture, so from
-whoever wrote the bytes: every end view shows them as they are, in colour too. Square
-brackets are not markup (a name lost its `[eu-west]`, `[/]` stopped the view with a
-MarkupError), `:smile:` is not an emoji code, and no control character reaches the
-terminal."""
+"""Text that comes from the outside (a capture's names, addresses, SASL mechanisms and
+close errors, a file's name) is shown as it is, in colour too: square brackets are not
+markup (a name lost its `[eu-west]`, `[/]` stopped a view with a MarkupError), `:smile:`
+is not an emoji code, and no control character reaches the terminal."""
 
 from __future__ import annotations
 
@@ -121,3 +120,12 @@ def test_every_command_escapes_what_its_errors_echo(args: tuple[str, ...]) -> No
     code, _, err = run(*args)
     assert code == 2, err
     assert "\x1b" not in err and "no\\x1b[2J" in err
+
+
+def test_decode_in_colour_names_a_file_as_it_is(tmp_path: Path) -> None:
+    """The coloured console took `:smile:` in a file name for an emoji code."""
+    f = tmp_path / ":smile:[b].bin"
+    f.write_bytes(b"\x00\x53\x77\xa1\x01x")
+    code, out, err = run("decode", "--color", "--file", str(f))
+    assert code == 0, err
+    assert ":smile:[b].bin" in out and "😄" not in out
