@@ -201,6 +201,7 @@ def _fileno(stream: TextIO) -> int | None:
 def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
     """``KEY=JSON``: the filter value in the lossless JSON format, usually a described
     value: ``{"described": {"symbol": "…"}, "value": …}``."""
+    from amqpcli.net.outgoing import check_encodes
     from amqpcli.render.jsonvalues import JsonValueError, from_json
 
     out = []
@@ -209,9 +210,11 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
         if not sep or not key:
             raise UserError(f"--filter: expected KEY=JSON, got {item!r}", Exit.USAGE)
         try:
-            out.append((key, from_json(json.loads(text))))
+            value = from_json(json.loads(text))
         except (json.JSONDecodeError, JsonValueError) as e:
             raise UserError(f"--filter {key}: not a value in the JSON format: {e}", Exit.USAGE) from None
+        check_encodes(value, f"--filter {key}")  # a range error now, not at the attach
+        out.append((key, value))
     return tuple(out)
 
 

@@ -137,7 +137,7 @@ def _why_unencodable(value: Any, e: Exception) -> str:
     return str(e)
 
 
-def _check_encodes(value: Any, what: str) -> bytes:
+def check_encodes(value: Any, what: str) -> bytes:
     """`value` encoded, or a usage error naming `what` and the part that has no encoding."""
     try:
         return encode(value)
@@ -193,7 +193,7 @@ class MessageTemplate:
                 raise UserError(f"{what}: an id of type {_type_name(value)} is not allowed: AMQP "
                                 "allows ulong, uuid, binary or string", Exit.USAGE)
             if not isinstance(value, Numbered):
-                _check_encodes(_expand(value, 1), what)
+                check_encodes(_expand(value, 1), what)
         for section, option in _MAP_OPTIONS.items():
             for key, value in getattr(self, section).items():
                 what = f"{option} {str(key)!r}"
@@ -201,7 +201,7 @@ class MessageTemplate:
                     raise UserError(f"{what}: a value of type {_type_name(value)} is not allowed: "
                                     "application-properties hold only simple values (no map, "
                                     "list or array)", Exit.USAGE)
-                _check_encodes(value, what)
+                check_encodes(value, what)
 
     def check_body(self, body: Any) -> None:
         """Encode `body` now (kept for `encode`): one with no encoding is a usage error
@@ -234,8 +234,8 @@ class MessageTemplate:
                 body = body.encode("utf-8")
             return encode(c.Data(bytes(body)))
         if self.body_type == "sequence":
-            return _check_encodes(c.AmqpSequence(list(body)), "body")
-        return _check_encodes(c.AmqpValue(body), "body")
+            return check_encodes(c.AmqpSequence(list(body)), "body")
+        return check_encodes(c.AmqpValue(body), "body")
 
     def encode(self, n: int, body: Any) -> OutgoingMessage:
         """Message number `n` with this body. Constant sections are encoded once."""
