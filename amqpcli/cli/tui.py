@@ -73,7 +73,7 @@ def tui(
     send: Annotated[bool, typer.Option("--send", help="Our own sending link to URL's address; send by key.", rich_help_panel=_SRC)] = False,
     serve: Annotated[bool, typer.Option("--serve", help="Play the broker: every message an application sends waits for you to settle it.", rich_help_panel=_SRC)] = False,
     listen: Annotated[str, typer.Option("--listen", "-l", help="With --serve: PORT, HOST:PORT or [V6]:PORT (loopback unless a host is given).", rich_help_panel=_SRC)] = "127.0.0.1:5672",
-    record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file.", rich_help_panel=_SRC)] = None,
+    record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear.", rich_help_panel=_SRC)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="With --pcap/--live: also treat this TCP port as AMQP (repeatable).", rich_help_panel=_SRC)] = None,
     capture_filter: Annotated[str, typer.Option("--capture-filter", help="With --live: BPF filter for the capture.", rich_help_panel=_SRC)] = "tcp",
     fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
