@@ -33,6 +33,7 @@ from amqpcli.codec.types import Symbol, UInt
 from amqpcli.render.hexdump import hex_window
 from amqpcli.render.redact import secret_spans
 from tests.cli.test_decode import run, xxd
+from tests.paths import REPO_ROOT
 
 MiB = 1 << 20
 MESSAGE = Message([Data(b"x" * 80)], properties=Properties(message_id="m-1")).encode()
@@ -57,6 +58,9 @@ def binaries(n: int, size: int) -> bytes:
 # Runs a command with this helper's stdin, its stdout to /dev/null, and prints the peak RSS
 # of that command alone (a process forked from the large test process would count the
 # pages it started with) and its exit code.
+# the command as the tests run it: the checkout's package, whether or not `amqp` is on PATH
+AMQP = (sys.executable, "-m", "amqpcli")
+
 _PEAK = (
     "import os, subprocess, sys\n"
     "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
@@ -68,8 +72,9 @@ _PEAK = (
 def peak_rss(path: Path, *args: str) -> int:
     """Peak RSS in bytes of `amqp decode ARGS -` reading `path` on stdin (it must succeed)."""
     with path.open("rb") as stdin:
-        done = subprocess.run([sys.executable, "-c", _PEAK, "amqp", "decode", *args, "-"],
-                              stdin=stdin, capture_output=True, text=True, check=True)
+        done = subprocess.run([sys.executable, "-c", _PEAK, *AMQP, "decode", *args, "-"],
+                              stdin=stdin, capture_output=True, text=True, check=True,
+                              cwd=REPO_ROOT)
     rss, code = done.stdout.split()
     assert code == "0", done.stderr[-2000:]
     return int(rss)
@@ -111,7 +116,7 @@ def test_output_comes_before_the_input_ends(mode: str) -> None:
     count = 2 * _LOOKAHEAD // len(transfers(1))
     first_part = AMQP_HEADER + transfers(count)
     last_part = transfers(3)
-    proc = subprocess.Popen(["amqp", "decode", mode, "-"], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([*AMQP, "decode", mode, "-"], cwd=REPO_ROOT, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     an_item_was_read = threading.Event()
