@@ -37,6 +37,7 @@ TRACK_CONTROL, TRACK_COMMAND = 0, 1
 FIRST_SEGMENT, LAST_SEGMENT, FIRST_FRAME, LAST_FRAME = 0x08, 0x04, 0x02, 0x01
 
 _HDR = struct.Struct(">BBHBBH4x")
+_READ = struct.Struct(">BBHBBHI")  # with octets 8-11, which must be zero
 
 
 def is_protocol_header(data: bytes) -> bool:
@@ -129,7 +130,7 @@ class FrameReader:
                 self._need_header = False
                 pos = 8
             while len(buf) - pos >= FRAME_HEADER_SIZE:
-                f0, ftype, size, _r, track, channel = _HDR.unpack_from(buf, pos)
+                f0, ftype, size, r4, track, channel, r8 = _READ.unpack_from(buf, pos)
                 at = self._base + pos
                 if f0 & 0xF0:
                     raise DecodeError(at, "frame format 0 and reserved bits 0",
@@ -138,8 +139,16 @@ class FrameReader:
                     raise DecodeError(at + 1, "segment type 0-3", str(ftype))
                 if size < FRAME_HEADER_SIZE:
                     raise DecodeError(at + 2, "frame size >= 12", str(size))
-                if track & 0xF0 or (track & 0x0F) > 1:
+                if r4:
+                    raise DecodeError(at + 4, "reserved octet 4 zero", f"0x{r4:02x}")
+                if track & 0xF0:  # the high 4 bits of octet 5 are reserved
+                    raise DecodeError(at + 5, "reserved bits of octet 5 zero",
+                                      f"0x{track:02x} (track {track & 0x0F}, reserved bits "
+                                      f"0x{track & 0xF0:02x} set)")
+                if track > 1:
                     raise DecodeError(at + 5, "track 0 or 1", str(track))
+                if r8:
+                    raise DecodeError(at + 8, "reserved octets 8-11 zero", f"0x{r8:08x}")
                 if len(buf) - pos < size:
                     break
                 out.append(Frame(at, f0 & 0x0F, ftype, size, track, channel,

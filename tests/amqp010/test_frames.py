@@ -52,6 +52,11 @@ def test_byte_by_byte_feeding() -> None:
     (PROTOCOL_HEADER + CLOSE_OK[:1] + b"\x07" + CLOSE_OK[2:], 9, "segment type 0-3"),
     (PROTOCOL_HEADER + CLOSE_OK[:2] + b"\x00\x0b" + CLOSE_OK[4:], 10, "frame size >= 12"),
     (PROTOCOL_HEADER + CLOSE_OK[:5] + b"\x02" + CLOSE_OK[6:], 13, "track 0 or 1"),
+    (PROTOCOL_HEADER + CLOSE_OK[:4] + b"\x01" + CLOSE_OK[5:], 12, "reserved octet 4 zero"),
+    (PROTOCOL_HEADER + CLOSE_OK[:5] + b"\x11" + CLOSE_OK[6:], 13,
+     "reserved bits of octet 5 zero"),
+    (PROTOCOL_HEADER + CLOSE_OK[:11] + b"\x01" + CLOSE_OK[12:], 16,
+     "reserved octets 8-11 zero"),
     (PROTOCOL_HEADER + CLOSE_OK[:-1], 8, "a complete frame"),
 ])
 def test_frame_errors_have_offsets(data: bytes, offset: int, expected: str) -> None:
@@ -61,6 +66,13 @@ def test_frame_errors_have_offsets(data: bytes, offset: int, expected: str) -> N
     assert isinstance(err, FrameError)
     assert (err.offset, err.error.expected) == (offset, expected)
     assert r.feed(CLOSE_OK) == [] and r.close() == []  # nothing after an error
+
+
+def test_reserved_bits_of_the_track_octet_are_named() -> None:
+    r = FrameReader()
+    err = r.feed(PROTOCOL_HEADER + CLOSE_OK[:5] + b"\x11" + CLOSE_OK[6:])[-1]
+    assert isinstance(err, FrameError)
+    assert err.error.found == "0x11 (track 1, reserved bits 0x10 set)"
 
 
 def test_mid_stream_start_without_header() -> None:
