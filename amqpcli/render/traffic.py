@@ -265,14 +265,17 @@ def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> d
         # as a 1.0 header is written (render.items), so one reader takes both
         return {"item": "protocol-header", "offset": getattr(item, "offset", 0),
                 "protocol": "amqp0-10", "name": "AMQP 0-10", "version": [1, 1, 0, 10]}
+    fields = redact_010_fields(method, show_secrets)
     out: dict[str, Any] = {
         "item": "assembly",
         "offset": item.offset,
         "channel": item.channel,
         "track": item.track,
         "method": method.qname,
-        "fields": plain_010(redact_010_fields(method, show_secrets)),
+        "fields": plain_010(fields),
     }
+    if fields != method.fields:  # as a 1.0 sasl-init's record says it was masked
+        out["redacted"] = True
     if getattr(method, "sync", False):
         out["sync"] = True
     if item.header:
