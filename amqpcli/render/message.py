@@ -118,9 +118,13 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
 
     A section that does not decode has no member; `encoded` is then always written (the
     members cannot give the message back), so no message is written short."""
-    errors = section_errors(msg)
-    sections = tuple(None if key in errors else getattr(msg, attr)
-                     for key, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True))
+    try:
+        sections = _sections(msg)
+        errors: dict[str, DecodeError] = {}
+    except DecodeError:  # (rare: the sections one by one)
+        errors = section_errors(msg)
+        sections = tuple(None if key in errors else getattr(msg, attr)
+                         for key, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True))
     header, delivery_annotations, message_annotations, properties, app_properties, body, footer = (
         sections
     )
