@@ -28,6 +28,9 @@ class ConnectionObserver:
         self.model = SessionObserver()
         self._decoders = {CLIENT: StreamDecoder(expect_header), SERVER: StreamDecoder(expect_header)}
         self.errors: dict[str, StreamError] = {}
+        # per side, of the assemblies decoded: how many, and the frames that carried them
+        self.assemblies = {CLIENT: 0, SERVER: 0}
+        self.frames = {CLIENT: 0, SERVER: 0}
 
     def feed(self, side: str, data: bytes | bytearray | memoryview, time: float) -> list[Observed]:
         if side not in self._decoders:
@@ -43,6 +46,8 @@ class ConnectionObserver:
                  time: float) -> Observed:
         obs = Observed(time, side, item)
         if isinstance(item, Assembly):
+            self.assemblies[side] += 1
+            self.frames[side] += item.frames
             obs.events = self.model.feed(item, time, side)
         elif isinstance(item, StreamError):
             self.errors[side] = item

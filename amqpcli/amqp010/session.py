@@ -94,6 +94,7 @@ class Message:
     body: bytes
     sync: bool
     header_size: int = 0  # octets of the header segment
+    frames: int = 1  # frames of the transfer's assembly (command, header, body segments)
     timeline: list[TimelineEvent] = field(default_factory=list)
     outcome: str | None = None  # accepted, rejected, released
     acquired: bool = False
@@ -309,11 +310,11 @@ class SessionObserver:
                   time: float, side: str) -> None:
         msg = Message(s.channel, s.label, side, rec.command_id, time, c.get("destination"),
                       c.get("accept-mode", 0), c.get("acquire-mode", 0), asm.header,
-                      asm.body or b"", c.sync, asm.header_size)
+                      asm.body or b"", c.sync, asm.header_size, asm.frames)
         s.messages[side][rec.command_id] = msg
         self.messages.append(msg)
         self._note(msg, time, side, "transfer", rec.command_id,
-                   destination=msg.destination, size=len(msg.body))
+                   destination=msg.destination, size=msg.size)  # size: as Message.size
         if msg.acquire_mode == 0:
             msg.acquired = True
         if msg.accept_mode == 1:

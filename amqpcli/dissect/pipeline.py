@@ -789,7 +789,8 @@ class _Handler010(_Handler):
             if isinstance(item, Assembly):
                 self.frame_no += 1
                 no = self.frame_no
-                conn.frames[o.side] += 1
+                conn.frames[o.side] += item.frames  # wire frames, as for 1.0
+                conn.sessions = len(self.observer.model.sessions)
             elif isinstance(item, StreamError):
                 conn.frame_errors += 1
                 self.dead.add(o.side)
@@ -828,7 +829,7 @@ class _Handler010(_Handler):
                     break
         return DeliveryRecord(
             self.conn, AMQP010, m.destination or "", m.destination, m.sender, m.command_id,
-            None, m.size, 1, outcome, None, settled_by, m.accept_mode == 1, False, m.time,
+            None, m.size, m.frames, outcome, None, settled_by, m.accept_mode == 1, False, m.time,
             settled_time, at_end=at_end and outcome == "unsettled",
             timeline=list(m.timeline), payload=m.body,
             extra={"channel": m.channel, "headers": m.headers, "session": m.session})

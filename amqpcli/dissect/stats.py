@@ -11,6 +11,7 @@ from typing import Any
 
 from amqpcli.dissect.filters import Filter, frame_links, performative_name
 from amqpcli.dissect.records import (
+    AMQP010,
     Conn,
     DeliveryRecord,
     FrameRecord,
@@ -70,7 +71,8 @@ class Summary:
     def add(self, rec: Any) -> None:
         cls = rec.__class__
         if cls is FrameRecord:
-            self.frames += 1
+            # a 0-10 record is an assembly: count the frames that carried it
+            self.frames += getattr(rec.item, "frames", 1) if rec.protocol == AMQP010 else 1
             name = performative_name(rec.item)
             self.by_performative[name] = self.by_performative.get(name, 0) + 1
             t = rec.time

@@ -358,14 +358,14 @@ def connection_lines(conn: Conn) -> list[str]:
             f"{conn.deliveries}, violations {conn.violations}"
         )
     elif model is None and obs is not None:  # 0-10
-        m = obs.model
+        c = _counts_010(conn)
         lines.append(
-            f"    sessions {len(m.sessions)}, messages {len(m.messages)}, "
-            f"subscriptions {sum(len(s.subscriptions) for s in m.sessions)}, "
-            f"violations {len(m.violations)}"
+            f"    sessions {c['sessions']}, messages {c['messages']}, "
+            f"subscriptions {c['subscriptions']}, violations {conn.violations}"
         )
         for side in ("client", "server"):
-            lines.append(f"    {side}: {conn.frames[side]} assemblies, {conn.bytes[side]} B")
+            lines.append(f"    {side}: {c['assemblies'][side]} assemblies in "
+                         f"{conn.frames[side]} frames, {conn.bytes[side]} B")
     if conn.gaps or conn.resyncs or conn.frame_errors:
         lines.append(
             f"    capture: {conn.gaps} gaps ({conn.gap_bytes} B), {conn.resyncs} "
@@ -376,6 +376,18 @@ def connection_lines(conn: Conn) -> list[str]:
         lines.append(f"    tcp: {ends}")
     lines += [f"    note: {n}" for n in conn.notes]
     return lines
+
+
+def _counts_010(conn: Conn) -> dict[str, Any]:
+    """What a 0-10 connection's text and JSON both count, from its model."""
+    obs = conn.observer
+    m = obs.model
+    return {
+        "sessions": conn.sessions,
+        "messages": len(m.messages),
+        "subscriptions": len(m.subscriptions),
+        "assemblies": dict(obs.assemblies),
+    }
 
 
 def connection_json(conn: Conn) -> dict[str, Any]:
@@ -418,4 +430,6 @@ def connection_json(conn: Conn) -> dict[str, Any]:
             c = model.close.get(side)
             out[f"open-{side}"] = to_json(redact(o)) if o is not None else None
             out[f"close-{side}"] = to_json(c) if c is not None else None
+    elif model is None and conn.observer is not None:  # 0-10
+        out.update(_counts_010(conn))
     return out

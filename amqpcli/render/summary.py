@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from amqpcli.dissect.records import AMQP010
 from amqpcli.dissect.stats import Summary
 from amqpcli.render.deliveries import latency_text
 from amqpcli.render.traffic import clock, iso, violation_json, violation_line
@@ -26,7 +27,9 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
         f"frames: {s.frames}{span}",
     ]
     if s.by_performative:
-        out.append(f"  by performative: {_counts(s.by_performative)}")
+        # a 0-10 assembly of several frames is one control or command
+        per = " (a 0-10 assembly once)" if AMQP010 in s.protocols else ""
+        out.append(f"  by performative{per}: {_counts(s.by_performative)}")
     out.append(f"deliveries: {s.deliveries}")
     if s.by_outcome:
         out.append(f"  by outcome: {_counts(s.by_outcome)}")
