@@ -50,6 +50,15 @@ _ACCEPTED = c.Accepted()
 SELECTOR_SYMBOL = "apache.org:selector-filter:string"
 SELECTOR_CODE = 0x0000468C00000004
 DEFAULT_CREDIT = 500
+LIFETIME_POLICY = Symbol("lifetime-policy")
+# Part 3 §3.5.10-13, by descriptor code; delete-on-close is the default
+_LIFETIMES = {
+    0x2B: c.DeleteOnClose,
+    0x2C: c.DeleteOnNoLinks,
+    0x2D: c.DeleteOnNoMessages,
+    0x2E: c.DeleteOnNoLinksOrMessages,
+}
+_LIFETIME_BY_NAME = {cls.NAME: cls for cls in _LIFETIMES.values()}
 
 
 @dataclass
@@ -98,7 +107,8 @@ class InLink:
     address: str | None  # None: anonymous relay (route by the message's `to`)
     capabilities: Any = None
     coordinator: bool = False
-    temporary: Queue | None = None  # a dynamic target's node: goes with the link
+    node: Queue | None = None  # the queue its address names (none: topic, relay)
+    conn: PeerConnection | None = None
     count: int = 0  # messages received
     settled: int = 0  # outcomes given
 
@@ -113,7 +123,6 @@ class OutLink:
     copy: bool
     selector: Selector | None
     key: tuple[str, str]  # (container-id, link name): who undeliverable-here excludes
-    temporary: bool = False  # the queue goes with the link (dynamic, topic subscription)
     durable: bool = False  # a durable subscription: kept when detached, not closed
     cursor: int = 0  # copy: the last seq sent
     sent: int = 0
@@ -231,9 +240,8 @@ class Broker:
         conn.gone = True
         for out in list(conn.out_links.values()):
             self._drop_out_link(out, closed=False)
-        for inl in conn.in_links.values():
-            if inl.temporary is not None:
-                self.nodes.delete(inl.temporary)
+        for inl in list(conn.in_links.values()):
+            self._unlink_in(inl)
         conn.in_links.clear()
         for d, (entry, out) in list(conn.sent.items()):
             if entry is not None and not out.copy:
@@ -309,15 +317,28 @@ class Broker:
             self._refuse(conn, link, "amqp:not-found", f"no node {address!r} (--refuse)")
             return
         target = tgt
-        temporary = None
+        node = None
+        dynamic = ""
         if isinstance(tgt, c.Target) and tgt.dynamic:
-            temporary = self.nodes.temporary()
-            address = temporary.name
+            node = self.nodes.temporary(_lifetime(tgt.dynamic_node_properties))
+            address = node.name
             target = c.Target(**tgt.fields())
             target.address = address
-        conn.in_links[link] = InLink(link, address, caps, temporary=temporary)
+            target.dynamic_node_properties = _node_properties(node)
+            dynamic = f" (dynamic, {node.lifetime})"
+        elif address is not None and not is_topic(address, caps):
+            node = self.nodes.queue(address)
+            if node is None:
+                self._refuse(conn, link, "amqp:not-found", f"no node {address!r}")
+                return
+        inl = InLink(link, address, caps, node=node, conn=conn)
+        conn.in_links[link] = inl
+        if node is not None:
+            node.senders.append(inl)
+            if dynamic:
+                node.creator = inl
         ep.accept_link(link, target=target)
-        where = repr(address) if address is not None else "anonymous relay (by 'to')"
+        where = repr(address) + dynamic if address is not None else "anonymous relay (by 'to')"
         self.log(f"{conn.name} attach {link.name!r}: client sends to {where}")
         credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
         if credit:
@@ -341,28 +362,37 @@ class Broker:
         granted = c.Source(**src.fields())
         granted.filter = filters or None
         copy = str(src.distribution_mode or "") == "copy"
-        temporary = durable = resumed = False
+        durable = resumed = False
+        created: Queue | None = None  # a node this link's attach creates
         if src.dynamic:
-            q = self.nodes.temporary()
+            q = created = self.nodes.temporary(_lifetime(src.dynamic_node_properties))
             granted.address = q.name
-            temporary = True
+            granted.dynamic_node_properties = _node_properties(q)
         elif address is None:
             self._refuse(conn, link, "amqp:invalid-field", "the source has no address")
             return
         elif is_topic(address, src.capabilities):
             durable = bool(src.durable) and str(src.expiry_policy or "") == "never"
             q, resumed = self.nodes.subscribe(address, key if durable else None)
-            temporary = not durable
+            if not durable:
+                q.lifetime = c.DeleteOnClose.NAME  # a subscription lives with its link
+                created = q
         else:
-            q = self.nodes.queue(address)
+            found = self.nodes.queue(address)
+            if found is None:
+                self._refuse(conn, link, "amqp:not-found", f"no node {address!r}")
+                return
+            q = found
         if copy:
             granted.distribution_mode = Symbol("copy")
         if link in conn.out_links:  # a second attach on the same link: start over
             self._drop_out_link(conn.out_links[link], closed=True)
-        out = OutLink(conn, link, q, copy, selector, key, temporary=temporary,
+        out = OutLink(conn, link, q, copy, selector, key,
                       durable=durable, presettled=req.get("snd_settle_mode") == 1)
         conn.out_links[link] = out
         q.consumers.append(out)
+        if created is not None:
+            q.creator = out
         if req.unsettled:
             # Deliveries of an earlier attachment are not resumed: what they held was
             # released when it detached and is sent again.
@@ -370,7 +400,8 @@ class Broker:
         else:
             ep.accept_link(link, source=granted)
         mode = "copy" if copy else "move"
-        extra = f", selector {selector.text!r}" if selector else ""
+        extra = f", dynamic, {q.lifetime}" if src.dynamic else ""
+        extra += f", selector {selector.text!r}" if selector else ""
         if durable:
             extra += ", durable subscription " + ("resumed" if resumed else "created")
         self.log(f"{conn.name} attach {link.name!r}: client receives from "
@@ -388,8 +419,7 @@ class Broker:
             if inl.coordinator:
                 for txn in [t for t in self.txns.values() if t.coordinator is link]:
                     self._end_txn(txn, commit=False)
-            if inl.temporary is not None:
-                self.nodes.delete(inl.temporary)
+            self._unlink_in(inl)
             self.log(f"{conn.name} detach {link.name!r}" + ("" if closed else " (kept)")
                      + _why(error))
             return
@@ -410,10 +440,67 @@ class Broker:
                 del conn.sent[d]
                 if entry is not None and not out.copy:
                     q.release(entry)
-        if out.temporary or (out.durable and closed):
+        if q.creator is out:
+            q.creator = None
+        if out.durable and closed:
             self.nodes.delete(q)
         else:
-            self._dispatch(q)
+            self._dispatch(q)  # to the other consumers; and the node may have ended
+
+    def _unlink_in(self, inl: InLink) -> None:
+        """A sender's link to a queue is gone."""
+        q = inl.node
+        if q is None:
+            return
+        if inl in q.senders:
+            q.senders.remove(inl)
+        if q.creator is inl:
+            q.creator = None
+        self._expire(q)
+
+    # --- node lifetimes (Part 3 §3.5.9-13) -------------------------------------------------
+
+    def _expire(self, q: Queue) -> None:
+        """Delete `q` if its lifetime policy says it has ended. Called whenever a link
+        leaves a queue or messages leave it (through `_dispatch` and `_feed`)."""
+        if q.lifetime is None or q.deleted:
+            return
+        links = bool(q.consumers or q.senders)
+        ended = {
+            c.DeleteOnClose.NAME: q.creator is None,
+            c.DeleteOnNoLinks.NAME: not links,
+            c.DeleteOnNoMessages.NAME: q.creator is None and not q.entries,
+            c.DeleteOnNoLinksOrMessages.NAME: not links and not q.entries,
+        }[q.lifetime]
+        if not ended:
+            return
+        self.nodes.delete(q)
+        if q.kind == "temporary":
+            self.log(f"node {q.name!r} deleted ({q.lifetime})")
+        # the links still attached to it have nothing left to send to or take from
+        err = c.Error(condition=Symbol("amqp:resource-deleted"),
+                      description=f"node {q.name!r} was deleted ({q.lifetime})")
+        for out in list(q.consumers):
+            q.consumers.remove(out)
+            out.conn.out_links.pop(out.link, None)
+            for d in [d for d, (_, o) in out.conn.sent.items() if o is out]:
+                del out.conn.sent[d]
+            self._end_link(out.conn, out.link, err)
+        for inl in list(q.senders):
+            q.senders.remove(inl)
+            conn = inl.conn
+            if conn is None:
+                continue
+            conn.in_links.pop(inl.link, None)
+            for d in [d for d, inc in conn.pending.items() if inc.link is inl]:
+                del conn.pending[d]
+            self._end_link(conn, inl.link, err)
+
+    def _end_link(self, conn: PeerConnection, link: Link, error: Any) -> None:
+        if conn.open and link.state == "attached":
+            self.log(f"{conn.name} detaching {link.name!r}" + _why(error))
+            conn.endpoint.detach(link, closed=True, error=error)
+            self._touch(conn)
 
     # --- sending to receivers ---------------------------------------------------------
 
@@ -436,6 +523,7 @@ class Broker:
             n += 1
             if self._send_one(out, e):
                 break
+        self._expire(q)
         return n
 
     def _dispatch(self, q: Queue) -> None:
@@ -457,7 +545,8 @@ class Broker:
                 progress = True
                 break
             if not progress:
-                return
+                break
+        self._expire(q)
 
     def _send_one(self, out: OutLink, e: Entry) -> bool:
         """Send one entry; True when a delivery limit ended the link or connection."""
@@ -505,11 +594,11 @@ class Broker:
                 self.log(f"{conn.name} {out.link.name!r} -> {out.queue.name!r}: "
                          f"{name} in transaction {bytes(state.txn_id)!r}")
                 return
-        if entry is not None and not out.copy:
-            self._apply(entry, outcome, out.key)
         if d.phase != Phase.ABANDONED:
             self.log(f"{conn.name} {out.link.name!r} <- {out.queue.name!r}: "
                      f"delivery {d.delivery_id} {name}" + (" (copy)" if out.copy else ""))
+        if entry is not None and not out.copy:
+            self._apply(entry, outcome, out.key)  # (logged first: it may end the node)
 
     def _apply(self, entry: Entry, outcome: Any, key: tuple[str, str]) -> None:
         q = entry.queue
@@ -536,9 +625,10 @@ class Broker:
         if address is None:
             to = _message_to(d)
             if to is None:
-                conn.endpoint.reject(d, c.Error(
-                    condition=Symbol("amqp:not-found"),
-                    description="anonymous relay: the message has no 'to' address"))
+                self._unroutable(conn, inl, d, "anonymous relay: the message has no 'to' address")
+                return
+            if not is_topic(to, inl.capabilities) and self.nodes.queue(to) is None:
+                self._unroutable(conn, inl, d, f"anonymous relay: no node {to!r}")
                 return
             address = to
         inc = Incoming(conn, d, inl, inl.count, address, d.txn_id)
@@ -557,6 +647,13 @@ class Broker:
             self.call_later(decision.delay, lambda: self.settle_incoming(inc, decision.outcome))
         else:
             self.settle_incoming(inc, decision.outcome)
+
+    def _unroutable(self, conn: PeerConnection, inl: InLink, d: Delivery, text: str) -> None:
+        conn.endpoint.reject(d, c.Error(condition=Symbol("amqp:not-found"), description=text))
+        self._touch(conn)
+        self.log(f"{conn.name} {inl.link.name!r} -> None: message {inl.count} "
+                 f"rejected (amqp:not-found: {text})")
+        self._replenish(conn, inl.link)
 
     def _replenish(self, conn: PeerConnection, link: Link) -> None:
         """Top the sender's credit up to the window once half of it is used."""
@@ -705,6 +802,23 @@ def _selector(filters: Any) -> tuple[Selector | None, dict[Any, Any], str | None
             except SelectorError as e:
                 return None, {}, f"bad selector {v.value!r}: {e}"
     return None, {}, None
+
+
+def _lifetime(properties: Any) -> str:
+    """The lifetime-policy name asked for in dynamic-node-properties (delete-on-close when
+    none or one we do not know)."""
+    policy = properties.get(LIFETIME_POLICY) if isinstance(properties, dict) else None
+    name = getattr(policy, "NAME", None)
+    if isinstance(policy, Described) and isinstance(policy.descriptor, int):
+        cls = _LIFETIMES.get(int(policy.descriptor))
+        name = cls.NAME if cls is not None else None
+    return name if name in _LIFETIME_BY_NAME else c.DeleteOnClose.NAME
+
+
+def _node_properties(q: Queue) -> dict[Any, Any]:
+    """The dynamic node's actual properties, for the attach reply (Part 3 §3.5.3-4)."""
+    assert q.lifetime is not None
+    return {LIFETIME_POLICY: _LIFETIME_BY_NAME[q.lifetime]()}
 
 
 def _message_to(d: Delivery) -> str | None:

@@ -9,7 +9,11 @@ every entry after it without acquiring anything, so browsing never consumes.
 Addresses `/topic/NAME`, `topic://NAME` or a terminus with the `topic` capability name
 topics: each receiver gets its own subscription queue, and a message sent to a topic
 goes to every subscription (with none, it is dropped). Everything else names a queue,
-created on first use.
+created on first use — except the names of temporary (dynamic) nodes, which only a
+dynamic attach creates: once deleted, such a node is not found.
+
+A queue with a `lifetime` (a Part 3 §3.5.9 lifetime-policy name) is deleted by the broker
+when that policy says so; see `Broker._expire`.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ __all__ = ["ACQUIRED", "READY", "Entry", "Nodes", "Queue", "is_topic"]
 
 READY, ACQUIRED, GONE = 0, 1, 2
 TOPIC_PREFIXES = ("/topic/", "topic://")
+TEMPORARY_PREFIX = "amqp-serve.tmp."
 
 
 def is_topic(address: str | None, capabilities: Any = None) -> bool:
@@ -107,6 +112,10 @@ class Queue:
     def __init__(self, name: str, kind: str = "queue") -> None:
         self.name = name
         self.kind = kind  # queue, temporary, subscription
+        self.lifetime: str | None = None  # a lifetime-policy name; None: lives for good
+        self.creator: Any = None  # the link whose attach created it, while attached
+        self.senders: list[Any] = []  # the broker's links sending to it
+        self.deleted = False
         self.entries: dict[int, Entry] = {}
         self._seqs: list[int] = []  # sorted; may hold seqs of entries already gone
         self._ready: list[int] = []  # heap of seqs that were ready when pushed
@@ -230,15 +239,20 @@ class Nodes:
         self.durable: dict[tuple[str, str], tuple[str, Queue]] = {}
         self._tmp = itertools.count(1)
 
-    def queue(self, address: str) -> Queue:
+    def queue(self, address: str) -> Queue | None:
+        """The queue at `address`, created on first use; None for a temporary node's
+        name that is not there (never created implicitly, nor re-created once deleted)."""
         q = self.queues.get(address)
         if q is None:
+            if address.startswith(TEMPORARY_PREFIX):
+                return None
             q = self.queues[address] = Queue(address)
         return q
 
-    def temporary(self) -> Queue:
-        name = f"amqp-serve.tmp.{next(self._tmp)}"
+    def temporary(self, lifetime: str) -> Queue:
+        name = f"{TEMPORARY_PREFIX}{next(self._tmp)}"
         q = self.queues[name] = Queue(name, kind="temporary")
+        q.lifetime = lifetime
         return q
 
     def subscribe(self, topic: str, durable_key: tuple[str, str] | None = None) -> tuple[Queue, bool]:
@@ -253,6 +267,7 @@ class Nodes:
 
     def delete(self, q: Queue) -> None:
         q.clear()
+        q.deleted = True
         if self.queues.get(q.name) is q:
             del self.queues[q.name]
         for subs in self.topics.values():
@@ -266,4 +281,5 @@ class Nodes:
         """Where a message sent to `address` goes."""
         if is_topic(address, capabilities):
             return list(self.topics.get(address, []))
-        return [self.queue(address)]
+        q = self.queue(address)
+        return [] if q is None else [q]

@@ -14,6 +14,7 @@ from amqpcli.engine import (
     CreditChanged,
     Endpoint,
     Event,
+    LinkDetached,
     LinkRefused,
     MessageReceived,
     TransactionDeclared,
@@ -432,3 +433,97 @@ def test_transactional_acquisition_rolled_back_gives_the_messages_back() -> None
     client.discharge(coord, txn, fail=True)
     net.pump()
     assert q.ready_count == 2 and len(q) == 2
+
+
+# --- dynamic node lifetimes (Part 3 §3.5.9-13) ------------------------------------------
+
+def _errors(events: list[Event], link: Any) -> set[str]:
+    """The conditions of the detaches and refusals the server sent on `link`."""
+    return {str(e.error.condition) for e in events
+            if isinstance(e, (LinkDetached, LinkRefused)) and e.link is link
+            and e.side == "server" and e.error is not None}
+
+
+def _dynamic_sender(net: Net, client: Endpoint, policy: Any) -> tuple[Any, str]:
+    props = {Symbol("lifetime-policy"): policy} if policy is not None else None
+    s = client.begin()
+    link = client.attach_sender(s, "dyn", c.Source(),
+                                c.Target(dynamic=True, dynamic_node_properties=props))
+    net.pump()
+    return link, str(link.granted.target.address)
+
+
+@pytest.mark.parametrize("policy", [None, c.DeleteOnClose()])
+def test_dynamic_node_delete_on_close_goes_with_its_link(policy: Any) -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    link, address = _dynamic_sender(net, client, policy)
+    granted = link.granted.target.dynamic_node_properties
+    assert granted == {Symbol("lifetime-policy"): c.DeleteOnClose()}  # the default, said
+    client.send(link, Message(b"x"))
+    net.pump()
+    client.detach(link)
+    net.pump()
+    assert net.broker.nodes.queues.get(address) is None
+    late = _receiver(net, client, address, name="late")
+    assert _errors(events, late) == {"amqp:not-found"}  # not re-created implicitly
+
+
+@pytest.mark.parametrize("policy", [c.DeleteOnNoMessages(), c.DeleteOnNoLinksOrMessages(),
+                                    c.DeleteOnNoLinks()])
+def test_dynamic_node_outlives_its_link_as_its_policy_says(policy: Any) -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    link, address = _dynamic_sender(net, client, policy)
+    assert link.granted.target.dynamic_node_properties == {Symbol("lifetime-policy"): policy}
+    for body in (b"m1", b"m2"):
+        client.send(link, Message(body))
+    net.pump()
+    rcv = _receiver(net, client, address, name="r")  # a link to it before the creator goes
+    client.detach(link)
+    net.pump()
+    q = net.broker.nodes.queues[address]  # the accepted messages are still there
+    client.flow(rcv, 1)
+    net.pump()
+    client.accept(_got(events, rcv)[0])
+    net.pump()
+    assert len(q) == 1 and not q.deleted
+    client.flow(rcv, 1)
+    net.pump()
+    got = _got(events, rcv)
+    assert [_body(d) for d in got] == ["m1", "m2"]
+    client.accept(got[1])
+    net.pump()
+    if isinstance(policy, c.DeleteOnNoMessages):
+        # creator gone, no messages: deleted, and the link still on it told so
+        assert q.deleted and _errors(events, rcv) == {"amqp:resource-deleted"}
+    else:
+        assert not q.deleted  # a link remains
+        client.detach(rcv)
+        net.pump()
+        assert q.deleted and address not in net.broker.nodes.queues
+
+
+def test_links_to_a_deleted_node_are_detached_and_nothing_recreates_it() -> None:
+    net = Net(Broker())
+    client, events = net.connect()
+    s = client.begin()
+    rcv = client.attach_receiver(s, "dynr", c.Source(dynamic=True), c.Target())
+    net.pump()
+    address = str(rcv.granted.source.address)
+    assert rcv.granted.source.dynamic_node_properties == {
+        Symbol("lifetime-policy"): c.DeleteOnClose()}
+    snd = _sender(net, client, address)
+    client.detach(rcv)
+    net.pump()
+    assert _errors(events, snd) == {"amqp:resource-deleted"}
+    assert address not in net.broker.nodes.queues
+    again = _sender(net, client, address)
+    assert _errors(events, again) == {"amqp:not-found"}
+    relay = client.attach_sender(s, "relay", c.Source(), c.Target())
+    net.pump()
+    d = client.send(relay, Message(b"x", properties=c.Properties(to=address)))
+    net.pump()
+    assert isinstance(d.receiver_state, c.Rejected)
+    assert str(d.receiver_state.error.condition) == "amqp:not-found"
+    assert address not in net.broker.nodes.queues
