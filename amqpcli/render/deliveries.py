@@ -135,7 +135,7 @@ def _entry_json(e: Any) -> dict[str, Any]:
     if e.command_id is not None:
         out["command-id"] = e.command_id
     if e.detail:
-        out["detail"] = plain_010(e.detail)
+        out["detail"] = plain_010(e.detail, typed=True)
     return out
 
 
@@ -186,7 +186,7 @@ def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any
             from amqpcli.render.traffic import plain_010
 
             out["headers"] = [
-                {"struct": s.qname, "fields": plain_010(s.fields)}
+                {"struct": s.qname, "fields": plain_010(s.fields, typed=True)}
                 for s in rec.extra.get("headers", ())
             ]
             out["body"] = plain_010(rec.payload)

@@ -229,8 +229,12 @@ def _brief_json(item: Any, show_secrets: bool) -> dict[str, Any]:
     return out
 
 
-def plain_010(v: Any) -> Any:
-    """0-10 values as JSON: bytes as text or base64, sets as ranges, the rest plain."""
+def plain_010(v: Any, typed: bool = False) -> Any:
+    """0-10 values as JSON: bytes as text or base64, sets as ranges, the rest plain.
+    `typed` (the JSON views) keeps every type the wire gave, so nothing is lost: see
+    `_typed_010`; a dict is then a method's or struct's fields."""
+    if typed:
+        return _fields_010(v) if isinstance(v, dict) else _typed_010(v, False)
     if isinstance(v, (bytes, bytearray)):
         try:
             text = bytes(v).decode("utf-8")
@@ -256,6 +260,40 @@ def plain_010(v: Any) -> Any:
     return str(v)
 
 
+def _fields_010(fields: dict[str, Any]) -> dict[str, Any]:
+    return {str(k): _typed_010(x, False) for k, x in fields.items()}
+
+
+def _typed_010(v: Any, inner: bool) -> Any:
+    """Lossless JSON of a 0-10 value. A value read from a map or list (`inner`) carries its
+    own type code on the wire, so it is written as {type: value} ({"int64": 5}, {"str16":
+    "x"}; a code the spec does not name as {"0x1f": ...}), a map or list in one as {"map":
+    {...}} or {"list": [...]}; true, false and null need no name. An array names its
+    element type once: {"array": [...], "type": "str16"}. A field's own value has the type
+    its definition declares and is written plain."""
+    from amqpcli.amqp010.codec import code_of
+    from amqpcli.amqp010.model import TYPES_BY_CODE
+    from amqpcli.amqp010.values import Array
+
+    if isinstance(v, Array):
+        return {"array": [_typed_010(x, False) for x in v],
+                "type": TYPES_BY_CODE.get(v.code, f"0x{v.code:02x}")}
+    if isinstance(v, dict):
+        m = {str(k): _typed_010(x, True) for k, x in v.items()}
+        return {"map": m} if inner else m
+    if isinstance(v, (list, tuple)):
+        items = [_typed_010(x, True) for x in v]
+        return {"list": items} if inner else items
+    fields = getattr(v, "fields", None)
+    if isinstance(fields, dict):
+        return {"struct": getattr(v, "qname", ""), "fields": _fields_010(fields)}
+    plain = plain_010(v)
+    if not inner or v is None or isinstance(v, (bool, uuid.UUID)):
+        return plain
+    code = code_of(v)
+    return {TYPES_BY_CODE.get(code, f"0x{code:02x}"): plain}
+
+
 def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> dict[str, Any]:
     method = getattr(item, "method", None)
     if method is None:
@@ -272,14 +310,15 @@ def json_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> d
         "channel": item.channel,
         "track": item.track,
         "method": method.qname,
-        "fields": plain_010(fields),
+        "fields": plain_010(fields, typed=True),
     }
     if fields != method.fields:  # as a 1.0 sasl-init's record says it was masked
         out["redacted"] = True
     if getattr(method, "sync", False):
         out["sync"] = True
     if item.header:
-        out["header"] = [{"struct": s.qname, "fields": plain_010(s.fields)} for s in item.header]
+        out["header"] = [{"struct": s.qname, "fields": plain_010(s.fields, typed=True)}
+                         for s in item.header]
     if item.body is not None:
         out["body"] = plain_010(item.body) if bodies else {"size": len(item.body)}
     return out

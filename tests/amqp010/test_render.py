@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
-from amqpcli.amqp010 import PROTOCOL_HEADER, Assembly, Control, StreamDecoder, encode_assembly
+import json
+
+from amqpcli.amqp010 import (
+    PROTOCOL_HEADER,
+    Assembly,
+    Command,
+    Control,
+    StreamDecoder,
+    Struct,
+    TypedInt,
+    encode_assembly,
+)
 from amqpcli.render.traffic import json_010
+from tests.amqp010.samples import sample_map
 
 
 def _items(*methods: Control) -> list[Assembly]:
@@ -22,3 +34,33 @@ def test_a_masked_sasl_response_is_flagged_in_json() -> None:
     shown = json_010(item, show_secrets=True)
     assert "redacted" not in shown
     assert "redacted" not in json_010(_start_ok("ANONYMOUS", b"guest@vm"))
+
+
+def test_json_keeps_the_type_of_each_value_the_wire_typed() -> None:
+    start = _items(Control.make("connection.start", mechanisms=["ANONYMOUS"]))[0]
+    assert json_010(start)["fields"]["mechanisms"] == {"array": ["ANONYMOUS"], "type": "str16"}
+    ok = _items(Control.make("connection.start-ok", client_properties=sample_map(1),
+                             mechanism="ANONYMOUS", response=b"x", locale="en_US"))[0]
+    props = json_010(ok)["fields"]["client-properties"]
+    json.dumps(props)
+    assert props["i64"] == {"int64": -(1 << 62) + 1}
+    assert props["u8"] == {"uint8": 200} and props["i8"] == {"int8": -6}
+    assert props["s8"] == {"str8": "kurz ü"} and props["s16"] == {"str16": "lang ü" * 3}
+    assert props["vb16"] == {"vbin16": {"binary-text": "ab" * 10}}
+    assert props["dt"] == {"datetime": 1_700_000_001}
+    assert props["unknown-fixed"] == {"0x1f": {"binary": "AQI="}}
+    assert props["nested"] == {"map": {"a": {"int64": 1},
+                                       "l": {"list": [{"str16": "x"}, {"int32": 2}]}}}
+    assert props["array"] == {"array": [1, 2], "type": "int32"}
+    assert props["bool"] is False and props["void"] is None
+    assert props["struct32"]["struct"] == "message.delivery-properties"
+
+
+def test_json_of_a_header_map_keeps_its_types() -> None:
+    props = Struct.make("message.message-properties",
+                        application_headers={"seq": TypedInt(7, 0x31)})
+    blob = PROTOCOL_HEADER + encode_assembly(Command.make("message.transfer", destination="d"),
+                                             1, (props,), b"x")
+    (item,) = [i for i in StreamDecoder().feed(blob) if isinstance(i, Assembly)]
+    (header,) = json_010(item)["header"]
+    assert header["fields"]["application-headers"] == {"seq": {"int64": 7}}
