@@ -137,7 +137,8 @@ class Txn:
     coordinator: Link
     sends: list[tuple[str | None, Any, bytes]] = field(default_factory=list)
     outcomes: list[tuple[Entry, Any, tuple[str, str]]] = field(default_factory=list)
-    acquired: list[tuple[Delivery, Entry, OutLink]] = field(default_factory=list)
+    # acquired in the transaction (Part 4 §4.4.3): any outcome for these waits for it
+    acquired: dict[Delivery, tuple[Entry, OutLink]] = field(default_factory=dict)
 
 
 class PeerConnection:
@@ -557,7 +558,7 @@ class Broker:
         d = ep.send(out.link, e.payload, settled=out.presettled,
                     txn_id=txn.txn_id if txn is not None else None)
         if txn is not None and not out.copy and not out.presettled:
-            txn.acquired.append((d, e, out))
+            txn.acquired[d] = (e, out)
         if out.copy:
             out.cursor = e.seq
             if not out.presettled:
@@ -589,11 +590,13 @@ class Broker:
         name = _outcome_name(outcome)
         if isinstance(state, c.TransactionalState):
             txn = self.txns.get(bytes(state.txn_id))
-            if txn is not None and entry is not None and not out.copy:
-                txn.outcomes.append((entry, outcome, out.key))
-                self.log(f"{conn.name} {out.link.name!r} -> {out.queue.name!r}: "
-                         f"{name} in transaction {bytes(state.txn_id)!r}")
-                return
+        else:  # a plain outcome for a message acquired in a transaction waits for it too
+            txn = next((t for t in self.txns.values() if d in t.acquired), None)
+        if txn is not None and entry is not None and not out.copy:
+            txn.outcomes.append((entry, outcome, out.key))
+            self.log(f"{conn.name} {out.link.name!r} <- {out.queue.name!r}: "
+                     f"delivery {d.delivery_id} {name} in transaction {txn.txn_id!r}")
+            return
         if d.phase != Phase.ABANDONED:
             self.log(f"{conn.name} {out.link.name!r} <- {out.queue.name!r}: "
                      f"delivery {d.delivery_id} {name}" + (" (copy)" if out.copy else ""))
@@ -773,12 +776,13 @@ class Broker:
             for entry, outcome, key in txn.outcomes:
                 self._apply(entry, outcome, key)
         else:
-            for d, entry, out in txn.acquired:
+            for d, (entry, out) in txn.acquired.items():
                 out.conn.sent.pop(d, None)  # its outcome, if any comes, no longer counts
                 entry.queue.release(entry)
             for entry, _, _ in txn.outcomes:
                 entry.queue.release(entry)
-            for q in {e.queue for _, e, _ in txn.acquired} | {e.queue for e, _, _ in txn.outcomes}:
+            for q in {e.queue for e, _ in txn.acquired.values()} | {
+                    e.queue for e, _, _ in txn.outcomes}:
                 self._dispatch(q)
         what = "committed" if commit else "rolled back"
         acquired = f", {len(txn.acquired)} acquired" if txn.acquired else ""

@@ -527,3 +527,30 @@ def test_links_to_a_deleted_node_are_detached_and_nothing_recreates_it() -> None
     assert isinstance(d.receiver_state, c.Rejected)
     assert str(d.receiver_state.error.condition) == "amqp:not-found"
     assert address not in net.broker.nodes.queues
+
+
+@pytest.mark.parametrize("commit", [False, True])
+def test_plain_outcome_for_a_transactional_acquisition_waits_for_the_discharge(
+        commit: bool) -> None:
+    net = Net(Broker(log=(lines := []).append))
+    _put(net, "q", "a", "b")
+    client, events, s, coord, txn = _in_transaction(net)
+    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
+    net.pump()
+    client.flow(link, 2, txn_id=txn)
+    net.pump()
+    a, b = _got(events, link)
+    client.accept(a)  # a plain outcome: still inside the transaction that acquired it
+    client.accept_in(b, txn)
+    net.pump()
+    q = net.broker.nodes.queue("q")
+    assert len(q) == 2 and q.ready_count == 0
+    client.discharge(coord, txn, fail=not commit)
+    net.pump()
+    if commit:
+        assert len(q) == 0
+    else:  # a rollback gives both back, whatever the receiver said
+        assert len(q) == 2 and q.ready_count == 2
+    held = [x for x in lines if "in transaction" in x]
+    assert held == [f"c2 'r' <- 'q': delivery {n} accepted in transaction {txn!r}"
+                    for n in (0, 1)]
