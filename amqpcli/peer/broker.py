@@ -127,6 +127,8 @@ class OutLink:
     cursor: int = 0  # copy: the last seq sent
     sent: int = 0
     presettled: bool = False
+    # the receiver's max-message-size (Part 2 §2.7.3): larger messages are not for it
+    limit: int | None = None
     last_available: int | None = None
 
 
@@ -186,7 +188,8 @@ class PeerConnection:
         out = self.out_links.get(link)
         if out is None or link.state != "attached":
             return
-        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None)
+        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None,
+                                out.limit)
         if n != out.last_available or ev.echo or ev.drain:
             out.last_available = n
             self.endpoint.flow(link, available=n)
@@ -388,8 +391,10 @@ class Broker:
             granted.distribution_mode = Symbol("copy")
         if link in conn.out_links:  # a second attach on the same link: start over
             self._drop_out_link(conn.out_links[link], closed=True)
+        mms = req.get("max_message_size")
         out = OutLink(conn, link, q, copy, selector, key,
-                      durable=durable, presettled=req.get("snd_settle_mode") == 1)
+                      durable=durable, presettled=req.get("snd_settle_mode") == 1,
+                      limit=int(mms) if mms else None)
         conn.out_links[link] = out
         q.consumers.append(out)
         if created is not None:
@@ -403,6 +408,7 @@ class Broker:
         mode = "copy" if copy else "move"
         extra = f", dynamic, {q.lifetime}" if src.dynamic else ""
         extra += f", selector {selector.text!r}" if selector else ""
+        extra += f", max-message-size {out.limit}" if out.limit else ""
         if durable:
             extra += ", durable subscription " + ("resumed" if resumed else "created")
         self.log(f"{conn.name} attach {link.name!r}: client receives from "
@@ -517,8 +523,7 @@ class Broker:
         n = 0
         q = out.queue
         while self._room(out) > 0:
-            e = q.browse(out.cursor, out.selector) if out.copy else q.take(
-                out.key, out.selector)
+            e = self._next(out)
             if e is None:
                 break
             n += 1
@@ -526,6 +531,13 @@ class Broker:
                 break
         self._expire(q)
         return n
+
+    def _next(self, out: OutLink) -> Entry | None:
+        """The next entry `out` may have: a copy link's next one, or one to acquire."""
+        q = out.queue
+        if out.copy:
+            return q.browse(out.cursor, out.selector, out.limit)
+        return q.take(out.key, out.selector, out.limit)
 
     def _dispatch(self, q: Queue) -> None:
         """Hand ready entries to the queue's consumers, taking turns."""
@@ -537,8 +549,7 @@ class Broker:
                 out = consumers[(start + i) % len(consumers)]
                 if self._room(out) <= 0:
                     continue
-                e = q.browse(out.cursor, out.selector) if out.copy else q.take(
-                    out.key, out.selector)
+                e = self._next(out)
                 if e is None:
                     continue
                 self._send_one(out, e)

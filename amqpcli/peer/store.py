@@ -70,7 +70,10 @@ class Entry:
             self._fields = message_fields(self.message)
         return self._fields
 
-    def matches(self, selector: Selector | None) -> bool:
+    def matches(self, selector: Selector | None, limit: int | None = None) -> bool:
+        """May a consumer with this selector and max-message-size `limit` have it?"""
+        if limit is not None and len(self.payload) > limit:
+            return False
         if selector is None:
             return True
         try:
@@ -144,9 +147,10 @@ class Queue:
 
     # --- taking --------------------------------------------------------------------
 
-    def take(self, key: Any, selector: Selector | None) -> Entry | None:
+    def take(self, key: Any, selector: Selector | None,
+             limit: int | None = None) -> Entry | None:
         """The oldest ready entry this consumer may acquire (not acquired yet)."""
-        if selector is None and not self.excluded_count:
+        if selector is None and limit is None and not self.excluded_count:
             heap = self._ready
             while heap:
                 e = self.entries.get(heap[0])
@@ -156,14 +160,15 @@ class Queue:
             return None
         for e in self._scan(0):
             if e.state == READY and (e.excluded is None or key not in e.excluded) and (
-                    e.matches(selector)):
+                    e.matches(selector, limit)):
                 return e
         return None
 
-    def browse(self, after: int, selector: Selector | None) -> Entry | None:
+    def browse(self, after: int, selector: Selector | None,
+               limit: int | None = None) -> Entry | None:
         """The first entry after seq `after` a copy consumer may see."""
         for e in self._scan(after):
-            if e.matches(selector):
+            if e.matches(selector, limit):
                 return e
         return None
 
@@ -177,14 +182,15 @@ class Queue:
             if e is not None:
                 yield e
 
-    def count_for(self, key: Any, selector: Selector | None, copy_after: int | None) -> int:
+    def count_for(self, key: Any, selector: Selector | None, copy_after: int | None,
+                  limit: int | None = None) -> int:
         """How many entries this consumer could still get (the `available` of a flow)."""
         if copy_after is not None:
-            return sum(1 for e in self._scan(copy_after) if e.matches(selector))
-        if selector is None and not self.excluded_count:
+            return sum(1 for e in self._scan(copy_after) if e.matches(selector, limit))
+        if selector is None and limit is None and not self.excluded_count:
             return self.ready_count
         return sum(1 for e in self._scan(0) if e.state == READY and (
-            e.excluded is None or key not in e.excluded) and e.matches(selector))
+            e.excluded is None or key not in e.excluded) and e.matches(selector, limit))
 
     # --- state changes ---------------------------------------------------------------
 

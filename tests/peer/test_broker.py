@@ -554,3 +554,23 @@ def test_plain_outcome_for_a_transactional_acquisition_waits_for_the_discharge(
     held = [x for x in lines if "in transaction" in x]
     assert held == [f"c2 'r' <- 'q': delivery {n} accepted in transaction {txn!r}"
                     for n in (0, 1)]
+
+
+def test_no_message_larger_than_the_receivers_max_message_size() -> None:
+    net = Net(Broker())
+    _put(net, "q", "x" * 1000, "small")
+    client, events = net.connect()
+    s = client.begin()
+    picky = client.attach_receiver(s, "picky", c.Source(address="q"), c.Target(),
+                                   max_message_size=200)
+    net.pump()
+    client.drain(picky, 5)
+    net.pump()
+    assert [_body(d) for d in _got(events, picky)] == ["small"]
+    assert picky.link_credit == 0  # the drain completed: the big one is not for it
+    q = net.broker.nodes.queue("q")
+    assert len(q) == 2  # held for someone who can take it
+    other = _receiver(net, client, "q", name="other")
+    client.flow(other, 5)
+    net.pump()
+    assert [len(_body(d)) for d in _got(events, other)] == [1000]
