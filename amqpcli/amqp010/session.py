@@ -157,6 +157,8 @@ class Violation:
     channel: int
     message: str
     command_id: int | None = None
+    # what was broken: session, outcome, result, subscription, credit
+    kind: str = "session"
 
 
 @dataclass(slots=True)
@@ -334,13 +336,13 @@ class SessionObserver:
                 why = ("sent with accept-mode none" if msg.accept_mode == 1
                        and msg.outcome == "accepted" else f"already {msg.outcome}")
                 self._violate(time, side, s.channel, f"message.{c.name} of transfer "
-                              f"{msg.command_id}, {why}", rec.command_id)
+                              f"{msg.command_id}, {why}", rec.command_id, "outcome")
                 self._note(msg, time, side, outcome, rec.command_id, ignored=why, **detail)
                 continue
             if not msg.acquired and outcome != "released":
                 if outcome == "accepted":  # the recipient must have acquired it
                     self._violate(time, side, s.channel, f"message.accept of transfer "
-                                  f"{msg.command_id}, not acquired", rec.command_id)
+                                  f"{msg.command_id}, not acquired", rec.command_id, "outcome")
                 else:  # the spec says a reject of an unacquired message is ignored
                     self._note(msg, time, side, outcome, rec.command_id,
                                ignored="not acquired", **detail)
@@ -358,7 +360,7 @@ class SessionObserver:
         target = s.commands[peer_of(side)].get(c.get("command-id", 0))
         if target is None:
             self._violate(time, side, s.channel, f"execution.result for unknown command "
-                          f"{c.get('command-id', 0)}", rec.command_id)
+                          f"{c.get('command-id', 0)}", rec.command_id, "result")
             return
         target.result = c.get("value")
         if target.qname == "message.acquire" and target.result is not None:
@@ -382,7 +384,7 @@ class SessionObserver:
         dest = c.get("destination", "")
         if dest in s.subscriptions and s.subscriptions[dest].cancelled_at is None:
             self._violate(time, side, s.channel, f"second subscription to destination {dest!r}",
-                          rec.command_id)
+                          rec.command_id, "subscription")
         sub = Subscription(s.channel, dest, c.get("queue"), time, c.get("accept-mode", 0),
                            c.get("acquire-mode", 0), bool(c.get("exclusive")),
                            c.get("arguments"), rec.command_id)
@@ -397,7 +399,7 @@ class SessionObserver:
         sub = s.subscriptions.get(dest)
         if sub is None:
             self._violate(time, side, s.channel, f"{c.qname} for unknown destination {dest!r}",
-                          rec.command_id)
+                          rec.command_id, "subscription")
             return
         if c.name == "cancel":
             sub.cancelling.add(rec.command_id)
@@ -426,7 +428,7 @@ class SessionObserver:
         size = asm.header_size + len(msg.body)
         if sub.cancelled_at is not None:
             self._violate(time, side, sub.channel, f"transfer {msg.command_id} to cancelled "
-                          f"destination {sub.destination!r}", msg.command_id)
+                          f"destination {sub.destination!r}", msg.command_id, "subscription")
             return
         if sub.draining:
             return  # a flush or stop is settling the credit: anything in flight may arrive
@@ -435,7 +437,7 @@ class SessionObserver:
         if short:
             self._violate(time, side, sub.channel, f"transfer {msg.command_id} to "
                           f"{sub.destination!r} beyond {' and '.join(short)} credit",
-                          msg.command_id)
+                          msg.command_id, "credit")
         for unit, need in (("message", 1), ("byte", size)):
             if sub.credit[unit] != UNLIMITED:
                 sub.credit[unit] = max(sub.credit[unit] - need, 0)
@@ -489,10 +491,11 @@ class SessionObserver:
                 out.append(msg)
             elif i in known:
                 self._violate(time, side, s.channel, f"{rec.qname} names command {i} "
-                              f"({known[i].qname}), not a message.transfer", rec.command_id)
+                              f"({known[i].qname}), not a message.transfer", rec.command_id,
+                              "outcome")
             else:
                 self._violate(time, side, s.channel, f"{rec.qname} names unknown transfer {i}",
-                              rec.command_id)
+                              rec.command_id, "outcome")
         return out
 
     def _note(self, msg: Message, time: float, side: str, event: str, cid: int | None,
@@ -502,8 +505,8 @@ class SessionObserver:
         self._events.append(MessageEvent(msg, entry))
 
     def _violate(self, time: float, side: str, channel: int, message: str,
-                 cid: int | None = None) -> None:
-        v = Violation(time, side, channel, message, cid)
+                 cid: int | None = None, kind: str = "session") -> None:
+        v = Violation(time, side, channel, message, cid, kind)
         self.violations.append(v)
         self._events.append(v)
 

@@ -808,7 +808,7 @@ class _Handler010(_Handler):
                         yield self._delivery(m, o.time, False)
                 elif isinstance(ev, V010):
                     conn.violations += 1
-                    yield ViolationRecord(conn, AMQP010, "violation", ev.side, ev.message, no,
+                    yield ViolationRecord(conn, AMQP010, ev.kind, ev.side, ev.message, no,
                                           packet, ev.time)
 
     def _delivery(self, m: Any, t: float, at_end: bool) -> DeliveryRecord:

@@ -68,7 +68,8 @@ def test_credit_mode_outcomes_and_completion() -> None:
     reject = obs.messages[1].timeline[1]
     assert (reject.side, reject.command_id, reject.detail) == (
         "client", 5, {"code": 1, "text": "no route"})
-    assert [v.message for v in obs.violations] == ["transfer 2 to 'd' beyond message credit"]
+    assert [(v.kind, v.message) for v in obs.violations] == [
+        ("credit", "transfer 2 to 'd' beyond message credit")]
     (sub,) = obs.subscriptions
     assert (sub.destination, sub.queue, sub.flow_mode, sub.transfers) == ("d", "q", "credit", 3)
     assert sub.credit == {"message": 0, "byte": UNLIMITED}
@@ -232,7 +233,8 @@ def test_unacquired_messages_reject_ignored_accept_violates() -> None:
     m0, m1 = s.obs.messages
     assert m0.outcome is None and m0.timeline[-1].detail["ignored"] == "not acquired"
     assert m1.outcome == "accepted"
-    assert [v.message for v in s.obs.violations] == ["message.accept of transfer 1, not acquired"]
+    assert [(v.kind, v.message) for v in s.obs.violations] == [
+        ("outcome", "message.accept of transfer 1, not acquired")]
 
 
 def test_settled_transfers_may_not_be_referenced_again() -> None:
@@ -261,7 +263,8 @@ def test_cancel_takes_effect_when_completed() -> None:
     s.ctl("server", "session.completed", commands=SequenceSet(((0, 4),)))
     assert s.obs.subscriptions[0].cancelled_at is not None
     s.transfer()
-    assert [v.message for v in s.obs.violations] == ["transfer 1 to cancelled destination 'd'"]
+    assert [(v.kind, v.message) for v in s.obs.violations] == [
+        ("subscription", "transfer 1 to cancelled destination 'd'")]
 
 
 def test_unanswered_syncs() -> None:
