@@ -296,10 +296,26 @@ class Broker:
     def _on_attach(self, conn: PeerConnection, link: Link) -> None:
         ep = conn.endpoint
         req = link.attach[ep.remote]
+        self._steal(conn, link)
         if link.sender == ep.remote:
             self._attach_in(conn, link, req)
         else:
             self._attach_out(conn, link, req)
+
+    def _steal(self, conn: PeerConnection, link: Link) -> None:
+        """A link is named uniquely between two containers (Part 2 §2.6.1): attached again
+        from another connection, the new attach takes it over and the old one is detached
+        with amqp:link:stolen (not closed: a durable subscription carries on)."""
+        sends = link.sender == conn.endpoint.remote
+        err = c.Error(condition=Symbol("amqp:link:stolen"),
+                      description=f"link {link.name!r} attached again by {conn.name}")
+        for other in self.connections:
+            if other is conn or other.container_id != conn.container_id:
+                continue
+            links: dict[Link, Any] = other.in_links if sends else other.out_links
+            for old in [x for x in links if str(x.name) == str(link.name)]:
+                self._end_link(other, old, err, closed=False)
+                self._on_detach(other, old, False, None)
 
     def _refuse(self, conn: PeerConnection, link: Link, condition: str, text: str) -> None:
         self.log(f"{conn.name} refused link {link.name!r}: {condition}: {text}")
@@ -503,10 +519,11 @@ class Broker:
                 del conn.pending[d]
             self._end_link(conn, inl.link, err)
 
-    def _end_link(self, conn: PeerConnection, link: Link, error: Any) -> None:
+    def _end_link(self, conn: PeerConnection, link: Link, error: Any,
+                  closed: bool = True) -> None:
         if conn.open and link.state == "attached":
             self.log(f"{conn.name} detaching {link.name!r}" + _why(error))
-            conn.endpoint.detach(link, closed=True, error=error)
+            conn.endpoint.detach(link, closed=closed, error=error)
             self._touch(conn)
 
     # --- sending to receivers ---------------------------------------------------------

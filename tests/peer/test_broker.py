@@ -574,3 +574,22 @@ def test_no_message_larger_than_the_receivers_max_message_size() -> None:
     client.flow(other, 5)
     net.pump()
     assert [len(_body(d)) for d in _got(events, other)] == [1000]
+
+
+def test_a_link_attached_again_from_another_connection_steals_it() -> None:
+    net = Net(Broker())
+    durable = {"durable": 2, "expiry_policy": Symbol("never")}
+    a, ev_a = net.connect("dur")
+    old = _receiver(net, a, "/topic/st", name="D", **durable)
+    a.flow(old, 10)
+    net.pump()
+    b, ev_b = net.connect("dur")
+    new = _receiver(net, b, "/topic/st", name="D", **durable)
+    b.flow(new, 10)
+    net.pump()
+    assert _errors(ev_a, old) == {"amqp:link:stolen"}
+    assert not any(e.closed for e in ev_a if isinstance(e, LinkDetached) and e.link is old)
+    _put(net, "/topic/st", "p0", "p1", "p2", "p3")
+    assert _got(ev_a, old) == []
+    assert [_body(d) for d in _got(ev_b, new)] == ["p0", "p1", "p2", "p3"]
+    assert list(net.broker.nodes.durable) == [("dur", "D")]  # one subscription, kept
