@@ -443,6 +443,9 @@ def message_fields(message: Any) -> Fields:
         if name in _JMS:
             sec, fld = _JMS[name]
             v = _plain(section(sec, fld))
+            if v is None and name == "JMSExpiration":
+                v = 0  # JMS: no expiry reads 0
+
         elif name == "JMSDeliveryMode":
             v = "PERSISTENT" if section("header", "durable") else "NON_PERSISTENT"
         elif name.startswith("header.") and name[7:] in _HEADER:

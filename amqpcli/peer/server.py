@@ -268,6 +268,7 @@ class Server:
         self._transports[conn] = transport
         self._done[conn] = done
         try:
+            transport.bytes_in += len(header)  # read here, before the transport ran
             transport.receive(header)
             transport.start()
             await done.wait()

@@ -593,3 +593,18 @@ def test_a_link_attached_again_from_another_connection_steals_it() -> None:
     assert _got(ev_a, old) == []
     assert [_body(d) for d in _got(ev_b, new)] == ["p0", "p1", "p2", "p3"]
     assert list(net.broker.nodes.durable) == [("dur", "D")]  # one subscription, kept
+
+
+def test_relay_rejection_of_a_message_without_to_is_logged() -> None:
+    lines: list[str] = []
+    net = Net(Broker(log=lines.append))
+    client, _ = net.connect()
+    s = client.begin()
+    relay = client.attach_sender(s, "relay", c.Source(), c.Target())
+    net.pump()
+    d = client.send(relay, Message(b"x"))
+    net.pump()
+    assert isinstance(d.receiver_state, c.Rejected)
+    assert [x for x in lines if "rejected" in x] == [
+        "c1 'relay' -> None: message 1 rejected (amqp:not-found: anonymous relay: "
+        "the message has no 'to' address)"]

@@ -384,3 +384,15 @@ def test_a_performative_during_sasl_drops_the_connection(serve: Serve) -> None:
     s = serve()
     _dropped_after(s.port, SASL_HEADER + _BEGIN, True)
     assert "begin before open" in s.wait_log(r"c1 from .*: protocol error: ")
+
+
+def test_a_refused_protocol_header_counts_as_bytes_in(serve: Any) -> None:
+    s = serve()
+    assert s.port is not None
+    sock = _connect(s.port)
+    sock.sendall(b"AMQP\x05\x01\x00\x00")  # no such protocol id
+    while sock.recv(65536):
+        pass
+    sock.close()
+    s.wait_log(r"protocol header not accepted", _HANG_GUARD)
+    assert _bytes_in(s, "c1") == 8

@@ -94,3 +94,8 @@ def test_message_fields_header_properties_and_jms_names() -> None:
     bare = message_fields(Message.decode(Message(b"x").encode()))
     assert compile_selector("JMSPriority = 4").matches(bare)  # the header's default
     assert compile_selector("JMSDeliveryMode = 'NON_PERSISTENT'").matches(bare)
+
+
+def test_jms_expiration_of_a_message_without_expiry_is_zero() -> None:
+    bare = message_fields(Message.decode(Message(b"x").encode()))
+    assert compile_selector("JMSExpiration = 0").matches(bare)
