@@ -15,20 +15,50 @@ from amqpcli.render.text import format_binary
 from amqpcli.render.traffic import plain_010
 
 
+class Choice(str):
+    """A field's value shown by its spec enum name ("explicit"), or, outside the enum, as
+    the number with a note; text views only (JSON keeps the number)."""
+
+
+def with_choices(obj: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` (of the control, command or struct `obj`) with enum values named."""
+    out = dict(fields)
+    for f in obj.definition.fields:
+        names = f.choices
+        v = out.get(f.name)
+        if names and isinstance(v, int) and not isinstance(v, bool):
+            name = names.get(v)
+            domain = f.declared.rsplit(".", 1)[-1]
+            out[f.name] = Choice(name if name is not None else f"{v} (not a {domain})")
+    return out
+
+
+def octets(n: int) -> str:
+    return f"{n} byte{'s' * (n != 1)}"
+
+
 def _value(v: Any) -> str:
+    if isinstance(v, Choice):
+        return str(v)
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), 60)
     if isinstance(v, str):
         return repr(v) if v == "" or not v.isprintable() else f'"{v}"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    fields = getattr(v, "fields", None)
+    if isinstance(fields, dict):  # a struct: its name and fields, as header lines give them
+        inner = ", ".join(f"{k}: {_value(x)}" for k, x in with_choices(v, fields).items())
+        return f"{v.qname} {{{inner}}}"
     plain = plain_010(v)
     return str(plain) if not isinstance(plain, str) else plain
 
 
-def _field_lines(fields: dict[str, Any], indent: str) -> list[str]:
+def _field_lines(obj: Any, fields: dict[str, Any], indent: str) -> list[str]:
     lines: list[str] = []
-    for name, v in fields.items():
+    for name, v in with_choices(obj, fields).items():
         if isinstance(v, dict) and v:
-            lines.append(f"{indent}{name}:  (map, {len(v)} entries)")
+            lines.append(f"{indent}{name}:  (map, {len(v)} entr{'y' if len(v) == 1 else 'ies'})")
             lines += [f"{indent}  {k!s}: {_value(x)}" for k, x in v.items()]
         else:
             lines.append(f"{indent}{name}: {_value(v)}")
@@ -47,10 +77,10 @@ def tree_010(item: Any, show_secrets: bool = False) -> list[str]:
     flags = ", sync" if getattr(method, "sync", False) else ""
     frames = f"{item.frames} frame{'s' * (item.frames != 1)}"
     lines = [f"[{item.channel}] {method.qname}  ({kind}{flags}, @{item.offset}, {frames})"]
-    lines += _field_lines(redact_010_fields(method, show_secrets), "  ")
+    lines += _field_lines(method, redact_010_fields(method, show_secrets), "  ")
     for struct in item.header:
         lines.append(f"  header {struct.qname}")
-        lines += _field_lines(dict(struct.fields), "    ")
+        lines += _field_lines(struct, dict(struct.fields), "    ")
     if item.body is not None:
-        lines.append(f"  body: {_value(item.body)}  ({len(item.body)} bytes)")
+        lines.append(f"  body: {_value(item.body)}  ({octets(len(item.body))})")
     return lines

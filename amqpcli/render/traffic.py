@@ -111,6 +111,10 @@ def violation_line(rec: ViolationRecord) -> str:
 
 
 def _v010(v: Any, limit: int = 40) -> str:
+    from amqpcli.render.amqp010 import Choice, with_choices
+
+    if isinstance(v, Choice):
+        return str(v)
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), limit)
     if isinstance(v, str):
@@ -118,10 +122,20 @@ def _v010(v: Any, limit: int = 40) -> str:
     if isinstance(v, dict):
         inner = ", ".join(f"{k}={_v010(x, 20)}" for k, x in v.items())
         return "{" + (inner if len(inner) <= 2 * limit else inner[: 2 * limit] + "…") + "}"
+    if isinstance(v, list):  # an array or list: its items, not a Python repr
+        inner = ",".join(_v010(x, 20) for x in v)
+        return "[" + (inner if len(inner) <= 2 * limit else inner[: 2 * limit] + "…") + "]"
+    fields = getattr(v, "fields", None)
+    if isinstance(fields, dict):  # a struct value, written as the header structs are
+        return f"{v.qname}{{{_fields_text(with_choices(v, fields))}}}"
     ranges = getattr(v, "ranges", None)
     if ranges is not None:
         return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
     return str(v)
+
+
+def _fields_text(fields: dict[str, Any], sep: str = " ") -> str:
+    return sep.join(f"{k}={_v010(v)}" for k, v in fields.items())
 
 
 def line_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> str:
@@ -137,15 +151,18 @@ def line_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> s
     parts = [f"[{item.channel}]".ljust(_CHANNEL_WIDTH), method.qname.ljust(_NAME_WIDTH)]
     if getattr(method, "sync", False):
         parts.append("sync")
-    parts += [f"{k}={_v010(v)}" for k, v in redact_010_fields(method, show_secrets).items()]
+    from amqpcli.render.amqp010 import octets, with_choices
+
+    fields = with_choices(method, redact_010_fields(method, show_secrets))
+    if fields:
+        parts.append(_fields_text(fields))
     for s in item.header:
-        fields = " ".join(f"{k}={_v010(v)}" for k, v in s.fields.items())
-        parts.append(f"| {s.name}{{{fields}}}")
+        parts.append(f"| {s.name}{{{_fields_text(with_choices(s, s.fields))}}}")
     if item.body is not None:
         if bodies:
-            parts.append(f"| body {_v010(item.body, 60)} ({len(item.body)} bytes)")
+            parts.append(f"| body {_v010(item.body, 60)} ({octets(len(item.body))})")
         else:
-            parts.append(f"| body ({len(item.body)} bytes)")
+            parts.append(f"| body ({octets(len(item.body))})")
     return " ".join(parts)
 
 

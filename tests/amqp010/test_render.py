@@ -9,12 +9,14 @@ from amqpcli.amqp010 import (
     Assembly,
     Command,
     Control,
+    SequenceSet,
     StreamDecoder,
     Struct,
     TypedInt,
     encode_assembly,
 )
-from amqpcli.render.traffic import json_010
+from amqpcli.render.amqp010 import tree_010
+from amqpcli.render.traffic import json_010, line_010
 from tests.amqp010.samples import sample_map
 
 
@@ -64,3 +66,45 @@ def test_json_of_a_header_map_keeps_its_types() -> None:
     (item,) = [i for i in StreamDecoder().feed(blob) if isinstance(i, Assembly)]
     (header,) = json_010(item)["header"]
     assert header["fields"]["application-headers"] == {"seq": {"int64": 7}}
+
+
+def _stream(*parts: bytes) -> list[Assembly]:
+    return [i for i in StreamDecoder().feed(PROTOCOL_HEADER + b"".join(parts))
+            if isinstance(i, Assembly)]
+
+
+def test_text_views_show_values_not_python_reprs() -> None:
+    start, result = _stream(
+        encode_assembly(Control.make("connection.start", mechanisms=["PLAIN", "ANONYMOUS"])),
+        encode_assembly(Command.make("execution.result", command_id=4, value=Struct.make(
+            "queue.queue-query-result", queue="q")), 1))
+    assert line_010(start) == "[0]  connection.start mechanisms=[PLAIN,ANONYMOUS]"
+    assert line_010(result).endswith(
+        "execution.result command-id=4 value=queue.queue-query-result{queue=q}")
+    assert tree_010(start)[1] == '  mechanisms: ["PLAIN", "ANONYMOUS"]'
+    assert tree_010(result)[2] == '  value: queue.queue-query-result {queue: "q"}'
+
+
+def test_enum_fields_are_shown_by_their_spec_names() -> None:
+    props = Struct.make("message.delivery-properties", priority=4)
+    transfer, reject, flow = _stream(
+        encode_assembly(Command.make("message.transfer", destination="d", accept_mode=1),
+                        1, (props,), b"x"),
+        encode_assembly(Command.make("message.reject", transfers=SequenceSet.of(0), code=512),
+                        1),
+        encode_assembly(Command.make("message.flow", destination="d", unit=1, value=5), 1))
+    line = line_010(transfer)
+    assert "accept-mode=none" in line and "delivery-properties{priority=medium}" in line
+    assert line.endswith('| body b"x" (1 byte)')
+    assert "code=512 (not a reject-code)" in line_010(reject)
+    assert "unit=byte value=5" in line_010(flow)
+    tree = tree_010(transfer)
+    assert "  accept-mode: none" in tree and "    priority: medium" in tree
+    assert tree[-1] == '  body: b"x"  (1 byte)'
+
+
+def test_a_map_of_one_entry_says_entry() -> None:
+    props = Struct.make("message.message-properties", application_headers={"a": 1})
+    (transfer,) = _stream(encode_assembly(Command.make("message.transfer", destination="d"),
+                                          1, (props,)))
+    assert "    application-headers:  (map, 1 entry)" in tree_010(transfer)
