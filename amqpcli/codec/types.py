@@ -65,44 +65,57 @@ def _int_repr(self: int) -> str:
     return f"{type(self).__name__}({int(self)})"
 
 
+# repr() names the type; str() and f-strings give the plain number, as an error
+# description or a log line built from a handle or a delivery-id should show it
+_int_str = int.__repr__
+
+
 class UByte(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class UShort(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class UInt(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class ULong(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Byte(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Short(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Int(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Long(int):
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Timestamp(int):
@@ -110,6 +123,7 @@ class Timestamp(int):
 
     __slots__ = ()
     __repr__ = _int_repr
+    __str__ = _int_str
 
 
 class Float(float):
@@ -119,6 +133,8 @@ class Float(float):
 
     def __repr__(self) -> str:
         return f"Float({float(self)!r})"
+
+    __str__ = float.__repr__
 
 
 class Char(str):
