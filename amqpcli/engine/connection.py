@@ -307,6 +307,16 @@ class Connection:
         self._events = []
         return events
 
+    def on_discarded_frame(self, side: str, time: float) -> None:
+        """Endpoint roles: a frame from `side` that the local side discards unread (one on
+        a session it ended with an error: Part 2 §2.5.5, state DISCARDING). It is counted, so
+        frame numbers stay those of the wire, and changes nothing else."""
+        self.time = time
+        self.side = side
+        self.frame_no += 1
+        self.frames[side] += 1
+        self.last_frame_time[side] = time
+
     def on_local_transfer(self, side: str, s: Session, link: Link, d: Delivery, did: int,
                           settled: bool, message_format: int, n: int, size: int,
                           time: float) -> list[Event]:

@@ -15,6 +15,9 @@ drain came have gone out, gives the credit left back), settling in
 receiver-settle-mode second once the sender has settled, the incoming session window
 when it runs low, heartbeats, and violations by the peer (closing the connection,
 ending the session or detaching the link with the condition the spec names).
+Once our end of a session has gone out nothing more is sent on it (what a caller asks
+for there is dropped), and if it carried an error, what the peer sends on the session
+until its own end is discarded unread (Part 2 §2.5.5, DISCARDING).
 Links the peer attaches are accepted as asked (`link_policy="accept"`, the peer role's
 default) or refused (`"refuse"`, the client role's default); with `"manual"` the caller
 answers each `LinkAttached` with `accept_link` / `refuse_link`.
@@ -204,6 +207,9 @@ class Endpoint:
         self._outgoing: dict[Link, deque[_Outgoing]] = {}
         # (handle, message-format, settled) -> the constant parts of a one-frame transfer
         self._transfer_parts: dict[tuple[int, int, bool], tuple[bytes, bytes]] = {}
+        # the peer's channels of the sessions we ended with an error, until its end comes:
+        # what it sends on them meanwhile is discarded unread (`_discards`)
+        self._discarding: set[int] = set()
         self.tap: ByteTap | None = None
         if tap is not None:
             self.set_tap(tap)
@@ -275,9 +281,13 @@ class Endpoint:
         conn = self.connection
         remote = self.remote
         windows: dict[Session, None] = {}
+        discarding = self._discarding
         for item in self._reader.feed(data):
             body = item.body if item.__class__ is Frame else None
             if body.__class__ is c.Transfer:
+                if discarding and item.channel in discarding:  # type: ignore[union-attr,operator]
+                    conn.on_discarded_frame(remote, time)
+                    continue
                 # The hot path: a transfer's events rarely need an answer, and the
                 # incoming window is looked at once per read, not once per transfer.
                 evs = conn.on_frame(remote, item, time)
@@ -352,11 +362,29 @@ class Endpoint:
             self._collect(conn.on_header(self.remote, item, time))
             self._on_remote_header(item)
         elif isinstance(item, Frame):
+            if self._discarding and self._discards(item):
+                conn.on_discarded_frame(self.remote, time)
+                return
             evs = conn.on_frame(self.remote, item, time)
             self._collect(evs)
             self._react(item, evs)
         elif isinstance(item, FrameError):
             self._on_frame_error(item, time)
+
+    def _discards(self, frame: Frame) -> bool:
+        """Whether `frame` is on a session we ended with an error and the peer has not
+        ended yet (Part 2 §2.5.5, state DISCARDING: "any incoming frames on the session
+        MUST be silently discarded until the peer's end frame is received"). The peer
+        may have sent them before it saw our end: they are neither answered nor
+        violations. Its end frees the channel."""
+        ch = frame.channel
+        if ch not in self._discarding or frame.type != FRAME_TYPE_AMQP:
+            return False
+        cls = frame.body.__class__
+        if cls is c.End:
+            self._discarding.discard(ch)
+            return False
+        return cls in _SESSION_FRAMES
 
     def _collect(self, evs: list[Event]) -> None:
         self._events.extend(evs)
@@ -626,6 +654,12 @@ class Endpoint:
 
     def _send(self, body: Any, channel: int = 0, payload: bytes = b"",
               type: int = FRAME_TYPE_AMQP) -> None:
+        if body.__class__ in _SESSION_FRAMES and (
+                channel not in self.connection.channels[self.local]):
+            # Our end (or close) went out: nothing more is sent on that session (Part 2
+            # §2.5.5). A caller answering events that came before it (accepting a link the
+            # peer attached, settling) cannot know; what it asked for is moot.
+            return
         raw = encode_frame(body, channel, payload, type)
         self._out += raw
         self._last_sent = self.now
@@ -719,6 +753,9 @@ class Endpoint:
         if self.local not in session.channel or self.local in session.end:
             return
         self._send(c.End(error=error), channel=session.channel[self.local])
+        if error is not None and self.remote in session.channel and (
+                self.remote not in session.end):
+            self._discarding.add(session.channel[self.remote])
 
     def _session_flow(self, s: Session) -> None:
         iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
@@ -843,6 +880,8 @@ class Endpoint:
         §4.4.3: the flow's properties carry `txn-id`).
         """
         if self.local not in link.handle:
+            if self.local in link.session.end:
+                return  # ended with its session by us: see `_send`
             raise EngineUsageError(f"link {link.name!r} is not attached here")
         props = {c.Symbol("txn-id"): txn_id} if txn_id is not None else None
         self._link_flow(link, credit=credit, drain=drain, echo=echo, available=available,
@@ -1339,6 +1378,9 @@ _BEFORE_OPEN = "MIN-MAX-FRAME-SIZE, the limit until the open frames are exchange
 # events an endpoint never answers (the common ones: skipped first in `_react`)
 _NO_ANSWER = frozenset({DeliverySettled, DeliveriesSettled, DeliveryStarted, MessageReceived,
                         Heartbeat})
+
+# the performatives of a begun session, its end aside (the end is what frees its channel)
+_SESSION_FRAMES = frozenset({c.Attach, c.Flow, c.Transfer, c.Disposition, c.Detach})
 
 _pBB = struct.Struct(">BB").pack
 _pBI = struct.Struct(">BI").pack

@@ -297,6 +297,9 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     "idle-timeout": ("connection", "amqp:resource-limit-exceeded"),
     "unknown-handle": ("session", "amqp:session:unattached-handle"),
     "handle-in-use": ("session", "amqp:session:handle-in-use"),
+    # a second link of the same name and direction (§2.6.1 has no condition of its own
+    # for it): amqp:not-allowed (§2.8.15), a frame used against the spec's semantics
+    "link-name-in-use": ("session", "amqp:not-allowed"),
     "handle-max-exceeded": ("session", "amqp:session:handle-in-use"),
     "transfer-beyond-window": ("session", "amqp:session:window-violation"),
     "delivery-id-in-use": ("session", "amqp:session:errant-link"),

@@ -223,8 +223,10 @@ class Session:
         responding = link is not None and side not in link.attach
         if link is None or not responding:
             if link is not None:
-                # the same name attached again by the same side while still attached
-                conn.violation("handle-in-use", f"link {att.name!r} is already attached",
+                # Link names are unique per direction (Part 2 §2.6.1); the handle is new,
+                # so this is not handle-in-use (§2.8.17: an attach on a handle in use)
+                conn.violation("link-name-in-use",
+                               f"link name {str(att.name)!r} is already attached on this session",
                                session=self)
                 return
             link = conn.suspended.pop(key, None)

@@ -9,7 +9,16 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
-from amqpcli.engine import KINDS, ConnectionClosed, LinkDetached, Observer, SessionEnded, Violation
+from amqpcli.engine import (
+    KINDS,
+    ConnectionClosed,
+    LinkAttached,
+    LinkDetached,
+    Observer,
+    SessionBegun,
+    SessionEnded,
+    Violation,
+)
 
 from .harness import Pair, of
 
@@ -244,6 +253,98 @@ def test_garbage_frame_is_a_framing_error() -> None:
     assert vs and vs[0].kind == "framing-error" and vs[0].side == "client"
     assert vs[0].frame_no == n + 1  # a frame that does not decode is still a frame
     _closed_with(p, "amqp:connection:framing-error")
+
+
+# --- a session ended with an error: what the peer sent before it saw our end ---------------
+
+
+def _dup_ended(peer: dict[str, Any] | None = None) -> tuple[Pair, Any, int]:
+    """A client sender 'dup', then a second attach of that name on its session: the peer
+    ends the session. Returns the pair, the client's link and the client's channel."""
+    p = Pair(peer=peer)
+    link, _ = p.sender("dup")
+    ch = link.session.channel["client"]
+    v = _inject(p, "link-name-in-use", c.Attach(name="dup", handle=1, role=False,
+                                                source=c.Source(), target=c.Target()), ch)
+    assert v.detail == "link name 'dup' is already attached on this session"
+    return p, link, ch
+
+
+def test_link_name_in_use_ends_the_session_with_not_allowed() -> None:
+    # Part 2 §2.6.1: names are unique per direction; the attach's handle (1) is free, so
+    # handle-in-use (an attach on a handle in use) is not the condition
+    p, _, _ = _dup_ended()
+    ended = [e for e in of(p.peer_events, SessionEnded) if e.side == "server"]
+    assert str(ended[-1].error.condition) == "amqp:not-allowed"
+    assert str(ended[-1].error.description) == (
+        "link name 'dup' is already attached on this session")
+
+
+def test_frames_on_a_session_ended_with_an_error_are_discarded_until_its_end() -> None:
+    # Part 2 §2.5.5 DISCARDING. The peer answers every attach it hears of, as `amqp serve`
+    # does: a frame read after the end would get an attach on the ended session.
+    p, link, ch = _dup_ended(peer={"link_policy": "manual"})
+    p.peer.data_to_send()
+    n = p.peer.connection.frame_no
+    late = [
+        c.Attach(name="other", handle=2, role=False, source=c.Source(), target=c.Target(),
+                 initial_delivery_count=0),
+        c.Flow(next_incoming_id=0, incoming_window=10, next_outgoing_id=0, outgoing_window=10,
+               handle=0, delivery_count=0, link_credit=0, echo=True),
+        _transfer(link, 0),  # beyond credit, on a link the end detached
+        c.Disposition(role=False, first=7, settled=True),  # no such delivery
+        c.Detach(handle=9, closed=True),  # no such handle
+    ]
+    for body in late:
+        evs = p.inject("peer", body, ch, b"x" if body.NAME == "transfer" else b"")
+        assert evs == [], body
+        for e in of(evs, LinkAttached):
+            p.peer.accept_link(e.link)
+        assert p.peer.data_to_send() == b""
+    assert p.peer.connection.frame_no == n + len(late)  # counted as frames all the same
+    assert p.peer.connection.violations == 1  # the duplicate name's only
+    # the client's end frees the channel: a new session may begin on it
+    evs = p.inject("peer", c.End(), ch)
+    assert [e.side for e in of(evs, SessionEnded)] == ["client"]
+    assert p.peer.data_to_send() == b""
+    p.inject("peer", c.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10), ch)
+    assert of(p.peer_events, SessionBegun)[-1].side == "server"
+    assert not of(p.peer_events, ConnectionClosed)
+
+
+def test_after_a_clean_end_frames_are_read_and_not_answered() -> None:
+    # Without an error our end is not DISCARDING: the peer's frames are read (a late
+    # disposition still settles), but nothing goes out on the session, whoever asks.
+    p = Pair(peer={"link_policy": "manual"})
+    s = p.client.begin()
+    p.pump()
+    ps = p.peer_session(s)
+    p.peer.end(ps)
+    p.peer.data_to_send()
+    evs = p.inject("peer", c.Attach(name="late", handle=0, role=False, source=c.Source(),
+                                    target=c.Target(), initial_delivery_count=0),
+                   s.channel["client"])
+    (att,) = of(evs, LinkAttached)
+    p.peer.accept_link(att.link)
+    p.peer.flow(att.link, 10)  # the link went with the session: nothing to grant
+    assert p.peer.data_to_send() == b""
+    assert not of(p.peer_events, ConnectionClosed)
+
+
+def test_descriptions_show_plain_numbers() -> None:
+    # the handle and delivery-ids come decoded as the codec's UInt: the text a peer reads
+    # (and a log line) says 7, not UInt(7)
+    p = Pair()
+    link, _ = p.sender(credit=1)
+    ch = link.session.channel["client"]
+    v = _inject(p, "unknown-delivery", c.Disposition(role=True, first=40, last=41), ch)
+    assert v.detail == "disposition for unknown delivery 40..41"
+    v = _inject(p, "unknown-handle", T(handle=7, delivery_id=3, delivery_tag=b"x"), ch, b"x")
+    assert v.detail == "transfer on handle 7"
+    p.pump()
+    _, evs = p.observe()  # the end as it went out on the wire
+    (ended,) = [e for e in of(evs, SessionEnded) if e.side == "server"]
+    assert ended.error.description == "transfer on handle 7"
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
