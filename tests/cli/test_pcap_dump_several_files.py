@@ -69,12 +69,12 @@ def test_a_violation_line_says_which_file_its_packet_is_in(files: tuple[str, str
     assert code == 0
     (line,) = [ln for ln in alone.splitlines() if " !! violation " in ln]
     packet = int(line.split(", packet ")[1].split(")")[0])
-    assert line.endswith(f"(frame 8, packet {packet}): transfer on handle UInt(7)")
+    assert line.endswith(f"(frame 8, packet {packet}): transfer on handle 7")
     for view in ([], ["--summary"]):
         code, out, _ = run("pcap-dump", a, b, *view)
         assert code == 0
         (merged,) = [ln for ln in out.splitlines() if " !! violation " in ln]
-        assert merged.endswith(f"(frame 8, packet {packet} of {b}): transfer on handle UInt(7)")
+        assert merged.endswith(f"(frame 8, packet {packet} of {b}): transfer on handle 7")
 
 
 def test_standard_input_is_named_as_it_was_given(files: tuple[str, str]) -> None:
