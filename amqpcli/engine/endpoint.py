@@ -285,7 +285,7 @@ class Endpoint:
         for item in self._reader.feed(data):
             body = item.body if item.__class__ is Frame else None
             if body.__class__ is c.Transfer:
-                if discarding and item.channel in discarding:  # type: ignore[union-attr,operator]
+                if discarding and self._discards(item):  # type: ignore[arg-type]
                     conn.on_discarded_frame(remote, time)
                     continue
                 # The hot path: a transfer's events rarely need an answer, and the

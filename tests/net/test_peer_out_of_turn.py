@@ -13,34 +13,23 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import AMQP_HEADER, SASL_HEADER, encode_frame
 from tests.net.clirun import amqp
+from tests.net.onepeer import HANG_GUARD, one_connection
 
 pytestmark = pytest.mark.integration
 
-_HANG_GUARD = 60.0
 _BEGIN = encode_frame(c.Begin(next_outgoing_id=0, incoming_window=10, outgoing_window=10))
 
 
 def _peer(answer: bytes) -> tuple[int, threading.Thread]:
     """Answers one connection's protocol header with `answer`, then reads to the end."""
-    srv = socket.create_server(("127.0.0.1", 0))
 
-    def run() -> None:
-        conn, _ = srv.accept()
-        conn.settimeout(_HANG_GUARD)
-        try:
-            conn.recv(8)
-            conn.sendall(answer)
-            while conn.recv(65536):
-                pass
-        except OSError:
+    def serve(conn: socket.socket) -> None:
+        conn.recv(8)
+        conn.sendall(answer)
+        while conn.recv(65536):
             pass
-        finally:
-            conn.close()
-            srv.close()
 
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return int(srv.getsockname()[1]), t
+    return one_connection(serve)
 
 
 @pytest.mark.parametrize(("answer", "args", "said"), [
@@ -53,8 +42,8 @@ def _peer(answer: bytes) -> tuple[int, threading.Thread]:
 def test_recv_fails_in_one_line(answer: bytes, args: tuple[str, ...], said: str) -> None:
     port, t = _peer(answer)
     r = amqp("recv", f"amqp://127.0.0.1:{port}/q", "-c", "1", "-t", "30", *args,
-             timeout=_HANG_GUARD)
-    t.join(_HANG_GUARD)
+             timeout=HANG_GUARD)
+    t.join(HANG_GUARD)
     assert r.returncode == 3, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "broke the protocol" in lines[0] and said in lines[0], r.stderr

@@ -13,10 +13,10 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import Endpoint, LinkAttached
 from tests.net.clirun import amqp
+from tests.net.onepeer import HANG_GUARD, one_connection
 
 pytestmark = pytest.mark.integration
 
-_HANG_GUARD = 60.0
 _ERROR = c.Error(condition=Symbol("amqp:not-implemented"),
                  description="Dynamic sources not supported")
 
@@ -24,42 +24,31 @@ _ERROR = c.Error(condition=Symbol("amqp:not-implemented"),
 def _refusing_peer(how: str) -> tuple[int, threading.Thread]:
     """Takes one connection (no SASL) and refuses its first link: by ending the session
     (`end`) or by attaching a null terminus and detaching (`detach`)."""
-    srv = socket.create_server(("127.0.0.1", 0))
 
-    def run() -> None:
-        conn, _ = srv.accept()
-        conn.settimeout(_HANG_GUARD)
+    def serve(conn: socket.socket) -> None:
         ep = Endpoint("peer", link_policy="manual")
         t = 0.0
-        try:
-            while data := conn.recv(65536):
-                t += 0.001
-                for e in ep.receive_data(data, t):
-                    if isinstance(e, LinkAttached) and e.side == ep.remote:
-                        if how == "end":
-                            ep.end(e.link.session, error=_ERROR)
-                        else:
-                            ep.refuse_link(e.link, _ERROR)
-                out = ep.data_to_send()
-                if out:
-                    conn.sendall(out)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-            srv.close()
+        while data := conn.recv(65536):
+            t += 0.001
+            for e in ep.receive_data(data, t):
+                if isinstance(e, LinkAttached) and e.side == ep.remote:
+                    if how == "end":
+                        ep.end(e.link.session, error=_ERROR)
+                    else:
+                        ep.refuse_link(e.link, _ERROR)
+            out = ep.data_to_send()
+            if out:
+                conn.sendall(out)
 
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    return int(srv.getsockname()[1]), th
+    return one_connection(serve)
 
 
 @pytest.mark.parametrize("how", ["end", "detach"])
 def test_a_refused_dynamic_link_is_named_so(how: str) -> None:
     port, th = _refusing_peer(how)
     r = amqp("recv", f"amqp://127.0.0.1:{port}", "--dynamic", "--sasl-mechanism", "none",
-             "-t", "30", timeout=_HANG_GUARD)
-    th.join(_HANG_GUARD)
+             "-t", "30", timeout=HANG_GUARD)
+    th.join(HANG_GUARD)
     assert r.returncode == 4, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "the link to a dynamic node: " in lines[0], r.stderr

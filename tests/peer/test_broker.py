@@ -99,6 +99,18 @@ def _in_transaction(net: Net) -> tuple[Any, list[Any], Any, Any, bytes]:
     return client, events, s, coord, txn
 
 
+def _acquired_in_transaction(net: Net) -> tuple[Any, Any, bytes, list[Any]]:
+    """Messages "a" and "b" on queue q, acquired by a receiver's flow in a transaction:
+    (client, coordinator, txn-id, the deliveries)."""
+    _put(net, "q", "a", "b")
+    client, events, s, coord, txn = _in_transaction(net)
+    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
+    net.pump()
+    client.flow(link, 2, txn_id=txn)
+    net.pump()
+    return client, coord, txn, _got(events, link)
+
+
 def _got(events: list[Event], link: Any) -> list[Any]:
     return [e.delivery for e in events if isinstance(e, MessageReceived) and e.delivery.link is link]
 
@@ -419,13 +431,7 @@ def test_payload_that_is_not_a_message_is_kept_as_is() -> None:
 
 def test_transactional_acquisition_rolled_back_gives_the_messages_back() -> None:
     net = Net(Broker())
-    _put(net, "q", "a", "b")
-    client, events, s, coord, txn = _in_transaction(net)
-    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
-    net.pump()
-    client.flow(link, 2, txn_id=txn)
-    net.pump()
-    got = _got(events, link)
+    client, coord, txn, got = _acquired_in_transaction(net)
     assert [_body(d) for d in got] == ["a", "b"]
     assert all(d.txn_id == txn for d in got)  # the transfers carried the transaction
     q = net.broker.nodes.queue("q")
@@ -533,13 +539,7 @@ def test_links_to_a_deleted_node_are_detached_and_nothing_recreates_it() -> None
 def test_plain_outcome_for_a_transactional_acquisition_waits_for_the_discharge(
         commit: bool) -> None:
     net = Net(Broker(log=(lines := []).append))
-    _put(net, "q", "a", "b")
-    client, events, s, coord, txn = _in_transaction(net)
-    link = client.attach_receiver(s, "r", c.Source(address="q"), c.Target())
-    net.pump()
-    client.flow(link, 2, txn_id=txn)
-    net.pump()
-    a, b = _got(events, link)
+    client, coord, txn, (a, b) = _acquired_in_transaction(net)
     client.accept(a)  # a plain outcome: still inside the transaction that acquired it
     client.accept_in(b, txn)
     net.pump()

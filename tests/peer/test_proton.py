@@ -211,3 +211,27 @@ def test_unsettled_messages_come_back_when_a_proton_receiver_goes(serve: Serve) 
     conn.close()
     r = amqp("recv", f"{s.url}/{address}", "--drain", "-t", "10", "--json")
     assert [m["body"]["value"] for m in json_lines(r.stdout)] == ["m0", "m1", "m2"]
+
+
+def test_a_proton_receiver_gets_nothing_over_its_max_message_size(serve: Serve) -> None:
+    """A receiver's max-message-size (Part 2 §2.7.3) holds: the large message stays queued
+    for a receiver that can take it; this one gets the small one."""
+    from proton.reactor import LinkOption
+
+    class _Limit(LinkOption):
+        def apply(self, link: Any) -> None:
+            link.max_message_size = 200
+
+    s = serve()
+    address = queue_name()
+    assert len(send_all(s.url, address, [Message(body=b"x" * 1000),
+                                          Message(body=b"small")]).outcomes) == 2
+    conn = BlockingConnection(s.url, timeout=10)
+    rcv = conn.create_receiver(address, credit=2, options=[_Limit()])
+    got = rcv.receive(timeout=10)
+    rcv.accept()
+    assert got.body == b"small"
+    conn.close()
+    r = amqp("recv", f"{s.url}/{address}", "--drain", "-t", "10", "--json")
+    (left,) = json_lines(r.stdout)  # the large one, kept for another receiver
+    assert left["body"] == {"value": {"binary-text": "x" * 1000}}  # (proton: amqp-value)
