@@ -20,6 +20,7 @@ from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
+from amqpcli.render.types import sasl_code_name
 
 _LINK_WIDTH = 18
 
@@ -303,9 +304,6 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
 
 # --- connections ----------------------------------------------------------------------
 
-_SASL_CODES = {0: "ok", 1: "auth", 2: "sys", 3: "sys-perm", 4: "sys-temp"}
-
-
 def _open_text(o: Any) -> str:
     if o is None:
         return "no open"
@@ -345,7 +343,7 @@ def connection_lines(conn: Conn) -> list[str]:
             lines.append(
                 f"    sasl: offered {printable(' '.join(model.sasl_mechanisms)) or '-'}, chose "
                 f"{printable(model.sasl_mechanism or '-')}, outcome "
-                f"{_SASL_CODES.get(code, code) if code is not None else '-'}"
+                f"{(sasl_code_name(code) or code) if code is not None else '-'}"
             )
         for side in ("client", "server"):
             lines.append(
@@ -421,7 +419,7 @@ def connection_json(conn: Conn) -> dict[str, Any]:
         out["sasl"] = {
             "offered": list(model.sasl_mechanisms),
             "mechanism": model.sasl_mechanism,
-            "outcome": _SASL_CODES.get(model.sasl_code, model.sasl_code)
+            "outcome": sasl_code_name(model.sasl_code) or model.sasl_code
             if model.sasl_code is not None
             else None,
         }

@@ -14,6 +14,7 @@ from amqpcli.codec.encode import PYTHON_TYPE_NAMES
 from amqpcli.codec.types import (
     Composite,
     Described,
+    UByte,
 )
 
 # Exact Python type → AMQP type name (the codec's table, plus described values).
@@ -154,6 +155,12 @@ def choice_name(spec_type: str, value: Any) -> str | None:
     if names is None:
         return None
     return names.get((type(value), value))
+
+
+def sasl_code_name(code: int) -> str | None:
+    """A sasl-outcome's code by its spec name ("auth" for 1; None for a code it has none
+    for)."""
+    return choice_name("sasl-code", UByte(code))
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -19,12 +19,11 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-from amqpcli.codec.types import UByte
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
-from amqpcli.render.types import choice_name
+from amqpcli.render.types import sasl_code_name
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
     ConnDetail,
@@ -137,18 +136,13 @@ def _link_warnings(link: Any, violations: int, lost: str = "") -> list[str]:
     return w
 
 
-def sasl_outcome(code: int) -> str:
-    """A sasl-outcome's code by the name the frame lines give it ("auth" for 1)."""
-    return choice_name("sasl-code", UByte(code)) or str(code)
-
-
 def conn_state(cw: Any) -> str:
     """The connection's state as the tree and the connection pane say it: the engine's,
     a login the server refused (no AMQP open can follow), how the transport ended."""
     conn = cw.connection
     state = conn.state
     if conn.sasl_code and state == "opening":
-        state = f"login refused ({sasl_outcome(conn.sasl_code)})"
+        state = f"login refused ({sasl_code_name(conn.sasl_code) or conn.sasl_code})"
     return f"{state}, {cw.ended}" if cw.ended else state
 
 
@@ -435,7 +429,7 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
         offered = ", ".join(conn.sasl_mechanisms)
         rows.append(("sasl", f"chose {conn.sasl_mechanism or '-'}", f"offered {offered or '-'}"))
         if conn.sasl_code is not None:
-            outcome = sasl_outcome(conn.sasl_code)
+            outcome = sasl_code_name(conn.sasl_code) or str(conn.sasl_code)
             rows.append(("sasl outcome", "", outcome if conn.sasl_code == 0
                          else f"{outcome}: login refused"))
     for side, col in ((a, 1), (b, 2)):
