@@ -300,7 +300,9 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     # a second link of the same name and direction (§2.6.1 has no condition of its own
     # for it): amqp:not-allowed (§2.8.15), a frame used against the spec's semantics
     "link-name-in-use": ("session", "amqp:not-allowed"),
-    "handle-max-exceeded": ("session", "amqp:session:handle-in-use"),
+    # §2.7.2 (begin, handle-max): "A peer that receives a handle outside the supported
+    # range MUST close the connection with the framing-error error-code."
+    "handle-max-exceeded": ("connection", "amqp:connection:framing-error"),
     "transfer-beyond-window": ("session", "amqp:session:window-violation"),
     "delivery-id-in-use": ("session", "amqp:session:errant-link"),
     "transfer-mismatch": ("session", "amqp:session:errant-link"),

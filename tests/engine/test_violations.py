@@ -107,13 +107,20 @@ def test_unknown_handle_ends_the_session() -> None:
     _ended_with(p, "amqp:session:unattached-handle")
 
 
-def test_handle_in_use_and_handle_max() -> None:
+def test_handle_in_use() -> None:
     p = Pair()
     link, _ = p.sender()
     ch = link.session.channel["client"]
     _inject(p, "handle-in-use", c.Attach(name="other", handle=0, role=False,
                                          source=c.Source(), target=c.Target()), ch)
     _ended_with(p, "amqp:session:handle-in-use")
+    assert not [e for e in of(p.peer_events, ConnectionClosed) if e.side == "server"]
+
+
+def test_handle_max_exceeded_closes_the_connection_with_framing_error() -> None:
+    # Part 2 §2.7.2, begin's handle-max: "A peer that receives a handle outside the
+    # supported range MUST close the connection with the framing-error error-code."
+    # (There is no session error for it; handle-in-use is for a handle already attached.)
     p = Pair()
     s = p.client.begin()
     p.pump()
@@ -121,6 +128,23 @@ def test_handle_in_use_and_handle_max() -> None:
     _inject(p, "handle-max-exceeded", c.Attach(name="x", handle=5, role=False,
                                                source=c.Source(), target=c.Target()),
             s.channel["client"])
+    _closed_with(p, "amqp:connection:framing-error")
+    assert not [e for e in of(p.peer_events, SessionEnded) if e.side == "server"]
+
+
+def test_a_client_that_set_handle_max_closes_on_a_handle_above_it() -> None:
+    # the same from the other role, with handle-max set in the client's own begin
+    p = Pair()
+    s = p.client.begin(handle_max=1)
+    p.pump()
+    ps = p.peer_session(s)
+    assert ps.handle_max["client"] == 1
+    evs = p.inject("client", c.Attach(name="x", handle=2, role=True, source=c.Source(),
+                                      target=c.Target()), ps.channel["server"])
+    assert [v.kind for v in of(evs, Violation)] == ["handle-max-exceeded"]
+    closed = [e for e in of(p.client_events, ConnectionClosed) if e.side == "client"]
+    assert closed and str(closed[-1].error.condition) == "amqp:connection:framing-error"
+    assert "handle 2 > handle-max 1" in closed[-1].error.description
 
 
 def test_transfer_beyond_credit_detaches_the_link() -> None:
