@@ -679,6 +679,7 @@ def _show(
     from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
     from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
     from amqpcli.render.jsonvalues import json_line
+    from amqpcli.render.message import message_to_json
 
     out = None if as_json else _Out(color)
     if out is not None:
@@ -706,6 +707,10 @@ def _show(
             continue
         if as_json:
             obj = item_to_json(item, show_secrets, message=whole)
+            if whole is not None and "message" not in obj:
+                # the last frame of a delivery may carry no payload of its own (only
+                # `more=false`): item_to_json gives a message only beside a payload
+                obj["message"] = message_to_json(whole)
             sys.stdout.write(json_line(obj) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
             assert out is not None

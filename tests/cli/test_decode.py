@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from amqpcli.cli.send import replayed_message
 from amqpcli.codec.composites import Open, SaslInit, Transfer
 from amqpcli.codec.frames import AMQP_HEADER, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol, UInt
 from amqpcli.render.items import item_bytes_from_json
-from tests.net.clirun import amqp_in_process
+from tests.net.clirun import amqp, amqp_in_process, json_lines
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "amqpcli" / "examples"
 SESSION = (EXAMPLES / "client-session.amqp").read_bytes()
@@ -247,6 +248,27 @@ def test_multi_frame_delivery_shown_whole() -> None:
     code, out, _ = run("decode", "--json", data.hex())
     last = json.loads(out.splitlines()[-1])
     assert last["message"]["body"] == {"data": [{"binary-text": "y" * 40}]}
+
+
+def test_a_delivery_whose_last_frame_has_no_payload_is_whole_in_json_too() -> None:
+    # a sender may end a delivery with a transfer that carries only `more=false`
+    msg = Message(b"z" * 30).encode()
+    data = AMQP_HEADER + encode_frame(
+        Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t", more=True),
+        payload=msg[:10],
+    ) + encode_frame(Transfer(handle=UInt(0), more=True), payload=msg[10:]) + encode_frame(
+        Transfer(handle=UInt(0), more=False))
+    done = amqp("decode", "--no-color", "-", input=data)
+    assert done.returncode == 0, done.stderr
+    tree = done.stdout.split("[0] transfer")[-1]
+    assert "message (all frames of the delivery)" in tree and '"' + "z" * 30 + '"' in tree
+    done = amqp("decode", "--json", "-", input=data)
+    assert done.returncode == 0, done.stderr
+    last = json_lines(done.stdout)[-1]
+    assert "payload" not in last
+    assert last["message"]["body"] == {"data": [{"binary-text": "z" * 30}]}
+    # and it replays: `send --from` takes the message of the delivery's last frame
+    assert replayed_message(last) == msg
 
 
 def test_lone_surrogate_char_in_json() -> None:
