@@ -340,7 +340,8 @@ class Broker:
         node = None
         dynamic = ""
         if isinstance(tgt, c.Target) and tgt.dynamic:
-            node = self.nodes.temporary(_lifetime(tgt.dynamic_node_properties))
+            node = self.nodes.temporary(_lifetime(tgt.dynamic_node_properties),
+                                        str(link.name))
             address = node.name
             target = c.Target(**tgt.fields())
             target.address = address
@@ -385,7 +386,8 @@ class Broker:
         durable = resumed = False
         created: Queue | None = None  # a node this link's attach creates
         if src.dynamic:
-            q = created = self.nodes.temporary(_lifetime(src.dynamic_node_properties))
+            q = created = self.nodes.temporary(_lifetime(src.dynamic_node_properties),
+                                               str(link.name))
             granted.address = q.name
             granted.dynamic_node_properties = _node_properties(q)
         elif address is None:

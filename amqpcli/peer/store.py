@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,19 @@ __all__ = ["ACQUIRED", "READY", "Entry", "Nodes", "Queue", "is_topic"]
 READY, ACQUIRED, GONE = 0, 1, 2
 TOPIC_PREFIXES = ("/topic/", "topic://")
 TEMPORARY_PREFIX = "amqp-serve.tmp."
+# the creating link's name in a temporary node's: what is kept of it, and how much
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+LINK_NAME_CHARS = 48
+
+
+def temporary_name(n: int, link_name: str | None) -> str:
+    """`amqp-serve.tmp.N`, followed by `.` and the link's name with every character but
+    ASCII letters, digits, `.`, `_` and `-` replaced by `_` and cut to LINK_NAME_CHARS
+    characters (nothing follows for a link without a name): readable in a log line, and
+    safe in a URL path or a shell word."""
+    name = f"{TEMPORARY_PREFIX}{n}"
+    safe = _UNSAFE.sub("_", link_name or "")[:LINK_NAME_CHARS]
+    return f"{name}.{safe}" if safe else name
 
 
 def is_topic(address: str | None, capabilities: Any = None) -> bool:
@@ -255,8 +269,10 @@ class Nodes:
             q = self.queues[address] = Queue(address)
         return q
 
-    def temporary(self, lifetime: str) -> Queue:
-        name = f"{TEMPORARY_PREFIX}{next(self._tmp)}"
+    def temporary(self, lifetime: str, link_name: str | None = None) -> Queue:
+        """A new temporary (dynamic) node, `amqp-serve.tmp.N.LINK`: N makes it unique,
+        LINK is the creating link's name in a safe form (`temporary_name`)."""
+        name = temporary_name(next(self._tmp), link_name)
         q = self.queues[name] = Queue(name, kind="temporary")
         q.lifetime = lifetime
         return q

@@ -396,13 +396,30 @@ def test_dynamic_target_gets_a_temporary_queue_removed_on_detach() -> None:
     link = client.attach_sender(s, "dyn", c.Source(), c.Target(dynamic=True))
     net.pump()
     address = str(link.granted.target.address)
-    assert address.startswith("amqp-serve.tmp.")
+    assert address == "amqp-serve.tmp.1.dyn"  # the creating link's name in it
     client.send(link, Message(b"x"))
     net.pump()
     assert len(net.broker.nodes.queues[address]) == 1
     client.detach(link)
     net.pump()
     assert address not in net.broker.nodes.queues
+
+
+def test_a_dynamic_node_is_named_after_its_link_in_a_safe_form() -> None:
+    net = Net(Broker())
+    client, _ = net.connect()
+    s = client.begin()
+    names = ["reply to/ü:1 " + "x" * 60, "", "a.b_c-D9"]
+    links = [client.attach_receiver(s, name, c.Source(dynamic=True), c.Target())
+             for name in names]
+    net.pump()
+    got = [str(link.granted.source.address) for link in links]
+    assert got == [
+        "amqp-serve.tmp.1.reply_to___1_" + "x" * 35,  # 48 characters of the name
+        "amqp-serve.tmp.2",  # a link without a name adds nothing
+        "amqp-serve.tmp.3.a.b_c-D9",
+    ]
+    assert all(a in net.broker.nodes.queues for a in got)
 
 
 def test_payload_that_is_not_a_message_is_kept_as_is() -> None:

@@ -110,8 +110,8 @@ def test_dynamic_node(serve: Serve) -> None:
     s = serve()
     r = amqp("recv", s.url, "--dynamic", "-t", "1")
     assert r.returncode == 0, r.stderr
-    assert "dynamic node address: amqp-serve.tmp." in r.stderr
     address = r.stderr.split("dynamic node address: ")[1].split()[0]
+    assert address == "amqp-serve.tmp.1.amqp-receiver-1", r.stderr  # named after its link
     s.wait_log(r"detach")
     # deleted with its link (delete-on-close), and its name is not re-created
     r = amqp("browse", f"{s.url}/{address}")
