@@ -12,6 +12,7 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -85,6 +86,25 @@ def check_text(value: str | None, what: str) -> None:
                         f"{e.start})", Exit.USAGE) from None
 
 
+def check_path(value: str | os.PathLike[str] | None, what: str, kind: str = "file") -> None:
+    """A path given empty (`--record ''`, an argument `''`) is a usage error naming the
+    option: left alone it was the current folder (Typer reads '' as the path '.'), a file
+    that cannot be opened, or an option quietly not taken (an empty name is false).
+    None (not given) passes."""
+    if value is not None and not os.fspath(value):
+        raise UserError(f"{what}: the {kind} name is empty", Exit.USAGE)
+
+
+def path_parser(what: str, kind: str = "file") -> Callable[[str], Path]:
+    """`check_path` for an option or argument declared as a `Path`: a parser that sees the
+    text as given (the declared type would read '' as '.')."""
+    def parse(text: str) -> Path:
+        check_path(text, what, kind)
+        return Path(text)
+
+    return parse
+
+
 def check_positive(value: float | None, option: str) -> None:
     """A rate-like option: a finite number above 0."""
     if value is not None and (not math.isfinite(value) or value <= 0):
@@ -128,6 +148,9 @@ def build_config(
                        (user, "--user"), (password, "--password"),
                        (container_id, "--container-id")):
         check_text(text, what)
+    for path, what in ((password_file, "--password-file"), (ca_file, "--ca-file"),
+                       (cert_file, "--cert"), (key_file, "--key")):
+        check_path(path, what)
     ep = resolve_endpoint(
         url, host=host, port=port, user=user, password=password,
         password_file=password_file, address=address,

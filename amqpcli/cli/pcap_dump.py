@@ -17,6 +17,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
+from amqpcli.cli.options import check_path
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
@@ -223,10 +224,10 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
 def pcap_dump(
-    files: Annotated[list[Path] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
+    files: Annotated[list[str] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
     port_alias: Annotated[list[int] | None, typer.Option("--port", "-p", hidden=True)] = None,  # the old spelling of --amqp-port
-    tls_keylog: Annotated[Path | None, typer.Option("--tls-keylog", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
+    tls_keylog: Annotated[str | None, typer.Option("--tls-keylog", metavar="PATH", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", help="Capture live on this interface (needs capture rights) and print as traffic flows.", rich_help_panel=_SRC)] = None,
     capture_filter: Annotated[str | None, typer.Option("--capture-filter", help="With --live: BPF capture filter (default: the AMQP ports).", rich_help_panel=_SRC)] = None,
     bpf_alias: Annotated[str | None, typer.Option("--bpf", hidden=True)] = None,  # the old spelling of --capture-filter
@@ -258,6 +259,12 @@ def pcap_dump(
     spark_conf: Annotated[list[str] | None, typer.Option("--conf", help="A Spark setting key=value (repeatable).", rich_help_panel=_TAB, show_default=False)] = None,
 ) -> None:
     port = [*(port or ()), *(port_alias or ())] or None
+    # the paths as given: Typer would read '' as '.' (the current folder)
+    for name in files or ():
+        check_path(name, "FILES", "capture file")
+    check_path(tls_keylog, "--tls-keylog")
+    paths = [Path(f) for f in files or ()]
+    keylog = Path(tls_keylog) if tls_keylog is not None else None
     bpf = capture_filter if capture_filter is not None else bpf_alias
     from amqpcli.dissect import Dissector, Filter, Summary
 
@@ -275,13 +282,13 @@ def pcap_dump(
         raise UserError("--master and --conf go with --engine spark", Exit.USAGE)
     if out_dir is not None and not out_dir.strip():
         raise UserError("--out: the folder name is empty", Exit.USAGE)
-    _check_stdin(files or [], out_dir, tls_keylog)
-    if fast_capture and (live is None or tls_keylog is not None):
+    _check_stdin(paths, out_dir, keylog)
+    if fast_capture and (live is None or keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
                         "decrypts)", Exit.USAGE)
     # the tables path imports pyarrow: only for --out, or --summary of output folders
-    if (out_dir is not None or (summary and files and all(f.is_dir() for f in files))) and (
-            _wants_tables(files, out_dir, summary)):
+    if (out_dir is not None or (summary and paths and all(f.is_dir() for f in paths))) and (
+            _wants_tables(paths, out_dir, summary)):
         # whole tables of the whole set: these options would be quietly ignored
         ignored = [name for name, given in (
             ("--connection", connection), ("--address", address), ("--link", link),
@@ -289,7 +296,7 @@ def pcap_dump(
             ("--until", until), ("--deliveries", deliveries), ("--links", links),
             ("--connections", connections), ("--frames", frames), ("--frames-only", brief),
             ("--bodies", bodies), ("--live", live), ("--fast-capture", fast_capture),
-            ("--tls-keylog", tls_keylog),
+            ("--tls-keylog", keylog),
             ("--capture-filter", bpf)) if given]
         if ignored:
             what = "--out" if out_dir is not None else "--summary of table folders"
@@ -298,31 +305,30 @@ def pcap_dump(
         from amqpcli.cli.app import debug_enabled
         from amqpcli.pipeline.run import cli as tables_cli
 
-        tables_cli(list(files or []), out_dir, fmt=out_format, engine=engine_name, master=master,
+        tables_cli(paths, out_dir, fmt=out_format, engine=engine_name, master=master,
                    conf=spark_conf or [], summary=summary, json_out=json_out,
                    ports=tuple(port or ()), stall=stall, debug=debug_enabled())
         return
-    files = list(files or [])
     if out_format != "parquet" or engine_name != "local":
         raise UserError("--format and --engine go with --out DIR (or --summary of such a "
                         "folder)", Exit.USAGE)
-    if not files and live is None:
+    if not paths and live is None:
         raise UserError("give capture files, or --live INTERFACE", Exit.USAGE)
-    if files and live is not None:
+    if paths and live is not None:
         raise UserError("give capture files or --live, not both", Exit.USAGE)
-    if any(f.is_dir() or any(ch in str(f) for ch in "*?[") for f in files):
+    if any(f.is_dir() or any(ch in str(f) for ch in "*?[") for f in paths):
         # folders and quoted globs, as --out takes them: their capture files, merged
         from amqpcli.pipeline.inputs import expand
 
-        given = [str(f) for f in files if str(f) != STDIN]
-        files = [Path(p) for p in expand(given)] + [f for f in files if str(f) == STDIN]
-    for f in files:
+        given = [str(f) for f in paths if str(f) != STDIN]
+        paths = [Path(p) for p in expand(given)] + [f for f in paths if str(f) == STDIN]
+    for f in paths:
         if str(f) == STDIN:
             continue
         if not f.exists():
             raise UserError(f"{f}: no such file", Exit.USAGE)
-    if tls_keylog is not None and not tls_keylog.is_file():
-        raise UserError(f"{tls_keylog}: no such key log file", Exit.USAGE)
+    if keylog is not None and not keylog.is_file():
+        raise UserError(f"{keylog}: no such key log file", Exit.USAGE)
     show_frames = frames or not (deliveries or links or connections or summary)
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,
@@ -354,7 +360,7 @@ def pcap_dump(
     stop.install()
     try:
         try:
-            records = _records(dis, files, live, tls_keylog, bpf, count, stop, fast_capture)
+            records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
                       bodies, show_secrets, stop.stopped, passed)
@@ -379,7 +385,7 @@ def pcap_dump(
     if stop.interrupted:
         raise typer.Exit(int(Exit.INTERRUPTED))
     _notes(dis, flt)
-    _exit_status(dis, files or [Path(live or "")])
+    _exit_status(dis, paths or [Path(live or "")])
 
 
 def _notes(dis: "Dissector", flt: "Filter") -> None:

@@ -10,7 +10,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import build_config
+from amqpcli.cli.options import build_config, check_path
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -134,6 +134,7 @@ def proxy(
 ) -> None:
     from amqpcli.proxy import parse_listen
 
+    check_path(record, "--record")
     if listen_opt is not None:
         if url is not None:
             raise UserError("LISTEN given twice (--listen and an argument): give the broker URL only", Exit.USAGE)

@@ -11,7 +11,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_seconds, check_text, connection_options
+from amqpcli.cli.options import check_path, check_seconds, check_text, connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
@@ -264,6 +264,7 @@ def recv(
 ) -> None:
     from amqpcli.net.receiving import run_recv
 
+    check_path(out, "--out")
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
                      filters or [], subscription, unsubscribe, dynamic, copy)
     if presettled:

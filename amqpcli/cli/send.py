@@ -14,6 +14,7 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
     TYPE_NAMES,
+    check_path,
     check_positive,
     check_seconds,
     check_text,
@@ -414,6 +415,8 @@ def send(
     from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
 
     settled = presettled or settled_alias
+    check_path(file, "--file")
+    check_path(from_file, "--from")
     if body_type not in BODY_TYPES:
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
     if count is not None and count < 1:
