@@ -109,7 +109,7 @@ complete -c amqp -n '__amqp_is pcap-dump' -l capture-filter -x -d 'With --live: 
 complete -c amqp -n '__amqp_is pcap-dump' -l count -s c -x -d 'With --live: stop after this many packets'
 complete -c amqp -n '__amqp_is pcap-dump' -l fast-capture -d 'With --live: dumpcap into our own reader instead of tshark\'s dissection (keeps up with busy links)'
 complete -c amqp -n '__amqp_is pcap-dump' -l deliveries -s d -d 'One line per delivery: link, id, tag, size, outcome, who settled, latency'
-complete -c amqp -n '__amqp_is pcap-dump' -l links -d 'Every link at the end: handles, termini, credit, outcomes, latency'
+complete -c amqp -n '__amqp_is pcap-dump' -l links -d 'Every link at the end: handles, termini, credit, outcomes, latency (AMQP 0-10: every destination, with its subscription and outcomes)'
 complete -c amqp -n '__amqp_is pcap-dump' -l connections -d 'Every connection at the end: endpoints, open, SASL, close'
 complete -c amqp -n '__amqp_is pcap-dump' -l summary -d 'Counts by performative and outcome, latency per link, credit stalls, violations'
 complete -c amqp -n '__amqp_is pcap-dump' -l frames -d 'Frame lines too when another view is chosen (they are the default)'

@@ -9,7 +9,9 @@ Public API (see docs/amqp010.md):
 * `Control`, `Command`, `Struct`: `.klass`, `.name`, `.qname`, `.fields` (present fields
   in spec order); `.make("message.transfer", destination="q")` builds one.
 * `encode_assembly(method, channel, header, body)`, `encode_method`, `encode_header`.
-* `SessionObserver`: the sans-IO session model fed assemblies with a time and a side.
+* `SessionObserver`: the sans-IO session model fed assemblies with a time and a side;
+  `destinations(model)`: its transfers and subscriptions by session and destination
+  (`Destination`, what 0-10 has instead of a 1.0 link).
 * `ConnectionObserver`: both directions' bytes in (`feed(side, data, time)`), `Observed`
   items (decoded item + model events) out; `.model` is its `SessionObserver`.
 * `DecodeError(offset, expected, found)`: the only exception malformed input raises.
@@ -51,12 +53,14 @@ from amqpcli.amqp010.model import (
 )
 from amqpcli.amqp010.session import (
     CommandRecord,
+    Destination,
     Message,
     SessionInfo,
     SessionObserver,
     Subscription,
     TimelineEvent,
     Violation,
+    destinations,
 )
 from amqpcli.amqp010.stream import StreamDecoder, StreamError, decode_stream
 from amqpcli.amqp010.values import (
@@ -87,6 +91,7 @@ __all__ = [
     "Control",
     "Datetime",
     "DecodeError",
+    "Destination",
     "EncodeError",
     "FieldDef",
     "Frame",
@@ -115,6 +120,7 @@ __all__ = [
     "decode_method",
     "decode_stream",
     "decode_value",
+    "destinations",
     "encode_assembly",
     "encode_frames",
     "encode_header",

@@ -178,6 +178,10 @@ class SessionInfo:
     messages: dict[str, dict[int, Message]] = field(
         default_factory=lambda: {CLIENT: {}, SERVER: {}})
     subscriptions: dict[str, Subscription] = field(default_factory=dict)
+    # every transfer and subscription of the session, in order (the maps above keep the
+    # latest by command id and by destination)
+    transfers: list[Message] = field(default_factory=list)
+    subscribed: list[Subscription] = field(default_factory=list)
 
     @property
     def label(self) -> str | None:
@@ -314,6 +318,7 @@ class SessionObserver:
                       c.get("accept-mode", 0), c.get("acquire-mode", 0), asm.header,
                       asm.body or b"", c.sync, asm.header_size, asm.frames)
         s.messages[side][rec.command_id] = msg
+        s.transfers.append(msg)
         self.messages.append(msg)
         self._note(msg, time, side, "transfer", rec.command_id,
                    destination=msg.destination, size=msg.size)  # size: as Message.size
@@ -389,6 +394,7 @@ class SessionObserver:
                            c.get("acquire-mode", 0), bool(c.get("exclusive")),
                            c.get("arguments"), rec.command_id)
         s.subscriptions[dest] = sub
+        s.subscribed.append(sub)
         self.subscriptions.append(sub)
         sub.timeline.append(TimelineEvent(time, side, "subscribe", rec.command_id,
                                           {k: v for k, v in c.fields.items()}))
@@ -509,6 +515,57 @@ class SessionObserver:
         v = Violation(time, side, channel, message, cid, kind)
         self.violations.append(v)
         self._events.append(v)
+
+
+# what became of a message, as `Message.state` says it
+STATES = ("accepted", "rejected", "released", "completed", "unsettled")
+
+
+@dataclass(slots=True)
+class Destination:
+    """What 0-10 has instead of a 1.0 link: the message.transfers one side sent to one
+    destination on one session, and the message.subscribe that opened the destination,
+    if one did (the server sends to it). A client sends to an exchange by its name."""
+
+    session_no: int  # the session's place in attach order, from 1
+    session: str | None  # its name (`SessionInfo.label`)
+    channel: int
+    destination: str
+    sender: str  # who sends the transfers: client or server
+    first_time: float  # of the subscription or the first transfer
+    subscription: Subscription | None = None  # the latest message.subscribe
+    subscribes: int = 0  # message.subscribe commands for it (a cancelled one may return)
+    transfers: int = 0
+    bytes: int = 0  # octets of the header and body segments (`Message.size`)
+    states: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATES, 0))
+
+
+def destinations(model: SessionObserver) -> list[Destination]:
+    """The destinations of every session, sessions in attach order, each session's by
+    the time each was first used."""
+    out: list[Destination] = []
+    for no, s in enumerate(model.sessions, 1):
+        found: dict[tuple[str, str], Destination] = {}
+        for sub in s.subscribed:
+            d = _destination(found, no, s, sub.destination, SERVER, sub.time)
+            d.subscription = sub
+            d.subscribes += 1
+        for msg in s.transfers:
+            d = _destination(found, no, s, msg.destination or "", msg.sender, msg.time)
+            d.first_time = min(d.first_time, msg.time)
+            d.transfers += 1
+            d.bytes += msg.size
+            d.states[msg.state] = d.states.get(msg.state, 0) + 1
+        out += sorted(found.values(), key=lambda d: d.first_time)
+    return out
+
+
+def _destination(found: dict[tuple[str, str], Destination], no: int, s: SessionInfo,
+                 dest: str, sender: str, time: float) -> Destination:
+    d = found.get((dest, sender))
+    if d is None:
+        d = found[(dest, sender)] = Destination(no, s.label, s.channel, dest, sender, time)
+    return d
 
 
 _HANDLERS: dict[str, Any] = {

@@ -234,7 +234,7 @@ def pcap_dump(
     count: Annotated[int | None, typer.Option("--count", "-c", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
     fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
     deliveries: Annotated[bool, typer.Option("--deliveries", "-d", help="One line per delivery: link, id, tag, size, outcome, who settled, latency.", rich_help_panel=_OUT)] = False,
-    links: Annotated[bool, typer.Option("--links", help="Every link at the end: handles, termini, credit, outcomes, latency.", rich_help_panel=_OUT)] = False,
+    links: Annotated[bool, typer.Option("--links", help="Every link at the end: handles, termini, credit, outcomes, latency (AMQP 0-10: every destination, with its subscription and outcomes).", rich_help_panel=_OUT)] = False,
     connections: Annotated[bool, typer.Option("--connections", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
     summary: Annotated[bool, typer.Option("--summary", help="Counts by performative and outcome, latency per link, credit stalls, violations.", rich_help_panel=_OUT)] = False,
     frames: Annotated[bool, typer.Option("--frames", help="Frame lines too when another view is chosen (they are the default).", rich_help_panel=_OUT)] = False,
@@ -503,6 +503,7 @@ def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None"
                passed: "Passed | None" = None) -> None:
     """The views at the end; with `passed` (filters that pick records inside connections
     and links) only the connections and links those records belong to."""
+    from amqpcli.dissect.records import AMQP010
     from amqpcli.render.deliveries import (
         connection_json,
         connection_lines,
@@ -514,6 +515,9 @@ def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None"
     if links:
         for c in dis.conns:
             if not flt.chosen_conn(c) or (passed is not None and not passed.conn(c)):
+                continue
+            if c.protocol == AMQP010:
+                _destinations(c, out, flt, json_out, passed)
                 continue
             for ls in c.links:
                 if not flt.link_stats(ls) or (passed is not None and passed.link(ls) is None):
@@ -539,6 +543,24 @@ def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None"
         else:
             for text in summary_lines(summ, stall_threshold=stall):
                 out.line(text)
+
+
+def _destinations(c: Any, out: Out, flt: "Filter", json_out: bool,
+                  passed: "Passed | None") -> None:
+    """`--links` of an AMQP 0-10 connection, which has no links: its destinations (what
+    one side sent to one destination on one session, with the subscription that opened
+    it), as the filters choose them as they choose links."""
+    from amqpcli.amqp010 import destinations
+    from amqpcli.render.amqp010 import destination_json, destination_line
+
+    for d in destinations(c.observer.model):
+        if not flt.link_name(d.destination, (d.destination,)) or (
+                passed is not None and not passed.destination(c, d.destination, d.sender)):
+            continue
+        if json_out:
+            out.json(destination_json(c.label, d))
+        else:
+            out.line(destination_line(c.label, d))
 
 
 def _exit_status(dis: "Dissector", sources: list[Path]) -> None:

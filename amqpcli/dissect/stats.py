@@ -148,12 +148,15 @@ class PassedLink:
 class Passed:
     """With filters that pick records inside connections and links (`--state`,
     `--performative`, `--since`, `--until`: `Filter.within`), the connections and links
-    the records that passed belong to, and those deliveries per link: the end views
+    (0-10: destinations) the records that passed belong to, and those deliveries per
+    link: the end views
     (`--links`, `--connections`, the summary's links) then agree with the lines."""
 
     def __init__(self) -> None:
         self.conns: set[int] = set()
         self.links: dict[int, PassedLink] = {}  # id(LinkStats) ->
+        # 0-10: (connection index, destination, the side that sends to it)
+        self.destinations: set[tuple[int, str, str]] = set()
 
     def add(self, rec: Any) -> None:
         conn = rec.conn
@@ -162,6 +165,9 @@ class Passed:
         self.conns.add(conn.index)
         cls = rec.__class__
         if cls is DeliveryRecord:
+            if rec.protocol == AMQP010:
+                self.destinations.add((conn.index, rec.link, rec.sender))
+                return
             ls = rec.link_stats
             if ls is None:
                 return
@@ -176,6 +182,8 @@ class Passed:
                 ls = conn.link_for(link)
                 if ls is not None:
                     self._link(ls)
+        elif cls is FrameRecord:  # 0-10
+            self.destinations.update((conn.index, d, s) for d, s in _destinations_010(rec))
 
     def _link(self, ls: LinkStats) -> PassedLink:
         part = self.links.get(id(ls))
@@ -188,3 +196,25 @@ class Passed:
 
     def link(self, ls: LinkStats) -> PassedLink | None:
         return self.links.get(id(ls))
+
+    def destination(self, c: Conn, name: str, sender: str) -> bool:
+        """Whether what `sender` sent to 0-10 destination `name` on connection `c` had a
+        record that passed."""
+        return (c.index, name, sender) in self.destinations
+
+
+def _destinations_010(rec: FrameRecord) -> list[tuple[str, str]]:
+    """(destination, the side that sends to it) of each 0-10 destination a record
+    concerns: a message.transfer's own; the one a subscription or flow command names
+    (the other side sends to it); the messages an outcome or completion names."""
+    out = []
+    method = getattr(rec.item, "method", None)
+    dest = method.fields.get("destination") if method is not None else None
+    if method is not None and dest is not None:
+        other = "server" if rec.side == "client" else "client"
+        out.append((str(dest), rec.side if method.qname == "message.transfer" else other))
+    for ev in rec.events:
+        m = getattr(ev, "message", None)
+        if m is not None:
+            out.append((m.destination or "", m.sender))
+    return out

@@ -84,3 +84,79 @@ def tree_010(item: Any, show_secrets: bool = False) -> list[str]:
     if item.body is not None:
         lines.append(f"  body: {_value(item.body)}  ({octets(len(item.body))})")
     return lines
+
+
+# --- destinations: `pcap-dump --links` of a 0-10 connection ----------------------------
+
+
+def _modes(sub: Any) -> list[str]:
+    """A subscription's accept and acquire modes where they are not the usual ones."""
+    bits = []
+    if sub.accept_mode != 0:
+        bits.append(f"accept-mode {_choice('message.accept-mode', sub.accept_mode)}")
+    if sub.acquire_mode != 0:
+        bits.append(f"acquire-mode {_choice('message.acquire-mode', sub.acquire_mode)}")
+    return bits
+
+
+def _choice(domain: str, value: int) -> str:
+    from amqpcli.amqp010.model import ENUMS
+
+    return ENUMS.get(domain, {}).get(value, str(value))
+
+
+def destination_line(label: str, d: Any) -> str:
+    """One `Destination` (amqpcli.amqp010.session) of connection `label` on one line: its
+    session, who sends, the subscription that opened it, its transfers by state."""
+    from amqpcli.render.types import quoted
+
+    session = quoted(d.session) if d.session is not None else "(not attached)"
+    first = (f"{label} s{d.session_no} destination {quoted(d.destination)} ({d.sender} sends)"
+             f" session {session} channel {d.channel}")
+    sub = d.subscription
+    if sub is not None:
+        bits = [f"{sub.flow_mode} mode", *_modes(sub)]
+        if d.subscribes > 1:
+            bits.append(f"subscribed {d.subscribes} times")
+        if sub.cancelled_at is not None:
+            bits.append("cancelled")
+        queue = quoted(sub.queue) if sub.queue is not None else "(no queue)"
+        first += f", subscribed to queue {queue} ({', '.join(bits)})"
+    states = " ".join(f"{k}={v}" for k, v in d.states.items())
+    n = d.transfers
+    return f"{first}: {n} transfer{'s' * (n != 1)} ({d.bytes} B) {states}"
+
+
+def destination_json(label: str, d: Any) -> dict[str, Any]:
+    from amqpcli.render.traffic import iso
+
+    sub = d.subscription
+    out: dict[str, Any] = {
+        "record": "destination",
+        "protocol": "amqp-0-10",
+        "connection": label,
+        "session": d.session_no,
+        "session-name": d.session,
+        "channel": d.channel,
+        "destination": d.destination,
+        "sender": d.sender,
+        "first-time": iso(d.first_time),
+        "transfers": d.transfers,
+        "bytes": d.bytes,
+        "outcomes": dict(d.states),
+        "subscription": None,
+    }
+    if sub is not None:
+        out["subscription"] = {
+            "queue": sub.queue,
+            "time": iso(sub.time),
+            "accept-mode": sub.accept_mode,
+            "acquire-mode": sub.acquire_mode,
+            "exclusive": sub.exclusive,
+            "arguments": plain_010(sub.arguments, typed=True) if sub.arguments else None,
+            "flow-mode": sub.flow_mode,
+            "credit": dict(sub.credit),
+            "cancelled": iso(sub.cancelled_at),
+            "subscribes": d.subscribes,
+        }
+    return out

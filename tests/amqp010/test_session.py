@@ -277,3 +277,38 @@ def test_unanswered_syncs() -> None:
     s.ctl("server", "session.completed", commands=SequenceSet.of(1))
     assert [r.command_id for r in s.obs.unanswered_syncs()] == [0]
     assert s.obs.messages[0].size == 4
+
+
+def test_destinations_by_session_and_sender() -> None:
+    # what `pcap-dump --links` shows of a 0-10 connection: per session, destination and
+    # sending side, the transfers by state and the subscription that opened it
+    from amqpcli.amqp010 import destinations
+
+    s = Script()
+    s.attach()
+    s.subscribe()
+    s.cmd("client", "message.flow", destination="d", unit=0, value=UNLIMITED)
+    s.cmd("client", "message.flow", destination="d", unit=1, value=UNLIMITED)
+    s.transfer()  # server 0
+    s.transfer("client", dest="amq.direct")  # client 4
+    s.cmd("client", "message.cancel", destination="d")  # client 5
+    s.ctl("server", "session.completed", commands=SequenceSet(((0, 5),)))
+    s.subscribe()  # again, after the cancel completed
+    s.transfer()  # server 1
+    s.cmd("client", "message.accept", transfers=SequenceSet.of(1))
+    s.ctl("client", "session.detach", name=b"s1")
+    s.ctl("server", "session.detached", name=b"s1")
+    s.ctl("client", "session.attach", name=b"other")  # the same channel again
+    s.ctl("client", "session.command-point", command_id=0, command_offset=0)
+    s.transfer("client", dest="amq.direct", accept_mode=1)
+    got = [(d.session_no, d.session, d.destination, d.sender, d.transfers, d.subscribes,
+            {k: v for k, v in d.states.items() if v}) for d in destinations(s.obs)]
+    assert got == [
+        (1, "s1", "d", "server", 2, 2, {"accepted": 1, "unsettled": 1}),
+        (1, "s1", "amq.direct", "client", 1, 0, {"completed": 1}),
+        (2, "other", "amq.direct", "client", 1, 0, {"accepted": 1}),
+    ]
+    first = destinations(s.obs)[0]
+    assert first.subscription is s.obs.subscriptions[1]
+    assert first.subscription.cancelled_at is None
+    assert first.bytes == 2 * len(b"body")

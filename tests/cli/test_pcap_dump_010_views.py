@@ -52,3 +52,95 @@ def test_a_delivery_counts_frames_and_octets_as_decode_does() -> None:
 def test_the_summary_counts_frames_on_the_wire() -> None:
     (summary,) = _jsonl("--summary")
     assert summary["frames"] == sum(FRAMES.values()) + 2  # and the two protocol headers
+
+
+# --- --links: 0-10 has destinations where 1.0 has links -------------------------------
+
+
+def test_links_lists_the_destinations_of_a_0_10_connection() -> None:
+    # --links printed nothing for a 0-10 capture
+    code, text, err = run("pcap-dump", ECHO, "--links")
+    assert code == 0, err
+    assert text.splitlines() == [
+        ('c1 s1 destination "echo" (client sends) session "lab-session" channel 1: '
+         "3 transfers (201 B) accepted=0 rejected=0 released=0 completed=3 unsettled=0"),
+        ('c1 s1 destination "echo" (server sends) session "lab-session" channel 1: '
+         "3 transfers (201 B) accepted=0 rejected=0 released=0 completed=0 unsettled=3"),
+        ('c1 s1 destination "lab-queue" (client sends) session "lab-session" channel 1: '
+         "1 transfer (10 B) accepted=0 rejected=0 released=0 completed=1 unsettled=0"),
+    ]
+    records = _jsonl("--links")
+    assert [(r["record"], r["protocol"], r["destination"], r["sender"]) for r in records] == [
+        ("destination", "amqp-0-10", "echo", "client"),
+        ("destination", "amqp-0-10", "echo", "server"),
+        ("destination", "amqp-0-10", "lab-queue", "client")]
+    first = records[0]
+    assert (first["session"], first["session-name"], first["channel"]) == (1, "lab-session", 1)
+    assert first["outcomes"] == {"accepted": 0, "rejected": 0, "released": 0, "completed": 3,
+                                 "unsettled": 0}
+    assert first["subscription"] is None
+    # the same messages as --connections and --deliveries count, the same sizes
+    assert sum(r["transfers"] for r in records) == 7
+    dels = _jsonl("-d")
+    assert sum(r["bytes"] for r in records) == sum(d["size"] for d in dels)
+
+
+def test_links_of_0_10_follow_the_filters() -> None:
+    _, text, _ = run("pcap-dump", ECHO, "--links", "--link", "lab-*")
+    assert [line.split(" (")[0] for line in text.splitlines()] == [
+        'c1 s1 destination "lab-queue"']
+    # the records --state keeps belong to the echo destination the server sends to
+    _, text, _ = run("pcap-dump", ECHO, "--links", "--state", "unsettled")
+    assert [line.split(":")[0] for line in text.splitlines()] == [
+        'c1 s1 destination "echo" (server sends) session "lab-session" channel 1']
+
+
+def _subscribed_capture(path: Path) -> Path:
+    """A client that subscribes destination "d" to queue "q" in credit mode on session
+    "s", takes three messages and accepts, rejects and releases one each, then cancels."""
+    from amqpcli.amqp010 import PROTOCOL_HEADER, Command, Control, SequenceSet, encode_assembly
+    from tests.amqp010.pcap_write import write
+
+    def ctl(side: str, qname: str, **f: object) -> tuple[str, bytes]:
+        return side, encode_assembly(Control.make(qname, **f), 1)
+
+    def cmd(side: str, qname: str, body: bytes | None = None, **f: object) -> tuple[str, bytes]:
+        return side, encode_assembly(Command.make(qname, **f), 1, (), body)
+
+    chunks = [("client", PROTOCOL_HEADER), ("server", PROTOCOL_HEADER),
+              ctl("client", "session.attach", name=b"s"),
+              ctl("server", "session.attached", name=b"s"),
+              ctl("client", "session.command-point", command_id=0, command_offset=0),
+              ctl("server", "session.command-point", command_id=0, command_offset=0),
+              cmd("client", "message.subscribe", queue="q", destination="d"),
+              cmd("client", "message.set-flow-mode", destination="d", flow_mode=0),
+              cmd("client", "message.flow", destination="d", unit=0, value=3),
+              cmd("client", "message.flow", destination="d", unit=1, value=0xFFFFFFFF)]
+    chunks += [cmd("server", "message.transfer", b"m%d" % i, destination="d")
+               for i in range(3)]
+    chunks += [cmd("client", "message.accept", transfers=SequenceSet.of(0)),
+               cmd("client", "message.reject", transfers=SequenceSet.of(1), code=1, text="x"),
+               cmd("client", "message.release", transfers=SequenceSet.of(2)),
+               cmd("client", "message.cancel", destination="d"),
+               ctl("server", "session.completed", commands=SequenceSet(((0, 7),)))]
+    write(path, chunks)
+    return path
+
+
+def test_links_of_0_10_show_the_subscription_and_its_outcomes(tmp_path: Path) -> None:
+    cap = str(_subscribed_capture(tmp_path / "subscribed.pcap"))
+    code, text, err = run("pcap-dump", cap, "--links")
+    assert code == 0, err
+    assert text.splitlines() == [
+        ('c1 s1 destination "d" (server sends) session "s" channel 1, subscribed to queue "q" '
+         "(credit mode, cancelled): 3 transfers (6 B) accepted=1 rejected=1 released=1 "
+         "completed=0 unsettled=0")]
+    code, out, err = run("pcap-dump", cap, "--links", "--json")
+    (rec,) = [json.loads(line) for line in out.splitlines()]
+    assert rec["outcomes"] == {"accepted": 1, "rejected": 1, "released": 1, "completed": 0,
+                               "unsettled": 0}
+    sub = rec["subscription"]
+    assert (sub["queue"], sub["flow-mode"], sub["accept-mode"], sub["acquire-mode"]) == (
+        "q", "credit", 0, 0)
+    assert sub["credit"] == {"message": 0, "byte": 0xFFFFFFFF}
+    assert sub["cancelled"] is not None and sub["subscribes"] == 1
