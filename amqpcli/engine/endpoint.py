@@ -10,8 +10,9 @@ time)`, `handle_timer(now)`, `set_time(now)`), timers are a deadline to ask for
 
 What it answers on its own (the spec requires it, or the role implies it): protocol
 headers, SASL (both sides), an open / begin / detach / end / close from the peer,
-echo flows, drain (a sender with nothing queued, or once the deliveries queued when the
-drain came have gone out, gives the credit left back), settling in
+echo flows, drain (once the credit is used up, by transfers or, with nothing left queued,
+by advancing delivery-count over what is left: one flow with delivery-count, link-credit
+0 and drain, Part 2 §2.6.7), settling in
 receiver-settle-mode second once the sender has settled, the incoming session window
 when it runs low, heartbeats, and violations by the peer (closing the connection,
 ending the session or detaching the link with the condition the spec names).
@@ -25,6 +26,10 @@ answers each `LinkAttached` with `accept_link` / `refuse_link`.
 Sending: `send()` queues a delivery and returns its `Delivery` at once; frames go out
 as link credit and the peer's session window allow, split to fit the peer's
 max-frame-size. `start_delivery()` / `send_more()` / `abort()` stream one delivery.
+A flow the endpoint sends on a sender link (a drain's answer, an echo, `flow()` without
+`available`) carries `available` (Part 2 §2.7.4: "the number of messages awaiting credit
+at the link sender endpoint") when the application tells it: `available_for(link)` is
+asked each time (None, the default, leaves the field out).
 
 Idle timeout (Part 2 §2.4.5): `idle_timeout` is our real threshold, the silence after
 which we close the connection (amqp:resource-limit-exceeded). "To avoid spurious
@@ -56,7 +61,7 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -210,6 +215,9 @@ class Endpoint:
         # the peer's channels of the sessions we ended with an error, until its end comes:
         # what it sends on them meanwhile is discarded unread (`_discards`)
         self._discarding: set[int] = set()
+        # the application's count of messages awaiting credit on a sender link, for the
+        # `available` of the flows we send on it (None: not known, the field is left out)
+        self.available_for: Callable[[Link], int | None] | None = None
         self.tap: ByteTap | None = None
         if tap is not None:
             self.set_tap(tap)
@@ -586,19 +594,31 @@ class Endpoint:
             self._link_flow(link)
 
     def _answer_drain(self, s: Session, link: Link) -> None:
-        """A sender link being drained with credit left and nothing queued uses the credit
-        up by advancing delivery-count, and says so (Part 2 §2.6.7).
+        """Answer a drain on a sender link once it is complete (Part 2 §2.6.7: the sender
+        sends what it has, advances delivery-count "until link-credit is zero, and send[s]
+        its updated flow state to the receiver"). Complete: the transfers used the credit
+        up, or nothing is left queued (deliveries held back by the session window go
+        first); the credit left is used up by advancing delivery-count.
 
-        Our flow sets the link's credit to 0 and clears its drain, so a drain is answered
-        once; one whose credit the transfers used up needs no answer."""
-        if (not link.drain or link.link_credit <= 0 or self._outgoing.get(link)
-                or self.local not in link.handle):
+        One flow answers it: delivery-count, link-credit 0, drain (our drain mode, §2.7.4)
+        and `available` when the application knows it (`available_for`). The flow clears
+        the link's drain in the model, so a drain is answered once."""
+        if not link.drain or self.local not in link.handle:
             return
+        credit = link.link_credit
+        if credit > 0 and self._outgoing.get(link):
+            return  # answered when what is queued has gone out (`_pump`)
         iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
         self._send(self._flow_body(
             s, iw, ow, handle=link.handle[self.local], link_credit=0, drain=True,
-            delivery_count=serial.add(link.delivery_count, link.link_credit)),
+            delivery_count=serial.add(link.delivery_count, max(credit, 0)),
+            available=self._available(link)),
             channel=s.channel[self.local])
+
+    def _available(self, link: Link) -> int | None:
+        """`available` for a flow we send on sender `link`: the application's count."""
+        ask = self.available_for
+        return ask(link) if ask is not None else None
 
     def _answer_violation(self, v: Violation) -> None:
         scope, cond = v.scope, v.condition
@@ -903,6 +923,8 @@ class Endpoint:
             lc = link.link_credit
             dc = link.delivery_count
             drain = drain or link.drain
+            if available is None:
+                available = self._available(link)
         self._send(self._flow_body(s, iw, ow, handle=link.handle[self.local],
                                    delivery_count=dc, link_credit=lc, available=available,
                                    drain=drain, echo=echo, properties=properties),
@@ -1136,9 +1158,10 @@ class Endpoint:
         """Frame as much of the queued deliveries as credit and windows allow.
 
         With `answer_drains` (a flow from the peer let them go), a link being drained
-        whose queue this empties gives back the credit left (`_answer_drain`). Not when
-        the caller's own send() pumps: it may have more to put on the link (a broker
-        feeding a drain) and the drain is answered once the flow has been handled."""
+        whose credit this uses up, or whose queue it empties, answers the drain
+        (`_answer_drain`). Not when the caller's own send() pumps: it may have more to put
+        on the link (a broker feeding a drain) and the drain is answered once the flow
+        has been handled."""
         conn = self.connection
         if self.local not in s.channel or self.local in s.end or self.local in conn.close:
             return
@@ -1152,8 +1175,8 @@ class Endpoint:
                 queue.popleft()
             if not queue:
                 self._outgoing.pop(link, None)
-                if answer_drains:
-                    self._answer_drain(s, link)
+            if answer_drains:
+                self._answer_drain(s, link)
 
     def _send_frames(self, s: Session, link: Link, out: _Outgoing) -> bool:
         """Send what can be sent of `out`; True when it is completely sent."""

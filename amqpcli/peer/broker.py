@@ -162,6 +162,7 @@ class PeerConnection:
         self.accepted: list[Delivery] = []  # accepted, disposition not yet written
         endpoint.on_credit = self._on_credit
         endpoint.after_credit = self._after_credit
+        endpoint.available_for = self._available
         endpoint.before_write = self.flush_outcomes
 
     def flush_outcomes(self) -> None:
@@ -184,13 +185,28 @@ class PeerConnection:
         if out is not None:
             self.broker._feed(out)
 
-    def _after_credit(self, link: Link, ev: CreditChanged) -> None:
+    def _available(self, link: Link) -> int | None:
+        """What the node still holds for a receiver: the `available` of every flow the
+        engine sends on the link (a drain's answer, an echo)."""
         out = self.out_links.get(link)
-        if out is None or link.state != "attached":
+        if out is None:
+            return None
+        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None,
+                                out.limit)
+        out.last_available = n
+        return n
+
+    def _after_credit(self, link: Link, ev: CreditChanged) -> None:
+        """After a receiver's flow was handled: if what the node holds for it changed and
+        no flow of the engine said so (a drain's answer, an echo, both carrying
+        `available`), a flow says it. Not while a drain waits for deliveries held back by
+        the session window: its answer will."""
+        out = self.out_links.get(link)
+        if out is None or link.state != "attached" or link.drain:
             return
         n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None,
                                 out.limit)
-        if n != out.last_available or ev.echo or ev.drain:
+        if n != out.last_available:
             out.last_available = n
             self.endpoint.flow(link, available=n)
 

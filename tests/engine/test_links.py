@@ -312,7 +312,7 @@ def test_drain_and_echo_answered_by_one_flow() -> None:
     assert flows == [(0, 5, True)]  # the drain's answer is the echo's too
 
 
-def test_drain_whose_credit_the_window_held_back_deliveries_used_up_needs_no_answer() -> None:
+def test_drain_whose_credit_the_window_held_back_deliveries_used_up_is_answered_once() -> None:
     p = Pair(peer={"incoming_window": 2})
     link, plink = p.sender()
     for i in range(5):
@@ -320,6 +320,33 @@ def test_drain_whose_credit_the_window_held_back_deliveries_used_up_needs_no_ans
     p.peer.flow(plink, 5, drain=True)
     p.pump()
     assert plink.deliveries == 5 and plink.link_credit == 0 and plink.delivery_count == 5
-    # the transfers used the credit up: the receiver knows, no flow is owed
-    assert not [e for e in of(p.peer_events, CreditChanged)
-                if e.side == "client" and e.link is plink]
+    # the transfers used the credit up: the drain is over, and one flow says so (the
+    # sender "send[s] the flow state to the receiver", Part 2 §2.7.4), so a receiver
+    # waiting for the drain's answer is not left waiting
+    assert _flows(p.peer_events, "client", plink) == [(0, 5, True)]
+    assert not plink.drain
+
+
+def test_drain_used_up_by_transfers_with_more_queued_is_answered_at_once() -> None:
+    # more queued than the credit: the transfers use it up, the drain is complete and
+    # answered, the rest waits for credit
+    p = Pair()
+    link, plink = p.sender()
+    for i in range(5):
+        p.client.send(link, b"m%d" % i)
+    p.peer.flow(plink, 3, drain=True)
+    p.pump()
+    assert plink.deliveries == 3 and p.client.queued(link) == 2
+    assert _flows(p.peer_events, "client", plink) == [(0, 3, True)]
+
+
+def test_the_drain_answer_carries_available_when_the_application_knows_it() -> None:
+    p = Pair()
+    link, plink = p.sender()
+    p.client.available_for = lambda lk: 7 if lk is link else None
+    p.peer.flow(plink, 4, drain=True)
+    p.pump()
+    answers = [e for e in of(p.peer_events, CreditChanged)
+               if e.side == "client" and e.link is plink]
+    assert [(e.link_credit, e.delivery_count, e.drain, e.available) for e in answers] == [
+        (0, 4, True, 7)]

@@ -136,18 +136,49 @@ def test_available_reported_and_drain_honoured() -> None:
     assert link.delivery_count == 6  # 3 sent + 3 credit used up by the drain
 
 
+def _server_flows(events: list[Event], link: Any) -> list[tuple[Any, ...]]:
+    """(delivery-count, link-credit, drain, available, echo) of each flow the server sent
+    on `link`."""
+    return [(e.delivery_count, e.link_credit, e.drain, e.available, e.echo) for e in events
+            if isinstance(e, CreditChanged) and e.link is link and e.side == "server"]
+
+
 def test_drain_held_back_by_the_client_window_is_answered() -> None:
     # the client takes two transfers at a time: three of the five wait for its window,
-    # and the drain is answered once they are out
+    # and the drain is answered once they are out, by one flow
     net = Net(Broker())
-    _put(net, "q", "a", "b", "c", "d", "e")
+    _put(net, "q", "a", "b", "c", "d", "e", "f")
     client, events = net.connect(incoming_window=2)
     link = _receiver(net, client, "q")
+    before = len(events)
     client.drain(link, 8)
     net.pump()
-    assert [_body(d) for d in _got(events, link)] == ["a", "b", "c", "d", "e"]
+    assert [_body(d) for d in _got(events, link)] == ["a", "b", "c", "d", "e", "f"]
     assert link.link_credit == 0 and not link.drain
-    assert link.delivery_count == 8  # 5 sent + 3 credit used up by the drain
+    assert link.delivery_count == 8  # 6 sent + 2 credit used up by the drain
+    assert _server_flows(events[before:], link) == [(8, 0, True, 0, False)]
+
+
+def test_drain_and_echo_get_one_flow_each_with_available() -> None:
+    # a drain is answered by one flow (credit used up, drain echoed, what the node
+    # still holds for the link); an echo by one flow with the same `available`
+    net = Net(Broker())
+    _put(net, "q", "a", "b", "c", "d")
+    client, events = net.connect()
+    link = _receiver(net, client, "q")
+    before = len(events)
+    client.flow(link, 1, echo=True)
+    net.pump()
+    assert _server_flows(events[before:], link) == [(1, 0, False, 3, False)]
+    before = len(events)
+    client.drain(link, 2)  # two of the three come, none left over
+    net.pump()
+    assert _server_flows(events[before:], link) == [(3, 0, True, 1, False)]
+    before = len(events)
+    client.drain(link, 3)  # the last one, and two given back
+    net.pump()
+    assert [_body(d) for d in _got(events, link)] == ["a", "b", "c", "d"]
+    assert _server_flows(events[before:], link) == [(6, 0, True, 0, False)]
 
 
 def test_transactional_drain_gets_every_message_before_the_credit_back() -> None:

@@ -59,6 +59,14 @@ def _drain(url: str, address: str, n: int) -> _Drainer:
     return h
 
 
+def _link_flows(s: Any, conn: str) -> list[str]:
+    """The flows serve sent on handle 0 of connection `conn`, once it answered the
+    client's close (the trace has them all by then)."""
+    s.wait_out(rf"{conn} <- \[0\]  close")
+    return [x.split(" <- [0]  ")[1] for x in s.stdout if f"{conn} <- [0]  flow" in x
+            and " handle=0 " in x]
+
+
 def test_drain_sent_with_the_attach_completes_after_the_messages(serve: Serve) -> None:
     s = serve("--trace")
     q = queue_name()
@@ -68,9 +76,10 @@ def test_drain_sent_with_the_attach_completes_after_the_messages(serve: Serve) -
     assert h.bodies == ["m0", "m1", "m2"]
     assert h.completed, "the drain was never completed"
     assert h.drained == 7  # the unused credit, given back by advancing delivery-count
-    # the drain echoed with the credit used up, then what is left
-    s.wait_out(r"<- \[0\]  flow +handle=0 delivery-count=10 link-credit=0 drain")
-    s.wait_out(r"<- \[0\]  flow +handle=0 delivery-count=10 link-credit=0 available=0")
+    # one flow answers the drain: the credit used up, drain echoed, what is left
+    (flow,) = _link_flows(s, "c2")
+    assert flow.startswith("flow        handle=0 delivery-count=10 link-credit=0 available=0 "
+                           "drain "), flow
 
 
 def test_drain_sent_with_the_attach_on_an_empty_queue(serve: Serve) -> None:
@@ -79,5 +88,6 @@ def test_drain_sent_with_the_attach_on_an_empty_queue(serve: Serve) -> None:
     assert h.bodies == []
     assert h.completed, "the drain was never completed"
     assert h.drained == 5
-    s.wait_out(r"<- \[0\]  flow +handle=0 delivery-count=5 link-credit=0 drain")
-    s.wait_out(r"<- \[0\]  flow .*available=0")
+    (flow,) = _link_flows(s, "c1")
+    assert flow.startswith("flow        handle=0 delivery-count=5 link-credit=0 available=0 "
+                           "drain "), flow
