@@ -787,7 +787,9 @@ class _Handler010(_Handler):
             item = o.item
             no = 0
             if isinstance(item, Assembly):
-                self.frame_no += 1
+                # numbered by its last frame on the wire (both sides), as a 1.0 record by
+                # its frame: the frame that completed it, as `packet` is the packet
+                self.frame_no += item.frames
                 no = self.frame_no
                 conn.frames[o.side] += item.frames  # wire frames, as for 1.0
                 conn.sessions = len(self.observer.model.sessions)

@@ -133,7 +133,9 @@ class FrameRecord:
     side: str  # the sender: "client" or "server"
     time: float
     packet: int  # capture packet that completed it (0: unknown, e.g. decrypted TLS)
-    frame_no: int  # the engine's per-connection frame number (0 for headers)
+    # the engine's per-connection frame number (0 for headers); 0-10: that of the last
+    # frame of the assembly, 0-10 frames counted on the wire from both sides
+    frame_no: int
     item: Any
     events: list[Any]
     protocol: str = AMQP10

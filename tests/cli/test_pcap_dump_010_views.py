@@ -95,9 +95,10 @@ def test_links_of_0_10_follow_the_filters() -> None:
         'c1 s1 destination "echo" (server sends) session "lab-session" channel 1']
 
 
-def _subscribed_capture(path: Path) -> Path:
+def _subscribed_capture(path: Path, credit: int = 3) -> Path:
     """A client that subscribes destination "d" to queue "q" in credit mode on session
-    "s", takes three messages and accepts, rejects and releases one each, then cancels."""
+    "s" (`credit` messages), takes three messages and accepts, rejects and releases one
+    each, then cancels. Frames: one per control and command, two per transfer."""
     from amqpcli.amqp010 import PROTOCOL_HEADER, Command, Control, SequenceSet, encode_assembly
     from tests.amqp010.pcap_write import write
 
@@ -114,7 +115,7 @@ def _subscribed_capture(path: Path) -> Path:
               ctl("server", "session.command-point", command_id=0, command_offset=0),
               cmd("client", "message.subscribe", queue="q", destination="d"),
               cmd("client", "message.set-flow-mode", destination="d", flow_mode=0),
-              cmd("client", "message.flow", destination="d", unit=0, value=3),
+              cmd("client", "message.flow", destination="d", unit=0, value=credit),
               cmd("client", "message.flow", destination="d", unit=1, value=0xFFFFFFFF)]
     chunks += [cmd("server", "message.transfer", b"m%d" % i, destination="d")
                for i in range(3)]
@@ -144,3 +145,30 @@ def test_links_of_0_10_show_the_subscription_and_its_outcomes(tmp_path: Path) ->
         "q", "credit", 0, 0)
     assert sub["credit"] == {"message": 0, "byte": 0xFFFFFFFF}
     assert sub["cancelled"] is not None and sub["subscribes"] == 1
+
+
+# --- frame numbers: a 0-10 record (an assembly) by its frames on the wire --------------
+
+
+def test_0_10_records_are_numbered_by_their_frames_on_the_wire() -> None:
+    # `frame` was the assembly's number: the last record said 30 of a connection of 43
+    # frames, and a 3-frame transfer took one number
+    frames = [r for r in _jsonl() if r["record"] == "frame" and "frame" in r]
+    numbers = [r["frame"] for r in frames]
+    assert numbers == sorted(set(numbers))
+    assert numbers[-1] == sum(FRAMES.values())
+    transfer = next(r for r in frames if r["method"] == "message.transfer")
+    assert transfer["frame"] == 9 + 3  # after nine one-frame controls, its three frames
+
+
+def test_a_0_10_violation_names_the_same_frame_in_text_and_json(tmp_path: Path) -> None:
+    cap = str(_subscribed_capture(tmp_path / "short.pcap", credit=2))
+    records = [json.loads(line) for line in run("pcap-dump", cap, "--json")[1].splitlines()]
+    (v,) = [r for r in records if r["record"] == "violation"]
+    transfers = [r for r in records if r.get("method") == "message.transfer"]
+    # four controls, four commands, then transfers of two frames each: the third is 14
+    assert [r["frame"] for r in transfers] == [10, 12, 14]
+    assert v["frame"] == 14 and v["detail"] == "transfer 2 to 'd' beyond message credit"
+    _, text, _ = run("pcap-dump", cap)
+    (line,) = [x for x in text.splitlines() if "violation" in x]
+    assert f"(frame 14, packet {v['packet']}): " in line
