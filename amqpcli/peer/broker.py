@@ -130,6 +130,8 @@ class OutLink:
     # the receiver's max-message-size (Part 2 §2.7.3): larger messages are not for it
     limit: int | None = None
     last_available: int | None = None
+    # the entries (by seq) the limit kept from it, logged once each
+    too_large: set[int] = field(default_factory=set)
 
 
 @dataclass(eq=False)
@@ -570,9 +572,31 @@ class Broker:
     def _next(self, out: OutLink) -> Entry | None:
         """The next entry `out` may have: a copy link's next one, or one to acquire."""
         q = out.queue
+        if out.limit is None:
+            if out.copy:
+                return q.browse(out.cursor, out.selector)
+            return q.take(out.key, out.selector)
+        big: list[Entry] = []
         if out.copy:
-            return q.browse(out.cursor, out.selector, out.limit)
-        return q.take(out.key, out.selector, out.limit)
+            e = q.browse(out.cursor, out.selector, out.limit, big)
+        else:
+            e = q.take(out.key, out.selector, out.limit, big)
+        for skipped in big:
+            self._too_large(out, skipped)
+        return e
+
+    def _too_large(self, out: OutLink, e: Entry) -> None:
+        """A message the receiver's max-message-size keeps from it (Part 2 §2.7.3: a
+        larger one must not be sent to it; it would be amqp:link:message-size-exceeded).
+        It stays in the queue for a receiver that can take it, and smaller ones behind it
+        still go to this one. Logged once per message and link: a receiver that gets
+        nothing while the queue holds something says why."""
+        if e.seq in out.too_large:
+            return
+        out.too_large.add(e.seq)
+        self.log(f"{out.conn.name} {out.link.name!r} <- {out.queue.name!r}: a message of "
+                 f"{len(e.payload)} bytes is over the link's max-message-size {out.limit}: "
+                 f"not sent to it, kept in the queue")
 
     def _dispatch(self, q: Queue) -> None:
         """Hand ready entries to the queue's consumers, taking turns."""

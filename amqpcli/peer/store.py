@@ -95,6 +95,10 @@ class Entry:
         except ValueError:  # a message whose sections do not decode matches nothing
             return False
 
+    def too_large(self, selector: Selector | None, limit: int | None) -> bool:
+        """Is it for this consumer but for its max-message-size `limit`?"""
+        return limit is not None and len(self.payload) > limit and self.matches(selector)
+
     def modify(self, delivery_failed: bool, annotations: Any) -> None:
         """Apply a `modified` outcome: count the failed attempt, merge the annotations.
 
@@ -161,9 +165,12 @@ class Queue:
 
     # --- taking --------------------------------------------------------------------
 
-    def take(self, key: Any, selector: Selector | None,
-             limit: int | None = None) -> Entry | None:
-        """The oldest ready entry this consumer may acquire (not acquired yet)."""
+    def take(self, key: Any, selector: Selector | None, limit: int | None = None,
+             oversized: list[Entry] | None = None) -> Entry | None:
+        """The oldest ready entry this consumer may acquire (not acquired yet).
+
+        `oversized` collects the entries passed over only for being larger than `limit`
+        (the consumer's max-message-size): they stay for another consumer."""
         if selector is None and limit is None and not self.excluded_count:
             heap = self._ready
             while heap:
@@ -173,17 +180,22 @@ class Queue:
                 heapq.heappop(heap)  # stale: taken, gone, or pushed twice
             return None
         for e in self._scan(0):
-            if e.state == READY and (e.excluded is None or key not in e.excluded) and (
-                    e.matches(selector, limit)):
-                return e
+            if e.state == READY and (e.excluded is None or key not in e.excluded):
+                if e.matches(selector, limit):
+                    return e
+                if oversized is not None and e.too_large(selector, limit):
+                    oversized.append(e)
         return None
 
-    def browse(self, after: int, selector: Selector | None,
-               limit: int | None = None) -> Entry | None:
-        """The first entry after seq `after` a copy consumer may see."""
+    def browse(self, after: int, selector: Selector | None, limit: int | None = None,
+               oversized: list[Entry] | None = None) -> Entry | None:
+        """The first entry after seq `after` a copy consumer may see (`oversized`: as for
+        `take`)."""
         for e in self._scan(after):
             if e.matches(selector, limit):
                 return e
+            if oversized is not None and e.too_large(selector, limit):
+                oversized.append(e)
         return None
 
     def _scan(self, after: int) -> Iterator[Entry]:

@@ -605,8 +605,9 @@ def test_plain_outcome_for_a_transactional_acquisition_waits_for_the_discharge(
 
 
 def test_no_message_larger_than_the_receivers_max_message_size() -> None:
-    net = Net(Broker())
-    _put(net, "q", "x" * 1000, "small")
+    lines: list[str] = []
+    net = Net(Broker(log=lines.append))
+    _put(net, "q", "x" * 1000, "small", "x" * 2000, "also small")
     client, events = net.connect()
     s = client.begin()
     picky = client.attach_receiver(s, "picky", c.Source(address="q"), c.Target(),
@@ -614,14 +615,26 @@ def test_no_message_larger_than_the_receivers_max_message_size() -> None:
     net.pump()
     client.drain(picky, 5)
     net.pump()
-    assert [_body(d) for d in _got(events, picky)] == ["small"]
-    assert picky.link_credit == 0  # the drain completed: the big one is not for it
+    # the large ones do not hold back the small ones behind them
+    assert [_body(d) for d in _got(events, picky)] == ["small", "also small"]
+    assert picky.link_credit == 0  # the drain completed: the big ones are not for it
     q = net.broker.nodes.queue("q")
-    assert len(q) == 2  # held for someone who can take it
+    assert q is not None and len(q) == 4  # held for someone who can take them
+    # said once per message and link, however often the link looks again
+    client.flow(picky, 3)
+    net.pump()
+    client.drain(picky, 3)
+    net.pump()
+    skipped = [x for x in lines if "max-message-size" in x and "attach" not in x]
+    assert skipped == [
+        f"c2 'picky' <- 'q': a message of {n} bytes is over the link's max-message-size "
+        "200: not sent to it, kept in the queue" for n in (1008, 2008)]
+    client.accept(_got(events, picky))
+    net.pump()
     other = _receiver(net, client, "q", name="other")
     client.flow(other, 5)
     net.pump()
-    assert [len(_body(d)) for d in _got(events, other)] == [1000]
+    assert [len(_body(d)) for d in _got(events, other)] == [1000, 2000]
 
 
 def test_a_link_attached_again_from_another_connection_steals_it() -> None:

@@ -231,6 +231,9 @@ def test_a_proton_receiver_gets_nothing_over_its_max_message_size(serve: Serve) 
     got = rcv.receive(timeout=10)
     rcv.accept()
     assert got.body == b"small"
+    # and the log says why this receiver did not get the large one
+    s.wait_log(rf"<- '{address}': a message of \d+ bytes is over the link's "
+               r"max-message-size 200: not sent to it, kept in the queue")
     conn.close()
     r = amqp("recv", f"{s.url}/{address}", "--drain", "-t", "10", "--json")
     (left,) = json_lines(r.stdout)  # the large one, kept for another receiver
