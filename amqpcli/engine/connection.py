@@ -92,6 +92,10 @@ class Connection:
         self.sasl_code: int | None = None
         self._sasl_owed: str | None = None  # the side a sasl-challenge awaits a response from
         self.channels: dict[str, dict[int, Session]] = {a: {}, b: {}}
+        # sessions a side began and ended before the other side's begin answered them, by
+        # that side's channel: the answer may have been in flight, and maps the session
+        # when it comes (then the other side's end ends it)
+        self.unanswered: dict[str, dict[int, Session]] = {a: {}, b: {}}
         self.sessions: list[Session] = []
         self.suspended: dict[tuple[str, str], Link] = {}
         self.transactions: dict[bytes, str] = {}  # txn-id -> active / committed / …
@@ -387,6 +391,7 @@ class Connection:
         for ch, s in list(self.channels[side].items()):
             s.on_end(side, body.error)
         self.channels[side].clear()
+        self.unanswered[self.other[side]].clear()  # no begin of `side` can answer them now
         self.emit(ConnectionClosed(self, side, body.error, self.time))
         if len(self.close) == 2:
             for s in self.sessions:
@@ -440,12 +445,18 @@ class Connection:
         if other in self.open and ch > self.channel_max(other):
             self.violation("channel-max-exceeded",
                            f"channel {ch} > channel-max {self.channel_max(other)}")
+        # the channel begins a new session: an answer naming it is for this one
+        self.unanswered[side].pop(ch, None)
         rc = body.remote_channel
         if rc is None:
             s = Session(self)
             self.sessions.append(s)
         else:
             s2 = self.channels[other].get(int(rc))
+            if s2 is None:
+                # the answer to a session `other` ended before this begin reached it
+                # (Part 2 §2.5: the frames crossed); it is mapped, for `side`'s end to come
+                s2 = self.unanswered[other].pop(int(rc), None)
             if s2 is None or side in s2.channel:
                 if not self.midstream:
                     self.violation("unknown-channel", f"begin answers unknown channel {rc}")
@@ -463,6 +474,8 @@ class Connection:
         if s is None:
             return
         del self.channels[side][frame.channel]
+        if self.other[side] not in s.channel:
+            self.unanswered[side][frame.channel] = s  # its begin may be on its way
         s.end[side] = body
         s.on_end(side, body.error)
         self.emit(SessionEnded(s, side, body.error, self.time))

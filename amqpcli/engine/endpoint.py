@@ -489,8 +489,11 @@ class Endpoint:
                     self._send(c.Close())
             elif ev.__class__ is SessionBegun:
                 s = ev.session
-                if ev.side == self.remote and self.local not in s.channel:
-                    self._begin_reply(s)
+                if ev.side == self.remote:
+                    if self.local not in s.channel:
+                        self._begin_reply(s)
+                    elif self.local in s.end:
+                        self._late_begin(s)
             elif ev.__class__ is SessionEnded:
                 s = ev.session
                 if ev.side == self.remote and self.local in s.channel and (
@@ -761,7 +764,10 @@ class Endpoint:
         self._windows[s] = (iw, ow)
 
     def _free_channel(self) -> int:
-        used = self.connection.channels[self.local]
+        """The lowest channel not in use: not mapped, and not one of a session we ended
+        before the peer's begin answered it (that begin names the channel when it comes)."""
+        used = self.connection.channels[self.local].keys() | (
+            self.connection.unanswered[self.local].keys())
         limit = min(self.channel_max, self.connection.channel_max(self.remote)
                     if self.remote in self.connection.open else self.channel_max)
         for ch in range(limit + 1):
@@ -776,6 +782,16 @@ class Endpoint:
         if error is not None and self.remote in session.channel and (
                 self.remote not in session.end):
             self._discarding.add(session.channel[self.remote])
+
+    def _late_begin(self, s: Session) -> None:
+        """The peer's begin answering a session we had already ended: it was in flight
+        when our end went out (Part 2 §2.5: frames cross), and the model mapped it. It
+        needs no answer (our end is out; the peer's end will follow), and if our end
+        carried an error, what the peer sends on the session until its end is discarded
+        (§2.5.5, DISCARDING) as for a session whose begin had come before."""
+        ours = s.end[self.local]
+        if getattr(ours, "error", None) is not None and self.remote not in s.end:
+            self._discarding.add(s.channel[self.remote])
 
     def _session_flow(self, s: Session) -> None:
         iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
