@@ -5,9 +5,9 @@ as nothing is queued on the link. A broker must first put on the link what the n
 holds for that receiver, so `PeerEndpoint` calls `on_credit(link)` before the engine's
 own handling of the flow, and `after_credit(link, event)` after it. The engine's answer
 (one flow for a drain, one for an echo) asks the broker for its `available` through
-`available_for(link)` (an `Endpoint` attribute): the broker does not answer them itself. `before_write()` runs
-before the bytes are taken, so outcomes decided one by one can go out together (one
-disposition frame for a run of delivery-ids).
+`available_for(link)` (an `Endpoint` attribute): the broker does not answer them itself.
+`before_write()` runs before the bytes are taken, so outcomes decided one by one can go
+out together (one disposition frame for a run of delivery-ids).
 
 A flow can arrive before our attach reply: a client may send its attach and its first
 flow (a drain, say) in one write, and the manual link policy attaches only when the
