@@ -1,8 +1,9 @@
 """What `amqp decode` was given: bytes from hex, base64 or raw input, and what those bytes are.
 
 Input forms (auto-detected, strictest first): raw binary (anything that is not plain
-text), a hex dump with offsets (`hexdump -C`, `xxd`, Wireshark's "hex dump"), plain hex
-(spaces, `0x` prefixes, `\\x` escapes, `:` or `,` separators allowed), base64.
+text), a hex dump with offsets (`hexdump -C`, `xxd`, `od -A x -t x1z`, Wireshark's "hex
+dump"), plain hex (spaces, `0x` prefixes, `\\x` escapes, `:` or `,` separators allowed),
+base64.
 
 Kinds of content (auto-detected, strictest first): a protocol header → frames; frame
 headers whose sizes chain exactly to the end → frames; message sections (descriptors
@@ -31,6 +32,7 @@ __all__ = [
     "FORMATS",
     "KINDS",
     "Base64Reader",
+    "DumpError",
     "FormReader",
     "HexDumpReader",
     "InputError",
@@ -52,10 +54,13 @@ class InputError(ValueError):
     """Input that is not in the form it claims (or any form we read)."""
 
 
+class DumpError(InputError):
+    """A hex dump (it can be nothing else) that is not read: one in little-endian groups
+    or in bits."""
+
+
 _TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
 _NOT_HEX = re.compile(r"[^0-9a-fA-F]")
-# An offset column: hex digits, then ':' (xxd) or whitespace (hexdump -C, Wireshark).
-_DUMP_LINE = re.compile(r"^\s*([0-9a-fA-F]{4,16})(:\s?|\s+|$)(.*)$")
 _PLAIN_SEPARATORS = re.compile(r"0[xX]|\\x|[\s:,;-]")
 _B64 = re.compile(r"^[A-Za-z0-9+/_\-\s]*={0,2}\s*$")
 
@@ -107,14 +112,146 @@ class PlainHexReader:
         return tail
 
 
-def _dump_data(rest: str, colon: bool) -> str:
-    """The hex part of a dump line: before `|ascii|` (hexdump -C) or the two-space gap."""
-    if "|" in rest:
-        return rest.split("|", 1)[0]
-    if colon:  # xxd: groups separated by one space, the ASCII column after two
-        return rest.split("  ", 1)[0]
-    # Wireshark: bytes then 3+ spaces then ASCII; hexdump -C has a 2-space gap mid-line.
-    return re.split(r"\s{3,}", rest.strip(), maxsplit=1)[0]
+# --- hex dumps ------------------------------------------------------------------------------
+#
+# A line of a dump is an offset (4 to 16 hex digits), then the bytes, then maybe their text;
+# each tool lays them out its own way, and a line is read by that layout (never by what its
+# text column holds, which may be anything):
+#
+#   xxd (-g N, -c N, -u, -s, -a)   00000000: 414d 5150 0001 0000  AMQP....
+#       a ':', groups of hex one space apart, two spaces, the text
+#   hexdump -C                     00000000  41 4d 51 50 00 01 00 00  |AMQP....|
+#   od -A x -t x1z                 000000 41 4d 51 50 00 01 00 00  >AMQP....<
+#   Wireshark, tshark -x           0000   41 4d 51 50 00 01 00 00   AMQP....
+#       bytes one or two spaces apart, then the text between '|' or '>' '<', or three
+#       spaces or more on
+#
+# Dumps of bytes in little-endian groups (xxd -e; hexdump without -C and od -x, whose
+# 2-byte words are in the machine's order) are refused where they show as such: read as
+# they are written, their bytes would come out swapped.
+
+_OFFSET = re.compile(r"\s*([0-9a-fA-F]{4,16})(:?)(?=\s|$)")
+# xxd: groups of hex digits one space apart, then two spaces and the text (or nothing)
+_XXD_REST = re.compile(r" +([0-9a-fA-F]+(?: [0-9a-fA-F]+)*)(?:  (.*)| *)$")
+# hexdump -C, od, Wireshark: bytes one or two spaces apart, then the rest of the line
+_BYTES_REST = re.compile(r"\s+([0-9a-fA-F]{2}(?: {1,2}[0-9a-fA-F]{2})*)(?![0-9a-fA-F])(.*)$")
+# hexdump without -C, od -A x -x: 2-byte (or 4-byte) words, no text
+_WORDS_REST = re.compile(
+    r"\s+(?:[0-9a-fA-F]{4}(?: [0-9a-fA-F]{4})*|[0-9a-fA-F]{8}(?: [0-9a-fA-F]{8})*)\s*$")
+# xxd -e sets a last group that is short apart, to the right: it is read as text
+_XXD_E_LAST = re.compile(r"((?:[0-9a-fA-F]{2})+) {2,}(.*)")
+# How dumps show a byte in their text column.
+_SHOWN = bytes(b if 0x20 <= b < 0x7F else 0x2E for b in range(256))
+
+_LITTLE_ENDIAN = ("an xxd -e dump (little-endian groups) is not read: its bytes would come "
+                  "out swapped; dump with xxd, xxd -p or hexdump -C")
+_WORDS = ("a dump in 2- or 4-byte words (hexdump without -C, od -x) is not read: a word's "
+          "bytes are in the machine's order; dump with hexdump -C, xxd or od -A x -t x1z")
+_BITS = "an xxd -b dump (bits) is not read: dump with xxd, xxd -p or hexdump -C"
+
+
+def _shown(data: bytes) -> str:
+    return data.translate(_SHOWN).decode("ascii").strip(" ")
+
+
+class _NotDumpLine(Exception):
+    """A line that is no line of the dump read so far."""
+
+
+def _dump_line(ln: str) -> tuple[int, bytes, str | None, bool] | None:
+    """(offset, bytes, layout, marked) of a line of a hex dump, None if it is not one.
+    The layout is "xxd", "bytes" or "words" (None for an offset alone); `marked`: it has
+    a ':' after its offset or a text column between '|' or '>' '<' (surely a dump line)."""
+    m = _OFFSET.match(ln)
+    if m is None:
+        return None
+    offset, colon, rest = int(m.group(1), 16), bool(m.group(2)), ln[m.end():]
+    if not rest.strip():
+        return offset, b"", None, colon
+    if colon:
+        data = _xxd_bytes(rest)
+        return None if data is None else (offset, data, "xxd", True)
+    b = _BYTES_REST.match(rest)
+    if b is not None:
+        after = b.group(2)
+        text = after.lstrip(" ")
+        marked = text[:1] in ("|", ">")
+        if text and not marked and not after.startswith("   "):
+            return None  # what follows the bytes is no text column of any layout
+        return offset, bytes.fromhex(b.group(1)), "bytes", marked
+    w = _WORDS_REST.match(rest)
+    if w is not None:
+        return offset, bytes.fromhex(rest), "words", False
+    return None
+
+
+def _xxd_bytes(rest: str) -> bytes | None:
+    """The bytes of what follows an xxd line's ':' (None if it is not an xxd line). Its
+    text column, when there is one, must show those bytes, or be that of xxd -e or of
+    xxd -b (whose bits are hex digits too): an error."""
+    m = _XXD_REST.match(rest)
+    if m is None:
+        return None
+    groups = m.group(1).split(" ")
+    if any(len(g) % 2 for g in groups):
+        return None
+    data = bytes.fromhex("".join(groups))
+    text = (m.group(2) or "").strip(" ")
+    if text and text != _shown(data):
+        if len(text) == len(groups) and all(len(g) == 8 and not g.strip("01") for g in groups):
+            raise DumpError(_BITS)
+        if _little_endian(groups, text):
+            raise DumpError(_LITTLE_ENDIAN)
+        if len(text) != len(_shown(data)):
+            return None  # a character a byte: this text is not that of these bytes
+    return data
+
+
+def _little_endian(groups: list[str], text: str) -> bool:
+    """True if `text` shows the bytes of `groups` each reversed, as xxd -e writes them."""
+    swapped = b"".join(bytes.fromhex(g)[::-1] for g in groups)
+    if text == _shown(swapped):
+        return True
+    last = _XXD_E_LAST.fullmatch(text)
+    return last is not None and last.group(2).strip(" ") == _shown(
+        swapped + bytes.fromhex(last.group(1))[::-1])
+
+
+class _Dump:
+    """The lines of a hex dump, read one after the other: each gives its bytes, or raises
+    _NotDumpLine (or DumpError)."""
+
+    def __init__(self) -> None:
+        self._expected: int | None = None  # where the next line starts
+        self._layout: str | None = None
+        self.lines = 0
+        self.marked = False  # a ':' or a text column seen: sure it is a dump
+        self.data = False  # a line with bytes seen
+
+    def line(self, ln: str) -> bytes:
+        line = _dump_line(ln)
+        if line is None:
+            raise _NotDumpLine
+        offset, data, layout, marked = line
+        if layout is not None:
+            if self._layout is None:
+                self._layout = layout
+            elif layout != self._layout:
+                raise _NotDumpLine
+        if self._expected is not None and offset != self._expected:
+            raise _NotDumpLine
+        self._expected = offset + len(data)
+        self.lines += 1
+        self.marked = self.marked or marked
+        self.data = self.data or bool(data)
+        if self._layout == "words" and self.lines > 1:
+            raise DumpError(_WORDS)
+        return data
+
+    def sure(self) -> bool:
+        """True if the lines read are surely a dump, not plain hex: one with bytes, and
+        more than one line or a marked one."""
+        return self.data and (self.lines > 1 or self.marked)
 
 
 def parse_dump(text: str) -> bytes | None:
@@ -123,42 +260,16 @@ def parse_dump(text: str) -> bytes | None:
     Offsets must chain (each line starts where the previous one ended), which tells a
     dump from plain hex that happens to start with a long hex word.
     """
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return None
+    dump = _Dump()
     out = bytearray()
-    expected: int | None = None
-    marked = False  # a ':' or an ASCII column seen: sure it is a dump
-    for ln in lines:
-        line = _dump_line(ln)
-        if line is None:
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        try:
+            out += dump.line(ln)
+        except _NotDumpLine:
             return None
-        offset, chunk, line_marked = line
-        marked = marked or line_marked
-        if expected is not None and offset != expected:
-            return None
-        if expected is None:
-            expected = offset
-        out += chunk
-        expected += len(chunk)
-    if len(lines) == 1 and not marked:
-        return None
-    return bytes(out)
-
-
-def _dump_line(ln: str) -> tuple[int, bytes, bool] | None:
-    """(offset, bytes, marked) of a line of a hex dump, None if it is not one; `marked`:
-    it has a ':' after its offset or an ASCII column (surely a dump line)."""
-    m = _DUMP_LINE.match(ln)
-    if m is None:
-        return None
-    colon = m.group(2).startswith(":")
-    data = _dump_data(m.group(3), colon)
-    try:
-        chunk = parse_plain_hex(data) if data.strip() else b""
-    except InputError:
-        return None
-    return int(m.group(1), 16), chunk, colon or "|" in ln
+    return bytes(out) if dump.sure() else None
 
 
 # A line that runs on longer than this is no line of a hex dump (and is not held whole).
@@ -173,7 +284,7 @@ class HexDumpReader:
 
     def __init__(self) -> None:
         self._partial = ""  # a line whose end has not come yet
-        self._expected: int | None = None
+        self._dump = _Dump()
         self._line = 0
         self._text = _TextPieces("hex")
 
@@ -194,15 +305,11 @@ class HexDumpReader:
             self._line += 1
             if not ln.strip():
                 continue
-            line = _dump_line(ln)
-            if line is None or (self._expected is not None and line[0] != self._expected):
+            try:
+                out += self._dump.line(ln)
+            except _NotDumpLine:
                 raise InputError(f"line {self._line}: not a line of the hex dump (an offset "
-                                 "where the line before ended, then hex)")
-            offset, chunk, _ = line
-            if self._expected is None:
-                self._expected = offset
-            self._expected += len(chunk)
-            out += chunk
+                                 "where the line before ended, then hex)") from None
         return bytes(out)
 
     def close(self) -> bytes:
@@ -330,6 +437,8 @@ def open_reader(head: bytes, form: str | None = None) -> tuple[FormReader, str, 
                 reader = _DetectedHex(reader)
             try:
                 return reader, candidate, reader.feed(head)
+            except DumpError:
+                raise
             except InputError:
                 if form is not None:
                     raise
@@ -373,6 +482,8 @@ def detect_format(data: bytes) -> str:
     try:
         parse_hex(text)
         return "hex"
+    except DumpError:
+        raise
     except InputError as e:
         if str(e).startswith("odd number of hex digits") and len(text.strip()) >= 4:
             # nothing but hex digits, one short: a typo, not text to decode as bytes
@@ -425,7 +536,10 @@ def looks_like_path(text: str) -> bool:
     if text.lower().endswith(PATH_SUFFIXES):
         return True
     if "/" in text:
-        return detect_format(text.encode("utf-8", "surrogateescape")) == "raw"
+        try:
+            return detect_format(text.encode("utf-8", "surrogateescape")) == "raw"
+        except InputError:  # a line of a dump not read, or hex a digit short: no file name
+            return False
     return False
 
 

@@ -1,0 +1,139 @@
+"""`amqp decode` on hex dumps: each tool's lines read by their layout, whatever their text
+column holds; dumps in little-endian groups refused with a clear error. The dumps below
+are the tools' own output (xxd 2022-01-14, hexdump of util-linux, od of coreutils) for the
+bytes they name; Wireshark's is built in the layout of its "Copy as Hex Dump"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from amqpcli.cli.decode_input import (
+    DumpError,
+    HexDumpReader,
+    open_reader,
+    parse_dump,
+    parse_input,
+)
+from amqpcli.codec.composites import Open
+from amqpcli.codec.frames import AMQP_HEADER, encode_frame
+from amqpcli.render.items import item_bytes_from_json
+from tests.net.clirun import amqp, json_lines
+
+# An open frame whose container-id puts '|' in every text column
+BARS = AMQP_HEADER + encode_frame(Open(container_id="c|" * 35))
+
+XXD_BARS = """\
+00000000: 414d 5150 0001 0000 0000 0056 0200 0000  AMQP.......V....
+00000010: 0053 10c0 4901 a146 637c 637c 637c 637c  .S..I..Fc|c|c|c|
+00000020: 637c 637c 637c 637c 637c 637c 637c 637c  c|c|c|c|c|c|c|c|
+00000030: 637c 637c 637c 637c 637c 637c 637c 637c  c|c|c|c|c|c|c|c|
+00000040: 637c 637c 637c 637c 637c 637c 637c 637c  c|c|c|c|c|c|c|c|
+00000050: 637c 637c 637c 637c 637c 637c 637c       c|c|c|c|c|c|c|
+"""
+
+XXD_G1_C32_BARS = """\
+00000000: 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00 00 53 10 c0 49 01 a1 46 63 7c 63 7c 63 7c 63 7c  AMQP.......V.....S..I..Fc|c|c|c|
+00000020: 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c  c|c|c|c|c|c|c|c|c|c|c|c|c|c|c|c|
+00000040: 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c        c|c|c|c|c|c|c|c|c|c|c|c|c|c|c|
+"""
+
+XXD_G4_BARS = """\
+00000000: 414d5150 00010000 00000056 02000000  AMQP.......V....
+00000010: 005310c0 4901a146 637c637c 637c637c  .S..I..Fc|c|c|c|
+00000020: 637c637c 637c637c 637c637c 637c637c  c|c|c|c|c|c|c|c|
+00000030: 637c637c 637c637c 637c637c 637c637c  c|c|c|c|c|c|c|c|
+00000040: 637c637c 637c637c 637c637c 637c637c  c|c|c|c|c|c|c|c|
+00000050: 637c637c 637c637c 637c637c 637c      c|c|c|c|c|c|c|
+"""
+
+OD_BARS = """\
+000000 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00  >AMQP.......V....<
+000010 00 53 10 c0 49 01 a1 46 63 7c 63 7c 63 7c 63 7c  >.S..I..Fc|c|c|c|<
+000020 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c  >c|c|c|c|c|c|c|c|<
+000030 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c  >c|c|c|c|c|c|c|c|<
+000040 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c  >c|c|c|c|c|c|c|c|<
+000050 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c 63 7c        >c|c|c|c|c|c|c|<
+00005e
+"""
+
+WIRESHARK_BARS = "".join(
+    f"{r:04x}   {BARS[r:r + 16].hex(' '):<47}   "
+    + "".join(chr(b) if 32 <= b < 127 else "." for b in BARS[r:r + 16]) + "\n"
+    for r in range(0, len(BARS), 16))
+
+BAR_DUMPS = {
+    "xxd": XXD_BARS,
+    "xxd -g1 -c 32": XXD_G1_C32_BARS,
+    "xxd -g4": XXD_G4_BARS,
+    "od -A x -t x1z -v": OD_BARS,
+    "wireshark": WIRESHARK_BARS,
+}
+
+
+@pytest.mark.parametrize("name", list(BAR_DUMPS))
+def test_a_text_column_holding_bars_is_no_matter(name: str) -> None:
+    text = BAR_DUMPS[name]
+    assert parse_dump(text) == BARS
+    assert parse_input(text.encode()) == (BARS, "hex")
+    for size in (1, 7, 100):
+        reader = HexDumpReader()
+        raw = text.encode()
+        got = b"".join(reader.feed(raw[i:i + size]) for i in range(0, len(raw), size))
+        assert got + reader.close() == BARS, size
+
+
+def test_a_text_column_that_is_not_of_the_bytes_is_no_xxd_line() -> None:
+    # xxd -b writes bits, which are hex digits too: its text column says they are not bytes
+    assert parse_dump("00000000: 4142 4344  ABCD\n00000004: 45  E\n") == b"ABCDE"
+    assert parse_dump("00000000: 4142 4344  ABC\n00000004: 45  E\n") is None
+    # the text column's own spaces (a byte 0x20 at either end) are no matter
+    assert parse_dump("00000000: 2041 4220   AB \n00000004: 45  E\n") == b" AB E"
+
+
+LITTLE_ENDIAN = {
+    "xxd -e": """\
+00000000: 50514d41 00000100 56000000 00000002  AMQP.......V....
+00000010: c0105300 46a10149 63636363 63636363  .S..I..Fcccccccc
+""",
+    # the last line of xxd -e sets a short group apart: the text tells
+    "xxd -e, last line": """\
+00000050: 63636363 63636363 63636363     6363  cccccccccccccc
+""",
+    "hexdump": """\
+0000000 4d41 5051 0100 0000 0000 5600 0002 0000
+0000010 5300 c010 0149 46a1 6363 6363 6363 6363
+""",
+    "xxd -b": """\
+00000000: 01000001 01001101 01010001 01010000 00000000 00000001  AMQP..
+00000006: 00000000 00000000 00000000 00000000 00000000 01010110  .....V
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(LITTLE_ENDIAN))
+def test_dumps_whose_bytes_would_come_out_swapped_are_refused(name: str) -> None:
+    text = LITTLE_ENDIAN[name]
+    with pytest.raises(DumpError, match="is not read"):
+        parse_input(text.encode())
+    with pytest.raises(DumpError, match="is not read"):
+        open_reader(text.encode())
+    done = amqp("decode", "-", input=text.encode())
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("amqp: error: stdin: a") and "is not read" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_an_xxd_dump_with_bars_decodes_on_stdin() -> None:
+    done = amqp("decode", "--brief", "-", input=XXD_BARS.encode())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"a frame stream: 1 protocol header, 1 frame (detected); {len(BARS)} bytes from hex "
+        "input (stdin)")
+    assert 'container-id="' + "c|" * 35 + '"' in done.stdout
+    done = amqp("decode", "--json", "-", input=XXD_BARS.encode())
+    assert b"".join(item_bytes_from_json(i) for i in json_lines(done.stdout)) == BARS
+    assert json.loads(done.stdout.splitlines()[1])["performative"]["open"][
+        "container-id"] == "c|" * 35
+
