@@ -15,7 +15,7 @@ from amqpcli.cli.options import check_path, check_seconds, check_text, connectio
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from amqpcli.net.client import Incoming
     from amqpcli.net.config import ConnectionConfig
@@ -60,6 +60,8 @@ class Sink:
         self.fd: int | None = None if self.pretty else _fileno(self.stream)
         self.count = 0
         self._console: Any = None
+        # said once, just before the first message is written (nothing received: no word)
+        self.before_first: Callable[[], None] | None = None
 
     def write(self, incoming: Incoming) -> None:
         self.write_many((incoming,))
@@ -68,6 +70,9 @@ class Sink:
         """Write a run of messages and flush (and fsync) once, before returning. If that
         fails, the `OutputError` says how many of the run, from the first, were written
         whole (`written`)."""
+        if self.before_first is not None:
+            say, self.before_first = self.before_first, None
+            say()
         if self.fd is None:
             self._write_stream(incomings)
             return
@@ -282,9 +287,10 @@ def recv(
     # which cuts long binary values.
     sink = Sink(json_out or out is not None, out)
     if not sink.json_lines and sink.regular and not quiet:
-        warn("note: standard output is a file, and the text view cuts long binary values "
-             "(data bodies): it does not replay with send --from (--json or --out FILE "
-             "write messages whole)")
+        sink.before_first = lambda: warn(
+            "note: standard output is a file, and the text view cuts long binary values "
+            "(data bodies): it does not replay with send --from (--json or --out FILE "
+            "write messages whole)")
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: warn(f"dynamic node address: {a}"))
     if not quiet and not unsubscribe and not _failed_before_start(summary):

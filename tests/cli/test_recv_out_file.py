@@ -66,3 +66,18 @@ def test_text_to_a_redirected_file_says_it_cuts(serve: ServePeers, tmp_path: Pat
     assert r.returncode == 0, r.stderr
     assert "note:" not in r.stderr
     assert json_lines(out.read_text())[0]["body"] == {"data": [{"binary-text": "x" * 1000}]}
+
+
+def test_no_note_when_nothing_is_written(serve: ServePeers, tmp_path: Path) -> None:
+    """The note is about the messages in the file: a run that wrote none (an empty node,
+    a peer that is not there) does not say it."""
+    url = f"{serve('-q')}/empty"
+    out = tmp_path / "view.txt"
+    for target, code in ((url, 0), ("amqp://127.0.0.1:1/q", None)):
+        with out.open("w") as f:
+            r = subprocess.run(
+                [sys.executable, "-m", "amqpcli", "recv", target, "-t", "0.5"], stdout=f,
+                stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=cli_env(), timeout=120,
+                check=False)
+        assert code is None or r.returncode == code, r.stderr
+        assert "note:" not in r.stderr, r.stderr
