@@ -253,8 +253,9 @@ class Replay:
     ``amqp pcap-dump --json`` that carry a whole message (their ``message`` member). The
     other items and records (protocol headers, frames other than transfers, the transfers
     before the last of a delivery, links, summaries, ...) are no message: they are skipped
-    and counted in `skipped`. The file is opened now, so a bad path is an error
-    before we connect."""
+    and counted in `skipped`, as is a delivery's message met a second time (pcap-dump's
+    `--json --deliveries --frames` writes it in the transfer frame's record and in the
+    delivery's). The file is opened now, so a bad path is an error before we connect."""
 
     def __init__(self, path: str, count: int | None) -> None:
         self.path = path
@@ -269,6 +270,9 @@ class Replay:
 
         path = self.path
         n = 0
+        # (connection, frame) of the last transfer of each pcap-dump delivery sent, until
+        # its other record (frame or delivery) comes and is skipped
+        sent: set[tuple[Any, Any]] = set()
         try:
             with _reading(path):
                 for lineno, line in enumerate(stream, 1):
@@ -277,7 +281,8 @@ class Replay:
                     if count is not None and n >= count:
                         return
                     try:
-                        payload = replayed_message(json.loads(line))
+                        obj = json.loads(line)
+                        payload = replayed_message(obj)
                     except NoMessage as e:
                         raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
                     except (ValueError, KeyError, TypeError) as e:
@@ -286,6 +291,13 @@ class Replay:
                     if payload is None:
                         self.skipped += 1
                         continue
+                    key = _capture_transfer(obj)
+                    if key is not None:
+                        if key in sent:
+                            sent.discard(key)
+                            self.skipped += 1
+                            continue
+                        sent.add(key)
                     n += 1
                     yield OutgoingMessage(n, payload, _message_id(payload))
         finally:
@@ -336,6 +348,22 @@ def replayed_message(obj: Any) -> bytes | None:
     if type(message) is dict and "undecodable" in message:
         raise NoMessage(f"its message does not decode ({message['undecodable']})")
     return message_bytes_from_json(message)
+
+
+def _capture_transfer(obj: Any) -> tuple[Any, Any] | None:
+    """For a pcap-dump record carrying a message: (connection, number of the frame that
+    ended its delivery), the same for the transfer frame's record and the delivery's."""
+    if type(obj) is not dict:
+        return None
+    record = obj.get("record")
+    if record == "frame":
+        return obj.get("connection"), obj.get("frame")
+    if record == "delivery":
+        frames = [step.get("frame") for step in obj.get("timeline") or ()
+                  if type(step) is dict and step.get("kind") == "transfer"
+                  and step.get("side") == obj.get("from")]
+        return (obj.get("connection"), frames[-1]) if frames else None
+    return None
 
 
 def _transfer(performative: Any) -> Any:
@@ -494,7 +522,8 @@ def send(
             if replay is not None and replay.skipped:
                 print(f"skipped {replay.skipped} line(s) of {_input_name(replay.path)} that "
                       "carry no message (protocol headers, frames other than transfers, "
-                      "link and summary records, ...)")
+                      "link and summary records, ...) or one already sent (a delivery's "
+                      "record after its transfer frame's)")
     code, why = summary_exit(summary)
     if code != Exit.OK:
         raise UserError(why, code)

@@ -135,7 +135,8 @@ def test_the_summary_counts_the_lines_skipped(serve: ServePeers, tmp_path: Path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[-1] == (
         f"skipped 1 line(s) of {path} that carry no message (protocol headers, frames other "
-        "than transfers, link and summary records, ...)")
+        "than transfers, link and summary records, ...) or one already sent (a delivery's "
+        "record after its transfer frame's)")
     got = json_lines(amqp("recv", url, "--drain", "--json", "-q").stdout)
     assert len(got) == 4
 
@@ -163,3 +164,20 @@ def test_a_line_that_carries_no_message_stops_the_input_there(serve: ServePeers,
     assert r.returncode == 2 and r.stderr == (
         f"amqp: error: {only_skipped} holds no messages (its 2 lines carry none): nothing to "
         "send\n")
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("view", [(), ("--deliveries",), ("--deliveries", "--frames")])
+def test_a_capture_replays_each_delivery_once(view: tuple[str, ...], serve: ServePeers,
+                                              tmp_path: Path) -> None:
+    """`--deliveries --frames` writes a delivery's message twice, in the record of the
+    transfer that ends it and in the delivery's record: it goes out once."""
+    lines = captured(*view)
+    path = tmp_path / "capture.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    deliveries = [o for o in captured("--deliveries") if o.get("record") == "delivery"]
+    r = amqp("send", serve("-q") + "/replay-once", "--from", str(path), "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["sent"] == len(deliveries) > 0
+    assert summary["skipped"] == len(lines) - len(deliveries)
