@@ -10,6 +10,7 @@ output opens with the counts of what it holds; a longer one is decided on that f
 and its counts close the output instead.
 """
 
+import itertools
 import os
 import re
 import sys
@@ -213,9 +214,10 @@ def _read_input(
     pieces: Iterator[bytes], input_form: str | None, source: str
 ) -> tuple[_Decoded, str]:
     """The decoded bytes of the input and the form they were read from: an input that ends
-    within `_LOOKAHEAD` read whole (`parse_input`), a longer one by the reader of the form
-    its first bytes are in."""
-    from amqpcli.cli.decode_input import InputError, open_reader, parse_input
+    within `_LOOKAHEAD` read whole (`parse_input`), unless its bytes are more (a hex dump's
+    `*` lines stand for copies); a longer one by the reader of the form its first bytes
+    are in."""
+    from amqpcli.cli.decode_input import InputError, TooLong, choose_reader, parse_input
 
     head = bytearray()
     for piece in pieces:
@@ -224,15 +226,18 @@ def _read_input(
             break
     else:
         try:
-            buf, form = parse_input(bytes(head), input_form)
+            buf, form = parse_input(bytes(head), input_form, limit=_LOOKAHEAD)
+        except TooLong:
+            pass  # read as it comes, as a longer input is
         except InputError as e:
             raise UserError(f"{source}: {e}", Exit.USAGE) from None
-        return _Decoded.of(buf), form
+        else:
+            return _Decoded.of(buf), form
     try:
-        reader, form, first = open_reader(bytes(head), input_form)
+        reader, form = choose_reader(bytes(head), input_form)
     except InputError as e:
         raise UserError(f"{source}: {e}", Exit.USAGE) from None
-    return _Decoded(_read_form(pieces, reader, source), first), form
+    return _Decoded(_read_form(itertools.chain([bytes(head)], pieces), reader, source)), form
 
 
 def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> Iterator[bytes]:
@@ -240,8 +245,8 @@ def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> It
 
     try:
         for piece in pieces:
-            yield reader.feed(piece)
-        yield reader.close()
+            yield from reader.pieces(piece)
+        yield from reader.pieces(None)
     except InputError as e:
         raise UserError(f"{source}: {e}", Exit.USAGE) from None
 

@@ -12,8 +12,8 @@ performative's descriptor (a stream cut short) → frames; else a sequence of AM
 
 These rules look at the whole input. An input longer than what `amqp decode` reads before
 deciding (its first MiB) is decoded as it is read: its form and kind are decided on those
-first bytes (`open_reader`, `detect_kind_prefix`) and the readers below read the rest piece
-by piece, a byte that does not fit the form decided being an error where it is.
+first bytes (`choose_reader`, `detect_kind_prefix`) and the readers below read the rest
+piece by piece, a byte that does not fit the form decided being an error where it is.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import base64
 import binascii
 import re
 import struct
+from collections.abc import Iterator
 from typing import Protocol
 
 from amqpcli.codec.decode import skip
@@ -37,6 +38,8 @@ __all__ = [
     "HexDumpReader",
     "InputError",
     "PlainHexReader",
+    "TooLong",
+    "choose_reader",
     "detect_format",
     "detect_kind",
     "detect_kind_prefix",
@@ -56,7 +59,11 @@ class InputError(ValueError):
 
 class DumpError(InputError):
     """A hex dump (it can be nothing else) that is not read: one in little-endian groups
-    or in bits."""
+    or in bits, or whose `*` lines do not say how far the line before them repeats."""
+
+
+class TooLong(Exception):
+    """The bytes an input stands for are more than the limit asked: read it as it comes."""
 
 
 _TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
@@ -69,13 +76,28 @@ def _is_text(data: bytes) -> bool:
     return all(b in _TEXT_BYTES for b in data)
 
 
+class _Reader:
+    """A form read piece by piece: `feed` gives the bytes of a piece of the input, `close`
+    those of its end, `pieces` either in parts of a bounded size."""
+
+    def feed(self, data: bytes) -> bytes:
+        raise NotImplementedError
+
+    def close(self) -> bytes:
+        raise NotImplementedError
+
+    def pieces(self, data: bytes | None) -> Iterator[bytes]:
+        """The bytes of `data` (None: of the end of the input), in parts."""
+        yield self.close() if data is None else self.feed(data)
+
+
 def parse_plain_hex(text: str) -> bytes:
     """Hex digits with any of the usual separators and prefixes."""
     reader = PlainHexReader()
     return reader.feed_text(text) + reader.close()
 
 
-class PlainHexReader:
+class PlainHexReader(_Reader):
     """Plain hex read piece by piece (`parse_plain_hex` is one piece): the bytes of the
     digits so far; a character that is neither a digit nor a separator is an error."""
 
@@ -126,6 +148,8 @@ class PlainHexReader:
 #       bytes one or two spaces apart, then the text between '|' or '>' '<', or three
 #       spaces or more on
 #
+# A line `*` (hexdump, od, xxd -a) stands for copies of the line before it, as many as
+# take it to the offset of the next line (the dump's last line is its end offset alone).
 # Dumps of bytes in little-endian groups (xxd -e; hexdump without -C and od -x, whose
 # 2-byte words are in the machine's order) are refused where they show as such: read as
 # they are written, their bytes would come out swapped.
@@ -148,6 +172,8 @@ _LITTLE_ENDIAN = ("an xxd -e dump (little-endian groups) is not read: its bytes 
 _WORDS = ("a dump in 2- or 4-byte words (hexdump without -C, od -x) is not read: a word's "
           "bytes are in the machine's order; dump with hexdump -C, xxd or od -A x -t x1z")
 _BITS = "an xxd -b dump (bits) is not read: dump with xxd, xxd -p or hexdump -C"
+# A '*' line that stands for more than this is refused rather than spelled out.
+_MAX_REPEAT = 1 << 32
 
 
 def _shown(data: bytes) -> str:
@@ -218,17 +244,28 @@ def _little_endian(groups: list[str], text: str) -> bool:
 
 
 class _Dump:
-    """The lines of a hex dump, read one after the other: each gives its bytes, or raises
-    _NotDumpLine (or DumpError)."""
+    """The lines of a hex dump, read one after the other: each gives the runs of bytes it
+    stands for, (bytes, times), or raises _NotDumpLine (or DumpError)."""
 
     def __init__(self) -> None:
         self._expected: int | None = None  # where the next line starts
+        self._before = b""  # the bytes of the line before: what a '*' repeats
+        self._star = 0  # the number of a '*' line waiting for the offset after it
         self._layout: str | None = None
         self.lines = 0
         self.marked = False  # a ':' or a text column seen: sure it is a dump
         self.data = False  # a line with bytes seen
 
-    def line(self, ln: str) -> bytes:
+    def line(self, ln: str, number: int) -> list[tuple[bytes, int]]:
+        if ln.strip() == "*":
+            if self._star or not self._before:
+                if not self.lines:
+                    raise _NotDumpLine
+                raise DumpError(f"line {number}: a '*' line with no line of bytes before it "
+                                "to repeat")
+            self._star = number
+            self.lines += 1
+            return []
         line = _dump_line(ln)
         if line is None:
             raise _NotDumpLine
@@ -238,15 +275,43 @@ class _Dump:
                 self._layout = layout
             elif layout != self._layout:
                 raise _NotDumpLine
-        if self._expected is not None and offset != self._expected:
+        runs = []
+        if self._star:
+            runs.append(self._repeats(offset, number))
+        elif self._expected is not None and offset != self._expected:
             raise _NotDumpLine
         self._expected = offset + len(data)
+        self._before = data
         self.lines += 1
         self.marked = self.marked or marked
         self.data = self.data or bool(data)
         if self._layout == "words" and self.lines > 1:
             raise DumpError(_WORDS)
-        return data
+        if data:
+            runs.append((data, 1))
+        return runs
+
+    def _repeats(self, offset: int, number: int) -> tuple[bytes, int]:
+        """The copies a '*' line stands for, up to `offset` (that of line `number`)."""
+        assert self._expected is not None
+        repeated = self._before
+        gap = offset - self._expected
+        if gap <= 0 or gap % len(repeated):
+            raise DumpError(
+                f"line {number}: offset 0x{offset:x} after the '*' line {self._star} is no "
+                f"whole number of copies of the {len(repeated)}-byte line before it (from "
+                f"0x{self._expected:x})")
+        if gap > _MAX_REPEAT:
+            raise DumpError(f"line {self._star}: a '*' line standing for more than 4 GiB of "
+                            "copies is not read")
+        self._star = 0
+        return repeated, gap // len(repeated)
+
+    def end(self) -> None:
+        """The dump ends: a '*' line must not be its last."""
+        if self._star:
+            raise DumpError(f"line {self._star}: a '*' line ends the dump: no offset after it "
+                            "says how far the line before it repeats")
 
     def sure(self) -> bool:
         """True if the lines read are surely a dump, not plain hex: one with bytes, and
@@ -254,33 +319,53 @@ class _Dump:
         return self.data and (self.lines > 1 or self.marked)
 
 
-def parse_dump(text: str) -> bytes | None:
-    """Bytes of a hex dump with an offset column, or None if `text` is not one.
-
-    Offsets must chain (each line starts where the previous one ended), which tells a
-    dump from plain hex that happens to start with a long hex word.
-    """
+def _read_dump(text: str, final: bool = True) -> list[tuple[bytes, int]] | None:
+    """The runs of bytes (bytes, times) of the hex dump `text` is, None if it is not one
+    (`final`: it is all of the dump, not its first lines). A DumpError for a dump that is
+    not read."""
     dump = _Dump()
-    out = bytearray()
-    for ln in text.splitlines():
+    runs: list[tuple[bytes, int]] = []
+    for number, ln in enumerate(text.splitlines(), 1):
         if not ln.strip():
             continue
         try:
-            out += dump.line(ln)
+            runs += dump.line(ln, number)
         except _NotDumpLine:
             return None
-    return bytes(out) if dump.sure() else None
+    if not dump.sure():
+        return None
+    if final:
+        dump.end()
+    return runs
+
+
+def parse_dump(text: str, limit: int | None = None) -> bytes | None:
+    """Bytes of a hex dump with an offset column, or None if `text` is not one.
+
+    Offsets must chain (each line starts where the previous one ended, or a `*` line's
+    copies end), which tells a dump from plain hex that happens to start with a long hex
+    word. TooLong when the bytes would be more than `limit`.
+    """
+    runs = _read_dump(text)
+    if runs is None:
+        return None
+    if limit is not None and sum(len(data) * times for data, times in runs) > limit:
+        raise TooLong
+    return b"".join(data * times if times > 1 else data for data, times in runs)
 
 
 # A line that runs on longer than this is no line of a hex dump (and is not held whole).
 _MAX_DUMP_LINE = 1 << 16
 # What ends a line for str.splitlines in ASCII text.
 _LINE_ENDS = "\n\r\x0b\x0c\x1c\x1d\x1e"
+# The bytes given at a time: the copies a '*' line stands for come in parts of this size.
+_PART = 1 << 16
 
 
-class HexDumpReader:
+class HexDumpReader(_Reader):
     """A hex dump with an offset column read piece by piece: line by line, each line's
-    offset where the one before ended (blank lines skipped)."""
+    offset where the one before ended (blank lines skipped), a `*` line's copies given
+    once the offset after it says how many."""
 
     def __init__(self) -> None:
         self._partial = ""  # a line whose end has not come yet
@@ -289,10 +374,14 @@ class HexDumpReader:
         self._text = _TextPieces("hex")
 
     def feed(self, data: bytes) -> bytes:
-        return self._lines(self._text.decode(data), final=False)
+        return b"".join(self.pieces(data))
 
-    def _lines(self, text: str, final: bool) -> bytes:
-        text = self._partial + text
+    def close(self) -> bytes:
+        return b"".join(self.pieces(None))
+
+    def pieces(self, data: bytes | None) -> Iterator[bytes]:
+        final = data is None
+        text = self._partial + ("" if data is None else self._text.decode(data))
         self._partial = ""
         if not final:
             cut = max(text.rfind(c) for c in _LINE_ENDS) + 1
@@ -306,22 +395,37 @@ class HexDumpReader:
             if not ln.strip():
                 continue
             try:
-                out += self._dump.line(ln)
+                runs = self._dump.line(ln, self._line)
             except _NotDumpLine:
                 raise InputError(f"line {self._line}: not a line of the hex dump (an offset "
                                  "where the line before ended, then hex)") from None
-        return bytes(out)
+            for chunk, times in runs:
+                while times:
+                    n = min(times, max(1, _PART // len(chunk)))
+                    out += chunk * n
+                    times -= n
+                    if len(out) >= _PART:
+                        yield bytes(out)
+                        out.clear()
+        if out:
+            yield bytes(out)
+        if final:
+            self._dump.end()
 
-    def close(self) -> bytes:
-        return self._lines("", final=True)
 
-
-def parse_hex(text: str) -> bytes:
-    """Bytes from any hex form we read (dump with offsets, or plain)."""
-    dumped = parse_dump(text)
+def parse_hex(text: str, limit: int | None = None) -> bytes:
+    """Bytes from any hex form we read (dump with offsets, or plain); TooLong when a dump
+    stands for more than `limit` bytes."""
+    dumped = parse_dump(text, limit)
     if dumped is not None:
         return dumped
     return parse_plain_hex(text)
+
+
+def _check_hex(text: str) -> None:
+    """An InputError if `text` is in no hex form we read (a dump's copies not spelled out)."""
+    if _read_dump(text) is None:
+        parse_plain_hex(text)
 
 
 def parse_base64(text: str) -> bytes:
@@ -360,7 +464,7 @@ class _TextPieces:
 _URLSAFE = str.maketrans("-_", "+/")
 
 
-class Base64Reader:
+class Base64Reader(_Reader):
     """Base64 read piece by piece, in either alphabet (`+/` or `-_`), its padding optional."""
 
     def __init__(self) -> None:
@@ -407,14 +511,18 @@ class Base64Reader:
 
 class FormReader(Protocol):
     """Reads an input in its form piece by piece: `feed` gives the bytes of each piece (an
-    InputError for what is not in the form), `close` those of the end."""
+    InputError for what is not in the form), `close` those of the end; `pieces` gives
+    either (None: the end) in parts of a bounded size, as a `*` line of a dump may stand
+    for any number of bytes."""
 
     def feed(self, data: bytes) -> bytes: ...
 
     def close(self) -> bytes: ...
 
+    def pieces(self, data: bytes | None) -> Iterator[bytes]: ...
 
-class _RawReader:
+
+class _RawReader(_Reader):
     def feed(self, data: bytes) -> bytes:
         return data
 
@@ -422,30 +530,38 @@ class _RawReader:
         return b""
 
 
-def open_reader(head: bytes, form: str | None = None) -> tuple[FormReader, str, bytes]:
-    """For an input that goes on after its first bytes `head`: a reader for the rest, its
-    form and the bytes of `head`. The form is `form`, or the first `head` reads as in
-    `detect_format`'s order (raw when it is not text; hex, a dump or plain; base64; raw)."""
+def choose_reader(head: bytes, form: str | None = None) -> tuple[FormReader, str]:
+    """For an input that goes on after its first bytes `head`: a reader for all of it (the
+    bytes of `head` not read yet) and its form. The form is `form`, or the first `head`
+    reads as in `detect_format`'s order (raw when it is not text; hex, a dump or plain;
+    base64; raw). An InputError if `head` is not in the form asked (or is a dump not
+    read)."""
     if form is not None and form not in FORMATS:
         raise InputError(f"unknown input form {form!r} (one of {', '.join(FORMATS)})")
     if form is None and not _is_text(head):
         form = "raw"
     if form != "raw":
         for candidate in [form] if form is not None else ["hex", "base64"]:
-            reader: FormReader = Base64Reader() if candidate == "base64" else _hex_reader(head)
-            if form is None and candidate == "hex":
-                reader = _DetectedHex(reader)
             try:
-                return reader, candidate, reader.feed(head)
+                if candidate == "base64":
+                    Base64Reader().feed(head)
+                    return Base64Reader(), candidate
+                return _hex_reader(head, detected=form is None), candidate
             except DumpError:
                 raise
             except InputError:
                 if form is not None:
                     raise
-    return _RawReader(), "raw", head
+    return _RawReader(), "raw"
 
 
-class _DetectedHex:
+def open_reader(head: bytes, form: str | None = None) -> tuple[FormReader, str, bytes]:
+    """`choose_reader`, with the bytes of `head` read: (reader for the rest, form, bytes)."""
+    reader, form = choose_reader(head, form)
+    return reader, form, reader.feed(head)
+
+
+class _DetectedHex(_Reader):
     """Hex that was not asked for: an odd number of digits says a digit may be missing,
     as `detect_format` does."""
 
@@ -464,11 +580,15 @@ class _DetectedHex:
             raise
 
 
-def _hex_reader(head: bytes) -> FormReader:
-    """A reader for the dump `head` starts (its whole lines are one), else for plain hex."""
+def _hex_reader(head: bytes, detected: bool) -> FormReader:
+    """A reader for the dump `head` starts (its whole lines are one), else for plain hex
+    (an InputError if `head` is not that either)."""
     text = head.decode("ascii", "replace")
     whole_lines = text[: max(text.rfind(c) for c in _LINE_ENDS) + 1]
-    return HexDumpReader() if parse_dump(whole_lines) is not None else PlainHexReader()
+    if _read_dump(whole_lines, final=False) is not None:
+        return HexDumpReader()
+    PlainHexReader().feed(head)
+    return _DetectedHex(PlainHexReader()) if detected else PlainHexReader()
 
 
 _ODD_HINT = ": a digit missing? (--input raw decodes the characters themselves)"
@@ -480,7 +600,7 @@ def detect_format(data: bytes) -> str:
         return "raw"
     text = data.decode("ascii")
     try:
-        parse_hex(text)
+        _check_hex(text)
         return "hex"
     except DumpError:
         raise
@@ -501,8 +621,10 @@ def detect_format(data: bytes) -> str:
     return "raw"
 
 
-def parse_input(data: bytes, form: str | None = None) -> tuple[bytes, str]:
-    """(the bytes, the form they were read as). `form` forces one of FORMATS."""
+def parse_input(data: bytes, form: str | None = None,
+                limit: int | None = None) -> tuple[bytes, str]:
+    """(the bytes, the form they were read as). `form` forces one of FORMATS. TooLong when
+    the bytes would be more than `limit` (a hex dump's `*` lines stand for copies)."""
     form = form or detect_format(data)
     if form == "raw":
         return data, form
@@ -511,7 +633,7 @@ def parse_input(data: bytes, form: str | None = None) -> tuple[bytes, str]:
     except UnicodeDecodeError:
         raise InputError(f"--input {form}: the input is not text") from None
     if form == "hex":
-        return parse_hex(text), form
+        return parse_hex(text, limit), form
     if form == "base64":
         return parse_base64(text), form
     raise InputError(f"unknown input form {form!r} (one of {', '.join(FORMATS)})")

@@ -1,17 +1,21 @@
 """`amqp decode` on hex dumps: each tool's lines read by their layout, whatever their text
-column holds; dumps in little-endian groups refused with a clear error. The dumps below
-are the tools' own output (xxd 2022-01-14, hexdump of util-linux, od of coreutils) for the
-bytes they name; Wireshark's is built in the layout of its "Copy as Hex Dump"."""
+column holds; `*` lines (repeated lines left out) spelled out; dumps in little-endian groups
+refused with a clear error. The dumps below are the tools' own output (xxd 2022-01-14,
+hexdump of util-linux, od of coreutils) for the bytes they name; Wireshark's is built in
+the layout of its "Copy as Hex Dump"."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 
 import pytest
 
 from amqpcli.cli.decode_input import (
     DumpError,
     HexDumpReader,
+    InputError,
     open_reader,
     parse_dump,
     parse_input,
@@ -137,3 +141,141 @@ def test_an_xxd_dump_with_bars_decodes_on_stdin() -> None:
     assert json.loads(done.stdout.splitlines()[1])["performative"]["open"][
         "container-id"] == "c|" * 35
 
+
+# -- '*' lines -------------------------------------------------------------------------------
+
+# An open frame whose container-id repeats one 16-byte line
+CS = AMQP_HEADER + encode_frame(Open(container_id="c" * 70))
+# Ends in lines of zeros: hexdump's '*' is then followed by its end offset alone
+ZEROS = b"AB" + bytes(94)
+
+STARRED = {
+    "hexdump -C": ("""\
+00000000  41 4d 51 50 00 01 00 00  00 00 00 56 02 00 00 00  |AMQP.......V....|
+00000010  00 53 10 c0 49 01 a1 46  63 63 63 63 63 63 63 63  |.S..I..Fcccccccc|
+00000020  63 63 63 63 63 63 63 63  63 63 63 63 63 63 63 63  |cccccccccccccccc|
+*
+00000050  63 63 63 63 63 63 63 63  63 63 63 63 63 63        |cccccccccccccc|
+0000005e
+""", CS),
+    "hexdump -C, ending in copies": ("""\
+00000000  41 42 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |AB..............|
+00000010  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|
+*
+00000060
+""", ZEROS),
+    "od -A x -t x1z": ("""\
+000000 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00  >AMQP.......V....<
+000010 00 53 10 c0 49 01 a1 46 63 63 63 63 63 63 63 63  >.S..I..Fcccccccc<
+000020 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63  >cccccccccccccccc<
+*
+000050 63 63 63 63 63 63 63 63 63 63 63 63 63 63        >cccccccccccccc<
+00005e
+""", CS),
+    "od -A x -t x1": ("""\
+000000 41 42 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+000010 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+*
+000060
+""", ZEROS),
+    "xxd -a": ("""\
+00000000: 4142 0000 0000 0000 0000 0000 0000 0000  AB..............
+00000010: 0000 0000 0000 0000 0000 0000 0000 0000  ................
+*
+00000050: 0000 0000 0000 0000 0000 0000 0000 0000  ................
+""", ZEROS),
+}
+
+
+@pytest.mark.parametrize("name", list(STARRED))
+def test_a_star_line_stands_for_copies_of_the_line_before_it(name: str) -> None:
+    text, data = STARRED[name]
+    assert parse_dump(text) == data
+    assert parse_input(text.encode()) == (data, "hex")
+    raw = text.encode()
+    for size in (1, 5, 64, 1000):
+        reader = HexDumpReader()
+        got = b"".join(reader.feed(raw[i:i + size]) for i in range(0, len(raw), size))
+        assert got + reader.close() == data, size
+
+
+LINE = "00000000  41 42 43 44 45 46 47 48  49 4a 4b 4c 4d 4e 4f 50  |ABCDEFGHIJKLMNOP|\n"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    (LINE + "*\n", "line 2: a '*' line ends the dump: no offset after it says how far"),
+    (LINE + "*\n00000038\n", ("line 3: offset 0x38 after the '*' line 2 is no whole number "
+                              "of copies of the 16-byte line before it (from 0x10)")),
+    (LINE + "*\n00000010\n", "line 3: offset 0x10 after the '*' line 2"),
+    (LINE + "*\n*\n00000030\n", "line 3: a '*' line with no line of bytes before it"),
+    (LINE + "*\n10000000000\n", "line 2: a '*' line standing for more than 4 GiB"),
+], ids=["last", "no whole number", "no copies", "two", "more than 4 GiB"])
+def test_a_star_line_that_says_no_count_is_an_error(text: str, error: str) -> None:
+    with pytest.raises(DumpError, match=re.escape(error)):
+        parse_input(text.encode())
+    reader = HexDumpReader()
+    with pytest.raises(DumpError, match=re.escape(error)):
+        reader.feed(text.encode())
+        reader.close()
+    done = amqp("decode", "-", input=text.encode())
+    assert done.returncode == 2 and done.stderr.startswith(f"amqp: error: stdin: {error}")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_star_line_first_is_no_dump() -> None:
+    with pytest.raises(InputError, match="not hex"):
+        parse_input(b"*\n" + LINE.encode(), "hex")
+
+
+def test_the_copies_of_a_star_line_come_in_parts() -> None:
+    # a GiB of copies from three lines: given as they are read, 64 KiB (and a line) at a time
+    text = (LINE + "*\n40000000\n").encode()
+    parts = HexDumpReader().pieces(text)
+    for part in itertools.islice(parts, 5):
+        assert 0 < len(part) <= (1 << 16) + 16 and part == b"ABCDEFGHIJKLMNOP" * (len(part) // 16)
+
+
+def hexdump_c(data: bytes) -> str:
+    """`hexdump -C`'s output, repeated lines left out."""
+    rows = []
+    before = None
+    for r in range(0, len(data), 16):
+        c = data[r : r + 16]
+        if c == before and len(c) == 16:
+            if rows[-1] != "*":
+                rows.append("*")
+            continue
+        before = c
+        left = " ".join(f"{b:02x}" for b in c[:8])
+        right = " ".join(f"{b:02x}" for b in c[8:])
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in c)
+        rows.append(f"{r:08x}  {left:<23}  {right:<23}  |{text}|")
+    return "\n".join([*rows, f"{len(data):08x}"]) + "\n"
+
+
+def test_the_hexdump_c_above_is_hexdump_c() -> None:
+    assert hexdump_c(CS) == STARRED["hexdump -C"][0]
+    assert hexdump_c(ZEROS) == STARRED["hexdump -C, ending in copies"][0]
+
+
+def test_a_short_dump_that_stands_for_more_than_a_mib_is_decoded_as_it_is_read() -> None:
+    from amqpcli.codec.composites import Transfer
+    from amqpcli.codec.message import Message
+    from amqpcli.codec.types import UInt
+
+    data = AMQP_HEADER + b"".join(
+        encode_frame(Transfer(handle=UInt(0), delivery_id=UInt(i), delivery_tag=bytes([i])),
+                     payload=Message(bytes([0x61 + i]) * (3 << 19)).encode())
+        for i in range(2))
+    text = hexdump_c(data)
+    assert len(text) < 2000
+    done = amqp("decode", "--brief", "-", input=text.encode())
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("a frame stream (detected); hex input (stdin) decoded as it is read: "
+                        "its counts come at the end")
+    assert lines[-1] == (f"a frame stream: 1 protocol header, 2 frames (detected); {len(data)} "
+                         "bytes from hex input (stdin)")
+    done = amqp("decode", "--json", "-", input=text.encode())
+    assert done.returncode == 0, done.stderr
+    assert b"".join(item_bytes_from_json(i) for i in json_lines(done.stdout)) == data
