@@ -3,6 +3,7 @@
     python bench/gen_capture.py OUT [--connections 20] [--links 4] [--messages 500]
         [--body 200] [--large 0.05] [--max-frame 16384] [--mss 1460] [--files 1]
         [--gzip] [--retransmit 0.01] [--reorder 0.01] [--noise 0] [--seed 1]
+        [--start 1700000000] [--client-port 40000]
 
 Each connection does what a real client/broker pair does: SASL (PLAIN or ANONYMOUS),
 open, begin, attaches (client senders and client receivers, some pre-settled), credit by
@@ -191,23 +192,35 @@ def noise_script(rng: random.Random, args: argparse.Namespace
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--connections", type=int, default=20)
-    ap.add_argument("--links", type=int, default=4)
-    ap.add_argument("--messages", type=int, default=500, help="per link")
+    ap.add_argument("out", type=Path, help="the capture to write (OUT-00001.pcapng, ... "
+                    "with --files N; .gz added with --gzip)")
+    ap.add_argument("--connections", type=int, default=20, help="AMQP connections")
+    ap.add_argument("--links", type=int, default=4, help="links per connection")
+    ap.add_argument("--messages", type=int, default=500, help="messages per link")
     ap.add_argument("--body", type=int, default=200, help="bytes of a usual message body")
-    ap.add_argument("--large", type=float, default=0.05, help="share of large messages")
-    ap.add_argument("--max-frame", type=int, default=16384)
-    ap.add_argument("--mss", type=int, default=1460)
-    ap.add_argument("--files", type=int, default=1)
-    ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--large", type=float, default=0.05, help="share of large messages "
+                    "(4-40x --body, split into several frames)")
+    ap.add_argument("--max-frame", type=int, default=16384, help="max-frame-size both "
+                    "sides open with")
+    ap.add_argument("--mss", type=int, default=1460, help="TCP payload bytes per segment")
+    ap.add_argument("--files", type=int, default=1, help="cut the packets into N "
+                    "consecutive files, as a ring buffer does")
+    ap.add_argument("--gzip", action="store_true", help="write gzip-compressed files")
     ap.add_argument("--retransmit", type=float, default=0.0,
                     help="probability that a send repeats one of its segments")
     ap.add_argument("--reorder", type=float, default=0.0,
                     help="probability that a send's segments arrive pairwise swapped")
     ap.add_argument("--noise", type=int, default=0,
                     help="connections of other traffic (HTTP on port 8080) mixed in")
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1, help="what the connections do "
+                    "(the same seed gives the same capture)")
+    ap.add_argument("--start", type=float, default=1_700_000_000.0,
+                    help="time of the first packet, in seconds since the epoch "
+                    "(default 2023-11-14 22:13:20 UTC)")
+    ap.add_argument("--client-port", type=int, default=40000,
+                    help="the first connection's client port, one more per connection: "
+                    "captures meant to be read together need their own ports (or "
+                    "--start times), else their connections are taken as one")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     totals = Totals()
@@ -228,9 +241,10 @@ def main() -> None:
     per_file = max(1, est // args.files + 1)
     writer_idx = 0
     writer = CaptureWriter(names[0], compress=args.gzip)
-    convs = [TcpConversation(writer, client=(f"10.1.{n // 250}.{n % 250 + 1}", 40000 + n),
+    convs = [TcpConversation(writer, client=(f"10.1.{n // 250}.{n % 250 + 1}",
+                                                      args.client_port + n),
                              server=("10.0.0.1", 5672 if n < args.connections else 8080),
-                             mss=args.mss, start_ns=1_700_000_000_000_000_000 + n * 100_000,
+                             mss=args.mss, start_ns=round(args.start * 1e9) + n * 100_000,
                              step_ns=20_000, isn=(rng.getrandbits(32), rng.getrandbits(32)))
              for n in range(len(scripts))]
     for c in convs:

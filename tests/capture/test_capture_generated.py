@@ -53,3 +53,26 @@ def test_generated_ring_buffer_capture(tmp_path: Path) -> None:
     assert len(readers) == 8
     assert skipped == [8080, 8080]
     assert counts == {"header": 16, "frame": frames_expected, "error": 0, "gap": 0}
+
+
+def test_generated_captures_with_their_own_ports_and_times_read_together(
+        tmp_path: Path) -> None:
+    """Two generated captures given their own --client-port and --start are read together
+    as the connections of both; with the same ones they would be taken as one."""
+    def gen(name: str, *args: str) -> Path:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "gen_capture.py"),
+                        str(tmp_path / name), "--connections", "2", "--links", "1",
+                        "--messages", "3", *args], check=True, capture_output=True)
+        return tmp_path / f"{name}.pcapng"
+
+    a = gen("a")
+    b = gen("b", "--seed", "2", "--client-port", "41000", "--start", "1700000060.5")
+
+    def flows(*paths: Path) -> set[tuple[object, ...]]:
+        return {(ev.flow.key, ev.time_ns) for ev in read_capture(list(paths), ports=[5672])
+                if isinstance(ev, Opened)}
+
+    first_a, first_b = min(t for _, t in flows(a)), min(t for _, t in flows(b))
+    assert first_a // 10**9 == 1_700_000_000  # the default start
+    assert first_b - first_a == 60_500_000_000
+    assert len(flows(a, b)) == 4
