@@ -58,19 +58,30 @@ def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=TABLES[table])
 
 
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
 class _Part:
-    """One part file being written. A part whose write or close failed (a full disk) may
-    lack its end (a Parquet footer, the rest of a line), so it is removed when closed
-    rather than left looking like a part that cannot be read."""
+    """One part file being written. A part that failed at any step (a full disk: while
+    its file was made and its Parquet header written, a write, its close) may lack its
+    start or its end (a footer, the rest of a line), so it is removed rather than left
+    looking like a part that cannot be read."""
 
     def __init__(self, path: Path, fmt: str, schema: pa.Schema) -> None:
         self.path = path
         self.failed = False
         self.file: Any
-        if fmt == "parquet":
-            self.file = pq.ParquetWriter(path, schema, compression="snappy")
-        else:
-            self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        try:
+            if fmt == "parquet":
+                # (makes the file, then writes the header: it can fail with the file made)
+                self.file = pq.ParquetWriter(path, schema, compression="snappy")
+            else:
+                self.file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        except BaseException:
+            _remove(path)
+            raise
 
     def write(self, t: pa.Table) -> None:
         try:
@@ -78,7 +89,7 @@ class _Part:
                 self.file.write_table(t)
             else:
                 self.file.writelines(json_line(r) + "\n" for r in t.to_pylist())
-        except OSError:
+        except BaseException:  # a full disk; Ctrl-C half way through the lines
             self.failed = True
             raise
 
@@ -97,8 +108,7 @@ class _Part:
                     with contextlib.suppress(OSError):
                         self.file.file_handle.close()
         if self.failed:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
+            _remove(self.path)
         return error
 
 
@@ -170,7 +180,12 @@ def write_empty(out: Path, table: str, fmt: str) -> None:
     if fmt != "parquet":
         return
     schema = pa.schema([f for f in TABLES[table] if f.name != PARTITION])
-    pq.write_table(schema.empty_table(), out / table / "part-00000.parquet")
+    path = out / table / "part-00000.parquet"
+    try:
+        pq.write_table(schema.empty_table(), path)
+    except BaseException:  # a full disk: no part cut short left behind
+        _remove(path)
+        raise
 
 
 def _json_value(v: Any) -> Any:

@@ -380,6 +380,55 @@ def test_a_full_disk_is_one_line_and_leaves_only_parts_that_read(
                 json.loads(line)
 
 
+def test_a_disk_full_before_a_part_has_its_header_leaves_no_empty_part(
+        capture_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Parquet writer makes the file, then fails writing its header: that part was
+    never open, and was left at 0 bytes, so the folder could not be read back (exit 8)."""
+    import pyarrow.parquet as pq
+
+    disk = _FullDisk(0)
+    real = pq.ParquetWriter
+
+    class ParquetOnFullDisk(real):  # type: ignore[misc,valid-type]
+        def __init__(self, where: Any, *args: Any, **kw: Any) -> None:
+            if "deliveries" in Path(where).parts:  # the disk is full when they start
+                where = disk.file(where, _FullDisk.PYARROW)
+            super().__init__(where, *args, **kw)
+
+    monkeypatch.setattr(pq, "ParquetWriter", ParquetOnFullDisk)
+    out = tmp_path / "full"
+    code, _out, err = run_cli("pcap-dump", str(capture_set), "--out", str(out))
+    assert code == 2
+    assert err == f"amqp: error: cannot write tables to {out}: no space left on device\n"
+    monkeypatch.setattr(pq, "ParquetWriter", real)
+    assert not list((out / "deliveries").rglob("part-*"))
+    left = sorted(out.rglob("part-*"))
+    assert left and all(f.stat().st_size for f in left)
+    for part in left:
+        pq.ParquetFile(part).read()
+    assert read_table(str(out), "deliveries").num_rows == 0  # the folder reads whole
+    assert read_table(str(out), "frames").num_rows > 0
+
+
+def test_a_disk_full_while_an_empty_table_is_written_leaves_no_part_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last step of a run writes a zero-row part for each table without rows (here
+    violations): a full disk there left that part cut short."""
+    import pyarrow.parquet as pq
+
+    def full(table: Any, where: Any, *args: Any, **kw: Any) -> None:
+        Path(where).write_bytes(b"PAR1")
+        raise OSError(errno.ENOSPC, _FullDisk.PYARROW)
+
+    monkeypatch.setattr(pq, "write_table", full)
+    out = tmp_path / "full"
+    code, _out, err = run_cli("pcap-dump", str(RABBIT), "--out", str(out))
+    assert code == 2
+    assert err == f"amqp: error: cannot write tables to {out}: no space left on device\n"
+    assert (out / "violations").is_dir() and not list((out / "violations").iterdir())
+    assert not (out / "_SUCCESS").exists()
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "ndjson"])
 def test_summary_of_a_damaged_table_names_the_part(tmp_path: Path, fmt: str) -> None:
     out = tmp_path / "t"
