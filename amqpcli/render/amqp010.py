@@ -13,6 +13,7 @@ from typing import Any
 from amqpcli.render.redact import redact_010_fields
 from amqpcli.render.text import format_binary
 from amqpcli.render.traffic import plain_010
+from amqpcli.render.types import quoted
 
 
 class Choice(str):
@@ -42,8 +43,8 @@ def _value(v: Any) -> str:
         return str(v)
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), 60)
-    if isinstance(v, str):
-        return repr(v) if v == "" or not v.isprintable() else f'"{v}"'
+    if isinstance(v, str):  # quoted as a 1.0 string: escapes, and its backslashes too
+        return quoted(v)
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     fields = getattr(v, "fields", None)
@@ -108,8 +109,6 @@ def _choice(domain: str, value: int) -> str:
 def destination_line(label: str, d: Any) -> str:
     """One `Destination` (amqpcli.amqp010.session) of connection `label` on one line: its
     session, who sends, the subscription that opened it, its transfers by state."""
-    from amqpcli.render.types import quoted
-
     session = quoted(d.session) if d.session is not None else "(not attached)"
     first = (f"{label} s{d.session_no} destination {quoted(d.destination)} ({d.sender} sends)"
              f" session {session} channel {d.channel}")

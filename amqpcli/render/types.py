@@ -100,8 +100,10 @@ def descriptor_name(descriptor: Any) -> str | None:
 # bidirectional overrides and line separators (an ESC from a capture would drive the
 # terminal; a newline breaks a one-line row).
 _UNSAFE_CHARS = "\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}]")
-# In quotes, a quote or a backslash of the text is escaped too, so every escape is one.
+# A backslash of the text is escaped too (`\\`), so that every backslash shown starts an
+# escape: a symbol `a\x1b` (four characters) does not read as an escaped ESC.
+_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}\\\\]")
+# In quotes, a quote of the text is escaped as well.
 _UNSAFE_IN_QUOTES = re.compile(f'[{_UNSAFE_CHARS}"\\\\]')
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 
@@ -117,9 +119,10 @@ def _escape_char(m: re.Match[str]) -> str:
 
 def printable(value: object) -> str:
     """Peer-controlled text (a link name, an error description) as one harmless line:
-    every control character escaped (`\\n`, `\\x1b`, `\\u202e`)."""
+    every control character escaped (`\\n`, `\\x1b`, `\\u202e`), and a backslash as
+    `\\\\`, so the text reads back one way."""
     s = value if isinstance(value, str) else str(value)
-    return s if s.isprintable() else _UNSAFE.sub(_escape_char, s)
+    return s if s.isprintable() and "\\" not in s else _UNSAFE.sub(_escape_char, s)
 
 
 def quoted(value: object) -> str:

@@ -108,3 +108,13 @@ def test_a_map_of_one_entry_says_entry() -> None:
     (transfer,) = _stream(encode_assembly(Command.make("message.transfer", destination="d"),
                                           1, (props,)))
     assert "    application-headers:  (map, 1 entry)" in tree_010(transfer)
+
+
+def test_the_tree_quotes_strings_as_1_0_strings_are_quoted() -> None:
+    # a string with an ESC was shown as 'a\x1b' (a Python repr) and one with a backslash
+    # as "a\x1b": the same text but for the quotes
+    (esc, backslash, empty) = _items(
+        *(Command.make("message.transfer", destination=d) for d in ("a\x1b", "a\\x1b", "")))
+    assert "  destination: \"a\\x1b\"" in tree_010(esc)
+    assert "  destination: \"a\\\\x1b\"" in tree_010(backslash)
+    assert "  destination: \"\"" in tree_010(empty)

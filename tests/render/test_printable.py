@@ -1,7 +1,8 @@
 """Peer-controlled text reaches a terminal harmless: `printable` escapes control
-characters, and the delivery lines of `pcap-dump` pass link names and error descriptions
-through it (a capture's link name with an ESC sequence drove the terminal). A quoted
-string escapes them the same way, with its own quotes and backslashes."""
+characters, and backslashes so that the text reads back one way; the delivery lines of
+`pcap-dump` pass link names and error descriptions through it (a capture's link name with
+an ESC sequence drove the terminal). A quoted string escapes them the same way, with its
+own quotes."""
 
 from __future__ import annotations
 
@@ -16,6 +17,40 @@ from amqpcli.render.text import printable
 def test_control_characters_are_escaped() -> None:
     assert printable("odd\nname\x1b[31m\u202ex\x7f\t") == "odd\\nname\\x1b[31m\\u202ex\\x7f\\t"
     assert printable("plain é ✓") == "plain é ✓"
+
+
+def test_a_backslash_is_escaped_so_no_text_reads_as_an_escape() -> None:
+    # a symbol `a\x1b` (four characters) was shown as `a\x1b`, exactly as an ESC is
+    assert printable("a\\x1b") == "a\\\\x1b"
+    assert printable("a\\x1b") != printable("a\x1b") == "a\\x1b"
+    assert printable("C:\\caps\\") == "C:\\\\caps\\\\"
+    assert printable("a\\\x1b") == "a\\\\\\x1b"  # a backslash, then an ESC
+
+
+def test_symbols_link_names_and_conditions_escape_a_backslash() -> None:
+    from types import SimpleNamespace
+
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import Frame
+    from amqpcli.codec.types import Symbol, UInt
+    from amqpcli.dissect.records import DeliveryRecord
+    from amqpcli.render.deliveries import delivery_line
+    from amqpcli.render.frameline import frame_line
+    from amqpcli.render.text import format_scalar, format_value
+
+    assert format_scalar(Symbol("a\\x1b")) == ("a\\\\x1b", "symbol")
+    assert format_value([Symbol("a\\x1b"), Symbol("a\x1b")]) == "[:a\\\\x1b, :a\\x1b]"
+    err = c.Error(condition=Symbol("amqp:\\x1b"), description="d")
+    line = frame_line(Frame(0, 0, 2, 0, 0, b"", c.Close(error=err), b""))  # type: ignore[arg-type]
+    assert 'amqp:\\\\x1b "d"' in line
+    attach = c.Attach(name="n", handle=UInt(0), role=False,
+                      source=c.Source(address="a", distribution_mode=Symbol("co\\py")))
+    line = frame_line(Frame(0, 0, 2, 0, 0, b"", attach, b""))  # type: ignore[arg-type]
+    assert "co\\\\py" in line
+    rec = DeliveryRecord(SimpleNamespace(label="c1"), "amqp-1.0", "odd\\x1bname",  # type: ignore[arg-type]
+                         "q", "client", 0, b"t", 3, 1, "accepted", c.Accepted(), "receiver",
+                         False, False, 1.0, 1.5)
+    assert "odd\\\\x1bname" in delivery_line(rec)
 
 
 def test_delivery_lines_escape_link_names_and_error_descriptions() -> None:
@@ -178,3 +213,13 @@ def test_frame_line_error_description_escapes_its_quotes() -> None:
     err = c.Error(condition=Symbol("amqp:x"), description='say "hi" \\ \x1b')
     line = frame_line(Frame(0, 0, 2, 0, 0, b"", c.Close(error=err), b""))  # type: ignore[arg-type]
     assert 'amqp:x "say \\"hi\\" \\\\ \\x1b"' in line
+
+
+@settings(max_examples=300, deadline=None)
+@example("a\\x1b\x1b\\\\")
+@given(st.text(st.sampled_from([*_ALL_UNSAFE, "\\", "x", "1", "b"])
+               | st.characters(max_codepoint=0x2100)))
+def test_printable_text_is_harmless_and_reads_back(text: str) -> None:
+    shown = printable(text)
+    assert not any(ch in shown for ch in _ALL_UNSAFE), repr(shown)
+    assert _unescape(shown) == text
