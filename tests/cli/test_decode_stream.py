@@ -157,6 +157,72 @@ def test_output_comes_before_the_input_ends(mode: str) -> None:
                                       "from raw input (stdin)\n")
 
 
+# -- counts, and a reader that goes away ---------------------------------------------------------
+
+
+COUNTED = {
+    # a frame that does not decode (reading goes on), a delivery in two frames the last of
+    # which has no payload, frames after them
+    "frames": (AMQP_HEADER + transfers(_LOOKAHEAD // len(transfers(1)) + 10)
+               + bytes.fromhex("0000000c02000000005314ff")  # 0xff: no format code
+               + encode_frame(Transfer(handle=UInt(1), delivery_id=UInt(8), delivery_tag=b"u",
+                                       more=True), 0, MESSAGE)
+               + encode_frame(Transfer(handle=UInt(1))) + transfers(5)),
+    # values, then one that does not decode: the end
+    "values": binaries(5, 256 * 1024) + b"\xff\x41",
+}
+_COUNTED_AS = {"protocol header": "protocol-header", "frame": "frame", "error": "error",
+               "AMQP value": "value"}
+
+
+@pytest.mark.parametrize("name", list(COUNTED))
+@pytest.mark.parametrize("form", ["raw", "hex dump"])
+def test_a_long_input_s_counts_are_those_of_its_json_items(name: str, form: str) -> None:
+    data = COUNTED[name]
+    given = data if form == "raw" else xxd(data).encode()
+    text = subprocess.run([*AMQP, "decode", "--no-color", "-"], input=given,
+                          capture_output=True, cwd=REPO_ROOT, check=False)
+    as_json = subprocess.run([*AMQP, "decode", "--json", "-"], input=given,
+                             capture_output=True, cwd=REPO_ROOT, check=False)
+    assert text.returncode == as_json.returncode == 8
+    assert text.stderr == as_json.stderr  # the same error, window and summary
+    lines = text.stdout.decode().splitlines()
+    assert "decoded as it is read: its counts come at the end" in lines[0]
+    counts = lines[-1].split(" (detected)")[0].split(": ", 1)[-1]
+    said = {}
+    for part in counts.replace("a sequence of ", "").split(", "):
+        n, what = part.split(" ", 1)
+        said[_COUNTED_AS[what.rstrip("s") if n != "1" else what]] = int(n)
+    items: dict[str, int] = {}
+    for line in as_json.stdout.decode().splitlines():
+        item = json.loads(line)["item"]
+        items[item] = items.get(item, 0) + 1
+    assert set(said) >= ({"frame", "error"} if name == "frames" else {"value"})
+    # a sequence of values names no errors (the one that ends it is on stderr)
+    assert said == {k: n for k, n in items.items() if k in said}
+    assert items["error"] == text.stderr.decode().count("decode error at offset")
+    assert lines[-1].endswith(f"; {len(data)} bytes from {form.split()[0]} input (stdin)")
+
+
+@pytest.mark.parametrize("mode", ["--json", "--no-color", "--brief", "--color"])
+@pytest.mark.parametrize("form", ["raw", "hex dump"])
+def test_a_reader_going_away_mid_stream_is_a_quiet_end(mode: str, form: str,
+                                                       tmp_path: Path) -> None:
+    data = AMQP_HEADER + transfers(3 * _LOOKAHEAD // len(transfers(1)))
+    source = tmp_path / "input"
+    source.write_bytes(data if form == "raw" else xxd(data).encode())
+    with source.open("rb") as stdin:  # read as it comes: stdin, not a file named
+        proc = subprocess.Popen([*AMQP, "decode", mode, "-"], stdin=stdin,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT)
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline()
+        proc.stdout.close()  # like `| head -1`: megabytes of output are still to come
+        err = proc.stderr.read()
+        assert proc.wait() == 0, err
+    proc.stderr.close()
+    assert err == b""
+
+
 # -- the same items, errors and windows as the whole input gives ---------------------------------
 
 PASSWORD = b"s3cr3t"
