@@ -21,7 +21,7 @@ from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import b64, to_json
 from amqpcli.render.redact import is_secret, redact, redact_010_fields
 from amqpcli.render.text import format_binary
-from amqpcli.render.types import printable
+from amqpcli.render.types import printable, quoted
 
 ARROW = {"client": "->", "server": "<-"}
 _CHANNEL_WIDTH = 4
@@ -117,10 +117,13 @@ def _v010(v: Any, limit: int = 40) -> str:
         return str(v)
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), limit)
-    if isinstance(v, str):
-        return v if v and " " not in v and len(v) <= limit else repr(v)[: limit + 2]
+    if isinstance(v, str):  # peer text: bare when plain, else quoted with controls escaped
+        if (v and len(v) <= limit and " " not in v and v.isprintable() and "\\" not in v
+                and '"' not in v):
+            return v
+        return quoted(v) if len(v) <= limit else quoted(v[:limit]) + "…"
     if isinstance(v, dict):
-        inner = ", ".join(f"{k}={_v010(x, 20)}" for k, x in v.items())
+        inner = ", ".join(f"{printable(k)}={_v010(x, 20)}" for k, x in v.items())
         return "{" + (inner if len(inner) <= 2 * limit else inner[: 2 * limit] + "…") + "}"
     if isinstance(v, list):  # an array or list: its items, not a Python repr
         inner = ",".join(_v010(x, 20) for x in v)

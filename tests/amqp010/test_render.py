@@ -118,3 +118,23 @@ def test_the_tree_quotes_strings_as_1_0_strings_are_quoted() -> None:
     assert "  destination: \"a\\x1b\"" in tree_010(esc)
     assert "  destination: \"a\\\\x1b\"" in tree_010(backslash)
     assert "  destination: \"\"" in tree_010(empty)
+
+
+def test_peer_strings_in_a_line_are_quoted_with_controls_escaped() -> None:
+    """A destination is the peer's text: an escape sequence in it reached the terminal."""
+    plain, hostile, spaced, long = _stream(*(
+        encode_assembly(Command.make("message.transfer", destination=d), 1)
+        for d in ("orders", "q\x1b[31mred", 'say "hi" \\o/', "x" * 50)))
+    assert "destination=orders " in line_010(plain) + " "
+    assert 'destination="q\\x1b[31mred"' in line_010(hostile)
+    assert "\x1b" not in line_010(hostile)
+    assert 'destination="say \\"hi\\" \\\\o/"' in line_010(spaced)
+    assert f'destination="{"x" * 40}"…' in line_010(long)
+
+
+def test_header_map_keys_in_a_line_are_escaped() -> None:
+    props = Struct.make("message.message-properties", application_headers={"k\x1b[2J": 1})
+    (transfer,) = _stream(encode_assembly(Command.make("message.transfer", destination="d"),
+                                          1, (props,)))
+    line = line_010(transfer)
+    assert "k\\x1b[2J=1" in line and "\x1b" not in line
