@@ -12,7 +12,6 @@ import inspect
 import math
 import os
 from collections.abc import Callable, Collection
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -93,16 +92,6 @@ def check_path(value: str | os.PathLike[str] | None, what: str, kind: str = "fil
     None (not given) passes."""
     if value is not None and not os.fspath(value):
         raise UserError(f"{what}: the {kind} name is empty", Exit.USAGE)
-
-
-def path_parser(what: str, kind: str = "file") -> Callable[[str], Path]:
-    """`check_path` for an option or argument declared as a `Path`: a parser that sees the
-    text as given (the declared type would read '' as '.')."""
-    def parse(text: str) -> Path:
-        check_path(text, what, kind)
-        return Path(text)
-
-    return parse
 
 
 def check_positive(value: float | None, option: str) -> None:
