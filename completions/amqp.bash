@@ -116,9 +116,11 @@ _amqp_complete() {
         ;;
     pcap-dump)
         case $prev in
-        --amqp-port|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--performative|--state|--since|--until|--master|--conf) :; return ;;
+        --amqp-port|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--since|--until|--master|--conf) :; return ;;
         --tls-keylog) _amqp_files ""; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
+        --performative) COMPREPLY=($(compgen -W "attach begin close connection.close connection.close-ok connection.heartbeat connection.open connection.open-ok connection.redirect connection.secure connection.secure-ok connection.start connection.start-ok connection.tune connection.tune-ok detach disposition dtx.commit dtx.end dtx.forget dtx.get-timeout dtx.prepare dtx.recover dtx.rollback dtx.select dtx.set-timeout dtx.start end error exchange.bind exchange.bound exchange.declare exchange.delete exchange.query exchange.unbind execution.exception execution.result execution.sync file.ack file.cancel file.consume file.consume-ok file.deliver file.open file.open-ok file.publish file.qos file.qos-ok file.reject file.return file.stage flow header heartbeat message.accept message.acquire message.cancel message.flow message.flush message.reject message.release message.resume message.set-flow-mode message.stop message.subscribe message.transfer open queue.declare queue.delete queue.purge queue.query sasl-challenge sasl-init sasl-mechanisms sasl-outcome sasl-response session.attach session.attached session.command-point session.completed session.confirmed session.detach session.detached session.expected session.flush session.gap session.known-completed session.request-timeout session.timeout stream.cancel stream.consume stream.consume-ok stream.deliver stream.publish stream.qos stream.qos-ok stream.return transfer tx.commit tx.rollback tx.select" -- "$cur")); return ;;
+        --state) COMPREPLY=($(compgen -W "abandoned aborted accepted completed declared in-progress modified received rejected released settled transactional-state unsettled" -- "$cur")); return ;;
         --out) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --format) COMPREPLY=($(compgen -W "parquet ndjson" -- "$cur")); return ;;
         --engine) COMPREPLY=($(compgen -W "local spark" -- "$cur")); return ;;

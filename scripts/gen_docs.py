@@ -114,6 +114,18 @@ def _settle_modes() -> Sequence[str]:
     return ("first", "second")
 
 
+def _states() -> Sequence[str]:
+    from amqpcli.dissect.filters import STATES
+
+    return sorted(STATES)
+
+
+def _performatives() -> Sequence[str]:
+    from amqpcli.dissect.filters import known_performatives
+
+    return sorted(known_performatives())
+
+
 def _choice(source: Callable[[], Sequence[str]]) -> Callable[[], Values]:
     return lambda: Values("choice", tuple(source()))
 
@@ -128,6 +140,8 @@ VALUES: dict[str, Callable[[], Values]] = {
     "--settle-mode": _choice(_settle_modes),
     "pcap-dump --engine": _choice(_engines),
     "pcap-dump --format": _choice(_table_formats),
+    "pcap-dump --state": _choice(_states),
+    "pcap-dump --performative": _choice(_performatives),
     "pcap-dump --out": lambda: DIR,
     "--live": lambda: IFACE,
     "decode --input": _choice(_decode_forms),
@@ -819,6 +833,10 @@ def _synopsis(c: Cmd) -> list[str]:
     return [f".B {_r(c.full)}", " ".join(words)]
 
 
+# the most values a man page lists for an option; more are left to the shell's completion
+_MAN_CHOICES = 24
+
+
 def _opt_entry(o: Opt) -> list[str]:
     shown = [n for n in o.names if not n.startswith("--")] + [n for n in o.names if n.startswith("--")]
     head = ", ".join(f"\\fB{_r(n)}\\fR" for n in [*shown, *o.off])
@@ -827,7 +845,11 @@ def _opt_entry(o: Opt) -> list[str]:
     body = _r(o.help) if o.help else ""
     listed = all(v in o.help for v in o.values.choices)
     if o.values.kind == "choice" and o.values.choices and not o.metavar.startswith("[") and not listed:
-        body += (" " if body else "") + "One of: " + ", ".join(f"\\fB{_r(v)}\\fR" for v in o.values.choices) + "."
+        if len(o.values.choices) > _MAN_CHOICES:  # a long list reads better from completion
+            body += (" " if body else "") + (f"Shell completion offers all "
+                                              f"{len(o.values.choices)} of them.")
+        else:
+            body += (" " if body else "") + "One of: " + ", ".join(f"\\fB{_r(v)}\\fR" for v in o.values.choices) + "."
     if o.multiple and "repeatable" not in o.help:
         body += (" " if body else "") + "Repeatable."
     if o.default and "default" not in o.help.lower():

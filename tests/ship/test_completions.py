@@ -150,6 +150,8 @@ def _cases() -> list[tuple[str, set[str], set[str]]]:
         ("amqp recv --cou", {"--count"}, set()),
         ("amqp decode --as ", {"frames", "message", "values"}, set()),
         ("amqp pcap-dump --engine ", set(ENGINES), set()),
+        ("amqp pcap-dump --state re", {"rejected", "released", "received"}, {"accepted"}),
+        ("amqp pcap-dump --performative tr", {"transfer"}, {"flow"}),
         ("amqp tui --live ", {"lo"}, set()),
     ]
 
