@@ -15,6 +15,20 @@ from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
 from .connection import Connection
 from .events import Event
 
+# Violations that frames a capture lost (a TCP gap) can explain: the frames that would
+# have made them right (an attach, a flow, a transfer) may be the ones lost.
+GAP_KINDS = frozenset(("unknown-delivery", "unknown-handle", "unknown-channel",
+                       "transfer-mismatch", "delivery-id-in-use", "transfer-beyond-window",
+                       "transfer-beyond-credit", "already-settled", "out-of-order"))
+
+
+def explained_by_gap(kind: str, gaps: int) -> bool:
+    """Whether a violation of `kind` on a connection whose capture has lost bytes `gaps`
+    times so far (either direction) is one the lost frames can explain: then it is an
+    `after-gap` notice, not a violation. The one rule for every view of a capture
+    (`pcap-dump`, the TUI)."""
+    return gaps > 0 and kind in GAP_KINDS
+
 
 class Observer:
     """Watches one connection from the outside: `feed(side, item, time) -> events`."""

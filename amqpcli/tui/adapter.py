@@ -37,7 +37,7 @@ from amqpcli.tui.view import (
     TimelineRow,
     UnsettledRow,
 )
-from amqpcli.tui.watch import ConnWatch010, EndOfStream
+from amqpcli.tui.watch import CaptureNotice, ConnWatch010, EndOfStream
 
 MAX_ROWS = 200
 SCAN_LIMIT = 2000
@@ -53,6 +53,11 @@ def frame_line(rec: FrameRecord) -> Text:
         when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
         return Text(f"{when} {rec.conn} {arrow} stream ended ({rec.item.how})",
                     style="dim", no_wrap=True)
+    if isinstance(rec.item, CaptureNotice):  # pcap-dump's notice line
+        when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
+        side = f"{rec.side}: " if rec.side else ""
+        return Text(f"{when} {rec.conn} !! {side}{rec.item.text}", style="bold yellow",
+                    no_wrap=True)
     if not isinstance(rec.item, (Frame, ProtocolHeader, FrameError)):
         from amqpcli.tui import adapter010
 
@@ -136,6 +141,11 @@ def _link_warnings(link: Any, violations: int, lost: str = "") -> list[str]:
     return w
 
 
+def _gap_text(cw: Any) -> str:
+    lost = sum(cw.gap_bytes.values())
+    return f"the capture lost {lost} bytes ({cw.gaps} gap{'s' if cw.gaps > 1 else ''})"
+
+
 def conn_state(cw: Any) -> str:
     """The connection's state as the tree and the connection pane say it: the engine's,
     a login the server refused (no AMQP open can follow), how the transport ended."""
@@ -186,6 +196,8 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
         crow = ConnRow(key, _conn_label(cw))
         lost = _lost(cw)
         crow.violations = [f"{v.kind}: {v.detail}" for v in cw.violations]
+        if cw.gaps:
+            crow.warnings.append(_gap_text(cw))
         for sk, s, links in _iter_links(cw):
             a, b = (s.channel.get(x) for x in conn.sides)
             state = s.state if not lost or s.state == "ended" else f"{s.state}, connection {lost}"
@@ -438,10 +450,17 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
             err = cl.error
             text = f"{getattr(err, 'condition', '')}: {getattr(err, 'description', '') or ''}".strip(": ")
             rows.append(("close error", text if col == 1 else "", text if col == 2 else ""))
-    vs = list(cw.violations)
-    shown = [f"{v.side}: {v.kind}: {v.detail} (frame {v.frame_no})" for v in vs[-max_violations:]]
+    if cw.gaps:
+        lost = [f"{cw.gap_bytes[s]} bytes" if cw.gap_bytes.get(s) else "" for s in (a, b)]
+        rows.append(("lost in capture", lost[0], lost[1]))
+
+    def line(v: Any) -> str:
+        return f"{v.side}: {v.kind}: {v.detail} (frame {v.frame_no})"
+
+    shown = [line(v) for v in list(cw.violations)[-max_violations:]]
+    notices = [line(v) for v in list(cw.after_gap)[-max_violations:]]
     return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{conn_state(cw)}]", rows, shown,
-                      conn.violations)
+                      cw.violations_total, notices, cw.after_gap_total)
 
 
 def snapshot(

@@ -108,6 +108,10 @@ class ConnDetail:
     fields: list[tuple[str, str, str]]  # (what, client side, server side)
     violations: list[str]  # newest last
     violations_total: int
+    # findings after bytes the capture lost that those bytes could explain: notices, not
+    # violations (as pcap-dump's `after-gap` notices); newest last
+    after_gap: list[str] = field(default_factory=list)
+    after_gap_total: int = 0
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from collections import deque
 from typing import Any
 
 from amqpcli.engine.events import DeliverySettled, Event, LinkAttached, SessionBegun, Violation
-from amqpcli.engine.observer import Observer
+from amqpcli.engine.observer import Observer, explained_by_gap
 from amqpcli.tui.store import FrameRecord
 
 SIDES = ("client", "server")
@@ -42,12 +42,44 @@ class EndOfStream:
         return f"EndOfStream({self.how!r})"
 
 
+class CaptureNotice:
+    """A record that is not a frame: what the capture itself did, as the dissector's notice
+    of `kind` says it (`text`). A `gap`: `size` bytes from one side are missing (the frame
+    reader looked for the next frame after them); fed to the observer, what follows is
+    taken as the engine takes it after a gap (`Connection.on_gap`), and the findings the
+    lost frames could explain are notices, as `pcap-dump` has them (`explained_by_gap`)."""
+
+    __slots__ = ("kind", "size", "text")
+    channel = None
+
+    def __init__(self, kind: str, text: str, size: int = 0) -> None:
+        self.kind = kind
+        self.text = text
+        self.size = size
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    def __repr__(self) -> str:
+        return f"CaptureNotice({self.kind!r}, {self.text!r}, {self.size})"
+
+
+NOT_FRAMES = (EndOfStream, CaptureNotice)  # records of a replay that are no frame
+
+
 class ConnWatch:
     def __init__(self, key: str, label: str, history: int = 1000, observer: Any = None) -> None:
         self.key = key
         self.label = label
         self.observer = observer if observer is not None else Observer(SIDES)
         self.violations: deque[Violation] = deque(maxlen=200)
+        # What the capture lost: gaps (both sides) and bytes per side. After a gap, the
+        # violations the lost frames could explain are kept here instead, as notices.
+        self.gaps = 0
+        self.gap_bytes: dict[str, int] = {}
+        self.after_gap: deque[Violation] = deque(maxlen=200)
+        self.after_gap_total = 0
         self.settled: deque[Any] = deque(maxlen=max(1, history))
         # Every session and link seen, in order, so ended ones stay on screen (the engine
         # drops them from its maps); the oldest go first when there are too many.
@@ -65,7 +97,11 @@ class ConnWatch:
             if t is DeliverySettled:
                 self.settled.append(e.delivery)  # type: ignore[attr-defined]
             elif t is Violation:
-                self.violations.append(e)  # type: ignore[arg-type]
+                if explained_by_gap(e.kind, self.gaps):  # type: ignore[attr-defined]
+                    self.after_gap.append(e)  # type: ignore[arg-type]
+                    self.after_gap_total += 1
+                else:
+                    self.violations.append(e)  # type: ignore[arg-type]
             elif t is SessionBegun:
                 s = e.session  # type: ignore[attr-defined]
                 if not any(x is s for x in self.sessions):
@@ -83,9 +119,21 @@ class ConnWatch:
         if not any(x is d for x in self.settled):
             self.settled.append(d)
 
+    @property
+    def violations_total(self) -> int:
+        """Violations found, the ones a gap explains left out (the engine counts them all)."""
+        return self.connection.violations - self.after_gap_total
+
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
         if isinstance(item, EndOfStream):
             return self.take(self.observer.transport_closed(side, time))
+        if isinstance(item, CaptureNotice):
+            if item.kind != "gap":
+                return []
+            self.gaps += 1
+            self.gap_bytes[side] = self.gap_bytes.get(side, 0) + item.size
+            self.connection.on_gap(side, item.size, time)
+            return []
         return self.take(self.observer.feed(side, item, time))
 
 
@@ -169,6 +217,11 @@ class ConnWatch010:
             return []
         if isinstance(item, StreamError):
             self.errors[side] = str(item.error)
+            return []
+        if isinstance(item, CaptureNotice):
+            if item.kind == "gap":  # 0-10 has no resynchronisation (as pcap-dump)
+                self.errors.setdefault(side, f"{item.size} bytes missing from the capture; "
+                                             "the rest of that direction is not decoded")
             return []
         if not isinstance(item, Assembly):
             return []  # the protocol header

@@ -7,8 +7,9 @@ engine model is fed later, by the replay controller or the live source. AMQP 0-1
 connections give their protocol headers and assemblies (their keys are in `amqp010`, for
 the watch to model them as 0-10), with a note saying what of them is shown; other flows
 are skipped with a note; the dissector's notices (gaps, resynchronisation, encrypted flows)
-become notes too. Connections are keyed as `amqp pcap-dump` labels them: ``c1``, ``c2``, …
-in the order the dissector found them.
+become notes too, and a gap is also a record (`CaptureNotice`) where it happened, so the
+model takes what follows as pcap-dump's observer does. Connections are keyed as
+`amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from amqpcli.tui.watch import EndOfStream
+from amqpcli.tui.watch import CaptureNotice, EndOfStream
 
 AddItem = Callable[[str, str, float, Any], None]  # (connection key, side, time, item)
 
@@ -37,7 +38,7 @@ class CaptureFramer:
         self._not_shown: set[str] = set()
 
     def event(self, ev: Any) -> None:
-        from amqpcli.capture import Closed, Opened
+        from amqpcli.capture import Closed, Gap, Opened
         from amqpcli.dissect import AMQP010, AMQP10, FrameRecord, Notice
 
         dis = self._dis
@@ -69,6 +70,9 @@ class CaptureFramer:
                     self.add(key, rec.side, rec.time, rec.item)
             elif cls is Notice and rec.kind != "encrypted":
                 key = self._keys.get(id(rec.conn), "") if rec.conn is not None else ""
+                if rec.kind == "gap" and isinstance(ev, Gap) and key and key not in self._not_shown:
+                    # the model learns of the bytes lost where pcap-dump's observer does
+                    self.add(key, rec.side, rec.time, CaptureNotice("gap", rec.text, ev.size))
                 if key not in self._not_shown:
                     where = f"{key} {rec.side}: " if key and rec.side else f"{key}: " if key else ""
                     self.note(where + rec.text)

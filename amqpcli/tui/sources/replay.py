@@ -25,9 +25,9 @@ from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.watch import (
+    NOT_FRAMES,
     ConnWatch,
     ConnWatch010,
-    EndOfStream,
     Watch,
     clone_watch,
     feed_record,
@@ -160,12 +160,13 @@ class ReplaySource(Source):
         c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
                              clone=clone_watch)
         c.lock = self.lock
-        # Frames counted as pcap-dump counts them: a stream's end (FIN, RST) is a record of
-        # the replay but no frame. frames_before[i]: frames among the first i records.
+        # Frames counted as pcap-dump counts them: a stream's end (FIN, RST) and bytes the
+        # capture lost are records of the replay but no frames. frames_before[i]: frames
+        # among the first i records.
         before = [0] * (len(loaded.records) + 1)
         n = 0
         for i, rec in enumerate(loaded.records):
-            if not isinstance(rec.item, EndOfStream):
+            if not isinstance(rec.item, NOT_FRAMES):
                 n += 1
             before[i + 1] = n
         self.frames_before = before

@@ -243,6 +243,15 @@ def conn_view(conn: ConnDetail) -> Group:
         head.append(f" (last {len(conn.violations)} shown)", style="dim")
     parts.append(head)
     parts.extend(literal(v) for v in conn.violations)
+    if conn.after_gap_total:
+        # as pcap-dump's after-gap notices: what the lost bytes could explain
+        parts.append(Text(""))
+        head = Text(f"after-gap notices: {conn.after_gap_total}", style="bold yellow")
+        head.append(" (after bytes the capture lost, so not called violations)", style="dim")
+        if conn.after_gap_total > len(conn.after_gap):
+            head.append(f" (last {len(conn.after_gap)} shown)", style="dim")
+        parts.append(head)
+        parts.extend(literal(v) for v in conn.after_gap)
     return Group(*parts)
 
 
@@ -354,7 +363,8 @@ class LinkPanel(Vertical):
                 quiet.update(title_w, "Select a link in the tree.")
                 return
             quiet.update(title_w, literal(conn.title, "bold"))
-            key = (tuple(conn.fields), tuple(conn.violations), conn.violations_total)
+            key = (tuple(conn.fields), tuple(conn.violations), conn.violations_total,
+                   tuple(conn.after_gap), conn.after_gap_total)
             quiet.update(info, conn_view(conn), key=key)
             return
         if self.detail is None or self.detail.key != detail.key:
