@@ -217,6 +217,23 @@ def _terminus(t: Any) -> str:
     return " ".join(bits)
 
 
+def implicitly_detached(link: Any) -> str | None:
+    """How a link detached that neither side detached: "end" (its session ended, Part 2
+    §2.5.5: ending a session detaches its links) or "close" (the connection closed
+    without either); None for a link detached by a detach frame, or still attached."""
+    if link.state != "detached" or link.detach or not link.attach:
+        return None
+    return "end" if link.session.end else "close"
+
+
+def _implicit_detach(link: Any) -> str:
+    how = implicitly_detached(link)
+    if how is None:
+        return ""
+    return " (no detach: its session ended)" if how == "end" else (
+        " (no detach: its connection closed)")
+
+
 def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
     link = ls.link
     s = link_summary(conn, ls)
@@ -225,7 +242,7 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
     first = (
         f"{conn.label} s{ls.session_no} link {ls.name!r} ({role}) handles {handles or '-'}"
         f" source={_terminus(link.source)} target={_terminus(link.target)}"
-        f" state={link.state}"
+        f" state={link.state}{_implicit_detach(link)}"
     )
     req = getattr(link, "requested", None)
     gr = getattr(link, "granted", None)
@@ -269,6 +286,9 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
         "detached": iso(ls.detached),
         "state": link.state,
     }
+    how = implicitly_detached(link)
+    if how is not None:
+        out["detached-with"] = how
     for side, att in sorted(link.attach.items()):
         out[f"attach-{side}"] = to_json(att)
     out.update(

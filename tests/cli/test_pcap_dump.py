@@ -348,3 +348,22 @@ def test_folders_and_globs_are_read_by_every_view(tmp_path: Path) -> None:
     assert code == 0 and out2 == out, err
     code, _, err = run("pcap-dump", str(tmp_path / "caps"), "--format", "ndjson")
     assert code == 2 and "--format and --engine go with --out" in err
+
+
+def test_a_link_neither_side_detached_says_how_it_went(tmp_path: Path) -> None:
+    """`state=detached` read as if a detach had been seen: a link ended by its session's
+    end or its connection's close says so, in text and JSON."""
+    ended = Script()
+    ended.open().sender_link().transfer(0).dispose(0, c.Accepted())
+    ended.sender_link("second", handle=1)
+    ended.c(c.Detach(handle=1, closed=True)).s(c.Detach(handle=1, closed=True))
+    ended.c(c.End()).s(c.End())
+    path = write(tmp_path / "ended.pcapng", ended.close())
+    code, out, err = run("pcap-dump", str(path), "--links")
+    assert code == 0, err
+    states = [line.split(" state=")[1] for line in out.splitlines() if " state=" in line]
+    assert states == ["detached (no detach: its session ended)", "detached"]
+    _, out, _ = run("pcap-dump", str(path), "--links", "--json")
+    assert [o.get("detached-with") for o in jsonl(out)] == ["end", None]
+    code, out, _ = run("pcap-dump", RABBIT, "--links")
+    assert out.count("state=detached (no detach: its connection closed)") == 2
