@@ -21,6 +21,7 @@ sequential by nature and stays in one task.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -38,7 +39,7 @@ import pyarrow as pa
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result
-from amqpcli.pipeline.output import write_empty
+from amqpcli.pipeline.output import write_empty, write_error
 from amqpcli.pipeline.rows import FlowJob, Tables
 from amqpcli.pipeline.schema import PARTITION, TABLES, spark_schema
 
@@ -233,6 +234,62 @@ def cancel_on_interrupt(spark: Any) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if pressed.is_set():
         raise KeyboardInterrupt
+
+
+# A disk that is full, as the system words it (Java's IOException says strerror's text)
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+# frames of the writers of the tables (Hadoop's file systems, Parquet's writer); Spark's
+# own scratch files (shuffle, spills, persisted blocks) are written by org.apache.spark
+_TABLE_WRITERS = ("org.apache.hadoop.", "org.apache.parquet.")
+
+
+def java_chain(e: BaseException, limit: int = 16) -> list[Any]:
+    """The Java exception behind a Py4J error and its causes, outermost first (empty for
+    any other error)."""
+    chain: list[Any] = []
+    je = getattr(e, "java_exception", None)
+    with contextlib.suppress(Exception):  # the JVM may be going away: what was read will do
+        while je is not None and len(chain) < limit:
+            chain.append(je)
+            je = je.getCause()
+    return chain
+
+
+def _frames(je: Any, limit: int = 40) -> list[str]:
+    """`je`'s stack frames (`org.apache.hadoop.fs.…write(…)`) and those quoted in its
+    message (a task's failure reaches the driver as text: `…: java.io.IOException: No
+    space left on device\n\tat …`)."""
+    import re
+
+    frames = re.findall(r"^\s*at (\S+)", str(je.getMessage() or ""), re.MULTILINE)
+    with contextlib.suppress(Exception):
+        frames += [str(f.toString()) for f in list(je.getStackTrace())[:limit]]
+    return frames
+
+
+def disk_full_error(e: BaseException, out: str, local_dir: str | None = None
+                    ) -> UserError | None:
+    """The one line for a Spark job that failed on a full disk (exit 2), found in the
+    Java exception chain: `cannot write tables to OUT: no space left on device` as the
+    local engine says when the disk of the tables is full, or a line naming
+    `spark.local.dir` when Spark's own scratch files filled theirs. None for any other
+    failure."""
+    try:
+        for je in java_chain(e):
+            message = str(je.getMessage() or "")
+            code = next((c for c in _DISK_FULL if os.strerror(c) in message), None)
+            if code is None:
+                continue
+            if any(f.startswith(_TABLE_WRITERS) for f in _frames(je)):
+                return write_error(out, OSError(code, os.strerror(code)))
+            where = (f"spark.local.dir {local_dir}" if local_dir
+                     else "spark.local.dir, /tmp unless set")
+            return UserError(f"the Spark job failed: {os.strerror(code).lower()} for Spark's "
+                             f"scratch files ({where}; --conf spark.local.dir=FOLDER puts "
+                             "them on another disk)", Exit.USAGE)
+    except Exception:  # noqa: BLE001 - the JVM may be going away: the plain line then
+        return None
+    return None
 
 
 def _one_line(e: BaseException) -> str:
@@ -473,6 +530,9 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
     except Exception as e:
         if debug:
             raise
+        full = disk_full_error(e, out, _conf(sc, "spark.local.dir"))
+        if full is not None:
+            raise full from None
         raise UserError(f"the Spark job failed: {_one_line(e)} (rerun with --debug)",
                         Exit.FAILURE) from None
     finally:
@@ -483,13 +543,25 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
             progress.close()
     if not out.startswith(("hdfs:", "s3", "gs:", "abfs")):
         local = out.removeprefix("file:")
-        os.makedirs(local, exist_ok=True)
-        for table in TABLES:  # as the local executor leaves them (Spark writes no file)
-            if not rows.get(table):
-                os.makedirs(os.path.join(local, table), exist_ok=True)
-                write_empty(Path(local), table, fmt)
-        open(os.path.join(local, "_SUCCESS"), "w").close()
+        try:
+            os.makedirs(local, exist_ok=True)
+            for table in TABLES:  # as the local executor leaves them (Spark writes no file)
+                if not rows.get(table):
+                    os.makedirs(os.path.join(local, table), exist_ok=True)
+                    write_empty(Path(local), table, fmt)
+            open(os.path.join(local, "_SUCCESS"), "w").close()
+        except OSError as e:
+            raise write_error(out, e) from None
     return Result(rows=rows, errors=errors, seconds=time.monotonic() - t0)
+
+
+def _conf(sc: Any, key: str) -> str | None:
+    """A setting of the running context, None when not set (or not to be had)."""
+    try:
+        value = sc.getConf().get(key)
+    except Exception:  # noqa: BLE001 - the JVM may be going away
+        return None
+    return str(value) if value else None
 
 
 def _partitions(spark: Any, paths: list[str]) -> int:
