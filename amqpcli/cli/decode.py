@@ -1,6 +1,7 @@
 """`amqp decode`: bytes (hex, base64, raw; argument, file, stdin) → a readable tree or JSON.
 
-Thin: `decode_input` says what the input is, the codec decodes, `render` draws.
+Thin: `decode_input` says what the input is, the codec decodes it into items (here),
+`decode_output` writes them (`render` draws each).
 
 The input is read in pieces and decoded as it comes: what is held at any time is bounded by
 the largest item (a frame, a value, a message) plus a little history for error windows,
@@ -27,7 +28,6 @@ from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the codec and render load when the command runs, not for --help
     from amqpcli.cli.decode_input import FormReader
-    from amqpcli.codec.frames import FrameError
     from amqpcli.codec.types import DecodeError
     from amqpcli.render.items import Item
 
@@ -120,7 +120,7 @@ def _pieces(stream: BinaryIO, name: str) -> Iterator[bytes]:
             stream.close()
 
 
-class _Decoded:
+class Decoded:
     """The input's bytes (read from its form) for a decoder, piece by piece.
 
     `whole` is the input when all of it was read before decoding started. Otherwise the
@@ -139,12 +139,17 @@ class _Decoded:
         self._kept_start = 0
 
     @classmethod
-    def of(cls, data: bytes) -> "_Decoded":
+    def of(cls, data: bytes) -> "Decoded":
         """All of an input, read."""
         src = cls(iter(()), data)
         src.eof = True
         src.whole = data
         return src
+
+    def again(self) -> "Decoded":
+        """An input read whole before decoding, from its start again (for another pass)."""
+        assert self.whole is not None
+        return Decoded.of(self.whole)
 
     def _read(self) -> bool:
         """One more piece read (False at the end of the input)."""
@@ -212,7 +217,7 @@ class _Decoded:
 
 def _read_input(
     pieces: Iterator[bytes], input_form: str | None, source: str
-) -> tuple[_Decoded, str]:
+) -> tuple[Decoded, str]:
     """The decoded bytes of the input and the form they were read from: an input that ends
     within `_LOOKAHEAD` read whole (`parse_input`), unless its bytes are more (a hex dump's
     `*` lines stand for copies); a longer one by the reader of the form its first bytes
@@ -232,12 +237,12 @@ def _read_input(
         except InputError as e:
             raise UserError(f"{source}: {e}", Exit.USAGE) from None
         else:
-            return _Decoded.of(buf), form
+            return Decoded.of(buf), form
     try:
         reader, form = choose_reader(bytes(head), input_form)
     except InputError as e:
         raise UserError(f"{source}: {e}", Exit.USAGE) from None
-    return _Decoded(_read_form(itertools.chain([bytes(head)], pieces), reader, source)), form
+    return Decoded(_read_form(itertools.chain([bytes(head)], pieces), reader, source)), form
 
 
 def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> Iterator[bytes]:
@@ -251,7 +256,7 @@ def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> It
         raise UserError(f"{source}: {e}", Exit.USAGE) from None
 
 
-def _detect_kind(src: _Decoded) -> str:
+def _detect_kind(src: Decoded) -> str:
     """What the input holds (`detect_kind`; on its first bytes when it goes on past them,
     reading on while they may start a message)."""
     from amqpcli.cli.decode_input import detect_kind, detect_kind_prefix
@@ -272,11 +277,11 @@ def _detect_kind(src: _Decoded) -> str:
 
 def decode_frames(data: bytes, max_frame_size: int | None) -> "tuple[list[Item], str | None]":
     notes: list[str] = []
-    items = list(_frame_items(_Decoded.of(data), max_frame_size, notes))
+    items = list(_frame_items(Decoded.of(data), max_frame_size, notes))
     return items, notes[0] if notes else None
 
 
-def _frame_items(src: _Decoded, max_frame_size: int | None, notes: list[str]) -> "Iterator[Item]":
+def _frame_items(src: Decoded, max_frame_size: int | None, notes: list[str]) -> "Iterator[Item]":
     from amqpcli.codec.frames import FrameReader
 
     reader = FrameReader(max_frame_size=max_frame_size)
@@ -306,10 +311,10 @@ def decode_message(data: bytes) -> "list[Item]":
 
 
 def decode_values(data: bytes) -> "list[Item]":
-    return list(_value_items(_Decoded.of(data)))
+    return list(_value_items(Decoded.of(data)))
 
 
-def _value_items(src: _Decoded) -> "Iterator[Item]":
+def _value_items(src: Decoded) -> "Iterator[Item]":
     """The values of the input, one after the other, each decoded once all its bytes are
     read; a value that does not decode ends the sequence (a fatal error)."""
     from amqpcli.codec.decode import decode as decode_value
@@ -379,79 +384,19 @@ def _at_offset(e: "DecodeError", base: int) -> "DecodeError":
                        _OFFSET_IN_TEXT.sub(shifted, e.found))
 
 
-class _Tally:
-    """What the items of an input were: the counts its description says."""
+def _items_010(src: Decoded, has_header: bool) -> Iterator[Any]:
+    from amqpcli.amqp010 import StreamDecoder
 
-    def __init__(self) -> None:
-        from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-        from amqpcli.render.items import MessageItem, ValueItem
-
-        self._counts = {Frame: 0, ProtocolHeader: 0, ValueItem: 0, FrameError: 0,
-                        MessageItem: 0}
-        self.message: MessageItem | None = None
-        self.first_error: FrameError | None = None
-        # the first of these, for the description and the summary of the errors
-        self._firsts = {MessageItem: "message", FrameError: "first_error"}
-
-    def add(self, item: "Item") -> None:
-        kind = type(item)
-        self._counts[kind] += 1
-        if self._counts[kind] == 1 and kind in self._firsts:
-            setattr(self, self._firsts[kind], item)
-
-    def count(self, kind: type) -> int:
-        return self._counts[kind]
+    decoder = StreamDecoder(expect_header=has_header)
+    for piece in src.pieces():
+        yield from decoder.feed(piece)
+        # a 0-10 frame is at most 64 KiB: the decoder holds no bytes from before that but
+        # those of an assembly under way
+        src.release(src.given - len(piece) - 0xFFFF)
+    yield from decoder.close()
 
 
-def _describe(kind: str, tally: _Tally, detected: bool) -> str:
-    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-    from amqpcli.render.items import ValueItem
-
-    how = "detected" if detected else "as asked"
-    if kind == "frames":
-        frames, headers = tally.count(Frame), tally.count(ProtocolHeader)
-        errors = tally.count(FrameError)
-        if frames == 1 and headers == 0 and errors == 0:
-            return f"a single frame ({how})"
-        bits = [f"{headers} protocol header{'s' * (headers != 1)}"] if headers else []
-        bits.append(f"{frames} frame{'s' * (frames != 1)}")
-        if errors:
-            bits.append(f"{errors} error{'s' * (errors != 1)}")
-        return f"a frame stream: {', '.join(bits)} ({how})"
-    if kind == "message":
-        msg = tally.message
-        if msg is None:
-            return f"an encoded message ({how})"
-        bare = not any(
-            getattr(msg.message, s) is not None
-            for s in ("header", "delivery_annotations", "message_annotations", "footer")
-        )
-        return f"an encoded message, {'bare' if bare else 'annotated'} ({how})"
-    n = tally.count(ValueItem)
-    return f"a sequence of {n} AMQP value{'s' * (n != 1)} ({how})"
-
-
-# What an input read as it comes is said to be before its items (the counts come after).
-_STREAMED = {
-    "frames": "a frame stream",
-    "values": "a sequence of AMQP values",
-    "frames-0-10": "an AMQP 0-10 frame stream",
-}
-
-
-def _streamed_line(kind: str, detected: bool, form: str, source: str) -> str:
-    how = "detected" if detected else "as asked"
-    return (f"{_STREAMED[kind]} ({how}); {form} input ({source}) decoded as it is read: "
-            "its counts come at the end")
-
-
-def _summary_line(description: str, size: int, form: str, source: str) -> str:
-    """What the input held: the first line of a short input's output, the last of a long
-    one's."""
-    return f"{description}; {size} bytes from {form} input ({source})"
-
-
-# --- output ------------------------------------------------------------------------------
+# --- where the output goes (decode_output writes it) -------------------------------------
 
 
 class _Out:
@@ -484,95 +429,6 @@ class _Out:
             self.console.print(text, style=style or None, markup=False, soft_wrap=True)
         else:
             sys.stdout.write(text + "\n")
-
-
-def _error_lines(err: "FrameError", src: _Decoded, show_secrets: bool = False) -> list[str]:
-    """What a decode error says: where, what, and the bytes around it, secrets masked."""
-    from amqpcli.render.hexdump import hex_window
-    from amqpcli.render.redact import secret_spans
-
-    lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
-    if err.frame_offset is not None and err.frame_offset != err.offset:
-        lines[0] += f" (in the frame at offset {err.frame_offset})"
-    data, base = src.around(err.offset)
-    masked = [] if show_secrets else [(a + base, b + base) for a, b in secret_spans(data)]
-    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
-    return lines
-
-
-def _write_error(lines: list[str]) -> None:
-    sys.stdout.flush()
-    sys.stderr.write("\n".join(lines) + "\n")
-    sys.stderr.flush()
-
-
-def _decode_010(
-    src: _Decoded, has_header: bool, source: str, form: str, detected: bool, as_json: bool,
-    brief: bool, show_secrets: bool, color: bool | None = None,
-) -> None:
-    """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON."""
-    from amqpcli.amqp010 import StreamError
-    from amqpcli.codec.frames import FrameError
-    from amqpcli.render.amqp010 import tree_010
-    from amqpcli.render.jsonvalues import json_line
-    from amqpcli.render.traffic import json_010, line_010
-
-    def summary(n: int, size: int) -> str:
-        how = "detected" if detected else "as asked"
-        return _summary_line(f"an AMQP 0-10 frame stream: {n} assembl"
-                             f"{'ies' if n != 1 else 'y'} ({how})", size, form, source)
-
-    out = None if as_json else _Out(color)
-    if out is not None:
-        if src.whole is not None:
-            n = sum(getattr(i, "method", None) is not None
-                    for i in _items_010(_Decoded.of(src.whole), has_header))
-            out.line(summary(n, len(src.whole)), "dim")
-        else:
-            out.line(_streamed_line("frames-0-10", detected, form, source), "dim")
-    error = None
-    report: list[str] = []
-    n = 0
-    for item in _items_010(src, has_header):
-        n += getattr(item, "method", None) is not None
-        if isinstance(item, StreamError):
-            error = item.error
-            # the bytes around it are at hand now; it is reported after the rest
-            report = _error_lines(FrameError(error.offset, error.expected, error.found), src,
-                                  show_secrets)
-        if as_json:
-            sys.stdout.write(json_line(json_010(item, show_secrets=show_secrets)) + "\n")
-        elif isinstance(item, StreamError):
-            continue
-        elif brief:
-            assert out is not None
-            out.line(line_010(item, show_secrets=show_secrets))
-        else:
-            assert out is not None
-            for line in tree_010(item, show_secrets):
-                out.line(line)
-    src.drain()
-    if out is not None and src.whole is None:
-        out.line(summary(n, src.size), "dim")
-    if error is not None:
-        _write_error(report)
-        raise UserError(
-            f"decode error: at offset {error.offset}: expected {error.expected}, "
-            f"found {error.found}",
-            Exit.DECODE,
-        )
-
-
-def _items_010(src: _Decoded, has_header: bool) -> Iterator[Any]:
-    from amqpcli.amqp010 import StreamDecoder
-
-    decoder = StreamDecoder(expect_header=has_header)
-    for piece in src.pieces():
-        yield from decoder.feed(piece)
-        # a 0-10 frame is at most 64 KiB: the decoder holds no bytes from before that but
-        # those of an assembly under way
-        src.release(src.given - len(piece) - 0xFFFF)
-    yield from decoder.close()
 
 
 @app.command(
@@ -633,6 +489,7 @@ def decode(
     ] = None,
 ) -> None:
     from amqpcli.cli.decode_input import FORMATS, KINDS
+    from amqpcli.cli.decode_output import show_010, show_items
     from amqpcli.codec.frames import parse_protocol_header
 
     if example == "list":
@@ -659,81 +516,16 @@ def decode(
     kind = as_kind or _detect_kind(src)
     header = parse_protocol_header(src.peek(8))
     is_010 = header is not None and header.kind == "amqp0-10"
+    out = None if as_json else _Out(color)
     if kind == "frames-0-10" or (kind == "frames" and is_010):
-        _decode_010(src, is_010, source, form, as_kind is None, as_json, brief, show_secrets,
-                    color)
+        show_010(src, lambda s: _items_010(s, is_010), out, source, form, as_kind is None,
+                 brief, show_secrets)
         return
     if kind == "message":
         src.read_all()  # a message is one item: all of the input
-    items_of: Callable[[_Decoded, list[str]], Iterator[Item]] = {
+    items_of: Callable[[Decoded, list[str]], Iterator[Item]] = {
         "frames": lambda s, notes: _frame_items(s, max_frame_size, notes),
         "message": lambda s, notes: iter(decode_message(s.whole or b"")),
         "values": lambda s, notes: _value_items(s),
     }[kind]
-    _show(kind, src, items_of, source, form, as_kind is None, as_json, brief, show_secrets,
-          color)
-
-
-def _show(
-    kind: str, src: _Decoded, items_of: "Callable[[_Decoded, list[str]], Iterator[Item]]",
-    source: str, form: str, detected: bool, as_json: bool, brief: bool, show_secrets: bool,
-    color: bool | None,
-) -> None:
-    """The items of an AMQP 1.0 input, as they are decoded: trees, lines (--brief) or JSON;
-    each error with the bytes around it on stderr."""
-    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
-    from amqpcli.render.jsonvalues import json_line
-    from amqpcli.render.message import message_to_json
-
-    out = None if as_json else _Out(color)
-    if out is not None:
-        if src.whole is not None:
-            # an input read whole opens with what it holds: counted in a first pass
-            tally = _Tally()
-            for item in items_of(_Decoded.of(src.whole), []):
-                tally.add(item)
-            out.line(_summary_line(_describe(kind, tally, detected), len(src.whole), form,
-                                   source), "dim")
-        else:
-            out.line(_streamed_line(kind, detected, form, source), "dim")
-    tally = _Tally()
-    notes: list[str] = []
-    assembler = TransferAssembler()
-    if brief:
-        from amqpcli.render.frameline import item_line
-    for item in items_of(src, notes):
-        tally.add(item)
-        whole = assembler.feed(item) if isinstance(item, Frame) else None
-        if isinstance(item, FrameError):
-            if as_json:
-                sys.stdout.write(json_line(item_to_json(item)) + "\n")
-            _write_error(_error_lines(item, src, show_secrets))
-            continue
-        if as_json:
-            obj = item_to_json(item, show_secrets, message=whole)
-            if whole is not None and "message" not in obj:
-                # the last frame of a delivery may carry no payload of its own (only
-                # `more=false`): item_to_json gives a message only beside a payload
-                obj["message"] = message_to_json(whole)
-            sys.stdout.write(json_line(obj) + "\n")
-        elif brief and isinstance(item, (Frame, ProtocolHeader)):
-            assert out is not None
-            out.line(item_line(item, show_secrets=show_secrets, message=whole))
-        else:
-            assert out is not None
-            out.tree(item_tree(item, show_secrets, message=whole))
-    src.drain()
-    if out is not None and src.whole is None:
-        out.line(_summary_line(_describe(kind, tally, detected), src.size, form, source),
-                 "dim")
-    for note in notes:
-        sys.stderr.write(f"note: {note}\n")
-    first = tally.first_error
-    if first is not None:
-        errors = tally.count(FrameError)
-        count = f"{errors} decode errors" if errors > 1 else "decode error"
-        raise UserError(
-            f"{count}: first at offset {first.offset}: expected {first.expected}, found {first.found}",
-            Exit.DECODE,
-        )
+    show_items(kind, src, items_of, out, source, form, as_kind is None, brief, show_secrets)

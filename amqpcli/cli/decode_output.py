@@ -1,0 +1,232 @@
+"""`amqp decode`'s output: the items `decode` reads, as trees, one line each (--brief) or
+JSON, with the line that says what the input holds (first for an input read whole, last
+for one decoded as it is read) and each decode error, with the bytes around it, on
+stderr. `render` draws each item; this says what to draw, where and in what order.
+"""
+
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from amqpcli.errors import Exit, UserError
+
+if TYPE_CHECKING:  # (decode imports this module; the codec and render load as it runs)
+    from amqpcli.cli.decode import Decoded
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.render.items import Item
+
+
+class TextOut(Protocol):
+    """Where text goes (`decode`'s choice: a console in colour, or plain lines)."""
+
+    def tree(self, node: Any) -> None: ...
+
+    def line(self, text: str, style: str = "") -> None: ...
+
+
+class _Tally:
+    """What the items of an input were: the counts its description says."""
+
+    def __init__(self) -> None:
+        from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+        from amqpcli.render.items import MessageItem, ValueItem
+
+        self._counts = {Frame: 0, ProtocolHeader: 0, ValueItem: 0, FrameError: 0,
+                        MessageItem: 0}
+        self.message: MessageItem | None = None
+        self.first_error: FrameError | None = None
+        # the first of these, for the description and the summary of the errors
+        self._firsts = {MessageItem: "message", FrameError: "first_error"}
+
+    def add(self, item: "Item") -> None:
+        kind = type(item)
+        self._counts[kind] += 1
+        if self._counts[kind] == 1 and kind in self._firsts:
+            setattr(self, self._firsts[kind], item)
+
+    def count(self, kind: type) -> int:
+        return self._counts[kind]
+
+
+def _describe(kind: str, tally: _Tally, detected: bool) -> str:
+    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+    from amqpcli.render.items import ValueItem
+
+    how = "detected" if detected else "as asked"
+    if kind == "frames":
+        frames, headers = tally.count(Frame), tally.count(ProtocolHeader)
+        errors = tally.count(FrameError)
+        if frames == 1 and headers == 0 and errors == 0:
+            return f"a single frame ({how})"
+        bits = [f"{headers} protocol header{'s' * (headers != 1)}"] if headers else []
+        bits.append(f"{frames} frame{'s' * (frames != 1)}")
+        if errors:
+            bits.append(f"{errors} error{'s' * (errors != 1)}")
+        return f"a frame stream: {', '.join(bits)} ({how})"
+    if kind == "message":
+        msg = tally.message
+        if msg is None:
+            return f"an encoded message ({how})"
+        bare = not any(
+            getattr(msg.message, s) is not None
+            for s in ("header", "delivery_annotations", "message_annotations", "footer")
+        )
+        return f"an encoded message, {'bare' if bare else 'annotated'} ({how})"
+    n = tally.count(ValueItem)
+    return f"a sequence of {n} AMQP value{'s' * (n != 1)} ({how})"
+
+
+# What an input read as it comes is said to be before its items (the counts come after).
+_STREAMED = {
+    "frames": "a frame stream",
+    "values": "a sequence of AMQP values",
+    "frames-0-10": "an AMQP 0-10 frame stream",
+}
+
+
+def _streamed_line(kind: str, detected: bool, form: str, source: str) -> str:
+    how = "detected" if detected else "as asked"
+    return (f"{_STREAMED[kind]} ({how}); {form} input ({source}) decoded as it is read: "
+            "its counts come at the end")
+
+
+def _summary_line(description: str, size: int, form: str, source: str) -> str:
+    """What the input held: the first line of a short input's output, the last of a long
+    one's."""
+    return f"{description}; {size} bytes from {form} input ({source})"
+
+
+def _error_lines(err: "FrameError", src: "Decoded", show_secrets: bool = False) -> list[str]:
+    """What a decode error says: where, what, and the bytes around it, secrets masked."""
+    from amqpcli.render.hexdump import hex_window
+    from amqpcli.render.redact import secret_spans
+
+    lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
+    if err.frame_offset is not None and err.frame_offset != err.offset:
+        lines[0] += f" (in the frame at offset {err.frame_offset})"
+    data, base = src.around(err.offset)
+    masked = [] if show_secrets else [(a + base, b + base) for a, b in secret_spans(data)]
+    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
+    return lines
+
+
+def _write_error(lines: list[str]) -> None:
+    sys.stdout.flush()
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def show_010(
+    src: "Decoded", items_of: "Callable[[Decoded], Iterator[Any]]", out: TextOut | None,
+    source: str, form: str, detected: bool, brief: bool, show_secrets: bool,
+) -> None:
+    """An AMQP 0-10 frame stream: assemblies as trees, lines (--brief) or JSON (`out`
+    None); its error with the bytes around it on stderr."""
+    from amqpcli.amqp010 import StreamError
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.render.amqp010 import tree_010
+    from amqpcli.render.jsonvalues import json_line
+    from amqpcli.render.traffic import json_010, line_010
+
+    def summary(n: int, size: int) -> str:
+        how = "detected" if detected else "as asked"
+        return _summary_line(f"an AMQP 0-10 frame stream: {n} assembl"
+                             f"{'ies' if n != 1 else 'y'} ({how})", size, form, source)
+
+    if out is not None:
+        if src.whole is not None:
+            n = sum(getattr(i, "method", None) is not None for i in items_of(src.again()))
+            out.line(summary(n, len(src.whole)), "dim")
+        else:
+            out.line(_streamed_line("frames-0-10", detected, form, source), "dim")
+    error = None
+    report: list[str] = []
+    n = 0
+    for item in items_of(src):
+        n += getattr(item, "method", None) is not None
+        if isinstance(item, StreamError):
+            error = item.error
+            # the bytes around it are at hand now; it is reported after the rest
+            report = _error_lines(FrameError(error.offset, error.expected, error.found), src,
+                                  show_secrets)
+        if out is None:
+            sys.stdout.write(json_line(json_010(item, show_secrets=show_secrets)) + "\n")
+        elif isinstance(item, StreamError):
+            continue
+        elif brief:
+            out.line(line_010(item, show_secrets=show_secrets))
+        else:
+            for line in tree_010(item, show_secrets):
+                out.line(line)
+    src.drain()
+    if out is not None and src.whole is None:
+        out.line(summary(n, src.size), "dim")
+    if error is not None:
+        _write_error(report)
+        raise UserError(
+            f"decode error: at offset {error.offset}: expected {error.expected}, "
+            f"found {error.found}",
+            Exit.DECODE,
+        )
+
+
+def show_items(
+    kind: str, src: "Decoded", items_of: "Callable[[Decoded, list[str]], Iterator[Item]]",
+    out: TextOut | None, source: str, form: str, detected: bool, brief: bool,
+    show_secrets: bool,
+) -> None:
+    """The items of an AMQP 1.0 input, as they are decoded: trees, lines (--brief) or JSON
+    (`out` None); each error with the bytes around it on stderr."""
+    from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+    from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
+    from amqpcli.render.jsonvalues import json_line
+    from amqpcli.render.message import message_to_json
+
+    if out is not None:
+        if src.whole is not None:
+            # an input read whole opens with what it holds: counted in a first pass
+            tally = _Tally()
+            for item in items_of(src.again(), []):
+                tally.add(item)
+            out.line(_summary_line(_describe(kind, tally, detected), len(src.whole), form,
+                                   source), "dim")
+        else:
+            out.line(_streamed_line(kind, detected, form, source), "dim")
+    tally = _Tally()
+    notes: list[str] = []
+    assembler = TransferAssembler()
+    if brief:
+        from amqpcli.render.frameline import item_line
+    for item in items_of(src, notes):
+        tally.add(item)
+        whole = assembler.feed(item) if isinstance(item, Frame) else None
+        if isinstance(item, FrameError):
+            if out is None:
+                sys.stdout.write(json_line(item_to_json(item)) + "\n")
+            _write_error(_error_lines(item, src, show_secrets))
+            continue
+        if out is None:
+            obj = item_to_json(item, show_secrets, message=whole)
+            if whole is not None and "message" not in obj:
+                # the last frame of a delivery may carry no payload of its own (only
+                # `more=false`): item_to_json gives a message only beside a payload
+                obj["message"] = message_to_json(whole)
+            sys.stdout.write(json_line(obj) + "\n")
+        elif brief and isinstance(item, (Frame, ProtocolHeader)):
+            out.line(item_line(item, show_secrets=show_secrets, message=whole))
+        else:
+            out.tree(item_tree(item, show_secrets, message=whole))
+    src.drain()
+    if out is not None and src.whole is None:
+        out.line(_summary_line(_describe(kind, tally, detected), src.size, form, source),
+                 "dim")
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    first = tally.first_error
+    if first is not None:
+        errors = tally.count(FrameError)
+        count = f"{errors} decode errors" if errors > 1 else "decode error"
+        raise UserError(
+            f"{count}: first at offset {first.offset}: expected {first.expected}, found {first.found}",
+            Exit.DECODE,
+        )
