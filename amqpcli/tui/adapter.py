@@ -173,6 +173,9 @@ def _iter_links(cw: Any) -> list[tuple[str, Any, list[tuple[str, Any]]]]:
         for lk in s.links.values():
             if not any(x is lk for x in links):
                 links.append(lk)
+    for lk in links:  # a session set up before a capture began: it has no begin to show
+        if not any(x is lk.session for x in sessions):
+            sessions.append(lk.session)
     out = []
     for s in sessions:
         sk = session_key(cw.key, s, conn.sides)

@@ -47,7 +47,10 @@ class CaptureNotice:
     of `kind` says it (`text`). A `gap`: `size` bytes from one side are missing (the frame
     reader looked for the next frame after them); fed to the observer, what follows is
     taken as the engine takes it after a gap (`Connection.on_gap`), and the findings the
-    lost frames could explain are notices, as `pcap-dump` has them (`explained_by_gap`)."""
+    lost frames could explain are notices, as `pcap-dump` has them (`explained_by_gap`).
+    `midstream`: the capture starts after the connection was set up (no protocol header,
+    or no TCP handshake); fed before its first frame, what was set up before the capture
+    is taken as it comes (`Connection.midstream`), as `pcap-dump`'s observer takes it."""
 
     __slots__ = ("kind", "size", "text")
     channel = None
@@ -128,6 +131,8 @@ class ConnWatch:
         if isinstance(item, EndOfStream):
             return self.take(self.observer.transport_closed(side, time))
         if isinstance(item, CaptureNotice):
+            if item.kind == "midstream":  # what was set up before it is taken as it comes
+                self.connection.midstream = True
             if item.kind != "gap":
                 return []
             self.gaps += 1

@@ -7,8 +7,8 @@ engine model is fed later, by the replay controller or the live source. AMQP 0-1
 connections give their protocol headers and assemblies (their keys are in `amqp010`, for
 the watch to model them as 0-10), with a note saying what of them is shown; other flows
 are skipped with a note; the dissector's notices (gaps, resynchronisation, encrypted flows)
-become notes too, and a gap is also a record (`CaptureNotice`) where it happened, so the
-model takes what follows as pcap-dump's observer does. Connections are keyed as
+become notes too, and a gap or a mid-connection start is also a record (`CaptureNotice`)
+where it happened, so the model takes what follows as pcap-dump's observer does. Connections are keyed as
 `amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found them.
 """
 
@@ -36,6 +36,14 @@ class CaptureFramer:
         self._conns: list[Any] = []  # the connections shown, for their stream ends
         self._ended: set[tuple[str, str]] = set()
         self._not_shown: set[str] = set()
+
+    @property
+    def ports(self) -> frozenset[int]:
+        """The ports whose flows are AMQP even without a protocol header (a capture that
+        starts mid-connection): the dissector's, 5672 and the ones given. The capture
+        reader must be given them too, as pcap-dump gives them, or such a flow is not
+        read at all."""
+        return self._dis.ports
 
     def event(self, ev: Any) -> None:
         from amqpcli.capture import Closed, Gap, Opened
@@ -70,9 +78,13 @@ class CaptureFramer:
                     self.add(key, rec.side, rec.time, rec.item)
             elif cls is Notice and rec.kind != "encrypted":
                 key = self._keys.get(id(rec.conn), "") if rec.conn is not None else ""
-                if rec.kind == "gap" and isinstance(ev, Gap) and key and key not in self._not_shown:
-                    # the model learns of the bytes lost where pcap-dump's observer does
-                    self.add(key, rec.side, rec.time, CaptureNotice("gap", rec.text, ev.size))
+                if key and key not in self._not_shown:
+                    # the model learns of the bytes lost, and that the capture starts
+                    # mid-connection, where pcap-dump's observer does
+                    if rec.kind == "gap" and isinstance(ev, Gap):
+                        self.add(key, rec.side, rec.time, CaptureNotice("gap", rec.text, ev.size))
+                    elif rec.kind == "midstream":
+                        self.add(key, rec.side or "", rec.time, CaptureNotice("midstream", rec.text))
                 if key not in self._not_shown:
                     where = f"{key} {rec.side}: " if key and rec.side else f"{key}: " if key else ""
                     self.note(where + rec.text)

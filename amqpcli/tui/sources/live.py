@@ -61,7 +61,7 @@ class LiveSource(Source):
 
         capture = dumpcap_capture if self.fast else live_capture
         try:
-            events = capture(self.interface, self.bpf_filter, ports=self.ports)
+            events = capture(self.interface, self.bpf_filter, ports=sorted(self.framer.ports))
             for ev in events:
                 with self.lock:
                     self.framer.event(ev)

@@ -64,7 +64,7 @@ def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> L
 
     framer = CaptureFramer(add, out.notes.append, ports)
     try:
-        for ev in read_capture(path, ports=ports):
+        for ev in read_capture(path, ports=framer.ports):
             framer.event(ev)
     except CaptureError as e:
         # a damaged capture (cut short, a bad block) still shows what could be read, as
