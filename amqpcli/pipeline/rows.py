@@ -171,10 +171,13 @@ class RowBuilder:
                packet: int | None) -> None:
         item = rec.item
         cls = item.__class__.__name__
+        # frames on the wire, as the summary of captures counts them (Summary.add): a 0-10
+        # record is an assembly, which took `frames` of them
+        frames = getattr(item, "frames", 1) if rec.protocol != AMQP10 else 1
         row: dict[str, Any] = {
             "connection_id": info.id, "frame_no": rec.frame_no, "protocol": rec.protocol,
             "side": rec.side, "time": _us(rec.time), "capture": capture, "packet": packet,
-            "performative": performative_name(item), PARTITION: info.date}
+            "frames": frames, "performative": performative_name(item), PARTITION: info.date}
         if rec.protocol == AMQP10:
             if cls == "Frame":
                 body = item.body

@@ -69,8 +69,8 @@ _LINKS = [
 
 _FRAMES = [
     ("connection_id", STR), ("frame_no", I64), ("protocol", STR), ("side", STR),
-    ("time", TS), ("capture", STR), ("packet", I64), ("kind", STR), ("performative", STR),
-    ("channel", I32), ("handle", I64), ("delivery_id", I64), ("size", I64),
+    ("time", TS), ("capture", STR), ("packet", I64), ("kind", STR), ("frames", I32),
+    ("performative", STR), ("channel", I32), ("handle", I64), ("delivery_id", I64), ("size", I64),
     ("payload_size", I64), ("settled", BOOL), ("more", BOOL), ("state", STR),
 ]
 

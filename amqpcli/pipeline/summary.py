@@ -7,7 +7,9 @@ Links are listed one by one (latency percentiles from their own deliveries), as 
 summary of captures lists them: by connection (c2 before c10), then in order of attach; a
 section of its own (`Summary.addresses`) adds one line per address that several links
 share, with percentiles over all of that address's deliveries. Notices are counted from
-the connections' `notices` (the damaged files of the set are not in the tables).
+the connections' `notices` (the damaged files of the set are not in the tables). `frames`
+counts frames on the wire, as the summary of captures does: a 0-10 row of the frames
+table is an assembly, and its `frames` says how many frames it took.
 
 Credit stalls were found when the tables were written, with the `--stall` threshold of
 that run (each link row holds it: `stall_threshold`). A summary can list fewer (`stall`,
@@ -123,6 +125,12 @@ def _add_notices(f: Facts, per_connection: Any) -> None:
             f.notices[n["kind"]] = f.notices.get(n["kind"], 0) + n["count"]
 
 
+def _wire_frames(rows: int, frames: int | None, unknown: int) -> int:
+    """The summary's `frames:`, frames on the wire (a 0-10 row, an assembly, says how many
+    it took: `frames`); a row without `frames` (tables written before it) counts one."""
+    return int(frames or 0) + unknown if rows else 0
+
+
 def _stall_threshold(links: list[dict[str, Any]]) -> float | None:
     known = [ln["stall_threshold"] for ln in links if ln.get("stall_threshold") is not None]
     return max(known) if known else None
@@ -145,8 +153,9 @@ def facts_local(out: str) -> Facts:
     c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices"])
     f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
     _add_notices(f, c.column("notices").to_pylist())
-    fr = read_table(out, "frames", ["performative", "time"])
-    f.frames = fr.num_rows
+    fr = read_table(out, "frames", ["performative", "time", "frames"])
+    f.frames = _wire_frames(fr.num_rows, pc.sum(fr.column("frames")).as_py(),
+                            fr.column("frames").null_count)
     if fr.num_rows:
         mm = pc.min_max(fr.column("time")).as_py()
         f.first_time, f.last_time = mm["min"], mm["max"]
@@ -227,8 +236,10 @@ def facts_spark(spark: Any, out: str) -> Facts:
     f.conns = [(r[0], r[1], r[2]) for r in conns]
     _add_notices(f, [[n.asDict() for n in r[3] or ()] for r in conns])
     fr = table("frames")
-    agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time")).first()
-    f.frames, f.first_time, f.last_time = agg[0], agg[1], agg[2]
+    agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time"), F.sum("frames"),
+                 F.count(F.when(F.col("frames").isNull(), 1))).first()
+    f.frames = _wire_frames(agg[0], agg[3], agg[4])
+    f.first_time, f.last_time = agg[1], agg[2]
     f.by_performative = {r[0]: r[1] for r in fr.groupBy("performative").count().collect()}
     d = table("deliveries")
     f.by_outcome = {r[0]: r[1] for r in d.groupBy("outcome").count().collect()}

@@ -460,6 +460,42 @@ def test_summary_of_tables_reads_as_the_summary_of_their_captures(
     assert "  c10 " in from_captures and "notices: gap 1, midstream 1" in from_captures
 
 
+def test_summary_of_0_10_tables_counts_frames_on_the_wire(tmp_path: Path) -> None:
+    """A 0-10 row of the frames table is an assembly: the summary of the tables said
+    `frames: 32` (rows) where the summary of the capture says 45 (frames on the wire,
+    docs/amqp010.md), and the connections' frames_client/server (20 + 23) are wire frames."""
+    echo = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
+    out = tmp_path / "t"
+    code, from_tables, err = run_cli("pcap-dump", echo, "--out", str(out), "--summary")
+    assert code == 0, err
+    code, from_capture, err = run_cli("pcap-dump", echo, "--summary")
+    assert code == 0, err
+    assert "frames: 45 " in from_capture
+    assert from_tables == from_capture
+    frames = rows(out, "frames")
+    (conn,) = rows(out, "connections")
+    headers = sum(1 for r in frames if r["kind"] == "header")
+    assert len(frames) == 32 and headers == 2
+    assert sum(r["frames"] for r in frames) == 45
+    assert conn["frames_client"] + conn["frames_server"] + headers == 45
+    transfer = next(r for r in frames if r["performative"] == "message.transfer")
+    assert transfer["frames"] == 3
+    assert {r["frames"] for r in rows(out, "frames") if r["kind"] == "header"} == {1}
+
+
+def test_summary_of_tables_without_the_frames_column_counts_rows(tmp_path: Path) -> None:
+    """Tables written before the frames table said how many frames a row took: a row
+    counts one, as it did."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out))
+    (part,) = (out / "frames").rglob("part-*.parquet")
+    t = pq.read_table(part)
+    pq.write_table(t.drop_columns(["frames"]), part)
+    assert summary_of(str(out)).frames == t.num_rows == 77
+
+
 def _stalled(path: Path) -> Path:
     """One link that waits 3 s for credit while its sender has more (a stall of 3 s)."""
     from amqpcli.codec import composites as c
