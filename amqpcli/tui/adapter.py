@@ -482,17 +482,29 @@ def snapshot(
         for ck, cw in conns:
             if ck == conn:
                 cd = conn_detail(cw)
-    owner = dict(conns).get(link.split(SEP, 1)[0]) if link is not None else None
+    by_key = dict(conns)
+    owner = by_key.get(link.split(SEP, 1)[0]) if link is not None else None
     if isinstance(owner, ConnWatch010):
         from amqpcli.tui import adapter010
 
-        ld, dd = adapter010.details(owner, link, delivery, now)  # type: ignore[arg-type]
+        ld = adapter010.link_detail(owner, link, now)  # type: ignore[arg-type]
     elif link is not None:
         found = find_link(conns, link)
         if found is not None:
             cw, lnk, lk = found
             ld = link_detail(cw, lnk, lk, now, ours)
-            if delivery is not None and delivery.startswith(lk + SEP):
+    if delivery is not None:
+        # the delivery opened, whichever link is selected: its key begins with its link's
+        dlink = delivery.rsplit(SEP, 1)[0]
+        owner = by_key.get(dlink.split(SEP, 1)[0])
+        if isinstance(owner, ConnWatch010):
+            from amqpcli.tui import adapter010
+
+            dd = adapter010.delivery_detail(owner, delivery)
+        else:
+            found = find_link(conns, dlink)
+            if found is not None:
+                cw, lnk, lk = found
                 d = find_delivery(cw, lnk, delivery)
                 if d is not None:
                     dd = delivery_detail(cw, d, delivery)

@@ -228,17 +228,18 @@ def message_detail(msg: Any, key: str) -> DeliveryDetail:
     )
 
 
-def details(cw: ConnWatch010, link: str, delivery: str | None,
-            now: float) -> tuple[LinkDetail | None, DeliveryDetail | None]:
-    """The link tab's detail of destination `link` and the delivery tab's of `delivery`."""
+def link_detail(cw: ConnWatch010, link: str, now: float) -> LinkDetail | None:
+    """The link tab's detail of destination `link`."""
     dest = find_destination(cw, link)
-    if dest is None:
-        return None, None
-    msg = None
-    if delivery is not None and delivery.startswith(link + SEP):
-        msg = find_message(dest, delivery)
-    dd = message_detail(msg, delivery) if msg is not None and delivery is not None else None
-    return destination_detail(cw, dest, link, now), dd
+    return None if dest is None else destination_detail(cw, dest, link, now)
+
+
+def delivery_detail(cw: ConnWatch010, delivery: str) -> DeliveryDetail | None:
+    """The delivery tab's detail of message `delivery` (its key begins with its
+    destination's)."""
+    dest = find_destination(cw, delivery.rsplit(SEP, 1)[0])
+    msg = None if dest is None else find_message(dest, delivery)
+    return None if msg is None else message_detail(msg, delivery)
 
 
 # -- connection tab ---------------------------------------------------------------------------

@@ -63,7 +63,11 @@ class AmqpTui(App[None]):
         self.credit_step = credit_step
         self.link_key: str | None = None
         self.conn_key: str | None = None  # the connection under the tree's cursor
+        # The delivery opened (Enter on a row of the unsettled table): the Delivery tab
+        # shows it until another is opened, whatever the table's cursor does meanwhile
+        # (rows leave it as their deliveries settle) and whichever link is selected.
         self.delivery_key: str | None = None
+        self.cursor_delivery: str | None = None  # the row under the table's cursor
         self.failed: str | None = None
         self.refreshes = 0
         self.sub_title = source.title
@@ -149,7 +153,7 @@ class AmqpTui(App[None]):
         try:
             self.conn_tree.update_rows(snap.tree)
             self.link_panel.show(snap.link, snap.conn)
-            self.delivery_panel.show(snap.delivery)
+            self.delivery_panel.show(snap.delivery, self.delivery_key)
         except NoMatches:  # a timer tick racing the app's shutdown
             return
         log = self.log_view
@@ -179,16 +183,18 @@ class AmqpTui(App[None]):
         self.conn_key = event.conn
         if event.key != self.link_key:
             self.link_key = event.key
-            self.delivery_key = None
+            self.cursor_delivery = None
         if changed:
             self.pull()
 
     @on(DeliverySelected)
     def _delivery_selected(self, event: DeliverySelected) -> None:
+        if not event.open:
+            self.cursor_delivery = event.key  # a highlight: the tab keeps what was opened
+            return
         if event.key is not None:
             self.delivery_key = event.key
-        if event.open:
-            self.tabs.active = "delivery"
+        self.tabs.active = "delivery"
         self.pull()
 
     @on(SourceNotice)
@@ -249,7 +255,7 @@ class AmqpTui(App[None]):
         if not self.conn_tree.select_key(key):
             return False
         if self.conn_tree.kind_of(key) == "link" and key != self.link_key:
-            self.link_key, self.delivery_key = key, None
+            self.link_key, self.cursor_delivery = key, None
             self.pull()
         return True
 
@@ -303,11 +309,19 @@ class AmqpTui(App[None]):
         if self._need_link():
             self._act(self.source.drain, self.link_key)
 
+    def settle_target(self) -> str | None:
+        """The delivery the settle keys act on: on the Link tab the unsettled table's row
+        under the cursor, elsewhere the delivery opened (the one the Delivery tab shows)."""
+        if self.tabs.active == "link":
+            return self.cursor_delivery if self.link_panel.detail is not None else None
+        return self.delivery_key
+
     def action_settle(self, outcome: str) -> None:
-        if self.delivery_key is None:
+        target = self.settle_target()
+        if target is None:
             self.notify("select a delivery in the link's unsettled table first", severity="warning")
             return
-        self._act(self.source.settle, self.delivery_key, outcome)
+        self._act(self.source.settle, target, outcome)
         self.pull()
 
     def action_send(self) -> None:

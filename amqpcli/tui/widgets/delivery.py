@@ -68,13 +68,25 @@ class DeliveryPanel(VerticalScroll):
 
     def watch_raw(self, _: bool) -> None:
         self._shown = None
-        self.show(self.detail)
+        if self.detail is not None:
+            self.show(self.detail)
 
-    def show(self, detail: DeliveryDetail | None) -> None:
-        self.detail = detail
+    def show(self, detail: DeliveryDetail | None, opened: str | None = None) -> None:
+        """Show `detail`, the delivery `opened`; None: the model does not have it at this
+        point (a replay before its first transfer, or older than the settled ones kept),
+        and the last view of it stays, marked so."""
         if detail is None:
-            return  # keep the last delivery on screen: it may have just settled away
-        key = (detail.key, len(detail.timeline), detail.summary, self.raw)
+            last = self.detail
+            if last is not None and last.key == opened and self._shown is not None \
+                    and self._shown[-1] != "gone":
+                self._shown = (*self._shown[:-1], "gone")
+                title = literal(last.title, "bold")
+                title.append("  not in the model at this point (not transferred yet, or "
+                             "no longer kept)", style="bold yellow")
+                quiet.update(self.query_one("#delivery-title", Static), title)
+            return
+        self.detail = detail
+        key = (detail.key, len(detail.timeline), detail.summary, self.raw, "shown")
         if key == self._shown:
             return
         self._shown = key
