@@ -189,7 +189,7 @@ def get_session(master: str = "local[*]", conf: dict[str, str] | None = None,
     except Exception as e:
         if debug:
             raise
-        raise UserError(f"Spark did not start: {_one_line(e)} (see {jvm_log})",
+        raise UserError(f"Spark did not start: {start_error(e, jvm_log)} (see {jvm_log})",
                         Exit.USAGE) from None
     finally:
         if saved is not None:
@@ -290,6 +290,56 @@ def disk_full_error(e: BaseException, out: str, local_dir: str | None = None
     except Exception:  # noqa: BLE001 - the JVM may be going away: the plain line then
         return None
     return None
+
+
+# What the call that failed says when the cause is elsewhere: a context stopped by a
+# failure the JVM logged (a standalone master that never answered)
+_NOT_THE_CAUSE = ("Cannot call methods on a stopped SparkContext",)
+
+
+def start_error(e: BaseException, log: str | None = None) -> str:
+    """Why Spark did not start, in one line: the message of the Java exception behind the
+    Py4J error (`Could not parse Master URL: 'local[x]'`), else what the JVM's log
+    (its stderr, `log`) says last: an ERROR line (`Application has been killed. Reason:
+    All masters are unresponsive! Giving up.`) or an exception that ended its main
+    thread (`Master must either be yarn or start with spark, k8s, or local`: the JVM
+    exited before PySpark could talk to it)."""
+    said = ""
+    with contextlib.suppress(Exception):  # the JVM may be gone
+        for je in java_chain(e):
+            said = next((ln.strip() for ln in str(je.getMessage() or "").splitlines()
+                         if ln.strip()), "")
+            if said:
+                break
+    if said and not said.startswith(_NOT_THE_CAUSE):
+        return said[:300]
+    logged = _logged_cause(log) if log else None
+    return (logged or said or _one_line(e))[:300]
+
+
+def _logged_cause(log: str) -> str | None:
+    """The last cause of failure in the JVM's log (its last 64 KiB), or None."""
+    import re
+
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - (64 << 10)))
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    exception = re.compile(r"^(?:Exception in thread \S+ )?[\w.$]+(?:Exception|Error): (.+)$")
+    cause = None
+    for i, line in enumerate(lines):
+        m = re.match(r"^\S+ ERROR [\w.$]+: (.+)$", line)
+        if m:
+            cause = m.group(1).strip()
+            # "Error initializing SparkContext.": the exception is on the next line
+            nxt = exception.match(lines[i + 1]) if i + 1 < len(lines) else None
+            if nxt:
+                cause = nxt.group(1).strip()
+        elif line.startswith("Exception in thread ") and (m := exception.match(line)):
+            cause = m.group(1).strip()
+    return cause
 
 
 def _one_line(e: BaseException) -> str:

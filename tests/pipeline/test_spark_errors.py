@@ -170,3 +170,86 @@ def test_a_spark_run_on_a_full_disk_is_one_line_exit_2(
     assert e.value.code == Exit.USAGE
     assert str(e.value) == f"cannot write tables to {out}: no space left on device"
     assert not (out / "_SUCCESS").exists()
+
+
+# --- Spark did not start -----------------------------------------------------------------
+
+# `--master 'local[x]'`: JavaSparkContext's constructor failed; PySpark's error said only
+# "An error occurred while calling None.org.apache.spark.api.java.JavaSparkContext."
+BAD_LOCAL_URL = chain(
+    ("org.apache.spark.SparkException", "Could not parse Master URL: 'local[x]'",
+     [("org.apache.spark.SparkContext$.org$apache$spark$SparkContext$$createTaskScheduler("
+       "SparkContext.scala:3391)"),
+      "org.apache.spark.SparkContext.<init>(SparkContext.scala:603)",
+      "org.apache.spark.api.java.JavaSparkContext.<init>(JavaSparkContext.scala:59)"]))
+
+# `--master spark://127.0.0.1:7999` (nothing listening): after a minute the context was
+# stopped, and the session's constructor failed on it; the cause is in the JVM's log.
+STOPPED_CONTEXT = chain(
+    ("java.lang.IllegalStateException",
+     ("Cannot call methods on a stopped SparkContext.\nThis stopped SparkContext was "
+      "created at:\n\norg.apache.spark.api.java.JavaSparkContext.<init>("
+      "JavaSparkContext.scala:59)\n"),
+     ["org.apache.spark.SparkContext.assertNotStopped(SparkContext.scala:128)",
+      "org.apache.spark.sql.classic.SparkSession.<init>(SparkSession.scala:125)"]))
+UNREACHABLE_LOG = """\
+WARNING: Using incubator modules: jdk.incubator.vector
+Setting default log level to "WARN".
+To adjust logging level use sc.setLogLevel(newLevel). For SparkR, use setLogLevel(newLevel).
+01:36:53 ERROR StandaloneSchedulerBackend: Application has been killed. Reason: All \
+masters are unresponsive! Giving up.
+"""
+BAD_LOCAL_URL_LOG = """\
+WARNING: Using incubator modules: jdk.incubator.vector
+01:37:41 ERROR SparkContext: Error initializing SparkContext.
+org.apache.spark.SparkException: Could not parse Master URL: 'local[x]'
+\tat org.apache.spark.SparkContext$.org$apache$spark$SparkContext$$createTaskScheduler(\
+SparkContext.scala:3391)
+\tat org.apache.spark.SparkContext.<init>(SparkContext.scala:603)
+"""
+
+
+def test_a_bad_master_url_is_said_from_the_java_exception() -> None:
+    from amqpcli.pipeline.spark import start_error
+
+    e = py4j_error("None.org.apache.spark.api.java.JavaSparkContext", BAD_LOCAL_URL)
+    assert start_error(e) == "Could not parse Master URL: 'local[x]'"
+
+
+def test_an_unreachable_master_is_said_from_the_log(tmp_path: Path) -> None:
+    from amqpcli.pipeline.spark import start_error
+
+    log = tmp_path / "spark.log"
+    log.write_text(UNREACHABLE_LOG)
+    e = py4j_error("None.org.apache.spark.sql.classic.SparkSession", STOPPED_CONTEXT)
+    assert start_error(e, str(log)) == (
+        "Application has been killed. Reason: All masters are unresponsive! Giving up.")
+    # no log to read: the exception's own words, rather than nothing
+    assert start_error(e, str(tmp_path / "none")).startswith(
+        "Cannot call methods on a stopped SparkContext")
+    log.write_text(BAD_LOCAL_URL_LOG)  # the exception after "Error initializing"
+    assert start_error(RuntimeError("x"), str(log)) == "Could not parse Master URL: 'local[x]'"
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("master", "cause"), [
+    ("local[x]", "Could not parse Master URL: 'local[x]'"),
+    # spark-submit refuses it: the JVM exits before PySpark can talk to it
+    ("bogus://x", "Master must either be yarn or start with spark, k8s, or local"),
+])
+def test_spark_that_does_not_start_says_why_in_one_line(
+        tmp_path: Path, master: str, cause: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))  # its own spark.log
+    p = subprocess.run(
+        [sys.executable, "-m", "amqpcli", "pcap-dump",
+         str(CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng"), "--out",
+         str(tmp_path / "t"), "--engine", "spark", "--master", master],
+        check=False, env=env, capture_output=True, text=True, timeout=300)
+    log = tmp_path / f"amqpcli-{os.geteuid()}" / "spark.log"
+    assert p.returncode == 2
+    assert p.stderr.splitlines() == [
+        f"amqp: error: Spark did not start: {cause} (see {log})"]
