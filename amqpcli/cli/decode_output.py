@@ -180,7 +180,6 @@ def show_items(
     from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
     from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
     from amqpcli.render.jsonvalues import json_line
-    from amqpcli.render.message import message_to_json
 
     if out is not None:
         if src.whole is not None:
@@ -207,10 +206,6 @@ def show_items(
             continue
         if out is None:
             obj = item_to_json(item, show_secrets, message=whole)
-            if whole is not None and "message" not in obj:
-                # the last frame of a delivery may carry no payload of its own (only
-                # `more=false`): item_to_json gives a message only beside a payload
-                obj["message"] = message_to_json(whole)
             sys.stdout.write(json_line(obj) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
             out.line(item_line(item, show_secrets=show_secrets, message=whole))

@@ -407,8 +407,9 @@ def _load_message_decode() -> Any:
 def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
     """A transfer's message in a few words: its body, cut short; or its size.
 
-    `message`: the whole message when this payload ends a multi-frame delivery."""
-    if not payload:
+    `message`: the whole message when this payload ends a multi-frame delivery (the
+    payload may then be empty: a last transfer that carries only `more=false`)."""
+    if not payload and message is None:
         return ""
     try:
         if message is None:
@@ -479,7 +480,7 @@ def frame_line(
                 raise
             parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
             _fields(body, parts)
-        if payload and frame.payload:
+        if payload and (frame.payload or message is not None):
             if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
                 parts.append(" " + summarize_payload(frame.payload, message=message))
             else:

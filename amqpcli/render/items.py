@@ -100,9 +100,11 @@ def frame_to_json(
         out["redacted"] = True
     if frame.payload:
         out["payload"] = b64(frame.payload)
-        msg = message or transfer_message(frame)
-        if msg is not None:
-            out["message"] = message_to_json(msg, exact)
+    # the last frame of a multi-frame delivery may carry no payload (only `more=false`):
+    # its message is the delivery's all the same
+    msg = message or transfer_message(frame)
+    if msg is not None:
+        out["message"] = message_to_json(msg, exact)
     return out
 
 

@@ -250,7 +250,7 @@ def test_multi_frame_delivery_shown_whole() -> None:
     assert last["message"]["body"] == {"data": [{"binary-text": "y" * 40}]}
 
 
-def test_a_delivery_whose_last_frame_has_no_payload_is_whole_in_json_too() -> None:
+def test_a_delivery_whose_last_frame_has_no_payload_is_whole_in_every_view() -> None:
     # a sender may end a delivery with a transfer that carries only `more=false`
     msg = Message(b"z" * 30).encode()
     data = AMQP_HEADER + encode_frame(
@@ -262,6 +262,10 @@ def test_a_delivery_whose_last_frame_has_no_payload_is_whole_in_json_too() -> No
     assert done.returncode == 0, done.stderr
     tree = done.stdout.split("[0] transfer")[-1]
     assert "message (all frames of the delivery)" in tree and '"' + "z" * 30 + '"' in tree
+    done = amqp("decode", "--brief", "-", input=data)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        '[0]  transfer    handle=0  data b"' + "z" * 30 + '" (35 bytes in all)')
     done = amqp("decode", "--json", "-", input=data)
     assert done.returncode == 0, done.stderr
     last = json_lines(done.stdout)[-1]
@@ -300,3 +304,34 @@ def test_no_color_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR")
     assert decode_cli._Out().rich
     assert not decode_cli._Out(False).rich
+
+
+def test_pcap_dump_shows_a_delivery_ended_by_an_empty_transfer_as_any_other(
+        tmp_path: Path) -> None:
+    # pcap-dump draws frames with the same functions: its frame lines give no message of
+    # several frames (they are drawn one by one), its delivery line gives the whole one
+    from amqpcli.codec import composites as c
+    from tests.dissect.helpers import Script, write
+
+    msg = Message("hello multi-frame world").encode()
+    lines = {}
+    for empty_last in (False, True):
+        s = Script().open().sender_link()
+        s.c(Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t0",
+                     message_format=UInt(0), more=True), payload=msg[:10])
+        s.c(Transfer(handle=UInt(0), more=empty_last), payload=msg[10:])
+        if empty_last:
+            s.c(Transfer(handle=UInt(0), more=False))
+        s.dispose(0, c.Accepted()).close()
+        cap = write(tmp_path / f"{empty_last}.pcap", s)
+        done = amqp("pcap-dump", str(cap), "--deliveries", "--bodies")
+        assert done.returncode == 0, done.stderr
+        lines[empty_last] = done.stdout.splitlines()
+        frames = amqp("pcap-dump", str(cap)).stdout.splitlines()
+        transfers = [ln.split(" -> ", 1)[1] for ln in frames if "transfer" in ln]
+        assert transfers[-1] == ("[0]  transfer    handle=0" if empty_last
+                                 else "[0]  transfer    handle=0  (18 bytes)")
+    for empty_last, out in lines.items():
+        assert len(out) == 1
+        assert f"[{2 + empty_last} frames]" in out[0]
+        assert out[0].endswith('value "hello multi-frame world" (28 bytes)')

@@ -189,3 +189,33 @@ def test_multi_frame_delivery_assembled() -> None:
         plain_lines(item_tree(frames[4], message=whole))
     )
     assert item_to_json(frames[4], message=whole)["message"]["application-properties"] == {"k": "v"}
+
+
+def test_a_delivery_ended_by_a_transfer_without_payload_shows_its_message() -> None:
+    # a sender may end a delivery with a transfer that carries only `more=false`: its
+    # line, JSON and tree give the delivery's message as a last frame with a payload does
+    from amqpcli.render.frameline import summarize_payload
+    from amqpcli.render.items import TransferAssembler, frame_to_json, item_tree
+
+    msg = Message(b"x" * 50).encode()
+    data = (
+        encode_frame(Transfer(handle=UInt(0), delivery_id=UInt(0), delivery_tag=b"t", more=True),
+                     payload=msg)
+        + encode_frame(Transfer(handle=UInt(0), more=False))
+    )
+    frames = FrameReader().feed(data)
+    asm = TransferAssembler()
+    whole = [asm.feed(f) for f in frames][1]
+    assert whole is not None and whole.encode() == msg and frames[1].payload == b""
+    summary = 'data b"' + "x" * 50 + '" (55 bytes in all)'
+    assert summarize_payload(b"", message=whole) == summary
+    assert frame_line(frames[1], message=whole) == "[0]  transfer    handle=0  " + summary
+    assert item_line(frames[1], message=whole) == frame_line(frames[1], message=whole)
+    obj = frame_to_json(frames[1], message=whole)
+    assert "payload" not in obj and obj["message"]["body"] == {"data": [{"binary-text": "x" * 50}]}
+    assert "message (all frames of the delivery)" in "\n".join(
+        plain_lines(item_tree(frames[1], message=whole)))
+    # without the delivery's message such a frame has nothing to summarise
+    assert summarize_payload(b"") == ""
+    assert frame_line(frames[1]) == "[0]  transfer    handle=0"
+    assert "message" not in frame_to_json(frames[1])
