@@ -217,6 +217,32 @@ def detect_format(out: str, table: str) -> str:
     return "parquet"
 
 
+def finished(out: str) -> bool:
+    """Whether the run that wrote `out` finished: it marked it with `_SUCCESS` (both
+    executors do, last). A URI (`hdfs://…`) is not looked at: taken as finished."""
+    if "://" in out:
+        return True
+    return (Path(out.removeprefix("file:")) / "_SUCCESS").is_file()
+
+
+UNFINISHED = "the run that wrote it did not finish (no _SUCCESS)"
+
+
+def missing_table(out: str, table: str) -> UserError:
+    why = "" if finished(out) else f": {UNFINISHED}"
+    return UserError(f"{out}: no {table} table in it{why}", Exit.USAGE)
+
+
+def check_tables(out: str) -> None:
+    """Every table of a local output folder is there (else one line saying which is not,
+    and that the run did not finish when it did not)."""
+    if "://" in out:
+        return
+    for table in TABLES:
+        if not (Path(out.removeprefix("file:")) / table).is_dir():
+            raise missing_table(out, table)
+
+
 def is_table_dir(path: str) -> bool:
     p = Path(path)
     return p.is_dir() and any((p / t).is_dir() for t in ("connections", "deliveries", "frames"))
@@ -228,7 +254,7 @@ def read_table(out: str, table: str, columns: list[str] | None = None) -> pa.Tab
     schema = TABLES[table]
     folder = Path(out) / table
     if not folder.is_dir():
-        raise UserError(f"{out}: no {table} table in it", Exit.USAGE)
+        raise missing_table(out, table)
     part = ds.partitioning(pa.schema([(PARTITION, STR)]), flavor="hive")
     names = columns or schema.names
     if detect_format(out, table) == "ndjson":

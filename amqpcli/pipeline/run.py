@@ -90,9 +90,11 @@ def facts_of(out: str, *, engine: str = "local", master: str = "local[*]",
     _check(engine, "parquet")
     if engine == "local":
         return facts_local(out)
+    from amqpcli.pipeline.output import check_tables
     from amqpcli.pipeline.spark import cancel_on_interrupt, get_session, parse_conf
     from amqpcli.pipeline.summary import facts_spark
 
+    check_tables(out)  # (Spark's error for a missing folder is a page of Java)
     if spark is None:
         spark = get_session(master, parse_conf(conf or []), debug)
     try:
@@ -166,7 +168,13 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
 
         if len(files) != 1:
             raise UserError("--summary reads one output folder at a time", Exit.USAGE)
-        facts = facts_of(_uri(files[0]), engine=engine, master=master, conf=conf, debug=debug)
+        folder = _uri(files[0])
+        facts = facts_of(folder, engine=engine, master=master, conf=conf, debug=debug)
+        from amqpcli.pipeline.output import UNFINISHED, finished
+
+        if not finished(folder):
+            print(f"amqp: warning: {folder}: {UNFINISHED}: its tables may be partial",
+                  file=sys.stderr, flush=True)
         # (pcap-dump passes its default when --stall is not given)
         stall = stall_to_show(facts.stall_threshold, stall, stall != DEFAULT_STALL)
         s = build(facts, stall)

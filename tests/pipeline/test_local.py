@@ -496,6 +496,38 @@ def test_summary_of_tables_without_the_frames_column_counts_rows(tmp_path: Path)
     assert summary_of(str(out)).frames == t.num_rows == 77
 
 
+def test_summary_of_an_unfinished_run_warns_that_its_tables_may_be_partial(
+        tmp_path: Path) -> None:
+    # no _SUCCESS: the summary read like any other, without a word
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out))
+    code, finished, err = run_cli("pcap-dump", "--summary", str(out))
+    assert code == 0 and err == ""
+    (out / "_SUCCESS").unlink()
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out))
+    assert code == 0 and stdout == finished
+    assert err == (f"amqp: warning: {out}: the run that wrote it did not finish (no "
+                   "_SUCCESS): its tables may be partial\n")
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_summary_of_an_interrupted_run_missing_a_table_says_it_did_not_finish(
+        tmp_path: Path, engine: str) -> None:
+    """A run interrupted before its connections were over leaves frames and deliveries
+    only: it said "no connections table in it" (Spark: a Java error), not why."""
+    import shutil
+
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out))
+    (out / "_SUCCESS").unlink()
+    for table in ("connections", "sessions", "links", "violations"):
+        shutil.rmtree(out / table)
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out), "--engine", engine)
+    assert code == 2 and stdout == ""
+    assert err == (f"amqp: error: {out}: no connections table in it: the run that wrote it "
+                   "did not finish (no _SUCCESS)\n")
+
+
 def _stalled(path: Path) -> Path:
     """One link that waits 3 s for credit while its sender has more (a stall of 3 s)."""
     from amqpcli.codec import composites as c
