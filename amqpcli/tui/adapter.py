@@ -363,7 +363,7 @@ def find_delivery(cw: Any, link: Any, key: str) -> Any:
     return None
 
 
-def _entry_detail(e: Any) -> str:
+def _entry_detail(e: Any, conn_key: str) -> str:
     parts = []
     st = state_name(e.state)
     if st:
@@ -376,7 +376,8 @@ def _entry_detail(e: Any) -> str:
         parts.append(f"{e.size} bytes")
     if e.detail:
         parts.append(e.detail)
-    parts.append(f"frame {e.frame_no}")
+    # the connection's own frame number (pcap-dump's JSON `frame`): `g c1:12` goes there
+    parts.append(f"{conn_key} frame {e.frame_no}")
     return "  ".join(parts)
 
 
@@ -396,7 +397,7 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     for e in d.timeline:
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
-        rows.append(TimelineRow(e.time, delta, e.side, e.kind, _entry_detail(e)))
+        rows.append(TimelineRow(e.time, delta, e.side, e.kind, _entry_detail(e, cw.key)))
     payload = d.payload if d.size else b""
     message = message_view(payload) if payload else None
     lat = d.latency
@@ -458,7 +459,7 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
         rows.append(("lost in capture", lost[0], lost[1]))
 
     def line(v: Any) -> str:
-        return f"{v.side}: {v.kind}: {v.detail} (frame {v.frame_no})"
+        return f"{v.side}: {v.kind}: {v.detail} ({cw.key} frame {v.frame_no})"
 
     shown = [line(v) for v in list(cw.violations)[-max_violations:]]
     notices = [line(v) for v in list(cw.after_gap)[-max_violations:]]

@@ -277,7 +277,8 @@ class AmqpTui(App[None]):
             if text:
                 self.goto(text)
 
-        self.push_screen(Prompt("Jump to frame N, or t+SECONDS from the start:"), done)
+        self.push_screen(Prompt("Jump to frame N, to a connection's frame N (c3:N), or to "
+                                "t+SECONDS from the start:"), done)
 
     def goto(self, spec: str) -> None:
         src: Any = self.source

@@ -30,7 +30,7 @@ KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("less_than_sign", "step(-100)", "-100", "100 frames back", "replay", False),
     ("plus,equals_sign", "speed(2.0)", "Faster", "play twice as fast", "replay", False),
     ("minus", "speed(0.5)", "Slower", "play half as fast", "replay", False),
-    ("g", "goto", "Jump", "jump to a frame number or t+seconds", "replay", True),
+    ("g", "goto", "Jump", "jump to frame N, a connection's frame (c3:N) or t+seconds", "replay", True),
     ("c", "credit", "Credit", "grant credit on our receiving link", "recv", True),
     ("d", "drain", "Drain", "drain our receiving link", "recv", True),
     ("a", "settle('accepted')", "Accept", "settle the selected delivery: accepted", "settle", True),

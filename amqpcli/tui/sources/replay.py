@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -36,6 +37,7 @@ from amqpcli.tui.watch import (
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
 
+_CONN_FRAME = re.compile(r"(c\d+)\s*(?::|\s)\s*(?:frame\s*)?(\d+)")  # c3:18, c3 frame 18
 MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
 BATCH = 250  # records fed per step of the play loop; the lock is free between steps,
 # so the views wait at most one step (tens of milliseconds) for the model
@@ -128,6 +130,7 @@ class ReplaySource(Source):
         self.autoplay = autoplay
         self.controller: ReplayController[Watch] | None = None
         self.frames_before: list[int] = [0]  # see _use
+        self._conn_frames: dict[str, tuple[list[int], list[int]]] = {}  # see conn_frames
         self.loaded: Loaded | None = None
         self.playing = False
         self.finished = threading.Event()  # set when a play reaches the end
@@ -228,13 +231,49 @@ class ReplaySource(Source):
         return (self.frames_before[c.position], self.frames_before[-1],
                 c.current_time - c.start_time, c.end_time - c.start_time, self.speed, self.playing)
 
+    def conn_frames(self, key: str) -> tuple[list[int], list[int]]:
+        """Connection `key`'s frames as `pcap-dump` numbers them (its JSON `frame`, its
+        violation lines): (numbers, records), ascending, where the frame numbered
+        `numbers[i]` is record `records[i]`. AMQP 1.0: every frame and undecodable frame
+        of the connection, both directions, from 1 (a protocol header is none). AMQP 0-10:
+        an assembly is numbered by its last frame on the wire."""
+        cached = self._conn_frames.get(key)
+        if cached is not None:
+            return cached
+        c = self.controller
+        numbers: list[int] = []
+        positions: list[int] = []
+        if c is not None:
+            from amqpcli.amqp010 import Assembly
+            from amqpcli.codec.frames import Frame, FrameError
+
+            n = 0
+            for i, rec in enumerate(c.records):
+                if rec.conn != key:
+                    continue
+                item = rec.item
+                if isinstance(item, (Frame, FrameError)):
+                    n += 1
+                elif isinstance(item, Assembly):
+                    n += item.frames
+                else:
+                    continue
+                numbers.append(n)
+                positions.append(i)
+        self._conn_frames[key] = (numbers, positions)
+        return numbers, positions
+
     def parse_goto(self, spec: str) -> int:
-        """`N` → frame N (1-based, as shown); `t+S` / `+S` → S seconds after the start;
-        `S s` → the same."""
+        """`N` → frame N of the capture (1-based, as the bar shows); `cK:N` (`cK N`,
+        `cK frame N`) → frame N of connection cK, as its timelines and violations number
+        it; `t+S` / `+S` → S seconds after the start; `S s` → the same."""
         c = self.controller
         if c is None:
             raise ValueError("the capture is still loading")
         s = spec.strip().lower()
+        m = _CONN_FRAME.fullmatch(s)
+        if m is not None:
+            return self._conn_goto(m[1], int(m[2]))
         try:
             if s.startswith(("t+", "+")) or s.endswith("s"):
                 secs = float(s.removeprefix("t").removeprefix("+").removesuffix("s"))
@@ -246,6 +285,23 @@ class ReplaySource(Source):
             return len(c)  # the end, with the streams' ends after the last frame
         # Just after frame n (an end of stream right after it stays to be stepped over).
         return bisect.bisect_left(self.frames_before, max(0, n))
+
+    def _conn_goto(self, key: str, n: int) -> int:
+        """Just after frame `n` of connection `key` (0: its start)."""
+        c = self.controller
+        assert c is not None
+        if key not in (self.loaded.labels if self.loaded is not None else {}):
+            known = ", ".join(self.loaded.labels) if self.loaded is not None else ""
+            raise ValueError(f"no connection {key} in this capture"
+                             + (f" (it has {known})" if known else ""))
+        numbers, positions = self.conn_frames(key)
+        if not numbers:
+            raise ValueError(f"{key} has no frames")
+        if n > numbers[-1]:
+            raise ValueError(f"{key} has {numbers[-1]} frames: no frame {n}")
+        if n <= 0:
+            return positions[0]  # before its first frame
+        return positions[bisect.bisect_left(numbers, n)] + 1
 
     # -- moving -------------------------------------------------------------------------------
 
