@@ -722,6 +722,13 @@ def detect_kind(data: bytes) -> str:
     return "values"
 
 
+def message_cut_short(data: bytes) -> bool:
+    """True if `data` is the start of an encoded message that ends too soon: its whole
+    values are message sections in order, and the input ends within the next one, which
+    opens as a section."""
+    return _message_so_far(data) and not is_message(data)
+
+
 def detect_kind_prefix(data: bytes, chain: bool = True) -> str | None:
     """`detect_kind` for the first bytes of a longer input: "frames" or "values", or None
     when they may start a message (whether the input is one only its end tells: read on).

@@ -48,11 +48,20 @@ class _Tally:
         return self._counts[kind]
 
 
-def _describe(kind: str, tally: _Tally, detected: bool) -> str:
+def _cut_short(err: "FrameError") -> bool:
+    """True for an error where the input ended within the item it was in."""
+    return err.found.startswith("end of input")
+
+
+def _describe(kind: str, tally: _Tally, detected: bool, cut_message: bool = False) -> str:
+    """What the input held, counted as `--json` lists its items. A sequence of values
+    ends at its first error: the description says what came before it and how it ended
+    (`cut_message`: the input reads as an encoded message cut short)."""
     from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
     from amqpcli.render.items import ValueItem
 
     how = "detected" if detected else "as asked"
+    err = tally.first_error
     if kind == "frames":
         frames, headers = tally.count(Frame), tally.count(ProtocolHeader)
         errors = tally.count(FrameError)
@@ -66,6 +75,9 @@ def _describe(kind: str, tally: _Tally, detected: bool) -> str:
     if kind == "message":
         msg = tally.message
         if msg is None:
+            if err is not None:
+                return (f"an encoded message, cut short ({how})" if _cut_short(err)
+                        else f"an encoded message that does not decode ({how})")
             return f"an encoded message ({how})"
         bare = not any(
             getattr(msg.message, s) is not None
@@ -73,7 +85,14 @@ def _describe(kind: str, tally: _Tally, detected: bool) -> str:
         )
         return f"an encoded message, {'bare' if bare else 'annotated'} ({how})"
     n = tally.count(ValueItem)
-    return f"a sequence of {n} AMQP value{'s' * (n != 1)} ({how})"
+    if err is None:
+        return f"a sequence of {n} AMQP value{'s' * (n != 1)} ({how})"
+    if cut_message:
+        return f"an encoded message, cut short ({how})"
+    last = "cut short" if _cut_short(err) else "that does not decode"
+    if n == 0:
+        return f"an AMQP value {last} ({how})"
+    return f"a sequence of {n} AMQP value{'s' * (n != 1)}, then one {last} ({how})"
 
 
 # What an input read as it comes is said to be before its items (the counts come after).
@@ -90,10 +109,22 @@ def _streamed_line(kind: str, detected: bool, form: str, source: str) -> str:
             "its counts come at the end")
 
 
+def _cut_message(kind: str, tally: _Tally, src: "Decoded", detected: bool) -> bool:
+    """True when values found to be so were cut short where the input reads as an encoded
+    message that ends too soon (its whole values are message sections, in order, and the
+    next one starts a section). Only an input read whole can be one: on a longer one
+    detection reads on while the bytes may start a message."""
+    from amqpcli.cli.decode_input import message_cut_short
+
+    err = tally.first_error
+    return (kind == "values" and detected and err is not None and _cut_short(err)
+            and src.whole is not None and message_cut_short(src.whole))
+
+
 def _summary_line(description: str, size: int, form: str, source: str) -> str:
     """What the input held: the first line of a short input's output, the last of a long
     one's."""
-    return f"{description}; {size} bytes from {form} input ({source})"
+    return f"{description}; {size} byte{'s' * (size != 1)} from {form} input ({source})"
 
 
 def _error_lines(err: "FrameError", src: "Decoded", show_secrets: bool = False) -> list[str]:
@@ -187,8 +218,9 @@ def show_items(
             tally = _Tally()
             for item in items_of(src.again(), []):
                 tally.add(item)
-            out.line(_summary_line(_describe(kind, tally, detected), len(src.whole), form,
-                                   source), "dim")
+            out.line(_summary_line(_describe(kind, tally, detected,
+                                             _cut_message(kind, tally, src, detected)),
+                                   len(src.whole), form, source), "dim")
         else:
             out.line(_streamed_line(kind, detected, form, source), "dim")
     tally = _Tally()
@@ -213,8 +245,9 @@ def show_items(
             out.tree(item_tree(item, show_secrets, message=whole))
     src.drain()
     if out is not None and src.whole is None:
-        out.line(_summary_line(_describe(kind, tally, detected), src.size, form, source),
-                 "dim")
+        out.line(_summary_line(_describe(kind, tally, detected,
+                                         _cut_message(kind, tally, src, detected)),
+                               src.size, form, source), "dim")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
     first = tally.first_error

@@ -90,7 +90,7 @@ def test_forced_input_form() -> None:
     code, out, _ = run("decode", "--input", "base64", "oQJoaQ==")
     assert code == 0 and "base64 input" in out and '"hi"' in out
     code, out, _ = run("decode", "--input", "raw", "A")  # the byte 0x41: boolean true
-    assert code == 0 and "1 bytes from raw input" in out and "true" in out
+    assert code == 0 and "; 1 byte from raw input" in out and "true" in out
     code, _, err = run("decode", "--input", "hex", "xyz")
     assert code == 2 and "not hex" in err
 
@@ -135,6 +135,36 @@ def test_messages_and_values(data: bytes, first: str) -> None:
     code, out, _ = run("decode", data.hex())
     assert code == 0
     assert out.splitlines()[0].startswith(first)
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        # a message whose amqp-value is cut short: no value of a sequence, a message
+        (("00 53 77 a1 09 68 65",), "an encoded message, cut short (detected); 7 bytes"),
+        (("00 53 70 45 00 53 77 a1 09 68 65",), "an encoded message, cut short (detected)"),
+        (("--as", "message", "00 53 77 a1 09 68 65"), "an encoded message, cut short (as asked)"),
+        (("--as", "message", "a1 02 68 69"),
+         "an encoded message that does not decode (as asked)"),
+        (("--as", "values", "00 53 77 a1 09 68 65"), "an AMQP value cut short (as asked)"),
+        (("a1 09 68 65",), "an AMQP value cut short (detected)"),
+        (("ff",), "an AMQP value that does not decode (detected); 1 byte"),
+        (("a1 02 68 69 a1 09 68 65",), "a sequence of 1 AMQP value, then one cut short (detected)"),
+        (("a1 02 68 69 a1 02 68 69 ff",),
+         "a sequence of 2 AMQP values, then one that does not decode (detected)"),
+    ],
+)
+def test_values_that_end_in_an_error_say_how_they_end(args: tuple[str, ...], first: str) -> None:
+    # the first line counts what --json lists: the values, and the error that ends them
+    code, out, err = run("decode", *args)
+    assert code == 8 and out.startswith(first), out
+    assert err.splitlines()[-1].startswith("amqp: error: decode error: first at offset ")
+    code, items, _ = run("decode", "--json", *args)
+    kinds = [json.loads(line)["item"] for line in items.splitlines()]
+    assert kinds[-1] == "error" and "error" not in kinds[:-1]
+    if "message" not in first:
+        values = kinds.count("value")
+        assert f" {values} AMQP value" in first if values else "an AMQP value" in first
 
 
 def test_forced_kind() -> None:
