@@ -446,7 +446,8 @@ def decode(
     ] = None,
     more: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
     file: Annotated[
-        Path | None, typer.Option("--file", "-f", help="Read the input from FILE ('-': stdin).")
+        str | None,
+        typer.Option("--file", "-f", metavar="PATH", help="Read the input from FILE ('-': stdin)."),
     ] = None,
     input_form: Annotated[
         str | None,
@@ -490,15 +491,18 @@ def decode(
 ) -> None:
     from amqpcli.cli.decode_input import FORMATS, KINDS
     from amqpcli.cli.decode_output import show_010, show_items
+    from amqpcli.cli.options import check_path
     from amqpcli.codec.frames import parse_protocol_header
 
+    check_path(file, "--file")  # Typer would read '' as the path '.'
     if example == "list":
         for name in example_names():
             typer.echo(name)
         return
     if more:
-        # Hex given as separate words (`amqp decode 00 53 77`): one input.
-        data = " ".join([data or "", *more])
+        # Hex given as separate words (`amqp decode 00 53 77`): one input (empty words
+        # add nothing: `amqp decode '' ''` has no bytes, not a space).
+        data = " ".join(word for word in [data or "", *more] if word)
     if input_form is not None and input_form not in FORMATS:
         raise UserError(f"--input must be one of {', '.join(FORMATS)}", Exit.USAGE)
     if as_kind is not None and as_kind not in KINDS:
@@ -508,7 +512,7 @@ def decode(
             "--max-frame-size must be at least 8 (the frame header) and at most 4294967295",
             Exit.USAGE,
         )
-    pieces, source = _open_source(data, file, example)
+    pieces, source = _open_source(data, None if file is None else Path(file), example)
     src, form = _read_input(pieces, input_form, source)
     if not src.peek(_LOOKAHEAD):  # (bytes that end within it are then the whole input)
         raise UserError(f"{source}: no bytes to decode", Exit.USAGE)

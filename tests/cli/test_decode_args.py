@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_decode import run
+from tests.net.clirun import amqp
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "amqpcli" / "examples"
 
@@ -57,3 +58,20 @@ def test_max_frame_size_in_range() -> None:
     code, _, err = run("decode", "--max-frame-size", "8", "--example", "client-session")
     assert code == 8 and "amqp: error: decode error" in err
 
+
+
+@pytest.mark.parametrize("args", [("--file", ""), ("-f", ""), ("-f", "", "00"),
+                                  ("--file=",)])
+def test_an_empty_file_name_is_a_usage_error_naming_the_option(args: tuple[str, ...]) -> None:
+    # Typer read '' as the path '.': 'cannot read .: Is a directory'
+    r = amqp("decode", *args)
+    assert (r.returncode, r.stdout, r.stderr) == (
+        2, "", "amqp: error: --file: the file name is empty\n")
+
+
+def test_an_empty_argument_has_no_bytes_to_decode() -> None:
+    # an argument is bytes or a file name: empty, it is no file name and no bytes
+    for args in (("",), ("", "")):
+        r = amqp("decode", *args)
+        assert (r.returncode, r.stdout, r.stderr) == (
+            2, "", "amqp: error: argument: no bytes to decode\n")
