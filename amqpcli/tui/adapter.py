@@ -37,7 +37,7 @@ from amqpcli.tui.view import (
     TimelineRow,
     UnsettledRow,
 )
-from amqpcli.tui.watch import CaptureNotice, ConnWatch010, EndOfStream
+from amqpcli.tui.watch import CaptureNotice, ConnWatch010, EndOfStream, Recent
 
 MAX_ROWS = 200
 SCAN_LIMIT = 2000
@@ -73,14 +73,17 @@ def frame_line(rec: FrameRecord) -> Text:
 
 
 class RateMeter:
-    """Deliveries per second per link, over windows of at least `window` seconds."""
+    """Deliveries per second per link, over windows of at least `window` seconds, sampled
+    as the views refresh: for live sources, whose clock is the wall clock."""
 
     def __init__(self, window: float = 1.0) -> None:
         self.window = window
         self._mark: dict[str, tuple[float, int]] = {}
         self._rate: dict[str, float] = {}
 
-    def rate(self, key: str, count: int, now: float) -> float:
+    def rate(self, key: str, count: int, now: float, recent: Recent | None = None) -> float:
+        """The rate of link `key`, which has had `count` deliveries at `now`; `recent`:
+        the times they began (see `CaptureRates`)."""
         mark = self._mark.get(key)
         if mark is None or now < mark[0] or count < mark[1]:  # new, or a replay went back
             self._mark[key] = (now, count)
@@ -91,6 +94,15 @@ class RateMeter:
             self._rate[key] = (count - c0) / (now - t0)
             self._mark[key] = (now, count)
         return self._rate.get(key, 0.0)
+
+
+class CaptureRates(RateMeter):
+    """A replay's rates: the deliveries that began in the second of capture time up to
+    `now` (`watch.Recent`), whatever the views sampled; the same at a frame however the
+    replay got there, 0 once a link went quiet."""
+
+    def rate(self, key: str, count: int, now: float, recent: Recent | None = None) -> float:
+        return 0.0 if recent is None else recent.rate(now)
 
 
 # -- keys -------------------------------------------------------------------------------------
@@ -215,7 +227,7 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
                     deliveries=link.deliveries,
                     unsettled=len(link.live),
                     credit=link.link_credit,
-                    rate=rates.rate(lk, link.deliveries, now),
+                    rate=rates.rate(lk, link.deliveries, now, cw.recent.get(link)),
                     warnings=_link_warnings(link, by_link.get(id(link), 0), lost),
                     ours=ours,
                 )

@@ -111,7 +111,7 @@ def conn_row(cw: ConnWatch010, now: float, rates: Any) -> ConnRow:
                 deliveries=d.transfers,
                 unsettled=len(d.unsettled),
                 credit=_credit(_subscription(cw, d)),
-                rate=rates.rate(key, d.transfers, now),
+                rate=rates.rate(key, d.transfers, now, d.recent),
             ))
         row.sessions.append(srow)
     return row

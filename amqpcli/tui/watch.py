@@ -18,7 +18,14 @@ import copy
 from collections import deque
 from typing import Any
 
-from amqpcli.engine.events import DeliverySettled, Event, LinkAttached, SessionBegun, Violation
+from amqpcli.engine.events import (
+    DeliverySettled,
+    DeliveryStarted,
+    Event,
+    LinkAttached,
+    SessionBegun,
+    Violation,
+)
 from amqpcli.engine.observer import Observer, explained_by_gap
 from amqpcli.tui.store import FrameRecord
 
@@ -40,6 +47,36 @@ class EndOfStream:
 
     def __repr__(self) -> str:
         return f"EndOfStream({self.how!r})"
+
+
+RATE_WINDOW = 1.0  # seconds a rate is taken over
+RATE_SLOTS = 10  # ... counted in this many slots
+
+
+class Recent:
+    """How many things (deliveries) began in the `RATE_WINDOW` seconds up to a time, by
+    the times they began, not by when someone looked: a replay's rates are the capture's,
+    the same however it was moved through. Counted in slots of a tenth of the window."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self) -> None:
+        self.slots: deque[list[int]] = deque()  # [slot number, count], oldest first
+
+    def add(self, t: float) -> None:
+        n = int(t * RATE_SLOTS / RATE_WINDOW)
+        slots = self.slots
+        if slots and n <= slots[-1][0]:  # the same slot (or a packet's time gone back)
+            slots[-1][1] += 1
+        else:
+            slots.append([n, 1])
+            while slots[0][0] <= n - RATE_SLOTS:
+                slots.popleft()
+
+    def rate(self, now: float) -> float:
+        """Per second, over the window that ends at `now`."""
+        n = int(now * RATE_SLOTS / RATE_WINDOW)
+        return sum(c for i, c in self.slots if n - RATE_SLOTS < i <= n) / RATE_WINDOW
 
 
 class CaptureNotice:
@@ -83,6 +120,7 @@ class ConnWatch:
         self.gap_bytes: dict[str, int] = {}
         self.after_gap: deque[Violation] = deque(maxlen=200)
         self.after_gap_total = 0
+        self.recent: dict[Any, Recent] = {}  # link -> its deliveries of the last second
         self.settled: deque[Any] = deque(maxlen=max(1, history))
         # Every session and link seen, in order, so ended ones stay on screen (the engine
         # drops them from its maps); the oldest go first when there are too many.
@@ -97,7 +135,13 @@ class ConnWatch:
     def take(self, events: list[Event]) -> list[Event]:
         for e in events:
             t = type(e)
-            if t is DeliverySettled:
+            if t is DeliveryStarted:
+                link = e.delivery.link  # type: ignore[attr-defined]
+                recent = self.recent.get(link)
+                if recent is None:
+                    recent = self.recent[link] = Recent()
+                recent.add(e.time)  # type: ignore[attr-defined]
+            elif t is DeliverySettled:
                 self.settled.append(e.delivery)  # type: ignore[attr-defined]
             elif t is Violation:
                 if explained_by_gap(e.kind, self.gaps):  # type: ignore[attr-defined]
@@ -157,12 +201,14 @@ class Destination:
         self.messages: dict[int, Any] = {}  # command id -> amqp010 Message
         self.unsettled: dict[int, Any] = {}
         self._counted: dict[int, str] = {}  # command id -> the state it is counted in
+        self.recent = Recent()  # transfers of the last second
 
-    def update(self, msg: Any) -> None:
+    def update(self, msg: Any, time: float) -> None:
         cid = msg.command_id
         if self.messages.get(cid) is not msg:  # a new transfer (an id may come again after a wrap)
             self.transfers += 1
             self.messages[cid] = msg
+            self.recent.add(time)
         old = self._counted.get(cid)
         if old is not None:
             self._count(old, -1)
@@ -241,7 +287,7 @@ class ConnWatch010:
         for ev in events:
             if isinstance(ev, MessageEvent):
                 msg = ev.message
-                self._destination(msg.channel, msg.sender, msg.destination or "").update(msg)
+                self._destination(msg.channel, msg.sender, msg.destination or "").update(msg, time)
             elif isinstance(ev, CommandRecord) and ev.qname == "message.subscribe":
                 sub = model.subscriptions[-1]  # the one this command made
                 self._destination(sub.channel, peer_of(ev.side), sub.destination)

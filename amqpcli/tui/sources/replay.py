@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import Exit, UserError
+from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.replay import ReplayController
 from amqpcli.tui.sources.base import Source
@@ -118,6 +119,7 @@ class ReplaySource(Source):
         sleep: Callable[[float], object] | None = None,
     ) -> None:
         super().__init__()
+        self.rates = CaptureRates()  # rates in capture time, not in refreshes
         # The player's wall clock and its wait between steps (a pause ends a wait early);
         # tests give a fake clock whose sleep moves it on.
         self.clock = clock
