@@ -205,7 +205,9 @@ class Endpoint:
         # ..."); None when it did not, or failed on the peer's protocol header
         self.failure: str | None = None
         self.no_sasl_offered = False  # the server answered our SASL header with AMQP's
-        self._tags = itertools.count(1)
+        # the number of the next delivery-tag we make ("1", "2", ...): it moves on only
+        # when a delivery takes the tag, so each delivery has the next one
+        self._next_tag = 1
         self._dynamic = itertools.count(1)
         self._next_delivery_id: dict[Session, int] = {}
         self._windows: dict[Session, tuple[int, int]] = {}
@@ -957,9 +959,11 @@ class Endpoint:
         With `txn_id` the transfer carries a transactional-state (Part 4 §4.4.1).
         """
         payload = message.encode() if isinstance(message, Message) else bytes(message)
+        if tag is not None and tag.__class__ is not bytes:
+            tag = bytes(tag)
         if (state is None and txn_id is None and not batchable and link not in self._outgoing
                 and link.sender == self.local):
-            d, tag = self._send_one_frame(link, payload, tag, settled, message_format)
+            d = self._send_one_frame(link, payload, tag, settled, message_format)
             if d is not None:
                 return d
         d = self.start_delivery(link, tag=tag, settled=settled, message_format=message_format,
@@ -968,14 +972,13 @@ class Endpoint:
         return d
 
     def _send_one_frame(self, link: Link, payload: bytes, tag: bytes | None,
-                        settled: bool | None, message_format: int,
-                        ) -> tuple[Delivery | None, bytes | None]:
+                        settled: bool | None, message_format: int) -> Delivery | None:
         """The common case of `send()`: nothing queued on the link, credit and window to
         spare, and the message fits in one frame. The transfer is encoded once, from
         cached constant parts (the same bytes `encode_frame` gives), and the model is
         updated from what we know (`Session.local_transfer`) instead of going through
-        the generic frame path. Returns (None, the tag, if one was given or taken) when it
-        is not the common case: the caller queues the delivery."""
+        the generic frame path. Returns None, having taken no tag, when it is not the
+        common case: the caller queues the delivery."""
         local = self.local
         conn = self.connection
         s = link.session
@@ -985,22 +988,23 @@ class Endpoint:
         if (handle is None or ch is None or link.link_credit <= 0 or link.current is not None
                 or link.coordinator or local in s.end or local in conn.close
                 or conn.side_state[local] != "opened" or remote not in conn.open):
-            return None, tag
+            return None
         lim = s.in_limit[remote]  # the peer's incoming window has room (serial arithmetic)
         if lim is not None and not 0 < ((lim - s.next_outgoing_id[local]) & serial.MASK) < (
                 serial.HALF):
-            return None, tag
+            return None
+        auto = tag is None
         if tag is None:
-            tag = str(next(self._tags)).encode()
+            tag = self._new_tag(link)
         elif tag.__class__ is not bytes:
             tag = bytes(tag)
         if tag in link.live or len(tag) > 0xFF:
-            return None, tag
+            return None
         if settled is None:
             settled = link.snd_mode == 1
         did = self._next_delivery_id.get(s, 0)
         if not 0 <= did <= 0xFFFFFFFF or not 0 <= message_format <= 0xFFFFFFFF:
-            return None, tag
+            return None
         key = (handle, message_format, settled)
         parts = self._transfer_parts.get(key)
         if parts is None:
@@ -1010,13 +1014,15 @@ class Endpoint:
         idb = _uint_bytes(did)
         body_len = len(head) + len(idb) + 2 + len(tag) + len(tail)
         if body_len + 1 > 0xFF:
-            return None, tag
+            return None
         size = 14 + body_len + len(payload)
         if size > conn._frame_limit[local]:  # the peer's max-frame-size, once it opened
-            return None, tag
+            return None
         raw = b"".join((_pHEADER(size, 2, 0, ch, b"\x00\x53\x14", 0xC0, body_len + 1, 6),
                         head, idb, _pBB(0xA0, len(tag)), tag, tail, payload))
         self._next_delivery_id[s] = (did + 1) & serial.MASK
+        if auto:
+            self._next_tag += 1
         d = Delivery(link, local, remote, tag)
         self._out += raw
         now = self.now
@@ -1025,7 +1031,18 @@ class Endpoint:
                                      len(payload), size, now)
         if evs:
             self._events.extend(evs)
-        return d, tag
+        return d
+
+    def _new_tag(self, link: Link) -> bytes:
+        """The next tag of our numbering, skipping any still live on `link` (one the caller
+        chose, or a resumed delivery's). Not taken yet: whoever uses it moves
+        `_next_tag` on, so a delivery that went another way after all leaves no gap."""
+        live = link.live
+        while True:
+            tag = str(self._next_tag).encode()
+            if tag not in live:
+                return tag
+            self._next_tag += 1
 
     def send_many(self, link: Link, payloads: Sequence[bytes], *,
                   settled: bool | None = None) -> tuple[int, list[Delivery]]:
@@ -1042,7 +1059,7 @@ class Endpoint:
         if not conn.lean:
             out_ds = []
             for payload in payloads:
-                d, _tag = self._send_one_frame(link, payload, None, settled, 0)
+                d = self._send_one_frame(link, payload, None, settled, 0)
                 if d is None:
                     break
                 out_ds.append(d)
@@ -1079,7 +1096,7 @@ class Endpoint:
         frame_limit = conn._frame_limit[local]
         mms = link.mms
         live = link.live
-        tags = self._tags
+        seq = self._next_tag
         header = _pHEADER
         pBB = _pBB
         uint_bytes = _uint_bytes
@@ -1089,7 +1106,7 @@ class Endpoint:
         for i in range(k):
             payload = payloads[i]
             n = len(payload)
-            tag = str(next(tags)).encode()
+            tag = str(seq).encode()
             idb = uint_bytes(did)
             body_len = fixed + len(idb) + len(tag)
             size = 14 + body_len + n
@@ -1100,8 +1117,10 @@ class Endpoint:
                        head, idb, pBB(0xA0, len(tag)), tag, tail, payload)
             sent.append((did, tag, n))
             did = (did + 1) & serial.MASK
+            seq += 1  # taken only by a delivery that goes out here (not by one left over)
         if not sent:
             return 0, []
+        self._next_tag = seq
         self._next_delivery_id[s] = did
         self._out += b"".join(chunks)
         now = self.now
@@ -1123,7 +1142,8 @@ class Endpoint:
         if self.local not in link.handle:
             raise EngineUsageError(f"link {link.name!r} is not attached here")
         if tag is None:
-            tag = str(next(self._tags)).encode()
+            tag = self._new_tag(link)
+            self._next_tag += 1
         if txn_id is not None:
             state = c.TransactionalState(txn_id=txn_id)
         if settled is None:
