@@ -39,6 +39,13 @@ def browse_text(s: RecvSummary, count: int | None, address: str | None) -> str:
     return text
 
 
+def _failed_before_attach(s: RecvSummary) -> bool:
+    """A browse that failed before its link was attached (no connection, TLS, SASL, a
+    refused link) says only why: it saw nothing of the node, so a count of what it saw is
+    noise. After Ctrl-C the summary is always printed, as `recv` and `send` do."""
+    return s.failure is not None and not s.attached and s.failure.code != Exit.INTERRUPTED
+
+
 @app.command(help=COMMANDS["browse"].help,
              epilog="Examples:\n\n  amqp browse amqp://localhost//queue/orders\n\n"
              "  amqp browse @prod//queue/orders --json | jq -c .body")
@@ -60,7 +67,7 @@ def browse(
     if not quiet:
         if json_out:
             print(json.dumps({"browse": summary.to_json()}), file=sys.stderr)
-        else:
+        elif not _failed_before_attach(summary):
             print(f"amqp: {browse_text(summary, count, conn.endpoint.address)}", file=sys.stderr)
     code, why = recv_exit(summary, None)
     if code.value:

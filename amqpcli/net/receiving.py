@@ -203,6 +203,7 @@ class RecvSummary:
     copy_unchecked: str | None = None  # browse: why the copy check was not done
     warnings: list[str] = field(default_factory=list)
     failure: UserError | None = None
+    attached: bool = False  # a receiving link was attached: the run reached the node
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -489,6 +490,7 @@ class _Receiver:
             rcv_settle_mode=1 if plan.settle_second else 0,
             snd_settle_mode=1 if plan.presettled else None,
         )
+        self.s.attached = True
         self._check_outcomes(link)
         if plan.dynamic:
             attach = link.remote_attach
