@@ -66,7 +66,7 @@ def choose_source(
 def tui(
     ctx: typer.Context,
     conn: ConnectionConfig,
-    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng).", rich_help_panel=_SRC)] = None,
+    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
     recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
@@ -118,11 +118,12 @@ def tui(
         from amqpcli.tui.sources.replay import ReplaySource
 
         assert pcap is not None
-        if not os.path.isfile(pcap):
-            raise UserError(f"{pcap}: no such file", Exit.USAGE)
-        _check_capture(pcap)
-        run(ReplaySource(pcap, ports=port or (), history=history, speed=speed, autoplay=play),
-            refresh_hz=refresh)
+        replay = ReplaySource(pcap, ports=port or (), history=history, speed=speed,
+                              autoplay=play)
+        # up to the first frame: a capture with nothing readable is a one-line error (exit
+        # 8, as in pcap-dump) before the screen opens; a folder is its capture files
+        replay.open()
+        run(replay, refresh_hz=refresh)
     elif src == "proxy":
         from amqpcli.cli.proxy import upstream_config
         from amqpcli.proxy import parse_listen
@@ -152,22 +153,3 @@ def tui(
         from amqpcli.tui.sources.serve import ServeSource
 
         run(ServeSource(parse_listen(listen), history=history, frames=frames), refresh_hz=refresh)
-
-
-def _check_capture(path: str) -> None:
-    """A file that is no capture at all is a one-line error (exit 8, as in pcap-dump)
-    before the screen opens; a damaged one opens and shows what could be read."""
-    from amqpcli.capture.files import CaptureError, read_batches
-
-    batches = read_batches(path)
-    try:
-        next(batches, None)
-    except CaptureError as e:
-        if e.offset == 0:
-            raise UserError(str(e), Exit.DECODE) from None
-    except OSError as e:
-        raise UserError(f"{path}: {e.strerror or e}", Exit.USAGE) from None
-    finally:
-        close = getattr(batches, "close", None)  # (a generator: closes the file)
-        if close is not None:
-            close()

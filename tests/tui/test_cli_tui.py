@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +12,7 @@ import pytest
 
 from amqpcli.cli.app import main
 from amqpcli.tui.synth import write_conversation
+from tests.dissect.helpers import basic, write
 
 
 @pytest.fixture
@@ -147,3 +151,45 @@ def test_a_damaged_capture_still_opens(started: list[Any], tmp_path: Path) -> No
     cut.write_bytes(path.read_bytes()[:-7])  # the last block cut short
     main(["tui", "--pcap", str(cut)])
     assert len(started) == 1
+
+
+def test_a_capture_with_nothing_readable_is_an_error_before_the_screen_opens(
+        tmp_path: Path) -> None:
+    """Damaged before its first frame (not at its start): one line, exit 8, as pcap-dump
+    exits; the TUI opened with the error in its title and exited 0."""
+    path = tmp_path / "c.pcapng"
+    write_conversation(path, 5)
+    cut = tmp_path / "cut.pcapng"
+    cut.write_bytes(path.read_bytes()[:300])  # the handshake's packets, the last one cut
+    for argv in (["pcap-dump", str(cut)], ["tui", "--pcap", str(cut)]):
+        p = subprocess.run([sys.executable, "-m", "amqpcli", *argv], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, timeout=60, check=False)
+        assert p.returncode == 8, argv
+        assert p.stderr.startswith(f"amqp: error: {cut}: truncated pcapng file")
+        assert p.stderr.count("\n") == 1 and p.stdout == "", argv  # no screen was drawn
+
+
+def test_a_folder_is_its_capture_files(started: list[Any], tmp_path: Path) -> None:
+    """As pcap-dump takes a folder: its capture files merged by time (it was 'no such
+    file'); a folder without any is refused as pcap-dump refuses it."""
+    folder = tmp_path / "set"
+    folder.mkdir()
+    write(folder / "a.pcapng", basic(2))
+    gz = folder / "b.pcap.gz"
+    gz.write_bytes(gzip.compress(write(tmp_path / "b.pcap", basic(3), port=5673).read_bytes()))
+    (folder / "notes.txt").write_text("not a capture")
+    main(["tui", "--pcap", str(folder)])
+    ((source, _),) = started
+    source.load()
+    assert source.controller is not None
+    assert [k for k, _ in source.connections()] == [] and len(source.loaded.labels) == 2
+    source.controller.seek(len(source.controller))
+    assert [k for k, _ in source.connections()] == ["c1", "c2"]
+    deliveries = [lk.deliveries for c in source.snapshot(None, None, source.now()).tree
+                  for s in c.sessions for lk in s.links]
+    assert deliveries == [2, 3]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SystemExit) as e:
+        main(["tui", "--pcap", str(empty)])
+    assert e.value.code == 2 and len(started) == 1

@@ -15,7 +15,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,32 +52,74 @@ class Loaded:
     amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
 
 
-def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
-    """Every AMQP frame of a capture (1.0 frames, 0-10 assemblies), in time order, with
-    its connection and side."""
-    from amqpcli.capture import CaptureError, read_capture
+def capture_files(path: str | os.PathLike[str]) -> list[str]:
+    """The capture files `path` names: itself, or a folder's capture files (found as
+    `pcap-dump` finds them: `amqpcli.pipeline.inputs.expand`), read as one capture
+    merged by time."""
+    if os.path.isdir(path):
+        from amqpcli.pipeline.inputs import expand
 
+        return expand([os.fspath(path)])
     if not os.path.exists(path):
-        raise UserError(f"{path}: no such file", Exit.USAGE)
-    out = Loaded()
-    records = out.records
+        raise UserError(f"{os.fspath(path)}: no such file", Exit.USAGE)
+    return [os.fspath(path)]
 
-    def add(key: str, side: str, t: float, item: Any) -> None:
-        records.append(FrameRecord(len(records), t, key, side, item))
 
-    framer = CaptureFramer(add, out.notes.append, ports)
-    try:
-        for ev in read_capture(path, ports=framer.ports):
-            framer.event(ev)
-    except CaptureError as e:
-        # a damaged capture (cut short, a bad block) still shows what could be read, as
-        # pcap-dump does; the damage is said in a notice
-        if not records:
-            raise
-        out.notes.append(f"{e}: what could be read is shown")
-    out.labels = framer.labels
-    out.amqp010 = framer.amqp010
-    return out
+class CaptureLoader:
+    """Reads a capture (a file, or a folder's files merged by time) into a `Loaded`: every
+    AMQP frame (1.0 frames, 0-10 assemblies) in time order, with its connection and side.
+    `read(first=True)` stops at the first frame, so a capture with nothing readable is
+    known before anything else is done; `read()` then goes on to the end."""
+
+    def __init__(self, path: str | os.PathLike[str], ports: Collection[int] = ()) -> None:
+        self.path = path
+        self.out = Loaded()
+        records = self.out.records
+
+        def add(key: str, side: str, t: float, item: Any) -> None:
+            records.append(FrameRecord(len(records), t, key, side, item))
+
+        self.framer = CaptureFramer(add, self.out.notes.append, ports)
+        self._events: Iterator[Any] | None = None
+        self.done = False
+
+    def read(self, first: bool = False) -> Loaded:
+        """Read on, to the end (`first`: to the first frame). A capture damaged before
+        its first frame, or no capture at all, raises its `CaptureError`; a damaged one
+        with frames before the damage is read up to it (a note says where), as pcap-dump
+        reads it."""
+        from amqpcli.capture import CaptureError, read_capture
+
+        out, framer = self.out, self.framer
+        records = out.records
+        try:
+            if self._events is None:
+                self._events = read_capture(capture_files(self.path), ports=framer.ports)
+            if not self.done:
+                for ev in self._events:
+                    framer.event(ev)
+                    if first and records:
+                        return out
+                self.done = True
+        except CaptureError as e:
+            self.done = True
+            if not records:
+                raise
+            out.notes.append(f"{e}: what could be read is shown")
+        except OSError as e:  # a file that cannot be opened or read
+            self.done = True
+            name = e.filename if e.filename is not None else os.fspath(self.path)
+            raise UserError(f"{name}: {e.strerror or e}", Exit.USAGE) from None
+        finally:
+            out.labels = framer.labels
+            out.amqp010 = framer.amqp010
+        return out
+
+
+def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
+    """Every AMQP frame of a capture (a file, or a folder's capture files), in time
+    order, with its connection and side (see `CaptureLoader`)."""
+    return CaptureLoader(path, ports).read()
 
 
 class ReplayFrames:
@@ -141,15 +183,26 @@ class ReplaySource(Source):
         self._frames = ReplayFrames(self)
         self.title = f"replay {os.fspath(path)}" if path is not None else "replay"
         self.load_error: str | None = None
+        self._loader: CaptureLoader | None = None
         if loaded is not None:
             self._use(loaded)
 
     # -- loading ------------------------------------------------------------------------------
 
+    def open(self) -> None:
+        """Read the capture up to its first frame: one with nothing readable (no capture,
+        damaged before any frame) raises its error here, before the screen opens, as
+        `pcap-dump` exits on it. The rest is read by `load`."""
+        if self.controller is None and self.path is not None and self._loader is None:
+            self._loader = CaptureLoader(self.path, self.ports)
+            self._loader.read(first=True)
+
     def load(self) -> None:
         """Read the capture now (the app does this in a worker)."""
         if self.controller is None and self.path is not None:
-            self._use(load_capture(self.path, self.ports))
+            if self._loader is None:
+                self._loader = CaptureLoader(self.path, self.ports)
+            self._use(self._loader.read())
 
     def _use(self, loaded: Loaded) -> None:
         self.loaded = loaded
