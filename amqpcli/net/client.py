@@ -698,8 +698,11 @@ class Client:
         # before the peer's open the connection was never made: "cannot connect to"
         opened = self.opened is not None and self.opened.done() and not (
             self.opened.cancelled() or self.opened.exception() is not None)
-        return connection_error(self.cfg, exc,
-                                during="keep the connection to" if opened else "connect to")
+        if opened:
+            return connection_error(self.cfg, exc, during="keep the connection to")
+        # what the peer said before it ended the stream tells why it may have (a TLS port)
+        heard = self.transport.head if self.transport is not None else None
+        return connection_error(self.cfg, exc, heard=heard)
 
     def _fail_all(self) -> None:
         for p in list(self._pending.values()):

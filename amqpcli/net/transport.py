@@ -65,6 +65,7 @@ class Transport:
         self._tasks: list[asyncio.Task[None]] = []
         self.bytes_in = 0
         self.bytes_out = 0
+        self.head = b""  # the peer's first bytes (up to 8), for an error that ends early
         self.on_events = on_events
         self.lock = lock
         # The hooks swap in other variants of the steps on this instance only, so the
@@ -136,6 +137,8 @@ class Transport:
                 if not data:
                     self._eof_step()
                     return
+                if not self.bytes_in:
+                    self.head = data[:8]
                 self.bytes_in += len(data)
                 self.receive(data)
         except asyncio.CancelledError:
