@@ -165,7 +165,25 @@ def conn_state(cw: Any) -> str:
     state = conn.state
     if conn.sasl_code and state == "opening":
         state = f"login refused ({sasl_code_name(conn.sasl_code) or conn.sasl_code})"
-    return f"{state}, {cw.ended}" if cw.ended else state
+    # the transport's end, unless it says the same again (a proxied connection: "closed")
+    return f"{state}, {cw.ended}" if cw.ended and cw.ended != state else state
+
+
+def session_state(s: Any) -> str:
+    """The session's state; ended by its connection's close (no end of its own) says so."""
+    state = s.state
+    if state in ("ended", "ending") and not s.end:
+        return "closed with the connection"
+    return state
+
+
+def link_state(link: Any) -> str:
+    """The link's state; detached by its session's end or its connection's close (no
+    detach of its own) says so: no detach was seen."""
+    state = link.state
+    if state in ("detached", "detaching") and link.attach and not link.detach:
+        return "ended with its session" if link.session.end else "closed with the connection"
+    return state
 
 
 def _conn_label(cw: Any) -> str:
@@ -215,7 +233,9 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
             crow.warnings.append(_gap_text(cw))
         for sk, s, links in _iter_links(cw):
             a, b = (s.channel.get(x) for x in conn.sides)
-            state = s.state if not lost or s.state == "ended" else f"{s.state}, connection {lost}"
+            state = session_state(s)
+            if lost and s.state != "ended":
+                state = f"{state}, connection {lost}"
             srow = SessionRow(sk, f"session ch {a if a is not None else '-'}/{b if b is not None else '-'} [{state}]")
             for lk, link in links:
                 role = "sender" if link.sender == conn.sides[0] else "receiver"
@@ -289,7 +309,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
     conn = cw.connection
     req, got = link.requested, link.granted
     title = (
-        f"{link.name}   {link.sender} → {link.receiver}   [{link.state}]"
+        f"{link.name}   {link.sender} → {link.receiver}   [{link_state(link)}]"
         f"   initiated by {link.initiator}"
     )
     outcomes = ", ".join(f"{k} {v}" for k, v in sorted(link.outcomes.items())) or "-"

@@ -64,9 +64,11 @@ def _other(side: str) -> str:
 # -- tree -------------------------------------------------------------------------------------
 
 
-def session_state(s: Any) -> str:
+def session_state(s: Any, cw: ConnWatch010) -> str:
     if s.detached_at is not None:
         return "detached"
+    if cw.state() == "closed":  # a connection's close ends its sessions
+        return "closed with the connection"
     return "attached" if s.attached_at is not None else "attaching"
 
 
@@ -100,7 +102,7 @@ def conn_row(cw: ConnWatch010, now: float, rates: Any) -> ConnRow:
     for i, s in enumerate(cw.model.sessions):
         skey = session_key(cw, i)
         name = s.label if s.label is not None else "-"
-        srow = SessionRow(skey, f"session {name} ch {s.channel} [{session_state(s)}]")
+        srow = SessionRow(skey, f"session {name} ch {s.channel} [{session_state(s, cw)}]")
         for d in cw.destinations.get(i, {}).values():
             key = destination_key(skey, d)
             srow.links.append(LinkRow(

@@ -94,7 +94,7 @@ def test_the_frame_log_has_pcap_dumps_lines_and_the_tree_the_sessions(echo: Path
     assert title.endswith(": 32 frames, 1 connection(s)")
     assert tree == [
         "c1 [closed] AMQP 0-10 127.0.0.1:51736 -> 127.0.0.1:5682",
-        "session lab-session ch 1 [attached]",
+        "session lab-session ch 1 [closed with the connection]",
         "session lab-idle ch 2 [detached]",
         # as pcap-dump -d: the server's echoes were never completed
         "sender echo d:3 u:0", "receiver echo d:3 u:3", "sender lab-queue d:1 u:0",

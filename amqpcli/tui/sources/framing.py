@@ -5,11 +5,13 @@ engine: the same per-direction readers as `amqp pcap-dump`, which find the next 
 after bytes the capture lost, a mid-stream start or a corrupt header). The TUI's own
 engine model is fed later, by the replay controller or the live source. AMQP 0-10
 connections give their protocol headers and assemblies (their keys are in `amqp010`, for
-the watch to model them as 0-10), with a note saying what of them is shown; other flows
-are skipped with a note; the dissector's notices (gaps, resynchronisation, encrypted flows)
-become notes too, and a gap or a mid-connection start is also a record (`CaptureNotice`)
-where it happened, so the model takes what follows as pcap-dump's observer does. Connections are keyed as
-`amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found them.
+the watch to model them as 0-10), with a note saying what of them is shown; encrypted ones
+are skipped with a note; flows of other protocols are only counted (`other_flows`), as
+pcap-dump counts them. The dissector's notices (gaps, resynchronisation) become notes
+too, and a gap or a mid-connection start is also a record (`CaptureNotice`) where it
+happened, so the model takes what follows as pcap-dump's observer does. Connections are
+keyed as `amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found
+them.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ class CaptureFramer:
         self._not_shown: set[str] = set()
 
     @property
+    def other_flows(self) -> dict[str, int]:
+        """TCP flows not shown, by protocol (as pcap-dump counts them)."""
+        return self._dis.other_flows
+
+    @property
     def ports(self) -> frozenset[int]:
         """The ports whose flows are AMQP even without a protocol header (a capture that
         starts mid-connection): the dissector's, 5672 and the ones given. The capture
@@ -46,12 +53,12 @@ class CaptureFramer:
         return self._dis.ports
 
     def event(self, ev: Any) -> None:
-        from amqpcli.capture import Closed, Gap, Opened
+        from amqpcli.capture import AMQP_TLS, Closed, Gap
         from amqpcli.dissect import AMQP010, AMQP10, FrameRecord, Notice
 
         dis = self._dis
         flow = ev.flow
-        known, skipped = len(dis.conns), sum(dis.other_flows.values())
+        known = len(dis.conns)
         records: list[Any] = list(dis.run((ev,)))
         # A flow becomes a connection when it opens, or with its first bytes (no header).
         for conn in dis.conns[known:]:
@@ -65,11 +72,13 @@ class CaptureFramer:
                     self.note(f"{key} ({flow.describe()}) speaks AMQP 0-10: its frames, "
                               "sessions and messages by destination are shown; link "
                               "termini and settlement states are AMQP 1.0 only")
-            else:
+            else:  # encrypted: pcap-dump's `encrypted` notice, in the TUI's words
                 self._not_shown.add(key)
-                self.note(f"flow {flow.describe()} speaks {conn.protocol}: not shown")
-        if isinstance(ev, Opened) and sum(dis.other_flows.values()) > skipped:
-            self.note(f"flow {flow.describe()} speaks {flow.protocol}: not shown")
+                what = "AMQP over TLS" if conn.protocol == AMQP_TLS else "TLS"
+                self.note(f"{key} ({flow.describe()}) is {what}, encrypted: not shown "
+                          "(amqp pcap-dump --tls-keylog FILE decrypts it)")
+        # Flows of other protocols (a refused connection, HTTP, AMQP 0-9-1) are counted
+        # (`other_flows`), not noted one by one: pcap-dump says nothing of them either.
         for rec in records:
             cls = rec.__class__
             if cls is FrameRecord:

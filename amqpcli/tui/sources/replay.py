@@ -50,6 +50,7 @@ class Loaded:
     labels: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
+    other_flows: dict[str, int] = field(default_factory=dict)  # TCP flows not AMQP, by protocol
 
 
 def capture_files(path: str | os.PathLike[str]) -> list[str]:
@@ -113,7 +114,17 @@ class CaptureLoader:
         finally:
             out.labels = framer.labels
             out.amqp010 = framer.amqp010
+            out.other_flows = framer.other_flows
         return out
+
+
+def no_amqp(loaded: Loaded) -> str:
+    """What a capture without AMQP frames holds, in pcap-dump's words."""
+    others = loaded.other_flows
+    what = (f"{sum(others.values())} TCP flows: "
+            + ", ".join(f"{n} {p}" for p, n in sorted(others.items()))) if others else (
+        "no TCP flows")
+    return f"no AMQP traffic in this capture ({what})"
 
 
 def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
@@ -256,7 +267,7 @@ class ReplaySource(Source):
             for n in self.loaded.notes:
                 self.app.post_message(SourceNotice(n, "warning"))
             if not self.loaded.records:
-                self.app.post_message(SourceNotice("no AMQP frames in this capture", "warning"))
+                self.app.post_message(SourceNotice(no_amqp(self.loaded), "warning"))
         if self.autoplay:
             self.play()
 
