@@ -59,3 +59,16 @@ def test_amqp010_sessions_close_with_their_connection(testdata: Path) -> None:
     # lab-idle detached itself; lab-session was open when the connection closed
     assert sessions == ["session lab-session ch 1 [closed with the connection]",
                         "session lab-idle ch 2 [detached]"]
+
+
+def test_an_encrypted_connection_is_said_so(tmp_path: Path) -> None:
+    from amqpcli.tui.sources.replay import load_capture, no_amqp
+    from tests.dissect.helpers import C2S, Script, write
+
+    hello = bytes.fromhex("160301002a010000260303") + bytes(32) + bytes.fromhex("0002002f0100")
+    loaded = load_capture(write(tmp_path / "tls.pcapng", Script().raw(C2S, hello), port=5671))
+    assert loaded.records == []
+    note = ("c1 (10.0.0.1:40000 -> 10.0.0.2:5671) is TLS, encrypted: not shown "
+            "(amqp pcap-dump --tls-keylog FILE decrypts it)")
+    assert loaded.notes == [note]
+    assert no_amqp(loaded) == "no AMQP traffic in this capture (1 encrypted connection)"

@@ -40,6 +40,11 @@ class CaptureFramer:
         self._not_shown: set[str] = set()
 
     @property
+    def encrypted(self) -> int:
+        """Connections not shown: encrypted (each one noted)."""
+        return len(self._not_shown)
+
+    @property
     def other_flows(self) -> dict[str, int]:
         """TCP flows not shown, by protocol (as pcap-dump counts them)."""
         return self._dis.other_flows

@@ -51,6 +51,7 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
     other_flows: dict[str, int] = field(default_factory=dict)  # TCP flows not AMQP, by protocol
+    encrypted: int = 0  # AMQP connections not shown: encrypted
 
 
 def capture_files(path: str | os.PathLike[str]) -> list[str]:
@@ -115,6 +116,7 @@ class CaptureLoader:
             out.labels = framer.labels
             out.amqp010 = framer.amqp010
             out.other_flows = framer.other_flows
+            out.encrypted = framer.encrypted
         return out
 
 
@@ -124,6 +126,10 @@ def no_amqp(loaded: Loaded) -> str:
     what = (f"{sum(others.values())} TCP flows: "
             + ", ".join(f"{n} {p}" for p, n in sorted(others.items()))) if others else (
         "no TCP flows")
+    if loaded.encrypted:
+        n = loaded.encrypted
+        what = f"{n} encrypted connection{'s' if n > 1 else ''}" + (
+            f", {what}" if others else "")
     return f"no AMQP traffic in this capture ({what})"
 
 
