@@ -65,9 +65,9 @@ def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "c
 
     `heard`: when the stream (TCP, and TLS if any) had been made and the failure ended it
     before the peer's open, the first bytes the peer had sent (b"" for none). A peer that
-    ends the stream having said nothing tells something: a TLS peer that wants a client
-    certificate. `cert`: for a certificate that
-    did not verify, what it says (its dates and names), when it could be read."""
+    ends the stream having said nothing tells something: a TLS port that met our AMQP
+    header, a TLS peer that wants a client certificate. `cert`: for a certificate that did
+    not verify, what it says (its dates and names), when it could be read."""
     where = cfg.endpoint.hostport
     if isinstance(exc, UserError):
         return exc
@@ -98,8 +98,11 @@ def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "c
 
 def _ended_early(cfg: ConnectionConfig, heard: bytes) -> str:
     """What a peer that ended the stream before its open, having sent `heard`, may want."""
-    if not cfg.uses_tls or heard:
+    if heard:
+        # (first bytes that look like TLS are the engine's to name: "it answered with TLS")
         return ""
+    if not cfg.uses_tls:
+        return " right after our protocol header: the peer may expect TLS (amqps://)"
     if cfg.tls.cert_file:
         return (" right after the TLS handshake: the peer may not accept our client "
                 "certificate (--cert)")
