@@ -9,11 +9,12 @@ Both feed the same `FlowTracker` as the file reader, so callers get the same eve
 * `dumpcap_capture(interface, bpf_filter)`: the same events, but dumpcap writes pcapng
   into a pipe that the file reader reads: the fast way to watch a busy interface.
 * `decrypt_tls(source, keylog_file)`: a capture file (or, with `interface=`, a live
-  interface) of TLS traffic and a key log file (the `SSLKEYLOGFILE` format); tshark
-  decrypts and reassembles the TLS records, and the plaintext bytes of each direction
-  are handed on as a flow whose protocol is detected from the decrypted bytes (so an
-  AMQP connection over TLS shows as "amqp-1.0" or "amqp-sasl"). Ports that carry TLS
-  other than 443 and 5671 must be named in `tls_ports`.
+  interface) and a key log file (the `SSLKEYLOGFILE` format); tshark decrypts and
+  reassembles the TLS records of every TLS flow, found by its handshake on any port, and
+  the plaintext bytes of each direction are handed on as a flow whose protocol is
+  detected from the decrypted bytes (so an AMQP connection over TLS shows as "amqp-1.0"
+  or "amqp-sasl"). Flows that are not TLS are handed on as they are, and TLS flows
+  without keys as TLS.
 
 pyshark runs tshark in a subprocess and parses its JSON: thousands of packets a second,
 not hundreds of thousands. Use the file reader (`read_capture`) for capture files.
@@ -38,9 +39,11 @@ import threading
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from typing import Any
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
+from amqpcli.capture.detect import NEEDED, TLS, detect, is_client_hello
 from amqpcli.capture.files import CaptureError, read_packets
 from amqpcli.capture.tcp import Event, FlowTracker
 from amqpcli.errors import Exit, UserError
@@ -341,7 +344,10 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
 
 
 def _values(layer: Any, name: str) -> list[str]:
-    v = layer.get_field(name)
+    try:
+        v = layer.get_field(name)
+    except AttributeError:  # (pyshark's JSON layers raise for a field they lack)
+        return []
     if v is None:
         return []
     if isinstance(v, list):
@@ -352,20 +358,206 @@ def _values(layer: Any, name: str) -> list[str]:
     return [str(v)]
 
 
+def _hex(layer: Any, name: str) -> bytes:
+    """The bytes of a field tshark shows as colon-separated hex ("16:03:01"), or b""."""
+    return b"".join(bytes.fromhex(v.replace(":", "")) for v in _values(layer, name))
+
+
+def _holds(tree: Any, key: str) -> bool:
+    """Whether tshark's JSON tree of a layer (dicts and lists) has the field `key`."""
+    if isinstance(tree, dict):
+        return key in tree or any(_holds(v, key) for v in tree.values())
+    if isinstance(tree, list):
+        return any(_holds(v, key) for v in tree)
+    return False
+
+
+def _decrypted(pkt: Any) -> bytes:
+    """What tshark decrypted from the packet: its "data" layers (see `decrypt_tls`)."""
+    return b"".join(_hex(layer, "data") for layer in pkt.layers if layer.layer_name == "data")
+
+
+def _undecrypted(pkt: Any) -> bool:
+    """Whether the packet carries TLS application data records (`tls.app_data`: what a
+    TLS 1.3 record that could not be decrypted shows as, its handshake too). A packet
+    whose records were decrypted carries their plaintext as well, in "data" layers."""
+    for layer in pkt.layers:
+        if layer.layer_name == "tls":
+            for part in (layer, *getattr(layer, "duplicate_layers", ())):
+                if _holds(getattr(part, "_all_fields", None), "tls.app_data"):
+                    return True
+    return False
+
+
+def endpoint(ip: str, port: int) -> str:
+    """"ip:port", "[ipv6]:port"."""
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+class TlsFlows:
+    """What `decrypt_tls` made of the TLS flows it read, filled in as it reads:
+    `decrypted` and `encrypted` (not decrypted: no keys for them) list each flow's client
+    and server ("ip:port"); `packets` counts the packets read, `packet` is the number
+    (tshark's frame number) of the packet whose events are being handed out."""
+
+    def __init__(self) -> None:
+        self.packets = 0
+        self.packet = 0
+        self.decrypted: list[tuple[str, str]] = []
+        self.encrypted: list[tuple[str, str]] = []
+
+
+# what a connection is known to be (`_Conn.state`)
+_PENDING = 0  # no payload yet: its packets wait
+_PLAIN = 1  # not TLS: its TCP segments go to the tracker as they are
+_TLS = 2  # TLS, not known yet whether tshark decrypts it: its packets wait
+_DECRYPTED = 3  # TLS that tshark decrypts: its plaintext goes to the tracker
+_ENCRYPTED = 4  # TLS that tshark could not decrypt: its TLS records go to the tracker
+
+
+# (time, src, sport, dst, dport, seq, ack, flags, TCP payload, plaintext)
+_Packet = tuple[int, str, int, str, int, int, int, int, bytes, bytes]
+
+
+class _Conn:
+    __slots__ = ("client", "fins", "held", "nxt", "server", "state")
+
+    def __init__(self) -> None:
+        self.state = _PENDING
+        self.held: list[_Packet] = []
+        self.nxt: dict[tuple[str, int, str, int], int] = {}  # plaintext offsets
+        self.client: tuple[str, int] | None = None
+        self.server: tuple[str, int] | None = None
+        self.fins: set[tuple[str, int]] = set()  # senders of a FIN
+
+
+class _Decryption:
+    """Sorts the packets tshark hands over into the tracker, connection by connection.
+
+    A connection is TLS when its first bytes (either way) are a TLS handshake record, on
+    whatever port (tshark is told every port may carry TLS: see `decrypt_tls`); any other
+    connection goes to the tracker as the file reader would give it, its TCP segments as
+    they are, so plain AMQP reads the same with a key log as without. A TLS connection's
+    packets wait until tshark either decrypts a record of it (then its plaintext goes on,
+    at offsets of its own, as a flow whose protocol the plaintext tells) or shows an
+    application data record it could not decrypt, or the connection ends, with nothing
+    decrypted (then its TLS records go on as they are: a TLS flow, reported as encrypted
+    like one read without a key log)."""
+
+    def __init__(self, tracker: FlowTracker, report: TlsFlows) -> None:
+        self.tracker = tracker
+        self.report = report
+        self.conns: dict[tuple[str, int, str, int], _Conn] = {}
+
+    def packet(self, ts: int, src: str, sport: int, dst: str, dport: int, seq: int, ack: int,
+               flags: int, payload: bytes, plaintext: Callable[[], bytes],
+               undecrypted: Callable[[], bool]) -> None:
+        """One packet: its TCP segment, and (asked only of TLS) the plaintext tshark
+        decrypted from it and whether it holds records tshark could not decrypt."""
+        k = (src, sport, dst, dport) if (src, sport) <= (dst, dport) else (dst, dport, src,
+                                                                           sport)
+        c = self.conns.get(k)
+        if c is not None and flags & SYN and not flags & ACK and c.state != _PENDING:
+            self._settle(c)  # the 4-tuple is taken by a new connection
+            c = None
+        if c is None:
+            c = self.conns[k] = _Conn()
+        plain = plaintext() if c.state in (_PENDING, _TLS, _DECRYPTED) else b""
+        pkt: _Packet | None = (ts, src, sport, dst, dport, seq, ack, flags, payload, plain)
+        if c.state == _PENDING:
+            c.held.append((ts, src, sport, dst, dport, seq, ack, flags, payload, plain))
+            if flags & SYN and not flags & ACK:
+                c.client, c.server = (src, sport), (dst, dport)
+            if payload:
+                if detect(payload[:NEEDED]) == TLS:
+                    c.state = _TLS
+                    if is_client_hello(payload):
+                        c.client, c.server = (src, sport), (dst, dport)
+                    elif c.client is None:
+                        c.client, c.server = (dst, dport), (src, sport)
+                else:
+                    self._become(c, _PLAIN)
+                    return
+            elif flags & (FIN | RST):
+                self._become(c, _PLAIN)  # nothing in it: as the file reader sees it
+                return
+            else:
+                return
+            pkt = None  # (held)
+        if c.state == _TLS:
+            if pkt is not None:
+                c.held.append(pkt)
+            if flags & FIN:
+                c.fins.add((src, sport))
+            if plain:
+                self._become(c, _DECRYPTED)
+            elif undecrypted() or flags & RST or len(c.fins) == 2:
+                self._become(c, _ENCRYPTED)
+            return
+        if c.state == _DECRYPTED:
+            self._plaintext(c, pkt)
+        else:
+            self.tracker.feed(ts, src, sport, dst, dport, seq, ack, flags, payload)
+
+    def finish(self) -> None:
+        """End of the capture: what still waits goes on (TLS with nothing decrypted: as
+        encrypted)."""
+        for c in self.conns.values():
+            self._settle(c)
+        self.conns.clear()
+
+    def _settle(self, c: _Conn) -> None:
+        if c.state == _TLS:
+            self._become(c, _ENCRYPTED)
+        elif c.state == _PENDING:
+            self._become(c, _PLAIN)
+
+    def _become(self, c: _Conn, state: int) -> None:
+        c.state = state
+        held, c.held = c.held, []
+        if state in (_DECRYPTED, _ENCRYPTED) and c.client is not None and c.server is not None:
+            ends = (endpoint(*c.client), endpoint(*c.server))
+            (self.report.decrypted if state == _DECRYPTED else self.report.encrypted).append(ends)
+        for pkt in held:
+            if state == _DECRYPTED:
+                self._plaintext(c, pkt)
+            else:
+                self.tracker.feed(*pkt[:9])
+
+    def _plaintext(self, c: _Conn, pkt: _Packet | None) -> None:
+        if pkt is None:
+            return
+        ts, src, sport, dst, dport, _seq, _ack, flags, _payload, plain = pkt
+        key = (src, sport, dst, dport)
+        # sequence numbers of our own: tshark put each direction's plaintext in order
+        if flags & SYN:
+            c.nxt[key] = 0
+            self.tracker.feed(ts, src, sport, dst, dport, 0xFFFFFFFF, 0, flags & (SYN | ACK),
+                              b"")
+        elif plain or flags & (FIN | RST):
+            seq = c.nxt.get(key, 0)
+            c.nxt[key] = (seq + len(plain)) & 0xFFFFFFFF
+            self.tracker.feed(ts, src, sport, dst, dport, seq, 0,
+                              (flags & (FIN | RST)) | (PSH if plain else 0), plain)
+
+
 def decrypt_tls(source: str | None, keylog_file: str | None, *,
                 interface: str | None = None,
-                bpf_filter: str = "tcp", tls_ports: Collection[int] = (5671,),
+                bpf_filter: str = "tcp",
                 ports: Collection[int] = (), all_flows: bool = False,
                 packet_count: int | None = None, tshark_path: str | None = None,
                 waiting: AbstractContextManager[Any] | None = None,
-                on_capturing: Callable[[EndCapture], None] | None = None) -> Iterator[Event]:
-    """Events of the decrypted TLS flows in capture file `source` (or, with `source=None`
-    and `interface`, a live interface), using the TLS session keys in `keylog_file`
-    (None: only the keys a pcapng file carries in its decryption secrets blocks).
-    `Data` offsets count plaintext bytes; TLS records tshark could not decrypt are
-    absent (no keys for that session: the flow has no Data). Every wait for the next
-    packet is inside `waiting` (see `amqpcli.capture.files`); `on_capturing` as for
-    `live_capture` (live only)."""
+                on_capturing: Callable[[EndCapture], None] | None = None,
+                report: TlsFlows | None = None) -> Iterator[Event]:
+    """Events of the TCP flows in capture file `source` (or, with `source=None` and
+    `interface`, a live interface), their TLS flows decrypted with the TLS session keys
+    in `keylog_file` (None: only the keys a pcapng file carries in its decryption secrets
+    blocks). TLS is found by its handshake, on any port; the other flows are given as the
+    file reader gives them (see `_Decryption`). A decrypted flow's `Data` offsets count
+    plaintext bytes; a TLS flow tshark could not decrypt (no keys for it) is a "tls"
+    flow, as without a key log. `report` (a `TlsFlows`) is told which TLS flows were
+    decrypted and which not. Every wait for the next packet is inside `waiting` (see
+    `amqpcli.capture.files`); `on_capturing` as for `live_capture` (live only)."""
     import pyshark
 
     if keylog_file is not None and not os.path.isfile(keylog_file):
@@ -374,10 +566,11 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     common: dict[str, Any] = {
         "use_json": True,
         "override_prefs": {"tls.keylog_file": keylog_file} if keylog_file else {},
-        # TLS on these ports, and its plaintext to the "data" dissector, which shows it
-        # whole (left alone, heuristic dissectors may claim it and hide the bytes)
-        "decode_as": {**{f"tcp.port=={p}": "tls" for p in tls_ports},
-                      **{f"tls.port=={p}": "data" for p in tls_ports}},
+        # every port may carry TLS, and its plaintext goes to the "data" dissector, which
+        # shows it whole (left alone, heuristic dissectors may claim it and hide the
+        # bytes). Plain flows are dissected as TLS too, to no harm: their bytes are taken
+        # from TCP (`tcp.payload`), not from what tshark makes of them
+        "decode_as": {"tcp.port==1-65535": "tls", "tls.port==1-65535": "data"},
         "disable_protocol": "amqp",
         "tshark_path": tshark_path,
     }
@@ -401,8 +594,7 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     except Exception as e:  # noqa: BLE001 - see _failed
         raise _failed(what, e) from None
     tracker = FlowTracker(ports, all_flows=all_flows)
-    # synthetic sequence numbers: tshark already put each direction's bytes in order
-    nxt: dict[tuple[str, int, str, int], int] = {}
+    sorter = _Decryption(tracker, report if report is not None else TlsFlows())
     wait = waiting if waiting is not None else nullcontext()
     try:
         while True:
@@ -413,30 +605,25 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
                 break
             except Exception as e:  # noqa: BLE001 - see _failed
                 raise _failed(what, e) from None
+            sorter.report.packets += 1
+            sorter.report.packet = int(getattr(pkt, "number", 0) or 0)
             tcp = getattr(pkt, "tcp", None)
             net = getattr(pkt, "ip", None) or getattr(pkt, "ipv6", None)
             if tcp is None or net is None:
                 continue
-            src, dst = str(net.src), str(net.dst)
-            sport, dport = int(tcp.srcport), int(tcp.dstport)
-            flags = int(str(tcp.flags), 16)
-            ts = _time_ns(pkt.sniff_timestamp)
-            key = (src, sport, dst, dport)
-            data = b"".join(
-                bytes.fromhex(v.replace(":", ""))
-                for layer in pkt.layers if layer.layer_name == "data"
-                for v in _values(layer, "data")
-            )
-            if flags & SYN:
-                nxt[key] = 0
-                tracker.feed(ts, src, sport, dst, dport, 0xFFFFFFFF, 0, flags & (SYN | ACK), b"")
-            elif data or flags & (FIN | RST):
-                seq = nxt.get(key, 0)
-                nxt[key] = (seq + len(data)) & 0xFFFFFFFF
-                tracker.feed(ts, src, sport, dst, dport, seq, 0,
-                             (flags & (FIN | RST)) | (PSH if data else 0), data)
+            seq = _values(tcp, "seq_raw")
+            if not seq:
+                continue
+            ack = _values(tcp, "ack_raw")
+            sorter.packet(_time_ns(pkt.sniff_timestamp), str(net.src), int(tcp.srcport),
+                          str(net.dst), int(tcp.dstport), int(seq[0]),
+                          int(ack[0]) if ack else 0, int(str(tcp.flags), 16),
+                          _hex(tcp, "payload"), partial(_decrypted, pkt),
+                          partial(_undecrypted, pkt))
             yield from _drain(tracker)
     finally:
         _close(cap, packets, tasks)
+    sorter.finish()
+    yield from _drain(tracker)
     tracker.finish()
     yield from _drain(tracker)

@@ -21,6 +21,7 @@ from amqpcli.cli.options import check_path
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
+    from amqpcli.capture.live import TlsFlows
     from amqpcli.dissect import Dissector, Filter, Summary
     from amqpcli.dissect.stats import Passed
 
@@ -150,9 +151,10 @@ def _source(f: Path) -> Any:
 
 def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
             bpf: str | None, count: int | None, stop: Stopping,
-            fast: bool) -> Iterator[Any]:
+            fast: bool, tls: "TlsFlows | None" = None) -> Iterator[Any]:
     """Records from a live interface (`fast`: through dumpcap) or from TLS decryption
-    (capture files are read by `_records`)."""
+    (capture files are read by `_records`); `tls` is told what became of the TLS flows
+    (with `keylog`)."""
     ports = sorted(dis.ports)
     if live is not None:
         from amqpcli.capture.live import decrypt_tls, dumpcap_capture, live_capture
@@ -161,27 +163,46 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
         if keylog is not None:
             ev: Iterable[Any] = decrypt_tls(None, str(keylog), interface=live, bpf_filter=flt,
                                             ports=ports, packet_count=count, waiting=stop,
-                                            on_capturing=stop.capturing)
+                                            on_capturing=stop.capturing, report=tls)
         elif fast:
             ev = dumpcap_capture(live, flt, ports=ports, packet_count=count, waiting=stop,
                                  on_capturing=stop.capturing)
         else:
             ev = live_capture(live, flt, ports=ports, packet_count=count, waiting=stop,
                               on_capturing=stop.capturing)
+    else:
+        from amqpcli.capture.live import decrypt_tls
+
+        current = [""]
+
+        def decrypted(f: Path) -> Iterator[Any]:
+            current[0] = str(f)
+            return decrypt_tls(str(f), str(keylog), ports=ports, waiting=stop, report=tls)
+
+        ev = itertools.chain.from_iterable(decrypted(f) for f in files)
+    if keylog is None or tls is None:
         yield from dis.run(ev)
         return
-    from amqpcli.capture.live import decrypt_tls
+    from amqpcli.dissect import DeliveryRecord, FilePacket, Notice
+    from amqpcli.render.types import printable
 
-    tls_ports = sorted({5671, *ports})
-    ev = itertools.chain.from_iterable(
-        decrypt_tls(str(f), str(keylog), tls_ports=tls_ports, ports=ports, waiting=stop)
-        for f in files)
-    yield from dis.run(ev)
+    # a TLS flow left encrypted with a key log given: there were no keys for it
+    text = f"TLS: encrypted, not decoded (no keys for it in {printable(str(keylog))})"
+    several = live is None and len(files) > 1
+    for rec in dis.run(ev):
+        if isinstance(rec, Notice) and rec.kind == "encrypted" and rec.text.startswith("TLS:"):
+            if rec.conn is not None:
+                rec.conn.notes[:] = [text if n == rec.text else n for n in rec.conn.notes]
+            rec.text = text
+        if live is None and not isinstance(rec, DeliveryRecord) and not rec.packet:
+            # the packet whose events made the record, as the file reader numbers them
+            rec.packet = FilePacket(tls.packet, current[0]) if several else tls.packet
+        yield rec
 
 
 def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
              bpf: str | None, count: int | None, stop: Stopping,
-             fast: bool) -> Iterator[Any]:
+             fast: bool, tls: "TlsFlows | None" = None) -> Iterator[Any]:
     """The records of the run: capture files go straight to the reader (no generator of
     our own around it: one step less for every record), the rest through `_events`."""
     if live is None and keylog is None:
@@ -189,7 +210,29 @@ def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path
         # need not)
         return dis.read(_source(files[0]) if len(files) == 1 else [_source(f) for f in files],
                         waiting=stop)
-    return _events(dis, files, live, keylog, bpf, count, stop, fast)
+    if keylog is None:
+        return _events(dis, files, live, keylog, bpf, count, stop, fast)
+    return _events(dis, files, live, keylog, bpf, count, stop, fast, tls)
+
+
+def _tls_notes(dis: "Dissector", files: list[Path], keylog: Path | None,
+               tls: "TlsFlows | None", stop: Stopping) -> None:
+    """The TLS flows that were not read: with a key log, those it had no keys for (with
+    their endpoints)."""
+    from amqpcli.render.types import printable
+
+    if tls is not None and keylog is not None and tls.encrypted:
+        n = len(tls.encrypted)
+        shown = ", ".join(f"{c} -> {s}" for c, s in tls.encrypted[:5])
+        more = f" and {n - 5} more" if n > 5 else ""
+        them = "it" if n == 1 else "them"
+        typer.echo(f"amqp: note: {_flows(n, 'TLS')} could not be decrypted: "
+                   f"{printable(str(keylog))} has no keys for {them} ({shown}{more})",
+                   err=True)
+
+
+def _flows(n: int, what: str) -> str:
+    return f"{n} {what} flow{'' if n == 1 else 's'}"
 
 
 def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) -> None:
@@ -357,10 +400,15 @@ def pcap_dump(
     thresholds = gc.get_threshold()
     gc.set_threshold(50_000, 20, 100)
     stop = Stopping(out)
+    tls = None
+    if keylog is not None:
+        from amqpcli.capture.live import TlsFlows
+
+        tls = TlsFlows()
     stop.install()
     try:
         try:
-            records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture)
+            records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture, tls)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
                       bodies, show_secrets, stop.stopped, passed)
@@ -380,6 +428,7 @@ def pcap_dump(
         if links or connections or summ is not None:
             _end_views(dis, out, flt, summ, links, connections, json_out, stall, passed)
         out.flush()
+        _tls_notes(dis, paths, keylog, tls, stop)
     finally:
         stop.restore()
     if stop.interrupted:

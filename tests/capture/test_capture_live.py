@@ -14,7 +14,7 @@ import pytest
 from capture_helpers import AMQP_HDR, SASL_HDR, frames
 
 from amqpcli.capture import C2S, S2C, Closed, Data, Opened
-from amqpcli.capture.live import decrypt_tls, dumpcap_capture, live_capture
+from amqpcli.capture.live import TlsFlows, decrypt_tls, dumpcap_capture, live_capture
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 
 CLIENT_PLAIN = SASL_HDR + frames(20, 300, tag=5)
@@ -93,11 +93,14 @@ def test_decrypt_tls_with_key_log(tmp_path: Path) -> None:
     assert streams[C2S] == CLIENT_PLAIN
     assert streams[S2C] == SERVER_PLAIN
     assert sorted(e.how for e in events if isinstance(e, Closed)) == ["fin", "fin"]
-    # without the keys nothing is readable: the flow is seen as TLS and skipped
+    # without the keys nothing is readable: the flow is a TLS flow (skipped, as the file
+    # reader skips it), and the report names it as not decrypted
     keylog.write_text("")
-    events = list(decrypt_tls(str(cap), str(keylog)))
-    assert [e.flow.protocol for e in events if isinstance(e, Opened)] in ([], ["unknown"])
+    report = TlsFlows()
+    events = list(decrypt_tls(str(cap), str(keylog), report=report))
+    assert [e.flow.protocol for e in events if isinstance(e, Opened)] == ["tls"]
     assert not [e for e in events if isinstance(e, Data)]
+    assert (report.decrypted, report.encrypted) == ([], [("10.0.0.1:40000", "10.0.0.2:5671")])
 
 
 @pytest.mark.integration

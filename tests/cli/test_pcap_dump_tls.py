@@ -1,0 +1,302 @@
+"""`amqp pcap-dump --tls-keylog`: TLS flows decrypted through tshark, found by their
+handshake on any port, beside plain AMQP that reads as it does without a key log; TLS
+flows without keys shown as encrypted and named; key logs that are not key logs.
+
+The captures are written by the tests: TLS sessions run in memory (no sockets) carry
+crafted AMQP conversations, their records written as TCP conversations, and the client
+writes its session keys to a key log as SSLKEYLOGFILE does."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpcli.capture.tcp import C2S, S2C, Direction
+from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from tests.dissect.helpers import Script, basic
+from tests.net.clirun import amqp
+from tests.paths import REPO_ROOT
+from tests.peers.tls import Certs, make_certs
+
+START = 1_700_000_000_000_000_000
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return make_certs(tmp_path_factory.mktemp("pki"))
+
+
+def tls_conversation(w: CaptureWriter, certs: Certs, keylog: Path, script: Script, *,
+                     port: int, client: int, start_s: int,
+                     version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3) -> None:
+    """A TLS session (in memory) carrying `script`, written into `w` as the TCP
+    conversation 10.0.0.1:`client` -> 10.0.0.2:`port`; the client's keys go to `keylog`."""
+    cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    cctx.check_hostname = False
+    cctx.verify_mode = ssl.CERT_NONE
+    cctx.maximum_version = version
+    cctx.keylog_filename = str(keylog)
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(str(certs.server_cert), str(certs.server_key))
+    c_in, c_out, s_in, s_out = (ssl.MemoryBIO() for _ in range(4))
+    ends = (cctx.wrap_bio(c_in, c_out), sctx.wrap_bio(s_in, s_out, server_side=True))
+    conv = TcpConversation(w, client=("10.0.0.1", client), server=("10.0.0.2", port),
+                           start_ns=START + start_s * 1_000_000_000, step_ns=100_000)
+    conv.handshake()
+
+    def pump() -> None:
+        while c_out.pending or s_out.pending:
+            if c_out.pending:
+                b = c_out.read()
+                conv.send(C2S, b)
+                s_in.write(b)
+            if s_out.pending:
+                b = s_out.read()
+                conv.send(S2C, b)
+                c_in.write(b)
+
+    done = [False, False]
+    while not all(done):
+        for i, end in enumerate(ends):
+            if not done[i]:
+                try:
+                    end.do_handshake()
+                    done[i] = True
+                except ssl.SSLWantReadError:
+                    pass
+        pump()
+    for d, data, _t in script.steps:
+        ends[d].write(data)
+        pump()
+        got = b""
+        while len(got) < len(data):
+            got += ends[1 - d].read(65536)
+        assert got == data
+    conv.close()
+
+
+def plain_conversation(w: CaptureWriter, script: Script, *, port: int, client: int,
+                       start_s: int) -> None:
+    conv = TcpConversation(w, client=("10.0.0.1", client), server=("10.0.0.2", port),
+                           start_ns=START + start_s * 1_000_000_000, step_ns=100_000)
+    conv.handshake()
+    for d, data, _t in script.steps:
+        conv.send(Direction(d), data)
+    conv.close()
+
+
+def dump(*args: str, code: int = 0) -> tuple[list[dict[str, Any]], str]:
+    """The JSON records of `pcap-dump ARGS --json`, and its stderr."""
+    r = amqp("pcap-dump", *args, "--json")
+    assert r.returncode == code, r.stderr
+    return [json.loads(x) for x in r.stdout.splitlines()], r.stderr
+
+
+def deliveries(records: list[dict[str, Any]]) -> dict[str, list[tuple[int, str]]]:
+    """(delivery-id, outcome) of each connection's deliveries, by the client's port."""
+    conns = {o["connection"]: o for o in records if o["record"] == "connection"}
+    out: dict[str, list[tuple[int, str]]] = {}
+    for o in records:
+        if o["record"] == "delivery":
+            port = conns[o["connection"]]["client"].rsplit(":", 1)[1]
+            out.setdefault(port, []).append((o["delivery-id"], o["outcome"]))
+    return out
+
+
+def accepted(n: int) -> list[tuple[int, str]]:
+    return [(i, "accepted") for i in range(n)]
+
+
+def no_secrets(keylog: Path, *texts: str) -> None:
+    secrets = [w for line in keylog.read_text().splitlines() if not line.startswith("#")
+               for w in line.split()[1:]]
+    assert secrets
+    for text in texts:
+        assert not any(s in text for s in secrets)
+
+
+def test_plain_amqp_reads_the_same_with_a_key_log(certs: Certs, tmp_path: Path) -> None:
+    """TLS on 5671 beside plain AMQP on 5672 and on an --amqp-port: every delivery of
+    each, and the plain connections' records exactly as without the key log (tshark was
+    told that those ports carry TLS, and the plain flows kept little but their headers)."""
+    cap, keys = tmp_path / "mixed.pcapng", tmp_path / "keys.log"
+    with CaptureWriter(cap) as w:
+        tls_conversation(w, certs, keys, basic(3), port=5671, client=40001, start_s=0)
+        plain_conversation(w, basic(4), port=5672, client=40002, start_s=1)
+        plain_conversation(w, basic(2), port=5680, client=40003, start_s=2)
+    args = (str(cap), "--amqp-port", "5680", "--deliveries", "--connections")
+    records, err = dump(*args, "--tls-keylog", str(keys))
+    assert deliveries(records) == {"40001": accepted(3), "40002": accepted(4),
+                                   "40003": accepted(2)}
+    assert "note" not in err
+    no_secrets(keys, err, json.dumps(records))
+    # the plain connections: the same frame records (packet numbers too) as without keys
+    for port in ("5672", "5680"):
+        with_keys, _ = dump(str(cap), "--amqp-port", "5680", "-C", f":{port}",
+                            "--tls-keylog", str(keys))
+        without, _ = dump(str(cap), "--amqp-port", "5680", "-C", f":{port}")
+        frames = [o for o in without if o["record"] == "frame"]
+        assert len(frames) > 10 and all(o["packet"] for o in frames)
+        assert with_keys == without
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2],
+                         ids=["tls1.3", "tls1.2"])
+def test_tls_is_found_by_its_handshake_on_any_port(certs: Certs, tmp_path: Path,
+                                                   version: ssl.TLSVersion) -> None:
+    """TLS on a port that is not 5671 and not an --amqp-port is decrypted (it gave the
+    handshake's part of the plaintext and no delivery)."""
+    cap, keys = tmp_path / "tls.pcapng", tmp_path / "keys.log"
+    with CaptureWriter(cap) as w:
+        tls_conversation(w, certs, keys, basic(5), port=5871, client=40001, start_s=0,
+                         version=version)
+        tls_conversation(w, certs, keys, basic(2), port=8443, client=40002, start_s=1,
+                         version=version)
+    records, err = dump(str(cap), "--tls-keylog", str(keys), "--deliveries",
+                        "--connections")
+    assert deliveries(records) == {"40001": accepted(5), "40002": accepted(2)}
+    conns = [(o["client"], o["server"], o["protocol"]) for o in records
+             if o["record"] == "connection"]
+    assert conns == [("10.0.0.1:40001", "10.0.0.2:5871", "amqp-1.0"),
+                     ("10.0.0.1:40002", "10.0.0.2:8443", "amqp-1.0")]
+    assert err == ""
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2],
+                         ids=["tls1.3", "tls1.2"])
+def test_tls_flows_without_keys_show_as_encrypted(certs: Certs, tmp_path: Path,
+                                                  version: ssl.TLSVersion) -> None:
+    """A key log with the keys of one of two sessions: the other connection is listed,
+    encrypted, not left out; a note names it."""
+    cap, keys = tmp_path / "tls.pcapng", tmp_path / "keys.log"
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    with CaptureWriter(cap) as w:
+        tls_conversation(w, certs, first, basic(3), port=5671, client=40001, start_s=0,
+                         version=version)
+        tls_conversation(w, certs, second, basic(2), port=5671, client=40002, start_s=1,
+                         version=version)
+    keys.write_text(first.read_text())
+    records, err = dump(str(cap), "--tls-keylog", str(keys), "--deliveries",
+                        "--connections")
+    assert deliveries(records) == {"40001": accepted(3)}
+    conns = {o["client"]: o for o in records if o["record"] == "connection"}
+    assert list(conns) == ["10.0.0.1:40001", "10.0.0.1:40002"]
+    assert conns["10.0.0.1:40002"]["protocol"] == "tls"
+    text = f"TLS: encrypted, not decoded (no keys for it in {keys})"
+    assert conns["10.0.0.1:40002"]["notes"] == [text]
+    notices = [o for o in records if o["record"] == "notice"]
+    assert [(n["connection"], n["kind"], n["text"]) for n in notices] == [
+        ("c2", "encrypted", text)]
+    assert err == (f"amqp: note: 1 TLS flow could not be decrypted: {keys} has no keys for "
+                   "it (10.0.0.1:40002 -> 10.0.0.2:5671)\n")
+    no_secrets(keys, err, json.dumps(records))
+
+
+def test_a_key_log_of_other_sessions_names_the_flows(certs: Certs, tmp_path: Path) -> None:
+    """No key fits: the TLS flows are named as not decrypted, and the capture is not
+    said to hold "0 packets, no TCP flows"."""
+    cap, keys, other = tmp_path / "tls.pcapng", tmp_path / "keys.log", tmp_path / "other.log"
+    with CaptureWriter(cap) as w:
+        tls_conversation(w, certs, keys, basic(2), port=5871, client=40001, start_s=0)
+        tls_conversation(w, certs, keys, basic(2), port=5871, client=40002, start_s=1)
+    with CaptureWriter(tmp_path / "elsewhere.pcapng") as w:
+        tls_conversation(w, certs, other, basic(1), port=5871, client=40003, start_s=0)
+    r = amqp("pcap-dump", str(cap), "--tls-keylog", str(other))
+    assert r.returncode == 8 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        (f"amqp: note: 2 TLS flows could not be decrypted: {other} has no keys for them "
+         "(10.0.0.1:40001 -> 10.0.0.2:5871, 10.0.0.1:40002 -> 10.0.0.2:5871)"),
+        f"amqp: error: no AMQP traffic in {cap} (2 TCP flows: 2 tls)"]
+    # on an AMQP port they are connections, each encrypted
+    records, err = dump(str(cap), "--tls-keylog", str(other), "--amqp-port", "5871")
+    notices = [(o["connection"], o["text"]) for o in records if o["record"] == "notice"]
+    assert notices == [(c, f"TLS: encrypted, not decoded (no keys for it in {other})")
+                       for c in ("c1", "c2")]
+    assert "2 TLS flows could not be decrypted" in err
+
+
+def tls_over_loopback(certs: Certs, keylog: Path, script: Script, port: int) -> None:
+    """`script` over a real TLS connection to 127.0.0.1:`port` (a server thread here);
+    the client appends its keys to `keylog`."""
+    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    sctx.load_cert_chain(str(certs.server_cert), str(certs.server_key))
+    cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    cctx.check_hostname = False
+    cctx.verify_mode = ssl.CERT_NONE
+    cctx.keylog_filename = str(keylog)
+
+    def play(sock: Any, mine: int) -> None:
+        for d, data, _t in script.steps:
+            if d == mine:
+                sock.sendall(data)
+            else:
+                got = 0
+                while got < len(data):
+                    chunk = sock.recv(len(data) - got)
+                    assert chunk, "peer closed early"
+                    got += len(chunk)
+
+    with socket.create_server(("127.0.0.1", port)) as listener:
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with sctx.wrap_socket(conn, server_side=True) as s:
+                play(s, S2C)
+
+        t = threading.Thread(target=serve, daemon=True)
+        t.start()
+        with cctx.wrap_socket(socket.create_connection(("127.0.0.1", port))) as c:
+            play(c, C2S)
+        t.join(timeout=30)
+
+
+@pytest.mark.integration
+def test_live_decryption_on_an_amqp_port(certs: Certs, free_port: int,
+                                         tmp_path: Path) -> None:
+    """`--live lo --amqp-port P --tls-keylog`: TLS on P is decrypted as it flows (only
+    5671 was; P gave the handshake's part of the plaintext and no delivery). The key log
+    starts empty: the clients write their keys as they connect."""
+    keys = tmp_path / "keys.log"
+    keys.write_text("")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--amqp-port",
+         str(free_port), "--tls-keylog", str(keys), "--deliveries", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO_ROOT)
+    lines: list[dict[str, Any]] = []
+    reader = threading.Thread(
+        target=lambda: lines.extend(json.loads(x) for x in proc.stdout or []), daemon=True)
+    reader.start()
+
+    def complete() -> list[list[tuple[int, str]]]:
+        by_conn: dict[str, list[tuple[int, str]]] = {}
+        for o in lines[:]:  # (the reader thread adds to it)
+            if o["record"] == "delivery":
+                by_conn.setdefault(o["connection"], []).append((o["delivery-id"],
+                                                                o["outcome"]))
+        return [d for d in by_conn.values() if d == accepted(3)]
+
+    try:
+        # tshark takes a moment to start capturing: a conversation at a time until one
+        # shows up whole (bounded: a hang guard, not a timed assertion)
+        for _ in range(40):
+            tls_over_loopback(certs, keys, basic(3), free_port)
+            time.sleep(0.5)
+            if complete():
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    assert (proc.returncode, err) == (130, "amqp: interrupted\n")
+    assert complete()
+    no_secrets(keys, err, json.dumps(lines))
