@@ -204,6 +204,11 @@ class Decoded:
             del self._kept[:drop]
             self._kept_start += drop
 
+    @property
+    def kept_from(self) -> int:
+        """The offset of the first byte still kept (0 for an input read whole)."""
+        return 0 if self.whole is not None else self._kept_start
+
     def around(self, offset: int) -> tuple[bytes, int]:
         """(bytes, the offset of the first) to show an error at `offset` in: those kept
         before it, and those after it, read on for `_HISTORY` bytes or to the end."""

@@ -127,18 +127,53 @@ def _summary_line(description: str, size: int, form: str, source: str) -> str:
     return f"{description}; {size} byte{'s' * (size != 1)} from {form} input ({source})"
 
 
-def _error_lines(err: "FrameError", src: "Decoded", show_secrets: bool = False) -> list[str]:
-    """What a decode error says: where, what, and the bytes around it, secrets masked."""
-    from amqpcli.render.hexdump import hex_window
-    from amqpcli.render.redact import secret_spans
+class _ErrorLines:
+    """What each decode error says: where, what, and the bytes around it, the SASL secrets
+    in them masked.
 
-    lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
-    if err.frame_offset is not None and err.frame_offset != err.offset:
-        lines[0] += f" (in the frame at offset {err.frame_offset})"
-    data, base = src.around(err.offset)
-    masked = [] if show_secrets else [(a + base, b + base) for a, b in secret_spans(data)]
-    lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
-    return lines
+    The secrets are looked for in a region of the input, never in all of it: from
+    `_HISTORY` before the item the error is in (a long input keeps no more) to `_HISTORY`
+    past the error, or further when those bytes are at hand. The search holds many times
+    the bytes it reads (a run of zero bytes is a candidate 0-10 frame header at every
+    offset), and an input of many errors was read once per error; the errors that follow
+    within a region are shown from it.
+    """
+
+    def __init__(self, src: "Decoded", show_secrets: bool = False) -> None:
+        self._src = src
+        self._show_secrets = show_secrets
+        self._region: tuple[int, bytes, list[tuple[int, int]]] | None = None
+
+    def _around(self, err: "FrameError") -> tuple[int, bytes, list[tuple[int, int]]]:
+        """(the offset of the region's first byte, its bytes, the secrets' spans in it)."""
+        from amqpcli.cli.decode import _HISTORY
+        from amqpcli.render.redact import secret_spans
+
+        src = self._src
+        start = err.offset if err.frame_offset is None else min(err.offset, err.frame_offset)
+        reach, need = start - _HISTORY, err.offset + _HISTORY
+        if self._region is not None:
+            lo, data, _ = self._region
+            hi = lo + len(data)
+            if lo <= max(reach, src.kept_from) and (need <= hi or src.eof and hi == src.size):
+                return self._region
+        data, base = src.around(err.offset)
+        lo = max(base, reach)
+        hi = min(base + len(data), max(need, lo + 3 * _HISTORY))
+        data = data[lo - base : hi - base]
+        spans = [] if self._show_secrets else [(a + lo, b + lo) for a, b in secret_spans(data)]
+        self._region = (lo, data, spans)
+        return self._region
+
+    def __call__(self, err: "FrameError") -> list[str]:
+        from amqpcli.render.hexdump import hex_window
+
+        lines = [f"decode error at offset {err.offset}: expected {err.expected}, found {err.found}"]
+        if err.frame_offset is not None and err.frame_offset != err.offset:
+            lines[0] += f" (in the frame at offset {err.frame_offset})"
+        base, data, masked = self._around(err)
+        lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
+        return lines
 
 
 def _write_error(lines: list[str]) -> None:
@@ -178,8 +213,8 @@ def show_010(
         if isinstance(item, StreamError):
             error = item.error
             # the bytes around it are at hand now; it is reported after the rest
-            report = _error_lines(FrameError(error.offset, error.expected, error.found), src,
-                                  show_secrets)
+            report = _ErrorLines(src, show_secrets)(
+                FrameError(error.offset, error.expected, error.found))
         if out is None:
             sys.stdout.write(json_line(json_010(item, show_secrets=show_secrets)) + "\n")
         elif isinstance(item, StreamError):
@@ -226,6 +261,7 @@ def show_items(
     tally = _Tally()
     notes: list[str] = []
     assembler = TransferAssembler()
+    error_lines = _ErrorLines(src, show_secrets)
     if brief:
         from amqpcli.render.frameline import item_line
     for item in items_of(src, notes):
@@ -234,7 +270,7 @@ def show_items(
         if isinstance(item, FrameError):
             if out is None:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")
-            _write_error(_error_lines(item, src, show_secrets))
+            _write_error(error_lines(item))
             continue
         if out is None:
             obj = item_to_json(item, show_secrets, message=whole)
