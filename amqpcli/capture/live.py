@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -392,6 +393,41 @@ def _undecrypted(pkt: Any) -> bool:
 def endpoint(ip: str, port: int) -> str:
     """"ip:port", "[ipv6]:port"."""
     return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+# the labels of the key log lines tshark reads (NSS key log format; RSA and
+# PMS_CLIENT_RANDOM are Wireshark's): a label, a client random (or encrypted
+# pre-master secret) and a secret, both in hex
+_KEY_LINE = re.compile(rb"(CLIENT_RANDOM|RSA|PMS_CLIENT_RANDOM|[A-Z_]+_SECRET(_[0-9]+)?)"
+                       rb"[ \t]+[0-9A-Fa-f]+[ \t]+[0-9A-Fa-f]+")
+_KEYLOG_SCAN = 16 << 20  # a key log has its first key within this many bytes
+
+
+def check_keylog(path: str, *, may_grow: bool = False) -> None:
+    """A usage error unless `path` is a TLS key log (the SSLKEYLOGFILE format) holding at
+    least one key. `may_grow` (a live capture: the clients write their keys as they
+    connect) lets a file with nothing in it yet, or only comments, pass. Never says what
+    is in the file: secrets."""
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: no such key log file", Exit.USAGE)
+    content = False
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                text = line.strip()
+                if _KEY_LINE.fullmatch(text):
+                    return
+                if text and not text.startswith(b"#"):
+                    content = True
+                if f.tell() > _KEYLOG_SCAN:
+                    break
+    except OSError as e:
+        raise UserError(f"{path}: cannot read the key log: {e.strerror}", Exit.USAGE) from None
+    if may_grow and not content:
+        return
+    what = "not a TLS key log" if content else "holds no TLS keys"
+    raise UserError(f"--tls-keylog {path}: {what} (no CLIENT_RANDOM or *_TRAFFIC_SECRET "
+                    "lines, as SSLKEYLOGFILE writes them)", Exit.USAGE)
 
 
 class TlsFlows:

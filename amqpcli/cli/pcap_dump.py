@@ -370,8 +370,11 @@ def pcap_dump(
             continue
         if not f.exists():
             raise UserError(f"{f}: no such file", Exit.USAGE)
-    if keylog is not None and not keylog.is_file():
-        raise UserError(f"{keylog}: no such key log file", Exit.USAGE)
+    if keylog is not None:
+        from amqpcli.capture.live import check_keylog
+
+        # (live, the clients may not have written their keys yet)
+        check_keylog(str(keylog), may_grow=live is not None)
     show_frames = frames or not (deliveries or links or connections or summary)
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,
@@ -434,7 +437,7 @@ def pcap_dump(
     if stop.interrupted:
         raise typer.Exit(int(Exit.INTERRUPTED))
     _notes(dis, flt)
-    _exit_status(dis, paths or [Path(live or "")])
+    _exit_status(dis, paths or [Path(live or "")], tls.packets if tls is not None else None)
 
 
 def _notes(dis: "Dissector", flt: "Filter") -> None:
@@ -612,9 +615,10 @@ def _destinations(c: Any, out: Out, flt: "Filter", json_out: bool,
             out.line(destination_line(c.label, d))
 
 
-def _exit_status(dis: "Dissector", sources: list[Path]) -> None:
+def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = None) -> None:
     """Exit 8 (after everything readable was printed) for a damaged capture, one without
-    AMQP, or AMQP bytes that did not decode."""
+    AMQP, or AMQP bytes that did not decode. `packets`: how many were read, when not by
+    the dissector's reader (tshark's, for TLS decryption)."""
     if dis.capture_errors:
         e = dis.capture_errors[0]
         more = f" (and {len(dis.capture_errors) - 1} more)" if len(dis.capture_errors) > 1 else ""
@@ -623,7 +627,7 @@ def _exit_status(dis: "Dissector", sources: list[Path]) -> None:
         names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))
         what = f"{sum(dis.other_flows.values())} TCP flows: {others}" if others else (
-            f"{dis.packets} packets, no TCP flows")
+            f"{dis.packets if packets is None else packets} packets, no TCP flows")
         raise UserError(f"no AMQP traffic in {names} ({what})", Exit.DECODE)
     errors = sum(c.frame_errors for c in dis.conns)
     skipped = sum(c.skipped_bytes for c in dis.conns if not c.midstream and not c.gaps)
