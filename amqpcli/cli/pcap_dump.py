@@ -218,21 +218,62 @@ def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path
 def _tls_notes(dis: "Dissector", files: list[Path], keylog: Path | None,
                tls: "TlsFlows | None", stop: Stopping) -> None:
     """The TLS flows that were not read: with a key log, those it had no keys for (with
-    their endpoints)."""
+    their endpoints); without one, those on other ports than 5671 and the AMQP ports,
+    which are not reported as connections (with their ports, found by reading the capture
+    files again)."""
     from amqpcli.render.types import printable
 
-    if tls is not None and keylog is not None and tls.encrypted:
-        n = len(tls.encrypted)
-        shown = ", ".join(f"{c} -> {s}" for c, s in tls.encrypted[:5])
-        more = f" and {n - 5} more" if n > 5 else ""
-        them = "it" if n == 1 else "them"
-        typer.echo(f"amqp: note: {_flows(n, 'TLS')} could not be decrypted: "
-                   f"{printable(str(keylog))} has no keys for {them} ({shown}{more})",
-                   err=True)
+    if tls is not None and keylog is not None:
+        if tls.encrypted:
+            n = len(tls.encrypted)
+            shown = ", ".join(f"{c} -> {s}" for c, s in tls.encrypted[:5])
+            more = f" and {n - 5} more" if n > 5 else ""
+            them = "it" if n == 1 else "them"
+            typer.echo(f"amqp: note: {_flows(n, 'TLS')} could not be decrypted: "
+                       f"{printable(str(keylog))} has no keys for {them} ({shown}{more})",
+                       err=True)
+        return
+    n = dis.other_flows.get("tls", 0)
+    if not n:
+        return
+    ports = _tls_ports(dis, files, n, stop)
+    where = f" on port{'s' if len(ports) > 1 else ''} {', '.join(map(str, ports))}" if (
+        ports) else " on ports other than 5671 and the AMQP ones"
+    typer.echo(f"amqp: note: {_flows(n, 'TLS')}{where} not read (give --tls-keylog FILE to "
+               "decrypt them)", err=True)
 
 
 def _flows(n: int, what: str) -> str:
     return f"{n} {what} flow{'' if n == 1 else 's'}"
+
+
+def _tls_ports(dis: "Dissector", files: list[Path], n: int, stop: Stopping) -> list[int]:
+    """The server ports of the `n` TLS flows the run left out, from a second reading of
+    the capture files (our own reader: quick); none from standard input or an interface,
+    which cannot be read again, or when the reading is stopped."""
+    if stop.interrupted or not files or any(str(f) == STDIN for f in files):
+        return []
+    from amqpcli.capture import TLS, CaptureError, Opened, read_capture
+
+    known = dis.ports | {5671}
+    ports: set[int] = set()
+    found = 0
+    events = read_capture([str(f) for f in files], ports=dis.ports, waiting=stop)
+    try:
+        for ev in events:
+            if ev.__class__ is Opened and ev.flow.protocol == TLS and (
+                    ev.flow.server_port not in known):
+                ports.add(ev.flow.server_port)
+                found += 1
+                if found >= n:
+                    break
+    except CaptureError:
+        pass  # (a damaged file: the run said so) the ports found before the damage
+    except KeyboardInterrupt:
+        return []
+    finally:
+        events.close()  # type: ignore[attr-defined]
+    return sorted(ports)
 
 
 def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) -> None:

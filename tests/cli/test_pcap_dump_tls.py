@@ -267,6 +267,27 @@ def test_a_file_that_is_not_a_key_log_is_a_usage_error(tmp_path: Path, content: 
                         "*_TRAFFIC_SECRET lines, as SSLKEYLOGFILE writes them)\n")
 
 
+def test_tls_flows_on_other_ports_are_mentioned(certs: Certs, tmp_path: Path) -> None:
+    """Without a key log, TLS on a port that is neither 5671 nor an AMQP port is not a
+    connection; a note says how many such flows there were, and on which ports."""
+    cap, keys = tmp_path / "mixed.pcapng", tmp_path / "keys.log"
+    with CaptureWriter(cap) as w:
+        plain_conversation(w, basic(2), port=5672, client=40001, start_s=0)
+        tls_conversation(w, certs, keys, basic(1), port=5871, client=40002, start_s=1)
+        tls_conversation(w, certs, keys, basic(1), port=8443, client=40003, start_s=2)
+        tls_conversation(w, certs, keys, basic(1), port=5871, client=40004, start_s=3)
+    r = amqp("pcap-dump", str(cap), "--summary")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ("amqp: note: 3 TLS flows on ports 5871, 8443 not read (give "
+                        "--tls-keylog FILE to decrypt them)\n")
+    # with the keys they are read
+    records, err = dump(str(cap), "--tls-keylog", str(keys), "--deliveries",
+                        "--connections")
+    assert deliveries(records) == {"40001": accepted(2), "40002": accepted(1),
+                                   "40003": accepted(1), "40004": accepted(1)}
+    assert err == ""
+
+
 def tls_over_loopback(certs: Certs, keylog: Path, script: Script, port: int) -> None:
     """`script` over a real TLS connection to 127.0.0.1:`port` (a server thread here);
     the client appends its keys to `keylog`."""
