@@ -179,11 +179,13 @@ def session_state(s: Any) -> str:
 
 def link_state(link: Any) -> str:
     """The link's state; detached by its session's end or its connection's close (no
-    detach of its own) says so: no detach was seen."""
-    state = link.state
-    if state in ("detached", "detaching") and link.attach and not link.detach:
-        return "ended with its session" if link.session.end else "closed with the connection"
-    return state
+    detach of its own) says so, by pcap-dump's rule for it (`--links`: "no detach: …")."""
+    from amqpcli.render.deliveries import implicitly_detached
+
+    how = implicitly_detached(link)
+    if how is not None:
+        return "ended with its session" if how == "end" else "closed with the connection"
+    return link.state
 
 
 def _conn_label(cw: Any) -> str:
