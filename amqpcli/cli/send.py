@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -168,15 +170,29 @@ def _open_input(path: str) -> BinaryIO:
         raise UserError(f"cannot read {path!r}: {e.strerror}", Exit.USAGE) from None
 
 
+def _may_wait(path: str) -> bool:
+    """Whether reading `path` ('-': standard input) may wait for its input to come: it is
+    not a regular file (a pipe, a FIFO, a terminal)."""
+    try:
+        mode = os.fstat(0).st_mode if path == "-" else os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False  # (opening it says what is wrong)
+    return not stat.S_ISREG(mode)
+
+
 @contextlib.contextmanager
 def _reading(path: str) -> Iterator[None]:
     """A read that fails after the open (an I/O error, a device that cannot be read) is a
     one-line error like a failed open."""
+    from amqpcli.net.outgoing import TooLarge
+
+    where = "standard input" if path == "-" else repr(path)
     try:
         yield
     except OSError as e:
-        where = "standard input" if path == "-" else repr(path)
         raise UserError(f"cannot read {where}: {e.strerror or e}", Exit.USAGE) from None
+    except TooLarge as e:
+        raise UserError(f"{where}: {e}", Exit.USAGE) from None
 
 
 def message_source(
@@ -199,10 +215,12 @@ def message_source(
     if lines:
         return _line_messages(template, body, file, json_body, count)
     if file is not None:
+        from amqpcli.net.outgoing import read_whole
+
         stream = _open_input(file)
         try:
             with _reading(file):
-                raw = stream.read()
+                raw = read_whole(stream)
         finally:
             if not _is_stdin(stream):
                 stream.close()
@@ -266,7 +284,7 @@ class Replay:
         return self._messages
 
     def _read(self, stream: BinaryIO, count: int | None) -> Iterator[OutgoingMessage]:
-        from amqpcli.net.outgoing import OutgoingMessage
+        from amqpcli.net.outgoing import OutgoingMessage, read_lines
 
         path = self.path
         n = 0
@@ -275,7 +293,7 @@ class Replay:
         sent: set[tuple[Any, Any]] = set()
         try:
             with _reading(path):
-                for lineno, line in enumerate(stream, 1):
+                for lineno, line in enumerate(read_lines(stream), 1):
                     if not line.strip():
                         continue
                     if count is not None and n >= count:
@@ -504,7 +522,10 @@ def send(
         progress=show_progress, expected=count if count is not None else (
             1 if from_file is None and not lines and duration is None else None),
     )
-    summary = run_send(conn, plan, messages)
+    # lines from a pipe, a FIFO or a terminal come when they come: read in a thread
+    waits = ((from_file is not None and _may_wait(from_file))
+             or (lines and body is None and _may_wait(file or "-")))
+    summary = run_send(conn, plan, messages, input_waits=waits)
     for text in summary.warnings:
         print(f"amqp: {text}", file=sys.stderr, flush=True)
     # A run that failed before its first message says only why (no empty summary),

@@ -16,8 +16,9 @@ value, never an encoder error in the middle of a run.
 
 from __future__ import annotations
 
+import os
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -37,7 +38,8 @@ from amqpcli.codec.types import (
 )
 from amqpcli.errors import Exit, UserError
 
-__all__ = ["BODY_TYPES", "MessageTemplate", "Numbered", "OutgoingMessage", "read_bodies"]
+__all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "Numbered", "OutgoingMessage",
+           "TooLarge", "read_bodies", "read_lines", "read_whole"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -255,12 +257,81 @@ class MessageTemplate:
         return OutgoingMessage(n, prefix + self._last_body_bytes + self._suffix, mid)
 
 
+# The most bytes one body (or one line of --lines/--from) may have: a message is held
+# whole in memory, and a device or endless stream given by mistake must end in an error,
+# not in the machine's memory running out.
+MAX_BODY = 256 << 20
+_CHUNK = 1 << 20  # read in pieces, so a signal is handled between them
+
+
+class TooLarge(ValueError):
+    """A body or a line over `MAX_BODY` (the message says which)."""
+
+
+def read_whole(stream: BinaryIO, limit: int = MAX_BODY) -> bytes:
+    """The whole stream as one body, read in pieces; `TooLarge` past `limit` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        piece = stream.read(_CHUNK)
+        if not piece:
+            return b"".join(parts)
+        size += len(piece)
+        if size > limit:
+            raise TooLarge(f"more than {limit >> 20} MiB: too large for one message")
+        parts.append(piece)
+
+
+def read_lines(stream: BinaryIO, limit: int = MAX_BODY) -> Iterator[bytes]:
+    """The stream's lines, each with its line ending, as soon as each is whole;
+    `TooLarge` for a line longer than `limit` bytes (an endless line, as /dev/zero
+    gives, is never held whole). A stream with a file descriptor is read with `os.read`:
+    no lock of Python's buffered reader is held while it waits for its input (a thread
+    waiting on a pipe must not keep the interpreter from ending)."""
+    read = _chunks(stream)
+    buf = bytearray()
+    pos = scanned = 0
+    n = 0
+    while True:
+        i = buf.find(b"\n", max(pos, scanned))
+        if i >= 0:
+            n += 1
+            if i - pos > limit:
+                raise TooLarge(f"line {n} is longer than {limit >> 20} MiB")
+            yield bytes(buf[pos : i + 1])
+            pos = scanned = i + 1
+            continue
+        if pos:
+            del buf[:pos]
+            pos = 0
+        scanned = len(buf)
+        if scanned > limit:
+            raise TooLarge(f"line {n + 1} is longer than {limit >> 20} MiB")
+        more = read(_CHUNK)
+        if not more:
+            if buf:
+                yield bytes(buf)
+            return
+        buf += more
+
+
+def _chunks(stream: BinaryIO) -> Callable[[int], bytes]:
+    """What reads the next piece of `stream` (as much as has come, up to n bytes)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stream
+        read1 = getattr(stream, "read1", None)
+        return read1 if read1 is not None else stream.read
+    return lambda n: os.read(fd, n)
+
+
 def read_bodies(stream: BinaryIO, lines: bool) -> Iterator[bytes]:
-    """The whole stream as one body, or one body per line (line endings removed)."""
+    """The whole stream as one body, or one body per line (line endings removed), each
+    at most `MAX_BODY` bytes (`TooLarge`)."""
     if not lines:
-        yield stream.read()
+        yield read_whole(stream)
         return
-    for line in stream:
+    for line in read_lines(stream):
         if line.endswith(b"\n"):
             line = line[:-1]
             if line.endswith(b"\r"):

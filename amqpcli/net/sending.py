@@ -9,6 +9,8 @@ the summary's buckets. When the connection drops, the unconfirmed ones are "in d
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -182,8 +184,87 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
     return Exit.OK, ""
 
 
-def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage]) -> SendSummary:
-    return run_interruptible(_Sender(cfg, plan).run(messages))
+def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage],
+             *, input_waits: bool = False) -> SendSummary:
+    """Send `messages`. `input_waits`: taking the next one may wait for its input (lines
+    from a pipe or a terminal): it is then taken in a thread of its own (`PulledInThread`),
+    so a message that has come goes out at once and the connection is served meanwhile."""
+    sender = _Sender(cfg, plan)
+    if input_waits:
+        sender.pulled = PulledInThread(messages)
+        messages = sender.pulled
+    return run_interruptible(sender.run(messages))
+
+
+class PulledInThread(Iterator[OutgoingMessage]):
+    """Messages taken from their input in a thread of their own, at most `depth` ahead.
+
+    The send loop runs in the event loop: a read that waits there (the next line of `tail
+    -f … | amqp send --lines`) stopped the connection's heartbeats and Ctrl-C, and held
+    the messages already read until the next ones came. `ready()` waits for a message
+    (or the input's end or error) without blocking the loop; iterating takes what has
+    come and never waits (`available()` says whether it would find something)."""
+
+    _END = object()
+
+    def __init__(self, messages: Iterator[OutgoingMessage], depth: int = 64) -> None:
+        self._messages = messages
+        self._items: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self._done = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._came: asyncio.Event | None = None
+
+    def _start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._came = asyncio.Event()
+        # a daemon: one waiting on its input when the run ends must not keep us
+        threading.Thread(target=self._pull, name="send-input", daemon=True).start()
+
+    def _pull(self) -> None:
+        try:
+            for msg in self._messages:
+                self._put(msg)
+            self._put(self._END)
+        except BaseException as e:  # noqa: BLE001 - handed to the loop, raised there
+            self._put(e)
+
+    def _put(self, item: Any) -> None:
+        self._items.put(item)
+        loop, came = self._loop, self._came
+        try:
+            if loop is not None and came is not None:
+                loop.call_soon_threadsafe(came.set)
+        except RuntimeError:  # the loop is closed: the run is over
+            pass
+
+    def available(self) -> bool:
+        return self._done or not self._items.empty()
+
+    async def ready(self) -> None:
+        if self._came is None:
+            self._start()
+        came = self._came
+        assert came is not None
+        while not self.available():
+            came.clear()
+            if self.available():
+                break
+            await came.wait()
+
+    def __next__(self) -> OutgoingMessage:
+        if self._done:
+            raise StopIteration
+        try:
+            item = self._items.get_nowait()
+        except queue.Empty:
+            raise RuntimeError("a message taken before ready()") from None
+        if item is self._END:
+            self._done = True
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        return item  # type: ignore[no-any-return]
 
 
 class _Sender:
@@ -198,6 +279,7 @@ class _Sender:
         self.queue: deque[tuple[OutgoingMessage, bool]] = deque()  # to send: (msg, sent before)
         self.holding: list[OutgoingMessage] = []  # taken, waiting for credit
         self.exhausted = False  # every message has been taken (or --duration is over)
+        self.pulled: PulledInThread | None = None  # the input, when it is read in a thread
         self.input_error: UserError | None = None  # the input failed: nothing more taken
         self.sender: SenderLink | None = None
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
@@ -370,6 +452,9 @@ class _Sender:
                         or (plan.rate and self.s.messages / plan.rate >= plan.duration)):
                     self.exhausted = True
                     break
+                if not await self._input_ready(start):
+                    self.exhausted = True  # --duration ended while the input waited
+                    break
                 nxt = self._next_input(messages)
                 if nxt is None:
                     self.exhausted = True
@@ -392,6 +477,23 @@ class _Sender:
             await txn.finish(lambda: self._wait_confirmed(client))
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
+
+    async def _input_ready(self, start: float) -> bool:
+        """Wait, without holding up the loop, until the input read in a thread has a
+        message (or its end) — at most until --duration ends; False if it ended first."""
+        pulled = self.pulled
+        if pulled is None:
+            return True
+        if self.plan.duration is None:
+            await pulled.ready()
+        else:
+            left = start + self.plan.duration - time.monotonic()
+            if left > 0:
+                try:
+                    await asyncio.wait_for(pulled.ready(), left)
+                except TimeoutError:
+                    pass
+        return pulled.available()
 
     def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:
         """The next message of the input, or None at its end, or when it fails (a bad
@@ -431,6 +533,12 @@ class _Sender:
             if plan.duration is not None and time.monotonic() - start >= plan.duration:
                 self.exhausted = True
                 break
+            if self.pulled is not None and not self.pulled.available():
+                # these go now, the next ones when they have come; none has come only
+                # when --duration ended while the input waited
+                if not out:
+                    self.exhausted = True
+                break
             nxt = self._next_input(messages)
             if nxt is None:
                 self.exhausted = True
@@ -449,6 +557,8 @@ class _Sender:
         sender.on_settled = self._settled_run
         while True:
             await sender.wait_sendable(plan.window, plan.timeout)
+            if not self.queue:
+                await self._input_ready(start)
             batch = self._take(min(sender.room(plan.window), RUN), messages, start)
             if not batch:
                 break
