@@ -213,6 +213,7 @@ class PulledInThread(Iterator[OutgoingMessage]):
         self._done = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._came: asyncio.Event | None = None
+        self._waiting = False
 
     def _start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -230,6 +231,9 @@ class PulledInThread(Iterator[OutgoingMessage]):
 
     def _put(self, item: Any) -> None:
         self._items.put(item)
+        # wake the loop only when it waits (`ready`): it said so before it last looked
+        if not self._waiting:
+            return
         loop, came = self._loop, self._came
         try:
             if loop is not None and came is not None:
@@ -247,9 +251,13 @@ class PulledInThread(Iterator[OutgoingMessage]):
         assert came is not None
         while not self.available():
             came.clear()
-            if self.available():
-                break
-            await came.wait()
+            self._waiting = True  # (before looking again: a message put after it wakes us)
+            try:
+                if self.available():
+                    break
+                await came.wait()
+            finally:
+                self._waiting = False
 
     def __next__(self) -> OutgoingMessage:
         if self._done:
