@@ -67,6 +67,7 @@ SessionBegun: Any = None
 TerminusMismatch: Any = None
 UnsettledReconciled: Any = None
 Violation: Any = None
+explained_by_gap: Any = None  # the after-gap rule, shared with the TUI
 
 SIDES = ("client", "server")
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
@@ -454,7 +455,7 @@ class _Handler10(_Handler):
                     self._credit(ev, t)
             elif cls is Violation:
                 link = ev.link
-                if conn.gaps and ev.kind in _GAP_KINDS:
+                if explained_by_gap(ev.kind, conn.gaps):
                     # the frames that would explain it may be the ones the capture lost
                     out.append(Notice(conn, ev.side, t, packet, "after-gap",
                                       f"frame {ev.frame_no}: {ev.detail} (after bytes the "
@@ -711,10 +712,13 @@ _Numbered = tuple[int, int, int, int, Any]
 def _load_engine() -> None:
     global CreditChanged, DeliverySettled, DeliveryStarted, DeliveryUpdated, LinkAttached
     global LinkDetached, LinkRefused, Observer, SaslOutcome, SessionBegun, TerminusMismatch
-    global UnsettledReconciled, Violation
+    global UnsettledReconciled, Violation, explained_by_gap
     if Observer is not None:
         return
     from amqpcli import engine as e
+    from amqpcli.engine.observer import explained_by_gap as by_gap
+
+    explained_by_gap = by_gap
 
     CreditChanged, DeliverySettled, DeliveryStarted = (
         e.CreditChanged, e.DeliverySettled, e.DeliveryStarted)
@@ -724,11 +728,6 @@ def _load_engine() -> None:
     TerminusMismatch, UnsettledReconciled, Violation = (
         e.TerminusMismatch, e.UnsettledReconciled, e.Violation)
     Observer = e.Observer  # last: it says the rest are bound
-
-# violations that frames lost in a TCP gap can explain
-_GAP_KINDS = frozenset(("unknown-delivery", "unknown-handle", "unknown-channel",
-                        "transfer-mismatch", "delivery-id-in-use", "transfer-beyond-window",
-                        "transfer-beyond-credit", "already-settled", "out-of-order"))
 
 
 def _ended_by_capture(d: Any, conn: Conn) -> bool:
