@@ -57,11 +57,19 @@ def upstream_config(
 
 
 class LinePrinter:
-    """Prints each frame as the render package's one-line form (or JSON), flushing as it goes."""
+    """Prints each frame as the render package's one-line form (or JSON), flushing as it goes.
 
-    def __init__(self, as_json: bool, show_secrets: bool) -> None:
+    The printing never stops the forwarding: when standard output cannot be written any
+    more (its reader went away, `amqp proxy … | head`; a full disk), the printing stops
+    with one note on stderr and the proxy goes on forwarding (and recording) the
+    applications' connections until it is stopped. A stderr that cannot be written loses
+    the notes, nothing else."""
+
+    def __init__(self, as_json: bool, show_secrets: bool, record: str | None = None) -> None:
         self.as_json = as_json
         self.show_secrets = show_secrets
+        self.record = record
+        self.printing = True
 
     def on_open(self, conn: Any) -> None:
         self._note(f"{conn.key} open {conn.describe()}")
@@ -70,10 +78,15 @@ class LinePrinter:
         self._note(f"{conn.key} {how} ({conn.bytes['client']} bytes up, {conn.bytes['server']} down)")
 
     def _note(self, text: str) -> None:
-        sys.stderr.write(f"amqp proxy: {text}\n")
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(f"amqp proxy: {text}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # no one reads the notes any more: the forwarding goes on
 
     def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
+        if not self.printing:
+            return
         if self.as_json:
             from amqpcli.render.items import item_to_json
             from amqpcli.render.traffic import iso
@@ -92,8 +105,27 @@ class LinePrinter:
             line = item_line(item, time=t, connection=conn.key,
                              direction="->" if side == "client" else "<-",
                              show_secrets=self.show_secrets)
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+        except OSError as e:  # BrokenPipeError, or the app's StdoutWriteError
+            self._stop_printing(e)
+
+    def _stop_printing(self, e: OSError) -> None:
+        from amqpcli.cli.app import _quiet_stdout
+
+        self.printing = False
+        try:
+            real = sys.stdout.fileno() == 1
+        except (AttributeError, OSError, ValueError):
+            real = False
+        if real:
+            # what is still buffered goes nowhere, and the exit's flush cannot fail again
+            _quiet_stdout()
+        why = ("standard output's reader went away" if isinstance(e, BrokenPipeError)
+               else f"cannot write standard output: {(e.strerror or str(e)).lower()}")
+        rec = f" and recording to {self.record}" if self.record else ""
+        self._note(f"output stopped: {why}; still forwarding{rec} until stopped")
 
 
 async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str | None,
@@ -151,11 +183,13 @@ def proxy(
 
         run(ProxySource(where, cfg, record=record))
         return
-    import asyncio
+    from amqpcli.net.receiving import run_interruptible
 
-    printer = LinePrinter(as_json, show_secrets)
+    printer = LinePrinter(as_json, show_secrets, record)
     try:
-        asyncio.run(run_proxy(where, cfg, record, printer))
+        # Ctrl-C or SIGTERM cancels the run once (a second signal does not cut the close
+        # short), as for recv
+        run_interruptible(run_proxy(where, cfg, record, printer))
     except KeyboardInterrupt:
         # Ctrl-C (or SIGTERM) is how a proxy is stopped: the recording was closed on the way
         # out. Still an interruption by the exit-status table: 130, after the clean stop.

@@ -10,11 +10,15 @@ why the pump waits for the writer's buffer to drain before reading more).
 
 A protocol error in the copy (a frame that does not decode) becomes an item in the
 stream like any other; it never touches the forwarded bytes. When one side closes, the
-other is half-closed, and the connection ends when both directions have.
+other is half-closed, and the connection ends when both directions have. A side whose
+socket fails (a reset) ends the connection; the failure is that side's, whichever pump
+met it.
 
 Nothing here prints: callers get `on_open`, `on_item` (each frame and the events it
 caused), `on_events` (events of a stream's end), `on_close` callbacks (the CLI prints
-lines, the TUI feeds its model), and an optional `Recorder` writes a capture.
+lines, the TUI feeds its model), and an optional `Recorder` writes a capture. Forwarding
+never depends on them: an exception from a callback or the recorder is kept on the
+connection (`ProxyConnection.watch_error`, reported when it closes) and the bytes go on.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import contextlib
 import itertools
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +55,7 @@ class ProxyConnection:
     bytes: dict[str, int] = field(default_factory=lambda: {CLIENT: 0, SERVER: 0})
     started: float = 0.0
     ended: str = ""  # how it ended ("" while open)
+    watch_error: str = ""  # the first failure of a callback or the recorder, if any
 
     @property
     def key(self) -> str:
@@ -192,19 +197,19 @@ class Proxy:
             sreader, swriter = await open_stream(self.upstream)
         except UserError as e:
             conn.ended = str(e)
-            self.on_close(conn, conn.ended)
+            self._closed_conn(conn)
             cwriter.close()
             return
         except Exception as e:  # noqa: BLE001 - any failure to reach the broker ends this one
             conn.ended = str(connection_error(self.upstream, e))
-            self.on_close(conn, conn.ended)
+            self._closed_conn(conn)
             cwriter.close()
             return
         up = swriter.get_extra_info("peername") or (self.upstream.endpoint.host, self.upstream.endpoint.port)
         conn.upstream = (up[0], up[1])
         if self.recorder is not None:
-            self.recorder.open(conn)
-        self.on_open(conn)
+            self._guarded(conn, self.recorder.open, conn)
+        self._guarded(conn, self.on_open, conn)
         try:
             results = await asyncio.gather(
                 self._pump(conn, CLIENT, creader, swriter),
@@ -215,26 +220,46 @@ class Proxy:
             swriter.close()
             conn.ended = "dropped: the proxy stopped"
             if self.recorder is not None:
-                self.recorder.end(conn)
-            self.on_close(conn, conn.ended)
+                self._guarded(conn, self.recorder.end, conn)
+            self._closed_conn(conn)
             raise
         for w in (cwriter, swriter):
             w.close()
             with contextlib.suppress(Exception):
                 await w.wait_closed()
-        hows = [r if isinstance(r, str) else f"error: {r}" for r in results]
-        conn.ended = "closed" if all(h == "eof" for h in hows) else ", ".join(hows)
+        conn.ended = self._how(conn, results)
         t = time.time()
         if self.parse:
             with self.lock:
                 for side in (CLIENT, SERVER):
                     for item, events in conn.observer.read_tail(side, t):
-                        self.on_item(conn, side, item, t, events)
+                        self._guarded(conn, self.on_item, conn, side, item, t, events)
                     # The end of the stream (what is left unsettled is abandoned).
-                    self.on_events(conn, side, conn.observer.transport_closed(side, t))
+                    events = conn.observer.transport_closed(side, t)
+                    self._guarded(conn, self.on_events, conn, side, events)
         if self.recorder is not None:
-            self.recorder.end(conn)
-        self.on_close(conn, conn.ended)
+            self._guarded(conn, self.recorder.end, conn)
+        self._closed_conn(conn)
+
+    def _how(self, conn: ProxyConnection, results: Sequence[Any]) -> str:
+        """How the connection ended, from its pumps' results: "closed" when both sides
+        ended their streams, else what happened on each side."""
+        if all(r == "eof" for r in results):
+            return "closed"
+        hows = []
+        for r in results:
+            if isinstance(r, tuple):
+                hows.append(f"{r[0]} {type(r[1]).__name__}")
+            elif isinstance(r, str):
+                hows.append(r)
+            else:
+                hows.append(f"error: {r}")
+        return ", ".join(hows)
+
+    def _closed_conn(self, conn: ProxyConnection) -> None:
+        if conn.watch_error:
+            conn.ended += f" (not everything was shown or recorded: {conn.watch_error})"
+        self._guarded(conn, self.on_close, conn, conn.ended)
 
     async def _pump(
         self,
@@ -242,20 +267,29 @@ class Proxy:
         side: str,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-    ) -> str:
-        tap = self._tap
-        try:
-            while True:
+    ) -> str | tuple[str, BaseException]:
+        """Forward what `side` sends until its stream ends ("eof"), or until a socket fails:
+        then (the side whose socket it is, the error), and the other direction is closed."""
+        other = SERVER if side == CLIENT else CLIENT
+        while True:
+            try:
                 data = await reader.read(READ_SIZE)
-                if not data:
-                    break
-                writer.write(data)  # forward first, untouched
-                tap(conn, side, data)
+            except (ConnectionError, OSError) as e:
+                # The other direction cannot go on either: close both ends.
+                writer.close()
+                return side, e
+            if not data:
+                break
+            writer.write(data)  # forward first, untouched
+            try:
+                self._tap(conn, side, data)
+            except Exception as e:  # noqa: BLE001 - watching must never stop the forwarding
+                self._watch_failed(conn, e)
+            try:
                 await writer.drain()
-        except (ConnectionError, OSError) as e:
-            # The other direction cannot go on either: close both ends.
-            writer.close()
-            return f"{side} {type(e).__name__}"
+            except (ConnectionError, OSError) as e:
+                writer.close()
+                return other, e
         if writer.can_write_eof():
             with contextlib.suppress(OSError, RuntimeError):
                 writer.write_eof()
@@ -266,14 +300,27 @@ class Proxy:
     def _tap(self, conn: ProxyConnection, side: str, data: bytes) -> None:
         t = time.time()
         conn.bytes[side] += len(data)
-        self.on_chunk(conn, side, data, t)
+        self._guarded(conn, self.on_chunk, conn, side, data, t)
         if self.recorder is not None:
-            self.recorder.data(conn, side, data, t)
+            self._guarded(conn, self.recorder.data, conn, side, data, t)
         if not self.parse:
             return
         with self.lock:
             for item, events in conn.observer.read(side, data, t):
-                self.on_item(conn, side, item, t, events)
+                self._guarded(conn, self.on_item, conn, side, item, t, events)
+
+    def _guarded(self, conn: ProxyConnection, fn: Callable[..., Any], *args: Any) -> None:
+        """Call a callback (or the recorder): what it raises is kept on the connection and
+        reported when it closes, never allowed to stop the forwarding."""
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001
+            self._watch_failed(conn, e)
+
+    @staticmethod
+    def _watch_failed(conn: ProxyConnection, e: Exception) -> None:
+        if not conn.watch_error:
+            conn.watch_error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
 
 
 def _nodelay(writer: asyncio.StreamWriter) -> None:
