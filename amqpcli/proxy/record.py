@@ -32,7 +32,7 @@ class Recorder:
         except OSError as e:
             raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
                             Exit.USAGE) from None
-        self._convs: dict[int, TcpConversation] = {}
+        self._convs: dict[int, TcpConversation] = {}  # by the connection's serial
         self.closed = False
         self._flush_pending = False
 
@@ -63,11 +63,11 @@ class Recorder:
         # step 0: every packet of a chunk carries the time the chunk was seen, as printed
         conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=0)
         conv.handshake()
-        self._convs[conn.index] = conv
+        self._convs[conn.serial] = conv
         self._written()
 
     def data(self, conn: Any, side: str, data: bytes, time: float) -> None:
-        conv = self._convs.get(conn.index)
+        conv = self._convs.get(conn.serial)
         if conv is None or self.closed:
             return
         conv.now = max(conv.now, _ns(time))
@@ -75,7 +75,7 @@ class Recorder:
         self._written()
 
     def end(self, conn: Any) -> None:
-        conv = self._convs.pop(conn.index, None)
+        conv = self._convs.pop(conn.serial, None)
         if conv is not None and not self.closed:
             conv.close()
             self._written()

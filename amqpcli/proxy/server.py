@@ -19,6 +19,13 @@ caused), `on_events` (events of a stream's end), `on_close` callbacks (the CLI p
 lines, the TUI feeds its model), and an optional `Recorder` writes a capture. Forwarding
 never depends on them: an exception from a callback or the recorder is kept on the
 connection (`ProxyConnection.watch_error`, reported when it closes) and the bytes go on.
+
+Numbering: a connection is numbered (`c1`, `c2`, …) when its first bytes pass through,
+in that order: the order in which `amqp pcap-dump` numbers the conversations of the
+recording (by the first bytes that name the protocol, not by the handshake). So a
+connection's label is the same in the proxy's output and in pcap-dump of its `--record`,
+and a connection that carries no byte (a port probe, a broker that cannot be reached) has
+no number: it is named by the application's address. `on_open` comes with the number.
 """
 
 from __future__ import annotations
@@ -42,11 +49,15 @@ CLIENT, SERVER = "client", "server"
 READ_SIZE = 64 * 1024
 
 
+def _ep(a: tuple[str, int]) -> str:
+    return f"[{a[0]}]:{a[1]}" if ":" in a[0] else f"{a[0]}:{a[1]}"
+
+
 @dataclass
 class ProxyConnection:
     """One proxied connection: the application's end, the broker's end, what was seen."""
 
-    index: int
+    serial: int  # in the order accepted (the recording's key for it)
     client: tuple[str, int]  # the application's address
     listen: tuple[str, int]  # our listening address it connected to
     upstream: tuple[str, int] = ("", 0)  # the broker's address (after connecting)
@@ -55,18 +66,18 @@ class ProxyConnection:
     bytes: dict[str, int] = field(default_factory=lambda: {CLIENT: 0, SERVER: 0})
     started: float = 0.0
     ended: str = ""  # how it ended ("" while open)
+    # 0, 1, ... once its first bytes passed (c1, c2, ...); None before (see the module)
+    index: int | None = None
     watch_error: str = ""  # the first failure of a callback or the recorder, if any
 
     @property
     def key(self) -> str:
-        # c1, c2, ... as pcap-dump and the TUI number the connections of its recording
-        return f"c{self.index + 1}"
+        # c1, c2, ... as pcap-dump and the TUI number the connections of its recording;
+        # the application's address for one not numbered (it carried no byte)
+        return f"c{self.index + 1}" if self.index is not None else _ep(self.client)
 
     def describe(self) -> str:
-        def ep(a: tuple[str, int]) -> str:
-            return f"[{a[0]}]:{a[1]}" if ":" in a[0] else f"{a[0]}:{a[1]}"
-
-        return f"{ep(self.client)} -> {ep(self.upstream) if self.upstream[0] else '?'}"
+        return f"{_ep(self.client)} -> {_ep(self.upstream) if self.upstream[0] else '?'}"
 
 
 OnOpen = Callable[[ProxyConnection], None]
@@ -131,7 +142,8 @@ class Proxy:
         self.bound: tuple[str, int] | None = None
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._ids = itertools.count()
+        self._serials = itertools.count()
+        self._numbers = itertools.count()
         self._closed = asyncio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -190,7 +202,7 @@ class Proxy:
         peer = cwriter.get_extra_info("peername") or ("?", 0)
         here = cwriter.get_extra_info("sockname") or self.bound or ("?", 0)
         _nodelay(cwriter)
-        conn = ProxyConnection(next(self._ids), (peer[0], peer[1]), (here[0], here[1]),
+        conn = ProxyConnection(next(self._serials), (peer[0], peer[1]), (here[0], here[1]),
                                started=time.time())
         self.connections.append(conn)
         try:
@@ -209,7 +221,6 @@ class Proxy:
         conn.upstream = (up[0], up[1])
         if self.recorder is not None:
             self._guarded(conn, self.recorder.open, conn)
-        self._guarded(conn, self.on_open, conn)
         try:
             results = await asyncio.gather(
                 self._pump(conn, CLIENT, creader, swriter),
@@ -299,6 +310,10 @@ class Proxy:
 
     def _tap(self, conn: ProxyConnection, side: str, data: bytes) -> None:
         t = time.time()
+        if conn.index is None:
+            # its first bytes: numbered now, in the order the recording shows them
+            conn.index = next(self._numbers)
+            self._guarded(conn, self.on_open, conn)
         conn.bytes[side] += len(data)
         self._guarded(conn, self.on_chunk, conn, side, data, t)
         if self.recorder is not None:

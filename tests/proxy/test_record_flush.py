@@ -59,7 +59,7 @@ def test_recorded_frames_are_on_disk_while_the_proxy_runs(broker: Broker, tmp_pa
 
 def test_a_recorder_outside_an_event_loop_flushes_at_once(tmp_path: Path) -> None:
     class Conn:
-        index = 0
+        serial = 0
         started = 1.0
         client = ("127.0.0.1", 40000)
         upstream = ("127.0.0.1", 5672)
