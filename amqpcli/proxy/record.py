@@ -2,8 +2,11 @@
 
 Each proxied connection becomes one synthetic TCP conversation between the application's
 address and the broker's, with a handshake, the bytes of each direction as they were
-forwarded (at the time they were read), and a FIN exchange when it ends. The capture
-package writes the packets; this module only decides what goes in.
+forwarded (at the time they were read), and its end as the proxy saw it: a side's FIN
+when that side ended its stream, a side's RST when its socket failed (a reset; nothing
+of that conversation is written after it), and, when the proxy drops the connection or
+stops, FINs for the sides still open. The capture package writes the packets; this
+module only decides what goes in.
 
 What is recorded reaches the file promptly: after each turn of the event loop that wrote
 packets (one flush for the batch), so `amqp pcap-dump` reads the traffic while the proxy
@@ -16,7 +19,8 @@ import asyncio
 import os
 from typing import Any
 
-from amqpcli.capture.tcp import C2S, S2C
+from amqpcli.capture.decode import ACK, FIN
+from amqpcli.capture.tcp import C2S, S2C, Direction
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.errors import Exit, UserError
 
@@ -33,6 +37,7 @@ class Recorder:
             raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
                             Exit.USAGE) from None
         self._convs: dict[int, TcpConversation] = {}  # by the connection's serial
+        self._fins: dict[int, list[Direction]] = {}  # the directions that sent a FIN
         self.closed = False
         self._flush_pending = False
 
@@ -64,6 +69,7 @@ class Recorder:
         conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=0)
         conv.handshake()
         self._convs[conn.serial] = conv
+        self._fins[conn.serial] = []
         self._written()
 
     def data(self, conn: Any, side: str, data: bytes, time: float) -> None:
@@ -71,23 +77,65 @@ class Recorder:
         if conv is None or self.closed:
             return
         conv.now = max(conv.now, _ns(time))
-        conv.send(C2S if side == "client" else S2C, bytes(data), mss=MSS, ack=False)
+        conv.send(_dir(side), bytes(data), mss=MSS, ack=False)
+        self._written()
+
+    def fin(self, conn: Any, side: str, time: float) -> None:
+        """`side` ended its stream: its FIN (and, when the other side's came first, the
+        last ACK: the conversation is over)."""
+        conv = self._convs.get(conn.serial)
+        if conv is None or self.closed:
+            return
+        conv.now = max(conv.now, _ns(time))
+        self._fin(conn.serial, conv, _dir(side))
+        self._written()
+
+    def reset(self, conn: Any, side: str, time: float) -> None:
+        """`side`'s socket failed (it reset the connection): its RST ends the conversation."""
+        conv = self._convs.pop(conn.serial, None)
+        self._fins.pop(conn.serial, None)
+        if conv is None or self.closed:
+            return
+        conv.now = max(conv.now, _ns(time))
+        conv.reset(_dir(side))
         self._written()
 
     def end(self, conn: Any) -> None:
-        conv = self._convs.pop(conn.serial, None)
+        """The connection is over: FINs for the sides that did not end their streams."""
+        conv = self._convs.get(conn.serial)
         if conv is not None and not self.closed:
-            conv.close()
+            self._finish(conn.serial, conv)
             self._written()
+
+    def _fin(self, serial: int, conv: TcpConversation, d: Direction) -> None:
+        fins = self._fins[serial]
+        if d in fins:
+            return
+        conv.packet(d, conv.seq[d], flags=FIN | ACK)
+        conv.seq[d] = (conv.seq[d] + 1) & 0xFFFFFFFF
+        fins.append(d)
+        if len(fins) == 2:  # the first to close acknowledges the other's FIN
+            conv.packet(fins[0], conv.seq[fins[0]], flags=ACK)
+            del self._convs[serial], self._fins[serial]
+
+    def _finish(self, serial: int, conv: TcpConversation) -> None:
+        for d in (C2S, S2C):
+            if serial in self._convs:
+                self._fin(serial, conv, d)
 
     def close(self) -> None:
         if self.closed:
             return
-        for conv in self._convs.values():
-            conv.close()
+        for serial, conv in list(self._convs.items()):
+            self._finish(serial, conv)
         self._convs.clear()
+        self._fins.clear()
         self.writer.close()
         self.closed = True
+
+
+def _dir(side: str) -> Direction:
+    return C2S if side == "client" else S2C
 
 
 def _ns(t: float) -> int:

@@ -254,9 +254,13 @@ class Proxy:
 
     def _how(self, conn: ProxyConnection, results: Sequence[Any]) -> str:
         """How the connection ended, from its pumps' results: "closed" when both sides
-        ended their streams, else what happened on each side."""
+        ended their streams, or when a side's socket failed after the AMQP close exchange
+        (RabbitMQ answers a FIN with a reset); else what happened on each side."""
         if all(r == "eof" for r in results):
             return "closed"
+        if (all(r == "eof" or isinstance(r, tuple) for r in results) and self.parse
+                and len(conn.observer.connection.close) == 2):
+            return "closed"  # both sides had closed the connection: nothing was lost
         hows = []
         for r in results:
             if isinstance(r, tuple):
@@ -282,11 +286,14 @@ class Proxy:
         """Forward what `side` sends until its stream ends ("eof"), or until a socket fails:
         then (the side whose socket it is, the error), and the other direction is closed."""
         other = SERVER if side == CLIENT else CLIENT
+        rec = self.recorder
         while True:
             try:
                 data = await reader.read(READ_SIZE)
             except (ConnectionError, OSError) as e:
                 # The other direction cannot go on either: close both ends.
+                if rec is not None:
+                    self._guarded(conn, rec.reset, conn, side, time.time())
                 writer.close()
                 return side, e
             if not data:
@@ -299,8 +306,12 @@ class Proxy:
             try:
                 await writer.drain()
             except (ConnectionError, OSError) as e:
+                if rec is not None:
+                    self._guarded(conn, rec.reset, conn, other, time.time())
                 writer.close()
                 return other, e
+        if rec is not None:
+            self._guarded(conn, rec.fin, conn, side, time.time())
         if writer.can_write_eof():
             with contextlib.suppress(OSError, RuntimeError):
                 writer.write_eof()
