@@ -88,14 +88,20 @@ class LinePrinter:
         if not self.printing:
             return
         if self.as_json:
+            from amqpcli.dissect.records import AMQP10
             from amqpcli.render.items import item_to_json
             from amqpcli.render.traffic import iso
 
-            # the shape of `pcap-dump --json`'s frame records
-            obj = {"record": "frame", "time": iso(t), "connection": conn.key, "from": side,
-                   **item_to_json(item, self.show_secrets)}
-            if "protocol" in obj:  # a protocol header's own protocol, as pcap-dump says
-                obj["header"] = obj.pop("protocol")
+            # the shape of `pcap-dump --json`'s frame records, but for `packet`: there is
+            # no capture packet (pcap-dump of the --record file gives them)
+            obj: dict[str, Any] = {"record": "frame", "protocol": AMQP10, "time": iso(t),
+                                   "connection": conn.key, "from": side}
+            if conn.frame_no:
+                obj["frame"] = conn.frame_no
+            fields = item_to_json(item, self.show_secrets)
+            if "protocol" in fields:  # a protocol header's own protocol, as pcap-dump says
+                fields["header"] = fields.pop("protocol")
+            obj.update(fields)
             from amqpcli.render.jsonvalues import safe_json_text
 
             line = safe_json_text(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from amqpcli.codec.frames import ProtocolHeader
 from amqpcli.engine.events import Event
 from amqpcli.engine.observer import Observer
 from amqpcli.errors import Exit, UserError, listen_error
@@ -68,6 +69,10 @@ class ProxyConnection:
     ended: str = ""  # how it ended ("" while open)
     # 0, 1, ... once its first bytes passed (c1, c2, ...); None before (see the module)
     index: int | None = None
+    # the engine's number of the frame last handed to `on_item` (both directions
+    # counted, a protocol header not: as pcap-dump's `frame`); 0 for a protocol header
+    frame_no: int = 0
+    frames: int = 0  # frames so far (both directions)
     watch_error: str = ""  # the first failure of a callback or the recorder, if any
 
     @property
@@ -244,7 +249,7 @@ class Proxy:
             with self.lock:
                 for side in (CLIENT, SERVER):
                     for item, events in conn.observer.read_tail(side, t):
-                        self._guarded(conn, self.on_item, conn, side, item, t, events)
+                        self._guarded(conn, self._item, conn, side, item, t, events)
                     # The end of the stream (what is left unsettled is abandoned).
                     events = conn.observer.transport_closed(side, t)
                     self._guarded(conn, self.on_events, conn, side, events)
@@ -333,7 +338,16 @@ class Proxy:
             return
         with self.lock:
             for item, events in conn.observer.read(side, data, t):
-                self._guarded(conn, self.on_item, conn, side, item, t, events)
+                self._guarded(conn, self._item, conn, side, item, t, events)
+
+    def _item(self, conn: ProxyConnection, side: str, item: Any, t: float,
+              events: list[Event]) -> None:
+        if isinstance(item, ProtocolHeader):
+            conn.frame_no = 0
+        else:
+            conn.frames += 1
+            conn.frame_no = conn.frames
+        self.on_item(conn, side, item, t, events)
 
     def _guarded(self, conn: ProxyConnection, fn: Callable[..., Any], *args: Any) -> None:
         """Call a callback (or the recorder): what it raises is kept on the connection and
