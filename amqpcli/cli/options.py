@@ -129,7 +129,14 @@ def build_config(
     max_frame_size: int | None = None,
     reconnect: int = 0,
     trace: bool = False,
+    *,
+    upgrade_offered: bool = True,
 ) -> ConnectionConfig:
+    """The `ConnectionConfig` of a command's connection options, each checked. TLS options
+    (`--ca-file`, `--cert`, `--key`, `--server-name`) need a TLS connection: with a plain
+    `amqp://` URL and no `--tls-upgrade` they are a usage error, not quietly ignored (the
+    traffic, a PLAIN password included, would go in clear). `upgrade_offered`: whether
+    the command has `--tls-upgrade` (the error suggests it)."""
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
 
@@ -144,6 +151,15 @@ def build_config(
         url, host=host, port=port, user=user, password=password,
         password_file=password_file, address=address,
     )
+    tls_options = [what for what, v in (("--ca-file", ca_file), ("--cert", cert_file),
+                                        ("--key", key_file), ("--server-name", server_name))
+                   if v is not None]
+    if tls_options and not (ep.tls or tls_upgrade):
+        named = (f"{tls_options[0]} is a TLS option" if len(tls_options) == 1
+                 else f"{', '.join(tls_options)} are TLS options")
+        raise UserError(f"{named}, but amqp://{ep.hostport} is plain TCP: use amqps://"
+                        f"{' (or --tls-upgrade)' if upgrade_offered else ''} for TLS",
+                        Exit.USAGE)
     if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
         raise UserError("--max-frame-size must be between 512 and 4294967295", Exit.USAGE)
     check_seconds(connect_timeout, "--connect-timeout")

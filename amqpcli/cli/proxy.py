@@ -41,7 +41,7 @@ def upstream_config(
         raise UserError(f"bad broker URL {url!r}: use amqp://host:port or amqps://host:port", Exit.USAGE)
     cfg = build_config(url, ca_file=ca_file, cert_file=cert_file, key_file=key_file,
                        insecure=insecure, server_name=server_name,
-                       connect_timeout=connect_timeout)
+                       connect_timeout=connect_timeout, upgrade_offered=False)
     from amqpcli.net.url import parse_url
 
     ep = parse_url(url)  # the URL as written (not AMQP_PASSWORD)

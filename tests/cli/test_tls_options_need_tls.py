@@ -1,0 +1,51 @@
+"""TLS options are checked before anything starts, by one rule for every command
+(`build_config`): `--ca-file`, `--cert`, `--key` or `--server-name` with a plain
+`amqp://` URL (and no `--tls-upgrade`) is a usage error: send, recv and proxy ignored them
+and went in clear, a PLAIN password included.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.net.clirun import amqp
+from tests.peers.tls import Certs
+
+PLAIN = "amqp://127.0.0.1:1"  # nothing listens on port 1: no run gets as far as connecting
+
+
+@pytest.mark.parametrize("tls_args", [
+    ("--ca-file", "CA"), ("--cert", "CERT"), ("--key", "KEY"), ("--server-name", "example.com"),
+])
+@pytest.mark.parametrize("command", [
+    ("send", f"{PLAIN}/q", "hi"),
+    ("recv", f"{PLAIN}/q"),
+    ("browse", f"{PLAIN}/q"),
+    ("proxy", "127.0.0.1:0", PLAIN),
+    ("tui", "--proxy", "127.0.0.1:0", PLAIN),
+], ids=lambda c: c[0] + ("-proxy" if "--proxy" in c else ""))
+def test_tls_options_with_a_plain_url_are_a_usage_error(
+        command: tuple[str, ...], tls_args: tuple[str, str], tls_certs: Certs) -> None:
+    files = {"CA": str(tls_certs.ca_cert), "CERT": str(tls_certs.client_cert),
+             "KEY": str(tls_certs.client_key)}
+    option, value = tls_args
+    r = amqp(*command, option, files.get(value, value), timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    upgrade = "" if command[0] == "proxy" else " (or --tls-upgrade)"  # proxy has none
+    assert r.stderr == (f"amqp: error: {option} is a TLS option, but amqp://127.0.0.1:1 is "
+                        f"plain TCP: use amqps://{upgrade} for TLS\n")
+    assert r.stdout == ""
+
+
+def test_several_are_named(tls_certs: Certs) -> None:
+    r = amqp("send", f"{PLAIN}/q", "hi", "--cert", str(tls_certs.client_cert), "--key",
+             str(tls_certs.client_key), timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.startswith("amqp: error: --cert, --key are TLS options, but amqp://")
+
+
+def test_with_tls_upgrade_they_are_taken(tls_certs: Certs) -> None:
+    r = amqp("send", f"{PLAIN}/q", "hi", "--tls-upgrade", "--ca-file", str(tls_certs.ca_cert),
+             timeout=60)
+    assert r.returncode == 3, r.stderr  # they reach the connecting
+    assert "cannot connect to 127.0.0.1:1" in r.stderr
