@@ -53,6 +53,11 @@ def upstream_config(
         raise UserError(f"bad broker URL {ep.url()!r}: the proxy forwards each client's own "
                         f"connection, so its {', '.join(unused)} would not be used; give "
                         "amqp://host:port or amqps://host:port", Exit.USAGE)
+    if cfg.endpoint.tls:
+        # the TLS files are read now (send reads them before connecting): one that is
+        # missing or no PEM is a usage error before listening, not a failure of every
+        # application's connection; the connections use the context made here
+        cfg.tls.context()
     return cfg
 
 

@@ -28,9 +28,20 @@ class TlsConfig:
     key_file: str | None = None
     verify: bool = True
     server_name: str | None = None  # SNI and the name checked; default: the host
+    # the context once made: the files are read once (when the options are checked), and
+    # every connection (a reconnect, each of a proxy's) uses the same context
+    _ctx: ssl.SSLContext | None = field(default=None, init=False, repr=False, compare=False)
 
     def context(self) -> ssl.SSLContext:
-        """A client context: system CAs (or `ca_file`), hostname check unless `verify` is off."""
+        """A client context: system CAs (or `ca_file`), hostname check unless `verify` is
+        off. Made on the first call (a file that is missing or no PEM: a `UserError`, exit
+        2), the same one after."""
+        if self._ctx is None:
+            object.__setattr__(self, "_ctx", self._make())
+        assert self._ctx is not None
+        return self._ctx
+
+    def _make(self) -> ssl.SSLContext:
         try:
             ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
         except (OSError, ssl.SSLError) as e:

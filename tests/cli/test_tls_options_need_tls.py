@@ -1,10 +1,18 @@
 """TLS options are checked before anything starts, by one rule for every command
-(`build_config`): `--ca-file`, `--cert`, `--key` or `--server-name` with a plain
-`amqp://` URL (and no `--tls-upgrade`) is a usage error: send, recv and proxy ignored them
-and went in clear, a PLAIN password included.
+(`build_config`).
+
+* `--ca-file`, `--cert`, `--key` or `--server-name` with a plain `amqp://` URL (and no
+  `--tls-upgrade`) is a usage error: send, recv and proxy ignored them and went in clear,
+  a PLAIN password included.
+* With TLS, the proxy reads the files before listening: `amqp proxy … amqps://…
+  --ca-file /nonexist` listened, then failed every application's connection.
 """
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +57,34 @@ def test_with_tls_upgrade_they_are_taken(tls_certs: Certs) -> None:
              timeout=60)
     assert r.returncode == 3, r.stderr  # they reach the connecting
     assert "cannot connect to 127.0.0.1:1" in r.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ("send", "amqps://127.0.0.1:1/q", "hi"),
+    ("tui", "--proxy", "127.0.0.1:0", "amqps://127.0.0.1:1"),
+])
+def test_tls_files_are_read_before_connecting(command: tuple[str, ...], tmp_path: Path) -> None:
+    r = amqp(*command, "--ca-file", str(tmp_path / "none.pem"), timeout=60)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr == (f"amqp: error: TLS setup failed: --ca-file {tmp_path}/none.pem: "
+                        "no such file or directory\n")
+
+
+@pytest.mark.parametrize("what", ["missing", "junk"])
+def test_the_proxy_checks_its_tls_files_before_listening(what: str, tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    if what == "junk":
+        ca.write_text("not a certificate\n")
+    proc = subprocess.Popen([sys.executable, "-m", "amqpcli", "proxy", "127.0.0.1:0",
+                             "amqps://127.0.0.1:1", "--ca-file", str(ca)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # it said "listening on …" and ran on
+    if proc.poll() is None and "listening" in first:
+        proc.kill()
+    out, rest = proc.communicate(timeout=60)
+    why = "no such file or directory" if what == "missing" else "no PEM certificates in it"
+    assert first == f"amqp: error: TLS setup failed: --ca-file {ca}: {why}\n", first + rest
+    assert rest == "" and out == ""
+    assert proc.returncode == 2
