@@ -94,6 +94,19 @@ def check_path(value: str | os.PathLike[str] | None, what: str, kind: str = "fil
         raise UserError(f"{what}: the {kind} name is empty", Exit.USAGE)
 
 
+def check_given(value: str | None, what: str, needed: str, hint: str = "") -> None:
+    """Text an option cannot do without (an interface, a capture filter): empty or blank is
+    a usage error naming the option, as for the view filters (`--live ''` reached dumpcap
+    as an interface without a name; `--capture-filter ''` captured everything), and so is
+    text that is not UTF-8. None (not given) passes."""
+    if value is None:
+        return
+    if not value.strip():
+        raise UserError(f"{what}: {needed} is needed (got {value!r}{'; ' if hint else ''}"
+                        f"{hint})", Exit.USAGE)
+    check_text(value, what)
+
+
 def check_positive(value: float | None, option: str) -> None:
     """A rate-like option: a finite number above 0."""
     if value is not None and (not math.isfinite(value) or value <= 0):

@@ -10,7 +10,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_path, connection_options
+from amqpcli.cli.options import check_given, check_path, connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -89,6 +89,9 @@ def tui(
 
     check_path(pcap, "--pcap", "capture file")
     check_path(record, "--record")
+    check_given(live, "--live", "an interface name")
+    check_given(capture_filter, "--capture-filter", "a BPF filter",
+                "leave the option out for the default, tcp")
     url_given = ctx.params.get("url") is not None
     src = choose_source(url_given=url_given, pcap=pcap, proxy=proxy, live=live, recv=recv,
                         send=send, serve=serve,
