@@ -89,7 +89,8 @@ class Stopping:
     It is the capture readers' `waiting` (entered around every wait for input): there
     the output is flushed first, so lines come as traffic flows, from a pipe too, and a
     signal ends the wait at once (nothing is half done in a wait). Anywhere else a signal
-    only sets `stopped[0]`, which the record loop checks between records. A second
+    only sets `stopped[0]`, which the dissector checks between capture events (the
+    records of an event all go out: none the model took in is lost). A second
     signal is ignored: the end is on its way.
 
     A live capture first ends gently (`capturing`): the capture process stops and writes
@@ -181,7 +182,7 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
 
         ev = itertools.chain.from_iterable(decrypted(f) for f in files)
     if keylog is None or tls is None:
-        yield from dis.run(ev)
+        yield from dis.run(ev, stopped=stop.stopped)
         return
     from amqpcli.dissect import DeliveryRecord, FilePacket, Notice
     from amqpcli.render.types import printable
@@ -189,7 +190,7 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
     # a TLS flow left encrypted with a key log given: there were no keys for it
     text = f"TLS: encrypted, not decoded (no keys for it in {printable(str(keylog))})"
     several = live is None and len(files) > 1
-    for rec in dis.run(ev):
+    for rec in dis.run(ev, stopped=stop.stopped):
         if isinstance(rec, Notice) and rec.kind == "encrypted" and rec.text.startswith("TLS:"):
             if rec.conn is not None:
                 rec.conn.notes[:] = [text if n == rec.text else n for n in rec.conn.notes]
@@ -209,7 +210,7 @@ def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path
         # one file goes straight to the reader (the merge of several costs memory it
         # need not)
         return dis.read(_source(files[0]) if len(files) == 1 else [_source(f) for f in files],
-                        waiting=stop)
+                        waiting=stop, stopped=stop.stopped)
     if keylog is None:
         return _events(dis, files, live, keylog, bpf, count, stop, fast)
     return _events(dis, files, live, keylog, bpf, count, stop, fast, tls)
@@ -455,7 +456,7 @@ def pcap_dump(
             records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture, tls)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
-                      bodies, show_secrets, stop.stopped, passed)
+                      bodies, show_secrets, passed)
             except KeyboardInterrupt:
                 if not stop.stopped[0]:
                     raise
@@ -465,7 +466,7 @@ def pcap_dump(
                     close()
                 # what was open when the reading stopped: deliveries left unsettled, ...
                 _loop(dis, dis.finish(), out, flt, summ, show_frames, deliveries, json_out,
-                      full, bodies, show_secrets, [False], passed)
+                      full, bodies, show_secrets, passed)
         finally:
             gc.set_threshold(*thresholds)
             out.flush()
@@ -509,7 +510,7 @@ def _notes(dis: "Dissector", flt: "Filter") -> None:
 
 def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
-          show_secrets: bool, stopped: list[bool], passed: "Passed | None" = None) -> None:
+          show_secrets: bool, passed: "Passed | None" = None) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
     from amqpcli.render.traffic import (
         notice_json,
@@ -530,9 +531,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
     # the buffer, as Out.line would put them
     plain = out._console is None and not out.live
     buf = out._buf
-    for rec in records:
-        if stopped[0]:  # (see Stopping)
-            break
+    for rec in records:  # (they end when a signal stops the reading: see Stopping)
         if not resolved and dis.first_time is not None:
             flt.resolve(dis.first_time)
             resolved = True

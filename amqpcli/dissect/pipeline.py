@@ -70,6 +70,7 @@ Violation: Any = None
 explained_by_gap: Any = None  # the after-gap rule, shared with the TUI
 
 SIDES = ("client", "server")
+_NEVER = [False]  # a stop flag never set: a run of every event
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
 Record = FrameRecord | DeliveryRecord | ViolationRecord | Notice
 
@@ -121,12 +122,15 @@ class Dissector:
     # --- inputs ---------------------------------------------------------------------
 
     def read(self, sources: str | os.PathLike[str] | Iterable[Any], *,
-             waiting: AbstractContextManager[Any] | None = None) -> Iterator[Record]:
+             waiting: AbstractContextManager[Any] | None = None,
+             stopped: list[bool] = _NEVER) -> Iterator[Record]:
         """Records of capture files or streams (several are merged by time). A record's
         packet is the one that completed it, numbered in its own file as tshark numbers
         frames; with several files a `FilePacket`, which names the file too. A damaged
         file ends in a `capture-error` notice after every readable record; the error is
-        kept in `capture_errors`. `waiting`: see `amqpcli.capture.files`."""
+        kept in `capture_errors`. `waiting`: see `amqpcli.capture.files`. `stopped[0]`
+        set (by a signal) ends the records before the next capture event: the records of
+        an event all go out, so what the model took in is what was handed out."""
         if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
             sources = [sources]
         srcs = list(sources)
@@ -135,22 +139,25 @@ class Dissector:
             # packet was fed belong to that packet
             events = read_capture(srcs, ports=self.ports, decoder=self.decoder,
                                   waiting=waiting)
-            return self._run(events, self.decoder)
+            return self._run(events, self.decoder, stopped)
         merged = _MergedFiles(srcs, self.ports, self.decoder, waiting)
-        return self._run(merged.events(), merged)
+        return self._run(merged.events(), merged, stopped)
 
-    def run(self, events: Iterable[Any]) -> Iterator[Record]:
-        """Records of any stream of capture events (live, decrypted, crafted)."""
-        return self._run(events, None)
+    def run(self, events: Iterable[Any], *, stopped: list[bool] = _NEVER) -> Iterator[Record]:
+        """Records of any stream of capture events (live, decrypted, crafted); `stopped`
+        as for `read`."""
+        return self._run(events, None, stopped)
 
-    def _run(self, events: Iterable[Any],
-             numbering: PacketDecoder | _MergedFiles | None) -> Iterator[Record]:
+    def _run(self, events: Iterable[Any], numbering: PacketDecoder | _MergedFiles | None,
+             stopped: list[bool]) -> Iterator[Record]:
         # one generator for `read` and `run`, so each record is handed out from here;
         # from files (`numbering`: what says which packet the events came from), records
         # carry the packet's number and damage ends in a notice
         handlers = self._handlers
         try:
             for ev in events:
+                if stopped[0]:
+                    return
                 packet = numbering.packets if numbering is not None else 0
                 cls = ev.__class__
                 if cls is Data:
