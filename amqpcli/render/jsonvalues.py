@@ -20,6 +20,10 @@ Inside a composite a field whose value has the field's declared type is written 
 `"delivery-tag": "<base64>"`); anything else keeps its tag. Encodings wider than needed
 are kept by a `"code"` member (lists, maps) or `"code"`/`"fmt"` (arrays); a composite whose
 bytes would not come back from its fields alone carries them as `"encoded"` (base64).
+
+The views (decode, pcap-dump, recv) mask SASL secrets through `to_json`'s `redactions`: a
+sasl-init or sasl-response at any depth is written as `redact` masks it, as the text views
+draw it, and what holds it gives none of its bytes.
 """
 
 from __future__ import annotations
@@ -55,9 +59,10 @@ from amqpcli.codec.types import (
     ULong,
     UShort,
 )
+from amqpcli.render.redact import SASL_PERFORMATIVES, redact
 from amqpcli.render.types import _TYPE_NAMES, amqp_type, field_type, iso_time, parse_iso_time
 
-__all__ = ["JsonValueError", "b64", "from_json", "to_json", "unb64"]
+__all__ = ["JsonValueError", "Redactions", "b64", "from_json", "to_json", "unb64"]
 
 
 class JsonValueError(ValueError):
@@ -250,11 +255,22 @@ def _from_plain(t: str, v: Any, path: str) -> Any:
 # --- to JSON -----------------------------------------------------------------------------
 
 
-def to_json(value: Any, exact: bool = True) -> Any:
+# What a conversion to JSON masked (see `to_json`): the names of the SASL performatives, in
+# order; empty (false) when nothing was. A plain list: one is made per frame and message.
+Redactions = list[str]
+
+
+def to_json(value: Any, exact: bool = True, redactions: Redactions | None = None) -> Any:
     """The JSON form (Python dicts/lists/scalars ready for `json.dumps`) of an AMQP value.
 
     With `exact`, a decoded composite whose bytes would not come back from its fields (a
     field encoded wider than needed, explicit trailing nulls) also carries its bytes.
+
+    Lossless unless `redactions` is given: then SASL secrets are masked at any depth by
+    the rule the text views follow (`redact`, applied to every value: a sasl-init or
+    sasl-response in a list, a map, a field or a message body is written as `redact`
+    gives it), and listed in `redactions` for the caller's `"redacted": true`. A
+    composite holding a masked one then carries no `encoded` (its bytes hold the secret).
     """
     t = type(value)
     if value is None or t is bool or t is str:
@@ -262,48 +278,52 @@ def to_json(value: Any, exact: bool = True) -> Any:
     if t is int or t is Long:
         return int(value)
     if t is list or t is tuple:
-        return [to_json(x, exact) for x in value]
+        return [to_json(x, exact, redactions) for x in value]
     if isinstance(value, Composite):
-        return _composite_to_json(value, exact)
+        return _composite_to_json(value, exact, redactions)
     name = amqp_type(value)
     if name == "binary":
         text = _text_or_none(bytes(value))
         return {"binary-text": text} if text is not None else {"binary": b64(value)}
     if name == "list":
-        return {"list": [to_json(x, exact) for x in value], "code": f"0x{value.code:02x}"}
+        return {"list": [to_json(x, exact, redactions) for x in value],
+                "code": f"0x{value.code:02x}"}
     if name == "map":
-        out = _map_to_json(value, exact)
+        out = _map_to_json(value, exact, redactions)
         if isinstance(value, AmqpMap):
             out["code"] = f"0x{value.code:02x}"
         return out
     if name == "array":
-        return _array_to_json(value, exact)
+        return _array_to_json(value, exact, redactions)
     if name == "described":
-        return {"described": to_json(value.descriptor, exact), "value": to_json(value.value, exact)}
+        return {"described": to_json(value.descriptor, exact, redactions),
+                "value": to_json(value.value, exact, redactions)}
     plain = _plain(name, value)
     if plain is _NO_PLAIN:
         raise TypeError(f"no JSON form for {name}")
     return {name: plain}
 
 
-def _map_to_json(m: dict[Any, Any], exact: bool) -> dict[str, Any]:
+def _map_to_json(m: dict[Any, Any], exact: bool, hide: Redactions | None) -> dict[str, Any]:
     kinds = {type(k) for k in m}
     if kinds <= {str}:
-        return {"map": {k: to_json(v, exact) for k, v in m.items()}}
+        return {"map": {k: to_json(v, exact, hide) for k, v in m.items()}}
     if kinds == {Symbol}:
-        return {"map": {str(k): to_json(v, exact) for k, v in m.items()}, "keys": "symbol"}
-    return {"map": [[to_json(k, exact), to_json(v, exact)] for k, v in m.items()]}
+        return {"map": {str(k): to_json(v, exact, hide) for k, v in m.items()},
+                "keys": "symbol"}
+    return {"map": [[to_json(k, exact, hide), to_json(v, exact, hide)]
+                    for k, v in m.items()]}
 
 
-def _array_to_json(a: Array, exact: bool) -> dict[str, Any]:
+def _array_to_json(a: Array, exact: bool, hide: Redactions | None) -> dict[str, Any]:
     t = a.type or "null"
     items: list[Any] = []
     for x in a:
         p = _plain(t, x)
-        items.append(to_json(x, exact) if p is _NO_PLAIN else p)
+        items.append(to_json(x, exact, hide) if p is _NO_PLAIN else p)
     out: dict[str, Any] = {"array": items, "type": t}
     if a.descriptor is not None:
-        out["descriptor"] = to_json(a.descriptor, exact)
+        out["descriptor"] = to_json(a.descriptor, exact, hide)
     # as for lists and maps, only a form other than the encoder's own is kept
     if (a.code is not None or a.fmt is not None) and (a.code, a.fmt) != array_form(a):
         if a.code is not None:
@@ -341,7 +361,7 @@ _FAST_PLAIN: dict[str, Any] = {
 _FIELD_TYPES: dict[str, str] = {}
 
 
-def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
+def _field_to_json(spec: Any, value: Any, exact: bool, hide: Redactions | None) -> Any:
     st = spec.type
     t = _FIELD_TYPES.get(st)
     if t is None:
@@ -356,7 +376,7 @@ def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
         p = _plain(t, value)
         if p is not _NO_PLAIN:
             return p
-    out = to_json(value, exact)
+    out = to_json(value, exact, hide)
     if t in _PLAIN_FIELD_TYPES and type(out) is not dict:
         # Another type than the field's, written plain (a string, a long, a list): tag it,
         # or it would be read back as the field's own type.
@@ -364,8 +384,11 @@ def _field_to_json(spec: Any, value: Any, exact: bool) -> Any:
     return out
 
 
-def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
-    """A list-based composite's present fields, by spec name (`{"handle": 0, …}`)."""
+def fields_to_json(
+    c: Composite, exact: bool = True, redactions: Redactions | None = None
+) -> dict[str, Any]:
+    """A list-based composite's present fields, by spec name (`{"handle": 0, …}`); with
+    `redactions`, SASL secrets in them masked as by `to_json`."""
     cls = type(c)
     found = _PLANS.get(cls)
     get, plan = found if found is not None else _plan(cls)
@@ -373,7 +396,7 @@ def fields_to_json(c: Composite, exact: bool = True) -> dict[str, Any]:
     for (name, spec, plain), v in zip(plan, get(c)):
         if v is not None:
             conv = plain.get(type(v))
-            body[name] = conv(v) if conv is not None else _field_to_json(spec, v, exact)
+            body[name] = conv(v) if conv is not None else _field_to_json(spec, v, exact, redactions)
     return body
 
 
@@ -402,15 +425,25 @@ def _plan(cls: type[Composite]) -> tuple[Any, _Plan]:
     return _PLANS[cls]
 
 
-def _composite_to_json(c: Composite, exact: bool) -> dict[str, Any]:
+def _composite_to_json(c: Composite, exact: bool, hide: Redactions | None) -> dict[str, Any]:
     cls = type(c)
+    if hide is not None:
+        if cls in SASL_PERFORMATIVES:
+            shown = redact(c)
+            if shown is not c:  # a fresh copy, with no bytes to carry
+                hide.append(cls.NAME)
+                return {cls.NAME: fields_to_json(shown, exact, hide)}
+        masked = len(hide)
     body: Any
     if cls.HAS_VALUE:
-        body = to_json(c.value, exact)  # type: ignore[attr-defined]
+        body = to_json(c.value, exact, hide)  # type: ignore[attr-defined]
     else:
-        body = fields_to_json(c, exact)
+        body = fields_to_json(c, exact, hide)
     out: dict[str, Any] = {cls.NAME: body}
-    if exact and c._raw is not None and not encodes_as_decoded(c):
+    # Its bytes, when its fields do not give them back; never when they hold a secret
+    # masked inside it (listed in `hide` while its fields were converted).
+    if (exact and c._raw is not None and not encodes_as_decoded(c)
+            and (hide is None or len(hide) == masked)):
         fresh = fields_bytes(c)
         if fresh != c._raw[0]:
             from amqpcli.codec.encode import encode

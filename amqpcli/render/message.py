@@ -5,6 +5,12 @@ The JSON object has one member per section present, under the section's spec nam
 would not re-encode to the same bytes, `encoded` (the whole message, base64). A section
 that does not decode (a string that is not UTF-8, say) has no member: `encoded` keeps its
 bytes, and reading the object back gives them again.
+
+A SASL secret inside a section (a sasl-init or sasl-response as a value) is masked as
+every view masks it (`jsonvalues.to_json`), unless the caller shows secrets: the object
+then says `"redacted": true` and has neither `encoded` nor `bare-sha256` (the bytes hold
+the secret, and the hash of known bytes would confirm a guess of it). Such an object is
+no longer the message that was sent, and `message_from_json` refuses it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from amqpcli.codec.message import SECTION_NAMES, Message
 from amqpcli.codec.types import Composite, DecodeError, Symbol
 from amqpcli.render.jsonvalues import (
     JsonValueError,
+    Redactions,
     b64,
     fields_bytes,
     fields_from_json,
@@ -40,6 +47,7 @@ from amqpcli.render.jsonvalues import (
 from amqpcli.render.text import Node, value_tree
 
 __all__ = [
+    "REDACTED_MESSAGE",
     "SECTION_KEYS",
     "load_sections",
     "message_bytes_from_json",
@@ -63,13 +71,18 @@ SECTION_KEYS = (
     "footer",
 )
 _META_KEYS = ("bare-sha256", "encoded")
+# Why a message written with a secret masked is not read back.
+REDACTED_MESSAGE = ("a SASL secret in this message was masked (***) when the JSON was "
+                    "written, so it is not the message that was sent (JSON written with "
+                    "--show-secrets holds it whole)")
 
 
-def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool) -> dict[str, Any]:
+def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool,
+                   hide: Redactions | None) -> dict[str, Any]:
     """A map whose keys are all `key_type` as a plain JSON object; else the tagged form."""
     if all(type(k) is key_type for k in m):
-        return {str(k): to_json(v, exact) for k, v in m.items()}
-    return to_json(dict(m), exact)  # type: ignore[no-any-return]
+        return {str(k): to_json(v, exact, hide) for k, v in m.items()}
+    return to_json(dict(m), exact, hide)  # type: ignore[no-any-return]
 
 
 def _keyed_from_json(obj: Any, key_type: type, path: str) -> dict[Any, Any]:
@@ -81,12 +94,12 @@ def _keyed_from_json(obj: Any, key_type: type, path: str) -> dict[Any, Any]:
     return {key_type(k): from_json(v, f"{path}.{k}") for k, v in obj.items()}
 
 
-def _body_to_json(body: Any, exact: bool) -> dict[str, Any]:
+def _body_to_json(body: Any, exact: bool, hide: Redactions | None) -> dict[str, Any]:
     if isinstance(body, AmqpValue):
-        return {"value": to_json(body.value, exact)}
+        return {"value": to_json(body.value, exact, hide)}
     if body and isinstance(body[0], Data):
-        return {"data": [to_json(s.value, exact) for s in body]}
-    return {"sequence": [to_json(list(s.value), exact) for s in body]}
+        return {"data": [to_json(s.value, exact, hide) for s in body]}
+    return {"sequence": [to_json(list(s.value), exact, hide) for s in body]}
 
 
 def _body_from_json(obj: Any, path: str) -> Any:
@@ -113,11 +126,13 @@ def _body_from_json(obj: Any, path: str) -> Any:
     return out
 
 
-def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
+def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False) -> dict[str, Any]:
     """The JSON object of a message (docs/message-format.md).
 
     A section that does not decode has no member; `encoded` is then always written (the
-    members cannot give the message back), so no message is written short."""
+    members cannot give the message back), so no message is written short. A SASL secret
+    in a section is masked unless `show_secrets`: the object then says `"redacted": true`
+    and carries none of the message's bytes (see the module's docstring)."""
     try:
         sections = _sections(msg)
         errors: dict[str, DecodeError] = {}
@@ -128,21 +143,28 @@ def message_to_json(msg: Message, exact: bool = True) -> dict[str, Any]:
     header, delivery_annotations, message_annotations, properties, app_properties, body, footer = (
         sections
     )
+    hide: Redactions | None = None if show_secrets else []
     out: dict[str, Any] = {}
     if header is not None:
-        out["header"] = fields_to_json(header, exact)
+        out["header"] = fields_to_json(header, exact, hide)
     if delivery_annotations is not None:
-        out["delivery-annotations"] = _keyed_to_json(delivery_annotations.value, Symbol, exact)
+        out["delivery-annotations"] = _keyed_to_json(delivery_annotations.value, Symbol, exact,
+                                                     hide)
     if message_annotations is not None:
-        out["message-annotations"] = _keyed_to_json(message_annotations.value, Symbol, exact)
+        out["message-annotations"] = _keyed_to_json(message_annotations.value, Symbol, exact,
+                                                    hide)
     if properties is not None:
-        out["properties"] = fields_to_json(properties, exact)
+        out["properties"] = fields_to_json(properties, exact, hide)
     if app_properties is not None:
-        out["application-properties"] = _keyed_to_json(app_properties.value, str, exact)
+        out["application-properties"] = _keyed_to_json(app_properties.value, str, exact, hide)
     if body is not None:
-        out["body"] = _body_to_json(body, exact)
+        out["body"] = _body_to_json(body, exact, hide)
     if footer is not None:
-        out["footer"] = _keyed_to_json(footer.value, Symbol, exact)
+        out["footer"] = _keyed_to_json(footer.value, Symbol, exact, hide)
+    if hide:
+        # Not the message that was sent: no bytes of it, nor their hash, go with it.
+        out["redacted"] = True
+        return out
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
     if errors:
         out["encoded"] = b64(msg.encode())
@@ -167,14 +189,14 @@ def section_errors(msg: Message) -> dict[str, DecodeError]:
     return errors
 
 
-def payload_to_json(payload: bytes) -> dict[str, Any]:
+def payload_to_json(payload: bytes, show_secrets: bool = False) -> dict[str, Any]:
     """`message_to_json` of a transfer's payload; bytes that are no message at all (their
     sections cannot even be told apart) are only `encoded`."""
     try:
         msg = Message.decode(payload)
     except DecodeError:
         return {"encoded": b64(bytes(payload))}
-    return message_to_json(msg)
+    return message_to_json(msg, show_secrets=show_secrets)
 
 
 def payload_problem(payload: bytes) -> str | None:
@@ -189,13 +211,13 @@ def payload_problem(payload: bytes) -> str | None:
     return "; ".join(f"its {key} section does not decode ({e})" for key, e in errors.items())
 
 
-def payload_tree(payload: bytes, label: str = "message") -> Node:
+def payload_tree(payload: bytes, label: str = "message", show_secrets: bool = False) -> Node:
     """`message_tree` of a transfer's payload, or why it is no message."""
     try:
         msg = Message.decode(payload)
     except DecodeError as e:
         return Node(label, f"decode error {e}", f"{len(payload)} bytes, not a message")
-    return message_tree(msg, label)
+    return message_tree(msg, label, show_secrets)
 
 # Sections holding a map, by their place in SECTION_NAMES, and the key type that lets
 # `_keyed_to_json` write it as a plain JSON object (which keeps no map width: it reads back
@@ -257,6 +279,8 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
     """
     if type(obj) is not dict:
         raise JsonValueError("", "a message is a JSON object")
+    if "redacted" in obj:
+        raise JsonValueError("redacted", REDACTED_MESSAGE)
     unknown = set(obj) - set(SECTION_KEYS) - set(_META_KEYS)
     if unknown:
         raise JsonValueError("", f"unknown message member(s): {', '.join(sorted(unknown))}")
@@ -322,8 +346,9 @@ def load_sections(msg: Message) -> Message:
     return msg
 
 
-def message_tree(msg: Message, label: str = "message") -> Node:
-    """The tree of a message: one child per section present.
+def message_tree(msg: Message, label: str = "message", show_secrets: bool = False) -> Node:
+    """The tree of a message: one child per section present; SASL secrets in it masked
+    (`value_tree`) unless `show_secrets`.
 
     A section that does not decode shows as an error line in its place (the others are
     still shown), so rendering a received message never fails.
@@ -339,13 +364,14 @@ def message_tree(msg: Message, label: str = "message") -> Node:
         if section is None:
             continue
         if attr != "body":
-            child = value_tree(section, name)
+            child = value_tree(section, name, show_secrets)
             child.text = ""
             node.children.append(child)
             continue
         parts: list[Any] = [section] if isinstance(section, AmqpValue) else list(section)
         for i, part in enumerate(parts):
-            child = value_tree(part, "body" if len(parts) == 1 else f"body[{i}]")
+            child = value_tree(part, "body" if len(parts) == 1 else f"body[{i}]",
+                               show_secrets)
             if not child.text.startswith(part.NAME):
                 child.text = f"{part.NAME} {child.text}".strip()
             node.children.append(child)

@@ -17,6 +17,13 @@ and a sasl-challenge shaped like a PLAIN response (most likely a sasl-response w
 descriptor damaged) is masked like one. The same rule masks raw bytes for hexdumps
 (`secret_spans`). A damaged sasl-response of another mechanism reads as a well-formed
 sasl-challenge, which nothing tells from a server's.
+
+The rule holds at any depth, the same in every view: a SASL performative carried as a
+value (in a list, a map, a field, a message body) is masked as one in a SASL frame. The
+text views pass every value they draw through `redact`; the JSON views mask through
+`jsonvalues.to_json`'s `redactions` and say `"redacted": true` (a message object, the
+item or record holding it), and give none of the bytes that hold the secret (`encoded`,
+a transfer's `payload`).
 """
 
 from __future__ import annotations
@@ -84,6 +91,8 @@ _SASL_FIELDS: dict[type, tuple[str, ...]] = {
     SaslResponse: ("response",),
     SaslOutcome: ("ubyte", "binary"),
 }
+# The composites `redact` may mask: what a renderer walking a value checks at each level.
+SASL_PERFORMATIVES = frozenset(_SASL_FIELDS)
 _BYTES = (bytes, bytearray, memoryview)
 _VALUE_FITS: dict[str, Any] = {
     "symbol": lambda v: isinstance(v, str),

@@ -18,8 +18,8 @@ from typing import Any
 from amqpcli.dissect.records import AMQP10, FilePacket, FrameRecord, Notice, ViolationRecord
 from amqpcli.render.frameline import clock, frame_line, item_line
 from amqpcli.render.items import item_to_json
-from amqpcli.render.jsonvalues import b64, to_json
-from amqpcli.render.redact import is_secret, redact, redact_010_fields
+from amqpcli.render.jsonvalues import Redactions, b64, to_json
+from amqpcli.render.redact import redact, redact_010_fields
 from amqpcli.render.text import format_binary
 from amqpcli.render.types import printable, quoted
 
@@ -234,15 +234,16 @@ def _brief_json(item: Any, show_secrets: bool) -> dict[str, Any]:
     if item.__class__.__name__ != "Frame":
         return item_to_json(item, show_secrets)
     body = redact(item.body, show_secrets)
+    hide: Redactions | None = None if show_secrets else []  # nested in the performative
     out: dict[str, Any] = {
         "item": "frame",
         "offset": item.offset,
         "size": item.size,
         "type": {0: "amqp", 1: "sasl"}.get(item.type, item.type),
         "channel": item.channel,
-        "performative": None if body is None else to_json(body),
+        "performative": None if body is None else to_json(body, True, hide),
     }
-    if is_secret(item.body) and not show_secrets:
+    if body is not item.body or hide:
         out["redacted"] = True
     if item.payload:
         out["payload-size"] = len(item.payload)
