@@ -17,7 +17,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_path
+from amqpcli.cli.options import check_given, check_path
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
@@ -348,6 +348,10 @@ def pcap_dump(
     for name in files or ():
         check_path(name, "FILES", "capture file")
     check_path(tls_keylog, "--tls-keylog")
+    check_given(live, "--live", "an interface name")
+    for bpf_text in (capture_filter, bpf_alias):
+        check_given(bpf_text, "--capture-filter", "a BPF filter",
+                    "leave the option out for the default: the AMQP ports")
     paths = [Path(f) for f in files or ()]
     keylog = Path(tls_keylog) if tls_keylog is not None else None
     bpf = capture_filter if capture_filter is not None else bpf_alias

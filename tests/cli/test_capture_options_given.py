@@ -17,6 +17,10 @@ from tests.net.clirun import amqp
     (("tui", "--live", "lo", "--capture-filter", ""),
      ("--capture-filter: a BPF filter is needed (got ''; leave the option out for the "
      "default, tcp)")),
+    (("pcap-dump", "--live", ""), "--live: an interface name is needed (got '')"),
+    (("pcap-dump", "--live", "lo", "--capture-filter", " "),
+     ("--capture-filter: a BPF filter is needed (got ' '; leave the option out for the "
+      "default: the AMQP ports)")),
 ])
 def test_an_empty_interface_or_capture_filter_is_a_usage_error(args: tuple[str, ...],
                                                                line: str) -> None:
