@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from amqpcli.errors import Exit, UserError
@@ -222,13 +221,36 @@ def _authority_end(rest: str) -> int:
     return min(ends) if ends else len(rest)
 
 
-def read_password_file(path: str | os.PathLike[str]) -> str:
-    """The first line of a password file, without its line ending."""
+PASSWORD_FILE_MAX = 64 * 1024  # bytes: a password file larger than this is refused
+
+
+def read_password_file(path: str | os.PathLike[str], what: str = "password file") -> str:
+    """The first line of a password file: what comes before its first ``\n`` (a ``\r``
+    just before it is dropped too); any other character, a form feed or a U+2028 among
+    them, is part of the password. The file is UTF-8 text of at most 64 KiB and its first
+    line is not empty. No error says anything about the password: not its length, not
+    where in it a bad byte is."""
+    name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(PASSWORD_FILE_MAX + 1)
     except OSError as e:
-        raise UserError(f"cannot read password file {str(path)!r}: {e.strerror}", Exit.USAGE) from None
-    return text.splitlines()[0] if text else ""
+        raise UserError(f"cannot read {what} {name!r}: {e.strerror or e}", Exit.USAGE) \
+            from None
+    if len(data) > PASSWORD_FILE_MAX:
+        raise UserError(f"{what} {name!r} is larger than {PASSWORD_FILE_MAX // 1024} KiB: "
+                        "the password is its first line", Exit.USAGE)
+    first = data.split(b"\n", 1)[0]
+    if first.endswith(b"\r"):
+        first = first[:-1]
+    try:
+        password = first.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{what} {name!r}: the first line is not UTF-8 text", Exit.USAGE) \
+            from None
+    if not password:
+        raise UserError(f"{what} {name!r}: the first line is empty", Exit.USAGE)
+    return password
 
 
 def resolve_endpoint(
