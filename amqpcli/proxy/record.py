@@ -8,6 +8,9 @@ of that conversation is written after it), and, when the proxy drops the connect
 stops, FINs for the sides still open. The capture package writes the packets; this
 module only decides what goes in.
 
+The file is readable by its owner only (0600), as dumpcap makes its captures: it holds a
+SASL PLAIN password in clear.
+
 What is recorded reaches the file promptly: after each turn of the event loop that wrote
 packets (one flush for the batch), so `amqp pcap-dump` reads the traffic while the proxy
 runs, and a crash or SIGKILL loses at most the packets of that turn.
@@ -17,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+import stat
+from typing import Any, BinaryIO
 
 from amqpcli.capture.decode import ACK, FIN
 from amqpcli.capture.tcp import C2S, S2C, Direction
@@ -32,8 +36,14 @@ class Recorder:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
         try:
-            self.writer = CaptureWriter(path, linktype=RAW_IP)
+            self._file = _open_private(path)
         except OSError as e:
+            raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
+                            Exit.USAGE) from None
+        try:
+            self.writer = CaptureWriter(self._file, linktype=RAW_IP)
+        except OSError as e:
+            self._file.close()
             raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
                             Exit.USAGE) from None
         self._convs: dict[int, TcpConversation] = {}  # by the connection's serial
@@ -130,8 +140,29 @@ class Recorder:
             self._finish(serial, conv)
         self._convs.clear()
         self._fins.clear()
-        self.writer.close()
-        self.closed = True
+        try:
+            self.writer.close()
+        finally:
+            self.closed = True
+            self._file.close()
+
+
+def _open_private(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for writing, truncated, readable by its owner only: the recording
+    holds what the applications sent, a SASL PLAIN password in clear. A new file is made
+    0600 (as dumpcap makes its captures), whatever the umask; an existing regular file
+    that others could read is made 0600 too before anything is written to it. A FIFO or a
+    device (``/dev/stdout``) keeps its mode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0),
+                 0o600)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _dir(side: str) -> Direction:
