@@ -130,6 +130,28 @@ def _symbol_keys(items: list[str], what: str) -> dict[Any, Any]:
     return {Symbol(k): v for k, v in (parse_key_value(i, what) for i in items)}
 
 
+# How deep JSON input may nest: twice the codec's limit for AMQP values (a typed value
+# takes two levels, `{"list": [...]}`), and well within Python's recursion limit.
+JSON_DEPTH = 200
+
+
+def json_within_depth(text: str | bytes) -> Any:
+    """`json.loads`, refusing nesting deeper than `JSON_DEPTH` (ValueError) rather than
+    failing deep inside the parser or the conversion with a RecursionError."""
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested more than {JSON_DEPTH} deep") from None
+    level = [obj]
+    for _ in range(JSON_DEPTH):
+        inner = [v for o in level if isinstance(o, (list, dict))
+                 for v in (o.values() if isinstance(o, dict) else o)]
+        if not inner:
+            return obj
+        level = inner
+    raise ValueError(f"nested more than {JSON_DEPTH} deep")
+
+
 def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
     """The body for one message from its text, as the body type wants it."""
     if body_type == "data" and not json_body:
@@ -144,8 +166,8 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
         from amqpcli.render.jsonvalues import JsonValueError, from_json
 
         try:
-            value = from_json(json.loads(s))
-        except (json.JSONDecodeError, JsonValueError) as e:
+            value = from_json(json_within_depth(s))
+        except (ValueError, JsonValueError) as e:  # (JSONDecodeError is a ValueError)
             raise UserError(f"body is not lossless JSON: {e}", Exit.USAGE) from None
         if body_type == "sequence" and not isinstance(value, list):
             raise UserError("--body-type sequence needs a JSON array body", Exit.USAGE)
@@ -299,7 +321,7 @@ class Replay:
                     if count is not None and n >= count:
                         return
                     try:
-                        obj = json.loads(line)
+                        obj = json_within_depth(line)
                         payload = replayed_message(obj)
                     except NoMessage as e:
                         raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
