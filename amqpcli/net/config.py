@@ -52,13 +52,29 @@ class TlsConfig:
             ctx.verify_mode = ssl.CERT_NONE
         if self.cert_file:
             try:
-                ctx.load_cert_chain(self.cert_file, self.key_file)
+                # a callback that refuses: OpenSSL's own would prompt on the terminal
+                # ("Enter PEM pass phrase:") and block, whatever --connect-timeout says
+                ctx.load_cert_chain(self.cert_file, self.key_file, password=_no_passphrase)
+            except _EncryptedKey:
+                key = (f"--key {self.key_file}" if self.key_file
+                       else f"--cert {self.cert_file}")
+                raise UserError(f"TLS setup failed: the key in {key} is encrypted: give it "
+                                "decrypted (there is no passphrase option; `openssl pkey -in "
+                                "KEY -out PLAIN.key` decrypts it)", Exit.USAGE) from None
             except (OSError, ssl.SSLError) as e:
                 files = f"--cert {self.cert_file}" + (f", --key {self.key_file}"
                                                       if self.key_file else "")
                 raise _tls_file_error(files, e, "not a PEM certificate with its private key, "
                                       "or the key does not match") from None
         return ctx
+
+
+class _EncryptedKey(Exception):
+    """The private key asked for a passphrase."""
+
+
+def _no_passphrase() -> str:
+    raise _EncryptedKey
 
 
 def _tls_file_error(files: str, e: OSError, unreadable: str) -> UserError:
