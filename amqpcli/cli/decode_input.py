@@ -621,10 +621,20 @@ def detect_format(data: bytes) -> str:
     return "raw"
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
+
+
 def parse_input(data: bytes, form: str | None = None,
                 limit: int | None = None) -> tuple[bytes, str]:
     """(the bytes, the form they were read as). `form` forces one of FORMATS. TooLong when
-    the bytes would be more than `limit` (a hex dump's `*` lines stand for copies)."""
+    the bytes would be more than `limit` (a hex dump's `*` lines stand for copies).
+    Text that a UTF-8 byte order mark begins (an editor's) is read without it; input of
+    nothing but white space is no bytes (no AMQP value starts with one)."""
+    if data.startswith(_BOM) and form != "raw" and (
+            form is not None or detect_format(data[3:]) != "raw"):
+        data = data[3:]
+    if form is None and data.isspace():
+        return b"", "raw"
     form = form or detect_format(data)
     if form == "raw":
         return data, form

@@ -129,3 +129,19 @@ def test_a_stream_cut_short_still_reads_as_frames() -> None:
     assert detect_kind(frame + frame[:-3]) == "frames"
     assert detect_kind(frame + b"\xff\xff") == "frames"
     assert detect_kind(bytes.fromhex("0000000d02000000a1026869")) == "values"  # no performative
+
+
+def test_a_byte_order_mark_before_text_is_left_out() -> None:
+    """An editor's UTF-8 BOM before hex or base64 made the whole input raw bytes."""
+    bom = b"\xef\xbb\xbf"
+    assert parse_input(bom + b"00 53 77 a1 02 68 69\n") == (bytes.fromhex("005377a1026869"),
+                                                            "hex")
+    assert parse_input(bom + b"AFN3oQJoaQ==") == (bytes.fromhex("005377a1026869"), "base64")
+    assert parse_input(bom + b"00 53", "hex") == (b"\x00\x53", "hex")
+    assert parse_input(bom + b"\x00\x53", "raw") == (bom + b"\x00\x53", "raw")
+    assert parse_input(bom + b"\x00\x53\x77")[0].startswith(bom)  # raw bytes stay as they are
+
+
+def test_white_space_alone_is_no_bytes() -> None:
+    assert parse_input(b"  \n \t\r\n") == (b"", "raw")
+    assert parse_input(b" ", "raw") == (b" ", "raw")
