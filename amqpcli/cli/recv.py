@@ -225,7 +225,7 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
 
 def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
     if s.failure is not None:
-        after = f" (after {s.received} message(s))" if s.received else ""
+        after = f" (after {s.written} message(s))" if s.written else ""
         return s.failure.code, f"{s.failure}{after}"
     if count is not None and s.received < count and s.timed_out:
         return Exit.TIMEOUT, f"received {s.received} of {count} message(s) before the timeout"

@@ -192,6 +192,9 @@ class RecvSummary:
     received: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     presettled: int = 0
+    # pre-settled messages received and not written (a write that failed, the run's end):
+    # the peer no longer has them, so they are lost; counted in `received` and `presettled`
+    presettled_lost: int = 0
     held: int = 0  # copy mode: held and released at the end
     seen_again: int = 0  # drain: given back earlier in the run, came again, not written
     address: str | None = None  # the dynamic node's address
@@ -205,6 +208,11 @@ class RecvSummary:
     failure: UserError | None = None
     attached: bool = False  # a receiving link was attached: the run reached the node
 
+    @property
+    def written(self) -> int:
+        """The messages received and written out."""
+        return self.received - self.presettled_lost
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "received": self.received,
@@ -212,6 +220,8 @@ class RecvSummary:
             "pre-settled": self.presettled,
             "elapsed": round(self.elapsed, 6),
         }
+        if self.presettled_lost:
+            out["pre-settled-lost"] = self.presettled_lost
         if self.held:
             out["held-and-released"] = self.held
         if self.seen_again:
@@ -236,7 +246,9 @@ class RecvSummary:
         for name, n in sorted(self.outcomes.items()):
             parts.append(f"{name} {n}")
         if self.presettled:
-            parts.append(f"pre-settled {self.presettled}")
+            parts.append(f"pre-settled {self.presettled}" + (
+                f" ({self.presettled_lost} of them lost: not written)"
+                if self.presettled_lost else ""))
         if self.held:
             parts.append(f"released back {self.held}")
         if self.seen_again:
@@ -383,6 +395,7 @@ class _Receiver:
             while True:
                 received = self.s.received
                 try:
+                    self._lost_unwritten()
                     self.link = None
                     client = await connect_retrying(self.cfg, attempts, self._warn)
                     if dropped:  # counted once the connection is made again
@@ -422,7 +435,11 @@ class _Receiver:
             if client is not None:
                 await client.abort()
             self.sink.close()
+            self._lost_unwritten()
             s = self.s
+            if s.presettled_lost:
+                self._warn(f"{s.presettled_lost} pre-settled message(s) lost: received but not "
+                           "written (the peer settled them when it sent them: at most once)")
             if (self.plan.check_copy and s.received and s.copy_consumed is None
                     and s.copy_unchecked is None):
                 s.copy_unchecked = ("interrupted" if s.failure is not None
@@ -431,8 +448,21 @@ class _Receiver:
             s.elapsed = time.monotonic() - start
         return self.s
 
+    def _lost_unwritten(self, lost: Sequence[Incoming] = ()) -> None:
+        """Count as received and lost the pre-settled messages among `lost` (left unwritten
+        by a failed write) and among those still waiting on the link (they came after the
+        write failed, or after the run stopped): nobody else has them any more. Unsettled
+        ones go back to the peer with the link and are not counted."""
+        if self.link is not None and self.link.queue:
+            lost = [*lost, *self.link.take(None)]
+        n = sum(1 for inc in lost if inc.settled)
+        self.s.received += n
+        self.s.presettled += n
+        self.s.presettled_lost += n
+
     def _done(self) -> bool:
-        return self.plan.count is not None and self.s.received >= self.plan.count
+        # --count counts the messages written (pre-settled ones lost unwritten are not)
+        return self.plan.count is not None and self.s.written >= self.plan.count
 
     def _left_with_end(self, again: bool) -> None:
         """Say how many unsettled deliveries came with the connection's end (left to the
@@ -464,6 +494,8 @@ class _Receiver:
         message, a dropped socket. The run did what it was asked, so the end is a warning,
         not its failure. Not so when something still needed the peer: our outcomes in
         settle-mode second, browse's copy check."""
+        if isinstance(e, OutputError):
+            return False  # our own output failed: never the peer's end
         link = self.link
         s = self.s
         complete = self._done() or s.drained or s.timed_out
@@ -504,10 +536,16 @@ class _Receiver:
             await self._receive(link, drain=plan.drain and client.peer.drain_works)
         except OutputError:
             # What was written before the failure is settled: the settlements go out with
-            # the detach, which the peer answers after them; the rest goes back to it.
+            # the detach, which the peer answers after them; the rest goes back to it. No
+            # credit any more (the window is taken back before the detach): a peer sending
+            # pre-settled stops sending messages that could not be kept.
             with contextlib.suppress(UserError, ConnectionLost):
+                if not link.ended:
+                    link.flow(0)
                 self._give_back(link)
                 await link.close(keep=bool(plan.subscription))
+            # the pre-settled messages that came after the failure, before the peer's detach
+            self._lost_unwritten()
             raise
         self._give_back(link)
         if plan.copy:
@@ -557,7 +595,7 @@ class _Receiver:
         period instead: no message for `QUIET` seconds after credit was granted."""
         plan = self.plan
         quiet = plan.drain and not drain
-        remaining = None if plan.count is None else plan.count - self.s.received
+        remaining = None if plan.count is None else plan.count - self.s.written
         if remaining is not None and remaining <= 0:
             return
         window = self.credit if remaining is None else min(self.credit, remaining)
@@ -616,8 +654,10 @@ class _Receiver:
                 write_many(batch)
             except OutputError as e:
                 # Written part way: what was written whole is settled below, then the run
-                # stops; the rest goes back to the peer with the link.
+                # stops; the rest goes back to the peer with the link, but for pre-settled
+                # messages, which are lost (counted and said).
                 failed = e
+                self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
             k = len(batch)
             if simple and k <= outstanding:
