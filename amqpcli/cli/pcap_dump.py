@@ -565,7 +565,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                 summ.add(rec)
             if show_deliveries:
                 if json_out:
-                    out.json(delivery_json(rec, message=bodies or full))
+                    out.json(delivery_json(rec, message=bodies or full,
+                                           show_secrets=show_secrets))
                 else:
                     line(delivery_line(rec, bodies=bodies))
         elif cls is ViolationRecord:

@@ -360,6 +360,7 @@ def replayed_message(obj: Any) -> bytes | None:
     from amqpcli.render.message import message_bytes_from_json
 
     if type(obj) is not dict or ("item" not in obj and "record" not in obj):
+        _refuse_masked(obj)
         return message_bytes_from_json(obj)  # a line of recv --json, or no message at all
     if obj.get("item") == "assembly" or obj.get("protocol") == "amqp-0-10":
         if obj.get("record") == "delivery" or obj.get("method") == "message.transfer":
@@ -387,7 +388,16 @@ def replayed_message(obj: Any) -> bytes | None:
     message = obj.get("message")
     if type(message) is dict and "undecodable" in message:
         raise NoMessage(f"its message does not decode ({message['undecodable']})")
+    _refuse_masked(message)
     return message_bytes_from_json(message)
+
+
+def _refuse_masked(message: Any) -> None:
+    """A message written with a SASL secret masked in it is not the one that was sent."""
+    if type(message) is dict and "redacted" in message:
+        raise NoMessage("a SASL secret in its message was masked (***) when the JSON was "
+                        "written, so it is not the message that was sent; JSON written with "
+                        "--show-secrets (decode, pcap-dump) replays it")
 
 
 def _capture_transfer(obj: Any) -> tuple[Any, Any] | None:

@@ -17,7 +17,7 @@ from typing import Any
 from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats
 from amqpcli.dissect.stats import link_summary
 from amqpcli.render.frameline import summarize_payload
-from amqpcli.render.jsonvalues import b64, to_json
+from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
 from amqpcli.render.types import sasl_code_name
@@ -111,7 +111,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     return " ".join(parts).rstrip()
 
 
-def _entry_json(e: Any) -> dict[str, Any]:
+def _entry_json(e: Any, hide: Redactions | None = None) -> dict[str, Any]:
     if hasattr(e, "frame_no"):  # 1.0 TimelineEntry
         out: dict[str, Any] = {
             "time": iso(e.time),
@@ -120,7 +120,7 @@ def _entry_json(e: Any) -> dict[str, Any]:
             "frame": e.frame_no,
         }
         if e.state is not None:
-            out["state"] = to_json(e.state)
+            out["state"] = to_json(e.state, True, hide)
         if e.settled:
             out["settled"] = True
         if e.more:
@@ -140,8 +140,14 @@ def _entry_json(e: Any) -> dict[str, Any]:
     return out
 
 
-def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any]:
-    """A delivery as JSON; its message (1.0) in the format of `recv --json`."""
+def delivery_json(
+    rec: DeliveryRecord, *, message: bool = True, show_secrets: bool = False
+) -> dict[str, Any]:
+    """A delivery as JSON; its message (1.0) in the format of `recv --json`. SASL secrets
+    in its states and message are masked unless `show_secrets`, and the record then says
+    `"redacted": true`."""
+    masked: Redactions = []
+    hide = None if show_secrets else masked
     out: dict[str, Any] = {
         "record": "delivery",
         "protocol": rec.protocol,
@@ -166,7 +172,7 @@ def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any
         }
     )
     if rec.state is not None:
-        out["state"] = to_json(rec.state)
+        out["state"] = to_json(rec.state, True, hide)
     if rec.second_mode:
         out["rcv-settle-mode"] = "second"
     if rec.txn_id is not None:
@@ -179,10 +185,10 @@ def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any
         out["unsettled-at-end"] = True
     if rec.incomplete:
         out["incomplete"] = True
-    out["timeline"] = [_entry_json(e) for e in rec.timeline]
+    out["timeline"] = [_entry_json(e, hide) for e in rec.timeline]
     if message and rec.payload:
         if rec.protocol == AMQP10:
-            out["message"] = _message_json(rec.payload)
+            out["message"] = _message_json(rec.payload, show_secrets)
         else:
             from amqpcli.render.traffic import plain_010
 
@@ -191,15 +197,17 @@ def delivery_json(rec: DeliveryRecord, *, message: bool = True) -> dict[str, Any
                 for s in rec.extra.get("headers", ())
             ]
             out["body"] = plain_010(rec.payload)
+    if masked or "redacted" in out.get("message", ()):
+        out["redacted"] = True
     return out
 
 
-def _message_json(payload: bytes) -> Any:
+def _message_json(payload: bytes, show_secrets: bool = False) -> Any:
     from amqpcli.codec.message import Message
     from amqpcli.render.message import load_sections, message_to_json
 
     try:
-        return message_to_json(load_sections(Message.decode(payload)))
+        return message_to_json(load_sections(Message.decode(payload)), show_secrets=show_secrets)
     except Exception as e:  # noqa: BLE001 - a broken message is shown as its bytes
         return {"undecodable": str(e), "encoded": b64(payload)}
 

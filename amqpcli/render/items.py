@@ -13,7 +13,7 @@ from amqpcli.codec.composites import Transfer
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Composite
-from amqpcli.render.jsonvalues import JsonValueError, b64, from_json, to_json, unb64
+from amqpcli.render.jsonvalues import JsonValueError, Redactions, b64, from_json, to_json, unb64
 from amqpcli.render.message import (
     load_sections,
     message_bytes_from_json,
@@ -81,9 +81,13 @@ def frame_to_json(
     message: Message | None = None,
 ) -> dict[str, Any]:
     """A frame's JSON object; `message` is the whole message of a multi-frame delivery
-    whose last frame this is (see `TransferAssembler`)."""
+    whose last frame this is (see `TransferAssembler`). When a SASL secret was masked,
+    in the performative or in the message (`to_json`), it says `"redacted": true`, and a
+    masked message's payload is only its size (`payload-size`: its bytes hold the
+    secret), as a SASL frame gives none of its bytes."""
     secret = is_secret(frame.body)
     shown = redact(frame, show_secrets) if secret else frame  # nothing to hide otherwise
+    hide: Redactions | None = None if show_secrets else []  # nested in the performative
     out: dict[str, Any] = {
         "item": "frame",
         "offset": frame.offset,
@@ -95,16 +99,21 @@ def frame_to_json(
         out["doff"] = frame.doff
     if frame.ext:
         out["ext"] = b64(frame.ext)
-    out["performative"] = None if shown.body is None else to_json(shown.body, exact)
-    if secret and not show_secrets:
+    out["performative"] = None if shown.body is None else to_json(shown.body, exact, hide)
+    if (secret and not show_secrets) or hide:
         out["redacted"] = True
-    if frame.payload:
-        out["payload"] = b64(frame.payload)
     # the last frame of a multi-frame delivery may carry no payload (only `more=false`):
     # its message is the delivery's all the same
     msg = message or transfer_message(frame)
-    if msg is not None:
-        out["message"] = message_to_json(msg, exact)
+    msg_json = None if msg is None else message_to_json(msg, exact, show_secrets)
+    if msg_json is not None and "redacted" in msg_json:
+        out["redacted"] = True
+        if frame.payload:
+            out["payload-size"] = len(frame.payload)  # its bytes hold the secret
+    elif frame.payload:
+        out["payload"] = b64(frame.payload)
+    if msg_json is not None:
+        out["message"] = msg_json
     return out
 
 
@@ -135,19 +144,20 @@ def item_to_json(
             out["fatal"] = True
         return out
     if isinstance(item, MessageItem):
-        return {
-            "item": "message",
-            "offset": item.offset,
-            "message": message_to_json(item.message, exact),
-        }
+        msg_json = message_to_json(item.message, exact, show_secrets)
+        out = {"item": "message", "offset": item.offset, "message": msg_json}
+        if "redacted" in msg_json:
+            out["redacted"] = True
+        return out
     value = redact(item.value, show_secrets)
+    hide: Redactions | None = None if show_secrets else []  # nested in it
     out = {
         "item": "value",
         "offset": item.offset,
         "type": _type_name(value),
-        "value": to_json(value, exact),
+        "value": to_json(value, exact, hide),
     }
-    if value is not item.value:
+    if value is not item.value or hide:
         out["redacted"] = True
     return out
 
@@ -198,7 +208,7 @@ def item_tree(item: Item, show_secrets: bool = False, message: Message | None = 
     if isinstance(item, FrameError):
         return Node("error", str(item), None)
     if isinstance(item, MessageItem):
-        node = message_tree(item.message)
+        node = message_tree(item.message, show_secrets=show_secrets)
         node.type = f"@{item.offset}, {item.size} bytes"
         return node
     if isinstance(item, ValueItem):
@@ -220,11 +230,12 @@ def item_tree(item: Item, show_secrets: bool = False, message: Message | None = 
     node.type = where
     if message is not None:
         node.children.append(value_tree(frame.payload, "payload"))
-        node.children.append(message_tree(message, "message (all frames of the delivery)"))
+        node.children.append(message_tree(message, "message (all frames of the delivery)",
+                                          show_secrets))
     elif frame.payload:
         msg = transfer_message(frame)
         if msg is not None:
-            node.children.append(message_tree(msg))
+            node.children.append(message_tree(msg, show_secrets=show_secrets))
         else:
             node.children.append(value_tree(frame.payload, "payload"))
     return node
