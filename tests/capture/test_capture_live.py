@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-import ssl
 import subprocess
 import threading
 from pathlib import Path
@@ -16,6 +15,7 @@ from capture_helpers import AMQP_HDR, SASL_HDR, frames
 from amqpcli.capture import C2S, S2C, Closed, Data, Opened
 from amqpcli.capture.live import TlsFlows, decrypt_tls, dumpcap_capture, live_capture
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from tests.capture.tls_session import tls_session
 
 CLIENT_PLAIN = SASL_HDR + frames(20, 300, tag=5)
 SERVER_PLAIN = SASL_HDR + frames(8, 120, tag=9)
@@ -32,50 +32,10 @@ def make_cert(tmp: Path) -> tuple[Path, Path]:
 def tls_capture(tmp: Path, path: Path, keylog: Path) -> None:
     """A TLS session run in memory (no sockets), its records written as a capture."""
     cert, key = make_cert(tmp)
-    cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    cctx.check_hostname = False
-    cctx.verify_mode = ssl.CERT_NONE
-    cctx.keylog_filename = str(keylog)
-    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    sctx.load_cert_chain(str(cert), str(key))
-    c_in, c_out, s_in, s_out = (ssl.MemoryBIO() for _ in range(4))
-    client = cctx.wrap_bio(c_in, c_out)
-    server = sctx.wrap_bio(s_in, s_out, server_side=True)
     with CaptureWriter(path) as w:
         conv = TcpConversation(w, server=("10.0.0.2", 5671), mss=500)
         conv.handshake()
-
-        def pump() -> None:
-            while c_out.pending or s_out.pending:
-                if c_out.pending:
-                    b = c_out.read()
-                    conv.send(C2S, b)
-                    s_in.write(b)
-                if s_out.pending:
-                    b = s_out.read()
-                    conv.send(S2C, b)
-                    c_in.write(b)
-
-        done = [False, False]
-        while not all(done):
-            for i, end in enumerate((client, server)):
-                if not done[i]:
-                    try:
-                        end.do_handshake()
-                        done[i] = True
-                    except ssl.SSLWantReadError:
-                        pass
-            pump()
-        client.write(CLIENT_PLAIN)
-        pump()
-        got = b""
-        while len(got) < len(CLIENT_PLAIN):
-            got += server.read(65536)
-        server.write(SERVER_PLAIN)
-        pump()
-        got = b""
-        while len(got) < len(SERVER_PLAIN):
-            got += client.read(65536)
+        tls_session(conv, cert, key, keylog, ((C2S, CLIENT_PLAIN), (S2C, SERVER_PLAIN)))
         conv.close()
 
 

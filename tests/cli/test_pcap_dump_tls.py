@@ -23,6 +23,7 @@ import pytest
 
 from amqpcli.capture.tcp import C2S, S2C, Direction
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from tests.capture.tls_session import tls_session
 from tests.dissect.helpers import Script, basic
 from tests.net.clirun import amqp
 from tests.paths import REPO_ROOT
@@ -41,47 +42,11 @@ def tls_conversation(w: CaptureWriter, certs: Certs, keylog: Path, script: Scrip
                      version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3) -> None:
     """A TLS session (in memory) carrying `script`, written into `w` as the TCP
     conversation 10.0.0.1:`client` -> 10.0.0.2:`port`; the client's keys go to `keylog`."""
-    cctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    cctx.check_hostname = False
-    cctx.verify_mode = ssl.CERT_NONE
-    cctx.maximum_version = version
-    cctx.keylog_filename = str(keylog)
-    sctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    sctx.load_cert_chain(str(certs.server_cert), str(certs.server_key))
-    c_in, c_out, s_in, s_out = (ssl.MemoryBIO() for _ in range(4))
-    ends = (cctx.wrap_bio(c_in, c_out), sctx.wrap_bio(s_in, s_out, server_side=True))
     conv = TcpConversation(w, client=("10.0.0.1", client), server=("10.0.0.2", port),
                            start_ns=START + start_s * 1_000_000_000, step_ns=100_000)
     conv.handshake()
-
-    def pump() -> None:
-        while c_out.pending or s_out.pending:
-            if c_out.pending:
-                b = c_out.read()
-                conv.send(C2S, b)
-                s_in.write(b)
-            if s_out.pending:
-                b = s_out.read()
-                conv.send(S2C, b)
-                c_in.write(b)
-
-    done = [False, False]
-    while not all(done):
-        for i, end in enumerate(ends):
-            if not done[i]:
-                try:
-                    end.do_handshake()
-                    done[i] = True
-                except ssl.SSLWantReadError:
-                    pass
-        pump()
-    for d, data, _t in script.steps:
-        ends[d].write(data)
-        pump()
-        got = b""
-        while len(got) < len(data):
-            got += ends[1 - d].read(65536)
-        assert got == data
+    tls_session(conv, certs.server_cert, certs.server_key, keylog,
+                ((d, data) for d, data, _t in script.steps), version)
     conv.close()
 
 
