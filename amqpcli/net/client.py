@@ -107,6 +107,10 @@ async def run_on(client: Client, work: Callable[[Client], Awaitable[None]],
     try:
         await work(client)
         await client.close()
+        if client.peer_close_error is not None:
+            # The peer closed with an error: said even when our close crossed it (its close
+            # then reads as the answer to ours), or timing would decide the exit code.
+            raise client.peer_close_error
     except (UserError, ConnectionLost) as e:
         if ended_when_complete(e):
             await client.abort()
@@ -507,6 +511,8 @@ class Client:
         self.lost: ConnectionLost | None = None
         self.opened: asyncio.Future[None] | None = None
         self.closed_by_peer: asyncio.Future[None] | None = None
+        # the error the peer's close carried, whether or not it answered ours
+        self.peer_close_error: UserError | None = None
         self.warnings: list[str] = []
         self.peer: PeerInfo = peer_info(None)
         self.on_warning: Callable[[str], None] | None = None
@@ -779,6 +785,7 @@ class Client:
             return
         if e.error is not None:
             self.error = UserError(f"the peer closed the connection: {describe_error(e.error)}", Exit.REFUSED)
+            self.peer_close_error = self.error
         elif not self.closing:
             self.error = UserError("the peer closed the connection", Exit.REFUSED)
         if self.closed_by_peer is not None and not self.closed_by_peer.done():
