@@ -11,6 +11,9 @@ the file or stream (a pipe's read may block until more input comes): a caller th
 prints as it goes flushes its output there, and one that stops on a signal knows it can
 stop without leaving anything half done.
 
+The file is opened inside `waiting` too: a named pipe's open waits for its writer, and a
+reader that stops on a signal must be able to stop there.
+
 Problems in the file raise `CaptureError` (a `UserError` with exit code DECODE) carrying
 the file offset; every packet before that offset has already been yielded.
 """
@@ -63,12 +66,15 @@ class CaptureError(UserError):
         self.problem = problem
 
 
-def _open(source: str | os.PathLike[str] | IO[bytes]) -> tuple[str, IO[bytes], bool]:
-    """Open a path or take a binary file object; returns (name, stream, we_own_it)."""
+def _open(source: str | os.PathLike[str] | IO[bytes],
+          waiting: AbstractContextManager[Any] | None = None) -> tuple[str, IO[bytes], bool]:
+    """Open a path (inside `waiting`: a named pipe's open waits for a writer) or take a
+    binary file object; returns (name, stream, we_own_it)."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         try:
-            f: IO[bytes] = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by caller)
+            with waiting if waiting is not None else nullcontext():
+                f: IO[bytes] = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by caller)
         except OSError as e:
             raise UserError(f"{name}: cannot open: {e.strerror}", Exit.USAGE) from None
         return name, f, True
@@ -191,8 +197,13 @@ def read_batches(source: str | os.PathLike[str] | IO[bytes], *,
     is bytes). What `read_packets` yields, without an object per packet for the loops
     that read the headers in place (`read_capture`). A damaged file yields the records
     before the damage, then raises `CaptureError`."""
-    name, f, own = _open(source)
-    blocks = _Blocks(name, f, block_size, waiting)
+    name, f, own = _open(source, waiting)
+    try:
+        blocks = _Blocks(name, f, block_size, waiting)
+    except BaseException:
+        if own:
+            f.close()
+        raise
     try:
         head = blocks.first
         while len(head) < 4:

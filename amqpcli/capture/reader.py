@@ -4,6 +4,7 @@ for executors that group packets by flow before reassembling them."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from heapq import heappop, heappush, heapreplace
@@ -51,11 +52,11 @@ def merge_by_time(sources: list[Source], open_source: OpenSource[T],
     each other in time (a ring buffer's) are read one at a time, so a long set costs no
     more memory or file handles than the files that overlap. A file is peeked at for its
     first time and opened again when its turn comes; a stream cannot be read twice and
-    stays open."""
+    stays open, and so does a named pipe or a device (`rereadable`)."""
     # (first time, index, open iterator, its first item); paths are peeked and closed
     queued: list[tuple[int, int, Generator[T, None, None] | None, T | None]] = []
     for i, s in enumerate(sources):
-        is_path = isinstance(s, (str, os.PathLike))
+        is_path = rereadable(s)
         it = open_source(i, None if is_path else errors, 1 << 16 if is_path else BLOCK_SIZE)
         first = next(it, None)
         if first is None:
@@ -210,6 +211,18 @@ def first_of(errors: list[CaptureError]) -> CaptureError:
         return first
     return CaptureError(first.path, first.offset,
                         f"{first.problem} (and {len(errors) - 1} more damaged files)")
+
+
+def rereadable(source: Source) -> bool:
+    """Whether `source` can be read twice, from its start: a path of a regular file (or
+    one that will not open: its error comes when it is opened), not a stream, a named
+    pipe or a device."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(source).st_mode)
+    except (OSError, ValueError):
+        return True
 
 
 def read_segments(source: Source, *, copy: bool = True,

@@ -15,12 +15,16 @@ from __future__ import annotations
 import glob
 import heapq
 import os
-from collections.abc import Generator, Iterator
+import stat
+import sys
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from amqpcli.capture import CaptureError, PacketDecoder, flow_key, read_packets
+from amqpcli.capture.reader import rereadable
 from amqpcli.errors import Exit, UserError
+from amqpcli.render.types import printable
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 
@@ -29,35 +33,66 @@ def is_capture_name(name: str) -> bool:
     return name.lower().endswith(CAPTURE_SUFFIXES)
 
 
-def expand(captures: list[str]) -> list[str]:
+def expand(captures: list[str], note: Callable[[str], None] | None = None) -> list[str]:
     """Files as given, capture files found in folders (recursively), glob matches; sorted
-    and without duplicates. A name that matches nothing is an error."""
+    and without duplicates. A name that matches nothing is a usage error.
+
+    What a folder or a glob gives is taken as it comes: a named pipe, a socket or a
+    device there is not a capture file (only regular files are; a pipe would wait for a
+    writer that may never come) and is skipped with a one-line `note` (default: on
+    stderr)."""
+    say = note if note is not None else _note
     out: list[str] = []
+    found: list[str] = []
     for c in captures:
         if any(ch in c for ch in "*?["):
             hits = sorted(glob.glob(c, recursive=True))
             if not hits:
                 raise UserError(f"{c}: no files match", Exit.USAGE)
             for h in hits:
-                out.extend(_walk(h) if os.path.isdir(h) else [h])
+                found.extend(_walk(h, say) if os.path.isdir(h) else _entry(h, say))
         elif os.path.isdir(c):
-            found = _walk(c)
-            if not found:
+            got = _walk(c, say)
+            if not got:
                 raise UserError(f"{c}: no capture files (*.pcap, *.pcapng, gzipped) in it",
                                 Exit.USAGE)
-            out.extend(found)
+            found.extend(got)
         elif os.path.exists(c):
             out.append(c)
         else:
             raise UserError(f"{c}: no such file", Exit.USAGE)
-    return sorted({str(Path(p).resolve()) for p in out})
+    return sorted({str(Path(p).resolve()) for p in out + found})
 
 
-def _walk(folder: str) -> list[str]:
+def _note(text: str) -> None:
+    print(f"amqp: note: {text}", file=sys.stderr, flush=True)
+
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _entry(path: str, note: Callable[[str], None]) -> list[str]:
+    """A file a folder or a glob gave: `[path]`, or `[]` with a note when it is not a
+    regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return [path]  # (a dangling link, no permission: reading it says so)
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return [path]
+    what = next((w for test, w in _KINDS if test(mode)), "not a regular file")
+    note(f"{printable(path)}: {what}, not a capture file: skipped")
+    return []
+
+
+def _walk(folder: str, note: Callable[[str], None]) -> list[str]:
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-        found.extend(os.path.join(root, f) for f in files if is_capture_name(f))
+        for f in files:
+            if is_capture_name(f):
+                found.extend(_entry(os.path.join(root, f), note))
     return found
 
 
@@ -91,9 +126,18 @@ def merged_segments(paths: list[str], errors: list[CaptureError]
                     ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
     """`(time, file index, packet, segment)` of several files in canonical order. A file
     is opened when the merge reaches its first packet, so a long set of consecutive files
-    costs one open file at a time. Damaged files end early; their errors go to `errors`."""
+    costs one open file at a time (a named pipe, which cannot be read twice, is opened
+    once and stays open). Damaged files end early; their errors go to `errors`."""
     firsts: list[tuple[int, int]] = []
+    kept: dict[int, tuple[Any, Iterator[Any]]] = {}
     for i, p in enumerate(paths):
+        if not rereadable(p):
+            it = file_segments(p, errors)
+            first = next(it, None)
+            if first is not None:
+                firsts.append((first[0], i))
+                kept[i] = (first, it)
+            continue
         it = file_segments(p, [])
         first = next(it, None)
         it.close()
@@ -110,8 +154,11 @@ def merged_segments(paths: list[str], errors: list[CaptureError]
                 heap[0][0], heap[0][1])):
             i = firsts[wi][1]
             wi += 1
-            opened = file_segments(paths[i], errors)
-            item = next(opened, None)
+            if i in kept:
+                item, opened = kept.pop(i)
+            else:
+                opened = file_segments(paths[i], errors)
+                item = next(opened, None)
             if item is not None:
                 heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], opened))
         if not heap:
