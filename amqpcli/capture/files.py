@@ -20,16 +20,16 @@ the file offset; every packet before that offset has already been yielded.
 
 from __future__ import annotations
 
-import gzip
 import heapq
 import os
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from operator import itemgetter
 from struct import Struct
 from typing import IO, Any
 
+from amqpcli.capture.decode import SUPPORTED_LINKTYPES
 from amqpcli.errors import Exit, UserError
 
 BLOCK_SIZE = 1 << 20
@@ -57,13 +57,24 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 class CaptureError(UserError):
     """A capture file could not be read past `offset` (a byte offset in the file, or in the
-    uncompressed stream for gzip input). Packets before it were delivered."""
+    uncompressed stream for gzip input). Packets before it were delivered. `where` says
+    where in words when the offset alone would mislead (gzip input; "" for nowhere), and
+    `more` how many other files of the set were damaged too."""
 
-    def __init__(self, path: str, offset: int, problem: str) -> None:
-        super().__init__(f"{path}: {problem} (at byte offset {offset})", Exit.DECODE)
+    def __init__(self, path: str, offset: int, problem: str, where: str | None = None,
+                 more: int = 0) -> None:
+        text = f"{path}: {problem}"
+        at = f"at byte offset {offset}" if where is None else where
+        if at:
+            text += f" ({at})"
+        if more:
+            text += f"; and {more} more damaged file{'s' if more > 1 else ''}"
+        super().__init__(text, Exit.DECODE)
         self.path = path
         self.offset = offset
         self.problem = problem
+        self.where = where  # None: at `offset` in the file
+        self.more = more
 
 
 def _open(source: str | os.PathLike[str] | IO[bytes],
@@ -84,13 +95,14 @@ def _open(source: str | os.PathLike[str] | IO[bytes],
 
 class _Blocks:
     """Reads a stream in large blocks; `read()` returns b"" at the end. Gzip input is
-    recognised by its magic number and decompressed on the fly.
+    recognised by its magic number and decompressed on the fly (`_Gunzip`).
 
     A gzip stream that is cut short or damaged (a capture stopped while writing it, a
-    partial download) gives every byte that could be decompressed first; the error comes
-    with the next read, at the offset where the good bytes end."""
+    partial download, a bad byte) gives every byte that could be decompressed first; the
+    error comes with the next read, at the offset where the good bytes end, and says where
+    in the compressed file the damage is."""
 
-    __slots__ = ("_closers", "_deferred", "_read", "_waiting", "first", "gzip", "name", "size")
+    __slots__ = ("_closers", "_read", "_waiting", "first", "gzip", "name", "size")
 
     def __init__(self, name: str, f: IO[bytes], size: int = BLOCK_SIZE,
                  waiting: AbstractContextManager[Any] | None = None) -> None:
@@ -98,56 +110,25 @@ class _Blocks:
         self.size = size
         self._waiting = waiting if waiting is not None else nullcontext()
         self._closers: list[IO[bytes]] = [f]
-        self._deferred: Exception | None = None
         self.gzip = False
         read = getattr(f, "read1", None) or f.read
         first = self._guard(read, 0)
         if first[:2] == _GZIP_MAGIC:
             self.gzip = True
-            g = gzip.GzipFile(fileobj=_Prefixed(first, f), mode="rb")  # type: ignore[call-overload]
-            self._closers.insert(0, g)  # type: ignore[arg-type]
-            read = self._gunzip(g)
+            read = _Gunzip(first, read).read
             first = self._guard(read, 0)
         self._read = read
         self.first = first
 
-    def _gunzip(self, g: gzip.GzipFile) -> Any:
-        """`read(n)` of the decompressed stream: up to n bytes, gathered from the
-        decompressor's pieces, keeping those before an error (raised by the next call)."""
-        read1 = g.read1
-
-        def read(n: int) -> bytes:
-            parts: list[bytes] = []
-            got = 0
-            while got < n:
-                try:
-                    piece = read1(n - got)
-                except (OSError, EOFError, zlib.error) as e:
-                    if not parts:
-                        raise
-                    self._deferred = e
-                    break
-                if not piece:
-                    break
-                parts.append(piece)
-                got += len(piece)
-            return parts[0] if len(parts) == 1 else b"".join(parts)
-
-        return read
-
     def _guard(self, read: Any, offset: int) -> bytes:
         try:
-            if self._deferred is not None:
-                e, self._deferred = self._deferred, None
-                raise e
             with self._waiting:
                 return read(self.size)  # type: ignore[no-any-return]
+        except _GzipDamage as e:
+            raise CaptureError(self.name, offset, e.problem, where=e.where) from None
         except (OSError, EOFError, zlib.error) as e:
-            if self.gzip:
-                problem = f"gzip data is corrupt or truncated: {e}"
-            else:
-                problem = f"cannot read: {getattr(e, 'strerror', None) or e}"
-            raise CaptureError(self.name, offset, problem) from None
+            raise CaptureError(self.name, offset,
+                               f"cannot read: {getattr(e, 'strerror', None) or e}") from None
 
     def read(self, offset: int) -> bytes:
         return self._guard(self._read, offset)
@@ -157,24 +138,129 @@ class _Blocks:
             c.close()
 
 
-class _Prefixed:
-    """A read-only stream that replays `head` and then continues with `rest`."""
+class _GzipDamage(Exception):
+    """Gzip input that does not decompress: what is wrong, and where in the compressed
+    file (`at`, a byte offset) it was found."""
 
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
+    def __init__(self, problem: str, at: int, cut_short: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.at = at
+        self.where = (f"after {at} bytes" if cut_short
+                      else f"found at byte offset {at} of the compressed file")
 
-    def read(self, n: int = -1) -> bytes:
-        if not self._head:
-            return self._rest.read(n)
-        if n < 0:
-            h, self._head = self._head, b""
-            return h + self._rest.read()
-        h, self._head = self._head[:n], self._head[n:]
-        return h
 
-    def close(self) -> None:
-        pass
+class _Gunzip:
+    """The decompressed bytes of gzip input, member after member (zero padding between
+    members skipped, as gzip does). `read(n)` gives up to n bytes, b"" at the end.
+
+    Damage is found to the byte: the compressed input goes in small pieces, and the piece
+    in which zlib fails is fed again, a prefix at a time, to a copy of the decompressor
+    as it was before it; the bytes the good prefix decompresses to are handed out, and
+    the next read raises `_GzipDamage` with the offset of the bad byte. Input that ends
+    inside a member (a file cut short) raises it at the end of the file."""
+
+    PIECE = 1 << 14  # compressed bytes per step (a step's output is at most ~1000 times it)
+
+    def __init__(self, head: bytes, read_raw: Callable[[int], bytes]) -> None:
+        self._raw = read_raw  # (called inside the reader's `waiting`)
+        self._buf = head  # compressed input; _buf[_off:] is not fed yet
+        self._off = 0
+        self._pos = 0  # offset in the compressed file of _buf[_off]
+        self._raw_eof = False
+        self._d: Any = zlib.decompressobj(31)
+        self._member_done = False
+        self._full = False  # the last step's output filled what was asked for
+        self._error: _GzipDamage | None = None
+
+    def _more(self) -> bool:
+        """Read more compressed input; False at the end of the file."""
+        if self._raw_eof:
+            return False
+        data = self._raw(BLOCK_SIZE)
+        if not data:
+            self._raw_eof = True
+            return False
+        self._buf = self._buf[self._off:] + data if self._off < len(self._buf) else data
+        self._off = 0
+        return True
+
+    def read(self, n: int) -> bytes:
+        if self._error is not None:
+            raise self._error
+        parts: list[bytes] = []
+        got = 0
+        while got < n:
+            if self._member_done:
+                # zero padding, then another member or the end
+                buf, off = self._buf, self._off
+                while off < len(buf) and buf[off] == 0:
+                    off += 1
+                self._pos += off - self._off
+                self._off = off
+                if len(buf) - off < 2:
+                    if self._more():
+                        continue
+                    if off == len(buf):
+                        break
+                if buf[off : off + 2] != _GZIP_MAGIC:
+                    self._error = _GzipDamage(
+                        "bytes that are not gzip data follow the gzip data", self._pos)
+                    break
+                self._d = zlib.decompressobj(31)
+                self._member_done = self._full = False
+            if self._off == len(self._buf) and not self._full and not self._more():
+                self._error = _GzipDamage(_CUT_SHORT, self._pos, cut_short=True)
+                break
+            d = self._d
+            data = self._buf[self._off : self._off + self.PIECE]
+            before = d.copy()
+            try:
+                piece = d.decompress(data, n - got)
+            except zlib.error as e:
+                good, bad = _locate(before, data)
+                if good:
+                    parts.append(good)
+                    got += len(good)
+                self._error = _GzipDamage(f"gzip data is corrupt: {_zlib_reason(e)}",
+                                          self._pos + bad)
+                break
+            # (output that did not fit may wait inside the decompressor, input used up)
+            self._full = len(piece) == n - got
+            used = len(data) - len(d.unused_data if d.eof else d.unconsumed_tail)
+            self._pos += used
+            self._off += used
+            if d.eof:
+                self._member_done = True
+            parts.append(piece)
+            got += len(piece)
+        if not got and self._error is not None:
+            raise self._error
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+_CUT_SHORT = "gzip file is cut short: it ends inside its compressed data"
+
+
+def _locate(before: Any, data: bytes) -> tuple[bytes, int]:
+    """`data` made the decompressor (as it was: `before`) fail: the bytes its longest good
+    prefix decompresses to, and the index in `data` of the byte that fails."""
+    lo, hi = 0, len(data)  # data[:lo] decompresses, data[:hi] fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        try:
+            before.copy().decompress(data[:mid])
+        except zlib.error:
+            hi = mid
+        else:
+            lo = mid
+    return (before.copy().decompress(data[:lo]) if lo else b""), lo
+
+
+def _zlib_reason(e: zlib.error) -> str:
+    """zlib's reason without its prefix ('Error -3 while decompressing data: ...')."""
+    text = str(e)
+    return text.split(": ", 1)[1] if ": " in text else text
 
 
 def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
@@ -219,13 +305,44 @@ def read_batches(source: str | os.PathLike[str] | IO[bytes], *,
         elif magic in _PCAP_MAGIC:
             yield from _pcap(blocks, head, magic)
         else:
-            raise CaptureError(
-                name, 0, f"not a capture file: starts with {bytes(head[:4]).hex()} "
-                "(expected a pcap or pcapng magic number)"
-            )
+            raise _not_a_capture(name, head, blocks.gzip)
+    except CaptureError as e:
+        if blocks.gzip and e.where is None:  # an offset in the decompressed data, not the file
+            raise CaptureError(name, e.offset, e.problem, where=(
+                f"at byte offset {e.offset} of the decompressed data")) from None
+        raise
     finally:
         if own:
             blocks.close()
+
+
+# Other compressions, by their magic numbers: named, since only gzip is read
+_COMPRESSED = ((b"\x28\xb5\x2f\xfd", "zstd"), (b"\xfd7zXZ\x00", "xz"), (b"BZh", "bzip2"),
+               (b"\x04\x22\x4d\x18", "lz4"))
+
+
+def _not_a_capture(name: str, head: bytes, gzipped: bool) -> CaptureError:
+    if gzipped and head[:2] == _GZIP_MAGIC:
+        return CaptureError(name, 0, "not a capture file: gzip data inside gzip data "
+                            "(compressed twice: gunzip it once first)", where="")
+    for magic, what in _COMPRESSED:
+        if head.startswith(magic):
+            return CaptureError(name, 0, f"not a capture file: {what}-compressed data "
+                                f"(decompress it first: only gzip is read as it is)",
+                                where="")
+    return CaptureError(name, 0, f"not a capture file: starts with {bytes(head[:4]).hex()} "
+                        "(expected a pcap or pcapng magic number)")
+
+
+def _unsupported(name: str, linktypes: Iterable[int], packets: int | None) -> CaptureError:
+    """A capture whose packets are all of link types the decoder does not read."""
+    lts = sorted(linktypes)
+    what = (f"link type {lts[0]} is" if len(lts) == 1
+            else f"link types {', '.join(map(str, lts))} are")
+    which = "none of its packets" if packets is None else (
+        f"none of its {packets} packet{'' if packets == 1 else 's'}")
+    return CaptureError(name, 0, f"{what} not supported: {which} can be read (supported: "
+                        "Ethernet, Linux cooked capture, raw IP, BSD loopback)", where="")
 
 
 def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Batch]:
@@ -239,6 +356,8 @@ def _pcap(blocks: _Blocks, buf: bytes, magic: int) -> Iterator[Batch]:
         buf += more
     _vmaj, _vmin, _zone, _sig, snaplen, network = Struct(order + "HHiIII").unpack_from(buf, 4)
     linktype = network & 0xFFFF  # the upper bits may carry FCS information
+    if linktype not in SUPPORTED_LINKTYPES:
+        raise _unsupported(name, [linktype], None)
     limit = max(snaplen, 262144) if snaplen <= MAX_RECORD else MAX_RECORD
     rec = Struct(order + "IIII").unpack_from
     pos = 24
@@ -309,6 +428,11 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
     quick: list[tuple[int, int]] = []
     last_ts = 0
     seen_shb = False
+    # link types of the interfaces: a file whose packets are all on interfaces of link
+    # types not read says so at its end, rather than seeming to hold no TCP at all
+    readable = False
+    unreadable: set[int] = set()
+    packets = 0
     while True:
         n = len(buf)
         records: list[tuple[int, int, int, int]] = []
@@ -391,6 +515,10 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                     append((last_ts, lt, pos + 12, pos + 12 + caplen))
                 elif btype == 1:  # interface description
                     ifaces.append(_idb(buf, pos, blen, order))
+                    if ifaces[-1][0] in SUPPORTED_LINKTYPES:
+                        readable = True
+                    else:
+                        unreadable.add(ifaces[-1][0])
                     lt, mul, div, off, _snap = ifaces[-1]
                     quick.append((lt, mul if div == 1 and not off else 0))
                 elif btype == 2:  # obsolete packet block
@@ -410,11 +538,14 @@ def _pcapng(blocks: _Blocks, buf: bytes) -> Iterator[Batch]:
                 yield buf, records
             raise
         if records:
+            packets += len(records)
             yield buf, records
         more = blocks.read(base + n)
         if not more:
             if pos < n:
                 raise CaptureError(name, base + pos, "truncated pcapng file: last block is cut short")
+            if unreadable and not readable and packets:
+                raise _unsupported(name, unreadable, packets)
             return
         base += pos
         buf = buf[pos:] + more

@@ -209,8 +209,8 @@ def first_of(errors: list[CaptureError]) -> CaptureError:
     first = errors[0]
     if len(errors) == 1:
         return first
-    return CaptureError(first.path, first.offset,
-                        f"{first.problem} (and {len(errors) - 1} more damaged files)")
+    return CaptureError(first.path, first.offset, first.problem, first.where,
+                        more=first.more + len(errors) - 1)
 
 
 def rereadable(source: Source) -> bool:

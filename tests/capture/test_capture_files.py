@@ -318,7 +318,7 @@ def test_truncated_gzip_keeps_what_was_decompressed(tmp_path: Path) -> None:
     packed = gzip.compress(raw, mtime=0)
     cut.write_bytes(packed[: len(packed) * 7 // 10])
     got = []
-    with pytest.raises(CaptureError, match="gzip data is corrupt or truncated") as ei:
+    with pytest.raises(CaptureError, match="gzip file is cut short") as ei:
         for pk in read_packets(cut, block_size=4096):
             got.append(pk)  # noqa: PERF402
     assert len(got) > len(packets) // 2
