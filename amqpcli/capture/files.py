@@ -15,7 +15,9 @@ The file is opened inside `waiting` too: a named pipe's open waits for its write
 reader that stops on a signal must be able to stop there.
 
 Problems in the file raise `CaptureError` (a `UserError` with exit code DECODE) carrying
-the file offset; every packet before that offset has already been yielded.
+the file offset; every packet before that offset has already been yielded. A file that
+cannot be opened is a usage error (`UserError`), unless it was found in a folder or by a
+glob (`found_in_folders`): then it is one more damaged file of the set.
 """
 
 from __future__ import annotations
@@ -77,6 +79,33 @@ class CaptureError(UserError):
         self.more = more
 
 
+# Capture files found in a folder or by a glob (`amqpcli.pipeline.inputs.expand`), not
+# named one by one: one of them that cannot be opened (a dangling link, no permission)
+# is a damaged file of the set, reported with the others while the rest is read; a file
+# named on its own that cannot be opened is a usage error.
+_FOUND: set[str] = set()
+
+
+def found_in_folders(paths: Iterable[str]) -> None:
+    """Mark `paths` as found in folders (see `_FOUND`)."""
+    _FOUND.update(paths)
+
+
+def open_error(name: str, e: OSError, found: bool | None = None) -> UserError:
+    """The error for a capture file that cannot be opened: a `CaptureError` (damaged) for
+    a file found in a folder (`found`; None: as `found_in_folders` was told), a usage
+    error for one named."""
+    reason = e.strerror or str(e)
+    if os.path.islink(name) and not os.path.exists(name):
+        try:
+            reason = f"a broken symbolic link (to {os.readlink(name)})"
+        except OSError:
+            reason = "a broken symbolic link"
+    if found or (found is None and name in _FOUND):
+        return CaptureError(name, 0, f"cannot open: {reason}", where="")
+    return UserError(f"{name}: cannot open: {reason}", Exit.USAGE)
+
+
 def _open(source: str | os.PathLike[str] | IO[bytes],
           waiting: AbstractContextManager[Any] | None = None) -> tuple[str, IO[bytes], bool]:
     """Open a path (inside `waiting`: a named pipe's open waits for a writer) or take a
@@ -87,7 +116,7 @@ def _open(source: str | os.PathLike[str] | IO[bytes],
             with waiting if waiting is not None else nullcontext():
                 f: IO[bytes] = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by caller)
         except OSError as e:
-            raise UserError(f"{name}: cannot open: {e.strerror}", Exit.USAGE) from None
+            raise open_error(name, e) from None
         return name, f, True
     label = getattr(source, "name", None)
     return (label if isinstance(label, str) else "<stream>"), source, False

@@ -12,6 +12,7 @@ across files it is a merge by time. The events still carry each packet's own tim
 
 from __future__ import annotations
 
+import errno
 import glob
 import heapq
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from amqpcli.capture import CaptureError, PacketDecoder, flow_key, read_packets
+from amqpcli.capture.files import found_in_folders
 from amqpcli.capture.reader import rereadable
 from amqpcli.errors import Exit, UserError
 from amqpcli.render.types import printable
@@ -35,12 +37,14 @@ def is_capture_name(name: str) -> bool:
 
 def expand(captures: list[str], note: Callable[[str], None] | None = None) -> list[str]:
     """Files as given, capture files found in folders (recursively), glob matches; sorted
-    and without duplicates. A name that matches nothing is a usage error.
+    and without duplicates. A name that matches nothing, and a file named that cannot be
+    opened, are usage errors.
 
     What a folder or a glob gives is taken as it comes: a named pipe, a socket or a
     device there is not a capture file (only regular files are; a pipe would wait for a
     writer that may never come) and is skipped with a one-line `note` (default: on
-    stderr)."""
+    stderr); one that cannot be opened (a dangling link, no permission) stays in the set,
+    and reading it reports it as a damaged file (`capture.files.found_in_folders`)."""
     say = note if note is not None else _note
     out: list[str] = []
     found: list[str] = []
@@ -58,10 +62,22 @@ def expand(captures: list[str], note: Callable[[str], None] | None = None) -> li
                                 Exit.USAGE)
             found.extend(got)
         elif os.path.exists(c):
+            _check_named(c)
             out.append(c)
         else:
             raise UserError(f"{c}: no such file", Exit.USAGE)
-    return sorted({str(Path(p).resolve()) for p in out + found})
+    named = {_resolved(p) for p in out}
+    paths = {_resolved(p) for p in found} - named
+    found_in_folders(paths)
+    return sorted(named | paths)
+
+
+def _resolved(path: str) -> str:
+    """The path to read: resolved (links followed), except a dangling link, which stays
+    the path of the link (made absolute) for its error to name."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return os.path.abspath(path)
+    return str(Path(path).resolve())
 
 
 def _note(text: str) -> None:
@@ -84,6 +100,24 @@ def _entry(path: str, note: Callable[[str], None]) -> list[str]:
     what = next((w for test, w in _KINDS if test(mode)), "not a regular file")
     note(f"{printable(path)}: {what}, not a capture file: skipped")
     return []
+
+
+def _check_named(path: str) -> None:
+    """A file named on its own must open (up front, a usage error otherwise). Only a
+    regular file is opened to see: a named pipe is read as it is given (`mkfifo f;
+    tcpdump -w f & amqp pcap-dump f`), and opening it here would let its writer start
+    before the reader is there."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISSOCK(mode):
+            raise UserError(f"{printable(path)}: a socket, not a capture file", Exit.USAGE)
+        if stat.S_ISREG(mode):
+            os.close(os.open(path, os.O_RDONLY))
+        elif not os.access(path, os.R_OK):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as e:
+        raise UserError(f"{printable(path)}: cannot open: {e.strerror or e}",
+                        Exit.USAGE) from None
 
 
 def _walk(folder: str, note: Callable[[str], None]) -> list[str]:

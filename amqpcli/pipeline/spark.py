@@ -417,6 +417,7 @@ def _unaddr(b: bytes) -> Any:
 def read_files(paths: list[str]) -> Any:
     """The read stage's function: file indexes in, segment batches out."""
     from amqpcli.capture import CaptureError, flow_key
+    from amqpcli.capture.files import open_error
     from amqpcli.pipeline.inputs import file_segments
 
     names = [f.name for f in SEGMENTS]
@@ -426,9 +427,17 @@ def read_files(paths: list[str]) -> Any:
             for fi in batch.column(0).to_pylist():
                 cols: dict[str, list[Any]] = {n: [] for n in names}
                 size = 0
-                errors: list[CaptureError] = []
-                with _open(paths[fi]) as f:
-                    for te, ts, pkt, seg in file_segments(f, errors):
+                errors: list[str] = []
+                try:
+                    f = _open(paths[fi])
+                except OSError as e:
+                    # (the files named were checked up front: this one was found in a
+                    # folder, and is a damaged file of the set as the local run has it)
+                    errors.append(str(open_error(paths[fi], e, found=True)))
+                    f = None
+                damage: list[CaptureError] = []
+                with f if f is not None else contextlib.nullcontext():
+                    for te, ts, pkt, seg in file_segments(f, damage) if f is not None else ():
                         k = flow_key(seg[0], seg[1], seg[2], seg[3])
                         payload = bytes(seg[7])
                         row = (_addr(k[0]) + k[1].to_bytes(2, "big") + _addr(k[2])
@@ -442,10 +451,11 @@ def read_files(paths: list[str]) -> Any:
                             yield pa.RecordBatch.from_pydict(cols, schema=SEGMENTS)
                             cols = {n: [] for n in names}
                             size = 0
+                errors.extend(str(e) for e in damage)
                 if errors:
                     for n in names:
                         cols[n].append(None)
-                    cols["error"][-1] = str(errors[0])
+                    cols["error"][-1] = errors[0]
                     cols["file"][-1] = fi
                 if cols["error"]:
                     yield pa.RecordBatch.from_pydict(cols, schema=SEGMENTS)
