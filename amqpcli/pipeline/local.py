@@ -29,6 +29,18 @@ class Result:
     packets: int = 0
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # AMQP bytes that did not decode, as pcap-dump counts them for its exit status: frames
+    # that did not decode (rows of kind "error" in the frames table), and bytes skipped
+    # over in connections that lost nothing to the capture (no gap, not begun mid-stream)
+    frame_errors: int = 0
+    skipped_bytes: int = 0
+
+    def undecoded(self, connections: list[dict[str, Any]]) -> None:
+        """Count what did not decode in these connection rows."""
+        for r in connections:
+            self.frame_errors += r.get("frame_errors") or 0
+            if not r.get("midstream") and not r.get("gaps"):
+                self.skipped_bytes += r.get("skipped_bytes") or 0
 
 
 class Progress:
@@ -64,6 +76,14 @@ def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]
               progress: Progress | None = None) -> Result:
     """Read `paths` (local capture files) and hand row batches to `write`."""
     t0 = time.monotonic()
+    res = Result()
+    put = write
+
+    def counted(batch: dict[str, list[dict[str, Any]]]) -> None:
+        res.undecoded(batch.get("connections", []))
+        put(batch)
+
+    write = counted
     tables = Tables()
     jobs: dict[tuple[Any, ...], FlowJob] = {}
     errors: list[CaptureError] = []
@@ -91,5 +111,7 @@ def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]
     # Spark executor lists them
     order = {p: i for i, p in enumerate(paths)}
     errors.sort(key=lambda e: order.get(e.path, len(paths)))
-    return Result(packets=packets, errors=[str(e) for e in errors],
-                  seconds=time.monotonic() - t0)
+    res.packets = packets
+    res.errors = [str(e) for e in errors]
+    res.seconds = time.monotonic() - t0
+    return res

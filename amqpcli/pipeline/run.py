@@ -203,3 +203,14 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
         # as for a capture shown, not written: a set without AMQP is worth exit 8
         raise UserError(f"no AMQP traffic in {len(files)} capture source(s) given; "
                         f"{dest} holds empty tables", Exit.DECODE)
+    if res.frame_errors or res.skipped_bytes:
+        # and AMQP bytes that did not decode, as pcap-dump says them: exit 8
+        bits = []
+        if res.frame_errors:
+            n = res.frame_errors
+            bits.append(f"{n} frame{'s' if n > 1 else ''} could not be decoded (kind "
+                        "'error' in the frames table)")
+        if res.skipped_bytes:
+            bits.append(f"{res.skipped_bytes} bytes were skipped (skipped_bytes in the "
+                        "connections table)")
+        raise UserError("; ".join(bits) + f"; the rest was written to {dest}", Exit.DECODE)

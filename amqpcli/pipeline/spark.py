@@ -583,6 +583,13 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
             # in the order of the files (as the in-process executor lists them)
             errors = [r["error"] for r in flows.where(F.col("table") == "_error")
                       .select("file", "error").orderBy("file").collect()]
+            # what did not decode, from the connection rows (`Result.undecoded`)
+            c = F.col("connections")
+            undecoded = flows.where(F.col("table") == "connections").select(
+                F.sum(c["frame_errors"]).alias("frame_errors"),
+                F.sum(F.when(~F.coalesce(c["midstream"], F.lit(False))
+                             & (F.coalesce(c["gaps"], F.lit(0)) == 0),
+                             c["skipped_bytes"])).alias("skipped_bytes")).collect()[0]
         finally:
             flows.unpersist()
     except UserError:
@@ -612,7 +619,9 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
             open(os.path.join(local, "_SUCCESS"), "w").close()
         except OSError as e:
             raise write_error(out, e) from None
-    return Result(rows=rows, errors=errors, seconds=time.monotonic() - t0)
+    return Result(rows=rows, errors=errors, seconds=time.monotonic() - t0,
+                  frame_errors=undecoded["frame_errors"] or 0,
+                  skipped_bytes=undecoded["skipped_bytes"] or 0)
 
 
 def _conf(sc: Any, key: str) -> str | None:
