@@ -12,6 +12,7 @@ import base64
 import contextlib
 import json
 import os
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,13 @@ def check_out(out: str) -> None:
     if p.exists() and not p.is_dir():
         raise UserError(f"{out}: exists and is not a folder (choose a new --out)", Exit.USAGE)
     if p.exists() and any(p.iterdir()):
+        if is_table_dir(out):
+            # tables are never added to: a rerun after a failure (a full disk) or Ctrl-C
+            # writes into a folder of its own, or into this one once it is deleted
+            what = ("the tables of an earlier run" if finished(out) else
+                    "the unfinished tables of a run that failed or was stopped (no _SUCCESS)")
+            raise UserError(f"{out}: holds {what}: delete it (rm -r {shlex.quote(out)}) and "
+                            "run again, or choose another --out", Exit.USAGE)
         raise UserError(f"{out}: exists and is not an empty folder (choose a new --out)",
                         Exit.USAGE)
     try:
