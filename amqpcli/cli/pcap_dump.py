@@ -411,11 +411,12 @@ def pcap_dump(
 
         given = [str(f) for f in paths if str(f) != STDIN]
         paths = [Path(p) for p in expand(given)] + [f for f in paths if str(f) == STDIN]
-    for f in paths:
-        if str(f) == STDIN:
-            continue
-        if not f.exists():
-            raise UserError(f"{f}: no such file", Exit.USAGE)
+    else:
+        # (expand checks the files named beside folders and globs itself; one it found
+        # in them that cannot be opened, a dangling link too, is read as a damaged file)
+        for f in paths:
+            if str(f) != STDIN and not f.exists():
+                raise UserError(f"{f}: no such file", Exit.USAGE)
     if keylog is not None:
         from amqpcli.capture.live import check_keylog
 

@@ -89,6 +89,16 @@ def test_tables_of_a_folder_with_a_file_that_cannot_be_opened(tmp_path: Path) ->
     assert (out / "_SUCCESS").exists()
 
 
+def test_views_of_a_folder_with_a_dangling_link(tmp_path: Path) -> None:
+    """pcap-dump without --out stopped at its own check ('no such file', exit 2) before
+    the reader could count the link as a damaged file."""
+    p = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(_folder(tmp_path)),
+                        "--summary"], capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 8, p.stderr
+    assert p.stdout.startswith("connections: 2 ")
+    assert "broken.pcapng: cannot open: a broken symbolic link" in p.stderr
+
+
 @pytest.mark.spark
 def test_spark_goes_on_past_a_file_it_cannot_open(spark: Any, tmp_path: Path) -> None:
     # (the task's open failed the whole job)
