@@ -165,4 +165,19 @@ def basic(n: int = 4, *, sasl: bool = True) -> Script:
     return s.close()
 
 
-__all__ = ["RECEIVER", "SENDER", "Result", "Script", "UInt", "basic", "dissect", "write"]
+def gap_capture(path: Path) -> Path:
+    """Ten transfers in one send of 100-byte segments with the 12th segment lost, then
+    their ten dispositions and the close: a TCP gap inside the transfers, the frames after
+    it found again, dispositions naming deliveries the gap took."""
+    s = Script().open().sender_link()
+    for i in range(10):
+        s.transfer(i, "m" * 400)
+    for i in range(10):
+        s.dispose(i, c.Accepted())
+    s.close()
+    first_transfer = [i for i, step in enumerate(s.steps) if step[0] == C2S][4]
+    return write(path, s, coalesce=True, mss=100, drop=[(first_transfer, 12)])
+
+
+__all__ = ["RECEIVER", "SENDER", "Result", "Script", "UInt", "basic", "dissect", "gap_capture",
+           "write"]

@@ -12,7 +12,7 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol
-from tests.dissect.helpers import C2S, Script, basic, dissect, write
+from tests.dissect.helpers import C2S, Script, basic, dissect, gap_capture, write
 
 C2S_ = C2S
 
@@ -77,17 +77,8 @@ def test_frames_split_over_many_segments(tmp_path: Path) -> None:
 
 
 def test_gap_then_resync(tmp_path: Path) -> None:
-    s = Script().open().sender_link()
-    for i in range(10):
-        s.transfer(i, "m" * 400)
-    for i in range(10):
-        s.dispose(i, c.Accepted())
-    s.close()
-    # all transfers go in one send of 100-byte segments; lose segment 12 of it
-    idx = [i for i, st in enumerate(s.steps) if st[0] == C2S]
-    first_transfer = idx[4]
-    res = dissect(write(tmp_path / "gap.pcapng", s, coalesce=True, mss=100,
-                        drop=[(first_transfer, 12)]))
+    # all transfers go in one send of 100-byte segments; segment 12 of it is lost
+    res = dissect(gap_capture(tmp_path / "gap.pcapng"))
     kinds = [n.kind for n in res.notices]
     assert "gap" in kinds and "resync" in kinds
     gap = next(n for n in res.notices if n.kind == "gap")

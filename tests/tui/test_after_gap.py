@@ -11,22 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from amqpcli.codec import composites as c
-from tests.dissect.helpers import C2S, Script, write
+from tests.dissect.helpers import gap_capture
 from tests.tui.replaying import replayed
-
-
-def _gap_capture(tmp_path: Path) -> Path:
-    """Ten transfers in one send of 100-byte segments, one segment lost: the dispositions
-    of the deliveries it took name deliveries never seen."""
-    s = Script().open().sender_link()
-    for i in range(10):
-        s.transfer(i, "m" * 400)
-    for i in range(10):
-        s.dispose(i, c.Accepted())
-    s.close()
-    client = [i for i, step in enumerate(s.steps) if step[0] == C2S]
-    return write(tmp_path / "gap.pcapng", s, coalesce=True, mss=100, drop=[(client[4], 12)])
 
 
 def _pcap_dump(path: Path) -> tuple[list[dict], list[dict]]:
@@ -38,7 +24,7 @@ def _pcap_dump(path: Path) -> tuple[list[dict], list[dict]]:
 
 
 def test_findings_after_a_gap_are_notices_as_in_pcap_dump(tmp_path: Path) -> None:
-    path = _gap_capture(tmp_path)
+    path = gap_capture(tmp_path / "gap.pcapng")
     violations, after_gap = _pcap_dump(path)
     assert violations == [] and len(after_gap) >= 2
     src = replayed(path)
@@ -67,7 +53,7 @@ def test_the_gap_is_a_line_of_the_frame_log_and_no_frame(tmp_path: Path) -> None
     from amqpcli.tui.adapter import frame_line
     from amqpcli.tui.watch import CaptureNotice
 
-    path = _gap_capture(tmp_path)
+    path = gap_capture(tmp_path / "gap.pcapng")
     src = replayed(path)
     assert src.controller is not None
     gaps = [r for r in src.controller.records if isinstance(r.item, CaptureNotice)]

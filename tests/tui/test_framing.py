@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from amqpcli.codec import composites as c
 from amqpcli.tui.sources.replay import load_capture, no_amqp
 from amqpcli.tui.watch import EndOfStream
-from tests.dissect.helpers import C2S, Script, basic, write
+from tests.dissect.helpers import C2S, Script, basic, gap_capture, write
 
 
 def _names(loaded: object) -> list[str]:
@@ -32,15 +31,7 @@ def test_conversation_keys_labels_and_stream_ends(tmp_path: Path) -> None:
 
 
 def test_frames_after_a_gap_are_found_again(tmp_path: Path) -> None:
-    s = Script().open().sender_link()
-    for i in range(10):
-        s.transfer(i, "m" * 400)
-    for i in range(10):
-        s.dispose(i, c.Accepted())
-    s.close()
-    first_transfer = [i for i, st in enumerate(s.steps) if st[0] == C2S][4]
-    loaded = load_capture(write(tmp_path / "gap.pcapng", s, coalesce=True, mss=100,
-                                drop=[(first_transfer, 12)]))
+    loaded = load_capture(gap_capture(tmp_path / "gap.pcapng"))
     names = _names(loaded)
     # frames from the client after the gap are shown, as in pcap-dump
     assert 7 <= names.count("transfer") < 10 and names.count("close") == 2
