@@ -265,10 +265,10 @@ def _repeated(template: MessageTemplate, value: Any,
 
 def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
                    json_body: bool, count: int | None) -> Iterator[OutgoingMessage]:
-    from amqpcli.net.outgoing import read_bodies
+    from amqpcli.net.outgoing import read_line_bodies
 
     stream = _open_input(file or "-") if body is None else None
-    texts = (read_bodies(stream, True) if stream is not None
+    texts = (read_line_bodies(stream) if stream is not None
              else iter((body or "").encode("utf-8", "surrogateescape").splitlines()))
     n = 0
     try:

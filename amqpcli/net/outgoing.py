@@ -39,7 +39,7 @@ from amqpcli.codec.types import (
 from amqpcli.errors import Exit, UserError
 
 __all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "Numbered", "OutgoingMessage",
-           "TooLarge", "read_bodies", "read_lines", "read_whole"]
+           "TooLarge", "read_line_bodies", "read_lines", "read_whole"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -325,12 +325,9 @@ def _chunks(stream: BinaryIO) -> Callable[[int], bytes]:
     return lambda n: os.read(fd, n)
 
 
-def read_bodies(stream: BinaryIO, lines: bool) -> Iterator[bytes]:
-    """The whole stream as one body, or one body per line (line endings removed), each
-    at most `MAX_BODY` bytes (`TooLarge`)."""
-    if not lines:
-        yield read_whole(stream)
-        return
+def read_line_bodies(stream: BinaryIO) -> Iterator[bytes]:
+    """One body per line of the stream, line endings removed, each at most `MAX_BODY`
+    bytes (`TooLarge`); a whole stream as one body is `read_whole`."""
     for line in read_lines(stream):
         if line.endswith(b"\n"):
             line = line[:-1]

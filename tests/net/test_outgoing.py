@@ -9,7 +9,7 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Int, Symbol, UByte
-from amqpcli.net.outgoing import MessageTemplate, read_bodies
+from amqpcli.net.outgoing import MessageTemplate, read_line_bodies, read_whole
 
 
 def test_sections_in_spec_order_and_decodable() -> None:
@@ -61,8 +61,8 @@ def test_constant_parts_are_reused_but_bodies_are_not_confused() -> None:
 
 
 def test_read_bodies() -> None:
-    assert list(read_bodies(io.BytesIO(b"a\nb\r\n\nc"), True)) == [b"a", b"b", b"", b"c"]
-    assert list(read_bodies(io.BytesIO(b"a\nb\n"), False)) == [b"a\nb\n"]
+    assert list(read_line_bodies(io.BytesIO(b"a\nb\r\n\nc"))) == [b"a", b"b", b"", b"c"]
+    assert read_whole(io.BytesIO(b"a\nb\n")) == b"a\nb\n"
 
 
 def test_typed_ids_made_per_message() -> None:
