@@ -133,6 +133,11 @@ class OutLink:
     # the entries (by seq) the limit kept from it, logged once each
     too_large: set[int] = field(default_factory=set)
 
+    def held(self) -> int:
+        """What the node holds for this receiver now (its `available`)."""
+        return self.queue.count_for(self.key, self.selector,
+                                    self.cursor if self.copy else None, self.limit)
+
 
 @dataclass(eq=False)
 class Txn:
@@ -193,8 +198,7 @@ class PeerConnection:
         out = self.out_links.get(link)
         if out is None:
             return None
-        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None,
-                                out.limit)
+        n = out.held()
         out.last_available = n
         return n
 
@@ -206,8 +210,7 @@ class PeerConnection:
         out = self.out_links.get(link)
         if out is None or link.state != "attached" or link.drain:
             return
-        n = out.queue.count_for(out.key, out.selector, out.cursor if out.copy else None,
-                                out.limit)
+        n = out.held()
         if n != out.last_available:
             out.last_available = n
             self.endpoint.flow(link, available=n)
