@@ -24,7 +24,7 @@ _plain_values()
 
 HELP_OPTIONS = ("-h", "--help")
 
-_state = {"debug": False, "stdout_gone": False}
+_state = {"debug": False, "stdout_gone": False, "stderr_failed": False}
 
 
 def debug_enabled() -> bool:
@@ -213,6 +213,64 @@ def _guard_stdout() -> None:
         return
 
 
+class _StderrFile(io.FileIO):
+    """File descriptor 2 under `sys.stderr`, whose write errors are dropped: stderr holds
+    diagnostics only (errors, warnings, summaries, the trace), and one that cannot be
+    written (full, an I/O error, its reader gone) loses those lines, never the run's own
+    exit code. `stderr_failed` tells that a write was lost."""
+
+    def write(self, b: Any) -> int | None:  # type: ignore[override]
+        try:
+            return super().write(b)
+        except OSError:
+            _state["stderr_failed"] = True
+            return len(b)
+
+
+class _NoStderr(io.TextIOBase):
+    """`sys.stderr` for a process started with standard error closed (`2>&-`): everything
+    written is dropped (Python leaves sys.stderr None, and print(file=None) would write
+    errors into standard output)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        _state["stderr_failed"] = True
+        return len(s)
+
+
+def stderr_failed() -> bool:
+    """A write to standard error was lost (see `_guard_stderr`)."""
+    return _state["stderr_failed"]
+
+
+def _guard_stderr() -> None:
+    """Make the process's standard error drop what it cannot write, so that no error,
+    warning or summary line turns a run into an "internal error" (exit 1) or changes its
+    exit code. Only the real one: a test's captured stderr is left alone."""
+    err = sys.stderr
+    if err is None:
+        sys.stderr = _NoStderr()
+        return
+    if err is not sys.__stderr__ or not isinstance(err, io.TextIOWrapper):
+        return
+    try:
+        if err.fileno() != 2:
+            return
+        try:
+            err.flush()
+        except OSError:
+            pass
+        raw = _StderrFile(2, "w", closefd=False)
+        sys.stderr = io.TextIOWrapper(
+            io.BufferedWriter(raw), encoding=err.encoding, errors=err.errors,
+            newline=None, line_buffering=True, write_through=True,
+        )
+    except (OSError, ValueError):
+        return
+
+
 def _quiet_stdout() -> None:
     """Point fd 1 at /dev/null and drop what is buffered for it, so the interpreter's
     final flush cannot fail again (and print "Exception ignored")."""
@@ -236,6 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         _state["debug"] = True
         # The root option sees it too (the flag is taken out of the command line).
         args = [DEBUG_FLAG, *args]
+    _guard_stderr()
     if sys.stdout is None:
         # Started with standard output closed (`amqp ... >&-`).
         print("amqp: error: cannot write standard output: it is closed", file=sys.stderr)

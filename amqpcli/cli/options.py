@@ -116,9 +116,11 @@ def check_positive(value: float | None, option: str) -> None:
 def _stderr_tracer() -> Callable[[str, str, Any, float], None]:
     import sys
 
+    from amqpcli.cli.app import stderr_failed
     from amqpcli.cli.trace import frame_tracer
 
-    return frame_tracer(lambda: sys.stderr)
+    # stderr drops what it cannot write (cli/app.py): a lost line ends the tracing
+    return frame_tracer(lambda: None if stderr_failed() else sys.stderr)
 
 
 def build_config(
