@@ -246,6 +246,7 @@ def show_items(
     from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
     from amqpcli.render.items import TransferAssembler, item_to_json, item_tree
     from amqpcli.render.jsonvalues import json_line
+    from amqpcli.render.redact import ChunkSecrets
 
     if out is not None:
         if src.whole is not None:
@@ -261,24 +262,28 @@ def show_items(
     tally = _Tally()
     notes: list[str] = []
     assembler = TransferAssembler()
+    pieces = ChunkSecrets()
     error_lines = _ErrorLines(src, show_secrets)
     if brief:
         from amqpcli.render.frameline import item_line
     for item in items_of(src, notes):
         tally.add(item)
-        whole = assembler.feed(item) if isinstance(item, Frame) else None
+        whole, hidden = None, False
+        if isinstance(item, Frame):
+            whole = assembler.feed(item)
+            hidden = pieces.hides(None, item)
         if isinstance(item, FrameError):
             if out is None:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")
             _write_error(error_lines(item))
             continue
         if out is None:
-            obj = item_to_json(item, show_secrets, message=whole)
+            obj = item_to_json(item, show_secrets, message=whole, hidden=hidden)
             sys.stdout.write(json_line(obj) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
             out.line(item_line(item, show_secrets=show_secrets, message=whole))
         else:
-            out.tree(item_tree(item, show_secrets, message=whole))
+            out.tree(item_tree(item, show_secrets, message=whole, hidden=hidden))
     src.drain()
     if out is not None and src.whole is None:
         out.line(_summary_line(_describe(kind, tally, detected,

@@ -517,6 +517,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
           show_secrets: bool, passed: "Passed | None" = None) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
+    from amqpcli.render.redact import ChunkSecrets
     from amqpcli.render.traffic import (
         notice_json,
         notice_line,
@@ -531,6 +532,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
 
     filtering = flt.active
     resolved = False
+    # pieces of deliveries in several frames that may hold a SASL secret (JSON gives bytes)
+    pieces = ChunkSecrets() if json_out and full and not show_secrets else None
     line = out.line
     # plain and buffered (stdout not a terminal, not live): frame lines go straight into
     # the buffer, as Out.line would put them
@@ -542,6 +545,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             resolved = True
         cls = rec.__class__
         if cls is FrameRecord:
+            # (before the filter: the pieces a filter leaves out are still the delivery's)
+            hidden = pieces is not None and pieces.hides((rec.conn, rec.side), rec.item)
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:
@@ -550,7 +555,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                 summ.add(rec)
             if show_frames:
                 if json_out:
-                    out.json(record_json(rec, show_secrets=show_secrets, bodies=full))
+                    out.json(record_json(rec, show_secrets=show_secrets, bodies=full,
+                                         hidden=hidden))
                 elif plain:
                     buf.append(record_line(rec, show_secrets=show_secrets, bodies=full))
                     if len(buf) >= 2048:

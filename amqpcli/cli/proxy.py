@@ -75,6 +75,10 @@ class LinePrinter:
         self.show_secrets = show_secrets
         self.record = record
         self.printing = True
+        from amqpcli.render.redact import ChunkSecrets
+
+        # pieces of deliveries in several frames that may hold a SASL secret
+        self._pieces = ChunkSecrets()
 
     def on_open(self, conn: Any) -> None:
         self._note(f"{conn.key} open {conn.describe()}")
@@ -103,7 +107,8 @@ class LinePrinter:
                                    "connection": conn.key, "from": side}
             if conn.frame_no:
                 obj["frame"] = conn.frame_no
-            fields = item_to_json(item, self.show_secrets)
+            hidden = self._pieces.hides((conn.key, side), item)
+            fields = item_to_json(item, self.show_secrets, hidden=hidden)
             if "protocol" in fields:  # a protocol header's own protocol, as pcap-dump says
                 fields["header"] = fields.pop("protocol")
             obj.update(fields)

@@ -481,7 +481,9 @@ def frame_line(
             parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
             _fields(body, parts)
         if payload and (frame.payload or message is not None):
-            if body.NAME == "transfer" and not body.more:  # type: ignore[attr-defined]
+            # a transfer without a delivery-id continues a delivery: no message of its own
+            if body.NAME == "transfer" and not body.more and (  # type: ignore[attr-defined]
+                    message is not None or body.delivery_id is not None):  # type: ignore[attr-defined]
                 parts.append(" " + summarize_payload(frame.payload, message=message))
             else:
                 parts.append(f" ({len(frame.payload)} bytes)")

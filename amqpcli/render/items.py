@@ -64,9 +64,11 @@ Item = ProtocolHeader | Frame | FrameError | ValueItem | MessageItem
 
 
 def transfer_message(frame: Frame) -> Message | None:
-    """The message a single-frame transfer carries, decoded; None if it is not one."""
+    """The message a single-frame transfer carries, decoded; None if it is not one (a
+    transfer without a delivery-id continues a delivery: only the first names it)."""
     body = frame.body
-    if not isinstance(body, Transfer) or not frame.payload or body.more:
+    if (not isinstance(body, Transfer) or not frame.payload or body.more
+            or body.delivery_id is None):
         return None
     try:
         return load_sections(Message.decode(frame.payload))
@@ -79,12 +81,15 @@ def frame_to_json(
     show_secrets: bool = False,
     exact: bool = True,
     message: Message | None = None,
+    hidden: bool = False,
 ) -> dict[str, Any]:
     """A frame's JSON object; `message` is the whole message of a multi-frame delivery
     whose last frame this is (see `TransferAssembler`). When a SASL secret was masked,
     in the performative or in the message (`to_json`), it says `"redacted": true`, and a
     masked message's payload is only its size (`payload-size`: its bytes hold the
-    secret), as a SASL frame gives none of its bytes."""
+    secret), as a SASL frame gives none of its bytes. `hidden`: the payload is a piece
+    of a delivery that may hold a secret (`ChunkSecrets`); the message, when there is
+    one, decides instead."""
     secret = is_secret(frame.body)
     shown = redact(frame, show_secrets) if secret else frame  # nothing to hide otherwise
     hide: Redactions | None = None if show_secrets else []  # nested in the performative
@@ -106,7 +111,8 @@ def frame_to_json(
     # its message is the delivery's all the same
     msg = message or transfer_message(frame)
     msg_json = None if msg is None else message_to_json(msg, exact, show_secrets)
-    if msg_json is not None and "redacted" in msg_json:
+    if (msg_json is not None and "redacted" in msg_json) or (
+            hidden and msg_json is None and not show_secrets):
         out["redacted"] = True
         if frame.payload:
             out["payload-size"] = len(frame.payload)  # its bytes hold the secret
@@ -118,11 +124,12 @@ def frame_to_json(
 
 
 def item_to_json(
-    item: Item, show_secrets: bool = False, exact: bool = True, message: Message | None = None
+    item: Item, show_secrets: bool = False, exact: bool = True, message: Message | None = None,
+    hidden: bool = False,
 ) -> dict[str, Any]:
-    """The JSON object of one decoded item (`message`: see `frame_to_json`)."""
+    """The JSON object of one decoded item (`message`, `hidden`: see `frame_to_json`)."""
     if isinstance(item, Frame):
-        return frame_to_json(item, show_secrets, exact, message)
+        return frame_to_json(item, show_secrets, exact, message, hidden)
     if isinstance(item, ProtocolHeader):
         return {
             "item": "protocol-header",
@@ -201,8 +208,10 @@ def item_bytes_from_json(obj: Any) -> bytes:
     raise JsonValueError("item", f"unknown item {kind!r}")
 
 
-def item_tree(item: Item, show_secrets: bool = False, message: Message | None = None) -> Node:
-    """The tree of one decoded item, its root line saying what and where it is."""
+def item_tree(item: Item, show_secrets: bool = False, message: Message | None = None,
+              hidden: bool = False) -> Node:
+    """The tree of one decoded item, its root line saying what and where it is
+    (`message`, `hidden`: see `frame_to_json`)."""
     if isinstance(item, ProtocolHeader):
         return Node(f"{item.name} protocol header", "", f"@{item.offset}: {item.raw[4:].hex(' ')}")
     if isinstance(item, FrameError):
@@ -228,17 +237,27 @@ def item_tree(item: Item, show_secrets: bool = False, message: Message | None = 
     node = value_tree(frame.body, "", show_secrets)
     node.label = f"[{frame.channel}] {kind}{frame.body.NAME}"
     node.type = where
+    hide = hidden and not show_secrets
     if message is not None:
-        node.children.append(value_tree(frame.payload, "payload"))
+        if hide and "redacted" in message_to_json(message):
+            node.children.append(_hidden_payload(frame))
+        else:
+            node.children.append(value_tree(frame.payload, "payload"))
         node.children.append(message_tree(message, "message (all frames of the delivery)",
                                           show_secrets))
     elif frame.payload:
         msg = transfer_message(frame)
         if msg is not None:
             node.children.append(message_tree(msg, show_secrets=show_secrets))
+        elif hide:
+            node.children.append(_hidden_payload(frame))
         else:
             node.children.append(value_tree(frame.payload, "payload"))
     return node
+
+
+def _hidden_payload(frame: Frame) -> Node:
+    return Node("payload", "*** (may hold a SASL secret)", f"{len(frame.payload)} bytes")
 
 
 class TransferAssembler:

@@ -28,6 +28,7 @@ a transfer's `payload`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from amqpcli.codec.composites import (
@@ -36,6 +37,7 @@ from amqpcli.codec.composites import (
     SaslMechanisms,
     SaslOutcome,
     SaslResponse,
+    Transfer,
 )
 from amqpcli.codec.frames import Frame
 from amqpcli.codec.types import UByte
@@ -202,6 +204,61 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
         )
     shown = _shown(value)
     return value if shown is None else shown
+
+
+
+# --- deliveries in several frames ------------------------------------------------------
+# A SASL performative as a value in a message (any of the five: a damaged sasl-init reads
+# as another): its descriptor in any encoding, then the constructor of its field list.
+_SASL_CODES = (SaslMechanisms, SaslInit, SaslChallenge, SaslResponse, SaslOutcome)
+_SASL_SYMBOLS = b"|".join(
+    re.escape(prefix + c.SYMBOL.encode())
+    for c in _SASL_CODES
+    for prefix in (bytes([0xA3, len(c.SYMBOL)]), b"\xb3" + len(c.SYMBOL).to_bytes(4, "big")))
+_NESTED_SASL = re.compile(
+    rb"\x00(?:\x53[\x40-\x44]|\x80\x00{7}[\x40-\x44]|" + _SASL_SYMBOLS + rb")[\x45\xc0\xd0]")
+# bytes kept from one frame's payload for a match cut by the next frame: the longest
+# (00 b3 len32 symbol constructor) less one
+_CARRY = 6 + max(len(c.SYMBOL) for c in _SASL_CODES)
+
+
+class ChunkSecrets:
+    """Which payloads of a delivery sent in several transfer frames may hold a SASL secret.
+
+    Such a payload is a piece of a message that may not decode alone, and the views print
+    it as bytes; a SASL performative carried in the message (see the module's text) would
+    go out in them, password and all. So from the first piece in which the bytes of a
+    described SASL performative begin (searched across the cut between pieces), that
+    piece and every later one of the delivery are hidden: the views give their size
+    only, as they do for a masked message's payload. A view that decodes the delivery's
+    whole message (`TransferAssembler`) lets the message decide for its last piece.
+
+    `hides(key, frame)` per frame in order; `key` tells the deliveries in progress apart
+    (one direction of one connection, with the frame's channel and handle).
+    """
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        # key -> (last bytes of the pieces so far, hiding since an earlier piece)
+        self._open: dict[Any, tuple[bytes, bool]] = {}
+
+    def hides(self, key: Any, frame: Any) -> bool:
+        body = getattr(frame, "body", None)  # (any item: a header, an error, 0-10's)
+        if not isinstance(body, Transfer):
+            return False
+        key = (key, frame.channel, body.handle)
+        state = self._open.get(key)
+        if state is None and not body.more:
+            return False  # in one frame: its message is decoded and masked as a whole
+        carried, hiding = state if state is not None else (b"", False)
+        seen = carried + frame.payload
+        hiding = hiding or _NESTED_SASL.search(seen) is not None
+        if body.more and not body.aborted:
+            self._open[key] = (seen[-_CARRY:], hiding)
+        else:
+            self._open.pop(key, None)
+        return hiding and bool(frame.payload)
 
 
 # Where a sasl-init or a sasl-response starts in raw bytes: its descriptor, small-ulong or

@@ -208,11 +208,12 @@ def _base(kind: str, rec: Any) -> dict[str, Any]:
 
 
 def record_json(
-    rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True
+    rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True, hidden: bool = False
 ) -> dict[str, Any]:
     """A frame record as JSON. 1.0: the decoded item exactly as `amqp decode --json`
-    writes it (message in the format of `recv --json`); 0-10: the method, header
-    structs and body."""
+    writes it (message in the format of `recv --json`; `hidden`: a piece of a delivery in
+    several frames that may hold a SASL secret, see `ChunkSecrets`); 0-10: the method,
+    header structs and body."""
     out = _base("frame", rec)
     out["from"] = rec.side
     _packet_json(out, rec.packet)
@@ -220,7 +221,8 @@ def record_json(
         out["frame"] = rec.frame_no
     item = rec.item
     if rec.protocol == AMQP10:
-        fields = item_to_json(item, show_secrets) if bodies else _brief_json(item, show_secrets)
+        fields = (item_to_json(item, show_secrets, hidden=hidden) if bodies
+                  else _brief_json(item, show_secrets))
     else:
         fields = json_010(item, bodies, show_secrets=show_secrets)
     if "protocol" in fields:  # a protocol header's own protocol: "sasl", "amqp0-10", ...

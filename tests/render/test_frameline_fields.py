@@ -145,8 +145,10 @@ def test_frame_line_is_the_general_form(perf: Any, channel: int) -> None:
                      if t is not None]
         body = []
         if payload:
+            # (a transfer without a delivery-id continues a delivery: no message of its own)
             body.append(" " + summarize_payload(payload) if name == "transfer"
-                        and not perf.more else f" ({len(payload)} bytes)")
+                        and not perf.more and perf.delivery_id is not None
+                        else f" ({len(payload)} bytes)")
         tail = [f"ext=0x{ext.hex()}"] if ext else []
         for show_payload in (True, False):
             want = " ".join(head + (body if show_payload else []) + tail)
