@@ -32,6 +32,8 @@ import base64
 import binascii
 import math
 import re
+import struct
+import threading
 import uuid
 from typing import Any
 
@@ -140,8 +142,32 @@ def _text_or_none(data: bytes) -> str | None:
     return text
 
 
+_DOUBLE_BITS = struct.Struct("<d").pack
+# The bits of the NaN that "NaN" reads back as (and so encodes to: 7fc00000 as a float,
+# 7ff8000000000000 as a double).
+_NAN_BITS = _DOUBLE_BITS(float("nan"))
+
+
+class _Written(threading.local):
+    odd_nans = 0
+
+
+_WRITTEN = _Written()
+
+
+def odd_nans_written() -> int:
+    """How many NaNs this thread has written (as "NaN") that do not read back to their own
+    bits: a NaN with another payload or sign than the one "NaN" reads back as. A message
+    that holds one does not re-encode from its JSON members to the bytes that arrived,
+    although its values re-encode to them (Python keeps a NaN's payload): the count going
+    up while a message is converted says it needs `encoded`."""
+    return _WRITTEN.odd_nans
+
+
 def _float_json(x: float) -> float | str:
     if math.isnan(x):
+        if _DOUBLE_BITS(x) != _NAN_BITS:
+            _WRITTEN.odd_nans += 1
         return "NaN"
     if math.isinf(x):
         return "Infinity" if x > 0 else "-Infinity"
@@ -293,9 +319,14 @@ def to_json(value: Any, exact: bool = True, redactions: Redactions | None = None
         if isinstance(value, AmqpMap):
             out["code"] = f"0x{value.code:02x}"
         return out
-    if name == "array":
-        return _array_to_json(value, exact, redactions)
-    if name == "described":
+    if name == "array" or name == "described":
+        if redactions is not None and value.descriptor is not None:
+            shown = redact(value)  # of SASL performatives not decoded as one
+            if shown is not value:
+                redactions.append(name)
+                value = shown
+        if name == "array":
+            return _array_to_json(value, exact, redactions)
         return {"described": to_json(value.descriptor, exact, redactions),
                 "value": to_json(value.value, exact, redactions)}
     plain = _plain(name, value)
@@ -620,6 +651,45 @@ def _composite_from_json(cls: type[Composite], obj: dict[str, Any], v: Any, p: s
             original, _ = decode(unb64(obj["encoded"], p + ".encoded"))
         except DecodeError as e:
             raise JsonValueError(p + ".encoded", f"not an encoded {cls.NAME}: {e}") from None
-        if type(original) is cls and original == value:
+        if type(original) is cls and same_value(original, value):
             return original
     return value
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """`a == b` for AMQP values, but with floats told apart by their bits rather than by
+    `==`, and maps compared in order: whether values read from JSON still say what the
+    `encoded` bytes they came with say. Any two NaNs are the same (the JSON form writes
+    every NaN as "NaN", and NaN != NaN made each value holding one look edited); 0.0 and
+    -0.0 are not, nor a float and a double of the same value."""
+    if a is b:
+        return True
+    ta = type(a)
+    if isinstance(a, float) or isinstance(b, float):
+        if ta is not type(b):
+            return False
+        if math.isnan(a):
+            return math.isnan(b)
+        return _DOUBLE_BITS(a) == _DOUBLE_BITS(b)
+    if isinstance(a, Composite):
+        return type(b) is ta and all(
+            same_value(getattr(a, n), getattr(b, n)) for n in ta._SLOTS)
+    if ta is Described:
+        return (type(b) is Described and type(a.descriptor) is type(b.descriptor)
+                and same_value(a.descriptor, b.descriptor) and same_value(a.value, b.value))
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        if isinstance(a, Array) and isinstance(b, Array) and (
+                a.type != b.type or not same_value(a.descriptor, b.descriptor)):
+            return False
+        return all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        return all(same_value(k, j) and same_value(x, y)
+                   for (k, x), (j, y) in zip(a.items(), b.items(), strict=True))
+    if isinstance(a, tuple):
+        return (isinstance(b, tuple) and len(a) == len(b)
+                and all(same_value(x, y) for x, y in zip(a, b, strict=True)))
+    return bool(a == b)

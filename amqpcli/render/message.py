@@ -41,6 +41,8 @@ from amqpcli.render.jsonvalues import (
     fields_from_json,
     fields_to_json,
     from_json,
+    odd_nans_written,
+    same_value,
     to_json,
     unb64,
 )
@@ -144,6 +146,7 @@ def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False
         sections
     )
     hide: Redactions | None = None if show_secrets else []
+    odd_nans = odd_nans_written()
     out: dict[str, Any] = {}
     if header is not None:
         out["header"] = fields_to_json(header, exact, hide)
@@ -166,7 +169,9 @@ def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False
         out["redacted"] = True
         return out
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
-    if errors:
+    if errors or (exact and odd_nans_written() != odd_nans):
+        # (a NaN whose payload or sign "NaN" does not keep: its value re-encodes to the
+        # bytes that arrived, its member does not)
         out["encoded"] = b64(msg.encode())
     elif exact and not _members_give_bytes(sections):
         raw = msg.encode()
@@ -327,7 +332,7 @@ def _same_sections(original: Message, msg: Message) -> bool:
             if mine is not None:
                 return False
             continue
-        if theirs != mine:
+        if not same_value(theirs, mine):  # (NaN-safe: `!=` says a NaN was edited)
             return False
     return True
 

@@ -1,0 +1,106 @@
+"""NaN in a message keeps the JSON format lossless: a NaN with a payload or sign that
+"NaN" does not keep makes the object carry `encoded`, and `encoded` is used when the
+members still say the same (NaN != NaN must not make them look edited)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from amqpcli.codec.composites import AmqpValue, Header
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Array, Described, Float, Symbol
+from amqpcli.render.message import load_sections, message_bytes_from_json, message_to_json
+from tests.net.clirun import amqp, json_lines
+from tests.net.servepeer import ServePeers
+
+HEADER32 = bytes.fromhex("005370d00000000500000001" "41")  # a list32 header (not canonical)
+
+
+def _round_trip(raw: bytes) -> tuple[dict, bytes]:  # type: ignore[type-arg]
+    obj = message_to_json(load_sections(Message.decode(raw)))
+    obj = json.loads(json.dumps(obj))
+    return obj, message_bytes_from_json(obj)
+
+
+@pytest.mark.parametrize("value", [
+    "727fc00001",  # float, another payload
+    "72ffc00000",  # float, the sign bit set
+    "727f800001",  # float, signalling
+    "827ff8000000000001",  # double, another payload
+    "82fff8000000000000",  # double, the sign bit set
+    "e00a02727fc000017fc00000",  # an array of floats, one of them odd
+    "c10d02a1016b827ff0000000000001",  # a map's value
+])
+def test_an_odd_nan_carries_encoded_and_comes_back(value: str) -> None:
+    raw = bytes.fromhex("005377" + value)
+    obj, back = _round_trip(raw)
+    assert "encoded" in obj
+    assert back == raw
+
+
+@pytest.mark.parametrize("value", ["727fc00000", "827ff8000000000000"])
+def test_the_nan_that_nan_reads_back_as_needs_no_encoded(value: str) -> None:
+    raw = bytes.fromhex("005377" + value)
+    obj, back = _round_trip(raw)
+    assert "encoded" not in obj
+    assert back == raw
+
+
+@pytest.mark.parametrize("value", ["727fc00000", "727fc00001", "827ff8000000000001"])
+def test_encoded_is_used_with_a_nan_in_the_members(value: str) -> None:
+    # the list32 header needs `encoded`; the NaN must not make the members look edited
+    raw = HEADER32 + bytes.fromhex("005377" + value)
+    obj, back = _round_trip(raw)
+    assert "encoded" in obj
+    assert back == raw
+
+
+def test_an_edited_member_still_wins_over_encoded() -> None:
+    raw = HEADER32 + bytes.fromhex("005377727fc00001")
+    obj, _ = _round_trip(raw)
+    obj["header"]["durable"] = False
+    back = Message.decode(message_bytes_from_json(obj))
+    assert back.header == Header(durable=False)
+    obj["header"]["durable"] = True
+    obj["body"]["value"] = {"float": 1.5}
+    back = Message.decode(message_bytes_from_json(obj))
+    assert back.body == AmqpValue(Float(1.5))
+
+
+def test_same_value_tells_floats_by_their_bits() -> None:
+    from amqpcli.render.jsonvalues import same_value
+
+    nan = float("nan")
+    (odd,) = struct.unpack(">d", bytes.fromhex("fff8000000000001"))
+    assert same_value(nan, odd) and same_value(Float(nan), Float(odd))
+    assert not same_value(0.0, -0.0)
+    assert not same_value(Float(1.5), 1.5)
+    assert not same_value(nan, 1.0)
+    assert same_value(AmqpValue([nan, {"k": Float(nan)}]), AmqpValue([nan, {"k": Float(nan)}]))
+    assert not same_value(AmqpValue([nan]), AmqpValue([1.0]))
+    assert same_value(Array([nan], "double"), Array([nan], "double"))
+    assert not same_value(Array([nan], "double"), Array([nan], "float"))
+    assert same_value(Described(Symbol("d"), nan), Described(Symbol("d"), nan))
+    assert not same_value(Described(Symbol("d"), nan), Described("d", nan))
+    assert not same_value({"a": 1, "b": 2}, {"b": 2, "a": 1})  # a map's order is its bytes
+
+
+@pytest.mark.integration
+def test_replayed_nans_arrive_with_their_bytes(serve: ServePeers, tmp_path: Path) -> None:
+    payloads = [bytes.fromhex(h) for h in (
+        "005377727fc00001", "005377827ff8000000000001", "005377727f800001",
+        HEADER32.hex() + "005377727fc00000")]
+    lines = tmp_path / "nan.jsonl"
+    lines.write_text("".join(
+        json.dumps(message_to_json(load_sections(Message.decode(p)))) + "\n" for p in payloads))
+    url = serve("-q") + "/nan"
+    r = amqp("send", url, "--from", str(lines), "-q")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "--count", str(len(payloads)), "--json", "-q")
+    assert r.returncode == 0, r.stderr
+    got = [message_bytes_from_json(m) for m in json_lines(r.stdout)]
+    assert got == payloads
