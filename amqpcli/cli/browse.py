@@ -39,6 +39,16 @@ def browse_text(s: RecvSummary, count: int | None, address: str | None) -> str:
     return text
 
 
+def browse_exit(s: RecvSummary, timeout: float) -> tuple[Exit, str]:
+    """As `recv`'s, and a listing the peer never finished (it did not answer the drain in
+    --timeout) is a timeout (5): the node may hold more than was shown."""
+    code, why = recv_exit(s, None)
+    if code == Exit.OK and s.timed_out:
+        return Exit.TIMEOUT, (f"the peer did not answer the drain in {timeout:g}s: the listing "
+                              "may be incomplete")
+    return code, why
+
+
 def _failed_before_attach(s: RecvSummary) -> bool:
     """A browse that failed before its link was attached (no connection, TLS, SASL, a
     refused link) says only why: it saw nothing of the node, so a count of what it saw is
@@ -64,11 +74,14 @@ def browse(
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
                      None, False, False, True, check_copy=True)
     summary = run_recv(conn, plan, Sink(json_out, None), on_warning=warn)
+    code, why = browse_exit(summary, timeout)
     if not quiet:
         if json_out:
-            print(json.dumps({"browse": summary.to_json()}), file=sys.stderr)
+            obj = summary.to_json()
+            if code.value and summary.failure is None:
+                obj["error"], obj["exit"] = why, int(code)
+            print(json.dumps({"browse": obj}), file=sys.stderr)
         elif not _failed_before_attach(summary):
             print(f"amqp: {browse_text(summary, count, conn.endpoint.address)}", file=sys.stderr)
-    code, why = recv_exit(summary, None)
     if code.value:
         raise UserError(why, code)

@@ -549,7 +549,12 @@ class _Receiver:
             raise
         self._give_back(link)
         if plan.copy:
-            if plan.check_copy and self.held:
+            if plan.check_copy and self.held and self.s.timed_out:
+                # The peer did not answer the drain: the listing did not finish, so what a
+                # second link sees says nothing of copying (and it would wait as long).
+                self.s.copy_unchecked = ("the browse did not finish: the peer did not answer "
+                                         "the drain in time")
+            elif plan.check_copy and self.held:
                 # Stopped by --count before the end (not drained): the node may hold more
                 # than we saw, so a count of what a second link sees says nothing; compare
                 # which messages it sees instead.

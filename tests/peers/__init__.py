@@ -86,8 +86,9 @@ Methods: ``messages()``, ``wait_for_messages(n)``, ``links()`` (``LinkInfo``), `
 
 DirectSender (``direct.py``)
 ----------------------------
-``DirectSender(messages, presettle=None)``: sends the list (proton ``Message`` or encoded
-bytes) in order on every receiving link that attaches, as credit allows, answering drain.
+``DirectSender(messages, presettle=None, answer_drain=True)``: sends the list (proton
+``Message`` or encoded bytes) in order on every receiving link that attaches, as credit
+allows, answering drain (``answer_drain=False``: never).
 Records each disposition it gets as ``SentOutcome(index, link, tag, state)`` where
 ``state`` is an ``outcomes.Observed`` (kind accepted/rejected/released/modified/…,
 settled, condition, failed, undeliverable, annotations). Methods: ``outcomes()``,

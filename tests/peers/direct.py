@@ -232,10 +232,12 @@ class _OutLink:
 
 
 class DirectSenderHandler(PeerHandler):
-    def __init__(self, messages: Sequence[Message | bytes], presettle: bool | None) -> None:
+    def __init__(self, messages: Sequence[Message | bytes], presettle: bool | None,
+                 answer_drain: bool = True) -> None:
         super().__init__()
         self.payloads = [m if isinstance(m, bytes) else bytes(m.encode()) for m in messages]
         self.presettle = presettle
+        self.answer_drain = answer_drain
         self.outcomes: list[SentOutcome] = []
         self.links: list[LinkInfo] = []
         self._out: dict[Any, _OutLink] = {}
@@ -273,7 +275,7 @@ class DirectSenderHandler(PeerHandler):
             out.next += 1
             if link.snd_settle_mode == Link.SND_SETTLED:
                 dlv.settle()
-        if link.drain_mode and link.credit > 0:
+        if link.drain_mode and link.credit > 0 and self.answer_drain:
             link.drained()
 
     def on_delivery(self, event: Any) -> None:
@@ -299,7 +301,8 @@ class DirectSenderHandler(PeerHandler):
 class DirectSender(PeerThread):
     """Sends ``messages`` (proton ``Message`` or pre-encoded bytes), in order, on every link
     a client attaches to receive, as its credit allows; records each outcome it sees.
-    ``presettle``: True sends settled, False unsettled, None (default) as the client asks."""
+    ``presettle``: True sends settled, False unsettled, None (default) as the client asks.
+    ``answer_drain=False``: a drain is never answered (the credit left stays open)."""
 
     handler: DirectSenderHandler
 
@@ -308,9 +311,10 @@ class DirectSender(PeerThread):
         messages: Sequence[Message | bytes],
         *,
         presettle: bool | None = None,
+        answer_drain: bool = True,
         **kwargs: Any,
     ) -> None:
-        super().__init__(DirectSenderHandler(messages, presettle), **kwargs)
+        super().__init__(DirectSenderHandler(messages, presettle, answer_drain), **kwargs)
 
     def outcomes(self) -> list[SentOutcome]:
         return self.call(lambda: list(self.handler.outcomes))
