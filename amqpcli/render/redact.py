@@ -40,7 +40,7 @@ from amqpcli.codec.composites import (
     Transfer,
 )
 from amqpcli.codec.frames import Frame
-from amqpcli.codec.types import UByte
+from amqpcli.codec.types import AmqpList, Array, Described, Symbol, UByte
 
 MASK = b"***"
 # Mechanisms whose response holds no secret.
@@ -95,6 +95,7 @@ _SASL_FIELDS: dict[type, tuple[str, ...]] = {
 }
 # The composites `redact` may mask: what a renderer walking a value checks at each level.
 SASL_PERFORMATIVES = frozenset(_SASL_FIELDS)
+_SASL_CODES = (SaslMechanisms, SaslInit, SaslChallenge, SaslResponse, SaslOutcome)
 _BYTES = (bytes, bytearray, memoryview)
 _VALUE_FITS: dict[str, Any] = {
     "symbol": lambda v: isinstance(v, str),
@@ -131,6 +132,11 @@ def _shown(value: Any) -> Any:
     hide (it is not a SASL performative, or nothing in it is secret)."""
     kinds = _SASL_FIELDS.get(type(value))
     if kinds is None:
+        t = type(value)
+        if t is Array and value.descriptor is not None:
+            return _array_shown(value)
+        if t is Described:
+            return _described_shown(value)
         return None
     if not _fits(value, kinds):
         return _masked_whole(value)
@@ -149,6 +155,69 @@ def _shown(value: Any) -> Any:
         initial_response=masked,
         hostname=value.hostname,
     )
+
+
+# SASL performatives by descriptor, for those not decoded as one: the elements of an array
+# of them, a described value whose type did not fit (a damaged sasl-init)
+_SASL_BY_DESCRIPTOR: dict[Any, type] = {
+    **{c.CODE: c for c in _SASL_CODES}, **{c.SYMBOL: c for c in _SASL_CODES},
+    **{Symbol(c.SYMBOL): c for c in _SASL_CODES}}  # (a Symbol is not its str)
+
+
+def _fields_shown(cls: Any, value: Any) -> Any:
+    """The undescribed value of a `cls` performative (its field list) as it may be shown;
+    None when there is nothing to hide. One that is not a field list `cls` can hold has
+    every binary and string in it masked, as `_masked_whole` masks one whose fields do
+    not fit (the other types hold no response)."""
+    if type(value) in (list, AmqpList) and len(value) <= len(cls._SLOTS):
+        try:
+            shown = _shown(cls(*value))
+        except (TypeError, ValueError):
+            shown = _masked_whole(cls(*(None,) * len(cls._SLOTS)))
+        if shown is None:
+            return None
+        return [getattr(shown, slot) for slot in cls._SLOTS][: len(value)]
+    if isinstance(value, (list, tuple)):
+        items = [_masked_scalar(v) for v in value]
+        if all(m is None for m in items):
+            return None
+        return [v if m is None else m for v, m in zip(value, items, strict=True)]
+    return _masked_scalar(value)
+
+
+def _masked_scalar(value: Any) -> Any:
+    if isinstance(value, str):
+        return MASK.decode()
+    if isinstance(value, _BYTES):
+        return MASK
+    return None
+
+
+def _sasl_type(descriptor: Any) -> Any:
+    try:
+        return _SASL_BY_DESCRIPTOR.get(descriptor)
+    except TypeError:  # a damaged descriptor can be any value, a list too
+        return None
+
+
+def _array_shown(value: Array) -> Array | None:
+    cls = _sasl_type(value.descriptor)
+    if cls is None:
+        return None
+    items = [_fields_shown(cls, x) for x in value]
+    if all(m is None for m in items):
+        return None
+    # (each masked element keeps its type: a list stays a list, a binary a binary)
+    return Array([x if m is None else m for x, m in zip(value, items, strict=True)],
+                 value.type, None, value.descriptor)
+
+
+def _described_shown(value: Described) -> Described | None:
+    cls = _sasl_type(value.descriptor)
+    if cls is None:
+        return None
+    inner = _fields_shown(cls, value.value)
+    return None if inner is None else Described(value.descriptor, inner)
 
 
 def _redacted_response(value: Any) -> Any:
@@ -210,7 +279,6 @@ def redact(value: Any, show_secrets: bool = False) -> Any:
 # --- deliveries in several frames ------------------------------------------------------
 # A SASL performative as a value in a message (any of the five: a damaged sasl-init reads
 # as another): its descriptor in any encoding, then the constructor of its field list.
-_SASL_CODES = (SaslMechanisms, SaslInit, SaslChallenge, SaslResponse, SaslOutcome)
 _SASL_SYMBOLS = b"|".join(
     re.escape(prefix + c.SYMBOL.encode())
     for c in _SASL_CODES
