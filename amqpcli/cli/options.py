@@ -146,12 +146,16 @@ def build_config(
     trace: bool = False,
     *,
     upgrade_offered: bool = True,
+    password_from_profile: bool = False,
 ) -> ConnectionConfig:
     """The `ConnectionConfig` of a command's connection options, each checked. TLS options
     (`--ca-file`, `--cert`, `--key`, `--server-name`) need a TLS connection: with a plain
     `amqp://` URL and no `--tls-upgrade` they are a usage error, not quietly ignored (the
     traffic, a PLAIN password included, would go in clear). `upgrade_offered`: whether
-    the command has `--tls-upgrade` (the error suggests it)."""
+    the command has `--tls-upgrade` (the error suggests it). A `--password` or
+    `--password-file` with no user is a usage error, as `amqp://:pw@h` is: without a user
+    the login is anonymous and the password is never sent (`password_from_profile`: the
+    password is a profile's, not an option's; `$AMQP_PASSWORD` is only a fallback)."""
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
 
@@ -166,6 +170,11 @@ def build_config(
         url, host=host, port=port, user=user, password=password,
         password_file=password_file, address=address,
     )
+    if (password is not None or password_file is not None) and not password_from_profile \
+            and not ep.user:
+        given = "--password" if password is not None else "--password-file"
+        raise UserError(f"{given} needs a user (URL user@ or --user): without one the login "
+                        "is anonymous", Exit.USAGE)
     tls_options = [what for what, v in (("--ca-file", ca_file), ("--cert", cert_file),
                                         ("--key", key_file), ("--server-name", server_name))
                    if v is not None]
@@ -263,9 +272,10 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
                 and not _url_shaped(url)
                 and (conn_kw.get("profile") is not None or os.environ.get("AMQP_URL"))):
             kwargs[body], conn_kw["url"] = url, None  # the URL comes from elsewhere
+        given = conn_kw.get("password") is not None or conn_kw.get("password_file") is not None
         # (a named connection's settings for an option not offered here do not apply)
         conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
-        return func(conn=build_config(**conn_kw), **kwargs)
+        return func(conn=build_config(**conn_kw, password_from_profile=not given), **kwargs)
 
     # The URL argument comes first so `amqp send URL BODY` reads naturally; a leading
     # typer.Context stays first.

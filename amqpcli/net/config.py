@@ -146,6 +146,9 @@ def choose_mechanism(explicit: str | None, user: str | None, client_cert: bool) 
         if mech == "NONE" and user:
             raise UserError("--sasl-mechanism none sends no credentials: drop the user",
                             Exit.USAGE)
+        if mech == "ANONYMOUS" and user:
+            raise UserError("--sasl-mechanism anonymous sends no credentials: drop the user "
+                            "(or use PLAIN)", Exit.USAGE)
         return mech
     if user:
         return "PLAIN"

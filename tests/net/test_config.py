@@ -22,7 +22,7 @@ from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig, cho
         (None, "guest", False, "PLAIN"),
         (None, None, True, "EXTERNAL"),
         (None, "guest", True, "PLAIN"),
-        ("anonymous", "guest", False, "ANONYMOUS"),
+        ("anonymous", None, False, "ANONYMOUS"),
         ("EXTERNAL", None, False, "EXTERNAL"),
     ],
 )
@@ -35,6 +35,10 @@ def test_bad_mechanisms() -> None:
         choose_mechanism("CRAM-MD5", "u", False)
     with pytest.raises(UserError):
         choose_mechanism("PLAIN", None, False)
+    # ANONYMOUS would drop the user's credentials without a word, as NONE would
+    for mech in ("anonymous", "NONE"):
+        with pytest.raises(UserError, match="sends no credentials: drop the user"):
+            choose_mechanism(mech, "guest", False)
 
 
 def test_backoff_doubles_up_to_the_maximum() -> None:
