@@ -184,6 +184,9 @@ def build_config(
         raise UserError(f"{named}, but amqp://{ep.hostport} is plain TCP: use amqps://"
                         f"{' (or --tls-upgrade)' if upgrade_offered else ''} for TLS",
                         Exit.USAGE)
+    if key_file is not None and cert_file is None:
+        # the key alone sends no client certificate: it would be ignored without a word
+        raise UserError("--key needs --cert (the client certificate it goes with)", Exit.USAGE)
     if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
         raise UserError("--max-frame-size must be between 512 and 4294967295", Exit.USAGE)
     check_seconds(connect_timeout, "--connect-timeout")
