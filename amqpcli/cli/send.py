@@ -361,7 +361,8 @@ def replayed_message(obj: Any) -> bytes | None:
 
     if type(obj) is not dict or ("item" not in obj and "record" not in obj):
         _refuse_masked(obj)
-        return message_bytes_from_json(obj)  # a line of recv --json, or no message at all
+        # a line of recv --json, or no message at all
+        return _not_empty(message_bytes_from_json(obj))
     if obj.get("item") == "assembly" or obj.get("protocol") == "amqp-0-10":
         if obj.get("record") == "delivery" or obj.get("method") == "message.transfer":
             raise NoMessage("an AMQP 0-10 message: --from sends AMQP 1.0 messages")
@@ -389,7 +390,17 @@ def replayed_message(obj: Any) -> bytes | None:
     if type(message) is dict and "undecodable" in message:
         raise NoMessage(f"its message does not decode ({message['undecodable']})")
     _refuse_masked(message)
-    return message_bytes_from_json(message)
+    return _not_empty(message_bytes_from_json(message))
+
+
+def _not_empty(payload: bytes) -> bytes:
+    """A message's bytes, refusing none at all: an object with no sections (`{}`) would go
+    out as a transfer with no payload, which is no message (a bare message has a body)."""
+    if not payload:
+        from amqpcli.render.jsonvalues import JsonValueError
+
+        raise JsonValueError("", "an object with no sections is no message: nothing to send")
+    return payload
 
 
 def _refuse_masked(message: Any) -> None:

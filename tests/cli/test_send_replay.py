@@ -115,6 +115,11 @@ def test_lines_that_are_no_message_are_skipped(line: dict[str, Any]) -> None:
     ([1, 2], "a message is a JSON object"),
     ({"bodyy": {}}, "unknown message member(s): bodyy"),
     ({"item": "message", "message": {"body": {"value": {"nope": 1}}}}, "nope"),
+    # no sections: it would go out as a transfer with no payload
+    ({}, "an object with no sections is no message: nothing to send"),
+    ({"bare-sha256": "00"}, "an object with no sections is no message"),
+    ({"encoded": ""}, "an object with no sections is no message"),
+    ({"item": "message", "message": {}}, "an object with no sections is no message"),
 ])
 def test_json_that_is_no_message_is_an_error(line: Any, error: str) -> None:
     with pytest.raises(ValueError, match=re.escape(error)):
@@ -164,6 +169,20 @@ def test_a_line_that_carries_no_message_stops_the_input_there(serve: ServePeers,
     assert r.returncode == 2 and r.stderr == (
         f"amqp: error: {only_skipped} holds no messages (its 2 lines carry none): nothing to "
         "send\n")
+
+
+@pytest.mark.integration
+def test_an_empty_object_stops_the_input_there(serve: ServePeers, tmp_path: Path) -> None:
+    url = serve("-q") + "/replay-empty"
+    path = tmp_path / "empty.jsonl"
+    path.write_text('{"body": {"value": "a"}}\n{}\n{"body": {"value": "c"}}\n')
+    r = amqp("send", url, "--from", str(path))
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == (
+        f"amqp: error: {path}:2: not a message in the JSON format: $: an object with no "
+        "sections is no message: nothing to send")
+    got = json_lines(amqp("recv", url, "--drain", "--json", "-q").stdout)
+    assert [m["body"] for m in got] == [{"value": "a"}]
 
 
 @pytest.mark.integration
