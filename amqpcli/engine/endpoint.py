@@ -21,7 +21,10 @@ for there is dropped), and if it carried an error, what the peer sends on the se
 until its own end is discarded unread (Part 2 §2.5.5, DISCARDING).
 Links the peer attaches are accepted as asked (`link_policy="accept"`, the peer role's
 default) or refused (`"refuse"`, the client role's default); with `"manual"` the caller
-answers each `LinkAttached` with `accept_link` / `refuse_link`.
+answers each `LinkAttached` with `accept_link` / `refuse_link`. A peer that detaches a link
+before that answer (Part 2 §2.6.5: any time after its own attach) gets attach then detach:
+`accept_link` sends our detach right after the attach; afterwards a `flow()` the caller
+asks for on the link is dropped, as on every link whose detach we have sent.
 
 Sending: `send()` queues a delivery and returns its `Delivery` at once; frames go out
 as link credit and the peer's session window allow, split to fit the peer's
@@ -862,7 +865,11 @@ class Endpoint:
 
     def accept_link(self, link: Link, source: Any = None, target: Any = None,
                     **kw: Any) -> None:
-        """Answer a link the peer attached (by default echoing its source and target)."""
+        """Answer a link the peer attached (by default echoing its source and target).
+
+        If the peer has detached it meanwhile (its attach and detach came together, before
+        this answer), our detach follows the attach at once (Part 2 §2.6.5): the link is
+        then detached both ways, and what is asked for on it afterwards is dropped."""
         req = link.attach[self.remote]
         src = source if source is not None else req.source
         tgt = target if target is not None else req.target
@@ -876,6 +883,9 @@ class Endpoint:
             else:
                 tgt = node
         self._reply_attach(link, src, tgt, **kw)
+        gone = link.detach.get(self.remote)
+        if gone is not None and self.remote not in link.handle:
+            self.detach(link, closed=bool(gone.closed))
 
     def refuse_link(self, link: Link, error: Any = None) -> None:
         """Refuse a link the peer attached: null terminus, then detach with `error`."""
@@ -920,6 +930,10 @@ class Endpoint:
         if self.local not in link.handle:
             if self.local in link.session.end:
                 return  # ended with its session by us: see `_send`
+            if self.local in link.detach:
+                # detached by us (perhaps answering the peer's detach, which a caller
+                # handling earlier events cannot know of yet): nothing more goes on it
+                return
             raise EngineUsageError(f"link {link.name!r} is not attached here")
         props = {c.Symbol("txn-id"): txn_id} if txn_id is not None else None
         self._link_flow(link, credit=credit, drain=drain, echo=echo, available=available,

@@ -293,8 +293,19 @@ class Session:
             link.refused = True
             conn.emit(LinkRefused(link, side, det.error, conn.time))
         conn.emit(LinkDetached(link, side, bool(det.closed), det.error, conn.time))
-        if all(v == "detached" for v in link.side_state.values()):
+        if all(v == "detached" for v in link.side_state.values()) and not self._owed(link, side):
             self._retire_link(link)
+
+    def _owed(self, link: Link, side: str) -> bool:
+        """Whether `side` detached a link the other side has not attached yet: the other
+        still owes its attach, then its detach (Part 2 §2.6.5: an endpoint may detach any
+        time after its own attach, and the partner answers). The link stays (the same
+        one, for the answering attach to find) until they come, or until the other side
+        ends the session. A link seen first midstream is not waited for: the other side's
+        attach came before the capture."""
+        other = self.conn.other[side]
+        return (other not in link.attach and not link.implicit and not link.refused
+                and self.side_state[other] != "ended")
 
     def _retire_link(self, link: Link) -> None:
         """Both ends detached: close it for good, or keep it for a later resume."""

@@ -13,7 +13,9 @@ A flow can arrive before our attach reply: a client may send its attach and its 
 flow (a drain, say) in one write, and the manual link policy attaches only when the
 broker decides. The engine cannot answer a flow on a link we have not attached, so such
 a flow is kept and acted on (credit fed, drain completed, echo and `available` answered)
-as soon as `accept_link` attaches our end.
+as soon as `accept_link` attaches our end. If the client detached the link meanwhile
+(attach and detach in one write), `accept_link` answers with attach then detach (the
+engine does), and the kept flow is dropped: nothing is sent on the link.
 """
 
 from __future__ import annotations

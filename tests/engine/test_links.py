@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Described, Symbol, UInt
 from amqpcli.engine import (
@@ -10,6 +14,7 @@ from amqpcli.engine import (
     LinkDetached,
     LinkRefused,
     TerminusMismatch,
+    Violation,
 )
 
 from .harness import Pair, of
@@ -350,3 +355,60 @@ def test_the_drain_answer_carries_available_when_the_application_knows_it() -> N
                if e.side == "client" and e.link is plink]
     assert [(e.link_credit, e.delivery_count, e.drain, e.available) for e in answers] == [
         (0, 4, True, 7)]
+
+
+def _attached_then_detached_at_once(p: Pair, role: str) -> tuple[Any, Any]:
+    """The client attaches a link and detaches it in the same write, before the (manual)
+    peer has answered: (client link, the peer's link)."""
+    s = p.client.begin()
+    p.pump()
+    if role == "sender":
+        link = p.client.attach_sender(s, "quick", c.Source(), c.Target(address="q"))
+    else:
+        link = p.client.attach_receiver(s, "quick", c.Source(address="q"), c.Target())
+    handle = link.handle["client"]
+    p.client.detach(link)
+    p.pump()
+    evs = [e for e in p.peer_events if isinstance(e, (LinkAttached, LinkDetached))]
+    assert [(type(e).__name__, e.side) for e in evs] == [
+        ("LinkAttached", "client"), ("LinkDetached", "client")]
+    plink = evs[0].link
+    assert evs[1].link is plink and "server" not in plink.attach
+    # the link waits for the peer's attach and detach (Part 2 §2.6.5): it is kept
+    assert plink.state == "detached" and plink in plink.session.links.values()
+    assert handle not in plink.session.handles["client"]
+    return link, plink
+
+
+@pytest.mark.parametrize("role", ["sender", "receiver"])
+def test_a_link_detached_before_the_peers_attach_gets_attach_then_detach(role: str) -> None:
+    p = _manual()
+    link, plink = _attached_then_detached_at_once(p, role)
+    p.peer.accept_link(plink)
+    assert plink.state == "detached" and not plink.session.links  # detached both ways
+    # what the peer still asks for on the link (a broker granting credit) is dropped
+    p.peer.flow(plink, 10)
+    p.pump()
+    sent = [type(e).__name__ for e in p.peer_events
+            if isinstance(e, (LinkAttached, LinkDetached, CreditChanged)) and e.side == "server"]
+    assert sent == ["LinkAttached", "LinkDetached"]
+    # the client's own link got both, and neither refused nor re-attached anything
+    seen = [(type(e).__name__, e.side) for e in p.client_events
+            if isinstance(e, (LinkAttached, LinkDetached, LinkRefused))]
+    assert seen == [("LinkAttached", "client"), ("LinkDetached", "client"),
+                    ("LinkAttached", "server"), ("LinkDetached", "server")]
+    assert all(e.link is link for e in p.client_events
+               if isinstance(e, (LinkAttached, LinkDetached)))
+    assert link.state == "detached" and not link.session.links
+    assert not of(p.client_events, Violation) and not of(p.peer_events, Violation)
+
+
+def test_a_link_detached_before_the_peers_attach_can_still_be_refused() -> None:
+    p = _manual()
+    link, plink = _attached_then_detached_at_once(p, "sender")
+    p.peer.refuse_link(plink, c.Error(condition=Symbol("amqp:not-found")))
+    p.pump()
+    refused = of(p.client_events, LinkRefused)
+    assert len(refused) == 1 and str(refused[0].error.condition) == "amqp:not-found"
+    assert not link.session.links and not plink.session.links
+    assert not of(p.client_events, Violation) and not of(p.peer_events, Violation)
