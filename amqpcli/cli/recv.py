@@ -270,6 +270,18 @@ def recv(
     from amqpcli.net.receiving import run_recv
 
     check_path(out, "--out")
+    if unsubscribe:
+        # It removes the subscription and receives nothing: options about receiving or
+        # writing messages would be ignored without a word.
+        unused = [name for name, given in (
+            ("--count", count is not None), ("--timeout", timeout is not None),
+            ("--drain", drain), ("--outcome", outcome != "accept"),
+            ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
+            ("--copy", copy), ("--dynamic", dynamic), ("--json", json_out),
+            ("--out", out is not None)) if given]
+        if unused:
+            raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
+                            f"it takes no {', '.join(unused)}", Exit.USAGE)
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
                      filters or [], subscription, unsubscribe, dynamic, copy)
     if presettled:
