@@ -189,7 +189,7 @@ complete -c amqp -n '__amqp_is recv' -k -a '(__amqp_url)'
 
 complete -c amqp -n '__amqp_is send' -l file -s f -r -F -d 'Read the body from FILE (\'-\': stdin)'
 complete -c amqp -n '__amqp_is send' -l lines -d 'One message per line of the input'
-complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence'
+complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is send' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is send' -l from -r -F -d 'Replay the messages in FILE (\'-\': stdin): lines of \'amqp recv --json\', and the items of \'amqp decode --json\' and records of \'amqp pcap-dump --json\' that carry a whole message'
 complete -c amqp -n '__amqp_is send' -l message-id -l id -x -d 'message-id'

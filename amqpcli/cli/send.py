@@ -464,8 +464,8 @@ def send(
     body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),
     file: str | None = typer.Option(None, "--file", "-f", help="Read the body from FILE ('-': stdin).", rich_help_panel=_MSG),
     lines: bool = typer.Option(False, "--lines", help="One message per line of the input.", rich_help_panel=_MSG),
-    body_type: str = typer.Option("data", "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)}. 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG),
-    json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md).", rich_help_panel=_MSG),
+    body_type: str | None = typer.Option(None, "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)} (default: data; value with --json-body). 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG, show_default=False),
+    json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md); an amqp-value section unless --body-type says otherwise.", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
     message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary (ulong:{n}, uuid:{uuid}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
@@ -506,7 +506,7 @@ def send(
     settled = presettled or settled_alias
     check_path(file, "--file")
     check_path(from_file, "--from")
-    if body_type not in BODY_TYPES:
+    if body_type is not None and body_type not in BODY_TYPES:
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
     if count is not None and count < 1:
         # As for recv: a run that is told to do nothing is a mistake, not a success.
@@ -537,7 +537,7 @@ def send(
         # is refused rather than silently left out
         given = [f"--{k.replace('_', '-')}" for k, v in props.items() if v is not None] + [
             name for name, v in (
-                ("--body-type", body_type != "data"), ("--json-body", json_body),
+                ("--body-type", body_type is not None), ("--json-body", json_body),
                 ("--property", properties), ("--annotation", annotations),
                 ("--delivery-annotation", delivery_annotations), ("--footer", footer),
                 ("--durable/--no-durable", durable is not None), ("--priority", priority is not None),
@@ -551,6 +551,9 @@ def send(
         messages: Iterator[OutgoingMessage] = iter(replay)
     else:
         replay = None
+        if body_type is None:
+            # a JSON value is an amqp-value section's; bytes as given, a data section's
+            body_type = "value" if json_body else "data"
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
             annotations or [], delivery_annotations or [], footer or [],
