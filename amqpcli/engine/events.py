@@ -158,7 +158,10 @@ class TerminusMismatch(Event):
 
 @dataclass(slots=True)
 class UnsettledReconciled(Event):
-    """A re-attach carried an `unsettled` map; how it compares with the model's map."""
+    """A re-attach: how the side's `unsettled` map (none counts as empty) compares with
+    the deliveries the model holds unsettled for that side. Emitted when the side attaches
+    again a link resumed here (`Link.reattached`), or when its attach carries a non-empty
+    map (resuming an attachment the model did not see); never for a first attach."""
 
     link: Link
     side: str

@@ -70,6 +70,7 @@ class Link:
         "rcv_limit",
         "rcv_link_credit",
         "rcv_mode",
+        "reattached",
         "receiver",
         "refused",
         "refusing",
@@ -120,6 +121,10 @@ class Link:
         self.rcv_mode = 0
         self.mms = 0
         self.implicit = False  # midstream: attached before the capture began
+        # this attachment resumes an earlier one of the link seen here (detached with
+        # closed=false, then attached again): what the attaches' unsettled maps are
+        # compared with (`UnsettledReconciled`)
+        self.reattached = False
         self.txn_id: bytes | None = None  # the receiver's credit acquires in this txn
 
     # --- views ------------------------------------------------------------------------

@@ -243,6 +243,7 @@ class Session:
                 link.rcv_limit = link.high_water = None
                 link.drain = False
                 link.available = None
+                link.reattached = True
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
             self.links[key] = link
@@ -256,7 +257,11 @@ class Session:
         if isinstance(att.target, c.Coordinator):
             link.coordinator = True
         conn.emit(LinkAttached(link, side, conn.time))
-        if att.unsettled is not None or link.unsettled[side]:
+        if link.reattached and (att.unsettled is not None or link.unsettled[side]) or (
+                att.unsettled):
+            # A re-attach: the link was attached here before, or the attach says what it
+            # resumes (an attachment this model did not see). A first attach never is,
+            # even when transfers came before it (sent before the credit, a violation).
             self._reconcile(link, side, att.unsettled or {})
         if responding:
             remote_terminus = att.source if link.initiator == link.receiver else att.target

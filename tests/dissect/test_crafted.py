@@ -320,6 +320,28 @@ def test_unsettled_map_on_reattach_is_reconciled(tmp_path: Path) -> None:
     assert any("unsettled map" in n for n in ls.notes)
 
 
+def test_a_first_attach_after_an_early_transfer_is_no_reattach(tmp_path: Path) -> None:
+    """The client sends a transfer before the server's attach (beyond credit: a
+    violation). The server's attach that follows is its first for the link: no note
+    compares its unsettled map "on re-attach"."""
+    s = Script().open()
+    s.c(c.Attach(name="early", handle=0, role=False, source=c.Source(),
+                 target=c.Target(address="q1"), initial_delivery_count=0))
+    s.transfer(0)
+    s.s(c.Attach(name="early", handle=0, role=True, source=c.Source(),
+                 target=c.Target(address="q1")))
+    s.s(c.Flow(next_incoming_id=1, incoming_window=1000, next_outgoing_id=0,
+               outgoing_window=1000, handle=0, delivery_count=1, link_credit=10))
+    s.dispose(0, c.Accepted())
+    s.close()
+    res = dissect(write(tmp_path / "early.pcapng", s))
+    assert [v.kind for v in res.violations] == ["transfer-beyond-credit"]
+    assert [n.text for n in res.notices if "re-attach" in n.text] == []
+    (ls,) = {id(x.link): x for x in res.dissector.conns[0].links}.values()
+    assert ls.notes == []
+    assert _outcomes(res) == [(0, "accepted", "receiver")]
+
+
 def test_credit_stall(tmp_path: Path) -> None:
     """Credit runs out while the sender says it has more; the receiver grants again
     3 s later: one stall of 3 s. A 0.5 s wait is below the threshold."""
