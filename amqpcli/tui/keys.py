@@ -12,7 +12,7 @@ from textual.binding import Binding
 KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("question_mark", "help", "Help", "this screen", "everywhere", True),
     ("q", "quit", "Quit", "quit", "everywhere", True),
-    ("ctrl+q", "quit", "Quit", "quit, also from a prompt, the filter or this screen", "everywhere", False),
+    ("ctrl+q", "quit", "Quit", "quit, also from a prompt, the filter or the palette", "everywhere", False),
     ("ctrl+c", "interrupt", "Quit", "the same; the command then exits 130 (interrupted)",
      "everywhere", False),
     ("1", "tab('link')", "Link", "link tab: termini, flow, unsettled maps", "everywhere", False),

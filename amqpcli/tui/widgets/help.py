@@ -35,11 +35,16 @@ def help_table() -> Group:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    """Esc or `?` closes it; `q` quits the app, as it does everywhere but in an input
+    (the app's own `q` binding is not reached from a modal screen: it is repeated here)."""
+
+    BINDINGS: ClassVar = [Binding("escape,question_mark", "dismiss", "Close"),
+                          Binding("q", "app.quit", "Quit")]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
-            yield Static("[bold]amqp tui — keys[/]   (Esc closes)", id="help-title")
+            yield Static("[bold]amqp tui — keys[/]   (Esc or ? closes, q quits)",
+                         id="help-title")
             yield Static(help_table(), id="help-table")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
