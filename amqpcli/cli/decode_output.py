@@ -137,12 +137,27 @@ class _ErrorLines:
     the bytes it reads (a run of zero bytes is a candidate 0-10 frame header at every
     offset), and an input of many errors was read once per error; the errors that follow
     within a region are shown from it.
+
+    A delivery in several frames may hold a secret that no frame shows whole: the
+    payloads the views hide (`ChunkSecrets`) are told to `hide`, and while such a
+    delivery is in progress (`pending`) the bytes past the error are masked too (they may
+    continue it).
     """
 
     def __init__(self, src: "Decoded", show_secrets: bool = False) -> None:
         self._src = src
         self._show_secrets = show_secrets
         self._region: tuple[int, bytes, list[tuple[int, int]]] | None = None
+        self._hidden: list[tuple[int, int]] = []  # (only those an error window can reach)
+        self.pending = False
+
+    def hide(self, frame: Any) -> None:
+        """Mask the payload of `frame` in the windows of later errors."""
+        from amqpcli.cli.decode import _HISTORY
+
+        end = frame.offset + frame.size
+        self._hidden = [sp for sp in self._hidden if sp[1] > frame.offset - 2 * _HISTORY]
+        self._hidden.append((end - len(frame.payload), end))
 
     def _around(self, err: "FrameError") -> tuple[int, bytes, list[tuple[int, int]]]:
         """(the offset of the region's first byte, its bytes, the secrets' spans in it)."""
@@ -172,6 +187,10 @@ class _ErrorLines:
         if err.frame_offset is not None and err.frame_offset != err.offset:
             lines[0] += f" (in the frame at offset {err.frame_offset})"
         base, data, masked = self._around(err)
+        if not self._show_secrets and (self._hidden or self.pending):
+            masked = masked + self._hidden
+            if self.pending:
+                masked.append((err.offset + 1, base + len(data)))
         lines += ["  " + ln for ln in hex_window(data, err.offset, masked=masked, base=base)]
         return lines
 
@@ -272,6 +291,9 @@ def show_items(
         if isinstance(item, Frame):
             whole = assembler.feed(item)
             hidden = pieces.hides(None, item)
+            if hidden:
+                error_lines.hide(item)
+            error_lines.pending = pieces.pending()
         if isinstance(item, FrameError):
             if out is None:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")

@@ -328,6 +328,10 @@ class ChunkSecrets:
             self._open.pop(key, None)
         return hiding and bool(frame.payload)
 
+    def pending(self) -> bool:
+        """True while a delivery whose pieces are hidden has more to come."""
+        return any(hiding for _, hiding in self._open.values())
+
 
 # Where a sasl-init or a sasl-response starts in raw bytes: its descriptor, small-ulong or
 # ulong 0x41 or 0x43.

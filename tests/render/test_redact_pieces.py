@@ -16,6 +16,7 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.composites import AmqpValue, Data, Footer, Properties, SaslInit
+from amqpcli.codec.encode import encode
 from amqpcli.codec.frames import Frame, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol
@@ -217,3 +218,25 @@ def _b64(s: str) -> bool:
         return False
     return len(s) % 4 == 0 and len(s) >= 4
 
+
+
+DAMAGED = bytes.fromhex("0000000e02000000005314c001ff")  # a transfer whose list says 255 items
+
+
+def test_decode_error_windows_mask_the_pieces() -> None:
+    """The hexdump around a decode error shows the bytes before and after it: the pieces
+    hidden before it are masked there too, and while their delivery is in progress so
+    is what follows the error (it may continue the delivery)."""
+    msg = b"\x00\x53\x77" + encode(INIT)  # the sasl-init the whole body
+    for cut in (4, 20, 25, len(msg) - 1):
+        first, second = (encode_frame(f.body, 0, f.payload)
+                         for f in _frames([msg[:cut], msg[cut:]]))
+        for data in (first + second + DAMAGED, first + DAMAGED + second):
+            for view in ([], ["--json"]):
+                r = amqp("decode", *view, data.hex())
+                assert r.returncode == 8, r.stderr
+                assert "decode error at offset" in r.stderr
+                assert not _leaks(r.stderr), (cut, view, r.stderr)
+        if cut == 4:  # (the password then ends just before the error)
+            r = amqp("decode", "--show-secrets", (first + second + DAMAGED).hex())
+            assert _leaks(r.stderr)
