@@ -98,9 +98,12 @@ def _text(v: Any) -> str | None:
 
 
 def _error(e: Any) -> str | None:
-    """An AMQP error as "condition: description"."""
+    """An AMQP error as "condition: description" (a damaged one, not an error list: its
+    value as text)."""
     if e is None:
         return None
+    if getattr(e, "NAME", None) != "error":
+        return str(e)
     cond = getattr(e, "condition", None)
     desc = getattr(e, "description", None)
     return f"{cond}: {desc}" if desc else str(cond)

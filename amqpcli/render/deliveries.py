@@ -354,6 +354,8 @@ def _close_text(c: Any) -> str:
     err = getattr(c, "error", None)
     if err is None:
         return "close"
+    if getattr(err, "NAME", None) != "error":  # a damaged close: its value as it came
+        return f"close {format_value(err)}"
     desc = getattr(err, "description", None)  # the peer's text: escaped
     return f"close {printable(err.condition)}" + (f" ({printable(desc)})" if desc else "")
 

@@ -13,6 +13,8 @@ import pytest
 from amqpcli.capture.tcp import C2S
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
+from amqpcli.codec.frames import encode_frame
+from amqpcli.codec.types import UShort
 from tests.dissect.helpers import Script, basic, write
 from tests.net.clirun import amqp_in_process
 from tests.paths import CAPTURES_DIR, require
@@ -367,3 +369,22 @@ def test_a_link_neither_side_detached_says_how_it_went(tmp_path: Path) -> None:
     assert [o.get("detached-with") for o in jsonl(out)] == ["end", None]
     code, out, _ = run("pcap-dump", RABBIT, "--links")
     assert out.count("state=detached (no detach: its connection closed)") == 2
+
+
+@pytest.mark.parametrize("error", ["xx", UShort(5)], ids=["string", "ushort"])
+def test_a_close_whose_error_is_no_error_list(tmp_path: Path, error: Any) -> None:
+    """A damaged close carrying a plain value where its error belongs: `--connections`
+    stopped with an internal error and the tables wrote "None"; it is shown as it came."""
+    s = Script()
+    s.open().sender_link()
+    s.raw(C2S, encode_frame(c.Close(error=error)))
+    path = write(tmp_path / "close.pcapng", s.close())
+    code, out, err = run("pcap-dump", str(path), "--connections")
+    assert code == 0, err
+    if error == "xx":
+        assert 'close "xx"' in out
+    code, _, err = run("pcap-dump", str(path), "--out", str(tmp_path / "t"), "--format", "ndjson")
+    assert code == 0, err
+    (row,) = [json.loads(line) for f in (tmp_path / "t" / "connections").rglob("*.json")
+              for line in f.read_text().splitlines()]
+    assert row["close_error"] in ("xx", "5")
