@@ -686,7 +686,7 @@ def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = No
     if errors or skipped:
         bits = []
         if errors:
-            bits.append(f"{errors} frames could not be decoded")
+            bits.append(f"{errors} frame{'s' * (errors != 1)} could not be decoded")
         if skipped:
-            bits.append(f"{skipped} bytes were skipped")
+            bits.append(f"{skipped} byte{'s were' if skipped != 1 else ' was'} skipped")
         raise UserError("; ".join(bits) + " (shown where they were found)", Exit.DECODE)

@@ -249,7 +249,7 @@ def test_corrupt_amqp_stream(tmp_path: Path) -> None:
     s.transfer(1).dispose(1, c.Accepted()).close()
     code, out, err = run("pcap-dump", str(write(tmp_path / "bad.pcapng", s)))
     assert code == 8
-    assert "1 frames could not be decoded" in err
+    assert "1 frame could not be decoded" in err
     assert "frame error" in out and "violation framing-error" in out
     assert out.count("transfer ") == 2  # the frames after it are read
 

@@ -36,7 +36,7 @@ def _undecodable(tmp_path: Path) -> Path:
 def test_tables_of_frames_that_do_not_decode_exit_8(tmp_path: Path) -> None:
     cap = _undecodable(tmp_path)
     shown = amqp("pcap-dump", str(cap))
-    assert shown.returncode == 8 and "1 frames could not be decoded" in shown.stderr
+    assert shown.returncode == 8 and "1 frame could not be decoded" in shown.stderr
     res = write_tables([str(cap)], str(tmp_path / "r"))
     assert (res.frame_errors, res.skipped_bytes) == (1, 0) and not res.errors
     out = tmp_path / "t"
