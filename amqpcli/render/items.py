@@ -264,17 +264,18 @@ class TransferAssembler:
     """Joins the payloads of a delivery sent in several transfer frames (`more=true`).
 
     `feed(frame)` returns the whole message when `frame` ends a delivery that took more
-    than one frame, else None. Per (channel, handle); an aborted delivery is dropped.
+    than one frame, else None. Per (channel, handle) of one stream (`where`: which, when
+    there are several); an aborted delivery is dropped.
     """
 
     def __init__(self) -> None:
-        self._parts: dict[tuple[int, int], list[bytes]] = {}
+        self._parts: dict[tuple[Any, int, int], list[bytes]] = {}
 
-    def feed(self, frame: Frame) -> Message | None:
+    def feed(self, frame: Frame, where: Any = None) -> Message | None:
         body = frame.body
         if not isinstance(body, Transfer):
             return None
-        key = (frame.channel, int(body.handle) if isinstance(body.handle, int) else -1)
+        key = (where, frame.channel, int(body.handle) if isinstance(body.handle, int) else -1)
         if body.aborted:
             self._parts.pop(key, None)
             return None
@@ -288,3 +289,7 @@ class TransferAssembler:
             return load_sections(Message.decode(b"".join([*parts, frame.payload])))
         except Exception:  # noqa: BLE001 - the frames are still shown as bytes
             return None
+
+    def pending_any(self) -> bool:
+        """True while a delivery in several frames has more to come."""
+        return bool(self._parts)

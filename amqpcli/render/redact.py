@@ -332,6 +332,10 @@ class ChunkSecrets:
         """True while a delivery whose pieces are hidden has more to come."""
         return any(hiding for _, hiding in self._open.values())
 
+    def pending_any(self) -> bool:
+        """True while any delivery in several frames has more to come."""
+        return bool(self._open)
+
 
 # Where a sasl-init or a sasl-response starts in raw bytes: its descriptor, small-ulong or
 # ulong 0x41 or 0x43.

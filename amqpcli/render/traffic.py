@@ -68,13 +68,16 @@ def head(time: float, conn: str, side: str | None) -> str:
 # --- one line per record --------------------------------------------------------------
 
 
-def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True) -> str:
-    """The line of one frame record, plain text."""
+def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True,
+                message: Any = None) -> str:
+    """The line of one frame record, plain text (`message`: the whole message of the
+    delivery in several frames this one ends, see `frame_line`)."""
     h = head(rec.time, rec.conn.label, rec.side)
     item = rec.item
     if rec.protocol == AMQP10:
         if item.__class__.__name__ == "Frame":
-            return f"{h} " + frame_line(item, show_secrets=show_secrets, payload=bodies)
+            return f"{h} " + frame_line(item, show_secrets=show_secrets, payload=bodies,
+                                        message=message)
         return f"{h} " + item_line(item, show_secrets=show_secrets)
     return f"{h} " + line_010(item, bodies, show_secrets=show_secrets)
 

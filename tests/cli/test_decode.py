@@ -338,8 +338,8 @@ def test_no_color_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_pcap_dump_shows_a_delivery_ended_by_an_empty_transfer_as_any_other(
         tmp_path: Path) -> None:
-    # pcap-dump draws frames with the same functions: its frame lines give no message of
-    # several frames (they are drawn one by one), its delivery line gives the whole one
+    # pcap-dump draws frames with the same functions: the last frame's line and the
+    # delivery line give the whole message, an empty last frame too
     from amqpcli.codec import composites as c
     from tests.dissect.helpers import Script, write
 
@@ -359,8 +359,8 @@ def test_pcap_dump_shows_a_delivery_ended_by_an_empty_transfer_as_any_other(
         lines[empty_last] = done.stdout.splitlines()
         frames = amqp("pcap-dump", str(cap)).stdout.splitlines()
         transfers = [ln.split(" -> ", 1)[1] for ln in frames if "transfer" in ln]
-        assert transfers[-1] == ("[0]  transfer    handle=0" if empty_last
-                                 else "[0]  transfer    handle=0  (18 bytes)")
+        assert transfers[-1] == ('[0]  transfer    handle=0  value "hello multi-frame world"'
+                                 " (28 bytes in all)")
     for empty_last, out in lines.items():
         assert len(out) == 1
         assert f"[{2 + empty_last} frames]" in out[0]

@@ -388,3 +388,30 @@ def test_a_close_whose_error_is_no_error_list(tmp_path: Path, error: Any) -> Non
     (row,) = [json.loads(line) for f in (tmp_path / "t" / "connections").rglob("*.json")
               for line in f.read_text().splitlines()]
     assert row["close_error"] in ("xx", "5")
+
+
+def test_the_last_frame_of_a_delivery_in_several_shows_its_message(tmp_path: Path) -> None:
+    """As `amqp decode --brief` does, and as the docs say: the transfer that completes a
+    message summarises it, in several frames too (the line gave only the last piece's
+    size); a filter that leaves the first pieces out does not change it."""
+    from amqpcli.codec.composites import AmqpValue
+    from amqpcli.codec.message import Message
+
+    msg = Message(AmqpValue("a multi-frame body " * 20)).encode()
+    s = Script().open().sender_link()
+    s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t", message_format=0, more=True),
+        payload=msg[:100])
+    s.c(c.Transfer(handle=0, more=True), payload=msg[100:250])
+    s.c(c.Transfer(handle=0), payload=msg[250:])
+    path = write(tmp_path / "multi.pcapng", s.dispose(0, c.Accepted()).close())
+    want = 'value "a multi-frame body a multi-frame body'
+    for args in ([], ["--performative", "transfer"], ["--deliveries", "--frames"]):
+        code, out, err = run("pcap-dump", str(path), *args)
+        assert code == 0, err
+        lines = [ln for ln in out.splitlines() if "transfer" in ln]
+        assert want in lines[-1]
+        assert lines[-1].endswith(f"({len(msg)} bytes in all)"), lines[-1]
+        assert lines[0].endswith("(100 bytes)") and lines[1].endswith("(150 bytes)")
+    code, out, _ = run("pcap-dump", str(path), "--since", "0.0105")  # the last frame only
+    (line,) = [ln for ln in out.splitlines() if "transfer" in ln]
+    assert want in line and line.endswith("bytes in all)"), out
