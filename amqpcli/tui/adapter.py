@@ -307,6 +307,13 @@ def _age(d: Any, now: float) -> float:
     return max(0.0, now - d.first_time) if d.first_time is not None else 0.0
 
 
+def _receiver_said(link: Any) -> str:
+    """The delivery-count and credit of the receiver's last flow; `-` before its first."""
+    if link.rcv_link_credit is None:
+        return "-"
+    return f"dc {link.rcv_delivery_count} credit {link.rcv_link_credit}"
+
+
 def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDetail:
     conn = cw.connection
     req, got = link.requested, link.granted
@@ -322,7 +329,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
         ("delivery-count", str(link.delivery_count)),
         ("available", "-" if link.available is None else str(link.available)),
         ("drain", "yes" if link.drain else "no"),
-        ("receiver said", f"dc {link.rcv_delivery_count} credit {link.rcv_link_credit}"),
+        ("receiver said", _receiver_said(link)),
         ("snd-settle", modes.get(link.snd_settle_mode, str(link.snd_settle_mode))),
         ("rcv-settle", rmodes.get(link.rcv_settle_mode, str(link.rcv_settle_mode))),
         ("deliveries", str(link.deliveries)),
