@@ -40,7 +40,9 @@ says which protocol each flow speaks. The public API:
 * `amqpcli.capture.writer`: writes pcap/pcapng and synthesises TCP conversations.
 * `amqpcli.capture.live`: `live_capture` (pyshark) and `dumpcap_capture` (a pcapng pipe
   into the fast reader) on an interface, and `decrypt_tls` with a key log file; all three
-  give the same events.
+  give the same events. `read_stream` reads a capture someone else writes into a pipe
+  (a named pipe, standard input) by dumpcap's path, each event as its packet comes; a
+  `PipeStream` (`amqpcli.capture.files`) reads such a pipe so another thread can stop it.
 """
 
 from amqpcli.capture.decode import PacketDecoder, Segment, format_ip

@@ -12,7 +12,9 @@ prints as it goes flushes its output there, and one that stops on a signal knows
 stop without leaving anything half done.
 
 The file is opened inside `waiting` too: a named pipe's open waits for its writer, and a
-reader that stops on a signal must be able to stop there.
+reader that stops on a signal must be able to stop there. A reader in a thread of its own,
+which no signal reaches, reads a named pipe or standard input through a `PipeStream`
+instead: another thread can stop it wherever it waits, its writer's open included.
 
 Problems in the file raise `CaptureError` (a `UserError` with exit code DECODE) carrying
 the file offset; every packet before that offset has already been yielded. A file that
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import heapq
 import os
+import select
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -120,6 +124,59 @@ def _open(source: str | os.PathLike[str] | IO[bytes],
         return name, f, True
     label = getattr(source, "name", None)
     return (label if isinstance(label, str) else "<stream>"), source, False
+
+
+class Stopped(Exception):
+    """The reading of a `PipeStream` was stopped (its `stop` event was set)."""
+
+
+class PipeStream:
+    """A named pipe, or an open descriptor (standard input), read as a capture is written
+    into it, so that another thread can stop the reading at any moment: `read` waits for
+    input in slices of `tick` seconds and raises `Stopped` once `stop` is set. A named
+    pipe is opened without waiting for its writer (a plain open blocks until a writer
+    opens it, where nothing can stop it): that wait is in the first read. For readers
+    in threads of their own, which no signal interrupts (pcap-dump's main thread stops
+    on its signal inside `waiting` instead). The descriptor is closed by `close`. Unix:
+    it selects on the pipe.
+
+    `name` is what errors call the stream; `got` counts the bytes read so far."""
+
+    def __init__(self, source: str | os.PathLike[str] | int, stop: threading.Event, *,
+                 name: str | None = None, tick: float = 0.1) -> None:
+        self.stop = stop
+        self.tick = tick
+        self.got = 0
+        if isinstance(source, int):
+            self.name = name or f"<fd {source}>"
+            self.fd = source
+        else:
+            self.name = name or os.fspath(source)
+            try:
+                # (for reading, O_NONBLOCK opens a named pipe at once, writer or not)
+                fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
+            except OSError as e:
+                raise open_error(self.name, e, found=False) from None
+            os.set_blocking(fd, True)  # the reads wait in select, then read what is there
+            self.fd = fd
+
+    def read(self, n: int = -1) -> bytes:
+        """Up to `n` bytes as soon as there are any (b"": the writer closed the pipe)."""
+        fd = self.fd
+        while True:
+            if self.stop.is_set():
+                raise Stopped(self.name)
+            # (a named pipe no writer opened yet is not ready; one whose writer closed is)
+            ready, _, _ = select.select([fd], [], [], self.tick)
+            if ready:
+                data = os.read(fd, n if n > 0 else BLOCK_SIZE)
+                self.got += len(data)
+                return data
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 class _Blocks:

@@ -8,6 +8,8 @@ Both feed the same `FlowTracker` as the file reader, so callers get the same eve
   our own decoder and reassembler.
 * `dumpcap_capture(interface, bpf_filter)`: the same events, but dumpcap writes pcapng
   into a pipe that the file reader reads: the fast way to watch a busy interface.
+* `read_stream(stream)`: the same path for a capture someone else writes into a pipe (a
+  named pipe, standard input), each event as soon as its packet is read.
 * `decrypt_tls(source, keylog_file)`: a capture file (or, with `interface=`, a live
   interface) and a key log file (the `SSLKEYLOGFILE` format); tshark decrypts and
   reassembles the TLS records of every TLS flow, found by its handshake on any port, and
@@ -41,11 +43,11 @@ import weakref
 from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import Any
+from typing import IO, Any, cast
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
 from amqpcli.capture.detect import NEEDED, TLS, detect, is_client_hello
-from amqpcli.capture.files import CaptureError, read_packets
+from amqpcli.capture.files import CaptureError, PipeStream, read_packets
 from amqpcli.capture.tcp import Event, FlowTracker
 from amqpcli.errors import Exit, UserError
 
@@ -309,14 +311,9 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
             return True
         on_capturing(end)
     tracker = FlowTracker(ports, all_flows=all_flows)
-    dec = PacketDecoder()
     try:
         try:
-            for ts, linktype, data in read_packets(proc.stdout, waiting=waiting):
-                seg = dec.decode(linktype, data)
-                if seg is not None:
-                    tracker.feed(ts, *seg)
-                    yield from _drain(tracker)
+            yield from stream_events(proc.stdout, tracker, waiting=waiting)
         except CaptureError:
             pass  # dumpcap stopped (mid-record, or before writing anything): see below
         # the pipe ended: dumpcap is exiting
@@ -342,6 +339,43 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                 f.close()
     tracker.finish()
     yield from _drain(tracker)
+
+
+def stream_events(source: IO[bytes] | PipeStream, tracker: FlowTracker, *,
+                  waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+    """The events of a pcap or pcapng stream (dumpcap's pipe, a named pipe, standard
+    input) as its packets come: the file reader's packets through our decoder into
+    `tracker`, which is left open (its caller finishes it once the stream is done with).
+    A damaged stream raises its `CaptureError` after the events of the packets before
+    the damage. Every read is inside `waiting`."""
+    dec = PacketDecoder()
+    # (a PipeStream reads as a binary stream does)
+    for ts, linktype, data in read_packets(cast("IO[bytes]", source), waiting=waiting):
+        seg = dec.decode(linktype, data)
+        if seg is not None:
+            tracker.feed(ts, *seg)
+            yield from _drain(tracker)
+
+
+def read_stream(source: IO[bytes] | PipeStream, *, ports: Collection[int] = (),
+                all_flows: bool = False,
+                waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+    """`read_capture` of a capture someone is still writing (a named pipe, standard
+    input: `tcpdump -U -w - | …`), through the path `dumpcap_capture` reads its pipe by:
+    each event as soon as its packet is read. At the end of the stream the flows still
+    open are closed (how="end"); a damaged stream (cut short, not a capture) raises its
+    `CaptureError` after every event before the damage and those closes, as
+    `read_capture` does."""
+    tracker = FlowTracker(ports, all_flows=all_flows)
+    error: CaptureError | None = None
+    try:
+        yield from stream_events(source, tracker, waiting=waiting)
+    except CaptureError as e:
+        error = e
+    tracker.finish()
+    yield from _drain(tracker)
+    if error is not None:
+        raise error
 
 
 def _values(layer: Any, name: str) -> list[str]:

@@ -3,7 +3,10 @@ interface or our own connection."""
 
 from __future__ import annotations
 
+import errno
 import math
+import os
+import stat
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -22,6 +25,7 @@ _VIEW = "View"
 EPILOG = (
     "Examples:\n\n"
     "  amqp tui --pcap traffic.pcapng\n\n"
+    "  ssh host tcpdump -U -w - port 5672 | amqp tui --pcap -      (shown as it is captured)\n\n"
     "  amqp tui --proxy 5673 amqp://broker:5672      (point the application at 127.0.0.1:5673)\n\n"
     "  amqp tui amqp://localhost//queue/orders --recv\n\n"
     "  amqp tui --serve --listen 5673      (settle each message an application sends by hand)\n\n"
@@ -61,12 +65,61 @@ def choose_source(
     return src
 
 
+STDIN = "-"  # as --pcap: standard input
+
+
+def is_pipe(path: str) -> bool:
+    """Whether `path` is a named pipe (FIFO): read as it is written, not replayed."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _is_stdin(path: str) -> bool:
+    """Whether `path` names standard input (`/dev/stdin`, `/proc/self/fd/0`)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(0))
+    except OSError:
+        return False
+
+
+def stdin_capture() -> int:
+    """`--pcap -`: a descriptor of standard input, the capture, for the source to read;
+    the terminal (/dev/tty) takes its place as standard input, where the screen reads its
+    keys (it would read the capture's bytes as keys). Refused, as `pcap-dump -` refuses
+    it, when standard input is closed or is the terminal itself."""
+    try:
+        os.fstat(0)
+    except OSError:
+        raise UserError("--pcap -: standard input is closed", Exit.USAGE) from None
+    if os.isatty(0):
+        raise UserError("--pcap -: standard input is a terminal; pipe a capture into it "
+                        "(tcpdump -U -w - port 5672 | amqp tui --pcap -)", Exit.USAGE)
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR)
+    except OSError as e:
+        raise UserError("--pcap -: the keys are read from the terminal while standard input "
+                        f"carries the capture, and there is none (/dev/tty: {e.strerror})",
+                        Exit.USAGE) from None
+    data = os.dup(0)
+    os.dup2(tty, 0)
+    os.close(tty)
+    return data
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether option `name` was given (not its default)."""
+    source = ctx.get_parameter_source(name)  # (click's ParameterSource: typer may vendor it)
+    return source is not None and source.name != "DEFAULT"
+
+
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
 @connection_options(without=("reconnect", "trace"))  # it shows drops and frames itself
 def tui(
     ctx: typer.Context,
     conn: ConnectionConfig,
-    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time.", rich_help_panel=_SRC)] = None,
+    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time; a named pipe (FIFO) or - (standard input) is shown as it is written, as --live shows packets.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
     recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
@@ -85,8 +138,6 @@ def tui(
     credit: Annotated[int, typer.Option("--credit", help="Credit granted by the c key (our receiving link).", rich_help_panel=_VIEW)] = 10,
     refresh: Annotated[float, typer.Option("--refresh", help="View updates per second.", rich_help_panel=_VIEW)] = 10.0,
 ) -> None:
-    import os
-
     check_path(pcap, "--pcap", "capture file")
     check_path(record, "--record")
     check_given(live, "--live", "an interface name")
@@ -117,7 +168,27 @@ def tui(
             raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
     from amqpcli.tui.app import run
 
-    if src == "pcap":
+    if src == "pcap" and pcap is not None and (pcap == STDIN or is_pipe(pcap)):
+        from amqpcli.tui.sources.pipe import PipeSource
+
+        if pcap != STDIN and _is_stdin(pcap):
+            pcap = STDIN  # /dev/stdin: the keys must come from the terminal all the same
+
+        what = "standard input" if pcap == STDIN else f"{pcap} (a named pipe)"
+        for given, option in ((play, "--play"), (_given(ctx, "speed"), "--speed")):
+            if given:
+                raise UserError(f"{option} replays a capture file; {what} is shown as it is "
+                                "written", Exit.USAGE)
+        if pcap != STDIN and not os.access(pcap, os.R_OK):
+            raise UserError(f"{pcap}: cannot open: {os.strerror(errno.EACCES)}", Exit.USAGE)
+        # the named pipe is opened by the source, where waiting for its writer can be
+        # stopped (q, Ctrl-C): the screen opens at once
+        pipe = PipeSource(stdin_capture() if pcap == STDIN else pcap, ports=port or (),
+                          history=history, frames=frames)
+        run(pipe, refresh_hz=refresh)
+        if pipe.unreadable is not None:  # nothing readable came: exit 8, as for a file
+            raise pipe.unreadable
+    elif src == "pcap":
         from amqpcli.tui.sources.replay import ReplaySource
 
         assert pcap is not None

@@ -6,12 +6,16 @@ under the source's lock. Live capture needs capture rights (root or the wireshar
 a failure to start is shown as the source's one-line error. Stopping takes effect at the
 next captured packet (the capture's iterator cannot be interrupted from outside); the
 thread is a daemon, so it never holds up the program's exit.
+
+`StreamingSource` is that reading loop, for any capture whose events come as they
+happen: the live interface here, a pipe someone writes a capture into
+(`amqpcli.tui.sources.pipe`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
@@ -24,26 +28,29 @@ if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
 
 
-class LiveSource(Source):
+class StreamingSource(Source):
+    """Capture events read in a thread of its own (`_events()`), cut into frames and fed
+    to the model as they come, under the lock. The events' end calls `_ended()`; an
+    exception ending them, `_failed()`. `stop()` ends the reading at the next event (or
+    sooner, where `_events()` watches `_stop` itself)."""
+
     kind = "live"
 
-    def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
-                 fast: bool = False, history: int = 1000, frames: int = 200_000) -> None:
+    def __init__(self, *, ports: Collection[int] = (), history: int = 1000,
+                 frames: int = 200_000) -> None:
         super().__init__(history=frames)
-        self.interface = interface
         self.ports = ports
-        self.bpf_filter = bpf_filter
-        self.fast = fast  # dumpcap into the file reader instead of tshark's dissection
         self.watch = Watch(history)
         self.error: str | None = None
-        self.title = f"live {interface}"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.framer = CaptureFramer(self._add, self._note, ports)
 
+    thread_name = "capture"
+
     def start(self, app: AmqpTui | None) -> None:  # type: ignore[override]
         self.app = app
-        self._thread = threading.Thread(target=self._run, name="live-capture", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
 
     def _note(self, text: str) -> None:
@@ -56,12 +63,13 @@ class LiveSource(Source):
         self.store.append(t, key, side, item)
         self.watch.conn(key).feed(side, item, t)
 
-    def _run(self) -> None:
-        from amqpcli.capture.live import dumpcap_capture, live_capture
+    def _events(self) -> Iterator[Any]:
+        """The capture's events (`amqpcli.capture`), read in the source's thread."""
+        raise NotImplementedError
 
-        capture = dumpcap_capture if self.fast else live_capture
+    def _run(self) -> None:
         try:
-            events = capture(self.interface, self.bpf_filter, ports=sorted(self.framer.ports))
+            events = self._events()
             for ev in events:
                 with self.lock:
                     self.framer.event(ev)
@@ -69,19 +77,50 @@ class LiveSource(Source):
                     close = getattr(events, "close", None)  # a generator: stops the capture
                     if close is not None:
                         close()
-                    break
-        except UserError as e:
-            self.error = str(e)
-            self._post(SourceFailed(self.error))
-        except Exception as e:  # noqa: BLE001 - tshark's failures arrive as many types
-            self.error = f"live capture on {self.interface} failed: {e}".splitlines()[0]
-            self._post(SourceFailed(self.error))
+                    return
+        except Exception as e:  # noqa: BLE001 - worded by _failed, never a traceback
+            self._failed(e)
+            return
+        self._ended()
+
+    def _failed(self, e: Exception) -> None:
+        """The reading ended with `e`: the source's one-line error."""
+        self.error = str(e).splitlines()[0] if str(e) else type(e).__name__
+        self._post(SourceFailed(self.error))
+
+    def _ended(self) -> None:
+        """The capture's events ended (nothing to do for a live interface)."""
 
     def stop(self) -> None:
         self._stop.set()
 
     def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return self.watch.items()
+
+
+class LiveSource(StreamingSource):
+    thread_name = "live-capture"
+
+    def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
+                 fast: bool = False, history: int = 1000, frames: int = 200_000) -> None:
+        super().__init__(ports=ports, history=history, frames=frames)
+        self.interface = interface
+        self.bpf_filter = bpf_filter
+        self.fast = fast  # dumpcap into the file reader instead of tshark's dissection
+        self.title = f"live {interface}"
+
+    def _events(self) -> Iterator[Any]:
+        from amqpcli.capture.live import dumpcap_capture, live_capture
+
+        capture = dumpcap_capture if self.fast else live_capture
+        return capture(self.interface, self.bpf_filter, ports=sorted(self.framer.ports))
+
+    def _failed(self, e: Exception) -> None:
+        if isinstance(e, UserError):
+            self.error = str(e)
+        else:  # tshark's failures arrive as many types
+            self.error = f"live capture on {self.interface} failed: {e}".splitlines()[0]
+        self._post(SourceFailed(self.error))
 
     def status(self) -> str:
         if self.error:

@@ -120,8 +120,9 @@ class CaptureLoader:
         return out
 
 
-def no_amqp(loaded: Loaded) -> str:
-    """What a capture without AMQP frames holds, in pcap-dump's words."""
+def no_amqp(loaded: Loaded | CaptureFramer) -> str:
+    """What a capture without AMQP frames holds, in pcap-dump's words (from what was
+    loaded, or from the framer that read it)."""
     others = loaded.other_flows
     what = (f"{sum(others.values())} TCP flows: "
             + ", ".join(f"{n} {p}" for p, n in sorted(others.items()))) if others else (
