@@ -27,7 +27,7 @@ from amqpcli.tui.sources.base import Source, Unsupported
 from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import Formatter, FrameLog
 from amqpcli.tui.widgets.help import HelpScreen
-from amqpcli.tui.widgets.link import LinkPanel
+from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
 from amqpcli.tui.widgets.replaybar import ReplayBar
 from amqpcli.tui.widgets.safe import printable
 from amqpcli.tui.widgets.tree import ConnectionTree
@@ -67,7 +67,6 @@ class AmqpTui(App[None]):
         # shows it until another is opened, whatever the table's cursor does meanwhile
         # (rows leave it as their deliveries settle) and whichever link is selected.
         self.delivery_key: str | None = None
-        self.cursor_delivery: str | None = None  # the row under the table's cursor
         self.failed: str | None = None
         self.refreshes = 0
         self.sub_title = source.title
@@ -116,6 +115,7 @@ class AmqpTui(App[None]):
         # Kept, not queried: while a modal is on top, queries search the modal.
         self.conn_tree = self.query_one(ConnectionTree)
         self.link_panel = self.query_one(LinkPanel)
+        self.unsettled = self.query_one(UnsettledTable)
         self.delivery_panel = self.query_one(DeliveryPanel)
         self.log_view = self.query_one(FrameLog)
         self.tabs = self.query_one(TabbedContent)
@@ -181,17 +181,14 @@ class AmqpTui(App[None]):
     def _link_selected(self, event: LinkSelected) -> None:
         changed = event.key != self.link_key or event.conn != self.conn_key
         self.conn_key = event.conn
-        if event.key != self.link_key:
-            self.link_key = event.key
-            self.cursor_delivery = None
+        self.link_key = event.key
         if changed:
             self.pull()
 
     @on(DeliverySelected)
     def _delivery_selected(self, event: DeliverySelected) -> None:
         if not event.open:
-            self.cursor_delivery = event.key  # a highlight: the tab keeps what was opened
-            return
+            return  # a highlight: the tab keeps what was opened
         if event.key is not None:
             self.delivery_key = event.key
         self.tabs.active = "delivery"
@@ -255,7 +252,7 @@ class AmqpTui(App[None]):
         if not self.conn_tree.select_key(key):
             return False
         if self.conn_tree.kind_of(key) == "link" and key != self.link_key:
-            self.link_key, self.cursor_delivery = key, None
+            self.link_key = key
             self.pull()
         return True
 
@@ -312,9 +309,13 @@ class AmqpTui(App[None]):
 
     def settle_target(self) -> str | None:
         """The delivery the settle keys act on: on the Link tab the unsettled table's row
-        under the cursor, elsewhere the delivery opened (the one the Delivery tab shows)."""
+        under the cursor, elsewhere the delivery opened (the one the Delivery tab shows).
+
+        The row is read from the table when the key is pressed: when the row under the
+        cursor leaves (its delivery settled), the cursor shows the next row without a
+        highlight event, and that row is the one the next key is for."""
         if self.tabs.active == "link":
-            return self.cursor_delivery if self.link_panel.detail is not None else None
+            return self.unsettled.cursor_key if self.link_panel.detail is not None else None
         return self.delivery_key
 
     def action_settle(self, outcome: str) -> None:

@@ -102,7 +102,11 @@ class ServeSource(ThreadedSource):
             d = None if found is None else adapter.find_delivery(found[0], found[1], delivery)
             pending = [] if self.broker is None else self.broker.pending
             inc = next((i for i in pending if i.delivery is d), None)
-        if d is None or inc is None:
+            # a message an application sent us (the broker's side receives it)
+            received = found is not None and d is not None and d.receiver == found[0].connection.local
+        if inc is None:
+            if received:  # settled by an earlier key, or by the sender itself
+                raise Unsupported("that delivery is already settled")
             raise Unsupported("only messages an application sent us wait for an outcome")
         state = OUTCOMES[outcome]()
         broker = self.broker
