@@ -51,7 +51,6 @@ class ClientSource(ThreadedSource):
         self.client: Any = None
         self.link: Any = None  # the net layer's ReceiverLink / SenderLink
         self.cw: ConnWatch | None = None
-        self.sent = 0
         self._numbers = itertools.count(1)
         role = "receiving from" if receive else "sending to"
         self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
@@ -141,12 +140,31 @@ class ClientSource(ThreadedSource):
     def connections(self) -> list[tuple[str, ConnWatch]]:
         return [] if self.cw is None else [(KEY, self.cw)]
 
+    @property
+    def sent(self) -> int:
+        """Messages the send key made that went out: transfers on our sending link."""
+        if self.receive or self.link is None:
+            return 0
+        with self.lock:
+            return int(self.link.link.deliveries)
+
+    @property
+    def waiting(self) -> int:
+        """Messages the send key made that the engine holds until the peer gives credit."""
+        if self.receive or self.client is None or self.link is None:
+            return 0
+        with self.lock:
+            return int(self.client.engine.queued(self.link.link))
+
     def status(self) -> str:
         if self.error:
             return self.error
         if self.link is None:
             return f"{self.title}: connecting…"
-        extra = f", sent {self.sent}" if not self.receive else ""
+        extra = ""
+        if not self.receive:
+            waiting = self.waiting
+            extra = f", sent {self.sent}" + (f", {waiting} waiting for credit" if waiting else "")
         return f"{self.title}: credit {self.link.link.link_credit}{extra}"
 
     # -- actions (UI thread → the client's loop) -------------------------------------------------
@@ -216,9 +234,12 @@ class ClientSource(ThreadedSource):
                       properties=c.Properties(message_id=f"tui-{n}"))
         payload = msg.encode()
         sl = self.link
+        engine = self.client.engine
 
         def go() -> None:
             sl.send(payload, settled=False)
-            self.sent += 1
+            if engine.queued(sl.link) == 1:  # the first to wait (the engine sends in order)
+                self._post(SourceNotice("no credit from the peer: messages wait until it "
+                                        "grants some", "warning"))
 
         self._call(go)
