@@ -33,7 +33,7 @@ COMMANDS: dict[str, Command] = {
         "decode",
         "Decode AMQP bytes into a readable tree: a frame stream (with or without protocol "
         "header), a single frame, an encoded message, or any sequence of AMQP values. Input "
-        "is hex (plain, 0x-prefixed, hexdump -C or xxd), base64 or raw bytes, from the "
+        "is hex (plain, 0x-prefixed, hexdump -C, xxd or od -t x1), base64 or raw bytes, from the "
         "argument, a file or stdin.",
     ),
     "pcap-dump": Command(

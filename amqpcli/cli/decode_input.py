@@ -1,8 +1,8 @@
 """What `amqp decode` was given: bytes from hex, base64 or raw input, and what those bytes are.
 
 Input forms (auto-detected, strictest first): raw binary (anything that is not plain
-text), a hex dump with offsets (`hexdump -C`, `xxd`, `od -A x -t x1z`, Wireshark's "hex
-dump"), plain hex (spaces, `0x` prefixes, `\\x` escapes, `:` or `,` separators allowed),
+text), a hex dump with offsets (`hexdump -C`, `xxd`, `od -t x1`, `od -A x -t x1z`,
+Wireshark's "hex dump"), plain hex (spaces, `0x` prefixes, `\\x` escapes, `:` or `,` separators allowed),
 base64.
 
 Kinds of content (auto-detected, strictest first): a protocol header → frames; frame
@@ -23,6 +23,7 @@ import binascii
 import re
 import struct
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Protocol
 
 from amqpcli.codec.decode import skip
@@ -144,6 +145,7 @@ class PlainHexReader(_Reader):
 #       a ':', groups of hex one space apart, two spaces, the text
 #   hexdump -C                     00000000  41 4d 51 50 00 01 00 00  |AMQP....|
 #   od -A x -t x1z                 000000 41 4d 51 50 00 01 00 00  >AMQP....<
+#   od -t x1 (octal offsets)       0000000 41 4d 51 50 00 01 00 00
 #   Wireshark, tshark -x           0000   41 4d 51 50 00 01 00 00   AMQP....
 #       bytes one or two spaces apart, then the text between '|' or '>' '<', or three
 #       spaces or more on
@@ -153,6 +155,12 @@ class PlainHexReader(_Reader):
 # Dumps of bytes in little-endian groups (xxd -e; hexdump without -C and od -x, whose
 # 2-byte words are in the machine's order) are refused where they show as such: read as
 # they are written, their bytes would come out swapped.
+#
+# Offsets are hex, but for od's default: seven octal digits (`od -t x1`, `od -t x1z`), told
+# by its width from the first line on (the other dumps' offsets are 4, 6 or 8 hex digits,
+# hexdump's without -C 7, in words). od's other layouts (octal or hex words, characters,
+# decimal offsets) are no dump read here; one is refused (`_od_shape`) rather than read
+# as plain hex, offsets and all.
 
 _OFFSET = re.compile(r"\s*([0-9a-fA-F]{4,16})(:?)(?=\s|$)")
 # xxd: groups of hex digits one space apart, then two spaces and the text (or nothing)
@@ -172,6 +180,9 @@ _LITTLE_ENDIAN = ("an xxd -e dump (little-endian groups) is not read: its bytes 
 _WORDS = ("a dump in 2- or 4-byte words (hexdump without -C, od -x) is not read: a word's "
           "bytes are in the machine's order; dump with hexdump -C, xxd or od -A x -t x1z")
 _BITS = "an xxd -b dump (bits) is not read: dump with xxd, xxd -p or hexdump -C"
+_OD = ("a dump in words or characters, or with decimal offsets, is not read (od without "
+       "-t x1, od -A d, hexdump without -C): dump with od -t x1, od -A x -t x1z, hexdump -C "
+       "or xxd")
 # A '*' line that stands for more than this is refused rather than spelled out.
 _MAX_REPEAT = 1 << 32
 
@@ -184,14 +195,14 @@ class _NotDumpLine(Exception):
     """A line that is no line of the dump read so far."""
 
 
-def _dump_line(ln: str) -> tuple[int, bytes, str | None, bool] | None:
-    """(offset, bytes, layout, marked) of a line of a hex dump, None if it is not one.
+def _dump_line(ln: str) -> tuple[str, bytes, str | None, bool] | None:
+    """(offset digits, bytes, layout, marked) of a line of a hex dump, None if it is not one.
     The layout is "xxd", "bytes" or "words" (None for an offset alone); `marked`: it has
     a ':' after its offset or a text column between '|' or '>' '<' (surely a dump line)."""
     m = _OFFSET.match(ln)
     if m is None:
         return None
-    offset, colon, rest = int(m.group(1), 16), bool(m.group(2)), ln[m.end():]
+    offset, colon, rest = m.group(1), bool(m.group(2)), ln[m.end():]
     if not rest.strip():
         return offset, b"", None, colon
     if colon:
@@ -252,6 +263,7 @@ class _Dump:
         self._before = b""  # the bytes of the line before: what a '*' repeats
         self._star = 0  # the number of a '*' line waiting for the offset after it
         self._layout: str | None = None
+        self._radix: int | None = None  # of the offsets: 8 for od's default, else 16
         self.lines = 0
         self.marked = False  # a ':' or a text column seen: sure it is a dump
         self.data = False  # a line with bytes seen
@@ -269,7 +281,13 @@ class _Dump:
         line = _dump_line(ln)
         if line is None:
             raise _NotDumpLine
-        offset, data, layout, marked = line
+        digits, data, layout, marked = line
+        if self._radix is None:
+            self._radix = 8 if len(digits) == 7 and layout == "bytes" else 16
+        try:
+            offset = int(digits, self._radix)
+        except ValueError:
+            raise _NotDumpLine from None
         if layout is not None:
             if self._layout is None:
                 self._layout = layout
@@ -298,14 +316,17 @@ class _Dump:
         gap = offset - self._expected
         if gap <= 0 or gap % len(repeated):
             raise DumpError(
-                f"line {number}: offset 0x{offset:x} after the '*' line {self._star} is no "
-                f"whole number of copies of the {len(repeated)}-byte line before it (from "
-                f"0x{self._expected:x})")
+                f"line {number}: offset {self._shown(offset)} after the '*' line {self._star} "
+                f"is no whole number of copies of the {len(repeated)}-byte line before it "
+                f"(from {self._shown(self._expected)})")
         if gap > _MAX_REPEAT:
             raise DumpError(f"line {self._star}: a '*' line standing for more than 4 GiB of "
                             "copies is not read")
         self._star = 0
         return repeated, gap // len(repeated)
+
+    def _shown(self, offset: int) -> str:
+        return f"{offset:07o} (octal)" if self._radix == 8 else f"0x{offset:x}"
 
     def end(self) -> None:
         """The dump ends: a '*' line must not be its last."""
@@ -337,6 +358,43 @@ def _read_dump(text: str, final: bool = True) -> list[tuple[bytes, int]] | None:
     if final:
         dump.end()
     return runs
+
+
+# A line of od's output (od, od -x, od -c, od -A d, …; hexdump without -C too): an offset
+# of 6 or more digits, then the columns, or nothing (the end offset, on the last line).
+_OD_LINE = re.compile(r"\s*([0-9a-fA-F]{6,16})(\s+\S.*)?\s*")
+
+
+def _od_shape(text: str, final: bool = True) -> bool:
+    """True if `text`, which is no dump read here, has the shape of od's output (or of
+    hexdump's without -C): lines that open with offsets of 6 or 7 digits, the first 0,
+    growing line to line, `*` lines between them, and (`final`: all of the input) the end
+    offset alone on the last line. Read as plain hex, its offsets would be bytes."""
+    offsets: list[tuple[int, str, bool]] = []
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        if ln.strip() == "*":
+            if not offsets:
+                return False
+            continue
+        m = _OD_LINE.fullmatch(ln)
+        if m is None:
+            return False
+        offsets.append((len(m.group(1)), m.group(1).lower(), m.group(2) is not None))
+    if len(offsets) < 2 or offsets[0][0] not in (6, 7) or offsets[0][1].strip("0"):
+        return False
+    if any(b[:2] <= a[:2] for a, b in pairwise(offsets)):
+        return False
+    if not all(columns for _, _, columns in offsets[:-1]):
+        return False
+    return not final or not offsets[-1][2]
+
+
+def _refuse_od(text: str, final: bool = True) -> None:
+    """A DumpError if `text` (no dump read here) is od's output in a layout not read."""
+    if _od_shape(text, final):
+        raise DumpError(_OD)
 
 
 def parse_dump(text: str, limit: int | None = None) -> bytes | None:
@@ -419,12 +477,14 @@ def parse_hex(text: str, limit: int | None = None) -> bytes:
     dumped = parse_dump(text, limit)
     if dumped is not None:
         return dumped
+    _refuse_od(text)
     return parse_plain_hex(text)
 
 
 def _check_hex(text: str) -> None:
     """An InputError if `text` is in no hex form we read (a dump's copies not spelled out)."""
     if _read_dump(text) is None:
+        _refuse_od(text)
         parse_plain_hex(text)
 
 
@@ -587,6 +647,7 @@ def _hex_reader(head: bytes, detected: bool) -> FormReader:
     whole_lines = text[: max(text.rfind(c) for c in _LINE_ENDS) + 1]
     if _read_dump(whole_lines, final=False) is not None:
         return HexDumpReader()
+    _refuse_od(whole_lines, final=False)
     PlainHexReader().feed(head)
     return _DetectedHex(PlainHexReader()) if detected else PlainHexReader()
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -178,6 +180,23 @@ STARRED = {
 *
 000060
 """, ZEROS),
+    # od's default offsets are octal
+    "od -t x1": ("""\
+0000000 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00
+0000020 00 53 10 c0 49 01 a1 46 63 63 63 63 63 63 63 63
+0000040 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63
+*
+0000120 63 63 63 63 63 63 63 63 63 63 63 63 63 63
+0000136
+""", CS),
+    "od -t x1z": ("""\
+0000000 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00  >AMQP.......V....<
+0000020 00 53 10 c0 49 01 a1 46 63 63 63 63 63 63 63 63  >.S..I..Fcccccccc<
+0000040 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63  >cccccccccccccccc<
+*
+0000120 63 63 63 63 63 63 63 63 63 63 63 63 63 63        >cccccccccccccc<
+0000136
+""", CS),
     "xxd -a": ("""\
 00000000: 4142 0000 0000 0000 0000 0000 0000 0000  AB..............
 00000010: 0000 0000 0000 0000 0000 0000 0000 0000  ................
@@ -220,6 +239,80 @@ def test_a_star_line_that_says_no_count_is_an_error(text: str, error: str) -> No
     done = amqp("decode", "-", input=text.encode())
     assert done.returncode == 2 and done.stderr.startswith(f"amqp: error: stdin: {error}")
     assert len(done.stderr.splitlines()) == 1
+
+
+# od's layouts other than one hex byte a column, and od -A d's decimal offsets: read as
+# plain hex they gave garbage (the offsets taken for bytes), and exit 8
+OD_NOT_READ = {
+    "od": """\
+0000000 046501 050121 000400 000000 000000 053000 000002 000000
+0000020 051400 140020 000511 043241 061543 061543 061543 061543
+0000040 061543 061543 061543 061543 061543 061543 061543 061543
+*
+0000120 061543 061543 061543 061543 061543 061543 061543
+0000136
+""",
+    "od, one line": "0000000 051400 120567 064002 000151\n0000007\n",
+    "od -x": """\
+0000000 4d41 5051 0100 0000 0000 5600 0002 0000
+0000020 5300 c010 0149 46a1 6363 6363 6363 6363
+0000040 6363 6363 6363 6363 6363 6363 6363 6363
+*
+0000120 6363 6363 6363 6363 6363 6363 6363
+0000136
+""",
+    "od -x, one line": "0000000 5300 a177 6802 0069\n0000007\n",
+    "od -c": """\
+0000000   A   M   Q   P  \\0 001  \\0  \\0  \\0  \\0  \\0   V 002  \\0  \\0  \\0
+0000020  \\0   S 020 300   I 001 241   F   c   c   c   c   c   c   c   c
+0000040   c   c   c   c   c   c   c   c   c   c   c   c   c   c   c   c
+*
+0000120   c   c   c   c   c   c   c   c   c   c   c   c   c   c
+0000136
+""",
+    "od -A d -t x1": """\
+0000000 41 4d 51 50 00 01 00 00 00 00 00 56 02 00 00 00
+0000016 00 53 10 c0 49 01 a1 46 63 63 63 63 63 63 63 63
+0000032 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63 63
+*
+0000080 63 63 63 63 63 63 63 63 63 63 63 63 63 63
+0000094
+""",
+}
+
+
+@pytest.mark.parametrize("name", list(OD_NOT_READ))
+def test_od_dumps_not_in_hex_bytes_are_refused(name: str) -> None:
+    text = OD_NOT_READ[name]
+    with pytest.raises(DumpError, match="od -t x1"):
+        parse_input(text.encode())
+    with pytest.raises(DumpError, match="od -t x1"):
+        parse_input(text.encode(), "hex")
+    with pytest.raises(DumpError, match="od -t x1"):  # the first lines of a longer input
+        open_reader(text.encode())
+    done = amqp("decode", "-", input=text.encode())
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("amqp: error: stdin: a dump in words or characters, or with "
+                           "decimal offsets, is not read (od without -t x1, od -A d, hexdump "
+                           "without -C): dump with od -t x1, od -A x -t x1z, hexdump -C or "
+                           "xxd\n")
+
+
+def test_the_od_dumps_above_are_od(tmp_path: Path) -> None:
+    (tmp_path / "cs.bin").write_bytes(CS)
+    for name, text in [*((n, STARRED[n][0]) for n in ("od -t x1", "od -t x1z")),
+                       *((n, OD_NOT_READ[n]) for n in OD_NOT_READ if "one line" not in n)]:
+        done = subprocess.run([*name.split(), "cs.bin"], cwd=tmp_path, capture_output=True,
+                              text=True, check=True)
+        assert done.stdout == text, name
+
+
+def test_a_star_line_of_od_says_its_offsets_in_octal() -> None:
+    text = STARRED["od -t x1"][0].replace("0000120", "0000130", 1)
+    with pytest.raises(DumpError, match=re.escape(
+            "line 5: offset 0000130 (octal) after the '*' line 4 is no whole number of "
+            "copies of the 16-byte line before it (from 0000060 (octal))")):
+        parse_input(text.encode())
 
 
 def test_a_star_line_first_is_no_dump() -> None:
