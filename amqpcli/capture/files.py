@@ -73,14 +73,20 @@ class CaptureError(UserError):
         at = f"at byte offset {offset}" if where is None else where
         if at:
             text += f" ({at})"
-        if more:
-            text += f"; and {more} more damaged file{'s' if more > 1 else ''}"
-        super().__init__(text, Exit.DECODE)
+        super().__init__(and_more_damaged(text, more), Exit.DECODE)
         self.path = path
         self.offset = offset
         self.problem = problem
         self.where = where  # None: at `offset` in the file
         self.more = more
+
+
+def and_more_damaged(first: str, more: int) -> str:
+    """How the damaged captures of a set are named, by every reader and executor alike:
+    the error of the first in path order (`first`), then how many `more` there are."""
+    if not more:
+        return first
+    return f"{first}; and {more} more damaged file{'s' if more > 1 else ''}"
 
 
 # Capture files found in a folder or by a glob (`amqpcli.pipeline.inputs.expand`), not

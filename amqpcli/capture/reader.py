@@ -118,7 +118,8 @@ def read_capture(
     files, merged by time. See `amqpcli.capture.tcp` for what each event means.
 
     A damaged file raises `CaptureError` (exit code DECODE) after every event that could
-    be read — from all files — was yielded and the open flows were closed (how="end").
+    be read — from all files — was yielded and the open flows were closed (how="end"):
+    the first damaged file in path order, saying how many more there were (`first_of`).
     Pass your own `tracker`/`decoder` to read their counters afterwards.
     """
     if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
@@ -204,13 +205,21 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
         raise first_of(errors)
 
 
+def in_path_order(errors: Iterable[CaptureError]) -> list[CaptureError]:
+    """Damaged files' errors in the order of their paths, whatever order the reading met
+    them in (a merge by time meets a file with no packet before any packet is read): the
+    order in which every reader and executor names them."""
+    return sorted(errors, key=lambda e: e.path)
+
+
 def first_of(errors: list[CaptureError]) -> CaptureError:
-    """The error to raise for damaged files: the first, saying how many more there were."""
-    first = errors[0]
+    """The error to raise for damaged files: the first in path order, saying how many
+    more there were (`and_more_damaged`)."""
     if len(errors) == 1:
-        return first
+        return errors[0]
+    first = in_path_order(errors)[0]
     return CaptureError(first.path, first.offset, first.problem, first.where,
-                        more=first.more + len(errors) - 1)
+                        more=sum(1 + e.more for e in errors) - 1)
 
 
 def rereadable(source: Source) -> bool:

@@ -710,9 +710,11 @@ def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = No
     AMQP, or AMQP bytes that did not decode. `packets`: how many were read, when not by
     the dissector's reader (tshark's, for TLS decryption)."""
     if dis.capture_errors:
-        e = dis.capture_errors[0]
-        more = f" (and {len(dis.capture_errors) - 1} more)" if len(dis.capture_errors) > 1 else ""
-        raise UserError(f"{e}{more}; what could be read was printed", Exit.DECODE)
+        from amqpcli.capture.reader import first_of
+
+        # the first damaged file in path order, and how many more (as --out names them)
+        raise UserError(f"{first_of(dis.capture_errors)}; what could be read was printed",
+                        Exit.DECODE)
     if not dis.conns:
         names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))

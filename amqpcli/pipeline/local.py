@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from amqpcli.capture import CaptureError
+from amqpcli.capture.reader import in_path_order
 from amqpcli.pipeline.inputs import key_of, merged_segments
 from amqpcli.pipeline.rows import FlowJob, Tables
 
@@ -107,11 +108,9 @@ def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]
     write(tables.take())
     if progress is not None:
         progress.close()
-    # in the order of the files, not of the merge (which meets empty files first), as the
-    # Spark executor lists them
-    order = {p: i for i, p in enumerate(paths)}
-    errors.sort(key=lambda e: order.get(e.path, len(paths)))
+    # in path order (the order of the files), not the merge's (which meets empty files
+    # first), as the views name them and the Spark executor lists them
     res.packets = packets
-    res.errors = [str(e) for e in errors]
+    res.errors = [str(e) for e in in_path_order(errors)]
     res.seconds = time.monotonic() - t0
     return res

@@ -10,6 +10,7 @@ import contextlib
 import sys
 from typing import Any
 
+from amqpcli.capture.files import and_more_damaged
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result, run_local
 from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
@@ -197,8 +198,9 @@ def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf:
             master=master, conf=conf, summary=True, json_out=json_out, ports=ports,
             stall=stall, debug=debug)
     if res.errors:
-        more = f" (and {len(res.errors) - 1} more)" if len(res.errors) > 1 else ""
-        raise UserError(f"{res.errors[0]}{more}; what could be read was written", Exit.DECODE)
+        # (in path order, named as the views name them)
+        raise UserError(f"{and_more_damaged(res.errors[0], len(res.errors) - 1)}; "
+                        "what could be read was written", Exit.DECODE)
     if not res.rows.get("connections"):
         # as for a capture shown, not written: a set without AMQP is worth exit 8
         raise UserError(f"no AMQP traffic in {len(files)} capture source(s) given; "
