@@ -18,8 +18,9 @@ instead: another thread can stop it wherever it waits, its writer's open include
 
 Problems in the file raise `CaptureError` (a `UserError` with exit code DECODE) carrying
 the file offset; every packet before that offset has already been yielded. A file that
-cannot be opened is a usage error (`UserError`), unless it was found in a folder or by a
-glob (`found_in_folders`): then it is one more damaged file of the set.
+cannot be opened is a usage error (`UserError`), unless the caller says it was found in a
+folder or by a glob (`found`: `amqpcli.pipeline.inputs.expand` tells which): then it is
+one more damaged file of the set.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import os
 import select
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from operator import itemgetter
 from struct import Struct
@@ -89,44 +90,59 @@ def and_more_damaged(first: str, more: int) -> str:
     return f"{first}; and {more} more damaged file{'s' if more > 1 else ''}"
 
 
-# Capture files found in a folder or by a glob (`amqpcli.pipeline.inputs.expand`), not
-# named one by one: one of them that cannot be opened (a dangling link, no permission)
-# is a damaged file of the set, reported with the others while the rest is read; a file
-# named on its own that cannot be opened is a usage error.
-_FOUND: set[str] = set()
+class ExpandedPaths(list[str]):
+    """Capture files of a set as `amqpcli.pipeline.inputs.expand` lists them (in path
+    order), with `found`: those found in folders or by globs rather than named one by
+    one. Given to a reader as its sources, it tells the reader which these are (their
+    `found`, `found_paths`): one of them that cannot be opened is a damaged file of the
+    set, where a file named on its own is a usage error (`open_error`)."""
+
+    def __init__(self, paths: Iterable[str] = (), found: Iterable[str] = ()) -> None:
+        super().__init__(paths)
+        self.found: frozenset[str] = frozenset(found)
 
 
-def found_in_folders(paths: Iterable[str]) -> None:
-    """Mark `paths` as found in folders (see `_FOUND`)."""
-    _FOUND.update(paths)
+def found_paths(sources: object, found: Collection[str] | None = None) -> Collection[str]:
+    """The paths of a reader's `sources` that were found in folders or by globs: `found`
+    when the caller gives it, else those an `ExpandedPaths` holds (none otherwise)."""
+    if found is not None:
+        return found
+    return sources.found if isinstance(sources, ExpandedPaths) else ()
 
 
-def open_error(name: str, e: OSError, found: bool | None = None) -> UserError:
+def was_found(source: object, found: Collection[str]) -> bool:
+    """Whether `source` is a path of `found` (found in a folder or by a glob)."""
+    return bool(found) and isinstance(source, (str, os.PathLike)) and (
+        os.fspath(source) in found)
+
+
+def open_error(name: str, e: OSError, found: bool) -> UserError:
     """The error for a capture file that cannot be opened: a `CaptureError` (damaged) for
-    a file found in a folder (`found`; None: as `found_in_folders` was told), a usage
-    error for one named."""
+    a file `found` in a folder or by a glob, which is one file of a set; a usage error for
+    one named on its own."""
     reason = e.strerror or str(e)
     if os.path.islink(name) and not os.path.exists(name):
         try:
             reason = f"a broken symbolic link (to {os.readlink(name)})"
         except OSError:
             reason = "a broken symbolic link"
-    if found or (found is None and name in _FOUND):
+    if found:
         return CaptureError(name, 0, f"cannot open: {reason}", where="")
     return UserError(f"{name}: cannot open: {reason}", Exit.USAGE)
 
 
 def _open(source: str | os.PathLike[str] | IO[bytes],
-          waiting: AbstractContextManager[Any] | None = None) -> tuple[str, IO[bytes], bool]:
+          waiting: AbstractContextManager[Any] | None = None,
+          found: bool = False) -> tuple[str, IO[bytes], bool]:
     """Open a path (inside `waiting`: a named pipe's open waits for a writer) or take a
-    binary file object; returns (name, stream, we_own_it)."""
+    binary file object; returns (name, stream, we_own_it). `found`: see `open_error`."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         try:
             with waiting if waiting is not None else nullcontext():
                 f: IO[bytes] = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by caller)
         except OSError as e:
-            raise open_error(name, e) from None
+            raise open_error(name, e, found) from None
         return name, f, True
     label = getattr(source, "name", None)
     return (label if isinstance(label, str) else "<stream>"), source, False
@@ -162,7 +178,7 @@ class PipeStream:
                 # (for reading, O_NONBLOCK opens a named pipe at once, writer or not)
                 fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
             except OSError as e:
-                raise open_error(self.name, e, found=False) from None
+                raise open_error(self.name, e, False) from None
             os.set_blocking(fd, True)  # the reads wait in select, then read what is there
             self.fd = fd
 
@@ -357,11 +373,14 @@ def _zlib_reason(e: zlib.error) -> str:
 
 def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
                  block_size: int = BLOCK_SIZE,
-                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Packet]:
+                 waiting: AbstractContextManager[Any] | None = None,
+                 found: bool = False) -> Iterator[Packet]:
     """Yield `(time_ns, linktype, data)` for each packet of one capture (pcap or pcapng,
     optionally gzip-compressed). `source` is a path or a binary stream (a pipe works).
-    The file is read `block_size` bytes at a time, each read inside `waiting`."""
-    for buf, records in read_batches(source, block_size=block_size, waiting=waiting):
+    The file is read `block_size` bytes at a time, each read inside `waiting`. `found`:
+    the path was found in a folder or by a glob, not named (see `open_error`)."""
+    for buf, records in read_batches(source, block_size=block_size, waiting=waiting,
+                                     found=found):
         mv = memoryview(buf)
         for ts, linktype, start, stop in records:
             yield ts, linktype, mv[start:stop]
@@ -369,13 +388,14 @@ def read_packets(source: str | os.PathLike[str] | IO[bytes], *,
 
 def read_batches(source: str | os.PathLike[str] | IO[bytes], *,
                  block_size: int = BLOCK_SIZE,
-                 waiting: AbstractContextManager[Any] | None = None) -> Iterator[Batch]:
+                 waiting: AbstractContextManager[Any] | None = None,
+                 found: bool = False) -> Iterator[Batch]:
     """The packets of one capture a block at a time: `(block, records)` where each record
     is `(time_ns, linktype, start, stop)` and the packet is `block[start:stop]` (`block`
     is bytes). What `read_packets` yields, without an object per packet for the loops
     that read the headers in place (`read_capture`). A damaged file yields the records
-    before the damage, then raises `CaptureError`."""
-    name, f, own = _open(source, waiting)
+    before the damage, then raises `CaptureError`. `found`: as for `read_packets`."""
+    name, f, own = _open(source, waiting, found)
     try:
         blocks = _Blocks(name, f, block_size, waiting)
     except BaseException:

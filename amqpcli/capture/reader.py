@@ -11,7 +11,15 @@ from heapq import heappop, heappush, heapreplace
 from typing import Any, BinaryIO, TypeVar
 
 from amqpcli.capture.decode import _FAST, PacketDecoder, Segment
-from amqpcli.capture.files import BLOCK_SIZE, CaptureError, Packet, read_batches, read_packets
+from amqpcli.capture.files import (
+    BLOCK_SIZE,
+    CaptureError,
+    Packet,
+    found_paths,
+    read_batches,
+    read_packets,
+    was_found,
+)
 from amqpcli.capture.tcp import Event, FlowKey, FlowTracker, flow_key
 
 Source = str | os.PathLike[str] | BinaryIO
@@ -19,24 +27,26 @@ Source = str | os.PathLike[str] | BinaryIO
 
 def _guarded(source: Source, errors: list[CaptureError] | None,
              block_size: int = BLOCK_SIZE,
-             waiting: AbstractContextManager[Any] | None = None
-             ) -> Generator[Packet, None, None]:
+             waiting: AbstractContextManager[Any] | None = None,
+             found: Collection[str] = ()) -> Generator[Packet, None, None]:
     """One file's packets; its error ends that file only and is kept for the caller to
     raise once the other files are done (`errors=None`: ignored, for a first look)."""
     try:
-        yield from read_packets(source, block_size=block_size, waiting=waiting)
+        yield from read_packets(source, block_size=block_size, waiting=waiting,
+                                found=was_found(source, found))
     except CaptureError as e:
         if errors is not None:
             errors.append(e)
 
 
 def merge_files(sources: list[Source], errors: list[CaptureError],
-                waiting: AbstractContextManager[Any] | None = None) -> Iterator[Packet]:
+                waiting: AbstractContextManager[Any] | None = None,
+                found: Collection[str] = ()) -> Iterator[Packet]:
     """The packets of several captures merged by time (`merge_by_time`). Each file's
     errors are appended to `errors`; every read is inside `waiting` (see
-    `amqpcli.capture.files`)."""
+    `amqpcli.capture.files`); `found` as for `read_capture`."""
     return merge_by_time(sources, lambda i, errs, block: _guarded(sources[i], errs, block,
-                                                                  waiting), errors)
+                                                                  waiting, found), errors)
 
 
 T = TypeVar("T", bound=tuple[Any, ...])
@@ -113,6 +123,7 @@ def read_capture(
     tracker: FlowTracker | None = None,
     decoder: PacketDecoder | None = None,
     waiting: AbstractContextManager[Any] | None = None,
+    found: Collection[str] | None = None,
 ) -> Iterator[Event]:
     """Events (`Opened`, `Data`, `Gap`, `Closed`) of the TCP flows in one or more capture
     files, merged by time. See `amqpcli.capture.tcp` for what each event means.
@@ -120,6 +131,10 @@ def read_capture(
     A damaged file raises `CaptureError` (exit code DECODE) after every event that could
     be read — from all files — was yielded and the open flows were closed (how="end"):
     the first damaged file in path order, saying how many more there were (`first_of`).
+    `found`: the paths that were found in folders or by globs, not named (None: as
+    `sources` says, when it is an `ExpandedPaths`, what `amqpcli.pipeline.inputs.expand`
+    returns): one of them that cannot be opened is a damaged file, where one named is a
+    usage error.
     Pass your own `tracker`/`decoder` to read their counters afterwards.
     """
     if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
@@ -129,11 +144,13 @@ def read_capture(
     if tracker is None:
         tracker = FlowTracker(ports, all_flows=all_flows, max_buffer=max_buffer,
                               gap_timeout=gap_timeout)
-    return _read(srcs, tracker, decoder or PacketDecoder(), waiting)
+    return _read(srcs, tracker, decoder or PacketDecoder(), waiting,
+                 found_paths(sources, found))
 
 
 def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
-          waiting: AbstractContextManager[Any] | None) -> Iterator[Event]:
+          waiting: AbstractContextManager[Any] | None,
+          found: Collection[str]) -> Iterator[Event]:
     """`read_capture`'s events (one generator, so every event is handed out from here).
 
     One file's packets are read in place, block by block (no object per packet); the
@@ -152,7 +169,8 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
             ip_off = min_len = 0
             ipv4: object = None
             try:
-                for buf, records in read_batches(srcs[0], waiting=waiting):
+                for buf, records in read_batches(srcs[0], waiting=waiting,
+                                                 found=was_found(srcs[0], found)):
                     for ts, linktype, start, stop in records:
                         count += 1
                         if linktype != last_linktype:
@@ -188,7 +206,7 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
                 dec.packets = count  # (also when the file's damage ends the loop)
         else:
             decode = dec.decode
-            for ts, linktype, data in merge_files(srcs, errors, waiting):
+            for ts, linktype, data in merge_files(srcs, errors, waiting, found):
                 seg = decode(linktype, data)
                 if seg is not None:
                     feed(ts, *seg)

@@ -9,7 +9,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -203,21 +203,23 @@ def _events(dis: "Dissector", files: list[Path], live: str | None, keylog: Path 
 
 def _records(dis: "Dissector", files: list[Path], live: str | None, keylog: Path | None,
              bpf: str | None, count: int | None, stop: Stopping,
-             fast: bool, tls: "TlsFlows | None" = None) -> Iterator[Any]:
+             fast: bool, tls: "TlsFlows | None" = None,
+             found: Collection[str] = ()) -> Iterator[Any]:
     """The records of the run: capture files go straight to the reader (no generator of
-    our own around it: one step less for every record), the rest through `_events`."""
+    our own around it: one step less for every record), the rest through `_events`.
+    `found`: the files found in folders or by globs (`expand`)."""
     if live is None and keylog is None:
         # one file goes straight to the reader (the merge of several costs memory it
         # need not)
         return dis.read(_source(files[0]) if len(files) == 1 else [_source(f) for f in files],
-                        waiting=stop, stopped=stop.stopped)
+                        waiting=stop, stopped=stop.stopped, found=found)
     if keylog is None:
         return _events(dis, files, live, keylog, bpf, count, stop, fast)
     return _events(dis, files, live, keylog, bpf, count, stop, fast, tls)
 
 
 def _tls_notes(dis: "Dissector", files: list[Path], keylog: Path | None,
-               tls: "TlsFlows | None", stop: Stopping) -> None:
+               tls: "TlsFlows | None", stop: Stopping, found: Collection[str] = ()) -> None:
     """The TLS flows that were not read: with a key log, those it had no keys for (with
     their endpoints); without one, those on other ports than 5671 and the AMQP ports,
     which are not reported as connections (with their ports, found by reading the capture
@@ -237,7 +239,7 @@ def _tls_notes(dis: "Dissector", files: list[Path], keylog: Path | None,
     n = dis.other_flows.get("tls", 0)
     if not n:
         return
-    ports = _tls_ports(dis, files, n, stop)
+    ports = _tls_ports(dis, files, n, stop, found)
     where = f" on port{'s' if len(ports) > 1 else ''} {', '.join(map(str, ports))}" if (
         ports) else " on ports other than 5671 and the AMQP ones"
     typer.echo(f"amqp: note: {_flows(n, 'TLS')}{where} not read (give --tls-keylog FILE to "
@@ -248,7 +250,8 @@ def _flows(n: int, what: str) -> str:
     return f"{n} {what} flow{'' if n == 1 else 's'}"
 
 
-def _tls_ports(dis: "Dissector", files: list[Path], n: int, stop: Stopping) -> list[int]:
+def _tls_ports(dis: "Dissector", files: list[Path], n: int, stop: Stopping,
+               found: Collection[str] = ()) -> list[int]:
     """The server ports of the `n` TLS flows the run left out, from a second reading of
     the capture files (our own reader: quick); none from standard input or an interface,
     which cannot be read again, or when the reading is stopped."""
@@ -258,15 +261,16 @@ def _tls_ports(dis: "Dissector", files: list[Path], n: int, stop: Stopping) -> l
 
     known = dis.ports | {5671}
     ports: set[int] = set()
-    found = 0
-    events = read_capture([str(f) for f in files], ports=dis.ports, waiting=stop)
+    flows = 0
+    events = read_capture([str(f) for f in files], ports=dis.ports, waiting=stop,
+                          found=found)
     try:
         for ev in events:
             if ev.__class__ is Opened and ev.flow.protocol == TLS and (
                     ev.flow.server_port not in known):
                 ports.add(ev.flow.server_port)
-                found += 1
-                if found >= n:
+                flows += 1
+                if flows >= n:
                     break
     except CaptureError:
         pass  # (a damaged file: the run said so) the ports found before the damage
@@ -405,12 +409,15 @@ def pcap_dump(
         raise UserError("give capture files, or --live INTERFACE", Exit.USAGE)
     if paths and live is not None:
         raise UserError("give capture files or --live, not both", Exit.USAGE)
+    found: Collection[str] = ()  # the files found in folders or by globs, not named
     if any(f.is_dir() or any(ch in str(f) for ch in "*?[") for f in paths):
         # folders and quoted globs, as --out takes them: their capture files, merged
         from amqpcli.pipeline.inputs import expand
 
         given = [str(f) for f in paths if str(f) != STDIN]
-        paths = [Path(p) for p in expand(given)] + [f for f in paths if str(f) == STDIN]
+        expanded = expand(given)
+        found = expanded.found
+        paths = [Path(p) for p in expanded] + [f for f in paths if str(f) == STDIN]
     else:
         # (expand checks the files named beside folders and globs itself; one it found
         # in them that cannot be opened, a dangling link too, is read as a damaged file)
@@ -460,7 +467,8 @@ def pcap_dump(
     stop.install()
     try:
         try:
-            records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture, tls)
+            records = _records(dis, paths, live, keylog, bpf, count, stop, fast_capture, tls,
+                               found)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
                       bodies, show_secrets, passed, pieces)
@@ -480,7 +488,7 @@ def pcap_dump(
         if links or connections or summ is not None:
             _end_views(dis, out, flt, summ, links, connections, json_out, stall, passed)
         out.flush()
-        _tls_notes(dis, paths, keylog, tls, stop)
+        _tls_notes(dis, paths, keylog, tls, stop, found)
     finally:
         stop.restore()
     if stop.interrupted:

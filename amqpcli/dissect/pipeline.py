@@ -34,6 +34,7 @@ from amqpcli.capture import (
     read_capture,
     read_packets,
 )
+from amqpcli.capture.files import found_paths, was_found
 from amqpcli.capture.reader import first_of, merge_by_time
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.dissect.records import (
@@ -123,14 +124,17 @@ class Dissector:
 
     def read(self, sources: str | os.PathLike[str] | Iterable[Any], *,
              waiting: AbstractContextManager[Any] | None = None,
-             stopped: list[bool] = _NEVER) -> Iterator[Record]:
+             stopped: list[bool] = _NEVER,
+             found: Collection[str] | None = None) -> Iterator[Record]:
         """Records of capture files or streams (several are merged by time). A record's
         packet is the one that completed it, numbered in its own file as tshark numbers
         frames; with several files a `FilePacket`, which names the file too. A damaged
         file ends in a `capture-error` notice after every readable record; the error is
         kept in `capture_errors`. `waiting`: see `amqpcli.capture.files`. `stopped[0]`
         set (by a signal) ends the records before the next capture event: the records of
-        an event all go out, so what the model took in is what was handed out."""
+        an event all go out, so what the model took in is what was handed out. `found`:
+        the paths found in folders or by globs (see `read_capture`)."""
+        found = found_paths(sources, found)
         if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
             sources = [sources]
         srcs = list(sources)
@@ -138,9 +142,9 @@ class Dissector:
             # the decoder's count is the packet's number: records yielded right after a
             # packet was fed belong to that packet
             events = read_capture(srcs, ports=self.ports, decoder=self.decoder,
-                                  waiting=waiting)
+                                  waiting=waiting, found=found)
             return self._run(events, self.decoder, stopped)
-        merged = _MergedFiles(srcs, self.ports, self.decoder, waiting)
+        merged = _MergedFiles(srcs, self.ports, self.decoder, waiting, found)
         return self._run(merged.events(), merged, stopped)
 
     def run(self, events: Iterable[Any], *, stopped: list[bool] = _NEVER) -> Iterator[Record]:
@@ -659,8 +663,10 @@ class _MergedFiles:
     across the files (`merge_by_time` with each file's packets numbered)."""
 
     def __init__(self, sources: list[Any], ports: Collection[int], decoder: PacketDecoder,
-                 waiting: AbstractContextManager[Any] | None) -> None:
+                 waiting: AbstractContextManager[Any] | None,
+                 found: Collection[str] = ()) -> None:
         self.sources = sources
+        self.found = found  # the paths found in folders or by globs
         self.names = [os.fspath(s) if isinstance(s, (str, os.PathLike)) else "-"
                       for s in sources]
         self.ports = ports
@@ -704,8 +710,10 @@ class _MergedFiles:
         `errors` (None: ignored, for a first look)."""
         n = 0
         try:
-            for ts, linktype, data in read_packets(self.sources[index], block_size=block_size,
-                                                   waiting=self.waiting):
+            source = self.sources[index]
+            for ts, linktype, data in read_packets(source, block_size=block_size,
+                                                   waiting=self.waiting,
+                                                   found=was_found(source, self.found)):
                 n += 1
                 yield ts, index, n, linktype, data
         except CaptureError as e:

@@ -1,7 +1,10 @@
 """Capture sets: which files, and their segments in the canonical order.
 
 `expand(captures)` turns what the user gave (files, folders, globs) into a sorted list of
-local capture files (the Spark executor lists remote paths through Hadoop instead).
+local capture files (the Spark executor lists remote paths through Hadoop instead), which
+also says which of them were found in folders or by globs rather than named (`found`):
+the readers are given that, for a file found that cannot be opened is a damaged file of
+the set, and one named a usage error.
 
 The canonical order of segments, which both executors follow for every flow key: by
 *effective time*, then file index, then packet number. A file's effective time is the
@@ -18,12 +21,12 @@ import heapq
 import os
 import stat
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from amqpcli.capture import CaptureError, PacketDecoder, flow_key, read_packets
-from amqpcli.capture.files import found_in_folders
+from amqpcli.capture.files import ExpandedPaths, found_paths, was_found
 from amqpcli.capture.reader import rereadable
 from amqpcli.errors import Exit, UserError
 from amqpcli.render.types import printable
@@ -35,7 +38,7 @@ def is_capture_name(name: str) -> bool:
     return name.lower().endswith(CAPTURE_SUFFIXES)
 
 
-def expand(captures: list[str], note: Callable[[str], None] | None = None) -> list[str]:
+def expand(captures: list[str], note: Callable[[str], None] | None = None) -> ExpandedPaths:
     """Files as given, capture files found in folders (recursively), glob matches; sorted
     and without duplicates. A name that matches nothing, and a file named that cannot be
     opened, are usage errors.
@@ -44,7 +47,8 @@ def expand(captures: list[str], note: Callable[[str], None] | None = None) -> li
     device there is not a capture file (only regular files are; a pipe would wait for a
     writer that may never come) and is skipped with a one-line `note` (default: on
     stderr); one that cannot be opened (a dangling link, no permission) stays in the set,
-    and reading it reports it as a damaged file (`capture.files.found_in_folders`)."""
+    and reading it reports it as a damaged file (the result, an `ExpandedPaths`, says
+    which files were found: given to a reader as it is, it tells the reader)."""
     say = note if note is not None else _note
     out: list[str] = []
     found: list[str] = []
@@ -68,8 +72,7 @@ def expand(captures: list[str], note: Callable[[str], None] | None = None) -> li
             raise UserError(f"{c}: no such file", Exit.USAGE)
     named = {_resolved(p) for p in out}
     paths = {_resolved(p) for p in found} - named
-    found_in_folders(paths)
-    return sorted(named | paths)
+    return ExpandedPaths(sorted(named | paths), paths)
 
 
 def _resolved(path: str) -> str:
@@ -133,18 +136,20 @@ def _walk(folder: str, note: Callable[[str], None]) -> list[str]:
 Source = str | BinaryIO
 
 
-def file_segments(source: Source, errors: list[CaptureError] | None = None
+def file_segments(source: Source, errors: list[CaptureError] | None = None,
+                  found: bool = False
                   ) -> Generator[tuple[int, int, int, tuple[Any, ...]], None, None]:
     """`(effective time, time, packet number, segment tuple)` of one file, in file order.
     Packet numbers count every record (1-based); the segment's payload is a memoryview
     into the read block (copy what you keep). A damaged file ends after its last
-    readable packet; its error goes to `errors` (raised when `errors` is None)."""
+    readable packet; its error goes to `errors` (raised when `errors` is None). `found`:
+    the file was found in a folder or by a glob (`read_packets`)."""
     dec = PacketDecoder()
     decode = dec.decode
     eff = -(1 << 62)
     n = 0
     try:
-        for ts, linktype, data in read_packets(source):
+        for ts, linktype, data in read_packets(source, found=found):
             n += 1
             eff = max(eff, ts)
             seg = decode(linktype, data)
@@ -156,29 +161,33 @@ def file_segments(source: Source, errors: list[CaptureError] | None = None
         errors.append(e)
 
 
-def merged_segments(paths: list[str], errors: list[CaptureError]
+def merged_segments(paths: list[str], errors: list[CaptureError],
+                    found: Collection[str] | None = None
                     ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
     """`(time, file index, packet, segment)` of several files in canonical order. A file
     is opened when the merge reaches its first packet, so a long set of consecutive files
     costs one open file at a time (a named pipe, which cannot be read twice, is opened
-    once and stays open). Damaged files end early; their errors go to `errors`."""
+    once and stays open). Damaged files end early; their errors go to `errors`. `found`:
+    the paths found in folders or by globs (None: as `paths` says, when it is what
+    `expand` returns, an `ExpandedPaths`)."""
+    found = found_paths(paths, found)
     firsts: list[tuple[int, int]] = []
     kept: dict[int, tuple[Any, Iterator[Any]]] = {}
     for i, p in enumerate(paths):
         if not rereadable(p):
-            it = file_segments(p, errors)
+            it = file_segments(p, errors, was_found(p, found))
             first = next(it, None)
             if first is not None:
                 firsts.append((first[0], i))
                 kept[i] = (first, it)
             continue
-        it = file_segments(p, [])
+        it = file_segments(p, [], was_found(p, found))
         first = next(it, None)
         it.close()
         if first is not None:
             firsts.append((first[0], i))
         else:
-            for _ in file_segments(p, errors):  # no segments: keep its error, if any
+            for _ in file_segments(p, errors, was_found(p, found)):  # its error, if any
                 pass
     firsts.sort()
     heap: list[tuple[int, int, int, int, tuple[Any, ...], Iterator[Any]]] = []
@@ -191,7 +200,7 @@ def merged_segments(paths: list[str], errors: list[CaptureError]
             if i in kept:
                 item, opened = kept.pop(i)
             else:
-                opened = file_segments(paths[i], errors)
+                opened = file_segments(paths[i], errors, was_found(paths[i], found))
                 item = next(opened, None)
             if item is not None:
                 heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], opened))

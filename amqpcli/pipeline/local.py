@@ -75,7 +75,8 @@ class Progress:
 def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]], None], *,
               ports: tuple[int, ...] = (), stall: float = 1.0,
               progress: Progress | None = None) -> Result:
-    """Read `paths` (local capture files) and hand row batches to `write`."""
+    """Read `paths` (local capture files; what `expand` returns says which were found in
+    folders or by globs) and hand row batches to `write`."""
     t0 = time.monotonic()
     res = Result()
     put = write

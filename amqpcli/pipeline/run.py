@@ -67,9 +67,8 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
     if spark is None:
         spark = get_session(master, settings, debug)
     with cancel_on_interrupt(spark):
-        paths = list_captures(spark, captures)
-        return run_spark(spark, paths, out, fmt, ports=ports, stall=stall, progress=prog,
-                         debug=debug)
+        return run_spark(spark, list_captures(spark, captures), out, fmt, ports=ports,
+                         stall=stall, progress=prog, debug=debug)
 
 
 def summary_of(out: str, *, engine: str = "local", master: str = "local[*]",

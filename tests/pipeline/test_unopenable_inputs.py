@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from amqpcli.capture import CaptureError, read_packets
-from amqpcli.capture import files as capture_files
+from amqpcli.capture import CaptureError, read_capture, read_packets
 from amqpcli.dissect import Dissector, FrameRecord
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.inputs import expand
@@ -40,9 +39,8 @@ def test_a_named_file_that_cannot_be_opened_is_a_usage_error_and_a_found_one_dam
     with pytest.raises(UserError) as ei:
         list(read_packets(link))
     assert ei.value.code == Exit.USAGE and not isinstance(ei.value, CaptureError)
-    capture_files.found_in_folders([str(link)])
     with pytest.raises(CaptureError) as ci:
-        list(read_packets(link))
+        list(read_packets(link, found=True))
     assert ci.value.code == Exit.DECODE
     assert str(ci.value) == f"{link}: cannot open: a broken symbolic link (to {tmp_path}/nowhere)"
 
@@ -51,6 +49,45 @@ def test_expand_keeps_a_dangling_link_of_a_folder_under_its_own_name(tmp_path: P
     d = _folder(tmp_path)
     assert expand([str(d)]) == [str((d / "a.pcapng").resolve()),
                                 str(d.resolve() / "broken.pcapng")]
+
+
+def test_expand_says_which_files_it_found_in_folders(tmp_path: Path) -> None:
+    d = _folder(tmp_path)
+    got = expand([str(d / "a.pcapng"), str(d)])
+    assert got == [str((d / "a.pcapng").resolve()), str(d.resolve() / "broken.pcapng")]
+    assert got.found == {str(d.resolve() / "broken.pcapng")}  # (a.pcapng was named)
+    assert expand([str(d / "a.pcapng")]).found == set()
+
+
+def test_what_one_expansion_found_is_not_kept_for_later_reads(tmp_path: Path) -> None:
+    """Which files were found in folders goes with the paths `expand` returns, to the
+    reader they are given to: a later read of the same file named on its own, or named
+    beside the files of another set, is not told (it was kept in the module for every
+    read that followed)."""
+    d = _folder(tmp_path)
+    found = expand([str(d)])
+    link = found[1]
+    with pytest.raises(CaptureError):
+        list(read_capture(found))
+    for named in ([link], [found[0], link]):
+        with pytest.raises(UserError) as ei:
+            list(read_capture(named))
+        assert ei.value.code == Exit.USAGE and not isinstance(ei.value, CaptureError)
+    with pytest.raises(UserError) as ei:
+        list(Dissector().read(link))
+    assert ei.value.code == Exit.USAGE
+    # a set read again is still told, by what it is given
+    with pytest.raises(CaptureError):
+        list(read_capture(list(found), found=found.found))
+
+
+def test_tui_replay_of_a_folder_goes_on_past_a_file_it_cannot_open(tmp_path: Path) -> None:
+    from amqpcli.tui.sources.replay import CaptureLoader
+
+    loaded = CaptureLoader(_folder(tmp_path)).read()
+    assert len(loaded.records) > 50
+    (note,) = [n for n in loaded.notes if "broken.pcapng" in n]
+    assert "cannot open: a broken symbolic link" in note
 
 
 def test_files_named_must_open_up_front(tmp_path: Path) -> None:
