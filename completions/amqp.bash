@@ -95,7 +95,7 @@ _amqp_complete() {
         --input|-i) COMPREPLY=($(compgen -W "hex base64 raw" -- "$cur")); return ;;
         --as) COMPREPLY=($(compgen -W "frames message values frames-0-10" -- "$cur")); return ;;
         --max-frame-size) :; return ;;
-        --example) COMPREPLY=($(compgen -W "list client-session.amqp client-session.hex message selector-filter" -- "$cur")); return ;;
+        --example) COMPREPLY=($(compgen -W "list client-session client-session-hexdump message selector-filter" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--file -f --input -i --as --json --brief --color --no-color --show-secrets --max-frame-size --example --help -h" -- "$cur"))

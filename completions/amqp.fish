@@ -98,7 +98,7 @@ complete -c amqp -n '__amqp_is decode' -l color -d 'Colour (default: on a termin
 complete -c amqp -n '__amqp_is decode' -l no-color -d 'Not --color'
 complete -c amqp -n '__amqp_is decode' -l show-secrets -d 'Show SASL passwords and credentials (masked by default)'
 complete -c amqp -n '__amqp_is decode' -l max-frame-size -x -d 'Report frames larger than this as errors'
-complete -c amqp -n '__amqp_is decode' -l example -x -a 'list client-session.amqp client-session.hex message selector-filter' -d 'Decode a bundled example (client-session, message, …; \'list\' lists them)'
+complete -c amqp -n '__amqp_is decode' -l example -x -a 'list client-session client-session-hexdump message selector-filter' -d 'Decode a bundled example (client-session, message, …; \'list\' lists them)'
 complete -c amqp -n '__amqp_is decode' -l help -s h -d 'Show this message and exit'
 complete -c amqp -n '__amqp_is decode' -F
 

@@ -80,16 +80,11 @@ def _decode_kinds() -> Sequence[str]:
 
 
 def _examples() -> Sequence[str]:
-    """What `--example` takes: 'list', each example by its stem, or by its whole name
-    where two share a stem (client-session.amqp, client-session.hex)."""
-    from collections import Counter
-
+    """What `--example` takes: 'list', and each example by the name `--example list`
+    prints."""
     from amqpcli.cli.decode import example_names
 
-    names = example_names()
-    stems = Counter(n.rsplit(".", 1)[0] for n in names)
-    return ["list", *(n if stems[n.rsplit(".", 1)[0]] > 1 else n.rsplit(".", 1)[0]
-                      for n in names)]
+    return ["list", *example_names()]
 
 
 def _outcomes() -> Sequence[str]:

@@ -139,7 +139,9 @@ def main() -> None:
     OUT.mkdir(exist_ok=True)
     session = client_session()
     (OUT / "client-session.amqp").write_bytes(session)
-    (OUT / "client-session.hex").write_text(hexdump(session))
+    # the same bytes as a `hexdump -C` dump (each example's name, its file's without the
+    # suffix, is its own: `amqp decode --example NAME`)
+    (OUT / "client-session-hexdump.hex").write_text(hexdump(session))
     (OUT / "message.amqp").write_bytes(example_message().encode())
     # A lone value that is not a message: a Qpid selector filter, as a JMS client sends it.
     from amqpcli.codec.encode import encode

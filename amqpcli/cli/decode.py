@@ -49,16 +49,26 @@ def _examples() -> Any:
     return resources.files("amqpcli").joinpath("examples")
 
 
+def _example_files() -> dict[str, str]:
+    """The bundled examples: {name: file name}, a name being its file's name without the
+    suffix (no two examples share one)."""
+    return {f.name.rsplit(".", 1)[0]: f.name for f in _examples().iterdir()
+            if f.name.endswith(_EXAMPLE_SUFFIXES)}
+
+
 def example_names() -> list[str]:
-    return sorted(f.name for f in _examples().iterdir() if f.name.endswith(_EXAMPLE_SUFFIXES))
+    """What `--example list` prints, the completions offer and `--example NAME` takes
+    (the file's name, suffix and all, is taken too)."""
+    return sorted(_example_files())
 
 
 def read_example(name: str) -> bytes:
-    names = example_names()
-    match = [n for n in names if n == name or n.rsplit(".", 1)[0] == name]
-    if not match:
-        raise UserError(f"no example {name!r}; examples: {', '.join(names)}", Exit.USAGE)
-    return _examples().joinpath(match[0]).read_bytes()  # type: ignore[no-any-return]
+    files = _example_files()
+    file = files.get(name, name if name in files.values() else None)
+    if file is None:
+        raise UserError(f"no example {name!r}; examples: {', '.join(sorted(files))}",
+                        Exit.USAGE)
+    return _examples().joinpath(file).read_bytes()  # type: ignore[no-any-return]
 
 
 def _is_file(text: str) -> bool:

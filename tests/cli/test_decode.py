@@ -239,12 +239,24 @@ def test_sasl_plain_redaction_on_and_off() -> None:
 
 
 def test_examples_and_usage_errors() -> None:
+    # one name for each example: its file's without the suffix (the list showed file names,
+    # client-session.amqp and client-session.hex, that the help and docs did not use)
+    files = sorted(f.name for f in EXAMPLES.iterdir() if not f.name.endswith(".pcapng"))
+    names = sorted({f.rsplit(".", 1)[0] for f in files})
+    assert len(names) == len(files) and "client-session" in names
     code, out, _ = run("decode", "--example", "list")
-    assert code == 0 and "client-session.amqp" in out.split()
+    assert code == 0 and out.split() == names
+    for name, file in zip(names, files, strict=True):
+        code, by_name, _ = run("decode", "--example", name, "--json")
+        assert code == 0, name
+        code, by_file, _ = run("decode", "--example", file, "--json")
+        assert code == 0 and by_file == by_name, file
     code, out, _ = run("decode", "--example", "client-session")
     assert code == 0 and "a frame stream" in out
+    code, out, _ = run("decode", "--example", "client-session-hexdump")
+    assert code == 0 and "578 bytes from hex input" in out
     code, _, err = run("decode", "--example", "nope")
-    assert code == 2 and "client-session.amqp" in err
+    assert code == 2 and f"examples: {', '.join(names)}" in err
     code, _, err = run("decode", "--as", "pictures", "00")
     assert code == 2 and "--as must be one of" in err
     code, _, err = run("decode", "")

@@ -133,6 +133,7 @@ def _fish_quote(s: str) -> str:
 # (line, words every shell offers, words none offers); bash/fish see the full candidates,
 # zsh's output is the completed line or the list it shows.
 def _cases() -> list[tuple[str, set[str], set[str]]]:
+    from amqpcli.cli.decode import example_names
     from amqpcli.codec.sections import BODY_TYPES
     from amqpcli.net.config import MECHANISMS
     from amqpcli.pipeline.run import ENGINES
@@ -149,6 +150,8 @@ def _cases() -> list[tuple[str, set[str], set[str]]]:
         ("amqp --debug browse --count 3 --profile p", {"prod"}, {"local"}),
         ("amqp recv --cou", {"--count"}, set()),
         ("amqp decode --as ", {"frames", "message", "values"}, set()),
+        # the names `amqp decode --example list` prints, not the files' names
+        ("amqp decode --example ", {"list", *example_names()}, {"client-session.amqp"}),
         ("amqp pcap-dump --engine ", set(ENGINES), set()),
         ("amqp pcap-dump --state re", {"rejected", "released", "received"}, {"accepted"}),
         ("amqp pcap-dump --performative tr", {"transfer"}, {"flow"}),
