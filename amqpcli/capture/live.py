@@ -437,13 +437,24 @@ _KEY_LINE = re.compile(rb"(CLIENT_RANDOM|RSA|PMS_CLIENT_RANDOM|[A-Z_]+_SECRET(_[
 _KEYLOG_SCAN = 16 << 20  # a key log has its first key within this many bytes
 
 
+def _no_keylog_file(path: str) -> UserError:
+    """The usage error for a key log `path` that is no regular file."""
+    if not os.path.exists(path):
+        return UserError(f"{path}: no such key log file", Exit.USAGE)
+    if os.path.isdir(path):
+        return UserError(f"--tls-keylog {path}: a directory, not a TLS key log file", Exit.USAGE)
+    # a device (/dev/null), a pipe: tshark reads the key log by its name, as a file
+    return UserError(f"--tls-keylog {path}: not a regular file, so it holds no TLS session "
+                     "keys (give the file SSLKEYLOGFILE writes)", Exit.USAGE)
+
+
 def check_keylog(path: str, *, may_grow: bool = False) -> None:
     """A usage error unless `path` is a TLS key log (the SSLKEYLOGFILE format) holding at
     least one key. `may_grow` (a live capture: the clients write their keys as they
     connect) lets a file with nothing in it yet, or only comments, pass. Never says what
     is in the file: secrets."""
     if not os.path.isfile(path):
-        raise UserError(f"{path}: no such key log file", Exit.USAGE)
+        raise _no_keylog_file(path)
     content = False
     try:
         with open(path, "rb") as f:
@@ -631,7 +642,7 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     import pyshark
 
     if keylog_file is not None and not os.path.isfile(keylog_file):
-        raise UserError(f"{keylog_file}: no such key log file", Exit.USAGE)
+        raise _no_keylog_file(keylog_file)
     _ensure_loop()
     common: dict[str, Any] = {
         "use_json": True,

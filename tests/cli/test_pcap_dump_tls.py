@@ -232,6 +232,21 @@ def test_a_file_that_is_not_a_key_log_is_a_usage_error(tmp_path: Path, content: 
                         "*_TRAFFIC_SECRET lines, as SSLKEYLOGFILE writes them)\n")
 
 
+def test_a_key_log_that_is_no_regular_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    # /dev/null was "no such key log file": it exists, and holds no keys
+    cap = tmp_path / "tls.pcapng"
+    with CaptureWriter(cap) as w:
+        plain_conversation(w, basic(1), port=5672, client=40001, start_s=0)
+    for keys, error in [
+        ("/dev/null", ("--tls-keylog /dev/null: not a regular file, so it holds no TLS "
+                       "session keys (give the file SSLKEYLOGFILE writes)")),
+        (str(tmp_path), f"--tls-keylog {tmp_path}: a directory, not a TLS key log file"),
+        (str(tmp_path / "none.log"), f"{tmp_path / 'none.log'}: no such key log file"),
+    ]:
+        r = amqp("pcap-dump", str(cap), "--tls-keylog", keys)
+        assert (r.returncode, r.stdout, r.stderr) == (2, "", f"amqp: error: {error}\n"), keys
+
+
 def test_tls_flows_on_other_ports_are_mentioned(certs: Certs, tmp_path: Path) -> None:
     """Without a key log, TLS on a port that is neither 5671 nor an AMQP port is not a
     connection; a note says how many such flows there were, and on which ports."""
