@@ -3,6 +3,8 @@
 # plugin enabled, listening on 127.0.0.1 only.
 #
 #   scripts/rabbitmq.sh start    start the node, empty (no-op if it is running); prints its URL
+#   scripts/rabbitmq.sh reset    empty the running node (no queues, exchanges or users but
+#                                the defaults), as a start leaves it; prints its URL
 #   scripts/rabbitmq.sh stop     stop it (no-op if it is not running)
 #   scripts/rabbitmq.sh status   print its URL and exit 0 if it is running, else exit 1
 #   scripts/rabbitmq.sh url      print the URL the node listens on (running or not)
@@ -104,7 +106,8 @@ start() {
     # The node derives its distribution port from these, not from the config file.
     export RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$port" RABBITMQ_DIST_PORT="$dist_port"
     # setsid: the node must not get the terminal's SIGINT meant for pytest.
-    setsid "$RMQ_BIN/rabbitmq-server" >"$RUN/log/stdout.log" 2>&1 </dev/null 9>&- &
+    # (8: scripts/test.sh's hold on the node, 9: our lock; the node must keep neither.)
+    setsid "$RMQ_BIN/rabbitmq-server" >"$RUN/log/stdout.log" 2>&1 </dev/null 8>&- 9>&- &
     local launcher=$!
     # 'wait' returns when the node has booted, or fails when the pid dies.
     local tries=0
@@ -123,12 +126,26 @@ start() {
     fi
     echo "$port" >"$RUN/port"
     # Boot is complete when 'wait' returns, but the listener may lag by a moment.
-    tries=0
-    until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    wait_listening "$port"
+    url
+}
+
+wait_listening() {
+    local tries=0
+    until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
         tries=$((tries + 1))
-        [ "$tries" -lt 300 ] || die "RabbitMQ is up but not listening on 127.0.0.1:$port"
+        [ "$tries" -lt 300 ] || die "RabbitMQ is up but not listening on 127.0.0.1:$1"
         sleep 0.1
     done
+}
+
+reset() {
+    # What a start does to the data (an empty database), without restarting the Erlang VM:
+    # a few seconds less. The connections open on the node are closed.
+    is_running || die "not running"
+    { ctl -q stop_app && ctl -q reset && ctl -q start_app; } >/dev/null 2>&1 \
+        || die "reset failed (log: $RUN/log/)"
+    wait_listening "$(current_port)"
     url
 }
 
@@ -154,10 +171,11 @@ lock() {
 
 case "${1:-}" in
     start) lock; start ;;
+    reset) lock; reset ;;
     stop) lock; stop ;;
     status)
         if is_running; then url; else echo "not running" >&2; exit 1; fi
         ;;
     url) url ;;
-    *) echo "usage: $0 start|stop|status|url" >&2; exit 2 ;;
+    *) echo "usage: $0 start|reset|stop|status|url" >&2; exit 2 ;;
 esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what the suite needs, starts a private RabbitMQ node, runs
-# pytest over the whole suite (extra arguments go to pytest), stops the node, and exits
-# with pytest's status.
+# The test command: installs what the suite needs, starts a private RabbitMQ node (or
+# empties the one running), runs pytest over the whole suite (extra arguments go to
+# pytest), stops the node if it started it, and exits with pytest's status.
 #
 #   scripts/test.sh                  # everything
 #   scripts/test.sh tests/codec -x   # a subset; arguments are passed to pytest
@@ -51,18 +51,34 @@ install_packages
 "$REPO/scripts/setup.sh" test
 
 # AMQP_TEST_RABBITMQ_URL, if set, names a broker to use instead of the private node.
-# Otherwise start the node unless it is running; stop it at exit only if we started it.
+# Otherwise the run starts on an empty node: started if it is not running (and stopped at
+# exit), emptied if it is (`rabbitmq.sh reset`, quicker than a restart), so that no run
+# sees the queues an earlier one left. A run holds .run/rabbitmq/in-use (shared, on fd 8)
+# while it uses the node, as a pytest session that starts the node itself does
+# (tests/conftest.py); the node is emptied, or stopped at exit, only when no other run
+# holds it.
 if [ -z "${AMQP_TEST_RABBITMQ_URL:-}" ]; then
-    if ! AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" status 2>/dev/null)"; then
-        trap '"$REPO/scripts/rabbitmq.sh" stop' EXIT
-        AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" start)"
+    IN_USE="$REPO/.run/rabbitmq/in-use"
+    mkdir -p "${IN_USE%/*}"
+    exec 8>>"$IN_USE"  # (closed for what we start: nothing else must keep it)
+    if AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" status 2>/dev/null 8>&-)"; then
+        if flock -n -x 8; then
+            AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" reset 8>&-)"
+        else
+            echo "test.sh: another run is using the RabbitMQ node: not emptied" >&2
+        fi
+    else
+        trap 'if flock -n -x 8; then "$REPO/scripts/rabbitmq.sh" stop 8>&-; else
+              echo "test.sh: another run is using the RabbitMQ node: left running" >&2; fi' EXIT
+        AMQP_TEST_RABBITMQ_URL="$("$REPO/scripts/rabbitmq.sh" start 8>&-)"
     fi
+    flock -s 8
 fi
 export AMQP_TEST_RABBITMQ_URL
 echo "test.sh: RabbitMQ at ${AMQP_TEST_RABBITMQ_URL/guest:guest@/}" >&2
 
 set +e
-"$REPO/.venv/bin/python" -m pytest "$@"
+"$REPO/.venv/bin/python" -m pytest "$@" 8>&-
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -5,6 +5,7 @@ The peers' API is described in ``tests/peers/__init__.py``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
 import subprocess
@@ -77,7 +78,9 @@ def rabbitmq_url() -> Iterator[str]:
 
     Taken from ``$AMQP_TEST_RABBITMQ_URL`` (set by scripts/test.sh); otherwise the node is
     started with ``scripts/rabbitmq.sh start`` and left running for the next session
-    (``scripts/rabbitmq.sh stop`` stops it). Never skips: no node is a failure.
+    (``scripts/rabbitmq.sh stop`` stops it), and the session holds ``.run/rabbitmq/in-use``
+    (shared) while it runs, so that scripts/test.sh does not empty or stop the node under
+    it. Never skips: no node is a failure.
     """
     url = os.environ.get(RABBITMQ_URL_ENV)
     if url:
@@ -85,6 +88,14 @@ def rabbitmq_url() -> Iterator[str]:
             pytest.fail(f"{RABBITMQ_URL_ENV}={url} but nothing accepts connections there")
         yield url
         return
+    in_use = REPO_ROOT / ".run" / "rabbitmq" / "in-use"
+    in_use.parent.mkdir(parents=True, exist_ok=True)
+    with open(in_use, "a") as hold:  # (not inherited by what the tests start)
+        fcntl.flock(hold, fcntl.LOCK_SH)
+        yield from _start_rabbitmq()
+
+
+def _start_rabbitmq() -> Iterator[str]:
     proc = subprocess.run(
         [str(SCRIPTS_DIR / "rabbitmq.sh"), "start"],
         capture_output=True,
