@@ -180,7 +180,7 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
 def _check_values(values: dict[str, Any], where: str) -> None:
     """The checks the command line's options get, said of the file and profile they are
     in (an error naming `--idle-timeout` would send the user to the wrong place)."""
-    from amqpcli.cli.options import check_seconds
+    from amqpcli.cli.options import check_max_frame_size, check_seconds
 
     for key in ("connect_timeout", "idle_timeout"):
         if key in values:
@@ -188,10 +188,10 @@ def _check_values(values: dict[str, Any], where: str) -> None:
                 check_seconds(values[key], key)
             except UserError as e:
                 raise UserError(f"{where}: {e}", Exit.USAGE) from None
-    frame = values.get("max_frame_size")
-    if frame is not None and not 512 <= frame <= 0xFFFFFFFF:
-        raise UserError(f"{where}: max_frame_size must be between 512 and 4294967295",
-                        Exit.USAGE)
+    try:
+        check_max_frame_size(values.get("max_frame_size"), "max_frame_size")
+    except UserError as e:
+        raise UserError(f"{where}: {e}", Exit.USAGE) from None
     mech = values.get("sasl_mechanism")
     if mech is not None:
         from amqpcli.net.config import MECHANISMS

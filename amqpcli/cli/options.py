@@ -72,6 +72,29 @@ def check_seconds(value: float | None, option: str, zero: bool = False) -> None:
             f"(got {value:g})", Exit.USAGE)
 
 
+# AMQP 1.0: max-frame-size is a uint (Part 2 §2.7.1) of at least MIN-MAX-FRAME-SIZE (§2.4.1).
+MIN_MAX_FRAME_SIZE = 512
+UINT_MAX = 0xFFFFFFFF
+# Link credit: past 2**31 the serial-number arithmetic of delivery-count (Part 2 §2.6.7,
+# RFC 1982) cannot tell more from less.
+MAX_CREDIT = 2**31 - 1
+
+
+def check_max_frame_size(value: int | None, what: str) -> None:
+    """A max-frame-size we would advertise: 512 to 4294967295 bytes, or a usage error
+    (above a uint our open could not be encoded). None (not given) passes."""
+    if value is not None and not MIN_MAX_FRAME_SIZE <= value <= UINT_MAX:
+        raise UserError(f"{what} must be between {MIN_MAX_FRAME_SIZE} and {UINT_MAX}",
+                        Exit.USAGE)
+
+
+def check_credit(value: int | None, what: str, least: int = 1) -> None:
+    """Link credit we would grant: `least` to `MAX_CREDIT`, or a usage error. None (not
+    given) passes."""
+    if value is not None and not least <= value <= MAX_CREDIT:
+        raise UserError(f"{what} must be between {least} and {MAX_CREDIT}", Exit.USAGE)
+
+
 def check_text(value: str | None, what: str) -> None:
     """Text from the command line must be UTF-8 to go on the wire: bytes that are not
     (kept by Python as lone surrogates) are a usage error naming the first of them."""
@@ -187,8 +210,7 @@ def build_config(
     if key_file is not None and cert_file is None:
         # the key alone sends no client certificate: it would be ignored without a word
         raise UserError("--key needs --cert (the client certificate it goes with)", Exit.USAGE)
-    if max_frame_size is not None and not 512 <= max_frame_size <= 0xFFFFFFFF:
-        raise UserError("--max-frame-size must be between 512 and 4294967295", Exit.USAGE)
+    check_max_frame_size(max_frame_size, "--max-frame-size")
     check_seconds(connect_timeout, "--connect-timeout")
     check_seconds(idle_timeout, "--idle-timeout")
     if reconnect < 0:

@@ -11,7 +11,13 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_path, check_seconds, check_text, connection_options
+from amqpcli.cli.options import (
+    check_credit,
+    check_path,
+    check_seconds,
+    check_text,
+    connection_options,
+)
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net client and engine load when a command runs, not for --help
@@ -312,9 +318,6 @@ def recv(
         raise UserError(why, code)
 
 
-MAX_CREDIT = 2**31 - 1
-
-
 def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, credit: int,
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
@@ -326,9 +329,7 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
         check_text(text, what)
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
-    if not 1 <= credit <= MAX_CREDIT:
-        # past 2**31 the link's serial-number arithmetic cannot tell more from less
-        raise UserError(f"--credit must be between 1 and {MAX_CREDIT}", Exit.USAGE)
+    check_credit(credit, "--credit")
     check_seconds(timeout, "--timeout")
     outcomes = tuple(parse_outcomes(outcome))
     if copy and outcomes != (Outcome("accept"),):

@@ -10,7 +10,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_seconds
+from amqpcli.cli.options import check_credit, check_max_frame_size, check_seconds
 from amqpcli.errors import Exit, UserError, listen_error
 
 if TYPE_CHECKING:
@@ -41,12 +41,12 @@ def serve(
     release: Annotated[str | None, typer.Option("--release", help="Release messages from senders (same forms as --reject).", rich_help_panel=_FAULTS)] = None,
     modify: Annotated[str | None, typer.Option("--modify", help="Answer modified{delivery-failed} (same forms as --reject).", rich_help_panel=_FAULTS)] = None,
     settle_delay: Annotated[float, typer.Option("--settle-delay", help="Milliseconds before a sender hears its outcome.", rich_help_panel=_FAULTS)] = 0.0,
-    credit: Annotated[int | None, typer.Option("--credit", help="Credit window granted to senders (default 500; 0 never grants: senders stall).", rich_help_panel=_FAULTS)] = None,
+    credit: Annotated[int | None, typer.Option("--credit", help="Credit window granted to senders (default 500, at most 2147483647; 0 never grants: senders stall).", rich_help_panel=_FAULTS)] = None,
     detach_after: Annotated[int | None, typer.Option("--detach-after", help="Detach each link (amqp:link:detach-forced) after N deliveries on it.", rich_help_panel=_FAULTS)] = None,
     close_after: Annotated[int | None, typer.Option("--close-after", help="Close each connection (amqp:connection:forced) after N deliveries on it.", rich_help_panel=_FAULTS)] = None,
     refuse: Annotated[list[str] | None, typer.Option("--refuse", help="Refuse links to addresses matching this glob with amqp:not-found (repeatable).", rich_help_panel=_FAULTS)] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for the share rules (repeatable runs).", rich_help_panel=_FAULTS)] = None,
-    max_frame_size: Annotated[int, typer.Option("--max-frame-size", help="Largest frame we accept, in bytes.")] = 65536,
+    max_frame_size: Annotated[int, typer.Option("--max-frame-size", help="Largest frame we accept, in bytes (512 to 4294967295).")] = 65536,
     idle_timeout: Annotated[float | None, typer.Option("--idle-timeout", help="Seconds of client silence before we close.")] = None,
     trace: Annotated[bool, typer.Option("--trace", help="Print every frame, one line each, on stdout.")] = False,
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials in --trace (masked by default).")] = False,
@@ -62,10 +62,10 @@ def serve(
         raise UserError("--user and --password go together", Exit.USAGE)
     if user is not None and no_sasl:
         raise UserError("--user needs SASL: drop --no-sasl", Exit.USAGE)
-    for name, value in (("--credit", credit), ("--detach-after", detach_after),
-                        ("--close-after", close_after)):
-        if value is not None and value < (0 if name == "--credit" else 1):
-            raise UserError(f"{name} must be at least {0 if name == '--credit' else 1}", Exit.USAGE)
+    check_credit(credit, "--credit", least=0)
+    for name, value in (("--detach-after", detach_after), ("--close-after", close_after)):
+        if value is not None and value < 1:  # counts compared with deliveries: no upper bound
+            raise UserError(f"{name} must be at least 1", Exit.USAGE)
     if not math.isfinite(settle_delay) or settle_delay < 0:
         raise UserError("--settle-delay must be a finite number of milliseconds, 0 or more "
                         f"(got {settle_delay:g})", Exit.USAGE)
@@ -73,8 +73,7 @@ def serve(
     if idle_timeout is not None and idle_timeout > MAX_IDLE_TIMEOUT:
         raise UserError(f"--idle-timeout must be at most {MAX_IDLE_TIMEOUT} seconds "
                         f"(got {idle_timeout:g})", Exit.USAGE)
-    if max_frame_size < 512:
-        raise UserError("--max-frame-size must be at least 512", Exit.USAGE)
+    check_max_frame_size(max_frame_size, "--max-frame-size")
     faults = Faults(
         reject=parse_rule(reject, "--reject") if reject else None,
         release=parse_rule(release, "--release") if release else None,

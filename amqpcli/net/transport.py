@@ -5,6 +5,12 @@ whatever `engine.data_to_send()` holds is written; a timer task wakes the engine
 next deadline (heartbeats, idle timeout). Events go to `on_event` in the order the engine
 produced them. The transport never builds or parses a frame itself.
 
+Whatever ends the reading or the timers ends the stream: the peer closing it, a socket
+error, or a step of ours that raised (the engine could not build its answer, a handler
+failed). `lost` then says why and `on_event` gets `StreamEnded` with it, so whoever
+waits on the connection learns of it at once; a task ending on its own exception would
+leave the connection hanging, unheard, until the peer gives up.
+
 Two hooks for whoever watches the engine from outside (the TUI): `on_events(events)` sees
 each batch of events before `on_event` gets them one by one, and `lock` (a re-entrant lock,
 or any context manager) is held through every step that drives the engine — bytes in with
@@ -141,26 +147,27 @@ class Transport:
                     self.head = data[:8]
                 self.bytes_in += len(data)
                 self.receive(data)
-        except asyncio.CancelledError:
-            raise
-        except (ConnectionError, OSError) as e:
+        except Exception as e:  # noqa: BLE001 - the socket's error or a step's: see the module's text
             self._lose(e)
 
     async def _timer_loop(self) -> None:
-        while not self.finished.is_set():
-            self._timer_wake.clear()
-            deadline = self.engine.next_timer()
-            if deadline is None:
-                await self._timer_wake.wait()
-                continue
-            delay = deadline - now()
-            if delay > 0:
-                try:
-                    await asyncio.wait_for(self._timer_wake.wait(), delay)
-                except TimeoutError:
-                    pass
-                continue
-            self._timer_step()
+        try:
+            while not self.finished.is_set():
+                self._timer_wake.clear()
+                deadline = self.engine.next_timer()
+                if deadline is None:
+                    await self._timer_wake.wait()
+                    continue
+                delay = deadline - now()
+                if delay > 0:
+                    try:
+                        await asyncio.wait_for(self._timer_wake.wait(), delay)
+                    except TimeoutError:
+                        pass
+                    continue
+                self._timer_step()
+        except Exception as e:  # noqa: BLE001 - a step's failure ends the stream, as in the read loop
+            self._lose(e)
 
     def _lose(self, exc: BaseException) -> None:
         if not self.finished.is_set():

@@ -273,7 +273,12 @@ class Server:
             transport.start()
             await done.wait()
             transport.flush()
-            if ep.failed and "failed" in who:
+            lost = transport.lost
+            if lost is not None and not isinstance(lost, (ConnectionError, OSError, EOFError)):
+                # A step of ours failed (our open or another answer could not be built):
+                # no frame can tell the client, the log must.
+                broker.log(f"{name} from {where}: internal error: {type(lost).__name__}: {lost}")
+            elif ep.failed and "failed" in who:
                 broker.log(f"{name} SASL PLAIN refused for user {who['failed']!r} from {where}")
             elif ep.failed and ep.local in ep.connection.close:
                 pass  # the broker logged our close and its error

@@ -276,7 +276,7 @@ def test_settle_mode_second(serve: Serve) -> None:
 def test_usage_errors_and_port_in_use(serve: Serve) -> None:
     for args, text in ((["--user", "a"], "--user and --password go together"),
                        (["--reject", "sometimes"], "--reject: expected a share"),
-                       (["--credit", "-1"], "--credit must be at least 0"),
+                       (["--credit", "-1"], "--credit must be between 0 and 2147483647"),
                        (["--listen", "nope:x"], "bad listen address")):
         r = amqp("serve", *args)
         assert r.returncode == 2 and text in r.stderr, (args, r.stderr)

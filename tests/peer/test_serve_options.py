@@ -1,6 +1,8 @@
 """`amqp serve` numeric options that make no sense are usage errors (one line, exit 2)
 before anything listens: `--idle-timeout` must be a finite number of seconds above 0,
-`--settle-delay` a finite number of milliseconds."""
+`--settle-delay` a finite number of milliseconds, `--max-frame-size` and `--credit` in the
+ranges `amqp send`/`recv` take (a uint of at least 512; credit the serial-number
+arithmetic can count)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,13 @@ _CASES = [
     (["--settle-delay", "nan"], "--settle-delay must be a finite number of milliseconds, 0 or more (got nan)"),
     (["--settle-delay", "inf"], "--settle-delay must be a finite number of milliseconds, 0 or more (got inf)"),
     (["--settle-delay", "-5"], "--settle-delay must be a finite number of milliseconds, 0 or more (got -5)"),
+    # above a uint our open could not be encoded: every connection failed, unexplained
+    (["--max-frame-size", "4294967296"], "--max-frame-size must be between 512 and 4294967295"),
+    (["--max-frame-size", "511"], "--max-frame-size must be between 512 and 4294967295"),
+    (["--credit", "2147483648"], "--credit must be between 0 and 2147483647"),
+    (["--credit", "-1"], "--credit must be between 0 and 2147483647"),
+    (["--detach-after", "0"], "--detach-after must be at least 1"),
+    (["--close-after", "-3"], "--close-after must be at least 1"),
 ]
 
 
