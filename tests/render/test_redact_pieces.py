@@ -6,17 +6,13 @@ A piece that continues a delivery is not read as a message of its own."""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.composites import AmqpValue, Data, Footer, Properties, SaslInit
-from amqpcli.codec.encode import encode
 from amqpcli.codec.frames import Frame, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol
@@ -26,6 +22,7 @@ from amqpcli.render.redact import ChunkSecrets
 from amqpcli.render.text import plain_lines
 from tests.dissect.helpers import Script, write
 from tests.net.clirun import amqp, json_lines
+from tests.render.leaks import shows_a_piece
 
 PASSWORD = b"Vq7pLm2x"
 INIT = SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\x00user\x00" + PASSWORD)
@@ -187,56 +184,4 @@ def test_proxy_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _leaks(text: str) -> bool:
-    """A piece of the password (3 bytes or more), as text or in any base64 string."""
-    pieces = {PASSWORD[i:i + 3] for i in range(len(PASSWORD) - 2)}
-    found = [text.encode()]
-    for line in text.splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        found += [base64.b64decode(s) for s in _strings(obj) if _b64(s)]
-    hexed = text.replace(" ", "")
-    return any(p in blob for p in pieces for blob in found) or any(
-        p.hex() in hexed for p in pieces)
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def _b64(s: str) -> bool:
-    try:
-        base64.b64decode(s, validate=True)
-    except ValueError:
-        return False
-    return len(s) % 4 == 0 and len(s) >= 4
-
-
-
-DAMAGED = bytes.fromhex("0000000e02000000005314c001ff")  # a transfer whose list says 255 items
-
-
-def test_decode_error_windows_mask_the_pieces() -> None:
-    """The hexdump around a decode error shows the bytes before and after it: the pieces
-    hidden before it are masked there too, and while their delivery is in progress so
-    is what follows the error (it may continue the delivery)."""
-    msg = b"\x00\x53\x77" + encode(INIT)  # the sasl-init the whole body
-    for cut in (4, 20, 25, len(msg) - 1):
-        first, second = (encode_frame(f.body, 0, f.payload)
-                         for f in _frames([msg[:cut], msg[cut:]]))
-        for data in (first + second + DAMAGED, first + DAMAGED + second):
-            for view in ([], ["--json"]):
-                r = amqp("decode", *view, data.hex())
-                assert r.returncode == 8, r.stderr
-                assert "decode error at offset" in r.stderr
-                assert not _leaks(r.stderr), (cut, view, r.stderr)
-        if cut == 4:  # (the password then ends just before the error)
-            r = amqp("decode", "--show-secrets", (first + second + DAMAGED).hex())
-            assert _leaks(r.stderr)
+    return shows_a_piece(text, PASSWORD)

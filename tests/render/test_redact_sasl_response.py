@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from amqpcli.render.redact import is_secret, redact, secret_spans
 from amqpcli.render.text import format_value, plain_lines, value_tree
 from tests.cli.test_decode_secrets import run as run_capturing_undecodable
 from tests.dissect.helpers import Script, write
+from tests.render.leaks import shows_a_piece
 
 PASSWORD = b"Zq9xW7kJ"
 PLAIN_RESPONSE = b"\x00bob\x00" + PASSWORD
@@ -41,38 +41,8 @@ def sasl(perf: Any) -> bytes:
 run = run_capturing_undecodable
 
 
-_GRAMS = {PASSWORD[i:i + 3] for i in range(len(PASSWORD) - 2)}
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
 def leaks(text: str) -> bool:
-    """Three bytes of the password in a row: as text, as hex (spaced, a mark's brackets
-    aside, or not), or inside any base64 string of a JSON line."""
-    flat = re.sub(r"\s+", " ", re.sub(r"[\[\]]", " ", text))
-    if any(g.hex(" ") in flat or g.hex() in text or g.decode() in text for g in _GRAMS):
-        return True
-    for line in text.splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        for s in _strings(obj):
-            try:
-                raw = base64.b64decode(s, validate=True)
-            except ValueError:
-                continue
-            if any(g in raw for g in _GRAMS):
-                return True
-    return False
+    return shows_a_piece(text, PASSWORD)
 
 
 def shows_password(text: str) -> bool:
