@@ -21,29 +21,35 @@ Both feed the same `FlowTracker` as the file reader, so callers get the same eve
 pyshark runs tshark in a subprocess and parses its JSON: thousands of packets a second,
 not hundreds of thousands. Use the file reader (`read_capture`) for capture files.
 
-The live sources take `on_capturing`: it is called once with a function that ends the
-capture gently (the capture process stops capturing and writes out what it holds, which
-is still read to its end; it returns False when no capture process runs yet). That is
-how Ctrl-C ends a live dump without losing the packets already captured. The capture
-processes (dumpcap, tshark) run in sessions of their own, so a terminal's Ctrl-C, sent to
-the whole foreground process group, reaches only us.
+The live sources take `on_capturing`: it is called once, before any capture process
+starts, with the function that ends the capture (`CaptureProcesses.end`): gently (the
+capture processes stop capturing and write out what they hold, which is still read to
+its end), or with `now=True` at once (nothing more is wanted); a capture process that
+starts after it was called is ended as it starts. It returns False once the capture is
+over. That is how Ctrl-C ends a live dump without losing the packets already captured,
+and how `amqp tui --live` ends its capture when it quits, from another thread than the
+one reading. The capture processes (dumpcap, tshark) run in sessions of their own, so a
+terminal's Ctrl-C, sent to the whole foreground process group, reaches only us: so we
+end them, at the latest when the program exits (see `_end_at_exit`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from functools import partial
-from typing import IO, Any, cast
+from typing import IO, Any, Protocol, cast
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
 from amqpcli.capture.detect import NEEDED, TLS, detect, is_client_hello
@@ -77,14 +83,34 @@ class _OwnSessionLoop(asyncio.SelectorEventLoop):
 
     pyshark starts tshark (and the dumpcap whose output tshark reads) on this loop (see
     `_ensure_loop`), so a terminal's Ctrl-C, which goes to the whole foreground process
-    group, reaches only us, and we end the capture gently (`_end_tshark`), as
+    group, reaches only us, and we end the capture gently (`CaptureProcesses.end`), as
     `dumpcap_capture` does with its dumpcap; stopped by the terminal's signal at once,
-    they lost what the kernel's capture buffer still held."""
+    they lost what the kernel's capture buffer still held.
+
+    pyshark joins dumpcap to tshark with a pipe of its own (`os.pipe()`), hands its ends
+    over as descriptors and never closes ours. Held open here, the pipe never ended for
+    tshark: a tshark started after its dumpcap was ended (a stop while the capture was
+    starting) waited for packets forever, and so did the reading. Our copies of a pipe
+    handed to a subprocess are closed once it has started (the subprocess has its own)."""
 
     async def subprocess_exec(self, protocol_factory: Any, program: Any, *args: Any,
                               **kwargs: Any) -> Any:
         kwargs.setdefault("start_new_session", True)
-        return await super().subprocess_exec(protocol_factory, program, *args, **kwargs)
+        handed = [fd for fd in (kwargs.get("stdin"), kwargs.get("stdout"))
+                  if isinstance(fd, int) and fd >= 0 and _is_pipe(fd)]
+        try:
+            return await super().subprocess_exec(protocol_factory, program, *args, **kwargs)
+        finally:
+            for fd in handed:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 _thread_loop = threading.local()
@@ -162,7 +188,17 @@ def _close(cap: Any, packets: Any, tasks: weakref.WeakSet[asyncio.Future[Any]]) 
     processes = list(getattr(cap, "_running_processes", ()))
     try:
         cap.close()
+    except Exception:
+        # pyshark stops at the first process whose end it takes for a crash: the
+        # others are ended here
+        for proc in getattr(cap, "_running_processes", ()):
+            if proc.returncode is None:
+                with contextlib.suppress(Exception):
+                    proc.kill()
+        raise
     finally:
+        # (forgotten: else pyshark's __del__ tried again later, on a closed loop)
+        getattr(cap, "_running_processes", set()).clear()
         close = getattr(packets, "close", None)
         if close is not None:
             with contextlib.suppress(Exception):
@@ -195,7 +231,11 @@ def _close_pipes(processes: list[Any], loop: Any) -> None:
             loop.run_until_complete(asyncio.sleep(0))
 
 
-EndCapture = Callable[[], bool]
+class EndCapture(Protocol):
+    """Ends a live capture (see the module's docstring): gently, or at once with `now`;
+    False once the capture is over."""
+
+    def __call__(self, now: bool = False) -> bool: ...
 
 
 # dumpcap reads the kernel's capture buffer every 250 ms: packets that were on the wire
@@ -216,16 +256,124 @@ def _interrupt_later(send_signal: Callable[[int], None]) -> None:
     timer.start()
 
 
-def _end_tshark(cap: Any) -> EndCapture:
-    """Ends pyshark's capture gently: SIGINT to tshark, which writes out what it captured
-    and exits; the reading goes on to the end of its output."""
-    def end() -> bool:
-        # pyshark keeps its tshark process here (no public handle to it)
-        procs = list(getattr(cap, "_running_processes", ()))
+def _interrupt(send_signal: Callable[[int], None]) -> None:
+    with contextlib.suppress(OSError):  # ProcessLookupError included: it is gone
+        send_signal(signal.SIGINT)
+
+
+class CaptureProcesses:
+    """The processes of one live capture (dumpcap; or tshark and the dumpcap it reads),
+    and the one way they are ended: `end` (the capture's `EndCapture`).
+
+    Each process is told by `started` as it starts (a `subprocess.Popen` or an asyncio
+    `Process`: anything with `send_signal`). SIGINT ends each of them gently: dumpcap
+    writes out what it captured and exits, tshark stops its own dumpcap, hands out what
+    it read and exits; the reading then comes to the end of their output, and the
+    capture's generator, ending, reaps them. `end` may be called from any thread (a
+    signal handler, the TUI's), before, while or after the processes start: one that
+    starts after `end` is ended as it starts, so a stop while tshark is still starting
+    (it starts its processes one after the other, at the first packet asked for) ends
+    them all. Until the capture's generator is over (`over`), `_end_at_exit` ends what
+    still runs when the program exits."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._procs: list[Any] = []
+        self._ending = False
+        self._over = False
+        _running.add(self)
+
+    @property
+    def ending(self) -> bool:
+        """`end` was called: the capture processes are ending (or end as they start)."""
+        return self._ending
+
+    @property
+    def idle_and_ended(self) -> bool:
+        """`end` was called before any capture process started: none need start."""
+        with self._lock:
+            return self._ending and not self._procs
+
+    def started(self, proc: Any) -> None:
+        with self._lock:
+            self._procs.append(proc)
+            ending = self._ending
+        if ending:  # (it captured nothing before the end was asked for)
+            _interrupt(proc.send_signal)
+
+    def end(self, now: bool = False) -> bool:
+        """SIGINT to every capture process, at once with `now`, otherwise after
+        `_CAPTURE_GRACE` (what is still in flight is captured); False once the capture
+        is over (then nothing more will come of it)."""
+        with self._lock:
+            if self._over:
+                return False
+            self._ending = True
+            procs = list(self._procs)
         for proc in procs:
-            _interrupt_later(proc.send_signal)
-        return bool(procs)
-    return end
+            if now:
+                _interrupt(proc.send_signal)
+            else:
+                _interrupt_later(proc.send_signal)
+        return True
+
+    def over(self) -> None:
+        """The capture's generator is done with its processes (they were reaped)."""
+        with self._lock:
+            self._over = True
+            self._procs.clear()
+        _running.discard(self)
+
+
+# the live captures whose generators are not over (`CaptureProcesses`)
+_running: weakref.WeakSet[CaptureProcesses] = weakref.WeakSet()
+
+
+@atexit.register
+def _end_at_exit() -> None:
+    """The capture processes run in sessions of their own: nothing ends them with us. A
+    capture still running when the program exits (its reading thread a daemon, blocked
+    waiting for the next packet; a generator never closed) is ended here, at once."""
+    for procs in list(_running):
+        procs.end(now=True)
+
+
+# how long a capture process that is ending on its own is given to exit before pyshark
+# kills it
+_EXIT_WAIT = 5.0
+
+
+def _watch_processes(cap: Any, procs: CaptureProcesses) -> None:
+    """Tell `procs` of every process pyshark's capture `cap` starts, and let one that is
+    ending on its own end before pyshark's cleanup kills it (pyshark has no public hooks:
+    each process it starts goes through `_created_new_process`, each it stops through
+    `_cleanup_subprocess`).
+
+    pyshark kills tshark as soon as its output ends, when tshark is exiting anyway (we
+    ended it, or its dumpcap ended). A kill (`Popen.send_signal`) first polls the process,
+    and that poll could take tshark's exit status before asyncio's child watcher did: the
+    watcher then reported 255 ("Unknown child process"), which pyshark took for a crash
+    (an error instead of the capture's end, and its cleanup left half done). So a process
+    that ends on its own is waited for, through the watcher, before that kill. And one we
+    ended (`CaptureProcesses.end`) did not crash, whatever its exit status: tshark ended
+    before its capture began exits with 1, which pyshark takes for a crash."""
+    created = cap._created_new_process
+    cleanup = cap._cleanup_subprocess
+
+    def created_new_process(parameters: Any, process: Any, *args: Any, **kwargs: Any) -> Any:
+        procs.started(process)
+        return created(parameters, process, *args, **kwargs)
+
+    async def cleanup_subprocess(process: Any) -> Any:
+        if process.returncode is None and (procs.ending or getattr(cap, "_eof_reached", False)):
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), _EXIT_WAIT)
+        if procs.ending and process.returncode is not None:
+            return None  # we ended it: how it exited is no crash (see above)
+        return await cleanup(process)
+
+    cap._created_new_process = created_new_process
+    cap._cleanup_subprocess = cleanup_subprocess
 
 
 def _drain(tracker: FlowTracker) -> Iterator[Event]:
@@ -258,11 +406,13 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
         packets = cap.sniff_continuously(packet_count=packet_count)
     except Exception as e:  # noqa: BLE001 - see _failed
         raise _failed(f"live capture on {interface}", e) from None
+    procs = CaptureProcesses()
+    _watch_processes(cap, procs)
     if on_capturing is not None:
-        on_capturing(_end_tshark(cap))
+        on_capturing(procs.end)
     wait = waiting if waiting is not None else nullcontext()
     try:
-        while True:
+        while not procs.idle_and_ended:
             try:
                 with wait:
                     pkt = next(packets)
@@ -275,7 +425,10 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
                 tracker.feed(_time_ns(pkt.sniff_timestamp), *seg)
                 yield from _drain(tracker)
     finally:
-        _close(cap, packets, tasks)
+        try:
+            _close(cap, packets, tasks)
+        finally:
+            procs.over()
     tracker.finish()
     yield from _drain(tracker)
 
@@ -294,22 +447,23 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     cmd = [dumpcap_path, "-q", "-i", interface, "-f", bpf_filter, "-w", "-"]
     if packet_count is not None:
         cmd[1:1] = ["-c", str(packet_count)]
+    procs = CaptureProcesses()
+    if on_capturing is not None:
+        on_capturing(procs.end)
+    if procs.idle_and_ended:
+        procs.over()
+        return
     try:
         # its own session: a terminal's Ctrl-C reaches only us, and we end it gently
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 bufsize=0, start_new_session=on_capturing is not None)
     except OSError as e:
+        procs.over()
         raise UserError(f"live capture on {interface} failed: cannot run {dumpcap_path}: "
                         f"{e.strerror}", Exit.USAGE) from None
     assert proc.stdout is not None
-    if on_capturing is not None:
-        def end() -> bool:
-            # dumpcap flushes what it captured and exits: the pipe then ends
-            if proc.poll() is not None:
-                return False
-            _interrupt_later(proc.send_signal)
-            return True
-        on_capturing(end)
+    # (dumpcap flushes what it captured and exits: the pipe then ends)
+    procs.started(proc)
     tracker = FlowTracker(ports, all_flows=all_flows)
     try:
         try:
@@ -334,6 +488,7 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        procs.over()
         for f in (proc.stdout, proc.stderr):
             if f is not None:
                 f.close()
@@ -656,29 +811,34 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
         "tshark_path": tshark_path,
     }
     what = f"TLS decryption of {source or interface}"
+    procs = CaptureProcesses()
     try:
         if source is not None:
             cap = pyshark.FileCapture(source, keep_packets=False, **common)
             tasks = _track_tasks(cap)
+            _watch_processes(cap, procs)
             packets = iter(cap)
         elif interface is not None:
             check_capture_filter(interface, bpf_filter)
             cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, **common)
             tasks = _track_tasks(cap)
             packets = cap.sniff_continuously(packet_count=packet_count)
+            _watch_processes(cap, procs)
             if on_capturing is not None:
-                on_capturing(_end_tshark(cap))
+                on_capturing(procs.end)
         else:
             raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
     except UserError:
+        procs.over()
         raise
     except Exception as e:  # noqa: BLE001 - see _failed
+        procs.over()
         raise _failed(what, e) from None
     tracker = FlowTracker(ports, all_flows=all_flows)
     sorter = _Decryption(tracker, report if report is not None else TlsFlows())
     wait = waiting if waiting is not None else nullcontext()
     try:
-        while True:
+        while not procs.idle_and_ended:
             try:
                 with wait:
                     pkt = next(packets)
@@ -703,7 +863,10 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
                           partial(_undecrypted, pkt))
             yield from _drain(tracker)
     finally:
-        _close(cap, packets, tasks)
+        try:
+            _close(cap, packets, tasks)
+        finally:
+            procs.over()
     sorter.finish()
     yield from _drain(tracker)
     tracker.finish()

@@ -1,73 +1,64 @@
 """`amqp pcap-dump --live` stopped by Ctrl-C or SIGTERM: "amqp: interrupted", exit 130, and
 nothing else on stderr (no asyncio "Task exception was never retrieved" traceback from
-pyshark's read task). Live capture on lo needs root."""
+pyshark's read task, no tshark "crash"), and no dumpcap or tshark left running. Live
+capture on lo needs root.
+
+The signal comes once tshark's capture runs and waits for its first packet, or while
+tshark is still starting (dumpcap runs; tshark lists the interfaces before it starts):
+then the capture processes that start after the signal are ended as they start. (That
+stop used to end only dumpcap, and tshark, started after it, waited forever on the pipe
+between them, which our process held open.)"""
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests import capture_procs as procs
 from tests.paths import REPO_ROOT
 
 
-def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    try:
-        return [int(x) for x in path.read_text().split()]
-    except OSError:
-        return []
-
-
-def _names(pid: int) -> set[str]:
-    """Command names of `pid`'s descendants."""
-    names: set[str] = set()
-    todo = _children(pid)
-    while todo:
-        child = todo.pop()
-        try:
-            names.add(Path(f"/proc/{child}/comm").read_text().strip())
-        except OSError:
-            continue
-        todo += _children(child)
-    return names
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
+@pytest.mark.parametrize("when", ["capturing", "starting"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_stopping_a_live_capture_is_quiet(sig: signal.Signals) -> None:
+def test_stopping_a_live_capture_is_quiet(sig: signal.Signals, when: str) -> None:
     assert os.geteuid() == 0, "live capture on lo needs root"
+    flt = procs.unique_filter()
     env = {k: v for k, v in os.environ.items() if k not in ("AMQP_URL", "AMQP_DEBUG")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter",
-         f"tcp port {_free_port()}"],
+        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter", flt],
         cwd=REPO_ROOT, env={**env, "NO_COLOR": "1"}, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,  # the signal reaches amqp only, as `kill PID` would
     )
+    seen: set[procs.Proc] = set()
     try:
-        deadline = time.monotonic() + 30
-        while not {"tshark", "dumpcap"} & _names(proc.pid):
+        guard = time.monotonic() + 300  # (against a hang: not a time limit)
+        while time.monotonic() < guard:
             assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "tshark did not start"
-            time.sleep(0.1)
-        time.sleep(1.5)  # tshark running, pyshark waiting for its first packet
+            seen.update(procs.captures_below(proc.pid))
+            if (procs.tshark_capturing(seen) if when == "capturing"
+                    else procs.dumpcap_capturing(seen, flt)):
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        guard = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < guard:
+            seen.update(procs.captures_below(proc.pid))  # what starts after the signal too
+            time.sleep(0.01)
+        _, err = proc.communicate(timeout=1)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        left = procs.left(seen) + list(procs.with_filter(flt))
+        procs.kill(left)
     assert proc.returncode == 130, err
     assert err == "amqp: interrupted\n"
+    assert not left, [str(p) for p in left]
