@@ -220,8 +220,14 @@ def tui(
         from amqpcli.tui.sources.live import LiveSource
 
         assert live is not None
-        run(LiveSource(live, ports=port or (), bpf_filter=capture_filter, fast=fast_capture,
-                       history=history, frames=frames), refresh_hz=refresh)
+        capture = LiveSource(live, ports=port or (), bpf_filter=capture_filter,
+                             fast=fast_capture, history=history, frames=frames)
+        try:
+            run(capture, refresh_hz=refresh)
+        finally:
+            # (the app stops its source as it quits; whatever ended it, the capture
+            # processes, in sessions of their own, must not outlive us)
+            capture.stop()
     else:
         from amqpcli.proxy import parse_listen
         from amqpcli.tui.sources.serve import ServeSource

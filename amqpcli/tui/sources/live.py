@@ -3,9 +3,15 @@
 tshark (through pyshark) or, with `fast`, dumpcap piping pcapng into the capture reader,
 runs in a thread of its own; frames are cut and fed to the observers as packets arrive,
 under the source's lock. Live capture needs capture rights (root or the wireshark group);
-a failure to start is shown as the source's one-line error. Stopping takes effect at the
-next captured packet (the capture's iterator cannot be interrupted from outside); the
-thread is a daemon, so it never holds up the program's exit.
+a failure to start is shown as the source's one-line error.
+
+The capture processes run in sessions of their own (`amqpcli.capture.live`): neither the
+terminal's signals nor our exit end them. So `LiveSource.stop()` (the app calls it as it
+quits, whatever ends it: q, Ctrl-C, SIGTERM, an error) ends them at once through the
+capture's own `EndCapture` (as `amqp pcap-dump --live` ends its capture on Ctrl-C), with
+no packet needed: ended, they close their output, the reading comes to its end, and the
+capture's generator reaps them. `stop()` waits for the reading thread (`join_timeout`);
+a stop while the capture is still starting ends each process as it starts.
 
 `StreamingSource` is that reading loop, for any capture whose events come as they
 happen: the live interface here, a pipe someone writes a capture into
@@ -25,6 +31,7 @@ from amqpcli.tui.sources.framing import CaptureFramer
 from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
 
 if TYPE_CHECKING:
+    from amqpcli.capture.live import EndCapture
     from amqpcli.tui.app import AmqpTui
 
 
@@ -100,6 +107,10 @@ class StreamingSource(Source):
 
 class LiveSource(StreamingSource):
     thread_name = "live-capture"
+    # how long `stop()` waits for the reading thread: ended at once, the capture ends in
+    # a moment, but a stop while tshark starts waits for its start (about a second per
+    # step: it lists the interfaces twice, then starts dumpcap and tshark)
+    join_timeout = 15.0
 
     def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
                  fast: bool = False, history: int = 1000, frames: int = 200_000) -> None:
@@ -108,14 +119,40 @@ class LiveSource(StreamingSource):
         self.bpf_filter = bpf_filter
         self.fast = fast  # dumpcap into the file reader instead of tshark's dissection
         self.title = f"live {interface}"
+        self._end_lock = threading.Lock()
+        self._end_capture: EndCapture | None = None
 
     def _events(self) -> Iterator[Any]:
         from amqpcli.capture.live import dumpcap_capture, live_capture
 
         capture = dumpcap_capture if self.fast else live_capture
-        return capture(self.interface, self.bpf_filter, ports=sorted(self.framer.ports))
+        return capture(self.interface, self.bpf_filter, ports=sorted(self.framer.ports),
+                       on_capturing=self._capturing)
+
+    def _capturing(self, end: EndCapture) -> None:
+        """The capture's end (called in the reading thread, before its processes start);
+        a `stop()` that came first ends it here."""
+        with self._end_lock:
+            self._end_capture = end
+            stopped = self._stop.is_set()
+        if stopped:
+            end(now=True)
+
+    def stop(self) -> None:
+        """End the capture processes at once and wait until the reading thread has
+        reaped them (see the module's docstring)."""
+        with self._end_lock:
+            self._stop.set()
+            end = self._end_capture
+        if end is not None:
+            end(now=True)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(self.join_timeout)
 
     def _failed(self, e: Exception) -> None:
+        if self._stop.is_set():
+            return  # (ending: how the capture processes took their end does not matter)
         if isinstance(e, UserError):
             self.error = str(e)
         else:  # tshark's failures arrive as many types
