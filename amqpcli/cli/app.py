@@ -314,6 +314,10 @@ def main(argv: list[str] | None = None) -> None:
     # A service manager or `kill` stops long runs (serve, proxy, recv) with SIGTERM: close
     # links and recordings as Ctrl-C does, instead of dying mid-write.
     signal.signal(signal.SIGTERM, _terminate)
+    # A closed terminal (SIGHUP) ends a run the same way, so that what it started (a live
+    # capture's processes) is ended too; unless it is ignored (nohup).
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:
+        signal.signal(signal.SIGHUP, _terminate)
     try:
         try:
             rc = target(args=args, standalone_mode=False)

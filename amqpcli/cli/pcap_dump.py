@@ -130,8 +130,11 @@ class Stopping:
             raise KeyboardInterrupt
 
     def install(self) -> None:
-        """Take SIGINT and SIGTERM (in the main thread: only it gets signals)."""
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        """Take SIGINT, SIGTERM and SIGHUP (a closed terminal; not when ignored, as under
+        nohup), in the main thread: only it gets signals."""
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            if sig == signal.SIGHUP and signal.getsignal(sig) is signal.SIG_IGN:
+                continue
             try:
                 self._previous.append((sig, signal.signal(sig, self._on_signal)))
             except ValueError:  # not the main thread (threading is not imported for this)

@@ -13,7 +13,7 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_given, check_path, connection_options
+from amqpcli.cli.options import check_credit, check_given, check_path, connection_options
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -153,6 +153,7 @@ def tui(
         raise UserError("--history must be at least 1 and --frame-log at least 16", Exit.USAGE)
     if not 0.5 <= refresh <= 60:
         raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
+    check_credit(credit, "--credit")
     if not (math.isfinite(speed) and speed >= 0):
         raise UserError("--speed must be 0 (as fast as possible) or more", Exit.USAGE)
     for p in port or ():

@@ -86,7 +86,10 @@ class AmqpTui(App[None]):
             signal.signal(signal.SIGCONT, signal.SIG_DFL)
             self.exit(return_code=TERMINATED)
 
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminated)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, terminated)
+        if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (nohup)
+            loop.add_signal_handler(signal.SIGHUP, terminated)  # its terminal closed
 
     def action_interrupt(self) -> None:
         """Ctrl-C: the terminal gives it to the app as a key, not SIGINT. It quits as `q`

@@ -64,7 +64,7 @@ def _blocked_in_open(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_stops_a_run_waiting_for_a_named_pipes_writer(tmp_path: Path,
                                                                sig: int) -> None:
     # The open of a capture was outside `waiting`: the signal only set a flag, the open

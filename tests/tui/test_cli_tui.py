@@ -123,6 +123,8 @@ def test_a_profile_with_a_capture_is_refused(started: list[Any], capsys: pytest.
         (["tui", "--serve", "--fast-capture"], "amqp: error: --fast-capture goes with --live"),
         (["tui", "--live", "lo", "--play"], "amqp: error: --play goes with --pcap"),
         (["tui", "--serve", "--amqp-port", "5673"], "amqp: error: --amqp-port goes with --pcap or --live"),
+        (["tui", "amqp://h/q", "--recv", "--credit", "0"], "amqp: error: --credit must be between 1"),
+        (["tui", "amqp://h/q", "--recv", "--credit", "2147483648"], "amqp: error: --credit must be"),
     ],
 )
 def test_refusals(started: list[Any], capsys: pytest.CaptureFixture[str], argv: list[str],

@@ -139,9 +139,10 @@ def test_quitting_ends_every_capture_process(fast: bool, when: str) -> None:
 
 
 @pytest.mark.integration
-def test_sigterm_ends_every_capture_process() -> None:
-    """`amqp tui --live lo` (tshark) ended by SIGTERM: exit 130, and no dumpcap or
-    tshark it started is left running."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["term", "hup"])
+def test_a_signal_ends_every_capture_process(sig: int) -> None:
+    """`amqp tui --live lo` (tshark) ended by SIGTERM, or by SIGHUP (its terminal
+    closed): exit 130, and no dumpcap or tshark it started is left running."""
     assert os.geteuid() == 0, "live capture on lo needs root"
     flt = procs.unique_filter()
     env = {k: v for k, v in os.environ.items() if k not in ("AMQP_URL", "AMQP_DEBUG")}
@@ -162,7 +163,7 @@ def test_sigterm_ends_every_capture_process() -> None:
             time.sleep(0.1)
         else:
             pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(sig)
         guard = time.monotonic() + 60
         while p.poll() is None and time.monotonic() < guard:
             seen.update(procs.captures_below(p.pid))  # what starts after the signal too
