@@ -13,7 +13,7 @@ from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.widgets.link import UnsettledTable
 from tests.peers.broker import Broker
-from tests.tui.waiting import attached, until
+from tests.tui.waiting import our_link_shown, until
 
 
 @pytest.mark.integration
@@ -24,9 +24,7 @@ def test_delivery_tab_follows_the_settlement_we_made(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=5)
         async with app.run_test(size=(140, 44)) as pilot:
-            await until(app, pilot, attached(app, src))
-            (key,) = app.conn_tree.link_keys
-            assert app.select_link(key)
+            await our_link_shown(app, pilot, src)
             await pilot.pause()
             table = app.query_one(UnsettledTable)
             await pilot.press("c")

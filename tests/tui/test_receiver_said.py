@@ -12,7 +12,7 @@ import pytest
 from amqpcli.cli.options import build_config
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
-from tests.tui.waiting import attached, until
+from tests.tui.waiting import our_link_shown, until
 
 
 def _said(app: AmqpTui) -> str | None:
@@ -28,9 +28,7 @@ def test_receiver_said_nothing_yet(direct_receiver: Callable[..., Any]) -> None:
     async def run() -> None:
         app = AmqpTui(src)
         async with app.run_test(size=(140, 44)) as pilot:
-            await until(app, pilot, attached(app, src))
-            (key,) = app.conn_tree.link_keys
-            assert app.select_link(key)
+            await our_link_shown(app, pilot, src)
             await until(app, pilot, lambda: _said(app) is not None)
             assert _said(app) == "-"
             peer.grant(2)

@@ -13,7 +13,7 @@ import pytest
 from amqpcli.cli.options import build_config
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.client import ClientSource
-from tests.tui.waiting import attached, until
+from tests.tui.waiting import our_link_shown, until
 
 
 @pytest.mark.integration
@@ -24,9 +24,7 @@ def test_messages_without_credit_wait(direct_receiver: Callable[..., Any]) -> No
     async def run() -> None:
         app = AmqpTui(src)
         async with app.run_test(size=(140, 44)) as pilot:
-            await until(app, pilot, attached(app, src))
-            (key,) = app.conn_tree.link_keys
-            assert app.select_link(key)
+            await our_link_shown(app, pilot, src)
             await pilot.pause()
             await pilot.press("s", "s", "s")
             # the three presses handled (the old title said "sent 3" at once)

@@ -23,7 +23,7 @@ from amqpcli.tui.sources.client import ClientSource
 from amqpcli.tui.sources.serve import ServeSource
 from amqpcli.tui.widgets.link import UnsettledTable
 from tests.peers.broker import Broker
-from tests.tui.waiting import TRIES, attached, until
+from tests.tui.waiting import TRIES, our_link_shown, until
 
 
 def _warnings(app: AmqpTui) -> list[str]:
@@ -53,9 +53,7 @@ def test_recv_settle_keys_follow_the_cursor(broker: Broker) -> None:
     async def run() -> None:
         app = AmqpTui(src, credit_step=10)
         async with app.run_test(size=(140, 44)) as pilot:
-            await until(app, pilot, attached(app, src))
-            (key,) = app.conn_tree.link_keys
-            assert app.select_link(key)
+            await our_link_shown(app, pilot, src)
             await pilot.pause()
             await pilot.press("c")
             table = app.query_one(UnsettledTable)

@@ -24,3 +24,10 @@ def attached(app: Any, src: Any) -> Callable[[], bool]:
     is sent, the source has it once the peer answered (a key pressed in between is refused,
     which on a loaded machine made these tests fail now and then)."""
     return lambda: bool(app.conn_tree.link_keys) and src.link is not None
+
+
+async def our_link_shown(app: Any, pilot: Any, src: Any) -> None:
+    """Wait for our one link (see `attached`) and show it in the Link tab."""
+    await until(app, pilot, attached(app, src))
+    (key,) = app.conn_tree.link_keys
+    assert app.select_link(key)
