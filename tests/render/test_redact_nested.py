@@ -7,9 +7,7 @@ caller's `show_secrets`) writes it whole, and only that JSON reads back as the m
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ from amqpcli.render.text import format_value, plain_lines, value_tree
 from tests.dissect.helpers import Script, write
 from tests.net.clirun import amqp, json_lines
 from tests.net.servepeer import ServePeers
+from tests.render.leaks import shows
 
 PASSWORD = b"Nz4kQ8vT"
 RESPONSE = b"\x00quser\x00" + PASSWORD
@@ -59,34 +58,8 @@ WIDE = (b"\x00\x53\x70\x45\x00\x53\x73\x45\x00\x53\x77\xd0"
         + (len(_INNER) + 4).to_bytes(4, "big") + (1).to_bytes(4, "big") + _INNER)
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [k, *_strings(v)]]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
 def leaks(text: str, password: bytes = PASSWORD) -> bool:
-    """The password in the text, as text or hex, or inside any base64 string of the JSON
-    objects on its lines."""
-    if password.decode() in text or password.hex() in text.replace(" ", ""):
-        return True
-    for line in text.splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        for s in _strings(obj):
-            if re.fullmatch(r"[A-Za-z0-9+/]+=*", s) and len(s) % 4 == 0:
-                try:
-                    if password in base64.b64decode(s, validate=True):
-                        return True
-                except (binascii.Error, ValueError):
-                    pass
-    return False
+    return shows(text, password)
 
 
 def _keys(obj: Any) -> set[str]:
