@@ -588,12 +588,11 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             resolved = True
         cls = rec.__class__
         if cls is FrameRecord:
-            # (before the filter: the pieces a filter leaves out are still the delivery's)
-            body = getattr(rec.item, "body", None)
-            if body.__class__ is transfer and (body.more or pieces.open):  # type: ignore[union-attr]
-                hidden, whole = pieces.feed(rec)  # type: ignore[union-attr]
-            else:
-                hidden, whole = False, None
+            hidden, whole = False, None
+            if pieces is not None:  # (before the filter: the pieces it leaves out count)
+                body = getattr(rec.item, "body", None)
+                if body.__class__ is transfer and (body.more or pieces.open):
+                    hidden, whole = pieces.feed(rec)
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:
