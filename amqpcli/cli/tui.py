@@ -7,7 +7,7 @@ import errno
 import math
 import os
 import stat
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
@@ -84,6 +84,13 @@ def _is_stdin(path: str) -> bool:
         return False
 
 
+def _named_stdin(fd: int) -> BinaryIO:
+    """Standard input's file, open, named as pcap-dump names it in its errors."""
+    f = open(fd, "rb")  # noqa: SIM115 - the replay reads it to its end
+    f.raw.name = "<stdin>"  # type: ignore[attr-defined]
+    return f
+
+
 def stdin_capture() -> int:
     """`--pcap -`: a descriptor of standard input, the capture, for the source to read;
     the terminal (/dev/tty) takes its place as standard input, where the screen reads its
@@ -119,7 +126,7 @@ def _given(ctx: typer.Context, name: str) -> bool:
 def tui(
     ctx: typer.Context,
     conn: ConnectionConfig,
-    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time; a named pipe (FIFO) or - (standard input) is shown as it is written, as --live shows packets.", rich_help_panel=_SRC)] = None,
+    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time; a named pipe (FIFO) or - (a pipe into standard input) is shown as it is written, as --live shows packets; a file redirected into standard input is replayed.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
     recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
@@ -169,11 +176,16 @@ def tui(
             raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
     from amqpcli.tui.app import run
 
-    if src == "pcap" and pcap is not None and (pcap == STDIN or is_pipe(pcap)):
+    stdin: int | None = None  # --pcap -: standard input's descriptor, the capture
+    if src == "pcap" and pcap is not None and (pcap == STDIN or _is_stdin(pcap)):
+        pcap = STDIN  # /dev/stdin: the keys must come from the terminal all the same
+        stdin = stdin_capture()
+    # a file redirected into standard input (`< cap.pcapng`) is whole already: replayed as
+    # the file would be; a pipe is followed as it is written
+    stdin_is_file = stdin is not None and stat.S_ISREG(os.fstat(stdin).st_mode)
+    if src == "pcap" and pcap is not None and not stdin_is_file and (
+            stdin is not None or is_pipe(pcap)):
         from amqpcli.tui.sources.pipe import PipeSource
-
-        if pcap != STDIN and _is_stdin(pcap):
-            pcap = STDIN  # /dev/stdin: the keys must come from the terminal all the same
 
         what = "standard input" if pcap == STDIN else f"{pcap} (a named pipe)"
         for given, option in ((play, "--play"), (_given(ctx, "speed"), "--speed")):
@@ -184,7 +196,7 @@ def tui(
             raise UserError(f"{pcap}: cannot open: {os.strerror(errno.EACCES)}", Exit.USAGE)
         # the named pipe is opened by the source, where waiting for its writer can be
         # stopped (q, Ctrl-C): the screen opens at once
-        pipe = PipeSource(stdin_capture() if pcap == STDIN else pcap, ports=port or (),
+        pipe = PipeSource(pcap if stdin is None else stdin, ports=port or (),
                           history=history, frames=frames)
         run(pipe, refresh_hz=refresh)
         if pipe.unreadable is not None:  # nothing readable came: exit 8, as for a file
@@ -193,8 +205,8 @@ def tui(
         from amqpcli.tui.sources.replay import ReplaySource
 
         assert pcap is not None
-        replay = ReplaySource(pcap, ports=port or (), history=history, speed=speed,
-                              autoplay=play)
+        replay = ReplaySource(pcap if stdin is None else _named_stdin(stdin), ports=port or (),
+                              history=history, speed=speed, autoplay=play)
         # up to the first frame: a capture with nothing readable is a one-line error (exit
         # 8, as in pcap-dump) before the screen opens; a folder is its capture files
         replay.open()

@@ -282,3 +282,43 @@ def test_standard_input_without_a_terminal_for_the_keys() -> None:
     assert err.startswith("amqp: error: --pcap -: the keys are read from the terminal while "
                           "standard input carries the capture, and there is none")
     assert err.count("\n") == 1 and p.stdout == b""
+
+
+@pytest.fixture
+def stdin_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[bytes], None]:
+    """A regular file standing for standard input (`amqp tui --pcap - < FILE`)."""
+    def use(data: bytes) -> None:
+        path = tmp_path / "redirected.pcapng"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        monkeypatch.setattr("amqpcli.cli.tui.stdin_capture", lambda: fd)
+    return use
+
+
+def test_a_file_redirected_into_standard_input_is_replayed(
+        built: list[Any], tmp_path: Path, stdin_file: Callable[[bytes], None]) -> None:
+    """The file is whole: replayed as the file named would be (its frames all there, the
+    replay options taken), not followed as a pipe still being written."""
+    from amqpcli.tui.sources.replay import ReplaySource
+
+    stdin_file(write(tmp_path / "whole.pcapng", basic(N)).read_bytes())
+    main(["tui", "--pcap", "-", "--play", "--speed", "2"])
+    (src,) = built
+    assert isinstance(src, ReplaySource)
+    assert src.title == "replay standard input" and src.autoplay and src.speed == 2
+    src.load()
+    named = ReplaySource(write(tmp_path / "named.pcapng", basic(N)))
+    named.load()
+    assert src.loaded is not None and named.loaded is not None
+    assert len(src.loaded.records) == len(named.loaded.records) > N
+
+
+def test_a_damaged_file_on_standard_input_is_named_as_pcap_dump_names_it(
+        built: list[Any], tmp_path: Path, stdin_file: Callable[[bytes], None],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    stdin_file(b"\x57\x08\xb8\x9a" + bytes(40))
+    with pytest.raises(SystemExit) as e:
+        main(["tui", "--pcap", "-"])
+    assert e.value.code == 8 and built == []
+    err = capsys.readouterr().err
+    assert err.startswith("amqp: error: <stdin>: not a capture file") and err.count("\n") == 1

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.tui.adapter import CaptureRates
@@ -54,10 +54,22 @@ class Loaded:
     encrypted: int = 0  # AMQP connections not shown: encrypted
 
 
-def capture_files(path: str | os.PathLike[str]) -> list[str]:
+Capture = str | os.PathLike[str] | BinaryIO  # a path, or an open file (standard input)
+
+
+def capture_name(path: Capture) -> str:
+    """How a capture is named on the screen and in errors."""
+    if isinstance(path, (str, os.PathLike)):
+        return os.fspath(path)
+    return "standard input"
+
+
+def capture_files(path: Capture) -> list[str] | list[BinaryIO]:
     """The capture files `path` names: itself, or a folder's capture files (found as
     `pcap-dump` finds them: `amqpcli.pipeline.inputs.expand`), read as one capture
-    merged by time."""
+    merged by time; an open file is read as it is."""
+    if not isinstance(path, (str, os.PathLike)):
+        return [path]
     if os.path.isdir(path):
         from amqpcli.pipeline.inputs import expand
 
@@ -73,7 +85,7 @@ class CaptureLoader:
     `read(first=True)` stops at the first frame, so a capture with nothing readable is
     known before anything else is done; `read()` then goes on to the end."""
 
-    def __init__(self, path: str | os.PathLike[str], ports: Collection[int] = ()) -> None:
+    def __init__(self, path: Capture, ports: Collection[int] = ()) -> None:
         self.path = path
         self.out = Loaded()
         records = self.out.records
@@ -110,7 +122,7 @@ class CaptureLoader:
             out.notes.append(f"{e}: what could be read is shown")
         except OSError as e:  # a file that cannot be opened or read
             self.done = True
-            name = e.filename if e.filename is not None else os.fspath(self.path)
+            name = e.filename if e.filename is not None else capture_name(self.path)
             raise UserError(f"{name}: {e.strerror or e}", Exit.USAGE) from None
         finally:
             out.labels = framer.labels
@@ -167,7 +179,7 @@ class ReplaySource(Source):
 
     def __init__(
         self,
-        path: str | os.PathLike[str] | None = None,
+        path: Capture | None = None,
         *,
         loaded: Loaded | None = None,
         ports: Collection[int] = (),
@@ -199,7 +211,7 @@ class ReplaySource(Source):
         self._play_thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._frames = ReplayFrames(self)
-        self.title = f"replay {os.fspath(path)}" if path is not None else "replay"
+        self.title = f"replay {capture_name(path)}" if path is not None else "replay"
         self.load_error: str | None = None
         self._loader: CaptureLoader | None = None
         if loaded is not None:
