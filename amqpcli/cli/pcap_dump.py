@@ -723,8 +723,10 @@ def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = No
         from amqpcli.capture.reader import first_of
 
         # the first damaged file in path order, and how many more (as --out names them)
-        raise UserError(f"{first_of(dis.capture_errors)}; what could be read was printed",
-                        Exit.DECODE)
+        read = dis.packets if packets is None else packets
+        raise UserError(f"{first_of(dis.capture_errors)}; " + (
+            "what could be read was printed" if read else "no packet could be read"),
+            Exit.DECODE)
     if not dis.conns:
         names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))

@@ -266,8 +266,10 @@ def test_not_amqp(tmp_path: Path) -> None:
     assert "no AMQP traffic" in err and "1 TCP flows: 1 unknown" in err
     text = tmp_path / "t.txt"
     text.write_text("hello\n")
-    code, _, err = run("pcap-dump", str(text))
-    assert code == 8 and "not a capture file" in err
+    code, out, err = run("pcap-dump", str(text))
+    assert code == 8 and "not a capture file" in err and out == ""
+    # nothing was printed, and the line does not say otherwise
+    assert err.endswith("; no packet could be read\n") and err.count("\n") == 1
 
 
 def test_usage_errors(tmp_path: Path) -> None:
