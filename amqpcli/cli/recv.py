@@ -260,7 +260,7 @@ def recv(
     timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no message arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
     credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
     drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),
-    outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject[:CONDITION[=DESCRIPTION]], modify[:failed][:undeliverable]; a comma-separated list is applied in turn.", rich_help_panel=_RCV),
+    outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject[:CONDITION[=DESCRIPTION]], modify[:failed][:undeliverable]; a comma-separated list is applied in turn. Messages released or modified (not undeliverable) are held and given back when the run ends, so each is written once.", rich_help_panel=_RCV),
     presettled: bool = typer.Option(False, "--presettled", help="Ask the sender to settle before sending (at most once: a message lost in transit is lost).", rich_help_panel=_RCV),
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),

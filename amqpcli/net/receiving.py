@@ -7,10 +7,11 @@ output may hold a duplicate (at-least-once), never a gap. When writing a run of 
 fails part way, the sink says how many of them were written whole (`OutputError`): those
 are settled, the rest go back to the peer with the link.
 
-A drain whose outcomes give messages back (release, modify without undeliverable-here)
-holds those deliveries, written, and gives them back at the end of the drain: settled at
-once, they would come straight back (RabbitMQ puts them back at the head of the queue)
-and the drain would see the same messages for ever. Messages that went back with a lost
+Outcomes that give messages back (release, modify without undeliverable-here) hold those
+deliveries, written, and give them back when the run ends (its count, its timeout, the end
+of a drain): settled at once, they would come straight back (RabbitMQ puts them back at
+the head of the queue) and the run would see the same messages for ever, its timeout
+never reached. Messages that went back with a lost
 link and come again on the next one are recognised and not written twice.
 
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
@@ -196,7 +197,7 @@ class RecvSummary:
     # the peer no longer has them, so they are lost; counted in `received` and `presettled`
     presettled_lost: int = 0
     held: int = 0  # copy mode: held and released at the end
-    seen_again: int = 0  # drain: given back earlier in the run, came again, not written
+    seen_again: int = 0  # given back earlier in the run, came again, not written
     address: str | None = None  # the dynamic node's address
     reconnects: int = 0
     elapsed: float = 0.0
@@ -371,9 +372,9 @@ class _Receiver:
         self.held: list[Incoming] = []
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
-        # A drain that gives messages back holds those deliveries (see the module doc): each
-        # with the state to settle it with at the end and what the message is (`_identity`).
-        self.hold_back = plan.drain and not plan.copy and not plan.presettled
+        # Messages given back are held to the end (see the module doc): each with the state
+        # to settle it with then and what the message is (`_identity`).
+        self.hold_back = not plan.copy and not plan.presettled
         self.given_back: list[tuple[Incoming, Any, int]] = []
         # Written, then given back with a lost link: they come again on the next one.
         self.gone_back: Counter[int] = Counter()
@@ -727,7 +728,7 @@ class _Receiver:
             link.settle(inc, state)
 
     def _give_back(self, link: ReceiverLink) -> None:
-        """Settle what a drain held to give back (written and counted already)."""
+        """Settle what was held to give back (written and counted already)."""
         if not self.given_back:
             return
         if link.credit and not link.ended:

@@ -125,6 +125,22 @@ def test_outcomes(rabbitmq_url: str) -> None:
     assert "received 0 of 1" in r.stderr
 
 
+def test_release_until_quiet_writes_each_message_once_and_ends(rabbitmq_url: str) -> None:
+    """RabbitMQ puts a released message back at the head of the queue and delivers it again
+    at once: released one by one, the same messages came for ever and `--timeout` (no
+    message for S seconds) never came. They are held to the end of the run instead."""
+    q = queue_name()
+    amqp("send", _q(rabbitmq_url, q), "m", "--message-id", "{n}", "--count", "3")
+    r = amqp("recv", _q(rabbitmq_url, q), "-t", "2", "--outcome", "release", "--json",
+             timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert [m["properties"]["message-id"] for m in json_lines(r.stdout)] == ["1", "2", "3"]
+    assert "release 3" in r.stderr
+    # all given back, in their order
+    r = amqp("recv", _q(rabbitmq_url, q), "-c", "3", "-t", "10", "--json")
+    assert [m["properties"]["message-id"] for m in json_lines(r.stdout)] == ["1", "2", "3"]
+
+
 @pytest.mark.parametrize("outcome", ["modify", "modify:failed", "modify:failed:undeliverable"])
 def test_rabbitmq_refuses_modified_and_loses_nothing(rabbitmq_url: str, outcome: str) -> None:
     """RabbitMQ 3.10 does not support `modified` (it ends the session on one); its source
