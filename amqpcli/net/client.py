@@ -7,7 +7,10 @@ events into resolved waits and failures into one-line `UserError`s:
 * the peer closing the connection, ending the session, or refusing/detaching a link with
   an error → `Exit.REFUSED` with the peer's condition and description;
 * the stream ending under an open connection → `ConnectionLost` (the send loop may
-  reconnect), whose `.error` is the one-line `Exit.CONNECTION` error.
+  reconnect), whose `.error` is the one-line `Exit.CONNECTION` error;
+* a step of ours raising while it drives the connection (the engine taking the peer's
+  bytes, a handler below) → that exception itself, raised to the caller as any bug is
+  (the CLI's "internal error", its traceback under --debug), never `ConnectionLost`.
 
 Every call into the engine is in this file, so the transport stays protocol-free.
 """
@@ -29,7 +32,7 @@ from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
 from amqpcli.net.quirks import PeerInfo, peer_info
-from amqpcli.net.transport import StreamEnded, Transport
+from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 from amqpcli.net.transport import now as _now
 
 __all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink",
@@ -258,7 +261,7 @@ class _Link:
         """Whether the link or its connection has ended: nothing can be settled on it."""
         c = self.client
         return (self.error is not None or c.lost is not None or c.error is not None
-                or REMOTE in self.link.detach)
+                or c.failed is not None or REMOTE in self.link.detach)
 
     async def wait_changed(self, deadline: float | None, what: str) -> None:
         """Wait for a change on the link or its connection, then raise the failure if one
@@ -509,6 +512,9 @@ class Client:
         self.closing = False  # we sent close: a plain close from the peer is the answer
         self.error: UserError | None = None
         self.lost: ConnectionLost | None = None
+        # a step of ours raised (a bug): raised as it is by every wait, see _check
+        self.failed: BaseException | None = None
+        self._failed_tb: Any = None
         self.opened: asyncio.Future[None] | None = None
         self.closed_by_peer: asyncio.Future[None] | None = None
         # the error the peer's close carried, whether or not it answered ours
@@ -580,8 +586,9 @@ class Client:
         except ConnectionLost as e:
             await self.abort()
             raise e.error from None
-        except UserError:
+        except Exception:  # a UserError, or a step of ours that failed (self.failed)
             await self.abort()
+            self._raise_failed()
             raise
         self._session = self._engine_begin()
         self._schedule_flush()
@@ -598,8 +605,9 @@ class Client:
                                      incoming="<-", outgoing="->"))
 
     async def close(self, timeout: float = 5.0) -> None:
-        """Close cleanly: send close, wait for the peer's close (briefly), drop the socket."""
-        if not self.ended and self.lost is None:
+        """Close cleanly: send close, wait for the peer's close (briefly), drop the socket.
+        A step of ours that failed, before or meanwhile, is raised once the socket is shut."""
+        if not self.ended and self.lost is None and self.failed is None:
             self._engine_close()
             self.transport.flush()
             try:
@@ -607,7 +615,11 @@ class Client:
                 await asyncio.wait_for(asyncio.shield(self.closed_by_peer), timeout)
             except (TimeoutError, ConnectionLost, UserError):
                 pass
+            except Exception:
+                if self.failed is None:
+                    raise
         await self.abort()
+        self._raise_failed()
 
     async def abort(self) -> None:
         self.ended = True
@@ -695,10 +707,16 @@ class Client:
     # --- state and failures ------------------------------------------------------------
 
     def _check(self) -> None:
+        self._raise_failed()
         if self.lost is not None:
             raise self.lost
         if self.error is not None:
             raise self.error
+
+    def _raise_failed(self) -> None:
+        if self.failed is not None:
+            # from where it was raised, each time (not a traceback growing per wait)
+            raise self.failed.with_traceback(self._failed_tb)
 
     def _lost_error(self, exc: BaseException) -> UserError:
         # before the peer's open the connection was never made: "cannot connect to"
@@ -717,11 +735,11 @@ class Client:
         for link in self._links.values():
             link.changed.set()
             if not link.attached.done():
-                link.attached.set_exception(self.lost or self.error or UserError("closed"))
+                link.attached.set_exception(self.failed or self.lost or self.error or UserError("closed"))
                 link.attached.exception()  # mark retrieved
         for fut in (self.opened, self.closed_by_peer):
             if fut is not None and not fut.done():
-                fut.set_exception(self.lost or self.error or UserError("closed"))
+                fut.set_exception(self.failed or self.lost or self.error or UserError("closed"))
                 fut.exception()
 
     def warn(self, text: str) -> None:
@@ -748,6 +766,14 @@ class Client:
             handler(self, e)
 
     def _ev_stream_ended(self, e: StreamEnded) -> None:
+        if e.internal:
+            # Our bug, not the network's: whoever waits gets it at once, as it is (its
+            # text without our password: it may quote the SASL exchange).
+            if self.failed is None:
+                self.failed = without_secrets(e.error, [self.cfg.endpoint.password or ""])
+                self._failed_tb = e.error.__traceback__
+            self._fail_all()
+            return
         if self.ended or (self.closed_by_peer is not None and self.closed_by_peer.done()):
             return
         self.lost = ConnectionLost(self._lost_error(e.error))

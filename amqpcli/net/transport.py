@@ -6,16 +6,20 @@ next deadline (heartbeats, idle timeout). Events go to `on_event` in the order t
 produced them. The transport never builds or parses a frame itself.
 
 Whatever ends the reading or the timers ends the stream: the peer closing it, a socket
-error, or a step of ours that raised (the engine could not build its answer, a handler
-failed). `lost` then says why and `on_event` gets `StreamEnded` with it, so whoever
-waits on the connection learns of it at once; a task ending on its own exception would
-leave the connection hanging, unheard, until the peer gives up.
+error, or a step of ours that raised (the engine could not take the peer's bytes or build
+its answer, a handler of its events failed). `lost` then says why and `on_event` gets
+`StreamEnded` with it, so whoever waits on the connection learns of it at once; a task
+ending on its own exception would leave the connection hanging, unheard, until the peer
+gives up. The two are told apart by where they were raised, not by their type: what the
+socket's read or write raised is the network's (`internal` False); what a step raised is
+a bug of ours (`internal` True), to be reported as one and not as a lost connection.
 
 Two hooks for whoever watches the engine from outside (the TUI): `on_events(events)` sees
-each batch of events before `on_event` gets them one by one, and `lock` (a re-entrant lock,
-or any context manager) is held through every step that drives the engine — bytes in with
-their events and answer, a timer, end of stream, `flush()` — so another thread holding it
-sees the model between steps. Without them the steps run as plain calls.
+each batch of events before `on_event` gets them one by one (`StreamEnded` too), and `lock`
+(a re-entrant lock, or any context manager) is held through every step that drives the
+engine — bytes in with their events and answer, a timer, end of stream, `flush()` — so
+another thread holding it sees the model between steps. Without them the steps run as
+plain calls.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-__all__ = ["EngineLike", "Transport", "now"]
+__all__ = ["EngineLike", "StreamEnded", "Transport", "now", "without_secrets"]
 
 _READ_SIZE = 1 << 18
 
@@ -66,6 +70,7 @@ class Transport:
         self.writer = writer
         self.on_event = on_event
         self.lost: BaseException | None = None  # why the stream ended, if it did
+        self.internal = False  # ... and it was a step of ours that raised (see the module's text)
         self.finished = asyncio.Event()  # set when the stream ended (cleanly or not)
         self._timer_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -79,7 +84,7 @@ class Transport:
         if on_events is not None:
             self._dispatch = self._dispatch_watched  # type: ignore[method-assign]
         if lock is not None:
-            for step in ("flush", "receive", "_timer_step", "_eof_step"):
+            for step in ("flush", "receive", "_timer_step", "_eof_step", "_lose"):
                 setattr(self, step, _held(lock, getattr(self, step)))
 
     def start(self) -> None:
@@ -93,11 +98,19 @@ class Transport:
 
     def flush(self) -> None:
         """Hand out the events of engine calls and write what the engine has to send."""
-        self._dispatch(self.engine.take_events())
-        data = self.engine.data_to_send()
+        try:
+            self._dispatch(self.engine.take_events())
+            data = self.engine.data_to_send()
+        except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
+            self._lose(e, internal=True)
+            return
         if data and not self.writer.is_closing():
             self.bytes_out += len(data)
-            self.writer.write(data)
+            try:
+                self.writer.write(data)
+            except OSError as e:
+                self._lose(e)
+                return
         self._timer_wake.set()
 
     async def drain(self) -> None:
@@ -114,7 +127,11 @@ class Transport:
     def receive(self, data: bytes) -> None:
         """Bytes from the peer: into the engine, its events out, its answer written (what
         the read loop does with each read; also for bytes read before `start()`)."""
-        self._dispatch(self.engine.receive_data(data, now()))
+        try:
+            self._dispatch(self.engine.receive_data(data, now()))
+        except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
+            self._lose(e, internal=True)
+            return
         self.flush()
 
     def _dispatch(self, events: list[Any] | None) -> None:
@@ -129,26 +146,35 @@ class Transport:
                 self.on_event(ev)
 
     def _eof_step(self) -> None:
-        self._dispatch(self.engine.receive_eof(now()))
+        try:
+            self._dispatch(self.engine.receive_eof(now()))
+        except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
+            self._lose(e, internal=True)
+            return
         self._lose(EOFError("connection closed by peer"))
 
     def _timer_step(self) -> None:
-        self._dispatch(self.engine.handle_timer(now()))
+        try:
+            self._dispatch(self.engine.handle_timer(now()))
+        except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
+            self._lose(e, internal=True)
+            return
         self.flush()
 
     async def _read_loop(self) -> None:
-        try:
-            while True:
+        while not self.finished.is_set():
+            try:
                 data = await self.reader.read(_READ_SIZE)
-                if not data:
-                    self._eof_step()
-                    return
-                if not self.bytes_in:
-                    self.head = data[:8]
-                self.bytes_in += len(data)
-                self.receive(data)
-        except Exception as e:  # noqa: BLE001 - the socket's error or a step's: see the module's text
-            self._lose(e)
+            except Exception as e:  # noqa: BLE001 - whatever the read raises is the socket's
+                self._lose(e)
+                return
+            if not data:
+                self._eof_step()
+                return
+            if not self.bytes_in:
+                self.head = data[:8]
+            self.bytes_in += len(data)
+            self.receive(data)  # a step that raises ends the stream itself
 
     async def _timer_loop(self) -> None:
         try:
@@ -166,15 +192,23 @@ class Transport:
                         pass
                     continue
                 self._timer_step()
-        except Exception as e:  # noqa: BLE001 - a step's failure ends the stream, as in the read loop
-            self._lose(e)
+        except Exception as e:  # noqa: BLE001 - only the engine's calls raise here: ours
+            self._lose(e, internal=True)
 
-    def _lose(self, exc: BaseException) -> None:
-        if not self.finished.is_set():
-            self.lost = exc
-            self.finished.set()
-            self._timer_wake.set()
-            self.on_event(StreamEnded(exc))
+    def _lose(self, exc: BaseException, internal: bool = False) -> None:
+        if self.finished.is_set():
+            return
+        self.lost = exc
+        self.internal = internal
+        self.finished.set()
+        self._timer_wake.set()
+        ended = StreamEnded(exc, internal=internal)
+        if self.on_events is not None:
+            try:
+                self.on_events([ended])
+            except Exception:  # noqa: BLE001, S110 - a watcher failing must not keep the end from on_event
+                pass
+        self.on_event(ended)
 
     async def close(self) -> None:
         """Flush, close the socket and stop the tasks."""
@@ -193,19 +227,52 @@ class Transport:
 
 
 def _held(lock: AbstractContextManager[Any], step: Callable[..., None]) -> Callable[..., None]:
-    def run(*args: Any) -> None:
+    def run(*args: Any, **kwargs: Any) -> None:
         with lock:
-            step(*args)
+            step(*args, **kwargs)
     return run
 
 
 class StreamEnded:
-    """Not an engine event: the byte stream ended (`error` says why)."""
+    """Not an engine event: the byte stream ended (`error` says why). `internal`: `error`
+    was raised by a step of ours (a bug), not by the socket."""
 
-    __slots__ = ("error",)
+    __slots__ = ("error", "internal")
 
-    def __init__(self, error: BaseException) -> None:
+    def __init__(self, error: BaseException, internal: bool = False) -> None:
         self.error = error
+        self.internal = internal
 
     def __repr__(self) -> str:
-        return f"StreamEnded({self.error!r})"
+        return f"StreamEnded({self.error!r}{', internal=True' if self.internal else ''})"
+
+
+def without_secrets(exc: BaseException, secrets: list[str]) -> BaseException:
+    """`exc` with `secrets` (a password) masked as `***` in its text, for an error that is
+    shown. A step's exception may quote what the engine held, the SASL exchange included,
+    which is never shown elsewhere. Its arguments are masked in place (the traceback
+    stays); one whose text still holds a secret is left with its masked text alone."""
+    secrets = [s for s in secrets if s]
+    if not secrets:
+        return exc
+
+    def masked(value: Any) -> Any:
+        for secret in secrets:
+            if isinstance(value, str):
+                value = value.replace(secret, "***")
+            elif isinstance(value, (bytes, bytearray)):
+                value = bytes(value).replace(secret.encode(), b"***")
+        return value
+
+    def shows(text: str) -> bool:
+        return any(s in text or repr(s.encode())[2:-1] in text or s.encode().hex() in text
+                   for s in secrets)
+
+    exc.args = tuple(masked(a) for a in exc.args)
+    text = str(exc)
+    if shows(text):
+        for secret in secrets:
+            for form in (secret, repr(secret.encode())[2:-1], secret.encode().hex()):
+                text = text.replace(form, "***")
+        exc.args = (text,)
+    return exc

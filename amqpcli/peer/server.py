@@ -28,7 +28,7 @@ from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
 from amqpcli.engine.frametap import FrameTap
 from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
-from amqpcli.net.transport import StreamEnded, Transport
+from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 
 from .broker import Broker, PeerConnection
 from .endpoint import PeerEndpoint
@@ -274,10 +274,13 @@ class Server:
             await done.wait()
             transport.flush()
             lost = transport.lost
-            if lost is not None and not isinstance(lost, (ConnectionError, OSError, EOFError)):
-                # A step of ours failed (our open or another answer could not be built):
-                # no frame can tell the client, the log must.
-                broker.log(f"{name} from {where}: internal error: {type(lost).__name__}: {lost}")
+            if lost is not None and transport.internal:
+                # A step of ours failed (our open or another answer could not be built, a
+                # watcher failed): no frame can tell the client, the log must, as the bug
+                # it is and not as the client going away.
+                lost = without_secrets(lost, [self.password or ""])
+                text = " ".join(str(lost).split())
+                broker.log(f"{name} from {where}: internal error: {type(lost).__name__}: {text}")
             elif ep.failed and "failed" in who:
                 broker.log(f"{name} SASL PLAIN refused for user {who['failed']!r} from {where}")
             elif ep.failed and ep.local in ep.connection.close:

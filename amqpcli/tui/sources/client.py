@@ -35,6 +35,7 @@ OUTCOMES: dict[str, Callable[[], Any]] = {
 }
 
 KEY = "c1"  # as the first connection is labelled everywhere else (pcap-dump, --trace)
+INTERNAL = "ended by an internal error"  # how a connection a step of ours failed on ended
 
 
 class ClientSource(ThreadedSource):
@@ -71,8 +72,10 @@ class ClientSource(ThreadedSource):
             if self.cw is not None:
                 self._ended("closed")
             return str(e)
-        # The connection's end is shown, not raised.
-        return f"connection failed: {type(e).__name__}: {e}"
+        # Anything else is a bug of ours (a step the client's transport ran, say): shown
+        # as one, not raised and not as the network failing.
+        self._ended(INTERNAL)
+        return internal_error(e)
 
     def _ended(self, how: str) -> None:
         """Mark our connection as ended in the model the views show."""
@@ -106,11 +109,17 @@ class ClientSource(ThreadedSource):
             if not self._halted.is_set():
                 self._lost(client)
         finally:
-            await client.close()
+            try:
+                await client.close()
+            except Exception:
+                if self.error is None:  # not shown by _lost: _failure words it
+                    raise
 
     def _lost(self, client: Any) -> None:
         """The transport ended while we still wanted the connection."""
-        if client.lost is not None:
+        if client.failed is not None:
+            how, error = INTERNAL, internal_error(client.failed)
+        elif client.lost is not None:
             how, error = "lost", str(client.lost.error)
         elif client.error is not None:
             how, error = "closed by peer", str(client.error)
@@ -243,3 +252,9 @@ class ClientSource(ThreadedSource):
                                         "grants some", "warning"))
 
         self._call(go)
+
+
+def internal_error(e: BaseException) -> str:
+    """A bug of ours as the status line says it (the CLI's words, less its --debug hint)."""
+    text = " ".join(str(e).split())  # one line, whatever the text holds
+    return f"internal error: {type(e).__name__}" + (f": {text}" if text else "")

@@ -18,10 +18,11 @@ import asyncio
 from typing import Any
 
 from amqpcli.errors import listen_error
+from amqpcli.net.transport import StreamEnded
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
-from amqpcli.tui.sources.client import OUTCOMES
+from amqpcli.tui.sources.client import INTERNAL, OUTCOMES, internal_error
 from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
 
 
@@ -81,6 +82,13 @@ class ServeSource(ThreadedSource):
         cw = self.watch.engine_conn(conn.name)
         if cw is not None:
             cw.take(events)
+        end = events[-1]
+        if type(end) is StreamEnded and end.internal:
+            # A step of ours failed on this connection (the server logs it and closes
+            # it): said as the bug it is, not as the client going away.
+            if cw is not None:
+                cw.ended = INTERNAL
+            self._post(SourceNotice(f"{conn.name}: {internal_error(end.error)}", "error"))
 
     # -- reading --------------------------------------------------------------------------------
 
