@@ -199,6 +199,42 @@ class Link:
             f" credit={self.link_credit} dc={self.delivery_count}>"
         )
 
+    # --- attachments ------------------------------------------------------------------
+
+    def resume(self, initiator: str) -> None:
+        """A new attachment of this link (detached with closed=false) by `initiator`: the
+        unsettled maps carry over; credit belongs to an attachment, and a half-sent
+        delivery must be resumed."""
+        self.initiator = initiator
+        self.attach.clear()
+        self.detach.clear()
+        self.handle.clear()
+        self.refusing = self.refused = False
+        self.current = None
+        self.link_credit = 0
+        self.rcv_limit = self.high_water = None
+        self.drain = False
+        self.available = None
+        self.reattached = True
+
+    def successor(self, initiator: str) -> Link:
+        """The next attachment of this link's name, attached by `initiator` before the
+        other side has answered this one: a Link of its own, as this one still takes those
+        answers. It resumes this one (`resume`, the deliveries in doubt moving to it) if
+        `initiator` detached this one with closed=false; else it is a fresh link."""
+        new = Link(self.name, self.session, initiator, self.sender, self.receiver)
+        gone = self.detach.get(initiator)
+        if gone is None or gone.closed:
+            return new
+        new.delivery_count = self.delivery_count
+        new.coordinator = self.coordinator
+        new.unsettled, self.unsettled = self.unsettled, {self.sender: {}, self.receiver: {}}
+        new.live, self.live = self.live, {}
+        for d in new.live.values():
+            d.link = new
+        new.resume(initiator)
+        return new
+
     # --- flow -------------------------------------------------------------------------
 
     def initial_delivery_count(self) -> int:

@@ -78,6 +78,7 @@ class Session:
         "links",
         "next_outgoing_id",
         "outgoing_window",
+        "owing",
         "recent",
         "side_state",
         "transfers",
@@ -100,6 +101,10 @@ class Session:
         self.handle_max: dict[str, int] = {a: serial.MASK, b: serial.MASK}
         self.handles: dict[str, dict[int, Link]] = {a: {}, b: {}}
         self.links: dict[tuple[str, str], Link] = {}  # (name, sender side) -> link
+        # earlier attachments of a name in `links`, oldest first: its initiator attached
+        # the name again before the other side's answers to them (attach, detach) came;
+        # those answers come first and go to them (`on_attach`)
+        self.owing: dict[tuple[str, str], list[Link]] = {}
         self.inflight: dict[str, dict[int, Delivery]] = {a: {}, b: {}}
         # delivery-id -> side that settled it, oldest first (OrderedDict pops the oldest
         # in O(1); deleting from the front of a dict makes iteration slow)
@@ -157,7 +162,7 @@ class Session:
         if error is not None:
             # Some peers refuse an attach by ending the session (RabbitMQ: amqp:not-found):
             # links the other side asked for and this side never answered were refused.
-            for link in self.links.values():
+            for link in self._all_links():
                 if link.initiator != side and side not in link.attach and not link.refused:
                     link.refused = True
                     self.conn.emit(LinkRefused(link, side, error, self.conn.time))
@@ -167,8 +172,23 @@ class Session:
             link.handle.pop(side, None)
         self.handles[side].clear()
         if self.state == "ended":
-            for link in list(self.links.values()):
+            for link in self._all_links():
                 self._retire_link(link)
+
+    def attached_before(self, link: Link, side: str) -> bool:
+        """Whether `side` still has an earlier attachment of `link`'s name attached: it
+        attached the name again and has not detached the earlier one (yet: proton's
+        detach follows its attach). The other side must not answer `link` then."""
+        for x in self.owing.get((link.name, link.sender), ()):
+            if x is link:
+                return False
+            if side in x.handle:
+                return True
+        return False
+
+    def _all_links(self) -> list[Link]:
+        """Every link of the session: `links`, and the attachments they are `owing`."""
+        return [x for xs in self.owing.values() for x in xs] + list(self.links.values())
 
     def on_flow(self, side: str, flow: Any) -> None:
         conn = self.conn
@@ -219,31 +239,37 @@ class Session:
             return
         sender = side if bool(att.role) == SENDER else other
         key = (str(att.name), sender)
-        link = self.links.get(key)
-        responding = link is not None and side not in link.attach
-        if link is None or not responding:
-            if link is not None:
-                # Link names are unique per direction (Part 2 §2.6.1); the handle is new,
-                # so this is not handle-in-use (§2.8.17: an attach on a handle in use)
-                conn.violation("link-name-in-use",
-                               f"link name {str(att.name)!r} is already attached on this session",
-                               session=self)
-                return
-            link = conn.suspended.pop(key, None)
-            if link is not None:
-                link.session = self
-                link.initiator = side
-                link.attach.clear()
-                link.detach.clear()
-                link.handle.clear()
-                link.refusing = link.refused = False
-                # credit belongs to an attachment; a half-sent delivery must be resumed
-                link.current = None
-                link.link_credit = 0
-                link.rcv_limit = link.high_water = None
-                link.drain = False
-                link.available = None
-                link.reattached = True
+        newest = self.links.get(key)
+        earlier = self.owing.get(key, ())
+        if any(side in x.handle and other in x.attach for x in (*earlier, newest)
+               if x is not None):
+            # Link names are unique per direction (Part 2 §2.6.1): `side` still has this
+            # name attached, and the other side answered it. (The handle is new, so this
+            # is not handle-in-use, §2.8.17: an attach on a handle in use.)
+            conn.violation("link-name-in-use",
+                           f"link name {str(att.name)!r} is already attached on this session",
+                           session=self)
+            return
+        # answers come in order: the oldest attachment this side has not answered first
+        waiting = next((x for x in earlier if side not in x.attach), None)
+        if waiting is None and newest is not None and side not in newest.attach:
+            waiting = newest
+        responding = waiting is not None
+        if waiting is not None:
+            link = waiting
+        elif newest is not None:
+            # `side` attaches the name again before the other side answered its last
+            # attachment (detached, or not yet: proton writes a callback's attaches before
+            # its detaches): a new attachment; the other side's answers to the last one
+            # (its attach, its detach, Part 2 §2.6.5) come first, and go to that one
+            self.owing.setdefault(key, []).append(newest)
+            link = self.links[key] = newest.successor(side)
+        else:
+            resumed = conn.suspended.pop(key, None)
+            if resumed is not None:
+                resumed.session = self
+                resumed.resume(side)
+                link = resumed
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
             self.links[key] = link
@@ -313,10 +339,17 @@ class Session:
                 and self.side_state[other] != "ended")
 
     def _retire_link(self, link: Link) -> None:
-        """Both ends detached: close it for good, or keep it for a later resume."""
+        """Both ends detached: close it for good, or keep it for a later resume (unless
+        a later attachment of its name resumed it already: `Link.successor`)."""
         key = (link.name, link.sender)
+        superseded = False
         if self.links.get(key) is link:
             del self.links[key]
+        elif link in self.owing.get(key, ()):
+            superseded = True
+            self.owing[key].remove(link)
+            if not self.owing[key]:
+                del self.owing[key]
         for side, h in list(link.handle.items()):
             self.handles[side].pop(h, None)
         link.handle.clear()
@@ -328,7 +361,7 @@ class Session:
                    else "connection closed")
             for d in list(link.live.values()):
                 self._abandon(d, why)
-        else:
+        elif not superseded:
             self.conn.suspended[key] = link
 
     def _abandon(self, d: Delivery, why: str) -> None:

@@ -317,6 +317,15 @@ class Broker:
     def _on_attach(self, conn: PeerConnection, link: Link) -> None:
         ep = conn.endpoint
         req = link.attach[ep.remote]
+        if link.session.attached_before(link, ep.remote):
+            # The client attached the name again and has not detached the link we just
+            # answered (it would have come with the attach): two links of one name
+            # (Part 2 §2.6.1). A detach it sends later finds the session ended.
+            text = f"link name {link.name!r} is already attached on this session"
+            self.log(f"{conn.name} ending a session: amqp:not-allowed: {text}")
+            ep.end(link.session, c.Error(condition=Symbol("amqp:not-allowed"),
+                                         description=text))
+            return
         self._steal(conn, link)
         if link.sender == ep.remote:
             self._attach_in(conn, link, req)

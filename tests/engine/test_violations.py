@@ -283,10 +283,14 @@ def test_garbage_frame_is_a_framing_error() -> None:
 
 
 def _dup_ended(peer: dict[str, Any] | None = None) -> tuple[Pair, Any, int]:
-    """A client sender 'dup', then a second attach of that name on its session: the peer
-    ends the session. Returns the pair, the client's link and the client's channel."""
+    """A client sender 'dup', answered, then a second attach of that name on its session:
+    the peer ends the session. Returns the pair, the client's link and the client's
+    channel. (Before the answer a second attach waits for it: test_reattach_pipelined.)"""
     p = Pair(peer=peer)
-    link, _ = p.sender("dup")
+    link, plink = p.sender("dup")
+    if "server" not in plink.attach:  # a manual peer
+        p.peer.accept_link(plink)
+        p.pump()
     ch = link.session.channel["client"]
     v = _inject(p, "link-name-in-use", c.Attach(name="dup", handle=1, role=False,
                                                 source=c.Source(), target=c.Target()), ch)
