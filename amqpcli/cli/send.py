@@ -7,7 +7,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
@@ -15,7 +15,6 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
-    TYPE_NAMES,
     check_path,
     check_positive,
     check_seconds,
@@ -59,23 +58,40 @@ _PROPERTY_TYPES: dict[str, Any] = {
 
 
 def _property_value(name: str, text: str) -> Any:
+    """The value of a properties option: made for each message when its text has {n} or
+    {uuid} in it (`PerMessage`), else now."""
+    return _per_message(text, lambda s: _property_now(name, s))
+
+
+def _property_now(name: str, text: str) -> Any:
     kind = _PROPERTY_TYPES[name]
     what = "--" + name.replace("_", "-")
     if kind == "id":
-        # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…);
-        # ulong:{n} and uuid:{uuid} are typed ids made for each message
-        from amqpcli.net.outgoing import Numbered
-
-        if text in ("ulong:{n}", "uuid:{uuid}"):
-            return Numbered(text.partition(":")[0])
-        head = text.partition(":")[0].lower()
-        if ("{n}" in text or "{uuid}" in text) and head in TYPE_NAMES and head not in ("string", "str"):
-            raise UserError(f"{what} {text!r}: {{n}} and {{uuid}} make string ids; the typed "
-                            "forms are exactly ulong:{n} and uuid:{uuid}", Exit.USAGE)
+        # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…)
         return parse_value(text, what)
     if kind == "binary":
         return text.encode("utf-8")
     return typed_value(kind, text, what)
+
+
+def _per_message(text: str, make: Callable[[str], Any]) -> Any:
+    """`make(text)` now, or a `PerMessage` when `text` has a placeholder in it ({n},
+    {uuid}); the escapes ({{n}}, {{uuid}}) become their literal text either way."""
+    from amqpcli.net.outgoing import PerMessage, expand, has_placeholder
+
+    if has_placeholder(text):
+        return PerMessage(text, make)
+    return make(expand(text, 0))
+
+
+def _map_entry(item: str, what: str) -> tuple[str, Any]:
+    """A KEY[:TYPE]=VALUE option: its key and its value, typed as `parse_key_value`
+    types it, now or for each message (`_per_message`); keys are taken as they are."""
+    head, sep, text = item.partition("=")
+    if not sep or not head or "{" not in text:
+        return parse_key_value(item, what)  # (which refuses a malformed one)
+    key = head.rsplit(":", 1)[0]
+    return key, _per_message(text, lambda s: parse_key_value(f"{head}={s}", what)[1])
 
 
 def build_template(
@@ -89,7 +105,10 @@ def build_template(
     annotations: list[str],
     delivery_annotations: list[str],
     footer: list[str],
+    last: int | None = None,
 ) -> MessageTemplate:
+    """The template of the run's messages. `last`: the number of the run's last message,
+    when known (its values are checked now too)."""
     from amqpcli.codec import types as t
     from amqpcli.net.outgoing import MessageTemplate
 
@@ -112,22 +131,26 @@ def build_template(
         header["ttl"] = t.UInt(ttl)
     if first_acquirer is not None:
         header["first_acquirer"] = first_acquirer
-    return MessageTemplate(
+    application_properties = dict(_map_entry(p, "--property") for p in properties)
+    template = MessageTemplate(
         body_type=body_type,
         header=header,
         properties={k: _property_value(k, v) for k, v in props.items() if v is not None},
-        application_properties=dict(parse_key_value(p, "--property") for p in properties),
+        application_properties=application_properties,
         message_annotations=_symbol_keys(annotations, "--annotation"),
         delivery_annotations=_symbol_keys(delivery_annotations, "--delivery-annotation"),
         footer=_symbol_keys(footer, "--footer"),
     )
+    if last is not None and last > 1:
+        template.check_number(last)
+    return template
 
 
 def _symbol_keys(items: list[str], what: str) -> dict[Any, Any]:
     # Annotation keys are symbols (Part 3 §3.2.10); x-opt- is the convention, not a rule.
     from amqpcli.codec.types import Symbol
 
-    return {Symbol(k): v for k, v in (parse_key_value(i, what) for i in items)}
+    return {Symbol(k): v for k, v in (_map_entry(i, what) for i in items)}
 
 
 # How deep JSON input may nest: twice the codec's limit for AMQP values (a typed value
@@ -225,17 +248,24 @@ def message_source(
     json_body: bool,
     count: int | None,
     endless: bool,
+    expand_body: bool = False,
 ) -> Iterator[OutgoingMessage]:
     """Numbered messages: the body repeated `count` times (or forever with `endless`),
     or one message per line of the input. A single body is read and checked now, so
-    bad input is an error before we connect; lines are read as they are sent."""
+    bad input is an error before we connect; lines are read as they are sent.
+    `expand_body`: {n} and {uuid} in a BODY argument are made for each message (a body
+    read from a file or stdin is sent as it is)."""
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
         # a closed stdin (`<&-`) is read, to be refused as `--file -` is: not an empty body
         file = "-" if sys.stdin is None or not sys.stdin.isatty() else None
+    if expand_body and body is None:
+        raise UserError("--expand makes {n} and {uuid} in a BODY argument; a body from "
+                        f"{'a file' if file not in (None, '-') else 'standard input'} is "
+                        "sent as it is", Exit.USAGE)
     if lines:
-        return _line_messages(template, body, file, json_body, count)
+        return _line_messages(template, body, file, json_body, count, expand_body)
     if file is not None:
         from amqpcli.net.outgoing import read_whole
 
@@ -249,23 +279,46 @@ def message_source(
     else:
         # the argument's bytes as given (not UTF-8 ones come back from the surrogates)
         raw = (body or "").encode("utf-8", "surrogateescape")
+    total = 1 if count is None and not endless else count
+    if expand_body and _has_placeholder(raw):
+        make = _body_maker(template, raw, json_body)
+        for n in {1, total or 1}:  # the first and the last now: no surprise mid-run
+            template.check_body(make(n))
+        return (template.encode(n, make(n)) for n in _numbers(total))
     value = body_value(raw, template.body_type, json_body)
     template.check_body(value)
-    total = 1 if count is None and not endless else count
-    return _repeated(template, value, total)
+    return (template.encode(n, value) for n in _numbers(total))
 
 
-def _repeated(template: MessageTemplate, value: Any,
-              total: int | None) -> Iterator[OutgoingMessage]:
+def _numbers(total: int | None) -> Iterator[int]:
+    """1, 2, … `total` (without end for None)."""
     n = 0
     while total is None or n < total:
         n += 1
-        yield template.encode(n, value)
+        yield n
+
+
+def _has_placeholder(text: bytes) -> bool:
+    from amqpcli.net.outgoing import has_placeholder
+
+    return has_placeholder(text.decode("utf-8", "surrogateescape"))
+
+
+def _body_maker(template: MessageTemplate, text: bytes,
+                json_body: bool) -> Callable[[int], Any]:
+    """The body of message n from a BODY with placeholders: expanded, then read as the
+    body type reads it."""
+    from amqpcli.net.outgoing import PerMessage
+
+    per = PerMessage(text.decode("utf-8", "surrogateescape"), lambda s: body_value(
+        s.encode("utf-8", "surrogateescape"), template.body_type, json_body))
+    return per.value
 
 
 def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
-                   json_body: bool, count: int | None) -> Iterator[OutgoingMessage]:
-    from amqpcli.net.outgoing import read_line_bodies
+                   json_body: bool, count: int | None,
+                   expand_body: bool = False) -> Iterator[OutgoingMessage]:
+    from amqpcli.net.outgoing import expand, read_line_bodies
 
     stream = _open_input(file or "-") if body is None else None
     texts = (read_line_bodies(stream) if stream is not None
@@ -277,6 +330,9 @@ def _line_messages(template: MessageTemplate, body: str | None, file: str | None
                 if count is not None and n >= count:
                     return
                 n += 1
+                if expand_body:  # (lines of the BODY argument only: see message_source)
+                    text = expand(text.decode("utf-8", "surrogateescape"), n).encode(
+                        "utf-8", "surrogateescape")
                 yield template.encode(n, body_value(text, template.body_type, json_body))
     finally:
         if stream is not None and not _is_stdin(stream):
@@ -444,13 +500,18 @@ def _input_name(path: str) -> str:
 
 def _message_id(payload: bytes) -> Any:
     """The message-id of encoded message bytes (for the in-doubt report), or None."""
+    return _properties(payload, "message_id")
+
+
+def _properties(payload: bytes, name: str) -> Any:
+    """A field of the properties of encoded message bytes, or None."""
     from amqpcli.codec.message import Message
 
     try:
         props = Message.decode(payload).properties
     except ValueError:
         return None
-    return props.message_id if props is not None else None
+    return getattr(props, name) if props is not None else None
 
 
 @app.command(help=COMMANDS["send"].help, epilog=(
@@ -467,7 +528,8 @@ def send(
     body_type: str | None = typer.Option(None, "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)} (default: data; value with --json-body). 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG, show_default=False),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md); an amqp-value section unless --body-type says otherwise.", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
-    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; {n} is the message number, {uuid} a fresh UUID; TYPE:VALUE for ulong/uuid/binary (ulong:{n}, uuid:{uuid}: typed, per message).", rich_help_panel=_MSG),
+    expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
+    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {uuid} a fresh UUID, {{n}} the text {n}; TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
     to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
@@ -480,7 +542,7 @@ def send(
     group_id: str | None = typer.Option(None, "--group-id", rich_help_panel=_MSG),
     group_sequence: str | None = typer.Option(None, "--group-sequence", rich_help_panel=_MSG),
     reply_to_group_id: str | None = typer.Option(None, "--reply-to-group-id", rich_help_panel=_MSG),
-    properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE, e.g. sn:long={n} (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
@@ -531,8 +593,9 @@ def send(
         "reply_to_group_id": reply_to_group_id,
     }
     if from_file is not None:
-        if body is not None or file is not None or lines:
-            raise UserError("--from replays whole messages: no BODY, --file or --lines with it", Exit.USAGE)
+        if body is not None or file is not None or lines or expand_body:
+            raise UserError("--from replays whole messages: no BODY, --file, --lines or "
+                            "--expand with it", Exit.USAGE)
         # the replayed messages are sent as recorded: an option that would change them
         # is refused rather than silently left out
         given = [f"--{k.replace('_', '-')}" for k, v in props.items() if v is not None] + [
@@ -556,9 +619,10 @@ def send(
             body_type = "value" if json_body else "data"
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
-            annotations or [], delivery_annotations or [], footer or [],
+            annotations or [], delivery_annotations or [], footer or [], last=count,
         )
-        messages = message_source(template, body, file, lines, json_body, count, duration is not None)
+        messages = message_source(template, body, file, lines, json_body, count,
+                                  duration is not None, expand_body)
 
     show_progress = progress if progress is not None else (
         sys.stderr is not None and sys.stderr.isatty() and conn.trace is None)

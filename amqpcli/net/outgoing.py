@@ -2,9 +2,10 @@
 
 `MessageTemplate.encode(n, body)` gives the bytes of message number `n` (1-based): header,
 annotations, properties, application-properties, body sections, footer, each encoded by
-the codec. ``{n}`` in a string property (message-id, subject, …) becomes the number;
-``{uuid}`` a fresh UUID; a `Numbered` property is a typed id made per message (ulong n, a
-fresh uuid). Bodies are `bytes` (a `data` section), any AMQP value (an
+the codec. A `PerMessage` value (in any section) is made for each message from text the
+user typed with placeholders in it (`expand`: ``{n}`` the message's number, ``{uuid}`` a
+fresh UUID, ``{{n}}`` and ``{{uuid}}`` the literal text); every other value is the same in
+every message, and the sections holding only such values are encoded once. Bodies are `bytes` (a `data` section), any AMQP value (an
 `amqp-value` section) or a list (an `amqp-sequence` section), as `body_type` says.
 
 Every value is checked when the template is made (the body: by `check_body`, or when it is
@@ -17,6 +18,7 @@ value, never an encoder error in the middle of a run.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -38,8 +40,9 @@ from amqpcli.codec.types import (
 )
 from amqpcli.errors import Exit, UserError
 
-__all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "Numbered", "OutgoingMessage",
-           "TooLarge", "read_line_bodies", "read_lines", "read_whole"]
+__all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "OutgoingMessage", "PerMessage",
+           "TooLarge", "expand", "has_placeholder", "read_line_bodies", "read_lines",
+           "read_whole"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -57,32 +60,48 @@ class OutgoingMessage:
 _NO_BODY = object()  # no body encoded yet
 
 
-@dataclass(frozen=True, slots=True)
-class Numbered:
-    """A typed message-id or correlation-id made for each message: ``ulong`` (the message's
-    number) or ``uuid`` (a fresh one)."""
+# {n}, {uuid}, and their escapes {{n}}, {{uuid}} (the literal text); other braces are text
+_PLACEHOLDER = re.compile(r"\{\{(n|uuid)\}\}|\{(n|uuid)\}")
 
-    kind: str
+
+def has_placeholder(text: str) -> bool:
+    """Whether `text` holds ``{n}`` or ``{uuid}`` (not counting the escaped ones)."""
+    return any(m.group(2) for m in _PLACEHOLDER.finditer(text))
+
+
+def expand(text: str, n: int) -> str:
+    """`text` for message number `n`: ``{n}`` the number, ``{uuid}`` a fresh UUID (each
+    one its own), ``{{n}}`` and ``{{uuid}}`` the text ``{n}`` and ``{uuid}``."""
+    if "{" not in text:
+        return text
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1):
+            return "{" + m.group(1) + "}"
+        return str(n) if m.group(2) == "n" else str(uuid.uuid4())
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+@dataclass(frozen=True, slots=True)
+class PerMessage:
+    """A value made for each message: `make` (the option's own parsing, which raises a
+    UserError naming it) applied to `text` with its placeholders expanded (`expand`)."""
+
+    text: str
+    make: Callable[[str], Any]
 
     def value(self, n: int) -> Any:
-        from amqpcli.codec.types import ULong
-
-        return ULong(n) if self.kind == "ulong" else uuid.uuid4()
-
-
-def _per_message(value: Any) -> bool:
-    return (isinstance(value, str) and "{" in value) or isinstance(value, Numbered)
+        try:
+            return self.make(expand(self.text, n))
+        except UserError as e:
+            if n == 1:  # (tried before the run: what is wrong is the value as typed)
+                raise
+            raise UserError(f"message {n}: {e}", e.code) from None
 
 
 def _expand(value: Any, n: int) -> Any:
-    if value.__class__ is Numbered:
-        return value.value(n)
-    if isinstance(value, str) and "{" in value:
-        text = value.replace("{n}", str(n))
-        if "{uuid}" in text:
-            text = text.replace("{uuid}", str(uuid.uuid4()))
-        return type(value)(text) if isinstance(value, Symbol) else text
-    return value
+    return value.value(n) if value.__class__ is PerMessage else value
 
 
 # What the encoder raises for a value it has no bytes for: EncodeError (a ValueError) for
@@ -150,7 +169,7 @@ def check_encodes(value: Any, what: str) -> bytes:
 def _is_id(value: Any) -> bool:
     # message-id-ulong, -uuid, -binary, -string (Part 3 §3.2.11-14): no other type
     t = type(value)
-    return (value is None or t is str or t is ULong or t is uuid.UUID or t is Numbered
+    return (value is None or t is str or t is ULong or t is uuid.UUID
             or isinstance(value, (bytes, bytearray)))
 
 
@@ -178,27 +197,33 @@ class MessageTemplate:
         bad = set(self.properties) - set(PROPERTY_FIELDS) or set(self.header) - set(HEADER_FIELDS)
         if bad:
             raise ValueError(f"unknown field(s): {', '.join(sorted(bad))}")
-        self._templated = any(_per_message(v) for v in self.properties.values())
+        self._templated = any(v.__class__ is PerMessage for d in (
+            self.properties, self.application_properties, self.message_annotations,
+            self.delivery_annotations) for v in d.values())
+        self._footer_templated = any(v.__class__ is PerMessage for v in self.footer.values())
         self._prefix: bytes | None = None
         self._suffix: bytes | None = None
         # The same body object again (--count): same bytes. A sentinel, not None: None
         # is a body too (an amqp-value holding null).
         self._last_body: Any = _NO_BODY
         self._last_body_bytes = b""
-        self._check()
+        self.check_number(1)
 
-    def _check(self) -> None:
-        """Every value checked now, so a bad one is a usage error before anything is sent."""
+    def check_number(self, n: int) -> None:
+        """Every value of message number `n` checked now (the first when the template is
+        made; the run's last too when it is known), so that a bad one is a usage error
+        before anything is sent."""
         for name, value in (*self.header.items(), *self.properties.items()):
             what = "--" + name.replace("_", "-")
+            value = _expand(value, n)
             if name in ("message_id", "correlation_id") and not _is_id(value):
                 raise UserError(f"{what}: an id of type {_type_name(value)} is not allowed: AMQP "
                                 "allows ulong, uuid, binary or string", Exit.USAGE)
-            if not isinstance(value, Numbered):
-                check_encodes(_expand(value, 1), what)
+            check_encodes(value, what)
         for section, option in _MAP_OPTIONS.items():
             for key, value in getattr(self, section).items():
                 what = f"{option} {str(key)!r}"
+                value = _expand(value, n)
                 if section == "application_properties" and _is_compound(value):
                     raise UserError(f"{what}: a value of type {_type_name(value)} is not allowed: "
                                     "application-properties hold only simple values (no map, "
@@ -211,24 +236,21 @@ class MessageTemplate:
         self._last_body_bytes = self.body_bytes(body)
         self._last_body = body
 
-    def _sections_before_body(self, n: int) -> bytes:
+    def _sections_before_body(self, n: int) -> tuple[bytes, Any]:
+        """The encoded sections before the body of message `n`, and its message-id."""
         out = bytearray()
         if self.header:
             out += encode(c.Header(**self.header))
         if self.delivery_annotations:
-            out += encode(c.DeliveryAnnotations(self.delivery_annotations))
+            out += encode(c.DeliveryAnnotations(_each(self.delivery_annotations, n)))
         if self.message_annotations:
-            out += encode(c.MessageAnnotations(self.message_annotations))
-        if self.properties:
-            props = {k: _expand(v, n) for k, v in self.properties.items()}
+            out += encode(c.MessageAnnotations(_each(self.message_annotations, n)))
+        props = _each(self.properties, n)
+        if props:
             out += encode(c.Properties(**props))
         if self.application_properties:
-            out += encode(c.ApplicationProperties(self.application_properties))
-        return bytes(out)
-
-    def message_id(self, payload_prefix_n: int) -> Any:
-        mid = self.properties.get("message_id")
-        return _expand(mid, payload_prefix_n) if mid is not None else None
+            out += encode(c.ApplicationProperties(_each(self.application_properties, n)))
+        return bytes(out), props.get("message_id")
 
     def body_bytes(self, body: Any) -> bytes:
         if self.body_type == "data":
@@ -241,20 +263,31 @@ class MessageTemplate:
 
     def encode(self, n: int, body: Any) -> OutgoingMessage:
         """Message number `n` with this body. Constant sections are encoded once."""
-        if self._templated:
-            prefix = self._sections_before_body(n)
-            mid = self.message_id(n)
-        else:
-            if self._prefix is None:
-                self._prefix = self._sections_before_body(n)
-            prefix = self._prefix
-            mid = self.properties.get("message_id")
-        if self._suffix is None:
-            self._suffix = encode(c.Footer(self.footer)) if self.footer else b""
+        try:
+            if self._templated:
+                prefix, mid = self._sections_before_body(n)
+            else:
+                if self._prefix is None:
+                    self._prefix, _ = self._sections_before_body(n)
+                prefix = self._prefix
+                mid = self.properties.get("message_id")
+            if self._footer_templated:
+                suffix = encode(c.Footer(_each(self.footer, n)))
+            else:
+                if self._suffix is None:
+                    self._suffix = encode(c.Footer(self.footer)) if self.footer else b""
+                suffix = self._suffix
+        except _UNENCODABLE as e:  # a number past its type's range, late in a run
+            raise UserError(f"message {n}: {e}", Exit.USAGE) from None
         if body is not self._last_body:
             self._last_body = body
             self._last_body_bytes = self.body_bytes(body)
-        return OutgoingMessage(n, prefix + self._last_body_bytes + self._suffix, mid)
+        return OutgoingMessage(n, prefix + self._last_body_bytes + suffix, mid)
+
+
+def _each(values: dict[Any, Any], n: int) -> dict[Any, Any]:
+    """A section's values for message `n`."""
+    return {k: _expand(v, n) for k, v in values.items()}
 
 
 # The most bytes one body (or one line of --lines/--from) may have: a message is held

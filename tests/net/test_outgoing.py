@@ -9,7 +9,7 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Int, Symbol, UByte
-from amqpcli.net.outgoing import MessageTemplate, read_line_bodies, read_whole
+from amqpcli.net.outgoing import MessageTemplate, PerMessage, read_line_bodies, read_whole
 
 
 def test_sections_in_spec_order_and_decodable() -> None:
@@ -18,7 +18,7 @@ def test_sections_in_spec_order_and_decodable() -> None:
         header={"durable": True, "priority": UByte(4)},
         delivery_annotations={Symbol("x-opt-d"): 1},
         message_annotations={Symbol("x-opt-m"): "m"},
-        properties={"message_id": "id-{n}", "subject": "s"},
+        properties={"message_id": PerMessage("id-{n}", str), "subject": "s"},
         application_properties={"k": Int(5)},
         footer={Symbol("x-opt-f"): "f"},
     )
@@ -37,10 +37,13 @@ def test_sections_in_spec_order_and_decodable() -> None:
 
 
 def test_numbering_and_uuid_templates() -> None:
-    t = MessageTemplate(properties={"message_id": "{uuid}", "correlation_id": "c-{n}"})
+    t = MessageTemplate(properties={"message_id": PerMessage("{uuid}", str),
+                                    "correlation_id": PerMessage("c-{n}", str)})
     a, b = t.encode(1, b"x"), t.encode(2, b"x")
     ma, mb = Message.decode(a.payload), Message.decode(b.payload)
     assert ma.properties.message_id != mb.properties.message_id
+    # the in-doubt report names the id that was sent, not another fresh one
+    assert (a.message_id, b.message_id) == (ma.properties.message_id, mb.properties.message_id)
     assert (ma.properties.correlation_id, mb.properties.correlation_id) == ("c-1", "c-2")
 
 
@@ -82,14 +85,16 @@ def test_typed_ids_made_per_message() -> None:
     assert t.encode(3, b"x").message_id != t.encode(3, b"x").message_id  # fresh each time
 
 
-@pytest.mark.parametrize("text", ["binary:{n}", "uint:{n}", "uuid:{n}", "ulong:x{n}"])
-def test_other_typed_templates_are_usage_errors(text: str) -> None:
+@pytest.mark.parametrize(("text", "why"), [
+    ("uint:{n}", "an id of type uint is not allowed"), ("uuid:{n}", "bad uuid value '1'"),
+    ("ulong:x{n}", "bad ulong value 'x1'")])
+def test_typed_templates_that_make_no_id_are_usage_errors(text: str, why: str) -> None:
     from amqpcli.cli.send import build_template
     from amqpcli.errors import Exit, UserError
 
     with pytest.raises(UserError) as e:
         build_template("data", {"message_id": text}, None, None, None, None, [], [], [], [])
-    assert e.value.code == Exit.USAGE and "ulong:{n} and uuid:{uuid}" in str(e.value)
+    assert e.value.code == Exit.USAGE and why in str(e.value)
 
 
 def test_a_string_id_with_a_colon_still_takes_n() -> None:

@@ -1,0 +1,96 @@
+"""`amqp send`: {n} and {uuid} in every value typed for a message, their escapes,
+and `--expand` for a BODY argument."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import Long, Symbol, UByte, UInt, ULong
+from tests.net.clirun import amqp, amqp_in_process
+from tests.peers import DirectReceiver
+
+pytestmark = pytest.mark.integration
+
+
+def _sent(rcv: DirectReceiver, k: int) -> list[Message]:
+    return [Message.decode(m.raw) for m in rcv.wait_for_messages(k)]
+
+
+def test_n_in_every_typed_value(direct_receiver: Callable[..., DirectReceiver]) -> None:
+    # -P sn:long={n} was 'bad long value', -P tag=x-{n} and --group-sequence went literally
+    rcv = direct_receiver()
+    r = amqp("send", f"{rcv.url}/q", "x", "-c", "3", "-P", "sn:long={n}", "-P", "tag=x-{n}",
+             "-P", "lit=a{{n}}b{{uuid}}", "-P", "id:uuid={uuid}", "-A", "x-opt-k:uint=1{n}",
+             "--delivery-annotation", "x-opt-d:symbol=d{n}", "--footer", "x-opt-f:ubyte={n}",
+             "--group-sequence", "{n}", "--to", "t{n}", "--subject", "s{n}",
+             "--correlation-id", "ulong:{n}", "--user-id", "u{n}")
+    assert r.returncode == 0, r.stderr
+    got = _sent(rcv, 3)
+    for n, m in enumerate(got, 1):
+        ap = m.application_properties.value
+        assert [type(v) for v in ap.values()] == [Long, str, str, uuid.UUID]
+        assert (ap["sn"], ap["tag"], ap["lit"]) == (n, f"x-{n}", "a{n}b{uuid}")
+        assert m.message_annotations.value == {Symbol("x-opt-k"): UInt(int(f"1{n}"))}
+        assert m.delivery_annotations.value == {Symbol("x-opt-d"): Symbol(f"d{n}")}
+        assert type(m.delivery_annotations.value[Symbol("x-opt-d")]) is Symbol
+        assert m.footer.value == {Symbol("x-opt-f"): UByte(n)}
+        assert type(m.footer.value[Symbol("x-opt-f")]) is UByte
+        p = m.properties
+        assert (p.group_sequence, p.to, p.subject, p.correlation_id, p.user_id) == (
+            UInt(n), f"t{n}", f"s{n}", ULong(n), f"u{n}".encode())
+        assert type(p.group_sequence) is UInt and type(p.correlation_id) is ULong
+    ids = [m.application_properties.value["id"] for m in got]
+    assert len(set(ids)) == 3  # a fresh one each
+
+
+def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., DirectReceiver],
+                                            tmp_path: Path) -> None:
+    rcv = direct_receiver()
+    assert amqp("send", f"{rcv.url}/q", "b {n}", "-c", "2").returncode == 0
+    r = amqp("send", f"{rcv.url}/q", "b {n} {{n}}", "--expand", "-c", "2")
+    assert r.returncode == 0, r.stderr
+    r = amqp("send", f"{rcv.url}/q", "long:{n}", "-b", "value", "--expand", "-c", "2")
+    assert r.returncode == 0, r.stderr
+    r = amqp("send", f"{rcv.url}/q", "a{n}\nb{n}", "--lines", "--expand")
+    assert r.returncode == 0, r.stderr
+    bodies = [m.body for m in _sent(rcv, 8)]
+    assert bodies[:4] == [[c.Data(b)] for b in (b"b {n}", b"b {n}", b"b 1 {n}", b"b 2 {n}")]
+    assert [b.value for b in bodies[4:6]] == [1, 2] and type(bodies[4].value) is Long
+    assert bodies[6:] == [[c.Data(b"a1")], [c.Data(b"b2")]]
+    # bytes from a file are sent as they are: --expand with one is refused
+    f = tmp_path / "body"
+    f.write_text("{n}")
+    r = amqp("send", f"{rcv.url}/q", "--file", str(f), "--expand")
+    assert r.returncode == 2 and "sent as it is" in r.stderr
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    # the run's last message is known: its value is checked before anything is sent
+    (["-c", "300", "-P", "sn:ubyte={n}"], "message 300: --property 'sn': bad ubyte value '300'"),
+    (["-P", "sn:long={uuid}"], "--property 'sn': bad long value"),
+    (["--group-sequence", "x{n}"], "--group-sequence: bad uint value 'x1'"),
+    (["-A", "k:nope={n}"], "--annotation 'k': unknown type 'nope'"),
+])
+def test_bad_values_are_usage_errors_before_connecting(args: list[str], said: str) -> None:
+    code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", "x", *args)
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+def test_a_number_past_its_type_mid_run_stops_the_input_there(
+        direct_receiver: Callable[..., DirectReceiver]) -> None:
+    # with --lines the last number is not known before: message 256 is the error
+    rcv = direct_receiver()
+    lines = "".join(f"{i}\n" for i in range(300)).encode()
+    r = amqp("send", f"{rcv.url}/q", "--lines", "-P", "k:ubyte={n}", "--json", input=lines)
+    assert r.returncode == 2, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["accepted"] == 255
+    assert "message 256: --property 'k': bad ubyte value '256'" in summary["error"]
+    assert [m.application_properties.value["k"] for m in _sent(rcv, 255)][-1] == UByte(255)
