@@ -105,12 +105,14 @@ def build_template(
     annotations: list[str],
     delivery_annotations: list[str],
     footer: list[str],
+    sequence: str | None = None,
     last: int | None = None,
 ) -> MessageTemplate:
-    """The template of the run's messages. `last`: the number of the run's last message,
-    when known (its values are checked now too)."""
+    """The template of the run's messages. `sequence`: the application property that
+    numbers them (--sequence); `last`: the number of the run's last message, when known
+    (its values are checked now too)."""
     from amqpcli.codec import types as t
-    from amqpcli.net.outgoing import MessageTemplate
+    from amqpcli.net.outgoing import MessageTemplate, PerMessage
 
     for name, text in props.items():
         check_text(text, "--" + name.replace("_", "-"))
@@ -132,6 +134,11 @@ def build_template(
     if first_acquirer is not None:
         header["first_acquirer"] = first_acquirer
     application_properties = dict(_map_entry(p, "--property") for p in properties)
+    if sequence is not None:
+        if sequence in application_properties:
+            raise UserError(f"--property {sequence!r} and --sequence set the same property "
+                            "(--sequence-key names another)", Exit.USAGE)
+        application_properties[sequence] = PerMessage("{n}", lambda s: t.ULong(int(s)))
     template = MessageTemplate(
         body_type=body_type,
         header=header,
@@ -351,15 +358,26 @@ class Replay:
     before the last of a delivery, links, summaries, ...) are no message: they are skipped
     and counted in `skipped`, as is a delivery's message met a second time (pcap-dump's
     `--json --deliveries --frames` writes it in the transfer frame's record and in the
-    delivery's). The file is opened now, so a bad path is an error before we connect."""
+    delivery's). The file is opened now, so a bad path is an error before we connect.
+    `sequence`: the application property that numbers each message as sent (--sequence)."""
 
-    def __init__(self, path: str, count: int | None) -> None:
+    def __init__(self, path: str, count: int | None, sequence: str | None = None) -> None:
         self.path = path
         self.skipped = 0
+        self.sequence = sequence
         self._messages = self._read(_open_input(path), count)
 
     def __iter__(self) -> Iterator[OutgoingMessage]:
         return self._messages
+
+    def _as_sent(self, payload: bytes, n: int) -> bytes:
+        """A replayed message as message `n` of this run goes out."""
+        if self.sequence is not None:
+            from amqpcli.codec.types import ULong
+            from amqpcli.net.outgoing import with_application_property
+
+            payload = with_application_property(payload, self.sequence, ULong(n))
+        return payload
 
     def _read(self, stream: BinaryIO, count: int | None) -> Iterator[OutgoingMessage]:
         from amqpcli.net.outgoing import OutgoingMessage, read_lines
@@ -379,6 +397,8 @@ class Replay:
                     try:
                         obj = json_within_depth(line)
                         payload = replayed_message(obj)
+                        if payload is not None:
+                            payload = self._as_sent(payload, n + 1)
                     except NoMessage as e:
                         raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
                     except (ValueError, KeyError, TypeError) as e:
@@ -546,6 +566,8 @@ def send(
     annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    sequence: bool = typer.Option(False, "--sequence", help="Number every message of the run from 1 in the application property sn (ulong), for a receiver to find gaps and duplicates.", rich_help_panel=_MSG),
+    sequence_key: str | None = typer.Option(None, "--sequence-key", help="The property --sequence sets (default: sn); implies --sequence.", rich_help_panel=_MSG),
     durable: bool | None = typer.Option(None, "--durable/--no-durable", help="header.durable", rich_help_panel=_HDR, show_default=False),
     priority: int | None = typer.Option(None, "--priority", help="header.priority (0-255)", rich_help_panel=_HDR),
     ttl: int | None = typer.Option(None, "--ttl", help="header.ttl in milliseconds", rich_help_panel=_HDR),
@@ -584,6 +606,11 @@ def send(
     check_seconds(timeout, "--timeout")
     if not conn.endpoint.address:
         raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
+    if sequence_key is not None:
+        check_text(sequence_key, "--sequence-key")
+        if not sequence_key:
+            raise UserError("--sequence-key needs a name", Exit.USAGE)
+    seq_key = sequence_key if sequence_key is not None else "sn" if sequence else None
 
     props = {
         "message_id": message_id, "user_id": user_id, "to": to, "subject": subject,
@@ -610,7 +637,7 @@ def send(
         if given:
             raise UserError(f"--from sends the messages as recorded: {', '.join(given)} would "
                             "not apply (edit the file, e.g. with jq)", Exit.USAGE)
-        replay = Replay(from_file, count)
+        replay = Replay(from_file, count, seq_key)
         messages: Iterator[OutgoingMessage] = iter(replay)
     else:
         replay = None
@@ -619,7 +646,7 @@ def send(
             body_type = "value" if json_body else "data"
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
-            annotations or [], delivery_annotations or [], footer or [], last=count,
+            annotations or [], delivery_annotations or [], footer or [], seq_key, count,
         )
         messages = message_source(template, body, file, lines, json_body, count,
                                   duration is not None, expand_body)

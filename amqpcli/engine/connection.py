@@ -214,7 +214,7 @@ class Connection:
 
     def _abandon_all(self) -> None:
         for s in self.sessions:
-            for link in list(s.links.values()):
+            for link in s.all_links():  # (an attachment still owed its answers too)
                 for d in list(link.live.values()):
                     s._abandon(d, "transport ended")
         for link in list(self.suspended.values()):
@@ -233,7 +233,7 @@ class Connection:
         detail = f"{size} bytes from the {side} missing from the capture"
         gap = TimelineEntry(time, side, "gap", self.frame_no, detail=detail)
         for s in self.sessions:
-            for link in s.links.values():
+            for link in s.all_links():
                 if link.sender == side:
                     # the next transfer on it may be another delivery's, or not a first
                     link.gap_since = gap

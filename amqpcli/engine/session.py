@@ -162,7 +162,7 @@ class Session:
         if error is not None:
             # Some peers refuse an attach by ending the session (RabbitMQ: amqp:not-found):
             # links the other side asked for and this side never answered were refused.
-            for link in self._all_links():
+            for link in self.all_links():
                 if link.initiator != side and side not in link.attach and not link.refused:
                     link.refused = True
                     self.conn.emit(LinkRefused(link, side, error, self.conn.time))
@@ -172,7 +172,7 @@ class Session:
             link.handle.pop(side, None)
         self.handles[side].clear()
         if self.state == "ended":
-            for link in self._all_links():
+            for link in self.all_links():
                 self._retire_link(link)
 
     def attached_before(self, link: Link, side: str) -> bool:
@@ -186,7 +186,7 @@ class Session:
                 return True
         return False
 
-    def _all_links(self) -> list[Link]:
+    def all_links(self) -> list[Link]:
         """Every link of the session: `links`, and the attachments they are `owing`."""
         return [x for xs in self.owing.values() for x in xs] + list(self.links.values())
 

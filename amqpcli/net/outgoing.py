@@ -42,7 +42,7 @@ from amqpcli.errors import Exit, UserError
 
 __all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "OutgoingMessage", "PerMessage",
            "TooLarge", "expand", "has_placeholder", "read_line_bodies", "read_lines",
-           "read_whole"]
+           "read_whole", "with_application_property"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -288,6 +288,19 @@ class MessageTemplate:
 def _each(values: dict[Any, Any], n: int) -> dict[Any, Any]:
     """A section's values for message `n`."""
     return {k: _expand(v, n) for k, v in values.items()}
+
+
+def with_application_property(payload: bytes, key: str, value: Any) -> bytes:
+    """Encoded message bytes with application property `key` set to `value` (replaced
+    where it was, else added last); every other section is kept as it was encoded."""
+    from amqpcli.codec.message import Message
+
+    msg = Message.decode(payload)
+    props = msg.application_properties
+    values = dict(props.value) if props is not None and props.value is not None else {}
+    values[key] = value
+    msg.application_properties = c.ApplicationProperties(values)
+    return msg.encode()
 
 
 # The most bytes one body (or one line of --lines/--from) may have: a message is held

@@ -1,5 +1,5 @@
 """`amqp send`: {n} and {uuid} in every value typed for a message, their escapes,
-and `--expand` for a BODY argument."""
+`--expand` for a BODY argument, and `--sequence`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import Long, Symbol, UByte, UInt, ULong
+from amqpcli.codec.types import Int, Long, Symbol, UByte, UInt, ULong
+from amqpcli.render.message import message_to_json
 from tests.net.clirun import amqp, amqp_in_process
 from tests.peers import DirectReceiver
 
@@ -77,6 +78,7 @@ def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., Direc
     (["-P", "sn:long={uuid}"], "--property 'sn': bad long value"),
     (["--group-sequence", "x{n}"], "--group-sequence: bad uint value 'x1'"),
     (["-A", "k:nope={n}"], "--annotation 'k': unknown type 'nope'"),
+    (["--sequence", "-P", "sn=1"], "--property 'sn' and --sequence set the same property"),
 ])
 def test_bad_values_are_usage_errors_before_connecting(args: list[str], said: str) -> None:
     code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", "x", *args)
@@ -94,3 +96,25 @@ def test_a_number_past_its_type_mid_run_stops_the_input_there(
     assert summary["accepted"] == 255
     assert "message 256: --property 'k': bad ubyte value '256'" in summary["error"]
     assert [m.application_properties.value["k"] for m in _sent(rcv, 255)][-1] == UByte(255)
+
+
+def test_sequence_numbers_messages_and_replays(direct_receiver: Callable[..., DirectReceiver],
+                                               tmp_path: Path) -> None:
+    rcv = direct_receiver()
+    r = amqp("send", f"{rcv.url}/q", "x", "-c", "3", "--sequence", "-P", "k:int=7")
+    assert r.returncode == 0, r.stderr
+    got = _sent(rcv, 3)
+    assert [m.application_properties.value for m in got] == [
+        {"k": Int(7), "sn": ULong(n)} for n in (1, 2, 3)]
+    assert all(type(m.application_properties.value["sn"]) is ULong for m in got)
+    # --from: each replayed message numbered as sent, an sn it had replaced, the rest kept
+    old = Message(b"r", properties=c.Properties(subject="s"),
+                  application_properties={"sn": "old", "k": Int(1)})
+    f = tmp_path / "in.jsonl"
+    f.write_text(f"{json.dumps(message_to_json(old))}\n" * 2)
+    r = amqp("send", f"{rcv.url}/q", "--from", str(f), "--sequence-key", "sn")
+    assert r.returncode == 0, r.stderr
+    replayed = _sent(rcv, 5)[3:]
+    assert [m.application_properties.value for m in replayed] == [
+        {"sn": ULong(1), "k": Int(1)}, {"sn": ULong(2), "k": Int(1)}]
+    assert all(m.properties.subject == "s" and m.body == [c.Data(b"r")] for m in replayed)

@@ -203,3 +203,15 @@ def test_the_name_stays_in_use_while_its_link_is_attached() -> None:
                               target=c.Target(address="q"), initial_delivery_count=0),
              channel=s.channel["client"])
     assert [v.kind for v in of(p.peer_events, Violation)] == ["link-name-in-use"]
+
+
+def test_the_transport_ending_abandons_what_an_owed_attachment_holds() -> None:
+    """The transport ends while the first attachment still waits for its answers: its
+    unsettled deliveries are in doubt as every link's are (they were left live)."""
+    p = Pair()
+    link, _link2 = _two_sent_then_reattached(p, closed=True)
+    sent = list(link.live.values())
+    assert len(sent) == 2
+    p.client.receive_eof(p.tick())
+    assert [d.outcome for d in sent] == ["abandoned", "abandoned"]
+    assert all(d.timeline[-1].detail == "transport ended" for d in sent)
