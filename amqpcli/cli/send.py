@@ -359,12 +359,15 @@ class Replay:
     and counted in `skipped`, as is a delivery's message met a second time (pcap-dump's
     `--json --deliveries --frames` writes it in the transfer frame's record and in the
     delivery's). The file is opened now, so a bad path is an error before we connect.
-    `sequence`: the application property that numbers each message as sent (--sequence)."""
+    `sequence`: the application property that numbers each message as sent (--sequence);
+    `relay`: every message must have a `to` (they go through the anonymous relay)."""
 
-    def __init__(self, path: str, count: int | None, sequence: str | None = None) -> None:
+    def __init__(self, path: str, count: int | None, sequence: str | None = None,
+                 relay: bool = False) -> None:
         self.path = path
         self.skipped = 0
         self.sequence = sequence
+        self.relay = relay
         self._messages = self._read(_open_input(path), count)
 
     def __iter__(self) -> Iterator[OutgoingMessage]:
@@ -372,6 +375,9 @@ class Replay:
 
     def _as_sent(self, payload: bytes, n: int) -> bytes:
         """A replayed message as message `n` of this run goes out."""
+        if self.relay and _properties(payload, "to") is None:
+            raise NoMessage("a message with no 'to': with no address in the URL each message "
+                            "goes to its 'to' (the anonymous relay)")
         if self.sequence is not None:
             from amqpcli.codec.types import ULong
             from amqpcli.net.outgoing import with_application_property
@@ -551,7 +557,7 @@ def send(
     expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
     message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {uuid} a fresh UUID, {{n}} the text {n}; TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
-    to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
+    to: str | None = typer.Option(None, "--to", help="properties.to; with no address in the URL each message goes to its to, through the peer's anonymous relay.", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
     reply_to: str | None = typer.Option(None, "--reply-to", rich_help_panel=_MSG),
     correlation_id: str | None = typer.Option(None, "--correlation-id", rich_help_panel=_MSG),
@@ -580,6 +586,7 @@ def send(
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
+    force_relay: bool = typer.Option(False, "--force-relay", help="With no address in the URL: send through the anonymous relay even if the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
@@ -604,8 +611,16 @@ def send(
     check_positive(rate, "--rate")
     check_seconds(duration, "--duration")
     check_seconds(timeout, "--timeout")
-    if not conn.endpoint.address:
-        raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
+    # No address: each message goes to its `to` through the peer's anonymous relay
+    # (a sender link whose target has a null address, Part 2 §2.6.3 / AMQP Anonymous
+    # Terminus for Message Routing), as long as every message has a `to`.
+    relay = not conn.endpoint.address
+    if relay and to is None and from_file is None:
+        raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address, "
+                        "or give each message a --to for the peer's anonymous relay", Exit.USAGE)
+    if force_relay and not relay:
+        raise UserError("--force-relay is for a URL with no address (the anonymous relay)",
+                        Exit.USAGE)
     if sequence_key is not None:
         check_text(sequence_key, "--sequence-key")
         if not sequence_key:
@@ -637,7 +652,7 @@ def send(
         if given:
             raise UserError(f"--from sends the messages as recorded: {', '.join(given)} would "
                             "not apply (edit the file, e.g. with jq)", Exit.USAGE)
-        replay = Replay(from_file, count, seq_key)
+        replay = Replay(from_file, count, seq_key, relay)
         messages: Iterator[OutgoingMessage] = iter(replay)
     else:
         replay = None
@@ -648,13 +663,17 @@ def send(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
             annotations or [], delivery_annotations or [], footer or [], seq_key, count,
         )
+        if relay and not template.properties["to"]:  # (the one way to an empty to: --to '')
+            raise UserError("--to '': the anonymous relay needs a node name in each message's to",
+                            Exit.USAGE)
         messages = message_source(template, body, file, lines, json_body, count,
                                   duration is not None, expand_body)
 
     show_progress = progress if progress is not None else (
         sys.stderr is not None and sys.stderr.isatty() and conn.trace is None)
     plan = SendPlan(
-        address=conn.endpoint.address, settled=settled, window=window, rate=rate,
+        address=conn.endpoint.address or None, force_relay=force_relay, settled=settled,
+        window=window, rate=rate,
         duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,
         progress=show_progress, expected=count if count is not None else (
             1 if from_file is None and not lines and duration is None else None),

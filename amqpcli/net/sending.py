@@ -20,6 +20,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
+    REMOTE,
     Client,
     ConnectionLost,
     Pending,
@@ -37,11 +38,15 @@ __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"
 
 OUTCOMES = ("accepted", "rejected", "released", "modified")
 RUN = 256  # messages framed at a time by the send loop at most
+# What a peer offers in its open when a sender link with a null target address routes
+# each message by its `to` (AMQP Anonymous Terminus for Message Routing, OASIS).
+ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
 
 
 @dataclass(frozen=True)
 class SendPlan:
-    address: str
+    address: str | None  # None: each message goes to its `to` (the anonymous relay)
+    force_relay: bool = False  # use the relay even when the peer does not offer it
     settled: bool = False
     window: int = 1000
     rate: float | None = None
@@ -444,7 +449,10 @@ class _Sender:
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
                         start: float) -> None:
         plan = self.plan
-        sender = self.sender = await client.open_sender(plan.address, settled=plan.settled)
+        if plan.address is None:
+            sender = self.sender = await _open_relay(client, plan)
+        else:
+            sender = self.sender = await client.open_sender(plan.address, settled=plan.settled)
         txn = _Txn(client, plan, self) if plan.txn_size else None
         if txn is None and not plan.rate:
             await self._send_runs(sender, messages, start)
@@ -611,6 +619,29 @@ class _Sender:
                     Exit.TIMEOUT,
                 ) from None
         client._check()  # waits also end when the connection does
+
+
+def _offers(client: Client, capability: str) -> bool:
+    """Whether the peer's open offers `capability` (offered-capabilities, Part 2 §2.7.1)."""
+    peer_open = client.engine.connection.open.get(REMOTE)
+    if peer_open is None:
+        return False
+    return any(str(cap) == capability for cap in peer_open.as_list("offered_capabilities"))
+
+
+async def _open_relay(client: Client, plan: SendPlan) -> SenderLink:
+    """A sender link to the peer's anonymous relay: a target with no address."""
+    if not plan.force_relay and not _offers(client, ANONYMOUS_RELAY):
+        raise UserError("no address, and the peer does not offer the anonymous relay "
+                        f"({ANONYMOUS_RELAY} in its open): give the address in the URL "
+                        "(--force-relay tries the relay anyway)", Exit.REFUSED)
+    try:
+        return await client.open_sender(None, settled=plan.settled)
+    except UserError as e:
+        if e.code != Exit.REFUSED:
+            raise
+        raise UserError(f"{e} (a link to the anonymous relay: give the address in the URL)",
+                        e.code) from None
 
 
 class _Txn:
