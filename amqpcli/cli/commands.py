@@ -48,6 +48,12 @@ COMMANDS: dict[str, Command] = {
         "send",
         "Send messages to a node. Exit codes: see docs/send-recv.md.",
     ),
+    "request": Command(
+        "request",
+        "Send requests and print their replies: each request's reply-to names a dynamic node "
+        "(or --reply-to), replies are matched by correlation-id, round trips timed. See "
+        "docs/request.md.",
+    ),
     "serve": Command(
         "serve",
         "Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, dynamic "

@@ -1,0 +1,422 @@
+"""The request loop of `amqp request`: requests out, replies matched back, and the summary.
+
+One connection, two links: a receiver for the replies (a dynamic node the peer creates,
+or a node the user names) and a sender for the requests. Each request carries the reply
+node's address in `reply-to`, and a reply answers it when the reply's `correlation-id`
+equals the request's `message-id` (the JMS convention) or its `correlation-id` (what
+proton's examples/python/server.py copies back). A reply's own `message-id` is never
+taken for a correlation: no convention puts the request's id there.
+
+At most `concurrency` requests wait for their reply at a time; the next one goes when a
+reply comes, or when a request is refused (rejected, released, modified: no reply will
+come). A request's send follows `amqp send`'s rules (unsettled, outcomes counted in a
+`SendSummary`, in doubt when the connection ends first); there is no reconnect: a dynamic
+reply node goes with its connection, and a request sent again could be served twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import DecodeError, ULong
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.client import (
+    Client,
+    ConnectionLost,
+    Incoming,
+    Pending,
+    ReceiverLink,
+    close_interrupted,
+    connect_retrying,
+    run_on,
+)
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.outgoing import OutgoingMessage
+from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
+
+__all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
+
+POLL = 0.25  # seconds between looks at the request link while waiting for replies
+SHOWN = 20  # most refused requests named one by one in the summary text
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    address: str  # where the requests go
+    reply_to: str | None = None  # the reply node; None: a dynamic node
+    concurrency: int = 1
+    timeout: float = 10.0  # the longest wait for a reply (or an outcome)
+    expected: int | None = None  # requests asked for, when known
+
+
+@dataclass
+class RequestSummary:
+    send: SendSummary = field(default_factory=SendSummary)  # the requests' outcomes
+    replies: int = 0  # replies matched to a request (and printed)
+    unmatched: int = 0  # replies that answer no request waiting for one
+    missing: list[int] = field(default_factory=list)  # requests sent, no reply
+    not_sent: int = 0  # requests asked for and never sent (the run stopped first)
+    no_outcome: int = 0  # requests still unsettled at the end of a clean run
+    round_trips: list[float] = field(default_factory=list)  # seconds, per reply
+    reply_address: str | None = None
+    timed_out: bool = False  # stopped waiting for replies
+
+    @property
+    def failure(self) -> UserError | None:
+        return self.send.failure
+
+    def percentile(self, p: float) -> float | None:
+        """The p-th percentile of the round trips (nearest rank), or None."""
+        rtts = sorted(self.round_trips)
+        if not rtts:
+            return None
+        return rtts[max(0, math.ceil(p / 100 * len(rtts)) - 1)]
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.send
+        out: dict[str, Any] = {
+            "requests": s.sent,
+            **{name: getattr(s, name) for name in OUTCOMES},
+            "in-doubt": len(s.in_doubt),
+            "replies": self.replies,
+            "unmatched": self.unmatched,
+            "missing": len(self.missing),
+        }
+        if self.not_sent:
+            out["not-sent"] = self.not_sent
+        if self.no_outcome:
+            out["no-outcome"] = self.no_outcome
+        if self.round_trips:
+            out["round-trip-ms"] = {"p50": _ms(self.percentile(50)),
+                                    "max": _ms(max(self.round_trips))}
+        if self.reply_address is not None:
+            out["reply-to"] = self.reply_address
+        out["elapsed"] = round(s.elapsed, 6)
+        if s.errors:
+            out["errors"] = s.errors
+        if s.warnings:
+            out["warnings"] = s.warnings
+        code, why = request_exit(self)
+        if code != Exit.OK:
+            out["error"], out["exit"] = why, int(code)
+        return out
+
+    def text(self) -> str:
+        s = self.send
+        parts = [f"requests sent {s.sent}"]
+        for name in OUTCOMES:
+            n = getattr(s, name)
+            if n or name == "accepted":
+                parts.append(f"{name} {n}")
+        if s.in_doubt:
+            parts.append(f"in doubt {len(s.in_doubt)}")
+        parts.append(f"replies {self.replies}")
+        if self.unmatched:
+            parts.append(f"unmatched {self.unmatched}")
+        if self.missing:
+            parts.append(f"missing {len(self.missing)}")
+        if self.not_sent:
+            parts.append(f"not sent {self.not_sent}")
+        if self.round_trips:
+            p50 = self.percentile(50) or 0.0
+            parts.append(f"round trip p50 {p50 * 1000:.1f} ms, max "
+                         f"{max(self.round_trips) * 1000:.1f} ms")
+        lines = [", ".join(parts) + f" in {s.elapsed:.2f}s"]
+        lines.extend(s.errors[:SHOWN])
+        return "\n".join(lines)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 3)
+
+
+def request_exit(s: RequestSummary) -> tuple[Exit, str]:
+    """The exit code and its one-line reason: the requests' sends as `amqp send` judges
+    them (in doubt 7, the failure's code, not accepted 6), then missing replies (5)."""
+    code, why = summary_exit(s.send)
+    if code != Exit.OK:
+        return code, why
+    if s.missing:
+        n, sent = len(s.missing), s.send.sent
+        return Exit.TIMEOUT, (f"no reply to {n} of {sent} request(s)"
+                              + (" within the timeout" if s.timed_out else "")
+                              + (f" ({s.not_sent} more not sent)" if s.not_sent else ""))
+    return Exit.OK, ""
+
+
+def run_requests(cfg: ConnectionConfig, plan: RequestPlan, messages: Iterator[OutgoingMessage],
+                 *, on_reply_to: Callable[[str], None], on_reply: Callable[[Incoming], None],
+                 on_warning: Callable[[str], None], input_waits: bool = False) -> RequestSummary:
+    """Send `messages` as requests and hand each matched reply to `on_reply` (numbered by
+    its request) before it is settled. `on_reply_to(address)` is called once the reply
+    node is attached and before the first message is taken: the messages are built with
+    that address as their reply-to. `input_waits`: taking the next message may wait for
+    its input (lines): it is taken in a thread, as `run_send` does."""
+    if input_waits:
+        messages = PulledInThread(messages)
+    return run_interruptible(_Requester(cfg, plan, on_reply_to, on_reply, on_warning).run(messages))
+
+
+def id_key(value: Any) -> tuple[str, Any] | None:
+    """A message-id or correlation-id as a key that keeps its AMQP type: ulong 5 and the
+    string "5" are different ids."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "binary", bytes(value)
+    if isinstance(value, str):
+        return "string", str(value)
+    if isinstance(value, int):
+        return "ulong", int(value)
+    return type(value).__name__, value  # a uuid
+
+
+@dataclass(eq=False)
+class _Request:
+    number: int
+    message_id: Any
+    keys: tuple[tuple[str, Any], ...]
+    sent_at: float
+    pending: Pending
+
+
+class _Requester:
+    def __init__(self, cfg: ConnectionConfig, plan: RequestPlan,
+                 on_reply_to: Callable[[str], None], on_reply: Callable[[Incoming], None],
+                 on_warning: Callable[[str], None]) -> None:
+        self.cfg = cfg
+        self.plan = plan
+        self.on_reply_to = on_reply_to
+        self.on_reply = on_reply
+        self.on_warning = on_warning
+        self.s = RequestSummary(send=SendSummary(expected=plan.expected))
+        self.waiting: dict[int, _Request] = {}  # number -> request waiting for its reply
+        self.by_key: dict[tuple[str, Any], _Request] = {}
+        self.unsettled: dict[int, _Request] = {}  # number -> request with no outcome yet
+        self.replies: ReceiverLink | None = None
+        self.warned_unmatched = False
+
+    async def run(self, messages: Iterator[OutgoingMessage]) -> RequestSummary:
+        start = time.monotonic()
+        client: Client | None = None
+        s = self.s.send
+        try:
+            client = await connect_retrying(self.cfg, [])
+            await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
+            client = None
+        except ConnectionLost as e:
+            s.failure = e.error
+        except UserError as e:
+            s.failure = e
+        except asyncio.CancelledError:
+            s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            if await close_interrupted(client, self.cfg.connect_timeout):
+                client = None
+        finally:
+            if client is not None:
+                await client.abort()
+            if s.failure is not None:
+                # no outcome heard before the end: in doubt, as send says
+                s.in_doubt.extend((r.number, r.message_id) for r in self.unsettled.values())
+                s.in_doubt.sort(key=lambda nm: nm[0])
+            else:
+                self.s.no_outcome = len(self.unsettled)
+            self.s.missing = sorted(self.waiting)
+            if self.plan.expected is not None:
+                self.s.not_sent = max(0, self.plan.expected - s.sent)
+            s.elapsed = time.monotonic() - start
+        return self.s
+
+    # --- the links --------------------------------------------------------------
+
+    async def _open_replies(self, client: Client) -> ReceiverLink:
+        plan = self.plan
+        if plan.reply_to is not None:
+            link = await client.open_receiver(plan.reply_to)
+            address = plan.reply_to
+        else:
+            try:
+                link = await client.open_receiver(None, source=c.Source(dynamic=True))
+            except UserError as e:
+                if e.code != Exit.REFUSED:
+                    raise
+                raise UserError(f"{e} (asked for a dynamic node for the replies: --reply-to "
+                                "ADDRESS names a node instead)", e.code) from None
+            got = getattr(getattr(link.remote_attach, "source", None), "address", None)
+            if got is None:
+                raise UserError("the peer created no dynamic node for the replies (no address "
+                                "in its attach): --reply-to ADDRESS names a node instead",
+                                Exit.REFUSED)
+            address = str(got)
+        self.s.reply_address = address
+        # enough for every request in flight, and a few replies that answer none
+        link.flow(plan.concurrency + 10)
+        return link
+
+    async def _exchange(self, client: Client, messages: Iterator[OutgoingMessage]) -> None:
+        plan = self.plan
+        replies = self.replies = await self._open_replies(client)
+        assert self.s.reply_address is not None
+        self.on_reply_to(self.s.reply_address)
+        sender = await client.open_sender(plan.address)
+        pulled = messages if isinstance(messages, PulledInThread) else None
+        while True:
+            if len(self.waiting) >= plan.concurrency and not await self._take_replies(
+                    replies, sender, lambda: len(self.waiting) < plan.concurrency):
+                break  # no reply in time: the rest is not sent
+            if pulled is not None:
+                await pulled.ready()  # (the loop goes on serving the connection meanwhile)
+            msg = next(messages, None)
+            if msg is None:
+                break
+            keys = self._keys(msg)
+            await sender.wait_sendable(plan.concurrency, plan.timeout)
+            self._sent(msg, keys, sender.send(msg.payload, settled=False))
+        # the last replies, then the outcomes still to come (a reply may come before its
+        # request's outcome); after a timeout, none of it is waited for again
+        if not self.s.timed_out and await self._take_replies(
+                replies, sender, lambda: not self.waiting):
+            await self._take_replies(replies, sender, lambda: not self.unsettled)
+        sender._check()
+        await sender.close()
+        await replies.close()
+
+    def _keys(self, msg: OutgoingMessage) -> tuple[tuple[str, Any], ...]:
+        """The ids a reply to `msg` may carry; an id of a request still waiting for its
+        reply is a usage error (their replies could not be told apart)."""
+        keys = _request_keys(msg)
+        for k in keys:
+            other = self.by_key.get(k)
+            if other is not None:
+                raise UserError(
+                    f"request {msg.number} has the id {k[1]!r} of request {other.number}, which "
+                    "still waits for its reply: replies could not be told apart (use {n} or "
+                    "{uuid} in --message-id / --correlation-id)", Exit.USAGE)
+        return keys
+
+    def _sent(self, msg: OutgoingMessage, keys: tuple[tuple[str, Any], ...],
+              pending: Pending) -> None:
+        req = _Request(msg.number, msg.message_id, keys, time.monotonic(), pending)
+        self.s.send.sent += 1
+        self.s.send.messages += 1
+        self.waiting[req.number] = req
+        self.unsettled[req.number] = req
+        for k in keys:
+            self.by_key[k] = req
+        pending.on_done(lambda p: self._outcome(req, p.state))
+
+    def _outcome(self, req: _Request, state: Any) -> None:
+        self.unsettled.pop(req.number, None)
+        s = self.s.send
+        name = getattr(state, "NAME", None)
+        if name in OUTCOMES:
+            setattr(s, name, getattr(s, name) + 1)
+        else:
+            s.other += 1
+        if name == "accepted":
+            return
+        if isinstance(state, c.Rejected) and state.error is not None:
+            err = state.error
+            s.errors.append(f"rejected: request {req.number}: {err.condition}"
+                            + (f": {err.description}" if err.description else ""))
+        # refused: no reply will come, the next request may go
+        self._done(req)
+        if self.replies is not None:
+            self.replies.changed.set()
+
+    def _done(self, req: _Request) -> None:
+        self.waiting.pop(req.number, None)
+        for k in req.keys:
+            if self.by_key.get(k) is req:
+                del self.by_key[k]
+
+    # --- replies ----------------------------------------------------------------
+
+    async def _take_replies(self, replies: ReceiverLink, sender: Any,
+                            enough: Callable[[], bool]) -> bool:
+        """Take replies until `enough()`; False when --timeout passes first (a wait with
+        no reply and no outcome for that long)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.plan.timeout
+        while not enough():
+            left = deadline - loop.time()
+            if left <= 0:
+                self.s.timed_out = True
+                return False
+            replies.flush_settlements()
+            if not replies.queue:
+                # in slices, so that the request link's end is seen while replies are
+                # awaited (an outcome that frees a place wakes this wait: `_outcome`)
+                try:
+                    await replies.wait_changed(loop.time() + min(left, POLL), "timeout")
+                except UserError as e:
+                    if e.code != Exit.TIMEOUT:
+                        raise
+            sender._check()
+            incs = replies.take(None)
+            for inc in incs:
+                self._reply(replies, inc)
+            if incs:
+                deadline = loop.time() + self.plan.timeout
+                if replies.credit <= 5:
+                    replies.flow(self.plan.concurrency + 10)
+        return True
+
+    def _reply(self, replies: ReceiverLink, inc: Incoming) -> None:
+        now = time.monotonic()
+        try:
+            props = Message.decode(inc.payload).properties
+            corr = props.correlation_id if props is not None else None
+        except (DecodeError, ValueError):
+            corr = None
+        key = id_key(corr)
+        req = self.by_key.get(key) if key is not None else None
+        if req is None:
+            self.s.unmatched += 1
+            if not self.warned_unmatched:
+                self.warned_unmatched = True
+                said = "no correlation-id" if corr is None else f"correlation-id {_id_text(corr)}"
+                self.on_warning(f"warning: a reply with {said} answers no request waiting for "
+                                "one: not printed, counted as unmatched (said once)")
+        else:
+            self._done(req)
+            self.s.replies += 1
+            self.s.round_trips.append(now - req.sent_at)
+            self.on_reply(Incoming(inc.delivery, req.number))
+        if not inc.settled:
+            replies.settle(inc, _ACCEPTED)
+
+
+_ACCEPTED = c.Accepted()
+
+
+def _request_keys(msg: OutgoingMessage) -> tuple[tuple[str, Any], ...]:
+    """What a reply's correlation-id may hold to answer this request: its message-id and
+    its correlation-id."""
+    try:
+        props = Message.decode(msg.payload).properties
+    except (DecodeError, ValueError):
+        props = None
+    ids = [msg.message_id] if props is None else [props.message_id, props.correlation_id]
+    keys = []
+    for value in ids:
+        k = id_key(value)
+        if k is not None and k not in keys:
+            keys.append(k)
+    return tuple(keys)
+
+
+def _id_text(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        return f"binary {bytes(value).hex()}"
+    if isinstance(value, ULong):
+        return f"ulong {int(value)}"
+    return repr(str(value))

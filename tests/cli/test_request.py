@@ -1,0 +1,138 @@
+"""`amqp request` against a proton responder (tests/peers/responder.py) that answers as
+proton's examples/python/server.py does, and against `amqp serve` with that responder
+as its client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from amqpcli.codec.message import Message as AMessage
+from amqpcli.render.message import message_bytes_from_json
+from tests.net.clirun import amqp, json_lines
+from tests.net.servepeer import ServePeers
+from tests.peers import PeerThread
+from tests.peers.responder import WRONG_ID, Responder, ResponderClient
+
+pytestmark = pytest.mark.integration
+
+Start = Callable[[PeerThread], Any]
+
+
+def _summary(stderr: str) -> dict[str, Any]:
+    (line,) = [ln for ln in stderr.splitlines() if ln.startswith('{"request"')]
+    return json.loads(line)["request"]  # type: ignore[no-any-return]
+
+
+def test_replies_matched_and_printed(peers: Start) -> None:
+    r: Responder = peers(Responder())
+    p = amqp("request", f"{r.url}/service", "twas brillig", "and the slithy toves")
+    assert p.returncode == 0, p.stderr
+    assert "TWAS BRILLIG" in p.stdout and "AND THE SLITHY TOVES" in p.stdout
+    assert "requests sent 2, accepted 2, replies 2" in p.stderr
+    # each request: reply-to the dynamic node the peer named, one id in message-id and
+    # correlation-id, a different one per request
+    (address,) = r.reply_addresses()
+    reqs = r.requests()
+    assert [q.message.reply_to for q in reqs] == [address, address]
+    assert all(q.message.id == q.message.correlation_id for q in reqs)
+    assert reqs[0].message.id != reqs[1].message.id
+
+
+def test_json_replies_are_recv_lines_and_lossless(peers: Start) -> None:
+    r: Responder = peers(Responder())
+    p = amqp("request", f"{r.url}/service", "x", "--count", "3", "--concurrency", "3", "--json")
+    assert p.returncode == 0, p.stderr
+    lines = json_lines(p.stdout)
+    # the bytes of every reply, back from its line exactly (in the order they came)
+    assert sorted(message_bytes_from_json(obj) for obj in lines) == sorted(r.replies())
+    ids = {q.message.id for q in r.requests()}
+    assert {AMessage.decode(message_bytes_from_json(o)).properties.correlation_id
+            for o in lines} == ids and len(ids) == 3
+    s = _summary(p.stderr)
+    assert (s["requests"], s["accepted"], s["replies"], s["unmatched"], s["missing"]) == (
+        3, 3, 3, 0, 0)
+    assert set(s["round-trip-ms"]) == {"p50", "max"}
+
+
+def test_missing_and_unmatched_replies(peers: Start) -> None:
+    # 2 is never answered, 3 is answered with a correlation-id no request has
+    r: Responder = peers(Responder(drop=[2], wrong=[3]))
+    p = amqp("request", f"{r.url}/service", "a", "b", "c", "--concurrency", "3", "-t", "1")
+    assert p.returncode == 5, p.stderr
+    assert 'b"A"' in p.stdout and 'b"B"' not in p.stdout and 'b"C"' not in p.stdout
+    assert p.stderr.count(f"correlation-id {WRONG_ID!r} answers no request") == 1
+    assert "replies 1, unmatched 1, missing 2" in p.stderr
+    assert p.stderr.splitlines()[-1] == (
+        "amqp: error: no reply to 2 of 3 request(s) within the timeout")
+
+
+def test_one_at_a_time_stops_at_the_missing_reply(peers: Start) -> None:
+    r: Responder = peers(Responder(drop=[1]))
+    p = amqp("request", f"{r.url}/service", "a", "b", "-t", "1", "--json")
+    assert p.returncode == 5, p.stderr
+    assert len(r.requests()) == 1  # the second waits for the first's reply, which never comes
+    s = _summary(p.stderr)
+    assert (s["requests"], s["missing"], s["not-sent"], s["exit"]) == (1, 1, 1, 5)
+
+
+def test_rejected_request_exits_6_and_the_rest_goes_on(peers: Start) -> None:
+    r: Responder = peers(Responder(reject=[1]))
+    p = amqp("request", f"{r.url}/service", "a", "b")
+    assert p.returncode == 6, p.stderr
+    assert 'b"B"' in p.stdout
+    assert "rejected: request 1: amqp:precondition-failed: told to reject it" in p.stderr
+    assert "1 message(s) not accepted (1 rejected" in p.stderr.splitlines()[-1]
+
+
+def test_reply_to_a_named_node(peers: Start) -> None:
+    r: Responder = peers(Responder())
+    p = amqp("request", f"{r.url}/service", "hi", "--reply-to", "my-replies")
+    assert p.returncode == 0, p.stderr
+    assert "HI" in p.stdout
+    assert r.reply_addresses() == ["my-replies"]
+    assert r.requests()[0].message.reply_to == "my-replies"
+
+
+@pytest.mark.parametrize("correlate", ["correlation_id", "message_id"])
+def test_through_amqp_serve(peers: Start, serve: ServePeers, correlate: str) -> None:
+    # server.py's way (the reply's correlation-id is the request's) and the JMS way (it
+    # is the request's message-id), the replies through serve's anonymous relay
+    url = serve()
+    rc: ResponderClient = peers(ResponderClient(url, "service", correlate=correlate))
+    rc.wait_attached()
+    p = amqp("request", f"{url}/service", "one", "two", "--message-id", "req-{n}",
+             "--correlation-id", "corr-{n}", "--concurrency", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    got = {AMessage.decode(message_bytes_from_json(o)).properties.correlation_id
+           for o in json_lines(p.stdout)}
+    assert got == ({"corr-1", "corr-2"} if correlate == "correlation_id" else {"req-1", "req-2"})
+    assert _summary(p.stderr)["reply-to"].startswith("amqp-serve.tmp.")
+
+
+def test_named_reply_node_on_serve(peers: Start, serve: ServePeers) -> None:
+    url = serve()
+    rc: ResponderClient = peers(ResponderClient(url, "service"))
+    rc.wait_attached()
+    p = amqp("request", f"{url}/service", "x", "--count", "2", "--reply-to", "replies")
+    assert p.returncode == 0, p.stderr
+    assert "replies 2" in p.stderr
+    assert {q.message.reply_to for q in rc.requests()} == {"replies"}
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["amqp://127.0.0.1:1", "x"], "no address"),
+    (["amqp://127.0.0.1:1/q", "x", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["amqp://127.0.0.1:1/q", "a", "b", "--count", "2"], "several BODY arguments"),
+    (["amqp://127.0.0.1:1/q", "x", "-c", "2", "--concurrency", "2", "--message-id", "m"],
+     "the same id"),
+    (["amqp://127.0.0.1:1/q", "x", "--reply-to", ""], "--reply-to needs a node address"),
+    (["amqp://127.0.0.1:1/q", "x", "--reconnect", "2"], "No such option: --reconnect"),
+])
+def test_usage_errors(args: list[str], said: str) -> None:
+    p = amqp("request", *args)
+    assert p.returncode == 2, p.stderr
+    assert said in p.stderr and "Traceback" not in p.stderr
