@@ -557,7 +557,7 @@ def send(
     expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
     message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {uuid} a fresh UUID, {{n}} the text {n}; TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
-    to: str | None = typer.Option(None, "--to", help="properties.to; with no address in the URL each message goes to its to, through the peer's anonymous relay.", rich_help_panel=_MSG),
+    to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
     reply_to: str | None = typer.Option(None, "--reply-to", rich_help_panel=_MSG),
     correlation_id: str | None = typer.Option(None, "--correlation-id", rich_help_panel=_MSG),
@@ -568,7 +568,7 @@ def send(
     group_id: str | None = typer.Option(None, "--group-id", rich_help_panel=_MSG),
     group_sequence: str | None = typer.Option(None, "--group-sequence", rich_help_panel=_MSG),
     reply_to_group_id: str | None = typer.Option(None, "--reply-to-group-id", rich_help_panel=_MSG),
-    properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE, e.g. sn:long={n} (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
+    properties: list[str] | None = typer.Option(None, "--property", "-P", help="Application property KEY=VALUE or KEY:TYPE=VALUE (repeatable; sn:long={n}: the message number as a long).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     annotations: list[str] | None = typer.Option(None, "--annotation", "-A", help="Message annotation KEY[:TYPE]=VALUE (key is a symbol; repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     delivery_annotations: list[str] | None = typer.Option(None, "--delivery-annotation", help="Delivery annotation KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
@@ -586,7 +586,7 @@ def send(
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
-    force_relay: bool = typer.Option(False, "--force-relay", help="With no address in the URL: send through the anonymous relay even if the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
+    force_relay: bool = typer.Option(False, "--force-relay", help="Use the anonymous relay (a URL with no address: each message goes to its --to) even when the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
