@@ -60,6 +60,8 @@ _PROPERTY_TYPES: dict[str, Any] = {
 def _property_value(name: str, text: str) -> Any:
     """The value of a properties option: made for each message when its text has {n} or
     {uuid} in it (`PerMessage`), else now."""
+    if _PROPERTY_TYPES[name] == "string":
+        return _per_message(text, str)  # (as typed_value makes a string, faster)
     return _per_message(text, lambda s: _property_now(name, s))
 
 

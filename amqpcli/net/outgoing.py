@@ -74,6 +74,11 @@ def expand(text: str, n: int) -> str:
     one its own), ``{{n}}`` and ``{{uuid}}`` the text ``{n}`` and ``{uuid}``."""
     if "{" not in text:
         return text
+    if "{{" not in text:  # (the common case, without the regular expression: per message)
+        text = text.replace("{n}", str(n))
+        while "{uuid}" in text:
+            text = text.replace("{uuid}", str(uuid.uuid4()), 1)
+        return text
 
     def one(m: re.Match[str]) -> str:
         if m.group(1):

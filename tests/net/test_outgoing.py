@@ -102,3 +102,13 @@ def test_a_string_id_with_a_colon_still_takes_n() -> None:
 
     t = build_template("data", {"message_id": "order:{n}"}, None, None, None, None, [], [], [], [])
     assert Message.decode(t.encode(7, b"x").payload).properties.message_id == "order:7"
+
+
+def test_expand_placeholders_and_escapes() -> None:
+    from amqpcli.net.outgoing import expand, has_placeholder
+
+    assert expand("a-{n}-{n}", 7) == "a-7-7" and expand("{{n}}:{n}:{{uuid}}", 7) == "{n}:7:{uuid}"
+    one, two = expand("{uuid} {uuid}", 1).split()  # each its own
+    assert one != two and len(one) == 36
+    assert expand("{x} {N} {{x}}", 1) == "{x} {N} {{x}}"  # other braces are text
+    assert has_placeholder("a{n}") and not has_placeholder("a{{n}} {x}")
