@@ -125,6 +125,8 @@ class RequestSummary:
             parts.append(f"missing {len(self.missing)}")
         if self.not_sent:
             parts.append(f"not sent {self.not_sent}")
+        if self.no_outcome:
+            parts.append(f"no outcome {self.no_outcome}")
         if self.round_trips:
             p50 = self.percentile(50) or 0.0
             parts.append(f"round trip p50 {p50 * 1000:.1f} ms, max "
@@ -203,6 +205,7 @@ class _Requester:
         self.unsettled: dict[int, _Request] = {}  # number -> request with no outcome yet
         self.replies: ReceiverLink | None = None
         self.warned_unmatched = False
+        self.input_error: UserError | None = None  # the input failed: nothing more sent
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> RequestSummary:
         start = time.monotonic()
@@ -212,6 +215,7 @@ class _Requester:
             client = await connect_retrying(self.cfg, [])
             await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
             client = None
+            s.failure = self.input_error
         except ConnectionLost as e:
             s.failure = e.error
         except UserError as e:
@@ -274,7 +278,13 @@ class _Requester:
                 break  # no reply in time: the rest is not sent
             if pulled is not None:
                 await pulled.ready()  # (the loop goes on serving the connection meanwhile)
-            msg = next(messages, None)
+            try:
+                msg = next(messages, None)
+            except UserError as e:
+                # (a bad line of --lines) what was sent is seen through to its reply, then
+                # the error ends the run (`run`), as send does
+                self.input_error = e
+                break
             if msg is None:
                 break
             keys = self._keys(msg)

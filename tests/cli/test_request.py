@@ -98,7 +98,8 @@ def test_reply_to_a_named_node(peers: Start) -> None:
 
 
 @pytest.mark.parametrize("correlate", ["correlation_id", "message_id"])
-def test_through_amqp_serve(peers: Start, serve: ServePeers, correlate: str) -> None:
+def test_through_amqp_serve(serve: ServePeers, peers: Start, correlate: str) -> None:
+    # (serve first: the responder is stopped before it)
     # server.py's way (the reply's correlation-id is the request's) and the JMS way (it
     # is the request's message-id), the replies through serve's anonymous relay
     url = serve()
@@ -113,7 +114,7 @@ def test_through_amqp_serve(peers: Start, serve: ServePeers, correlate: str) -> 
     assert _summary(p.stderr)["reply-to"].startswith("amqp-serve.tmp.")
 
 
-def test_named_reply_node_on_serve(peers: Start, serve: ServePeers) -> None:
+def test_named_reply_node_on_serve(serve: ServePeers, peers: Start) -> None:
     url = serve()
     rc: ResponderClient = peers(ResponderClient(url, "service"))
     rc.wait_attached()
@@ -136,3 +137,13 @@ def test_usage_errors(args: list[str], said: str) -> None:
     p = amqp("request", *args)
     assert p.returncode == 2, p.stderr
     assert said in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_bad_line_ends_the_run_after_the_replies_to_those_sent(peers: Start) -> None:
+    r: Responder = peers(Responder())
+    p = amqp("request", f"{r.url}/service", "--lines", "--json-body", "--json",
+             input=b'"one"\n{not json\n"three"\n')
+    assert p.returncode == 2, p.stderr
+    assert len(json_lines(p.stdout)) == 1 and len(r.requests()) == 1
+    assert "body is not lossless JSON" in p.stderr.splitlines()[-1]
+    assert _summary(p.stderr)["replies"] == 1

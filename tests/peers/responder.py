@@ -26,7 +26,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from proton import Link, Message, Terminus
+from proton import Endpoint, Link, Message, Terminus
 
 from tests.peers import outcomes as oc
 from tests.peers import sections
@@ -197,6 +197,15 @@ class ResponderClient(_Rules, PeerThread):
         self._thread = threading.Thread(target=self._run, name="proton-responder", daemon=True)
         self._thread.start()
         return self
+
+    def stop(self, timeout: float = 30) -> None:
+        """Close the connection and wait for the broker's close before the thread ends
+        (a connection dropped without one keeps `amqp serve` waiting when it stops)."""
+        if self._thread is not None and self._thread.is_alive() and self._crash is None:
+            conns = self.call(lambda: list(self.handler.connections))
+            self.call(lambda: [c.close() for c in conns])
+            self.wait_for(lambda: all(c.state & Endpoint.REMOTE_CLOSED for c in conns), timeout)
+        super().stop(timeout)
 
     def wait_attached(self, timeout: float = 30) -> None:
         """Until its links to the broker are open (requests sent before would find no
