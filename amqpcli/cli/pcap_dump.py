@@ -23,6 +23,7 @@ from amqpcli.errors import Exit, UserError
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
     from amqpcli.capture.live import TlsFlows
     from amqpcli.dissect import Dissector, Filter, Summary
+    from amqpcli.dissect.journeys import Journeys
     from amqpcli.dissect.stats import Passed
 
 _OUT = "Output"
@@ -326,6 +327,7 @@ def pcap_dump(
     count: Annotated[int | None, typer.Option("--count", "-c", help="With --live: stop after this many packets.", rich_help_panel=_SRC)] = None,
     fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
     deliveries: Annotated[bool, typer.Option("--deliveries", "-d", help="One line per delivery: link, id, tag, size, outcome, who settled, latency.", rich_help_panel=_OUT)] = False,
+    messages: Annotated[bool, typer.Option("--messages", "-m", help="Each message followed across connections by its bare message, at the end: its deliveries (producer to broker, broker to consumer, again) with outcomes and the time between them.", rich_help_panel=_OUT)] = False,
     links: Annotated[bool, typer.Option("--links", help="Every link at the end: handles, termini, credit, outcomes, latency (AMQP 0-10: every destination, with its subscription and outcomes).", rich_help_panel=_OUT)] = False,
     connections: Annotated[bool, typer.Option("--connections", help="Every connection at the end: endpoints, open, SASL, close.", rich_help_panel=_OUT)] = False,
     summary: Annotated[bool, typer.Option("--summary", help="Counts by performative and outcome, latency per link, credit stalls, violations.", rich_help_panel=_OUT)] = False,
@@ -389,7 +391,8 @@ def pcap_dump(
         ignored = [name for name, given in (
             ("--connection", connection), ("--address", address), ("--link", link),
             ("--performative", performative), ("--state", state), ("--since", since),
-            ("--until", until), ("--deliveries", deliveries), ("--links", links),
+            ("--until", until), ("--deliveries", deliveries), ("--messages", messages),
+            ("--links", links),
             ("--connections", connections), ("--frames", frames), ("--frames-only", brief),
             ("--bodies", bodies), ("--live", live), ("--fast-capture", fast_capture),
             ("--tls-keylog", keylog),
@@ -432,23 +435,29 @@ def pcap_dump(
 
         # (live, the clients may not have written their keys yet)
         check_keylog(str(keylog), may_grow=live is not None)
-    show_frames = frames or not (deliveries or links or connections or summary)
+    show_frames = frames or not (deliveries or messages or links or connections or summary)
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,
                  until=until)
     # frames only, and nothing that needs the engine: skip it (the fast path)
-    engine = not (brief and show_frames and not (deliveries or links or connections or summary)
+    engine = not (brief and show_frames and not (deliveries or messages or links or connections
+                                                 or summary)
                   and not state and not link and not address)
     # delivery records feed the delivery lines and the summary, and their figures per link
     # the tables at the end; the frame view needs neither. Link and address filters find
     # the links of a frame through its engine events, the steps of deliveries included.
-    dis = Dissector(keep_payload=(json_out and deliveries) or bodies, stall_threshold=stall,
-                    ports=port or (), engine=engine,
-                    delivery_records=deliveries or links or connections or summary,
+    dis = Dissector(keep_payload=(json_out and deliveries) or bodies or messages,
+                    stall_threshold=stall, ports=port or (), engine=engine,
+                    delivery_records=deliveries or messages or links or connections or summary,
                     delivery_updates=flt.by_link)
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None
+    journeys = None
+    if messages:
+        from amqpcli.dissect.journeys import Journeys
+
+        journeys = Journeys()
     passed = None
     if flt.within and (links or connections or summary):
         from amqpcli.dissect.stats import Passed
@@ -474,7 +483,7 @@ def pcap_dump(
                                found)
             try:
                 _loop(dis, records, out, flt, summ, show_frames, deliveries, json_out, full,
-                      bodies, show_secrets, passed, pieces)
+                      bodies, show_secrets, passed, pieces, journeys)
             except KeyboardInterrupt:
                 if not stop.stopped[0]:
                     raise
@@ -484,10 +493,12 @@ def pcap_dump(
                     close()
                 # what was open when the reading stopped: deliveries left unsettled, ...
                 _loop(dis, dis.finish(), out, flt, summ, show_frames, deliveries, json_out,
-                      full, bodies, show_secrets, passed, pieces)
+                      full, bodies, show_secrets, passed, pieces, journeys)
         finally:
             gc.set_threshold(*thresholds)
             out.flush()
+        if journeys is not None:
+            _messages_view(journeys, out, json_out, show_secrets, filtering=flt.active)
         if links or connections or summ is not None:
             _end_views(dis, out, flt, summ, links, connections, json_out, stall, passed)
         out.flush()
@@ -560,7 +571,8 @@ class _Pieces:
 
 def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,
-          show_secrets: bool, passed: "Passed | None", pieces: _Pieces | None) -> None:
+          show_secrets: bool, passed: "Passed | None", pieces: _Pieces | None,
+          journeys: "Journeys | None" = None) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
     from amqpcli.render.traffic import (
         notice_json,
@@ -612,7 +624,10 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                     line(record_line(rec, show_secrets=show_secrets, bodies=full,
                                      message=whole), rec)
         elif cls is DeliveryRecord:
-            if filtering and not flt.delivery(rec):
+            chosen = not filtering or flt.delivery(rec)
+            if journeys is not None:  # (every hop: a message is shown if one is chosen)
+                journeys.add(rec, chosen)
+            if not chosen:
                 continue
             if passed is not None:
                 passed.add(rec)
@@ -648,6 +663,22 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             elif rec.kind != "capture-error" and (show_frames or show_deliveries
                                                    or rec.kind == "encrypted"):
                 line(notice_line(rec), rec)  # a capture error ends the run with its message
+
+
+def _messages_view(journeys: "Journeys", out: Out, json_out: bool, show_secrets: bool,
+                   filtering: bool) -> None:
+    """`--messages`: each message with its hops, then (as text) a line of totals; with
+    filters, the messages one of whose deliveries they chose."""
+    from amqpcli.render.journeys import journey_json, journey_line, journeys_summary
+
+    shown = [j for j in journeys if j.chosen or not filtering]
+    for j in shown:
+        if json_out:
+            out.json(journey_json(j, show_secrets))
+        else:
+            out.line(journey_line(j, show_secrets))
+    if not json_out:
+        out.line(journeys_summary(journeys, shown))
 
 
 def _end_views(dis: "Dissector", out: Out, flt: "Filter", summ: "Summary | None", links: bool,

@@ -33,14 +33,14 @@ def latency_text(seconds: float | None) -> str:
     return f"{seconds:.3f} s"
 
 
-def _detail(state: Any) -> str:
+def outcome_detail(state: Any) -> str:
     """What a deciding state adds to its name: an error, modified flags, a txn."""
     if state is None:
         return ""
     name = getattr(state, "NAME", "")
     if name == "transactional-state":
         txn = getattr(state, "txn_id", None)
-        inner = _detail(getattr(state, "outcome", None))
+        inner = outcome_detail(getattr(state, "outcome", None))
         return f" in txn {format_binary(txn or b'', 16)}{inner}"
     if name == "rejected":
         err = getattr(state, "error", None)
@@ -73,7 +73,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     link = name if len(name) <= _LINK_WIDTH else name[: _LINK_WIDTH - 1] + "…"
     did = f"#{rec.delivery_id}" if rec.delivery_id is not None else "#?"
     tag = f"tag={format_binary(rec.tag, 16)}" if rec.tag is not None else ""
-    outcome = rec.outcome + _detail(rec.state)
+    outcome = rec.outcome + outcome_detail(rec.state)
     if rec.aborted:
         outcome = "aborted"
     flags = []

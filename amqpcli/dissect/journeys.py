@@ -1,0 +1,129 @@
+"""Messages followed across connections: the `--messages` view of `amqp pcap-dump`.
+
+A message is known by its bare message — properties, application-properties and body as
+they arrived — which no node may change on the way (AMQP 1.0 Part 3 §3.2: only the
+header, the annotations and the footer are the nodes' to add or alter). Every AMQP 1.0
+delivery of the capture whose message splits is a *hop* of the message its bare bytes
+are: a producer's transfer into a broker and the broker's transfer to a consumer are two
+hops of one message, a redelivery is one more. Where the time went between them is what
+a stalled consumer's capture is read for.
+
+Only what the views show is kept per hop (not the record, whose payload may be large);
+the messages themselves are kept to the end of the capture, so memory grows with the
+number of distinct messages (the tables, `--out`, are for capture sets too large for
+that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import DecodeError
+from amqpcli.dissect.records import AMQP10, DeliveryRecord
+
+
+@dataclass(slots=True, eq=False)
+class Hop:
+    """One delivery of a message: where, when, and how it ended."""
+
+    conn: str  # the connection's label (c1)
+    link: str
+    address: str | None
+    sender: str  # the side that sent it: "client" or "server"
+    delivery_id: int | None
+    first_time: float | None
+    outcome: str
+    state: Any  # the deciding state, for its detail (a rejection's error…)
+    settled_by: str | None
+    presettled: bool
+    at_end: bool
+    settled_time: float | None
+
+    @property
+    def latency(self) -> float | None:
+        if self.first_time is None or self.settled_time is None:
+            return None
+        return self.settled_time - self.first_time
+
+
+@dataclass(slots=True, eq=False)
+class Journey:
+    """A message and its hops, in the order they were seen."""
+
+    digest: bytes  # SHA-256 of the bare message
+    size: int  # of the bare message
+    message_id: Any  # properties.message-id, or None
+    secret: bool  # the bare bytes hold a SASL secret: neither its hash nor its id is shown
+    hops: list[Hop] = field(default_factory=list)
+    chosen: bool = False  # a hop passed the filters
+
+    @property
+    def first_time(self) -> float | None:
+        return self.hops[0].first_time
+
+    @property
+    def transit(self) -> float | None:
+        """From the first hop's first transfer to the last hop's (None for one hop)."""
+        first, last = self.hops[0].first_time, self.hops[-1].first_time
+        if len(self.hops) < 2 or first is None or last is None:
+            return None
+        return last - first
+
+
+class Journeys:
+    """Collects the hops of every message from the delivery records, in capture order."""
+
+    def __init__(self) -> None:
+        self._by_digest: dict[bytes, Journey] = {}
+        self.unreadable = 0  # AMQP 1.0 deliveries whose message did not split or was not seen
+
+    def add(self, rec: DeliveryRecord, chosen: bool = True) -> None:
+        """One delivery record; `chosen`: whether it passed the view's filters."""
+        if rec.protocol != AMQP10:
+            return
+        payload = rec.payload
+        if not payload or rec.aborted or rec.incomplete:
+            self.unreadable += 1
+            return
+        try:
+            msg = Message.decode(payload)
+            bare = msg.bare_bytes
+            props = msg.properties
+        except DecodeError:
+            self.unreadable += 1
+            return
+        if not bare:  # no properties, application-properties nor body: nothing to know it by
+            self.unreadable += 1
+            return
+        digest = hashlib.sha256(bare).digest()
+        j = self._by_digest.get(digest)
+        if j is None:
+            from amqpcli.render.redact import secret_spans
+
+            j = self._by_digest[digest] = Journey(
+                digest, len(bare), getattr(props, "message_id", None),
+                bool(secret_spans(bare)))
+        j.hops.append(Hop(rec.conn.label, rec.link, rec.address, rec.sender, rec.delivery_id,
+                          rec.first_time, rec.outcome, rec.state, rec.settled_by,
+                          rec.presettled, rec.at_end, rec.settled_time))
+        j.chosen = j.chosen or chosen
+
+    def __iter__(self) -> Iterator[Journey]:
+        """The messages in the order of their first hop's first transfer, each one's hops
+        in that order too (records come as deliveries end, not as they begin)."""
+        journeys = list(self._by_digest.values())
+        for j in journeys:
+            j.hops.sort(key=_when)
+        journeys.sort(key=lambda j: _when(j.hops[0]))
+        return iter(journeys)
+
+    def __len__(self) -> int:
+        return len(self._by_digest)
+
+
+def _when(h: Hop) -> tuple[bool, float]:
+    return (h.first_time is None, h.first_time or 0.0)
