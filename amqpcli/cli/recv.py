@@ -230,6 +230,9 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
 
 
 def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
+    if s.in_doubt:  # first, as for send: the one thing a script must act on
+        why = f"{s.in_doubt} message(s) in doubt"
+        return Exit.IN_DOUBT, why + (f": {s.failure}" if s.failure is not None else "")
     if s.failure is not None:
         after = f" (after {s.written} message(s))" if s.written else ""
         return s.failure.code, f"{s.failure}{after}"
@@ -263,6 +266,8 @@ def recv(
     outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject[:CONDITION[=DESCRIPTION]], modify[:failed][:undeliverable]; a comma-separated list is applied in turn. Messages released or modified (not undeliverable) are held and given back when the run ends, so each is written once.", rich_help_panel=_RCV),
     presettled: bool = typer.Option(False, "--presettled", help="Ask the sender to settle before sending (at most once: a message lost in transit is lost).", rich_help_panel=_RCV),
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
+    txn_size: int | None = typer.Option(None, "--txn-size", help="Settle in transactions of N messages (the last one may hold fewer).", rich_help_panel=_RCV),
+    rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing (the messages stay on the node).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
     filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option
     subscription: str | None = typer.Option(None, "--subscription", help="Durable subscription NAME (the link name; keep --container-id stable).", rich_help_panel=_SRC),
@@ -283,23 +288,23 @@ def recv(
             ("--count", count is not None), ("--timeout", timeout is not None),
             ("--drain", drain), ("--outcome", outcome != "accept"),
             ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
-            ("--copy", copy), ("--dynamic", dynamic), ("--json", json_out),
-            ("--out", out is not None)) if given]
+            ("--txn-size", txn_size is not None), ("--rollback", rollback),
+            ("--copy", copy), ("--dynamic", dynamic),
+            ("--json", json_out), ("--out", out is not None)) if given]
         if unused:
             raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
                             f"it takes no {', '.join(unused)}", Exit.USAGE)
+    from dataclasses import replace
+
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
                      filters or [], subscription, unsubscribe, dynamic, copy)
     if presettled:
         if settle_mode == "second" or copy:
             raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
-        from dataclasses import replace as _replace
-
-        plan = _replace(plan, presettled=True)
+        plan = replace(plan, presettled=True)
+    plan = with_txn(plan, txn_size, rollback)
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
-        from dataclasses import replace
-
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")
     # A file is kept to be read back: it gets the lossless lines, never the text view,
     # which cuts long binary values.
@@ -316,6 +321,25 @@ def recv(
     code, why = recv_exit(summary, count)
     if code != Exit.OK:
         raise UserError(why, code)
+
+
+def with_txn(plan: RecvPlan, txn_size: int | None, rollback: bool) -> RecvPlan:
+    from dataclasses import replace
+
+    if rollback and txn_size is None:
+        raise UserError("--rollback needs --txn-size", Exit.USAGE)
+    if txn_size is None:
+        return plan
+    if txn_size < 1:
+        raise UserError("--txn-size must be at least 1", Exit.USAGE)
+    # A transaction holds outcomes: copy sends none, pre-settled messages take none.
+    if plan.copy:
+        raise UserError("--copy settles nothing (it releases what it held): it takes no "
+                        "--txn-size", Exit.USAGE)
+    if plan.presettled:
+        raise UserError("--presettled messages take no outcome: they go with no --txn-size",
+                        Exit.USAGE)
+    return replace(plan, txn_size=txn_size, rollback=rollback)
 
 
 def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, credit: int,

@@ -14,6 +14,16 @@ the head of the queue) and the run would see the same messages for ever, its tim
 never reached. Messages that went back with a lost
 link and come again on the next one are recognised and not written twice.
 
+Transactions (``--txn-size N``): the outcomes of every N messages are sent inside one
+transaction (`transactional-state`, Part 4 §4.4.2) and take effect when it is discharged
+— committed, or rolled back with ``--rollback``, which leaves the messages on the node.
+Still written before their outcome is sent. A transaction cannot outlive its connection:
+what was written in one not yet discharged comes again. A commit sent and not answered
+leaves its messages in doubt (the node may or may not have removed them). Messages that
+the transaction gives back to the node (all of them on rollback; those released or
+modified on commit) come again on this link: like those of a lost link, they are known
+when they do, held unwritten and released at the end.
+
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
@@ -185,6 +195,8 @@ class RecvPlan:
     dynamic: bool = False
     copy: bool = False
     presettled: bool = False  # ask the sender to settle first: at most once
+    txn_size: int | None = None  # outcomes in transactions of this many messages
+    rollback: bool = False  # discharge them with fail=true: the messages stay
     check_copy: bool = False  # browse: verify that copy really did not consume
 
 
@@ -200,6 +212,10 @@ class RecvSummary:
     seen_again: int = 0  # given back earlier in the run, came again, not written
     address: str | None = None  # the dynamic node's address
     reconnects: int = 0
+    committed: int = 0  # transactions
+    rolled_back: int = 0
+    rolled_back_messages: int = 0
+    in_doubt: int = 0  # written in a transaction whose commit was not confirmed
     elapsed: float = 0.0
     timed_out: bool = False
     drained: bool = False
@@ -231,6 +247,11 @@ class RecvSummary:
             out["address"] = self.address
         if self.reconnects:
             out["reconnects"] = self.reconnects
+        if self.committed or self.rolled_back:  # as send's
+            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back,
+                                   "rolled-back-messages": self.rolled_back_messages}
+        if self.in_doubt:
+            out["in-doubt"] = self.in_doubt
         if self.copy_consumed is not None:
             out["copy-consumed"] = self.copy_consumed
         if self.copy_unchecked is not None:
@@ -256,6 +277,11 @@ class RecvSummary:
             parts.append(f"seen again {self.seen_again} (released, not written)")
         if self.reconnects:
             parts.append(f"{self.reconnects} reconnect(s)")
+        if self.in_doubt:
+            parts.append(f"in doubt {self.in_doubt}")
+        if self.committed or self.rolled_back:  # as send's
+            parts.append(f"transactions committed {self.committed}, rolled back "
+                         f"{self.rolled_back} ({self.rolled_back_messages} messages)")
         rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
         return ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
 
@@ -373,13 +399,20 @@ class _Receiver:
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
         self.second_mode_waits: list[Incoming] = []
         # Messages given back are held to the end (see the module doc): each with the state
-        # to settle it with then and what the message is (`_identity`).
-        self.hold_back = not plan.copy and not plan.presettled
+        # to settle it with then and what the message is (`_identity`). In a transaction
+        # the outcome goes at once; what it gives back is known when it comes again.
+        self.hold_back = not plan.copy and not plan.presettled and not plan.txn_size
         self.given_back: list[tuple[Incoming, Any, int]] = []
         # Written, then given back with a lost link: they come again on the next one.
         self.gone_back: Counter[int] = Counter()
         self.link: ReceiverLink | None = None  # the current connection's link
         self.credit = plan.credit  # shrunk after a drop that came with deliveries unsettled
+        # The open transaction: its id, and per message settled in it (outcome name,
+        # identity when the discharge gives the message back, else None).
+        self.txn_id: bytes | None = None
+        self.txn_msgs: list[tuple[str, int | None]] = []
+        self.txn_states: dict[int, Any] = {}  # id(outcome state) -> its transactional state
+        self.committing = 0  # messages of a commit sent and not yet answered
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
 
     def _warn(self, text: str) -> None:
@@ -423,6 +456,7 @@ class _Receiver:
                         self._left_with_end(again=False)
                         break
                     self._left_with_end(again=True)
+                    self._txn_lost(again=True)
                     await asyncio.sleep(attempts.pop(0))
                     dropped = True
         except UserError as e:
@@ -437,6 +471,7 @@ class _Receiver:
                 await client.abort()
             self.sink.close()
             self._lost_unwritten()
+            self._txn_lost(again=False)
             s = self.s
             if s.presettled_lost:
                 self._warn(f"{s.presettled_lost} pre-settled message(s) lost: received but not "
@@ -448,6 +483,69 @@ class _Receiver:
                                     else "the browse did not finish")
             s.elapsed = time.monotonic() - start
         return self.s
+
+    def _txn_lost(self, again: bool) -> None:
+        """The connection (or the run) ended with a transaction not discharged, or its
+        commit not answered: say what becomes of its messages, written already. Before a
+        reconnect (`again`) nothing is in doubt: whichever way it went, a message is
+        either gone or comes again, to be written again (at least once)."""
+        n, doubt = len(self.txn_msgs), self.committing
+        self.txn_id = None
+        self.txn_msgs = []
+        self.txn_states.clear()
+        self.committing = 0
+        again_text = ", and they are written again" if again else ""
+        if doubt:
+            if again:
+                self._warn(f"{doubt} message(s) written in a transaction whose commit was not "
+                           "confirmed: if it did not commit, the node delivers them again"
+                           + again_text)
+            else:
+                self.s.in_doubt += doubt
+                self._warn(f"{doubt} message(s) in doubt: written, and their transaction's "
+                           "commit was not confirmed (the node may still hold them)")
+        elif n and not self.plan.rollback:
+            self._warn(f"{n} message(s) written in a transaction that was not committed "
+                       "(it cannot outlive its connection): the node keeps them and delivers "
+                       "them again" + again_text)
+
+    async def _declare(self, link: ReceiverLink) -> None:
+        self.txn_id = await link.client.declare()
+        self.txn_states.clear()
+
+    async def _discharge(self, link: ReceiverLink) -> None:
+        """End the open transaction (commit, or roll back with --rollback) once its
+        outcomes have gone out; then its outcomes count, and what it gave back to the node
+        is recognised when it comes again (see the module doc)."""
+        if self.txn_id is None:
+            return
+        if not self.txn_msgs:  # nothing settled in it: nothing to commit
+            return
+        link.flush_settlements()
+        if self.plan.settle_second:
+            await self._settle_second_mode(link)
+        fail = self.plan.rollback
+        msgs = self.txn_msgs
+        if not fail:
+            self.committing = len(msgs)
+        try:
+            await link.client.discharge(self.txn_id, fail=fail)
+        except UserError as e:
+            if e.code == Exit.REFUSED:  # answered: the transaction did not commit
+                self.committing = 0
+            raise
+        self.committing = 0
+        self.txn_id = None
+        self.txn_msgs = []
+        s = self.s
+        if fail:
+            s.rolled_back += 1
+            s.rolled_back_messages += len(msgs)
+        else:
+            s.committed += 1
+            for name, _ in msgs:
+                s.outcomes[name] = s.outcomes.get(name, 0) + 1
+        self.gone_back.update(ident for _, ident in msgs if ident is not None)
 
     def _lost_unwritten(self, lost: Sequence[Incoming] = ()) -> None:
         """Count as received and lost the pre-settled messages among `lost` (left unwritten
@@ -501,7 +599,7 @@ class _Receiver:
         s = self.s
         complete = self._done() or s.drained or s.timed_out
         if (not complete or link is None or not link.ended or self.plan.settle_second
-                or self.plan.check_copy):
+                or self.plan.check_copy or self.txn_msgs):
             return False
         link.flush_settlements()
         error = e.error if isinstance(e, ConnectionLost) else e
@@ -525,6 +623,10 @@ class _Receiver:
         )
         self.s.attached = True
         self._check_outcomes(link)
+        if plan.txn_size:
+            # The first transaction before any credit: a peer with no coordinator refuses
+            # it before anything is received or written.
+            await self._declare(link)
         if plan.dynamic:
             attach = link.remote_attach
             addr = getattr(getattr(attach, "source", None), "address", None)
@@ -543,11 +645,13 @@ class _Receiver:
             with contextlib.suppress(UserError, ConnectionLost):
                 if not link.ended:
                     link.flow(0)
+                await self._discharge(link)  # (a commit not answered stays in doubt)
                 self._give_back(link)
                 await link.close(keep=bool(plan.subscription))
             # the pre-settled messages that came after the failure, before the peer's detach
             self._lost_unwritten()
             raise
+        await self._discharge(link)  # the last, partial, batch
         self._give_back(link)
         if plan.copy:
             if plan.check_copy and self.held and self.s.timed_out:
@@ -614,7 +718,7 @@ class _Receiver:
         outcomes = [(o.name, o.state(), self.hold_back and o.gives_back) for o in plan.outcomes]
         counts = self.s.outcomes
         simple = (len(outcomes) == 1 and not plan.copy and not plan.settle_second
-                  and not outcomes[0][2])
+                  and not outcomes[0][2] and not plan.txn_size)
         only_name, only_state, _ = outcomes[0] if outcomes else ("", None, False)
 
         def grant() -> int:
@@ -701,6 +805,10 @@ class _Receiver:
                     if plan.check_copy:
                         self.held_digests.append(hash(inc.delivery.payload))
                     inc.delivery.drop_payload()
+                elif plan.txn_size:
+                    name, state, _ = outcomes[i % len(outcomes)]
+                    i += 1
+                    await self._settle_in_txn(link, inc, name, state)
                 else:
                     name, state, hold = outcomes[i % len(outcomes)]
                     i += 1
@@ -718,6 +826,25 @@ class _Receiver:
                     outstanding = grant()
             if failed is not None:
                 raise failed
+
+    async def _settle_in_txn(self, link: ReceiverLink, inc: Incoming, name: str,
+                             state: Any) -> None:
+        """Settle with `state` inside the open transaction (declared now if none is),
+        and discharge it when it holds --txn-size messages. Its outcome counts once the
+        transaction commits (`_discharge`)."""
+        if self.txn_id is None:
+            await self._declare(link)
+        assert self.txn_id is not None
+        tstate = self.txn_states.get(id(state))
+        if tstate is None:  # one object per outcome: consecutive ones share a disposition
+            tstate = self.txn_states[id(state)] = c.TransactionalState(
+                txn_id=self.txn_id, outcome=state)
+        gives_back = self.plan.rollback or isinstance(state, c.Released) or (
+            isinstance(state, c.Modified) and not state.undeliverable_here)
+        self.txn_msgs.append((name, _identity(inc) if gives_back else None))
+        self._settle(link, inc, tstate)
+        if len(self.txn_msgs) >= (self.plan.txn_size or 0):
+            await self._discharge(link)
 
     def _settle(self, link: ReceiverLink, inc: Incoming, state: Any) -> None:
         if self.plan.settle_second:

@@ -1,0 +1,76 @@
+"""`amqp recv --txn-size`: a commit the peer never answers leaves its messages in doubt
+(exit 7, as for send), written all the same; one never sent (the connection dropped
+before the transaction was full) leaves them to come again, with a warning."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
+from amqpcli.engine import DeliveryUpdated, Endpoint, LinkAttached, MessageReceived
+from tests.net.clirun import amqp, json_lines
+from tests.net.onepeer import HANG_GUARD, one_connection
+
+pytestmark = pytest.mark.integration
+
+
+def _peer(drop_on: str) -> tuple[int, threading.Thread]:
+    """Holds two messages for the receiver, declares transactions, and drops the
+    connection when the first discharge comes (`discharge`) or after the second
+    message's disposition (`disposition`), answering neither."""
+
+    def serve(conn: socket.socket) -> None:
+        ep = Endpoint("peer")
+        t = 0.0
+        disposed = 0
+        while data := conn.recv(65536):
+            t += 0.001
+            for e in ep.receive_data(data, t):
+                if isinstance(e, LinkAttached) and e.side == ep.remote:
+                    if e.link.coordinator:
+                        ep.flow(e.link, 10)
+                    elif e.link.sender == ep.local:
+                        for i in (1, 2):
+                            ep.send(e.link, Message(c.AmqpValue(f"m{i}")).encode())
+                elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
+                    req = e.delivery.txn_request
+                    if isinstance(req, c.Declare):
+                        ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
+                    elif drop_on == "discharge":
+                        return
+                elif (isinstance(e, DeliveryUpdated) and e.entry.side == ep.remote
+                      and not e.delivery.link.coordinator):
+                    disposed += 1
+                    if drop_on == "disposition" and disposed == 2:
+                        return
+            out = ep.data_to_send()
+            if out:
+                conn.sendall(out)
+
+    return one_connection(serve)
+
+
+def test_a_commit_not_answered_leaves_its_messages_in_doubt() -> None:
+    port, th = _peer("discharge")
+    r = amqp("recv", f"amqp://127.0.0.1:{port}/q", "--sasl-mechanism", "none",
+             "--txn-size", "2", "-c", "2", "-t", "30", "--json", timeout=HANG_GUARD)
+    th.join(HANG_GUARD)
+    assert r.returncode == 7, r.stderr
+    assert [m["body"] for m in json_lines(r.stdout)] == [{"value": "m1"}, {"value": "m2"}]
+    assert "2 message(s) in doubt" in r.stderr
+    assert "in doubt 2" in r.stderr  # the summary's counter
+
+
+def test_a_transaction_cut_before_its_discharge_leaves_the_messages_to_come_again() -> None:
+    port, th = _peer("disposition")
+    r = amqp("recv", f"amqp://127.0.0.1:{port}/q", "--sasl-mechanism", "none",
+             "--txn-size", "3", "-t", "30", "--json", timeout=HANG_GUARD)
+    th.join(HANG_GUARD)
+    assert r.returncode == 3, r.stderr  # the connection lost: nothing is in doubt
+    assert len(json_lines(r.stdout)) == 2
+    assert "2 message(s) written in a transaction that was not committed" in r.stderr
+    assert "in doubt" not in r.stderr
