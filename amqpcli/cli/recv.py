@@ -14,6 +14,7 @@ from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
     check_credit,
     check_path,
+    check_positive,
     check_seconds,
     check_text,
     connection_options,
@@ -268,6 +269,7 @@ def recv(
     settle_mode: str = typer.Option("first", "--settle-mode", help="Receiver settle mode: first (settle at once) or second (after the sender settles).", rich_help_panel=_RCV),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Settle in transactions of N messages (the last one may hold fewer).", rich_help_panel=_RCV),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing (the messages stay on the node).", rich_help_panel=_RCV),
+    rate: float | None = typer.Option(None, "--rate", help="At most this many messages per second (credit: at most a second's worth).", rich_help_panel=_RCV),
     selector: str | None = typer.Option(None, "--selector", "-s", help="JMS-style selector (apache.org:selector-filter:string under key jms-selector).", rich_help_panel=_SRC),
     filters: list[str] | None = typer.Option(None, "--filter", help="Source filter KEY=JSON, the value in the lossless JSON format (repeatable).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option
     subscription: str | None = typer.Option(None, "--subscription", help="Durable subscription NAME (the link name; keep --container-id stable).", rich_help_panel=_SRC),
@@ -289,7 +291,7 @@ def recv(
             ("--drain", drain), ("--outcome", outcome != "accept"),
             ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
             ("--txn-size", txn_size is not None), ("--rollback", rollback),
-            ("--copy", copy), ("--dynamic", dynamic),
+            ("--rate", rate is not None), ("--copy", copy), ("--dynamic", dynamic),
             ("--json", json_out), ("--out", out is not None)) if given]
         if unused:
             raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
@@ -303,6 +305,9 @@ def recv(
             raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
         plan = replace(plan, presettled=True)
     plan = with_txn(plan, txn_size, rollback)
+    check_positive(rate, "--rate")
+    if rate is not None:
+        plan = replace(plan, rate=rate)
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")

@@ -24,6 +24,10 @@ the transaction gives back to the node (all of them on rollback; those released 
 modified on commit) come again on this link: like those of a lost link, they are known
 when they do, held unwritten and released at the end.
 
+Pacing (``--rate R``): at most R messages written and settled a second, each at least 1/R
+after the one before, and no more credit than a second at that rate takes (or --credit,
+if smaller), so the node keeps the backlog rather than pushing it to us.
+
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 import threading
 import time
@@ -197,6 +202,7 @@ class RecvPlan:
     presettled: bool = False  # ask the sender to settle first: at most once
     txn_size: int | None = None  # outcomes in transactions of this many messages
     rollback: bool = False  # discharge them with fail=true: the messages stay
+    rate: float | None = None  # at most this many messages a second
     check_copy: bool = False  # browse: verify that copy really did not consume
 
 
@@ -406,7 +412,11 @@ class _Receiver:
         # Written, then given back with a lost link: they come again on the next one.
         self.gone_back: Counter[int] = Counter()
         self.link: ReceiverLink | None = None  # the current connection's link
-        self.credit = plan.credit  # shrunk after a drop that came with deliveries unsettled
+        # --rate: no more credit than a second at the rate takes (see the module doc)
+        self.full_credit = plan.credit if plan.rate is None else max(
+            1, min(plan.credit, math.ceil(plan.rate)))
+        self.credit = self.full_credit  # shrunk after a drop that came with deliveries unsettled
+        self.next_turn = 0.0  # --rate: the loop time the next message may be written at
         # The open transaction: its id, and per message settled in it (outcome name,
         # identity when the discharge gives the message back, else None).
         self.txn_id: bytes | None = None
@@ -547,6 +557,18 @@ class _Receiver:
                 s.outcomes[name] = s.outcomes.get(name, 0) + 1
         self.gone_back.update(ident for _, ident in msgs if ident is not None)
 
+    async def _pace(self) -> None:
+        """--rate: wait for the next message's turn, at least 1/R after the last one's
+        (a pause while nothing came earns no burst after it)."""
+        rate = self.plan.rate
+        assert rate is not None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if self.next_turn > now:
+            await asyncio.sleep(self.next_turn - now)
+            now = self.next_turn
+        self.next_turn = now + 1 / rate
+
     def _lost_unwritten(self, lost: Sequence[Incoming] = ()) -> None:
         """Count as received and lost the pre-settled messages among `lost` (left unwritten
         by a failed write) and among those still waiting on the link (they came after the
@@ -582,9 +604,9 @@ class _Receiver:
         """The next window, once one was used up on a link that goes on: a credit shrunk by
         `_left_with_end` doubles back towards --credit (one drop with a window in flight
         must not slow the rest of a long run)."""
-        if self.credit >= self.plan.credit:
+        if self.credit >= self.full_credit:
             return window
-        self.credit = min(self.plan.credit, self.credit * 2)
+        self.credit = min(self.full_credit, self.credit * 2)
         return self.credit
 
     def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
@@ -718,7 +740,7 @@ class _Receiver:
         outcomes = [(o.name, o.state(), self.hold_back and o.gives_back) for o in plan.outcomes]
         counts = self.s.outcomes
         simple = (len(outcomes) == 1 and not plan.copy and not plan.settle_second
-                  and not outcomes[0][2] and not plan.txn_size)
+                  and not outcomes[0][2] and not plan.txn_size and not plan.rate)
         only_name, only_state, _ = outcomes[0] if outcomes else ("", None, False)
 
         def grant() -> int:
@@ -740,7 +762,7 @@ class _Receiver:
             # Everything the engine already has ready, in one go: written out and flushed
             # before any of it is settled.
             batch = [inc]
-            if link.queue:
+            if link.queue and not plan.rate:  # (paced: one at a time)
                 batch += link.take(None if remaining is None else remaining - 1)
             if link.ended:
                 # They came with the end of the link: pre-settled ones exist only here and
@@ -759,6 +781,8 @@ class _Receiver:
                     if outstanding <= 0:
                         outstanding = grant()
                     continue
+            if plan.rate:
+                await self._pace()
             failed: OutputError | None = None
             try:
                 write_many(batch)

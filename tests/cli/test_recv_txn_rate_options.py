@@ -1,4 +1,4 @@
-"""`recv --txn-size` and `--rollback`: the combinations that cannot work are
+"""`recv --txn-size`, `--rollback` and `--rate`: the combinations that cannot work are
 usage errors before anything connects; the summary's transaction keys are send's."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from tests.peers.net import free_port
     (("--txn-size", "2", "--presettled"), "--presettled messages take no outcome"),
     (("--rollback",), "--rollback needs --txn-size"),
     (("--txn-size", "0"), "--txn-size must be at least 1"),
-    (("--unsubscribe", "--subscription", "s", "--txn-size", "2"), "it takes no --txn-size"),
+    (("--rate", "0"), "--rate must be a finite number more than 0"),
+    (("--rate", "nan"), "--rate must be a finite number more than 0"),
+    (("--unsubscribe", "--subscription", "s", "--txn-size", "2", "--rate", "1"),
+     "it takes no --txn-size, --rate"),
 ])
 def test_refused_before_connecting(args: tuple[str, ...], said: str) -> None:
     url = f"amqp://127.0.0.1:{free_port()}/q"  # nothing listens: exit 3 once it tries
