@@ -14,10 +14,11 @@ broker)`, `await server.start()`; a decider returning None leaves a message in
 another thread: `Server(..., on_connect=, on_events=, lock=)` (see `server`).
 """
 
+from amqpcli.selector import Selector, SelectorError, compile_selector
+
 from .broker import Broker, Decision, Incoming, PeerConnection, Policy
 from .endpoint import PeerEndpoint
 from .faults import Faults, Rule, parse_rule
-from .selector import Selector, SelectorError, compile_selector
 from .server import Server
 from .store import Entry, Nodes, Queue
 

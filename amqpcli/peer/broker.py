@@ -38,10 +38,10 @@ from amqpcli.engine import (
     outcome_of,
 )
 from amqpcli.engine.delivery import FINAL, Phase
+from amqpcli.selector import Selector, SelectorError, compile_selector
 
 from .endpoint import PeerEndpoint
 from .faults import Faults
-from .selector import Selector, SelectorError, compile_selector
 from .store import Entry, Nodes, Queue, is_topic
 
 __all__ = ["Broker", "Decision", "Incoming", "PeerConnection", "Policy"]

@@ -28,8 +28,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol, UInt
-
-from .selector import Fields, Selector, message_fields
+from amqpcli.selector import Fields, Selector, message_fields
 
 __all__ = ["ACQUIRED", "READY", "Entry", "Nodes", "Queue", "is_topic"]
 

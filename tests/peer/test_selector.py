@@ -9,7 +9,7 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import UByte
-from amqpcli.peer.selector import SelectorError, compile_selector, message_fields
+from amqpcli.selector import SelectorError, compile_selector, message_fields
 
 
 def _fields(**props: Any) -> Any:
