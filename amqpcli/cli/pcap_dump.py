@@ -343,6 +343,7 @@ def pcap_dump(
     link: Annotated[list[str] | None, typer.Option("--link", help="Only links with this name (glob, repeatable).", rich_help_panel=_SEL)] = None,
     performative: Annotated[list[str] | None, typer.Option("--performative", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,
     state: Annotated[list[str] | None, typer.Option("--state", help="Only deliveries with this outcome, frames carrying this state: accepted, rejected, released, modified, unsettled, ...", rich_help_panel=_SEL)] = None,
+    selector: Annotated[str | None, typer.Option("--selector", help="Only messages this JMS-style selector selects (as recv --selector asks a broker): their deliveries and transfer frames, e.g. \"color = 'red' AND JMSPriority > 4\".", rich_help_panel=_SEL)] = None,
     since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
     # --- tables (amqpcli.pipeline) ---
@@ -390,7 +391,8 @@ def pcap_dump(
         # whole tables of the whole set: these options would be quietly ignored
         ignored = [name for name, given in (
             ("--connection", connection), ("--address", address), ("--link", link),
-            ("--performative", performative), ("--state", state), ("--since", since),
+            ("--performative", performative), ("--state", state), ("--selector", selector),
+            ("--since", since),
             ("--until", until), ("--deliveries", deliveries), ("--messages", messages),
             ("--links", links),
             ("--connections", connections), ("--frames", frames), ("--frames-only", brief),
@@ -438,7 +440,7 @@ def pcap_dump(
     show_frames = frames or not (deliveries or messages or links or connections or summary)
     flt = Filter(connections=connection or (), addresses=address or (), links=link or (),
                  performatives=performative or (), states=state or (), since=since,
-                 until=until)
+                 until=until, selector=selector)
     # frames only, and nothing that needs the engine: skip it (the fast path)
     engine = not (brief and show_frames and not (deliveries or messages or links or connections
                                                  or summary)
@@ -446,7 +448,8 @@ def pcap_dump(
     # delivery records feed the delivery lines and the summary, and their figures per link
     # the tables at the end; the frame view needs neither. Link and address filters find
     # the links of a frame through its engine events, the steps of deliveries included.
-    dis = Dissector(keep_payload=(json_out and deliveries) or bodies or messages,
+    dis = Dissector(keep_payload=(json_out and deliveries) or bodies or messages
+                    or selector is not None,
                     stall_threshold=stall, ports=port or (), engine=engine,
                     delivery_records=deliveries or messages or links or connections or summary,
                     delivery_updates=flt.by_link)

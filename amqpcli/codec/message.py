@@ -167,8 +167,12 @@ class Message:
     # --- decoding -------------------------------------------------------------------------
 
     @classmethod
-    def decode(cls, buf: bytes | bytearray | memoryview) -> Message:
-        """Split `buf` into sections (checking order and framing); decode them on access."""
+    def decode(cls, buf: bytes | bytearray | memoryview, head: bool = False) -> Message:
+        """Split `buf` into sections (checking order and framing); decode them on access.
+
+        `head`: only the sections before the body (header to application-properties), from
+        the start of a message that may go on beyond `buf` (its first transfer frame):
+        the split stops at the body, or at a section `buf` cuts short."""
         b = buf if type(buf) is bytes else bytes(buf)
         n = len(b)
         spans: list[Any] = [None] * 7
@@ -187,12 +191,16 @@ class Message:
                 else:
                     rank, code, scls, v, end = _section_at(b, p)
                 if end > n:
+                    if head:
+                        break
                     raise DecodeError(
                         v, f"a {scls.NAME} section of {end - v} bytes", "end of input"
                     )
                 if rank < last or (rank == last and rank != _BODY):
                     raise DecodeError(p, "message sections in order, each once", scls.NAME)
                 if rank == _BODY:
+                    if head:
+                        break
                     if body_code and (code != body_code or code == 0x77):
                         raise DecodeError(
                             p, "one amqp-value, or data / amqp-sequence sections", scls.NAME
@@ -204,7 +212,8 @@ class Message:
                 last = rank
                 p = end
         except (IndexError, struct.error):
-            raise DecodeError(n, "more bytes", "end of input") from None
+            if not head:
+                raise DecodeError(n, "more bytes", "end of input") from None
         if body:
             spans[_BODY] = body
         m = _new(cls)

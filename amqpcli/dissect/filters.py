@@ -1,5 +1,6 @@
 """Which records to show: by connection, address, link name, performative, delivery
-state and time range. An empty criterion lets everything through; several values of one
+state, time range and message (a JMS-style selector, as `amqp recv --selector` asks a
+broker for). An empty criterion lets everything through; several values of one
 criterion are alternatives; different criteria must all hold.
 
 Connections (`connections`) are named by label (`c2`), number (`2`), IP address (either
@@ -28,6 +29,7 @@ from typing import Any
 
 from amqpcli.dissect.records import (
     AMQP010,
+    AMQP10,
     Conn,
     DeliveryRecord,
     FrameRecord,
@@ -143,7 +145,7 @@ class Filter:
     def __init__(self, *, connections: Iterable[str] = (), addresses: Iterable[str] = (),
                  links: Iterable[str] = (), performatives: Iterable[str] = (),
                  states: Iterable[str] = (), since: str | None = None,
-                 until: str | None = None) -> None:
+                 until: str | None = None, selector: str | None = None) -> None:
         self.connections = _conn_values(connections)
         self._conn_match = [(x, _conn_matcher(x)) for x in self.connections]
         self.addresses = _globs(addresses, "--address", "an address")
@@ -168,11 +170,17 @@ class Filter:
         self._until_us: int | None = None
         self._resolved = since is None and until is None
         self._conn_cache: dict[int, bool] = {}
+        self.selector = _selector(selector)
+        # a message in several transfers is judged by its first: the verdict for the
+        # rest, per (connection, sender, handle)
+        self._judged: dict[tuple[int, str, int], bool] = {}
         self.active = bool(self.connections or self.addresses or self.links
-                           or self.performatives or self.states or since or until)
+                           or self.performatives or self.states or since or until
+                           or self.selector is not None)
         self.by_link = bool(self.addresses or self.links)
         # picks records inside connections and links, not only which ones (see `Passed`)
-        self.within = bool(self.performatives or self.states or since or until)
+        self.within = bool(self.performatives or self.states or since or until
+                           or self.selector is not None)
 
     def resolve(self, first: float) -> None:
         """Turn relative times into absolute ones, once the capture's start is known."""
@@ -278,6 +286,8 @@ class Filter:
             st = frame_state(rec.item)
             if st is None or st not in self.states:
                 return False
+        if self.selector is not None and not self._transfer_selected(rec):
+            return False
         if self.by_link:
             links = frame_links(rec)
             if not links:
@@ -287,10 +297,44 @@ class Filter:
                 self.link_name(str(lk), (str(lk),)) for lk in links)
         return True
 
+    def _transfer_selected(self, rec: FrameRecord) -> bool:
+        """Whether `rec` is a transfer of a message the selector selects: the message's
+        first transfer is judged by the sections before its body (header to
+        application-properties, which come first); the transfers that carry the rest of
+        it go with that verdict."""
+        from amqpcli.codec.composites import Transfer
+
+        body = getattr(rec.item, "body", None)
+        if rec.protocol != AMQP10 or not isinstance(body, Transfer):
+            return False
+        key = (rec.conn.index, rec.side, body.handle)
+        verdict = self._judged.pop(key, None)
+        if verdict is None:
+            verdict = self._selects(rec.item.payload, head=True)
+        if body.more and not body.aborted:
+            self._judged[key] = verdict
+        return verdict
+
+    def _selects(self, payload: bytes | None, head: bool = False) -> bool:
+        from amqpcli.codec.message import Message
+        from amqpcli.codec.types import DecodeError
+        from amqpcli.selector import message_fields
+
+        assert self.selector is not None
+        if not payload:
+            return False
+        try:
+            return self.selector.matches(message_fields(Message.decode(payload, head=head)))
+        except DecodeError:  # sections that do not decode: nothing to select by
+            return False
+
     def delivery(self, rec: DeliveryRecord) -> bool:
         if not self.time(rec.first_time) or not self.conn(rec.conn):
             return False
         if self.states and rec.outcome.lower() not in self.states:
+            return False
+        if self.selector is not None and (rec.protocol != AMQP10
+                                          or not self._selects(rec.payload, head=True)):
             return False
         if self.by_link:
             if rec.link_stats is not None:
@@ -318,6 +362,18 @@ class Filter:
 _Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
 _CONN_FORMS = ("a label (c2), a number, an IP address, ip:port, [ipv6]:port, :port or a "
                "network (10.1.0.0/24)")
+
+
+def _selector(text: str | None) -> Any:
+    """`--selector`, compiled; a usage error says what is wrong with it and where."""
+    if text is None:
+        return None
+    from amqpcli.selector import SelectorError, compile_selector
+
+    try:
+        return compile_selector(text)
+    except SelectorError as e:
+        raise UserError(f"--selector: {e}", Exit.USAGE) from None
 
 
 def _conn_values(values: Iterable[str]) -> tuple[str, ...]:

@@ -125,5 +125,7 @@ class Journeys:
         return len(self._by_digest)
 
 
-def _when(h: Hop) -> tuple[bool, float]:
-    return (h.first_time is None, h.first_time or 0.0)
+def _when(h: Hop) -> tuple[bool, float, int]:
+    # (many transfers share a packet's time: then in the order of their delivery-ids)
+    return (h.first_time is None, h.first_time or 0.0,
+            -1 if h.delivery_id is None else h.delivery_id)
