@@ -24,7 +24,14 @@ from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value, printable
-from amqpcli.render.types import _CHOICE_NAMES, _TYPE_NAMES, INTEGER_TYPES, field_type, quoted
+from amqpcli.render.types import (
+    _CHOICE_NAMES,
+    _TYPE_NAMES,
+    INTEGER_TYPES,
+    choice_of,
+    field_type,
+    quoted,
+)
 
 __all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
 
@@ -272,7 +279,7 @@ def _fields(body: Composite, parts: list[str]) -> None:
                 continue
             vt = v.__class__
             if choices is not None:
-                text = choices.get((vt, v))
+                text = choice_of(choices, vt, v)
                 if text is not None:
                     parts.append(label + text)
                     continue
@@ -346,7 +353,12 @@ def _drawer(cls: type) -> Any:
             lines.append("        else:")
             ind = "            "
             if choices is not None:
-                lines.append(f"            t = C{i}.get((vt, v))")
+                # (a damaged frame may hold a list or a map where the spec says a choice:
+                # no name, drawn as it is)
+                lines.append("            try:")
+                lines.append(f"                t = C{i}.get((vt, v))")
+                lines.append("            except TypeError:")
+                lines.append("                t = None")
                 lines.append("            if t is not None:")
                 lines.append(f"                a(L{i} + t)")
                 lines.append("            else:")

@@ -157,7 +157,16 @@ def choice_name(spec_type: str, value: Any) -> str | None:
     names = _CHOICE_NAMES.get(spec_type)
     if names is None:
         return None
-    return names.get((type(value), value))
+    return choice_of(names, type(value), value)
+
+
+def choice_of(names: dict[Any, str], vt: type, value: Any) -> str | None:
+    """`names[(vt, value)]`, or None — also for a value that cannot be a key (a damaged
+    frame's list or map where the spec says a choice: it is shown as it is)."""
+    try:
+        return names.get((vt, value))
+    except TypeError:
+        return None
 
 
 def sasl_code_name(code: int) -> str | None:
