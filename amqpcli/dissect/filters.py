@@ -535,9 +535,13 @@ def frame_links(rec: FrameRecord) -> list[Any]:
         dest = method.fields.get("destination") if method is not None else None
         if dest:
             out.append(dest)
+        from amqpcli.amqp010.session import MessageEvent
+
         for ev in rec.events:
-            m = getattr(ev, "message", None)
-            if m is not None and m.destination and m.destination not in out:
+            if ev.__class__ is not MessageEvent:  # (a Violation's `message` is its text)
+                continue
+            m = ev.message
+            if m.destination and m.destination not in out:
                 out.append(m.destination)
         return out
     for ev in rec.events:

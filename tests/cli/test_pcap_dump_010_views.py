@@ -172,3 +172,15 @@ def test_a_0_10_violation_names_the_same_frame_in_text_and_json(tmp_path: Path) 
     _, text, _ = run("pcap-dump", cap)
     (line,) = [x for x in text.splitlines() if "violation" in x]
     assert f"(frame 14, packet {v['packet']}): " in line
+
+
+@pytest.mark.parametrize("option", [["-a", "d"], ["--link", "d"], ["--summary", "-a", "d"]])
+def test_a_frame_with_a_0_10_violation_passes_the_link_filters(tmp_path: Path,
+                                                               option: list[str]) -> None:
+    """A 0-10 violation event has a `message` too, its text: the link filters read it as
+    a message's destination (an internal error, nothing printed)."""
+    cap = str(_subscribed_capture(tmp_path / "short.pcap", credit=2))
+    code, out, err = run("pcap-dump", cap, *option)
+    assert code == 0, err
+    if "--summary" not in option:
+        assert sum("message.transfer destination=d" in x for x in out.splitlines()) == 3
