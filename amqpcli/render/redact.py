@@ -5,7 +5,9 @@ to a challenge. A PLAIN response is `authzid NUL authcid NUL password` (RFC 4616
 password is replaced by `***` and the user kept. The response of any other mechanism that
 holds a secret (AMQPLAIN's table, a SCRAM proof, ...) is `***` whole; ANONYMOUS and
 EXTERNAL send none. A sasl-response does not name its mechanism, so it is masked by its
-shape: a PLAIN-shaped one keeps its user, any other non-empty one is `***`. Nothing is
+shape: a PLAIN-shaped one keeps its user, any other non-empty one is `***`. A PLAIN-shaped
+response under ANONYMOUS or EXTERNAL (a client configured for PLAIN that names the wrong
+mechanism) is masked as PLAIN's is: its password is there all the same. Nothing is
 masked when the user asked for secrets; nothing else AMQP carries is a secret the protocol
 marks as such.
 
@@ -43,8 +45,14 @@ from amqpcli.codec.frames import Frame
 from amqpcli.codec.types import AmqpList, Array, Described, Symbol, UByte
 
 MASK = b"***"
-# Mechanisms whose response holds no secret.
+# Mechanisms whose response holds no secret (unless it is shaped as PLAIN's: `_plain_shaped`).
 _NO_SECRET_MECHANISMS = {"ANONYMOUS", "EXTERNAL"}
+
+
+def _plain_shaped(response: bytes | bytearray) -> bool:
+    """`authzid NUL authcid NUL password`: two NULs (an ANONYMOUS trace or an EXTERNAL
+    authzid has none)."""
+    return response.count(b"\x00") == 2
 
 
 def redact_plain_response(response: bytes | bytearray) -> bytes:
@@ -69,7 +77,7 @@ def _masked(response: bytes, mechanism: Any) -> bytes:
         return _mask_by_shape(response)
     name = mechanism.upper()
     if name in _NO_SECRET_MECHANISMS:
-        return response
+        return redact_plain_response(response) if _plain_shaped(response) else response
     if name == "PLAIN":
         return redact_plain_response(response)
     return MASK  # AMQPLAIN, SCRAM-*, ...: the 0-10 rule
@@ -142,7 +150,7 @@ def _shown(value: Any) -> Any:
         return _masked_whole(value)
     if type(value) is SaslChallenge:
         challenge = value.challenge
-        if challenge is None or bytes(challenge).count(b"\x00") != 2:
+        if challenge is None or not _plain_shaped(bytes(challenge)):
             return None
         return SaslChallenge(challenge=redact_plain_response(challenge))
     masked = _redacted_response(value)
@@ -452,7 +460,7 @@ def _other_sasl_span(data: bytes, d: int, frame_end: int) -> tuple[int, int] | N
         return (first, frame_end) if first < frame_end else None
     if cls is SaslChallenge and fields:
         start, stop = fields[0]
-        if data[start:stop].count(b"\x00") == 2:  # PLAIN-shaped: a damaged sasl-response
+        if _plain_shaped(data[start:stop]):  # PLAIN-shaped: a damaged sasl-response
             return (start, stop)
     return None
 
@@ -568,15 +576,16 @@ def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
         return (pos, frame_end) if pos < frame_end else None
     mechanism = data[pos:pos + n]
     pos += n
-    if len(mechanism) == n and mechanism.upper() in _OPEN_MECHANISMS:
-        return None
+    # ANONYMOUS and EXTERNAL send no secret, but for a response shaped as PLAIN's
+    open_mechanism = len(mechanism) == n and mechanism.upper() in _OPEN_MECHANISMS
     # The initial response: vbin8, vbin32 or null.
     code = data[pos] if pos < len(data) else None
     if code == 0x40:
         # No response, if the list agrees: it ends here or a hostname fills the rest.
         after = pos + 1
-        if after >= end or (after + 1 < len(data) and data[after] == 0xA1
-                            and after + 2 + data[after + 1] == end):
+        if open_mechanism or after >= end or (
+                after + 1 < len(data) and data[after] == 0xA1
+                and after + 2 + data[after + 1] == end):
             return None
         return (pos, min(len(data), max(end, frame_end)))
     if code == 0xA0 and pos + 1 < len(data):
@@ -584,8 +593,10 @@ def _init_span(data: bytes, at: int, pos: int) -> tuple[int, int] | None:
     elif code == 0xB0 and pos + 4 < len(data):
         n, pos = int.from_bytes(data[pos + 1:pos + 5], "big"), pos + 5
     else:
-        return (pos, frame_end) if pos < frame_end else None
+        return None if open_mechanism else ((pos, frame_end) if pos < frame_end else None)
     stop = pos + n
+    if open_mechanism:
+        return (pos, min(stop, len(data))) if _plain_shaped(data[pos:stop]) else None
     # The response's length is trusted only where the list agrees: it ends the list, or a
     # hostname (or what takes its place: a null, a str8 or str32 of the right size) fills
     # the rest exactly.
@@ -619,9 +630,12 @@ def redact_010_fields(method: Any, show_secrets: bool = False) -> dict[str, Any]
         return fields
     response = fields.get("response")
     mechanism = str(fields.get("mechanism", "")).upper()
-    if not isinstance(response, (bytes, bytearray)) or mechanism in _NO_SECRET_MECHANISMS:
+    if not isinstance(response, (bytes, bytearray)) or (
+            mechanism in _NO_SECRET_MECHANISMS and not _plain_shaped(response)):
         return fields
-    fields["response"] = redact_plain_response(response) if mechanism == "PLAIN" else MASK
+    fields["response"] = (redact_plain_response(response)
+                          if mechanism == "PLAIN" or mechanism in _NO_SECRET_MECHANISMS
+                          else MASK)
     return fields
 
 
@@ -736,7 +750,7 @@ def _response_010(payload: bytes, fields: int, complete: bool) -> tuple[int, int
         trusted = stop == end
     if not trusted:
         return (start, max(stop, end), False)
-    if n == 0 or mechanism in _OPEN_MECHANISMS:
+    if n == 0 or (mechanism in _OPEN_MECHANISMS and not _plain_shaped(payload[start:stop])):
         return None
     return (start, stop, True)
 
