@@ -62,7 +62,7 @@ _amqp_complete() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--debug --version --help -h" -- "$cur"))
         else
-            COMPREPLY=($(compgen -W "browse decode pcap-dump proxy recv send serve tui" -- "$cur"))
+            COMPREPLY=($(compgen -W "browse decode pcap-dump proxy recv request send serve tui" -- "$cur"))
         fi
         ;;
     browse)
@@ -116,7 +116,7 @@ _amqp_complete() {
         ;;
     pcap-dump)
         case $prev in
-        --amqp-port|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--since|--until|--master|--conf) :; return ;;
+        --amqp-port|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--selector|-s|--since|--until|--master|--conf) :; return ;;
         --tls-keylog) _amqp_files ""; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --performative) COMPREPLY=($(compgen -W "attach begin close connection.close connection.close-ok connection.heartbeat connection.open connection.open-ok connection.redirect connection.secure connection.secure-ok connection.start connection.start-ok connection.tune connection.tune-ok detach disposition dtx.commit dtx.end dtx.forget dtx.get-timeout dtx.prepare dtx.recover dtx.rollback dtx.select dtx.set-timeout dtx.start end error exchange.bind exchange.bound exchange.declare exchange.delete exchange.query exchange.unbind execution.exception execution.result execution.sync file.ack file.cancel file.consume file.consume-ok file.deliver file.open file.open-ok file.publish file.qos file.qos-ok file.reject file.return file.stage flow header heartbeat message.accept message.acquire message.cancel message.flow message.flush message.reject message.release message.resume message.set-flow-mode message.stop message.subscribe message.transfer open queue.declare queue.delete queue.purge queue.query sasl-challenge sasl-init sasl-mechanisms sasl-outcome sasl-response session.attach session.attached session.command-point session.completed session.confirmed session.detach session.detached session.expected session.flush session.gap session.known-completed session.request-timeout session.timeout stream.cancel stream.consume stream.consume-ok stream.deliver stream.publish stream.qos stream.qos-ok stream.return transfer tx.commit tx.rollback tx.select" -- "$cur")); return ;;
@@ -126,14 +126,14 @@ _amqp_complete() {
         --engine) COMPREPLY=($(compgen -W "local spark" -- "$cur")); return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--amqp-port --tls-keylog --live --capture-filter --count -c --fast-capture --deliveries -d --links --connections --summary --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative --state --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--amqp-port --tls-keylog --live --capture-filter --count -c --fast-capture --deliveries -d --messages -m --links --connections --summary --frames --json --frames-only --brief --bodies --show-secrets --color --no-color --stall --connection -C --address -a --link --performative --state --selector -s --since --until --out --format --engine --master --conf --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --amqp-port|--tls-keylog|--live|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--performative|--state|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
+            --amqp-port|--tls-keylog|--live|--capture-filter|--count|-c|--stall|--connection|-C|--address|-a|--link|--performative|--state|--selector|-s|--since|--until|--out|--format|--engine|--master|--conf) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -168,7 +168,7 @@ _amqp_complete() {
         ;;
     recv)
         case $prev in
-        --count|-c|--timeout|-t|--credit|--selector|-s|--filter|--subscription|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --count|-c|--timeout|-t|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
         --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -176,14 +176,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--selector|-s|--filter|--subscription|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -192,23 +192,49 @@ _amqp_complete() {
         0) _amqp_url ;;
         esac
         ;;
-    send)
+    request)
         case $prev in
-        --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --file|-f|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
-        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --message-id --id --user-id --to --subject --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --reply-to --count -c --concurrency --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --file|-f|--body-type|-b|--message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--profile) ((i++)) ;;
+            -*) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
+        *) : ;;
+        esac
+        ;;
+    send)
+        case $prev in
+        --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
+        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --expand --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --sequence --sequence-key --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --force-relay --timeout -t --json --progress --no-progress --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
+            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -343,7 +343,7 @@ def pcap_dump(
     link: Annotated[list[str] | None, typer.Option("--link", help="Only links with this name (glob, repeatable).", rich_help_panel=_SEL)] = None,
     performative: Annotated[list[str] | None, typer.Option("--performative", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,
     state: Annotated[list[str] | None, typer.Option("--state", help="Only deliveries with this outcome, frames carrying this state: accepted, rejected, released, modified, unsettled, ...", rich_help_panel=_SEL)] = None,
-    selector: Annotated[str | None, typer.Option("--selector", help="Only messages this JMS-style selector selects (as recv --selector asks a broker): their deliveries and transfer frames, e.g. \"color = 'red' AND JMSPriority > 4\".", rich_help_panel=_SEL)] = None,
+    selector: Annotated[str | None, typer.Option("--selector", "-s", help="Only messages this JMS-style selector selects (as recv --selector asks a broker): their deliveries and transfer frames, e.g. \"color = 'red' AND JMSPriority > 4\".", rich_help_panel=_SEL)] = None,
     since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
     # --- tables (amqpcli.pipeline) ---

@@ -334,10 +334,13 @@ def test_capture_filter_without_live_is_a_usage_error() -> None:
 
 
 def test_old_short_flags_of_views_are_gone() -> None:
-    # -c is --count everywhere, -s --selector, -l --listen, -P --property
-    for flag in ("-s", "-l", "-P"):
+    # -c is --count everywhere, -l --listen, -P --property
+    for flag in ("-l", "-P"):
         code, _, err = run("pcap-dump", RABBIT, flag)
         assert code == 2 and "No such option" in err, flag
+    # and -s --selector, as in recv and browse (it was --summary here once)
+    code, _, err = run("pcap-dump", RABBIT, "-s")
+    assert code == 2 and "Option '-s' requires an argument" in err
 
 
 def test_folders_and_globs_are_read_by_every_view(tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def test_each_page_says_what_applies_to_its_command() -> None:
         assert ("AMQP_URL" in env) == ("--profile" in names), c.name
         exits = _section(text, "EXIT STATUS")
         assert "not built yet" not in exits, c.name
-        assert "When several apply, one code wins" in exits and "7 (some sends in doubt" in exits
+        assert "When several apply, one code wins" in exits and "7 (something in doubt" in exits
     serve = _section((REPO_ROOT / "man" / "amqp-serve.1").read_text(), "ENVIRONMENT")
     assert "AMQP_PASSWORD" in serve and "SASL password, when neither" not in serve
     proxy = (REPO_ROOT / "man" / "amqp-proxy.1").read_text()
