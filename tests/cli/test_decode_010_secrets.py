@@ -106,8 +106,13 @@ def test_spans_of_intact_controls() -> None:
     assert secret_spans(data) == [(start, start + len(RESPONSE))]
     lines = "\n".join(hex_window(data, start + len(RESPONSE), masked=secret_spans(data)))
     assert "** ** ** ** ** **" in lines and "[05]" in lines  # the locale is no secret
-    assert secret_spans(PROTOCOL_HEADER + _start_ok(mechanism="ANONYMOUS")) == []
-    assert secret_spans(PROTOCOL_HEADER + _start_ok(mechanism="EXTERNAL")) == []
+    # no secret under ANONYMOUS and EXTERNAL, but for a response shaped as PLAIN's
+    for open_mechanism in ("ANONYMOUS", "EXTERNAL"):
+        assert secret_spans(PROTOCOL_HEADER + _start_ok(mechanism=open_mechanism,
+                                                        response=b"guest@vm")) == []
+        data = PROTOCOL_HEADER + _start_ok(mechanism=open_mechanism)
+        start = data.index(RESPONSE)
+        assert secret_spans(data) == [(start, start + len(RESPONSE))]
     start_ctl = encode_assembly(Control.make("connection.start", mechanisms=["PLAIN"],
                                              locales=["en_US"]))
     assert secret_spans(PROTOCOL_HEADER + start_ctl) == []
