@@ -612,6 +612,10 @@ def choose_reader(head: bytes, form: str | None = None) -> tuple[FormReader, str
             except InputError:
                 if form is not None:
                     raise
+                if candidate == "hex":
+                    typo = hex_typo(head.decode("ascii", "replace"))
+                    if typo is not None:
+                        raise InputError(typo) from None
     return _RawReader(), "raw"
 
 
@@ -653,6 +657,23 @@ def _hex_reader(head: bytes, detected: bool) -> FormReader:
 
 
 _ODD_HINT = ": a digit missing? (--input raw decodes the characters themselves)"
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def hex_typo(text: str) -> str | None:
+    """What is wrong with text that is hex but for a character or two (`00 53 77 a1 6g`):
+    groups of hex digits between spaces, three or more, and one or two characters that
+    are not hex digits. Decoded as base64 or as the characters themselves it would only
+    give bytes that were never meant; None for text not of that shape."""
+    groups = text.split()
+    if len(groups) < 3 or any(len(g) > 8 for g in groups):
+        return None
+    odd = [(i, ch) for i, ch in enumerate(text) if not ch.isspace() and ch not in _HEX_DIGITS]
+    if not 1 <= len(odd) <= 2:
+        return None
+    at, ch = odd[0]
+    return (f"not hex: unexpected character {ch!r} at position {at + 1} (the rest is hex; "
+            "--input base64 or --input raw reads it as such)")
 
 
 def detect_format(data: bytes) -> str:
@@ -669,6 +690,9 @@ def detect_format(data: bytes) -> str:
         if str(e).startswith("odd number of hex digits") and len(text.strip()) >= 4:
             # nothing but hex digits, one short: a typo, not text to decode as bytes
             raise InputError(f"{e}{_ODD_HINT}") from None
+    typo = hex_typo(text)
+    if typo is not None:
+        raise InputError(typo)
     compact = "".join(text.split())
     if _B64.match(text) and (len(compact) % 4 == 0 or (len(compact) >= 8
                                                          and "/" not in compact)):

@@ -8,6 +8,7 @@ import pytest
 
 from amqpcli.cli.decode_input import (
     InputError,
+    choose_reader,
     detect_format,
     detect_kind,
     frames_chain,
@@ -104,6 +105,21 @@ def test_unpadded_base64_and_a_hex_digit_short() -> None:
     assert parse_input(b"0053774", "raw") == (b"0053774", "raw")
     # short words stay raw: no padding is guessed for them
     assert detect_format(b"abc") == "raw"
+
+
+def test_hex_but_for_a_typo_is_said_so() -> None:
+    """Hex groups with a character or two that are not hex digits: a typo, said where —
+    not read as base64 (`00 53 77 a1 02 68 6g` is valid base64) nor as the characters."""
+    for text, ch, at in ((b"00 53 77 a1 02 68 6g", "g", 20), (b"00 53 zz", "z", 7),
+                         (b"0053 77a1 02x8", "x", 13)):
+        with pytest.raises(InputError, match=f"not hex: unexpected character '{ch}' at "
+                                             f"position {at} .the rest is hex"):
+            parse_input(text)
+        with pytest.raises(InputError, match="the rest is hex"):
+            choose_reader(text + b" " * 10)  # (an input that goes on: its first bytes)
+    assert parse_input(b"00 53 zz", "raw") == (b"00 53 zz", "raw")
+    assert parse_input(b"AFN3 oQJo aQ==")[1] == "base64"  # not hex-shaped enough
+    assert detect_format(b"hello world foo") == "raw"
 
 
 def test_kind_detection_strictest_first() -> None:
