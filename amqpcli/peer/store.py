@@ -61,7 +61,8 @@ def is_topic(address: str | None, capabilities: Any = None) -> bool:
 class Entry:
     """One message in one queue: its encoded bytes and where it stands."""
 
-    __slots__ = ("_fields", "_message", "excluded", "payload", "queue", "seq", "state")
+    __slots__ = ("_fields", "_message", "acquired_before", "excluded", "payload", "queue",
+                 "seq", "state")
 
     def __init__(self, queue: Queue, seq: int, payload: bytes) -> None:
         self.queue = queue
@@ -69,6 +70,7 @@ class Entry:
         self.payload = payload  # the message as it will be sent (header and all)
         self.state = READY
         self.excluded: set[Any] | None = None  # consumer keys: undeliverable-here
+        self.acquired_before = False  # a link acquired it, and it came back
         self._message: Message | None = None
         self._fields: Fields | None = None
 
@@ -97,6 +99,26 @@ class Entry:
     def too_large(self, selector: Selector | None, limit: int | None) -> bool:
         """Is it for this consumer but for its max-message-size `limit`?"""
         return limit is not None and len(self.payload) > limit and self.matches(selector)
+
+    def came_back(self) -> None:
+        """It was acquired and is ready again (released, rolled back, its link gone): a
+        header saying first-acquirer says so no more (Part 3 §3.2.1: true means no other
+        link acquired it). Only the header is re-encoded."""
+        if self.acquired_before:
+            return
+        self.acquired_before = True
+        try:
+            msg = Message.decode(self.payload)
+            h = msg.header
+        except ValueError:
+            return  # not a message we can rewrite: it goes back as it came
+        if h is None or not h.get("first_acquirer"):
+            return
+        h.first_acquirer = False
+        msg.header = h
+        self.payload = msg.encode()
+        self._message = None
+        self._fields = None
 
     def modify(self, delivery_failed: bool, annotations: Any) -> None:
         """Apply a `modified` outcome: count the failed attempt, merge the annotations.
@@ -235,6 +257,7 @@ class Queue:
             e.excluded.add(exclude)
         if e.state == ACQUIRED:
             e.state = READY
+            e.came_back()
             self.ready_count += 1
             heapq.heappush(self._ready, e.seq)
 
