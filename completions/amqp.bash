@@ -168,7 +168,7 @@ _amqp_complete() {
         ;;
     recv)
         case $prev in
-        --count|-c|--timeout|-t|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --count|-c|--timeout|-t|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--sequence-key|--sequence-start|--address|-a|--host|--port|--user|-u|--password|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
         --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -176,14 +176,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --copy --json --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --copy --verify-sequence --sequence-key --sequence-start --no-duplicates --json --bodies-only --json-summary --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--sequence-key|--sequence-start|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the net client and engine load when a command runs, not for
 _RCV = "Receiving"
 _SRC = "Source"
 _OUT = "Output"
+_SEQ = "Sequence check"
 
 
 class Sink:
@@ -42,8 +43,10 @@ class Sink:
     say which messages were written whole, and only those may be settled. A terminal gets
     rich's tree through the text stream instead; a failure there settles none of the run."""
 
-    def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False) -> None:
+    def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False,
+                 bodies: bool = False) -> None:
         self.json_lines = json_lines
+        self.bodies = bodies  # --bodies-only: each body as one line (render/bodyline.py)
         self.path = out
         self.fsync = out is not None
         self.stream: TextIO
@@ -62,7 +65,7 @@ class Sink:
         # and a message cut part way by a failed write can be cut off again.
         self.regular = _regular(self.stream)
         self.fsync = self.fsync and self.regular
-        self.pretty = not json_lines and self.stream.isatty()
+        self.pretty = not json_lines and not bodies and self.stream.isatty()
         # Where lines are written with os.write (None: through the text stream).
         self.fd: int | None = None if self.pretty else _fileno(self.stream)
         self.count = 0
@@ -143,6 +146,13 @@ class Sink:
         from amqpcli.render.text import plain_lines
 
         self.count += 1
+        if self.bodies:
+            from amqpcli.render.bodyline import body_line
+
+            line, problem = body_line(incoming.payload)
+            if problem is not None:
+                warn(f"message {incoming.number}: {problem}; written as binary")
+            return line + "\n"
         if self.json_lines:
             from amqpcli.render.jsonvalues import safe_json_text
             from amqpcli.render.message import payload_problem, payload_to_json
@@ -239,6 +249,11 @@ def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
         return s.failure.code, f"{s.failure}{after}"
     if count is not None and s.received < count and s.timed_out:
         return Exit.TIMEOUT, f"received {s.received} of {count} message(s) before the timeout"
+    # Messages that never came (or, asked, came twice): the run worked, messages did not
+    # get through as sent — send's 6 for messages the peer refused, seen from this side.
+    lost = s.sequence.failure() if s.sequence is not None else None
+    if lost is not None:
+        return Exit.REJECTED, lost
     return Exit.OK, ""
 
 
@@ -256,7 +271,8 @@ def warn(text: str) -> None:
     "Examples:\n\n"
     "  amqp recv amqp://localhost//queue/orders --count 10 --json | jq -c .body\n\n"
     "  amqp recv @prod/orders --outcome accept,accept,reject:app:bad=checksum\n\n"
-    "  amqp recv @prod/events --selector \"region = 'eu'\" --subscription audit"))
+    "  amqp recv @prod/events --selector \"region = 'eu'\" --subscription audit\n\n"
+    "  amqp recv @prod/orders --drain --verify-sequence --bodies-only | grep ERROR"))
 @connection_options
 def recv(
     conn: ConnectionConfig,
@@ -276,7 +292,13 @@ def recv(
     unsubscribe: bool = typer.Option(False, "--unsubscribe", help="With --subscription: remove it and exit.", rich_help_panel=_SRC),
     dynamic: bool = typer.Option(False, "--dynamic", help="Ask the peer for a temporary node and print its address.", rich_help_panel=_SRC),
     copy: bool = typer.Option(False, "--copy", help="distribution-mode copy: browse without consuming (held messages are released at the end).", rich_help_panel=_SRC),
+    verify_sequence: bool = typer.Option(False, "--verify-sequence", help="Check the numbers send --sequence gives each message (the application property sn): a gap, or a message without the number, fails the run (exit 6); duplicates and numbers out of order are counted in the summary.", rich_help_panel=_SEQ),
+    sequence_key: str | None = typer.Option(None, "--sequence-key", help="The property --verify-sequence checks (default: sn); implies --verify-sequence.", rich_help_panel=_SEQ),
+    sequence_start: int | None = typer.Option(None, "--sequence-start", help="The run's first number (default: the lowest that comes), so that numbers missing before it count as a gap; implies --verify-sequence.", rich_help_panel=_SEQ),
+    no_duplicates: bool = typer.Option(False, "--no-duplicates", help="A number that comes twice fails the run (exit 6) as a gap does (duplicates are expected with at-least-once delivery, so they are only counted by default); implies --verify-sequence.", rich_help_panel=_SEQ),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
+    bodies_only: bool = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out.", rich_help_panel=_OUT),
+    json_summary: bool = typer.Option(False, "--json-summary", help='The summary on stderr as one JSON object ({"recv": {...}}, as browse --json\'s).', rich_help_panel=_OUT),
     out: str | None = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
 ) -> None:
@@ -292,7 +314,11 @@ def recv(
             ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
             ("--txn-size", txn_size is not None), ("--rollback", rollback),
             ("--rate", rate is not None), ("--copy", copy), ("--dynamic", dynamic),
-            ("--json", json_out), ("--out", out is not None)) if given]
+            ("--json", json_out), ("--out", out is not None),
+            ("--bodies-only", bodies_only), ("--json-summary", json_summary),
+            ("--verify-sequence", verify_sequence), ("--sequence-key", sequence_key is not None),
+            ("--sequence-start", sequence_start is not None),
+            ("--no-duplicates", no_duplicates)) if given]
         if unused:
             raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
                             f"it takes no {', '.join(unused)}", Exit.USAGE)
@@ -308,24 +334,56 @@ def recv(
     check_positive(rate, "--rate")
     if rate is not None:
         plan = replace(plan, rate=rate)
+    plan = with_sequence(plan, verify_sequence, sequence_key, sequence_start, no_duplicates)
+    if bodies_only and (json_out or out is not None):
+        # Two formats for one stream (--out writes the JSON lines --json would).
+        raise UserError(f"--bodies-only prints bodies alone: it takes no "
+                        f"{'--json' if json_out else '--out'} (the lossless lines)", Exit.USAGE)
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")
     # A file is kept to be read back: it gets the lossless lines, never the text view,
     # which cuts long binary values.
-    sink = Sink(json_out or out is not None, out)
-    if not sink.json_lines and sink.regular and not quiet:
+    sink = Sink(json_out or out is not None, out, bodies=bodies_only)
+    if not sink.json_lines and not sink.bodies and sink.regular and not quiet:
         sink.before_first = lambda: warn(
             "note: standard output is a file, and the text view cuts long binary values "
             "(data bodies): it does not replay with send --from (--json or --out FILE "
             "write messages whole)")
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: warn(f"dynamic node address: {a}"))
-    if not quiet and not unsubscribe and not _failed_before_start(summary):
-        print(f"amqp: {summary.text()}", file=sys.stderr)
     code, why = recv_exit(summary, count)
+    if quiet or unsubscribe:
+        pass
+    elif json_summary:  # always its one object, as browse's: a script reads it
+        obj = summary.to_json()
+        if code != Exit.OK and summary.failure is None:
+            obj["error"], obj["exit"] = why, int(code)
+        print(json.dumps({"recv": obj}), file=sys.stderr)
+    elif not _failed_before_start(summary):
+        print(f"amqp: {summary.text()}", file=sys.stderr)
+        if summary.sequence is not None:
+            print(f"amqp: {summary.sequence.text()}", file=sys.stderr)
     if code != Exit.OK:
         raise UserError(why, code)
+
+
+def with_sequence(plan: RecvPlan, verify: bool, key: str | None, start: int | None,
+                  no_duplicates: bool) -> RecvPlan:
+    """--verify-sequence and the options that imply it (as send's --sequence-key implies
+    --sequence)."""
+    from dataclasses import replace
+
+    if key is not None:
+        check_text(key, "--sequence-key")
+        if not key:
+            raise UserError("--sequence-key needs a name", Exit.USAGE)
+    if start is not None and start < 0:
+        raise UserError("--sequence-start must be 0 or more", Exit.USAGE)
+    if not (verify or key is not None or start is not None or no_duplicates):
+        return plan
+    return replace(plan, sequence_key=key if key is not None else "sn",
+                   sequence_start=start, no_duplicates=no_duplicates)
 
 
 def with_txn(plan: RecvPlan, txn_size: int | None, rollback: bool) -> RecvPlan:

@@ -61,6 +61,7 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.sequence import SequenceCheck
 
 __all__ = [
     "SELECTOR_DESCRIPTOR",
@@ -204,6 +205,11 @@ class RecvPlan:
     rollback: bool = False  # discharge them with fail=true: the messages stay
     rate: float | None = None  # at most this many messages a second
     check_copy: bool = False  # browse: verify that copy really did not consume
+    # --verify-sequence: the property numbering the run, its first number if given, and
+    # whether a duplicate fails the run (amqpcli/net/sequence.py)
+    sequence_key: str | None = None
+    sequence_start: int | None = None
+    no_duplicates: bool = False
 
 
 @dataclass
@@ -230,6 +236,7 @@ class RecvSummary:
     warnings: list[str] = field(default_factory=list)
     failure: UserError | None = None
     attached: bool = False  # a receiving link was attached: the run reached the node
+    sequence: SequenceCheck | None = None  # --verify-sequence: the numbers written
 
     @property
     def written(self) -> int:
@@ -262,6 +269,8 @@ class RecvSummary:
             out["copy-consumed"] = self.copy_consumed
         if self.copy_unchecked is not None:
             out["copy-not-checked"] = self.copy_unchecked
+        if self.sequence is not None:
+            out["sequence"] = self.sequence.to_json()
         if self.warnings:
             out["warnings"] = self.warnings
         if self.failure is not None:
@@ -399,6 +408,9 @@ class _Receiver:
         self.plan = plan
         self.sink = sink
         self.s = RecvSummary()
+        if plan.sequence_key is not None:
+            self.s.sequence = SequenceCheck(plan.sequence_key, plan.sequence_start,
+                                            plan.no_duplicates)
         self.on_warning = on_warning
         self.on_address = on_address
         self.held: list[Incoming] = []
@@ -793,6 +805,9 @@ class _Receiver:
                 failed = e
                 self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
+            if self.s.sequence is not None:  # what the output holds: the messages written
+                for inc in batch:
+                    self.s.sequence.add(inc.payload)
             k = len(batch)
             if simple and k <= outstanding:
                 # The usual run (one outcome, no copy or mode second, inside the credit):
