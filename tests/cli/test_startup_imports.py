@@ -123,6 +123,7 @@ def _modules_after(argv: list[str]) -> list[str]:
     ["--help"],
     ["send", "--help"],
     ["recv", "--help"],
+    ["request", "--help"],
     ["pcap-dump", "--help"],
     ["decode", "--example", "message"],
 ], ids=" ".join)
@@ -139,9 +140,11 @@ def test_command_loads_no_heavy_module(argv: list[str]) -> None:
     (["send", "--help"], ["amqpcli.cli.send"]),
     (["--debug", "tui", "--help"], ["amqpcli.cli.tui"]),
     (["browse", "--help"], ["amqpcli.cli.browse", "amqpcli.cli.recv"]),  # browse uses recv's
+    # request takes send's message options and prints replies as recv prints messages
+    (["request", "--help"], ["amqpcli.cli.recv", "amqpcli.cli.request", "amqpcli.cli.send"]),
     (["decode", "--example", "message"], ["amqpcli.cli.decode"]),
     (["pcap-dump", EXAMPLE_CAPTURE, "--frames-only"], ["amqpcli.cli.pcap_dump"]),
-], ids=["help", "debug-help", "send", "tui", "browse", "decode", "pcap-dump"])
+], ids=["help", "debug-help", "send", "tui", "browse", "request", "decode", "pcap-dump"])
 def test_a_run_imports_only_its_own_command(argv: list[str], expected: list[str]) -> None:
     assert command_modules(_modules_after(argv)) == expected
 
