@@ -414,7 +414,11 @@ _JMS: dict[str, tuple[str, str]] = {
 
 def _plain(v: Any) -> Any:
     """A value as the selector compares it: numbers, strings, booleans, or None."""
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if isinstance(v, str):
+        # a symbol (content-type, a symbol property) compares as its text: Symbol's own
+        # equality keeps it apart from a str, as a map key must be
+        return str(v) if type(v) is not str else v
+    if v is None or isinstance(v, (bool, int, float)):
         return v
     if isinstance(v, uuid.UUID):
         return str(v)

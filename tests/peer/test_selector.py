@@ -8,7 +8,7 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import UByte
+from amqpcli.codec.types import Symbol, UByte
 from amqpcli.selector import SelectorError, compile_selector, message_fields
 
 
@@ -99,3 +99,17 @@ def test_message_fields_header_properties_and_jms_names() -> None:
 def test_jms_expiration_of_a_message_without_expiry_is_zero() -> None:
     bare = message_fields(Message.decode(Message(b"x").encode()))
     assert compile_selector("JMSExpiration = 0").matches(bare)
+
+
+def test_a_symbol_compares_as_its_text() -> None:
+    """A symbol (content-type, a symbol application property) is text to a selector:
+    Symbol's own equality keeps it apart from a str as a map key, which made `=` and `IN`
+    false and `<>` true for every symbol."""
+    f = message_fields(Message.decode(Message(
+        b"x", properties=c.Properties(content_type=Symbol("text/plain")),
+        application_properties={"s": Symbol("sym")}).encode()))
+    for text, expected in (("s = 'sym'", True), ("s <> 'sym'", False), ("s IN ('sym')", True),
+                           ("s LIKE 's_m'", True),
+                           ("properties.content-type = 'text/plain'", True),
+                           ("properties.content-type <> 'text/plain'", False)):
+        assert compile_selector(text).matches(f) is expected, text
