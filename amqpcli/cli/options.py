@@ -375,6 +375,27 @@ TYPE_NAMES = frozenset({
 _JSON_ONLY = frozenset({"decimal32", "decimal64", "decimal128", "list", "map", "array"})
 
 
+_INFINITY = frozenset(("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"))
+
+
+def _double(text: str) -> float:
+    """A double; a number past its range is an error (Python reads it as infinity), an
+    infinity asked for by name is not."""
+    v = float(text)
+    if math.isinf(v) and text.strip().lower() not in _INFINITY:
+        raise ValueError("out of range for a double (at most ±1.7976931348623157e+308)")
+    return v
+
+
+def _integer(text: str) -> int:
+    """An integer in decimal (leading zeros allowed: `0{n}` gives 01, 02…) or, with its
+    prefix, hex, octal or binary (0x1f, 0o17, 0b101); no `_` separators."""
+    digits = text.strip().lstrip("+-")
+    if "_" in text:
+        raise ValueError("not an integer")
+    return int(text, 0 if digits[:2].lower() in ("0x", "0o", "0b") else 10)
+
+
 @functools.cache
 def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int, int]]]:
     """(type name -> converter, integer type -> its range), built on first use."""
@@ -398,7 +419,7 @@ def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int
         "int": t.Int,
         "long": t.Long,
         "float": lambda s: t.Float(float(s)),
-        "double": float,
+        "double": _double,
         "char": t.Char,
         "timestamp": t.Timestamp,
         "uuid": uuid.UUID,
@@ -432,7 +453,7 @@ def typed_value(type_name: str | None, text: str, what: str) -> Any:
         )
     try:
         if conv in ranges:
-            v = conv(int(text, 0))
+            v = conv(_integer(text))
             lo, hi = ranges[conv]
             if not lo <= v <= hi:
                 raise ValueError(f"{v} out of range for {type_name}")
