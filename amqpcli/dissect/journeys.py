@@ -82,8 +82,9 @@ class Journeys:
         self.unreadable = 0  # AMQP 1.0 deliveries whose message did not split or was not seen
 
     def add(self, rec: DeliveryRecord, chosen: bool = True) -> None:
-        """One delivery record; `chosen`: whether it passed the view's filters."""
-        if rec.protocol != AMQP10:
+        """One delivery record; `chosen`: whether it passed the view's filters. Transaction
+        control (declare, discharge to a coordinator) is no message."""
+        if rec.protocol != AMQP10 or _to_coordinator(rec):
             return
         payload = rec.payload
         if not payload or rec.aborted or rec.incomplete:
@@ -102,11 +103,8 @@ class Journeys:
         digest = hashlib.sha256(bare).digest()
         j = self._by_digest.get(digest)
         if j is None:
-            from amqpcli.render.redact import secret_spans
-
             j = self._by_digest[digest] = Journey(
-                digest, len(bare), getattr(props, "message_id", None),
-                bool(secret_spans(bare)))
+                digest, len(bare), getattr(props, "message_id", None), _holds_secret(msg, bare))
         j.hops.append(Hop(rec.conn.label, rec.link, rec.address, rec.sender, rec.delivery_id,
                           rec.first_time, rec.outcome, rec.state, rec.settled_by,
                           rec.presettled, rec.at_end, rec.settled_time))
@@ -129,3 +127,29 @@ def _when(h: Hop) -> tuple[bool, float, int]:
     # (many transfers share a packet's time: then in the order of their delivery-ids)
     return (h.first_time is None, h.first_time or 0.0,
             -1 if h.delivery_id is None else h.delivery_id)
+
+
+def _to_coordinator(rec: DeliveryRecord) -> bool:
+    from amqpcli.codec.composites import Coordinator
+
+    ls = rec.link_stats
+    return ls is not None and isinstance(getattr(ls.link, "target", None), Coordinator)
+
+
+def _holds_secret(msg: Message, bare: bytes) -> bool:
+    """Whether the message's bare sections hold a SASL secret, as `recv --json` and
+    `--deliveries --json` judge it (`"redacted": true`): its raw bytes first (a descriptor
+    by code, damaged ones too), then, where a descriptor by name may stand, the sections
+    as the JSON view masks them."""
+    from amqpcli.render.redact import secret_spans
+
+    if secret_spans(bare):
+        return True
+    if b"amqp:sasl-" not in bare:
+        return False
+    from amqpcli.render.message import load_sections, message_to_json
+
+    try:
+        return "redacted" in message_to_json(load_sections(msg))
+    except Exception:  # noqa: BLE001 - sections that do not decode: no hash of them shown
+        return True

@@ -12,7 +12,7 @@ import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import Symbol
+from amqpcli.codec.types import Described, Symbol
 from tests.dissect.helpers import Script, write
 from tests.net.clirun import amqp_in_process as run
 from tests.paths import CAPTURES_DIR, require
@@ -108,3 +108,46 @@ def test_a_message_holding_a_sasl_secret_is_neither_hashed_nor_named(tmp_path: P
     assert code == 0
     (m,) = _jsonl(out)
     assert m["message-id"] == "m-hunter2" and len(m["bare-sha256"]) == 64
+
+
+def test_a_sasl_secret_under_a_descriptor_by_name_is_neither_hashed_nor_named(
+        tmp_path: Path) -> None:
+    """The descriptor by its symbolic name (`amqp:sasl-init:list`), which raw bytes do
+    not show: judged as `recv --json` judges it."""
+    init = Described(Symbol("amqp:sasl-init:list"), [Symbol("PLAIN"), b"\0me\0Tr0ub4dor"])
+    payload = Message(body=init, properties=c.Properties(message_id="secretmsg")).encode()
+    s = Script().open().sender_link()
+    s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t", message_format=0,
+                   settled=True), payload=payload).close()
+    path = write(tmp_path / "named.pcapng", s)
+    code, out, _ = run("pcap-dump", str(path), "-m", "--json")
+    assert code == 0
+    (m,) = _jsonl(out)
+    assert m["redacted"] is True and "bare-sha256" not in m and "message-id" not in m
+    code, out, _ = run("pcap-dump", str(path), "-d", "--json")
+    assert code == 0 and _jsonl(out)[-1]["message"]["redacted"] is True  # (alike)
+
+
+def test_transaction_control_is_no_message(tmp_path: Path) -> None:
+    """Declares and discharges sent to a coordinator are the same bytes from every client:
+    they were followed as one message across connections."""
+    paths = []
+    for i in range(2):
+        s = Script().open()
+        s.c(c.Attach(name="txn", handle=1, role=False, source=c.Source(),
+                     target=c.Coordinator(), initial_delivery_count=0))
+        s.s(c.Attach(name="txn", handle=1, role=True, source=c.Source(),
+                     target=c.Coordinator()))
+        s.s(c.Flow(next_incoming_id=0, incoming_window=1000, next_outgoing_id=0,
+                   outgoing_window=1000, handle=1, delivery_count=0, link_credit=10))
+        s.c(c.Transfer(handle=1, delivery_id=0, delivery_tag=b"d", message_format=0),
+            payload=Message(body=c.Declare()).encode())
+        s.dispose(0, c.Declared(txn_id=b"t%d" % i))
+        s.sender_link(handle=0).transfer(1, "in a txn").dispose(1, c.Accepted()).close()
+        paths.append(str(write(tmp_path / f"txn{i}.pcapng", s, port=5672 + i)))
+    code, out, err = run("pcap-dump", *paths, "-m", "--json")
+    assert code == 0, err
+    messages = _jsonl(out)
+    # the one message each client sent (the same bytes: one message, two hops), no declare
+    assert len(messages) == 1 and len(messages[0]["hops"]) == 2
+    assert {h["link"] for h in messages[0]["hops"]} == {"sender"}
