@@ -172,7 +172,8 @@ class Message:
 
         `head`: only the sections before the body (header to application-properties), from
         the start of a message that may go on beyond `buf` (its first transfer frame):
-        the split stops at the body, or at a section `buf` cuts short."""
+        the split stops where the body begins, which `buf` must reach (a DecodeError
+        otherwise: a section before the body may be in what follows)."""
         b = buf if type(buf) is bytes else bytes(buf)
         n = len(b)
         spans: list[Any] = [None] * 7
@@ -191,7 +192,7 @@ class Message:
                 else:
                     rank, code, scls, v, end = _section_at(b, p)
                 if end > n:
-                    if head:
+                    if head and rank == _BODY:
                         break
                     raise DecodeError(
                         v, f"a {scls.NAME} section of {end - v} bytes", "end of input"
@@ -212,8 +213,10 @@ class Message:
                 last = rank
                 p = end
         except (IndexError, struct.error):
-            if not head:
-                raise DecodeError(n, "more bytes", "end of input") from None
+            raise DecodeError(n, "more bytes", "end of input") from None
+        if head and not (p < n or body):
+            # (the loop ended at the end of `buf`, not at the body: more sections may follow)
+            raise DecodeError(n, "the body section", "end of input")
         if body:
             spans[_BODY] = body
         m = _new(cls)

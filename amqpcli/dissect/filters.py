@@ -301,7 +301,8 @@ class Filter:
         """Whether `rec` is a transfer of a message the selector selects: the message's
         first transfer is judged by the sections before its body (header to
         application-properties, which come first); the transfers that carry the rest of
-        it go with that verdict."""
+        it go with that verdict. A first transfer that ends before the body begins cannot
+        be judged (a section the selector reads may follow): not selected."""
         from amqpcli.codec.composites import Transfer
 
         body = getattr(rec.item, "body", None)
@@ -310,12 +311,15 @@ class Filter:
         key = (rec.conn.index, rec.side, body.handle)
         verdict = self._judged.pop(key, None)
         if verdict is None:
-            verdict = self._selects(rec.item.payload, head=True)
+            verdict = self._selects(rec.item.payload, partial=bool(body.more))
         if body.more and not body.aborted:
             self._judged[key] = verdict
         return verdict
 
-    def _selects(self, payload: bytes | None, head: bool = False) -> bool:
+    def _selects(self, payload: bytes | None, partial: bool = False) -> bool:
+        """Whether the message in `payload` is selected: read up to its body (a body that
+        does not decode is no matter), or whole when it has none; `partial`: the first
+        transfer of a message that goes on."""
         from amqpcli.codec.message import Message
         from amqpcli.codec.types import DecodeError
         from amqpcli.selector import message_fields
@@ -324,8 +328,17 @@ class Filter:
         if not payload:
             return False
         try:
-            return self.selector.matches(message_fields(Message.decode(payload, head=head)))
-        except DecodeError:  # sections that do not decode: nothing to select by
+            msg = Message.decode(payload, head=True)
+        except DecodeError:
+            if partial:
+                return False
+            try:
+                msg = Message.decode(payload)
+            except DecodeError:  # sections that do not decode: nothing to select by
+                return False
+        try:
+            return self.selector.matches(message_fields(msg))
+        except DecodeError:  # a section it reads does not decode (read on first use)
             return False
 
     def delivery(self, rec: DeliveryRecord) -> bool:
@@ -334,7 +347,7 @@ class Filter:
         if self.states and rec.outcome.lower() not in self.states:
             return False
         if self.selector is not None and (rec.protocol != AMQP10
-                                          or not self._selects(rec.payload, head=True)):
+                                          or not self._selects(rec.payload)):
             return False
         if self.by_link:
             if rec.link_stats is not None:

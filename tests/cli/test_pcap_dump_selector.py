@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
+from amqpcli.codec.types import DecodeError
 from tests.dissect.helpers import Script, write
 from tests.net.clirun import amqp_in_process as run
 from tests.paths import require
@@ -80,10 +83,41 @@ def test_a_selector_that_does_not_parse_is_a_usage_error() -> None:
 
 
 def test_head_of_a_message_cut_short() -> None:
-    """`Message.decode(head=True)`: the sections before the body, from a first frame."""
+    """`Message.decode(head=True)`: the sections before the body, from a first frame that
+    reaches the body; one that ends before it may lack a section: DecodeError."""
     whole = Message(body=b"z" * 500, properties=c.Properties(message_id="m"),
                     application_properties={"k": 1}).encode()
-    for cut in (len(whole), 200, 40):
+    body_at = whole.index(b"\x00\x53\x75")
+    for cut in (len(whole), 200, body_at + 8):  # (its descriptor and size whole)
         head = Message.decode(whole[:cut], head=True)
         assert head.properties is not None and head.properties.message_id == "m"
         assert head.application_properties is not None and head.body is None
+    for cut in (body_at, body_at - 3, 5):  # at the body's start, inside a section, before
+        with pytest.raises(DecodeError):
+            Message.decode(whole[:cut], head=True)
+
+
+def _big_head(tmp_path: Path) -> Path:
+    """A message whose application properties do not fit its first frame: a red one
+    whose colour comes in its second frame."""
+    msg = Message(body=b"x", application_properties={"pad": "p" * 300,
+                                                     "colour": "red"}).encode()
+    s = Script().open().sender_link()
+    for i, piece in enumerate((msg[:100], msg[100:])):
+        s.c(c.Transfer(handle=0, delivery_id=0 if i == 0 else None,
+                       delivery_tag=b"t" if i == 0 else None,
+                       message_format=0 if i == 0 else None, more=i == 0), payload=piece)
+    s.dispose(0, c.Accepted()).close()
+    return write(tmp_path / "big-head.pcapng", s)
+
+
+def test_a_first_frame_that_ends_before_the_body_is_not_judged(tmp_path: Path) -> None:
+    path = str(_big_head(tmp_path))
+    for selector in ("colour = 'red'", "colour IS NULL"):  # neither said of it wrongly
+        code, out, err = run("pcap-dump", path, "-s", selector, "--performative", "transfer")
+        assert code == 0 and out == "", (selector, out, err)
+    # the delivery is judged whole
+    code, out, _ = run("pcap-dump", path, "-s", "colour = 'red'", "-d")
+    assert code == 0 and len(out.splitlines()) == 1
+    code, out, _ = run("pcap-dump", path, "-s", "colour IS NULL", "-d")
+    assert code == 0 and out == ""
