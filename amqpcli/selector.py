@@ -23,9 +23,10 @@ application property, or a header / properties field: the JMS names (`JMSMessage
 `JMSType`, `JMSReplyTo`, `JMSDestination`, `JMSXUserID`, `JMSXGroupID`, `JMSXGroupSeq`)
 or the AMQP names with a section prefix (`header.priority`, `properties.subject`,
 `properties.message-id`). Comparisons follow SQL's three-valued logic: anything compared
-with a missing value, or values of different kinds, is unknown, and only a selector
-that is true selects. `compile_selector` raises `SelectorError` (with the position) on
-bad syntax.
+with a missing value is unknown, and only a selector that is true selects; as JMS has it,
+values of different kinds compare false, and strings and booleans compare only for
+equality (`<` and the like are false for them). `compile_selector` raises
+`SelectorError` (with the position) on bad syntax.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class SelectorError(ValueError):
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>'(?:[^']|'')*')
-      | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[lLfFdD]?|0[xX][0-9a-fA-F]+)
+      | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[lLfFdD]?)
       | (?P<ident>(?:header|properties)\.[A-Za-z_][A-Za-z0-9_\-]*|[A-Za-z_$][A-Za-z0-9_$.]*)
       | (?P<op><>|<=|>=|!=|[=<>+\-*/(),])
     )""",
@@ -230,10 +231,16 @@ class _Parser:
             right = self.sum()
             cmp = _CMP[t.text]
 
+            ordering = t.text not in ("=", "<>", "!=")
+
             def _cmp(f: Fields) -> Any:
                 a, b = left(f), right(f)
-                if a is None or b is None or not _comparable(a, b):
+                if a is None or b is None:
                     return None
+                # JMS: values of different types compare false, and strings and booleans
+                # only for equality (an ordering of them is false)
+                if not _comparable(a, b) or (ordering and not _is_num(a)):
+                    return False
                 return cmp(a, b)
             return _cmp
         if self._kw("IS"):

@@ -61,9 +61,29 @@ def test_unknown_is_not_true_and_not_false() -> None:
     assert compile_selector("NOT (n > 3 AND m = 1)").matches(_fields(m=2))
 
 
-def test_mixed_types_compare_as_unknown() -> None:
+def test_mixed_types_compare_false_as_jms_has_it() -> None:
+    """JMS: a comparison of values of different types is false (not unknown): NOT of it
+    is true, as `NOT IN` of them was already."""
     assert not compile_selector("n = '3'").matches(_fields(n=3))
+    assert compile_selector("NOT (n = 'x')").matches(_fields(n=3))
+    assert compile_selector("n NOT IN ('a')").matches(_fields(n=3))
     assert not compile_selector("b = 1").matches(_fields(b=True))
+    assert compile_selector("NOT (b = 1)").matches(_fields(b=True))
+    # unknown stays unknown: a missing value
+    assert not compile_selector("NOT (m = 'x')").matches(_fields(n=3))
+
+
+def test_strings_and_booleans_compare_only_for_equality() -> None:
+    f = _fields(color="red", b=True)
+    for text in ("color > 'c'", "color <= 'z'", "b > FALSE", "b >= TRUE"):
+        assert not compile_selector(text).matches(f), text
+        assert compile_selector(f"NOT ({text})").matches(f), text
+    assert compile_selector("color = 'red' AND b = TRUE AND color <> 'blue'").matches(f)
+
+
+def test_hex_literals() -> None:
+    assert compile_selector("x = 0x10").matches(_fields(x=16))
+    assert compile_selector("x = 0XfF").matches(_fields(x=255))
 
 
 @pytest.mark.parametrize("text", ["n >>> 3", "n = ", "AND n = 1", "n BETWEEN 1", "s LIKE 3",
