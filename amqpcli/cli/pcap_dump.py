@@ -510,14 +510,24 @@ def pcap_dump(
         stop.restore()
     if stop.interrupted:
         raise typer.Exit(int(Exit.INTERRUPTED))
-    _notes(dis, flt)
+    _notes(dis, flt, messages)
     _exit_status(dis, paths or [Path(live or "")], tls.packets if tls is not None else None)
 
 
-def _notes(dis: "Dissector", flt: "Filter") -> None:
+def _notes(dis: "Dissector", flt: "Filter", messages: bool = False) -> None:
     """Why a filter showed nothing, when that is certain: a connection, an address or a
-    link name that is not there, a time range outside the capture."""
+    link name that is not there, a time range outside the capture, AMQP 0-10 connections
+    that `--selector` and `--messages` (AMQP 1.0 only) do not read."""
+    from amqpcli.dissect.records import AMQP010
     from amqpcli.render.types import printable
+
+    old = sum(c.protocol == AMQP010 and flt.conn(c) for c in dis.conns)
+    if old and (messages or flt.selector is not None):
+        what = " and ".join(o for o, given in (("--selector", flt.selector is not None),
+                                               ("--messages", messages)) if given)
+        verb = "read" if " and " in what else "reads"
+        typer.echo(f"amqp: note: {what} {verb} AMQP 1.0 only: {old} AMQP 0-10 connection"
+                   f"{'s' if old > 1 else ''} left out", err=True)
 
     for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
         labels = f"{dis.conns[0].label}" + (

@@ -184,3 +184,12 @@ def test_a_frame_with_a_0_10_violation_passes_the_link_filters(tmp_path: Path,
     assert code == 0, err
     if "--summary" not in option:
         assert sum("message.transfer destination=d" in x for x in out.splitlines()) == 3
+
+
+def test_selector_and_messages_say_they_leave_0_10_out() -> None:
+    code, out, err = run("pcap-dump", ECHO, "-m", "-s", "a = 1")
+    assert code == 0 and out.startswith("0 messages")
+    assert err == ("amqp: note: --selector and --messages read AMQP 1.0 only: 1 AMQP 0-10 "
+                   "connection left out\n")
+    code, _, err = run("pcap-dump", ECHO, "-m")
+    assert err == "amqp: note: --messages reads AMQP 1.0 only: 1 AMQP 0-10 connection left out\n"
