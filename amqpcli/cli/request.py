@@ -48,8 +48,11 @@ def _default_id() -> str:
     return f"{uuid.uuid4()}:{{n}}"
 
 
-def _per_request(text: str | None) -> bool:
-    return text is not None and ("{n}" in text or "{uuid}" in text)
+def _per_request(text: str) -> bool:
+    """Whether `text` makes an id of each request's own ({n}, {uuid}; not their escapes)."""
+    from amqpcli.net.outgoing import has_placeholder
+
+    return has_placeholder(text)
 
 
 def _several(template: MessageTemplate, bodies: list[str],
@@ -124,12 +127,17 @@ def request(
     if len(bodies) > 1 and (file is not None or lines or count is not None):
         raise UserError("several BODY arguments are one request each: no --file, --lines or "
                         "--count with them", Exit.USAGE)
-    # Replies are told apart by the ids: several requests waiting at once need one each.
-    if (concurrency > 1 and message_id is not None and not _per_request(message_id)
-            and not _per_request(correlation_id) and (len(bodies) > 1 or lines or (count or 1) > 1)):
-        raise UserError("--message-id without {n} or {uuid} gives every request the same id: "
-                        "with --concurrency above 1 their replies could not be told apart",
-                        Exit.USAGE)
+    # Replies are told apart by the ids: a reply whose correlation-id is a request's
+    # message-id or its correlation-id answers it, so requests waiting at once need both
+    # ids their own. With --concurrency 1 only one waits at a time: a fixed id is fine.
+    if concurrency > 1 and (len(bodies) > 1 or lines or (count or 1) > 1):
+        fixed = next((option for option, text in (("--message-id", message_id),
+                                                  ("--correlation-id", correlation_id))
+                      if text is not None and not _per_request(text)), None)
+        if fixed is not None:
+            raise UserError(f"{fixed} without {{n}} or {{uuid}} gives every request the same "
+                            "id: with --concurrency above 1 their replies could not be told "
+                            "apart", Exit.USAGE)
     ids = message_id if message_id is not None else _default_id()
     props = {
         "message_id": ids, "user_id": user_id, "to": to, "subject": subject,

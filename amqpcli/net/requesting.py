@@ -10,8 +10,13 @@ taken for a correlation: no convention puts the request's id there.
 At most `concurrency` requests wait for their reply at a time; the next one goes when a
 reply comes, or when a request is refused (rejected, released, modified: no reply will
 come). A request's send follows `amqp send`'s rules (unsettled, outcomes counted in a
-`SendSummary`, in doubt when the connection ends first); there is no reconnect: a dynamic
-reply node goes with its connection, and a request sent again could be served twice.
+`SendSummary`, in doubt when the connection ends first or --timeout passes without its
+outcome); there is no reconnect: a dynamic reply node goes with its connection, and a
+request sent again could be served twice.
+
+--timeout is the longest wait with nothing happening to the requests: only a matched
+reply or a request's outcome starts it again. A reply that answers no request does not
+(a busy --reply-to node would otherwise keep the run waiting for ever).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.receiving import run_interruptible
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
+from amqpcli.net.sending import _id_text as _json_id
 
 __all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
 
@@ -64,7 +70,6 @@ class RequestSummary:
     unmatched: int = 0  # replies that answer no request waiting for one
     missing: list[int] = field(default_factory=list)  # requests sent, no reply
     not_sent: int = 0  # requests asked for and never sent (the run stopped first)
-    no_outcome: int = 0  # requests still unsettled at the end of a clean run
     round_trips: list[float] = field(default_factory=list)  # seconds, per reply
     reply_address: str | None = None
     timed_out: bool = False  # stopped waiting for replies
@@ -92,8 +97,10 @@ class RequestSummary:
         }
         if self.not_sent:
             out["not-sent"] = self.not_sent
-        if self.no_outcome:
-            out["no-outcome"] = self.no_outcome
+        if s.in_doubt:
+            out["in-doubt-messages"] = [
+                {"number": n, "message-id": _json_id(mid)} for n, mid in s.in_doubt
+            ]
         if self.round_trips:
             out["round-trip-ms"] = {"p50": _ms(self.percentile(50)),
                                     "max": _ms(max(self.round_trips))}
@@ -125,13 +132,16 @@ class RequestSummary:
             parts.append(f"missing {len(self.missing)}")
         if self.not_sent:
             parts.append(f"not sent {self.not_sent}")
-        if self.no_outcome:
-            parts.append(f"no outcome {self.no_outcome}")
         if self.round_trips:
             p50 = self.percentile(50) or 0.0
             parts.append(f"round trip p50 {p50 * 1000:.1f} ms, max "
                          f"{max(self.round_trips) * 1000:.1f} ms")
         lines = [", ".join(parts) + f" in {s.elapsed:.2f}s"]
+        for n, mid in s.in_doubt[:SHOWN]:  # as send lists them
+            lines.append(f"in doubt: request {n}"
+                         + (f" (message-id {_json_id(mid)!r})" if mid is not None else ""))
+        if len(s.in_doubt) > SHOWN:
+            lines.append(f"in doubt: … and {len(s.in_doubt) - SHOWN} more (see --json)")
         lines.extend(s.errors[:SHOWN])
         return "\n".join(lines)
 
@@ -205,6 +215,7 @@ class _Requester:
         self.unsettled: dict[int, _Request] = {}  # number -> request with no outcome yet
         self.replies: ReceiverLink | None = None
         self.warned_unmatched = False
+        self.progress = 0  # matched replies and outcomes so far: what restarts --timeout
         self.input_error: UserError | None = None  # the input failed: nothing more sent
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> RequestSummary:
@@ -227,12 +238,15 @@ class _Requester:
         finally:
             if client is not None:
                 await client.abort()
-            if s.failure is not None:
-                # no outcome heard before the end: in doubt, as send says
+            if self.unsettled:
+                # no outcome heard before the end (the connection's, or --timeout): in
+                # doubt, as send says
+                if s.failure is None:
+                    s.failure = UserError(
+                        f"no outcome for {len(self.unsettled)} request(s) within "
+                        f"{self.plan.timeout:g}s", Exit.TIMEOUT)
                 s.in_doubt.extend((r.number, r.message_id) for r in self.unsettled.values())
                 s.in_doubt.sort(key=lambda nm: nm[0])
-            else:
-                self.s.no_outcome = len(self.unsettled)
             self.s.missing = sorted(self.waiting)
             if self.plan.expected is not None:
                 self.s.not_sent = max(0, self.plan.expected - s.sent)
@@ -325,6 +339,7 @@ class _Requester:
 
     def _outcome(self, req: _Request, state: Any) -> None:
         self.unsettled.pop(req.number, None)
+        self.progress += 1
         s = self.s.send
         name = getattr(state, "NAME", None)
         if name in OUTCOMES:
@@ -353,9 +368,11 @@ class _Requester:
     async def _take_replies(self, replies: ReceiverLink, sender: Any,
                             enough: Callable[[], bool]) -> bool:
         """Take replies until `enough()`; False when --timeout passes first (a wait with
-        no reply and no outcome for that long)."""
+        no matched reply and no outcome for that long: replies that answer no request do
+        not count, however many come)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.plan.timeout
+        progress = self.progress
         while not enough():
             left = deadline - loop.time()
             if left <= 0:
@@ -374,10 +391,11 @@ class _Requester:
             incs = replies.take(None)
             for inc in incs:
                 self._reply(replies, inc)
-            if incs:
+            if incs and replies.credit <= 5:
+                replies.flow(self.plan.concurrency + 10)
+            if self.progress != progress:  # a matched reply or an outcome
+                progress = self.progress
                 deadline = loop.time() + self.plan.timeout
-                if replies.credit <= 5:
-                    replies.flow(self.plan.concurrency + 10)
         return True
 
     def _reply(self, replies: ReceiverLink, inc: Incoming) -> None:
@@ -398,6 +416,7 @@ class _Requester:
                                 "one: not printed, counted as unmatched (said once)")
         else:
             self._done(req)
+            self.progress += 1
             self.s.replies += 1
             self.s.round_trips.append(now - req.sent_at)
             self.on_reply(Incoming(inc.delivery, req.number))

@@ -129,7 +129,16 @@ def test_named_reply_node_on_serve(serve: ServePeers, peers: Start) -> None:
     (["amqp://127.0.0.1:1/q", "x", "--concurrency", "0"], "--concurrency must be at least 1"),
     (["amqp://127.0.0.1:1/q", "a", "b", "--count", "2"], "several BODY arguments"),
     (["amqp://127.0.0.1:1/q", "x", "-c", "2", "--concurrency", "2", "--message-id", "m"],
-     "the same id"),
+     "--message-id without {n} or {uuid} gives every request the same id"),
+    # either id of a request is matched: a fixed one of the two is refused as well, before
+    # connecting (port 1: nothing listens there)
+    (["amqp://127.0.0.1:1/q", "a", "b", "c", "--concurrency", "3", "--correlation-id", "grp"],
+     "--correlation-id without {n} or {uuid} gives every request the same id"),
+    (["amqp://127.0.0.1:1/q", "a", "b", "--concurrency", "2", "--message-id", "fixed",
+      "--correlation-id", "c{n}"],
+     "--message-id without {n} or {uuid} gives every request the same id"),
+    (["amqp://127.0.0.1:1/q", "--lines", "--concurrency", "2", "--correlation-id", "{{n}}"],
+     "--correlation-id without {n} or {uuid}"),
     (["amqp://127.0.0.1:1/q", "x", "--reply-to", ""], "--reply-to needs a node address"),
     (["amqp://127.0.0.1:1/q", "x", "--reconnect", "2"], "No such option: --reconnect"),
 ])
@@ -147,3 +156,48 @@ def test_a_bad_line_ends_the_run_after_the_replies_to_those_sent(peers: Start) -
     assert len(json_lines(p.stdout)) == 1 and len(r.requests()) == 1
     assert "body is not lossless JSON" in p.stderr.splitlines()[-1]
     assert _summary(p.stderr)["replies"] == 1
+
+
+def test_a_fixed_id_one_request_at_a_time(peers: Start) -> None:
+    # with --concurrency 1 only one request waits: a fixed id still tells its reply apart
+    r: Responder = peers(Responder())
+    p = amqp("request", f"{r.url}/service", "a", "b", "--correlation-id", "grp")
+    assert p.returncode == 0, p.stderr
+    assert "replies 2" in p.stderr
+    assert [q.message.correlation_id for q in r.requests()] == ["grp", "grp"]
+
+
+def test_unmatched_replies_do_not_put_off_the_timeout(peers: Start) -> None:
+    # request 1 is never answered, and a reply that answers nothing comes every 0.2 s for
+    # as long as the responder runs: the run must still end when --timeout passes (it
+    # waited for ever, each unmatched reply starting the timeout again)
+    r: Responder = peers(Responder(noise=[1]))
+    p = amqp("request", f"{r.url}/service", "x", "--reply-to", "busy", "-t", "1", "--json",
+             timeout=60)
+    assert p.returncode == 5, p.stderr
+    s = _summary(p.stderr)
+    assert (s["requests"], s["replies"], s["missing"]) == (1, 0, 1)
+    assert s["unmatched"] >= 1
+    assert p.stdout == ""
+
+
+def test_no_outcome_within_the_timeout_is_in_doubt(peers: Start) -> None:
+    # both requests answered, neither settled: as send, a send with no outcome when
+    # --timeout passes is in doubt (exit 7), counted and listed
+    r: Responder = peers(Responder(unsettled=[1, 2, 3]))
+    p = amqp("request", f"{r.url}/service", "a", "b", "--concurrency", "2", "-t", "1",
+             "--message-id", "req-{n}")
+    assert p.returncode == 7, p.stderr
+    assert 'b"A"' in p.stdout and 'b"B"' in p.stdout
+    assert "accepted 0, in doubt 2, replies 2" in p.stderr
+    assert "amqp: in doubt: request 1 (message-id 'req-1')" in p.stderr
+    assert "amqp: in doubt: request 2 (message-id 'req-2')" in p.stderr
+    assert p.stderr.splitlines()[-1] == (
+        "amqp: error: 2 message(s) in doubt: no outcome for 2 request(s) within 1s")
+    p = amqp("request", f"{r.url}/service", "c", "-t", "1", "--message-id", "req-{n}",
+             "--json")
+    assert p.returncode == 7, p.stderr
+    s = _summary(p.stderr)
+    assert (s["in-doubt"], s["in-doubt-messages"], s["replies"], s["exit"]) == (
+        1, [{"number": 1, "message-id": "req-1"}], 1, 7)
+    assert "no-outcome" not in s

@@ -13,7 +13,10 @@ Two ways to run it:
 
 Rules, by request number (1 for the first to arrive): ``drop`` accepts the request and
 never answers it; ``wrong`` answers with a correlation-id no request has; ``reject``
-rejects the request (``amqp:precondition-failed``) and does not answer. ``correlate``:
+rejects the request (``amqp:precondition-failed``) and does not answer; ``unsettled``
+answers the request and never settles it (no outcome ever comes); ``noise`` accepts the
+request, never answers it, and from then on sends a reply with a correlation-id no
+request has every ``NOISE_EVERY`` seconds to its reply-to, until the peer stops. ``correlate``:
 the request field the reply's correlation-id copies, ``"correlation_id"`` (server.py) or
 ``"message_id"`` (the JMS convention). ``requests()`` gives every request as proton read
 it (``Message``) with its raw bytes, ``replies()`` the bytes of every reply sent.
@@ -22,17 +25,18 @@ it (``Message``) with its raw bytes, ``replies()`` the bytes of every reply sent
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from proton import Endpoint, Link, Message, Terminus
+from proton import Endpoint, Handler, Link, Message, Terminus
 
 from tests.peers import outcomes as oc
 from tests.peers import sections
 from tests.peers.net import PeerHandler, PeerThread, echo_source, echo_target
 
 WRONG_ID = "no-such-request"
+NOISE_EVERY = 0.2  # seconds between the unmatched replies of the `noise` rule
 
 
 @dataclass(eq=False)
@@ -45,10 +49,12 @@ class Request:
 
 class ResponderHandler(PeerHandler):
     def __init__(self, correlate: str, drop: Collection[int], wrong: Collection[int],
-                 reject: Collection[int], connect: tuple[str, str] | None = None) -> None:
+                 reject: Collection[int], connect: tuple[str, str] | None = None,
+                 unsettled: Collection[int] = (), noise: Collection[int] = ()) -> None:
         super().__init__()
         self.correlate = correlate
         self.drop, self.wrong, self.reject = set(drop), set(wrong), set(reject)
+        self.never_settle, self.noise = set(unsettled), set(noise)
         self.connect = connect  # (url, address): run as a client of a broker
         self.requests: list[Request] = []
         self.reply_links: dict[str, Any] = {}  # address -> our sending link
@@ -118,10 +124,14 @@ class ResponderHandler(PeerHandler):
         if req.number in self.reject:
             oc.apply(dlv, oc.Reject("amqp:precondition-failed", "told to reject it"))
             return
-        oc.apply(dlv, oc.Accept())
+        msg = req.message
+        if req.number not in self.never_settle:
+            oc.apply(dlv, oc.Accept())
+        if req.number in self.noise and msg.reply_to is not None:
+            self._noise(msg.reply_to)
+            return
         if req.number in self.drop:
             return
-        msg = req.message
         corr = WRONG_ID if req.number in self.wrong else getattr(
             msg, "correlation_id" if self.correlate == "correlation_id" else "id")
         body = msg.body
@@ -131,6 +141,13 @@ class ResponderHandler(PeerHandler):
                                     correlation_id=sections.owned(corr)))
         req.answered = True
         self._send_waiting()
+
+    def _noise(self, address: str) -> None:
+        """A reply that answers nothing, to `address`, now and every NOISE_EVERY seconds."""
+        self.waiting.append(Message(address=address, body=b"noise", correlation_id=WRONG_ID))
+        self._send_waiting()
+        assert self.container is not None
+        self.container.schedule(NOISE_EVERY, _Timer(lambda: self._noise(address)))
 
     def _send_waiting(self) -> None:
         still = []
@@ -145,6 +162,15 @@ class ResponderHandler(PeerHandler):
             link.advance()
             self.replies.append(raw)
         self.waiting = still
+
+
+class _Timer(Handler):
+    def __init__(self, fn: Callable[[], None]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def on_timer_task(self, event: Any) -> None:
+        self.fn()
 
 
 class _Rules:
@@ -172,8 +198,10 @@ class Responder(_Rules, PeerThread):
 
     def __init__(self, *, correlate: str = "correlation_id", drop: Collection[int] = (),
                  wrong: Collection[int] = (), reject: Collection[int] = (),
+                 unsettled: Collection[int] = (), noise: Collection[int] = (),
                  **kwargs: Any) -> None:
-        super().__init__(ResponderHandler(correlate, drop, wrong, reject), **kwargs)
+        super().__init__(ResponderHandler(correlate, drop, wrong, reject,
+                                          unsettled=unsettled, noise=noise), **kwargs)
 
 
 class ResponderClient(_Rules, PeerThread):
