@@ -62,6 +62,7 @@ from amqpcli.net.client import (
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.sequence import SequenceCheck
+from amqpcli.net.txn import txn_json, txn_parts
 
 __all__ = [
     "SELECTOR_DESCRIPTOR",
@@ -260,9 +261,7 @@ class RecvSummary:
             out["address"] = self.address
         if self.reconnects:
             out["reconnects"] = self.reconnects
-        if self.committed or self.rolled_back:  # as send's
-            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back,
-                                   "rolled-back-messages": self.rolled_back_messages}
+        out.update(txn_json(self))
         if self.in_doubt:
             out["in-doubt"] = self.in_doubt
         if self.copy_consumed is not None:
@@ -294,9 +293,7 @@ class RecvSummary:
             parts.append(f"{self.reconnects} reconnect(s)")
         if self.in_doubt:
             parts.append(f"in doubt {self.in_doubt}")
-        if self.committed or self.rolled_back:  # as send's
-            parts.append(f"transactions committed {self.committed}, rolled back "
-                         f"{self.rolled_back} ({self.rolled_back_messages} messages)")
+        parts.extend(txn_parts(self))
         rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
         return ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
 

@@ -33,6 +33,7 @@ from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
 
 __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
 
@@ -117,9 +118,7 @@ class SendSummary:
             out["other"] = self.other
         if self.not_sent:
             out["not-sent"] = self.not_sent
-        if self.committed or self.rolled_back:
-            out["transactions"] = {"committed": self.committed, "rolled-back": self.rolled_back,
-                                   "rolled-back-messages": self.rolled_back_messages}
+        out.update(txn_json(self))
         if self.in_doubt:
             out["in-doubt-messages"] = [
                 {"number": n, "message-id": _id_text(mid)} for n, mid in self.in_doubt
@@ -162,9 +161,7 @@ def summary_text(s: SendSummary) -> str:
         parts.append(f"resent {s.resent}")
     if s.reconnects:
         parts.append(f"{s.reconnects} reconnect(s)")
-    if s.committed or s.rolled_back:
-        parts.append(f"transactions committed {s.committed}, rolled back {s.rolled_back} "
-                     f"({s.rolled_back_messages} messages)")
+    parts.extend(txn_parts(s))
     lines = [", ".join(parts) + f" in {s.elapsed:.2f}s ({s.rate:.0f} msg/s)"]
     for n, mid in s.in_doubt[:20]:
         lines.append(f"in doubt: message {n}" + (f" (message-id {_id_text(mid)!r})" if mid is not None else ""))
@@ -176,11 +173,8 @@ def summary_text(s: SendSummary) -> str:
 
 def summary_exit(s: SendSummary) -> tuple[Exit, str]:
     """The exit code and its one-line reason (in doubt beats refused beats rejected)."""
-    if s.in_doubt:
-        why = f"{len(s.in_doubt)} message(s) in doubt"
-        if s.failure is not None:
-            why += f": {s.failure}"
-        return Exit.IN_DOUBT, why
+    if (doubt := in_doubt_exit(len(s.in_doubt), s.failure)) is not None:
+        return doubt
     if s.failure is not None:
         return s.failure.code, str(s.failure)
     bad = s.rejected + s.released + s.modified
