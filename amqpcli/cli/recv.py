@@ -241,9 +241,11 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
 
 
 def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
-    if s.in_doubt:  # first, as for send: the one thing a script must act on
-        why = f"{s.in_doubt} message(s) in doubt"
-        return Exit.IN_DOUBT, why + (f": {s.failure}" if s.failure is not None else "")
+    from amqpcli.net.txn import in_doubt_exit
+
+    doubt = in_doubt_exit(s.in_doubt, s.failure)  # first, as for send: the one thing a
+    if doubt is not None:                          # script must act on
+        return doubt
     if s.failure is not None:
         after = f" (after {s.written} message(s))" if s.written else ""
         return s.failure.code, f"{s.failure}{after}"
@@ -329,6 +331,11 @@ def recv(
     if presettled:
         if settle_mode == "second" or copy:
             raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
+        if outcome != "accept":
+            # settled by the sender before it is sent, a message takes no outcome of ours:
+            # released, it would be gone all the same
+            raise UserError("--presettled messages take no --outcome: the sender settles "
+                            "them (they are consumed)", Exit.USAGE)
         plan = replace(plan, presettled=True)
     plan = with_txn(plan, txn_size, rollback)
     check_positive(rate, "--rate")
@@ -357,7 +364,7 @@ def recv(
         pass
     elif json_summary:  # always its one object, as browse's: a script reads it
         obj = summary.to_json()
-        if code != Exit.OK and summary.failure is None:
+        if code != Exit.OK:  # the code the run ends with (in doubt wins over a failure)
             obj["error"], obj["exit"] = why, int(code)
         print(json.dumps({"recv": obj}), file=sys.stderr)
     elif not _failed_before_start(summary):

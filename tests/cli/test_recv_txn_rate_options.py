@@ -13,6 +13,8 @@ from tests.peers.net import free_port
 @pytest.mark.parametrize(("args", "said"), [
     (("--txn-size", "2", "--copy"), "--copy settles nothing"),
     (("--txn-size", "2", "--presettled"), "--presettled messages take no outcome"),
+    # (released, a message the sender settled would be gone all the same: it consumed)
+    (("--outcome", "release", "--presettled"), "--presettled messages take no --outcome"),
     (("--rollback",), "--rollback needs --txn-size"),
     (("--txn-size", "0"), "--txn-size must be at least 1"),
     (("--rate", "0"), "--rate must be a finite number more than 0"),

@@ -4,6 +4,7 @@ before the transaction was full) leaves them to come again, with a warning."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 
@@ -63,6 +64,19 @@ def test_a_commit_not_answered_leaves_its_messages_in_doubt() -> None:
     assert [m["body"] for m in json_lines(r.stdout)] == [{"value": "m1"}, {"value": "m2"}]
     assert "2 message(s) in doubt" in r.stderr
     assert "in doubt 2" in r.stderr  # the summary's counter
+
+
+def test_the_json_summary_gives_the_exit_code_the_run_ends_with() -> None:
+    """In doubt wins over the lost connection behind it: the JSON summary said exit 3."""
+    port, th = _peer("discharge")
+    r = amqp("recv", f"amqp://127.0.0.1:{port}/q", "--sasl-mechanism", "none",
+             "--txn-size", "2", "-c", "2", "-t", "30", "--json-summary", timeout=HANG_GUARD)
+    th.join(HANG_GUARD)
+    assert r.returncode == 7, r.stderr
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("{")]
+    summary = json.loads(line)["recv"]
+    assert summary["exit"] == 7 and summary["error"].startswith("2 message(s) in doubt")
+    assert summary["in-doubt"] == 2
 
 
 def test_a_transaction_cut_before_its_discharge_leaves_the_messages_to_come_again() -> None:
