@@ -446,7 +446,7 @@ class _Receiver:
         try:
             dropped = False
             while True:
-                received = self.s.received
+                progress = self._progress()
                 try:
                     self._lost_unwritten()
                     self.link = None
@@ -468,7 +468,7 @@ class _Receiver:
                         client = None
                     # a connection that got somewhere (a copy link starts again at the
                     # head of the node: what it received is no progress)
-                    if self.s.received > received and not self.plan.copy:
+                    if self._progress() > progress and not self.plan.copy:
                         attempts = self.cfg.reconnect.delays()
                     if not attempts or self._done():
                         self.s.failure = e.error
@@ -502,6 +502,14 @@ class _Receiver:
                                     else "the browse did not finish")
             s.elapsed = time.monotonic() - start
         return self.s
+
+    def _progress(self) -> int:
+        """What a connection that ends has done for good: messages received, or in
+        transactions the discharges (a message received in a transaction that never
+        ends comes again: no progress, or a peer that drops every connection before the
+        commit has the run write the same messages for ever)."""
+        s = self.s
+        return s.committed + s.rolled_back if self.plan.txn_size else s.received
 
     def _txn_lost(self, again: bool) -> None:
         """The connection (or the run) ended with a transaction not discharged, or its

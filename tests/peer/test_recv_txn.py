@@ -81,3 +81,19 @@ def test_outcomes_that_give_back_are_committed_and_not_written_again(serve: Serv
     r = amqp("recv", url, "--drain", "-t", "10", "--json")
     assert _ids(r.stdout) == ["2", "4"]
 
+
+
+def test_reconnects_that_never_reach_a_commit_end_the_run(serve: Serve) -> None:
+    """A peer that drops every connection before the commit: what a transaction received
+    comes again, which is no progress — the run ends after its reconnects instead of
+    writing the same message again for ever (it was once per reconnect, with no end)."""
+    s = serve("--close-after", "3")
+    url = f"{s.url}/{queue_name()}"
+    r = amqp("send", url, "m", "-c", "5", "--message-id", "{n}", "--reconnect", "5")
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", url, "--txn-size", "2", "-t", "2", "--json", "--reconnect", "3",
+             timeout=120)
+    assert r.returncode != 0 and "reconnect(s)" in r.stderr
+    ids = _ids(r.stdout)
+    assert ids[:2] == ["1", "2"] and len(ids) <= 2 + 1 + 3 + 1  # the first commit, then
+    assert set(ids[2:]) == {"3"}  # the third again on each try (at least once)
