@@ -11,8 +11,8 @@ Outcomes that give messages back (release, modify without undeliverable-here) ho
 deliveries, written, and give them back when the run ends (its count, its timeout, the end
 of a drain): settled at once, they would come straight back (RabbitMQ puts them back at
 the head of the queue) and the run would see the same messages for ever, its timeout
-never reached. Messages that went back with a lost
-link and come again on the next one are recognised and not written twice.
+never reached. Messages that went back with a lost link and come again on the next one
+are recognised and not written twice.
 
 Transactions (``--txn-size N``): the outcomes of every N messages are sent inside one
 transaction (`transactional-state`, Part 4 §4.4.2) and take effect when it is discharged
