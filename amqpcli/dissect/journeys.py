@@ -23,7 +23,7 @@ from typing import Any
 
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError
-from amqpcli.dissect.records import AMQP10, DeliveryRecord
+from amqpcli.dissect.records import AMQP10, DeliveryRecord, latency
 
 
 @dataclass(slots=True, eq=False)
@@ -45,9 +45,7 @@ class Hop:
 
     @property
     def latency(self) -> float | None:
-        if self.first_time is None or self.settled_time is None:
-            return None
-        return self.settled_time - self.first_time
+        return latency(self.first_time, self.settled_time)
 
 
 @dataclass(slots=True, eq=False)

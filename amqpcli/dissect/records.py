@@ -141,6 +141,14 @@ class FrameRecord:
     protocol: str = AMQP10
 
 
+def latency(first_time: float | None, settled_time: float | None) -> float | None:
+    """A delivery's settlement latency: from its first transfer to its settlement, when
+    both were seen."""
+    if first_time is None or settled_time is None:
+        return None
+    return settled_time - first_time
+
+
 @dataclass(slots=True, eq=False)
 class DeliveryRecord:
     """A delivery (0-10: a message.transfer) that reached its end, or the end of input."""
@@ -175,9 +183,7 @@ class DeliveryRecord:
 
     @property
     def latency(self) -> float | None:
-        if self.first_time is None or self.settled_time is None:
-            return None
-        return self.settled_time - self.first_time
+        return latency(self.first_time, self.settled_time)
 
 
 @dataclass(slots=True, eq=False)
