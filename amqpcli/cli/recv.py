@@ -304,6 +304,7 @@ def recv(
     out: str | None = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
 ) -> None:
+    from amqpcli.net.client import raise_exit
     from amqpcli.net.receiving import run_recv
 
     check_path(out, "--out")
@@ -371,8 +372,7 @@ def recv(
         print(f"amqp: {summary.text()}", file=sys.stderr)
         if summary.sequence is not None:
             print(f"amqp: {summary.sequence.text()}", file=sys.stderr)
-    if code != Exit.OK:
-        raise UserError(why, code)
+    raise_exit(code, why, summary.failure)  # an internal error's own line, once the summary is out
 
 
 def with_sequence(plan: RecvPlan, verify: bool, key: str | None, start: int | None,

@@ -105,6 +105,7 @@ def request(
     json_out: bool = typer.Option(False, "--json", help="Each reply as one JSON object, as recv --json writes messages (docs/message-format.md); the summary as one JSON object on stderr.", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
 ) -> None:
+    from amqpcli.net.client import raise_exit
     from amqpcli.net.requesting import RequestPlan, request_exit, run_requests
 
     if isinstance(bodies, str):  # the lone positional, when the URL came from elsewhere
@@ -187,5 +188,4 @@ def request(
         else:
             for line in summary.text().splitlines():
                 print(f"amqp: {line}", file=sys.stderr)
-    if code != Exit.OK:
-        raise UserError(why, code)
+    raise_exit(code, why, failure)  # an internal error's own line, once the summary is out

@@ -594,6 +594,7 @@ def send(
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
 ) -> None:
+    from amqpcli.net.client import raise_exit
     from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
 
     settled = presettled or settled_alias
@@ -704,5 +705,4 @@ def send(
                       "link and summary records, ...) or one already sent (a delivery's "
                       "record after its transfer frame's)")
     code, why = summary_exit(summary)
-    if code != Exit.OK:
-        raise UserError(why, code)
+    raise_exit(code, why, summary.failure)  # an internal error's own line, once the summary is out

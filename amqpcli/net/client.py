@@ -35,8 +35,8 @@ from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 from amqpcli.net.transport import now as _now
 
-__all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "Pending", "ReceiverLink", "SenderLink",
-           "connect_retrying", "forced_close"]
+__all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "InternalError", "Pending",
+           "ReceiverLink", "SenderLink", "connect_retrying", "forced_close", "raise_exit"]
 
 _FLUSH_EVERY = 256  # sends between hand-offs to the socket when credit never runs out
 LOCAL = "client"
@@ -139,6 +139,33 @@ class ConnectionLost(Exception):
     def __init__(self, error: UserError) -> None:
         super().__init__(str(error))
         self.error = error
+
+
+class InternalError(UserError):
+    """A step of ours that raised in the middle of a run (the engine, a handler of its
+    events, the loop itself: a bug), kept as the run's failure so that the run ends as a
+    lost connection does as far as its report goes: the summary, the sends in doubt, the
+    messages written. Its text is the CLI's internal-error line's; `error` is the
+    exception itself, raised again once the summary is out (`raise_exit`). No reconnect
+    follows one."""
+
+    def __init__(self, error: Exception, password: str | None = None) -> None:
+        without_secrets(error, [password or ""])  # (in place)
+        super().__init__(f"internal error: {type(error).__name__}: {error}", Exit.FAILURE)
+        self.error = error
+
+
+def raise_exit(code: Exit, why: str, failure: UserError | None) -> None:
+    """End a run's command with `code` and its one-line reason `why` (nothing for OK).
+    When an internal error decides the code (1), the step's own exception is raised
+    (the CLI's internal-error line, its traceback under --debug); messages in doubt still
+    win (7), with the exception as the cause --debug shows."""
+    if code == Exit.OK:
+        return
+    internal = failure.error if isinstance(failure, InternalError) else None
+    if internal is not None and code == Exit.FAILURE:
+        raise internal
+    raise UserError(why, code) from internal
 
 
 def describe_error(err: Any) -> str:

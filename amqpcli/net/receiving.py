@@ -55,6 +55,7 @@ from amqpcli.net.client import (
     Client,
     ConnectionLost,
     Incoming,
+    InternalError,
     ReceiverLink,
     close_interrupted,
     connect_retrying,
@@ -485,6 +486,9 @@ class _Receiver:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
+        except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is, no reconnect
+            self.s.failure = InternalError(e, self.cfg.endpoint.password)
+            self._left_with_end(again=False)
         finally:
             if client is not None:
                 await client.abort()

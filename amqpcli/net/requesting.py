@@ -36,6 +36,7 @@ from amqpcli.net.client import (
     Client,
     ConnectionLost,
     Incoming,
+    InternalError,
     Pending,
     ReceiverLink,
     close_interrupted,
@@ -235,6 +236,8 @@ class _Requester:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
+        except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is
+            s.failure = InternalError(e, self.cfg.endpoint.password)
         finally:
             if client is not None:
                 await client.abort()

@@ -23,6 +23,7 @@ from amqpcli.net.client import (
     REMOTE,
     Client,
     ConnectionLost,
+    InternalError,
     Pending,
     SenderLink,
     close_interrupted,
@@ -408,6 +409,8 @@ class _Sender:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
+        except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is, no reconnect
+            self.s.failure = InternalError(e, self.cfg.endpoint.password)
         finally:
             if client is not None:
                 await client.abort()
