@@ -202,10 +202,10 @@ def _check_values(values: dict[str, Any], where: str) -> None:
 
 
 def _check_url(url: str, where: str) -> None:
-    from amqpcli.net.url import _redact, parse_url
+    from amqpcli.net.url import _redact, parse_urls
 
     try:
-        ep = parse_url(url)
+        ep = parse_urls(url)
     except UserError as e:
         raise UserError(f"{where}: {e}", Exit.USAGE) from None
     if ep.password is not None:

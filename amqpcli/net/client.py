@@ -22,6 +22,7 @@ import itertools
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 from amqpcli.codec import composites as c
@@ -60,16 +61,43 @@ async def close_interrupted(client: Client | None, timeout: float) -> bool:
 
 
 async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
-                           on_warning: Callable[[str], None] | None = None) -> Client:
+                           on_warning: Callable[[str], None] | None = None,
+                           **hooks: Any) -> Client:
     """`Client.connect`, tried again after each delay in `delays` (consumed) while the
-    failure is one a pause may cure (refused, reset, timed out)."""
+    failure is one a pause may cure (refused, reset, timed out). With a failover list
+    each try goes round its hosts, from the one after the host last connected to, with
+    no pause between them; a failure no pause would cure ends it at once. The client's
+    `cfg` is the host's own (its errors name that host). `hooks`: `Client.connect`'s."""
+    hosts = cfg.endpoint.hosts()
     while True:
-        try:
-            return await Client.connect(cfg, on_warning=on_warning)
-        except UserError as e:
-            if not delays or not getattr(e, "retryable", False):
-                raise
-            await asyncio.sleep(delays.pop(0))
+        failures: list[UserError] = []
+        for i in range(len(hosts)):
+            k = (cfg.next_host[0] + i) % len(hosts)
+            one = cfg if len(hosts) == 1 else replace(cfg, endpoint=hosts[k])
+            try:
+                client = await Client.connect(one, on_warning=on_warning, **hooks)
+            except UserError as e:
+                if not getattr(e, "retryable", False):
+                    raise
+                failures.append(e)
+                continue
+            cfg.next_host[0] = k + 1
+            return client
+        if not delays:
+            raise _none_reached(failures)
+        await asyncio.sleep(delays.pop(0))
+
+
+def _none_reached(failures: list[UserError]) -> UserError:
+    """The error of a try at every host of a failover list (or of the one host)."""
+    if len(failures) == 1:
+        return failures[0]
+    prefix = "cannot connect to "
+    reasons = [str(e).removeprefix(prefix) for e in failures]
+    err = UserError(f"cannot connect to any of {len(failures)} hosts: {'; '.join(reasons)}",
+                    Exit.CONNECTION)
+    err.retryable = True  # type: ignore[attr-defined]
+    return err
 
 
 _TRACE_LABELS = itertools.count(1)

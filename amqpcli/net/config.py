@@ -117,6 +117,10 @@ class ConnectionConfig:
     # reader item, time); the CLI renders it (`--trace`)
     trace: Callable[[str, str, Any, float], None] | None = None
     hostname: str | None = None  # open.hostname; default: the endpoint's host
+    # which host of a failover list the next connect tries first: the one after the host
+    # last connected to, so a run's reconnects go round the list (one list, shared by the
+    # copies `connect_retrying` makes for each host)
+    next_host: list[int] = field(default_factory=lambda: [0], repr=False, compare=False)
 
     @property
     def uses_tls(self) -> bool:

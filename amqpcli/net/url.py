@@ -9,6 +9,11 @@ host) is the address, verbatim and percent-decoded. So ``amqp://h/orders`` gives
 ``/queue/orders`` — the form RabbitMQ needs. ``--address`` takes the address verbatim and
 wins over the URL.
 
+A failover list is several URLs, each with its scheme, separated by commas
+(``amqp://a:5672,amqp://b:5672/orders``), or the same inside ``failover:(…)`` as JMS
+clients write it. Each connect tries the hosts in turn (`ConnectionConfig.next_host`); they
+share one scheme, one set of credentials and one address, whichever URL gives them.
+
 Precedence for every field: an explicit option, then the URL, then the environment
 (``AMQP_URL`` for the whole URL, ``AMQP_PASSWORD`` for the password), then defaults.
 The password is kept out of ``repr`` and ``str``; only `Endpoint.password` reveals it.
@@ -23,7 +28,8 @@ from urllib.parse import unquote, urlsplit
 
 from amqpcli.errors import Exit, UserError
 
-__all__ = ["DEFAULT_PORT", "DEFAULT_TLS_PORT", "Endpoint", "parse_url", "resolve_endpoint"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_TLS_PORT", "Endpoint", "failover_urls", "parse_url", "parse_urls",
+           "resolve_endpoint"]
 
 DEFAULT_PORT = 5672
 DEFAULT_TLS_PORT = 5671
@@ -40,13 +46,23 @@ class Endpoint:
     user: str | None = None
     password: str | None = field(default=None, repr=False, compare=True)
     address: str | None = None
+    # the other hosts of a failover list, in order (each with this one's scheme,
+    # credentials and address, and no alternates of its own)
+    alternates: tuple[Endpoint, ...] = ()
 
     def __repr__(self) -> str:
         pw = ", password=***" if self.password is not None else ""
+        more = f", alternates={list(self.alternates)!r}" if self.alternates else ""
         return (
             f"Endpoint(host={self.host!r}, port={self.port}, tls={self.tls}, "
-            f"user={self.user!r}{pw}, address={self.address!r})"
+            f"user={self.user!r}{pw}, address={self.address!r}{more})"
         )
+
+    def hosts(self) -> tuple[Endpoint, ...]:
+        """Every host to try, in order: this one, then its failover alternates."""
+        if not self.alternates:
+            return (self,)
+        return (replace(self, alternates=()), *self.alternates)
 
     @property
     def hostport(self) -> str:
@@ -63,7 +79,8 @@ class Endpoint:
                 cred += ":" + (_q(self.password) if show_secrets else "***")
             cred += "@"
         path = "/" + _q(self.address, safe="/") if self.address else ""
-        return f"{scheme}://{cred}{self.hostport}{path}"
+        more = "".join("," + a.url(show_secrets) for a in self.alternates)
+        return f"{scheme}://{cred}{self.hostport}{path}{more}"
 
     __str__ = url
 
@@ -74,9 +91,72 @@ def _q(s: str, safe: str = "") -> str:
     return quote(s, safe=safe)
 
 
-def parse_url(url: str) -> Endpoint:
-    """Parse an ``amqp://`` or ``amqps://`` URL; a bare ``host[:port][/addr]`` means amqp."""
+# a comma that starts the next URL of a failover list (so a comma in an address stays)
+_NEXT_URL = re.compile(r"(,\s*)(?=amqps?://)", re.IGNORECASE)
+_FAILOVER = re.compile(r"failover:(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
+
+
+def failover_urls(url: str) -> list[str] | None:
+    """The URLs of a failover list (``URL,URL…`` or ``failover:(URL,URL…)``), or None for
+    a single URL."""
     text = url.strip()
+    m = _FAILOVER.fullmatch(text)
+    if m is not None:
+        rest = m.group("rest").strip()
+        if not rest.startswith("("):
+            raise UserError(f"bad URL {_redact(url)!r}: write a failover list as "
+                            "failover:(amqp://HOST1,amqp://HOST2)", Exit.USAGE)
+        inner, close, after = rest[1:].rpartition(")")
+        if not close:
+            raise UserError(f"bad URL {_redact(url)!r}: failover:( without its ')'",
+                            Exit.USAGE)
+        if after.strip():
+            raise UserError(f"bad URL {_redact(url)!r}: {after.strip()!r} after failover:(…)"
+                            " is not read (--reconnect N sets the attempts; the address "
+                            "goes in a URL of the list or --address)", Exit.USAGE)
+        items = _NEXT_URL.split(inner.strip())[::2]
+        if not inner.strip():
+            raise UserError(f"bad URL {_redact(url)!r}: failover:() names no host",
+                            Exit.USAGE)
+        return items
+    items = _NEXT_URL.split(text)[::2]
+    return items if len(items) > 1 else None
+
+
+def parse_urls(url: str) -> Endpoint:
+    """`parse_url` of one URL or of a failover list (the first host's `Endpoint`, the
+    others its `alternates`). The hosts of a list share one scheme (a plain one would get
+    the credentials in clear), one set of credentials and one address: whichever URL
+    gives them gives them for all, and two that differ are a usage error."""
+    items = failover_urls(url)
+    if items is None:
+        return parse_url(url)
+    eps = [parse_url(item) for item in items]
+    shown = _redact(url)
+    if len({ep.tls for ep in eps}) > 1:
+        raise UserError(f"bad URL {shown!r}: a failover list mixes amqp:// and amqps://: "
+                        "give every host the same scheme", Exit.USAGE)
+    creds = {(ep.user, ep.password) for ep in eps if ep.user is not None}
+    if len(creds) > 1:
+        raise UserError(f"bad URL {shown!r}: the hosts of a failover list give different "
+                        "credentials: give them once (one URL, or --user)", Exit.USAGE)
+    addresses = {ep.address for ep in eps if ep.address is not None}
+    if len(addresses) > 1:
+        raise UserError(f"bad URL {shown!r}: the hosts of a failover list name different "
+                        "addresses: give it once (one URL, or --address)", Exit.USAGE)
+    user, password = next(iter(creds), (None, None))
+    shared = {"user": user, "password": password, "address": next(iter(addresses), None)}
+    eps = [replace(ep, **shared) for ep in eps]  # type: ignore[arg-type]
+    return replace(eps[0], alternates=tuple(eps[1:]))
+
+
+def parse_url(url: str) -> Endpoint:
+    """Parse an ``amqp://`` or ``amqps://`` URL; a bare ``host[:port][/addr]`` means amqp.
+    A failover list is refused here (`parse_urls` reads one)."""
+    text = url.strip()
+    if failover_urls(text) is not None:
+        raise UserError(f"bad URL {_redact(url)!r}: a failover list (several URLs) is not "
+                        "taken here: give one URL", Exit.USAGE)
     if _SCHEME_ONE_SLASH.match(text):
         raise UserError(f"bad URL {_redact(url)!r}: write the scheme as amqp:// or amqps://",
                         Exit.USAGE)
@@ -199,7 +279,15 @@ def _decode(text: str, url: str, what: str) -> str:
 
 def _redact(url: str) -> str:
     """The URL as given, with any password replaced by ``***`` (for error messages); a
-    password holding an unencoded '/', '?' or '#' is masked up to the URL's last '@'."""
+    password holding an unencoded '/', '?' or '#' is masked up to the URL's last '@'.
+    Each URL of a failover list is masked so."""
+    parts = _NEXT_URL.split(url)
+    if len(parts) > 1:
+        return "".join(p if i % 2 else _redact_one(p) for i, p in enumerate(parts))
+    return _redact_one(url)
+
+
+def _redact_one(url: str) -> str:
     head, sep, rest = url.partition("://")
     if not sep:
         head, rest = "", url
@@ -268,7 +356,11 @@ def resolve_endpoint(
     environ = os.environ if env is None else env
     if url is None:
         url = environ.get("AMQP_URL")
-    ep = parse_url(url) if url else Endpoint()
+    ep = parse_urls(url) if url else Endpoint()
+    if ep.alternates and (host is not None or port is not None):
+        given = "--host" if host is not None else "--port"
+        raise UserError(f"{given} names one host: it does not go with a failover list "
+                        "(give each host's URL in the list)", Exit.USAGE)
     if password is not None and password_file is not None:
         raise UserError("give --password or --password-file, not both", Exit.USAGE)
     if password_file is not None:
@@ -288,4 +380,6 @@ def resolve_endpoint(
         changes["password"] = environ["AMQP_PASSWORD"]
     if address is not None:
         changes["address"] = address
+    if changes and ep.alternates:  # (never --host or --port: refused above)
+        changes["alternates"] = tuple(replace(a, **changes) for a in ep.alternates)  # type: ignore[arg-type]
     return replace(ep, **changes) if changes else ep  # type: ignore[arg-type]

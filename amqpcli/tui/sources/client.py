@@ -84,11 +84,11 @@ class ClientSource(ThreadedSource):
                 self.cw.ended = how
 
     async def _main(self) -> None:
-        from amqpcli.net.client import Client
+        from amqpcli.net.client import connect_retrying
 
         self._halted = asyncio.Event()
-        client = await Client.connect(self.cfg, on_engine=self._instrument,
-                                      on_events=self._take, lock=self.lock)
+        client = await connect_retrying(self.cfg, [], on_engine=self._instrument,
+                                        on_events=self._take, lock=self.lock)
         self.client = client
         address = self.cfg.endpoint.address
         if self.receive:
