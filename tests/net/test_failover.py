@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,17 @@ def test_rabbitmq_behind_a_dead_host(rabbitmq_url: str, rabbitmq_queue: str) -> 
              "-t", "10")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "hello"
+
+
+def test_a_profile_holds_a_failover_list(serve: ServePeers, tmp_path: Path) -> None:
+    live = serve()
+    dead = _closed_port()
+    conf = tmp_path / "config.toml"
+    conf.write_text(f'[profiles.pair]\nurl = "amqp://127.0.0.1:{dead},{live}"\n')
+    env = {"AMQP_CONFIG": str(conf)}
+    q = queue_name()
+    r = amqp("send", f"@pair/{q}", "via-profile", env=env)
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", f"{live}/{q}", "--count", "1", "--bodies-only", "-t", "5")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "via-profile"
