@@ -8,6 +8,8 @@ It drives `amqpcli.engine` and never speaks the protocol itself.
 * `transport` — the pump between the stream and the engine (bytes, events, timers)
 * `client` — `Client`: links, sending, receiving, transactions, failures as `UserError`
 * `sending`, `receiving` — the loops behind `amqp send` and `amqp recv` / `amqp browse`
+* `txnreceive` — `amqp recv --txn-size`'s transactions; `txn` — what the send and recv
+  summaries say of transactions
 * `outgoing` — messages built from options; `progress` — the stderr progress line
 * `quirks` — what particular peers do differently, decided from their open
 """

@@ -15,14 +15,10 @@ never reached. Messages that went back with a lost link and come again on the ne
 are recognised and not written twice.
 
 Transactions (``--txn-size N``): the outcomes of every N messages are sent inside one
-transaction (`transactional-state`, Part 4 §4.4.2) and take effect when it is discharged
-— committed, or rolled back with ``--rollback``, which leaves the messages on the node.
-Still written before their outcome is sent. A transaction cannot outlive its connection:
-what was written in one not yet discharged comes again. A commit sent and not answered
-leaves its messages in doubt (the node may or may not have removed them). Messages that
-the transaction gives back to the node (all of them on rollback; those released or
-modified on commit) come again on this link: like those of a lost link, they are known
-when they do, held unwritten and released at the end.
+transaction, discharged when it holds N; amqpcli/net/txnreceive.py keeps them and says
+what becomes of their messages (in doubt on an unanswered commit, again after a drop).
+What a discharge gives back to the node comes again on this link: like what went back
+with a lost link, it is known when it does, held unwritten and released at the end.
 
 Pacing (``--rate R``): at most R messages written and settled a second, each at least 1/R
 after the one before, and no more credit than a second at that rate takes (or --credit,
@@ -64,6 +60,7 @@ from amqpcli.net.client import (
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.sequence import SequenceCheck
 from amqpcli.net.txn import txn_json, txn_parts
+from amqpcli.net.txnreceive import ReceiveTransactions
 
 __all__ = [
     "SELECTOR_DESCRIPTOR",
@@ -427,12 +424,8 @@ class _Receiver:
             1, min(plan.credit, math.ceil(plan.rate)))
         self.credit = self.full_credit  # shrunk after a drop that came with deliveries unsettled
         self.next_turn = 0.0  # --rate: the loop time the next message may be written at
-        # The open transaction: its id, and per message settled in it (outcome name,
-        # identity when the discharge gives the message back, else None).
-        self.txn_id: bytes | None = None
-        self.txn_msgs: list[tuple[str, int | None]] = []
-        self.txn_states: dict[int, Any] = {}  # id(outcome state) -> its transactional state
-        self.committing = 0  # messages of a commit sent and not yet answered
+        self.txns = ReceiveTransactions(plan.txn_size or 0, plan.rollback, self.s, self._warn,
+                                        _identity)
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
 
     def _warn(self, text: str) -> None:
@@ -476,7 +469,7 @@ class _Receiver:
                         self._left_with_end(again=False)
                         break
                     self._left_with_end(again=True)
-                    self._txn_lost(again=True)
+                    self.txns.lost(again=True)
                     await asyncio.sleep(attempts.pop(0))
                     dropped = True
         except UserError as e:
@@ -494,7 +487,7 @@ class _Receiver:
                 await client.abort()
             self.sink.close()
             self._lost_unwritten()
-            self._txn_lost(again=False)
+            self.txns.lost(again=False)
             s = self.s
             if s.presettled_lost:
                 self._warn(f"{s.presettled_lost} pre-settled message(s) lost: received but not "
@@ -509,74 +502,19 @@ class _Receiver:
 
     def _progress(self) -> int:
         """What a connection that ends has done for good: messages received, or in
-        transactions the discharges (a message received in a transaction that never
-        ends comes again: no progress, or a peer that drops every connection before the
-        commit has the run write the same messages for ever)."""
-        s = self.s
-        return s.committed + s.rolled_back if self.plan.txn_size else s.received
-
-    def _txn_lost(self, again: bool) -> None:
-        """The connection (or the run) ended with a transaction not discharged, or its
-        commit not answered: say what becomes of its messages, written already. Before a
-        reconnect (`again`) nothing is in doubt: whichever way it went, a message is
-        either gone or comes again, to be written again (at least once)."""
-        n, doubt = len(self.txn_msgs), self.committing
-        self.txn_id = None
-        self.txn_msgs = []
-        self.txn_states.clear()
-        self.committing = 0
-        again_text = ", and they are written again" if again else ""
-        if doubt:
-            if again:
-                self._warn(f"{doubt} message(s) written in a transaction whose commit was not "
-                           "confirmed: if it did not commit, the node delivers them again"
-                           + again_text)
-            else:
-                self.s.in_doubt += doubt
-                self._warn(f"{doubt} message(s) in doubt: written, and their transaction's "
-                           "commit was not confirmed (the node may still hold them)")
-        elif n and not self.plan.rollback:
-            self._warn(f"{n} message(s) written in a transaction that was not committed "
-                       "(it cannot outlive its connection): the node keeps them and delivers "
-                       "them again" + again_text)
-
-    async def _declare(self, link: ReceiverLink) -> None:
-        self.txn_id = await link.client.declare()
-        self.txn_states.clear()
+        transactions the discharges (`ReceiveTransactions.discharged`)."""
+        return self.txns.discharged if self.plan.txn_size else self.s.received
 
     async def _discharge(self, link: ReceiverLink) -> None:
-        """End the open transaction (commit, or roll back with --rollback) once its
-        outcomes have gone out; then its outcomes count, and what it gave back to the node
-        is recognised when it comes again (see the module doc)."""
-        if self.txn_id is None:
-            return
-        if not self.txn_msgs:  # nothing settled in it: nothing to commit
+        """End the open transaction, if it holds messages, once its outcomes have gone out
+        (and, in mode second, the peer has settled them); what it gave back to the node is
+        recognised when it comes again (see the module doc)."""
+        if not self.txns.to_discharge:
             return
         link.flush_settlements()
         if self.plan.settle_second:
             await self._settle_second_mode(link)
-        fail = self.plan.rollback
-        msgs = self.txn_msgs
-        if not fail:
-            self.committing = len(msgs)
-        try:
-            await link.client.discharge(self.txn_id, fail=fail)
-        except UserError as e:
-            if e.code == Exit.REFUSED:  # answered: the transaction did not commit
-                self.committing = 0
-            raise
-        self.committing = 0
-        self.txn_id = None
-        self.txn_msgs = []
-        s = self.s
-        if fail:
-            s.rolled_back += 1
-            s.rolled_back_messages += len(msgs)
-        else:
-            s.committed += 1
-            for name, _ in msgs:
-                s.outcomes[name] = s.outcomes.get(name, 0) + 1
-        self.gone_back.update(ident for _, ident in msgs if ident is not None)
+        self.gone_back.update(await self.txns.discharge(link.client))
 
     async def _pace(self) -> None:
         """--rate: wait for the next message's turn, at least 1/R after the last one's
@@ -642,7 +580,7 @@ class _Receiver:
         s = self.s
         complete = self._done() or s.drained or s.timed_out
         if (not complete or link is None or not link.ended or self.plan.settle_second
-                or self.plan.check_copy or self.txn_msgs):
+                or self.plan.check_copy or self.txns.undischarged):
             return False
         link.flush_settlements()
         error = e.error if isinstance(e, ConnectionLost) else e
@@ -669,7 +607,7 @@ class _Receiver:
         if plan.txn_size:
             # The first transaction before any credit: a peer with no coordinator refuses
             # it before anything is received or written.
-            await self._declare(link)
+            await self.txns.declare(link.client)
         if plan.dynamic:
             attach = link.remote_attach
             addr = getattr(getattr(attach, "source", None), "address", None)
@@ -856,7 +794,10 @@ class _Receiver:
                 elif plan.txn_size:
                     name, state, _ = outcomes[i % len(outcomes)]
                     i += 1
-                    await self._settle_in_txn(link, inc, name, state)
+                    tstate = await self.txns.state_for(link.client, inc, name, state)
+                    self._settle(link, inc, tstate)
+                    if self.txns.full:
+                        await self._discharge(link)
                 else:
                     name, state, hold = outcomes[i % len(outcomes)]
                     i += 1
@@ -874,25 +815,6 @@ class _Receiver:
                     outstanding = grant()
             if failed is not None:
                 raise failed
-
-    async def _settle_in_txn(self, link: ReceiverLink, inc: Incoming, name: str,
-                             state: Any) -> None:
-        """Settle with `state` inside the open transaction (declared now if none is),
-        and discharge it when it holds --txn-size messages. Its outcome counts once the
-        transaction commits (`_discharge`)."""
-        if self.txn_id is None:
-            await self._declare(link)
-        assert self.txn_id is not None
-        tstate = self.txn_states.get(id(state))
-        if tstate is None:  # one object per outcome: consecutive ones share a disposition
-            tstate = self.txn_states[id(state)] = c.TransactionalState(
-                txn_id=self.txn_id, outcome=state)
-        gives_back = self.plan.rollback or isinstance(state, c.Released) or (
-            isinstance(state, c.Modified) and not state.undeliverable_here)
-        self.txn_msgs.append((name, _identity(inc) if gives_back else None))
-        self._settle(link, inc, tstate)
-        if len(self.txn_msgs) >= (self.plan.txn_size or 0):
-            await self._discharge(link)
 
     def _settle(self, link: ReceiverLink, inc: Incoming, state: Any) -> None:
         if self.plan.settle_second:
