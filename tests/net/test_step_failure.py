@@ -16,7 +16,6 @@ import pytest
 
 from amqpcli.cli.options import build_config
 from amqpcli.engine.endpoint import Endpoint
-from amqpcli.errors import UserError
 from amqpcli.net.client import Client, ConnectionLost
 from amqpcli.net.transport import StreamEnded, Transport
 from amqpcli.peer import Broker, Server
@@ -25,6 +24,7 @@ from amqpcli.tui.sources.client import INTERNAL, ClientSource
 from amqpcli.tui.sources.serve import ServeSource
 from tests.net.clirun import amqp
 from tests.net.servepeer import ServePeers
+from tests.peer.serverlog import internal_error_on_connect
 
 _WAIT = 30.0  # a hang guard, never reached when the stream ends as it should
 
@@ -171,26 +171,10 @@ def test_serve_logs_a_failed_step_as_an_internal_error() -> None:
 
     server = Server(("127.0.0.1", 0), Broker(log=lines.append), on_events=on_events,
                     password="s3cret-pw", user="me", sasl="required")
-
-    async def run() -> None:
-        host, port = await server.start()
-        try:
-            cfg = build_config(f"amqp://me:s3cret-pw@{host}:{port}/q", connect_timeout=_WAIT)
-            with pytest.raises(UserError, match="cannot connect to"):  # the server went
-                await Client.connect(cfg)
-            for _ in range(2000):
-                if any("disconnected" in x for x in lines):
-                    break
-                await asyncio.sleep(0.01)
-        finally:
-            await server.close()
-
-    asyncio.run(run())
-    failed = [x for x in lines if "internal error" in x]
-    assert len(failed) == 1, lines
-    assert failed[0].startswith("c1 from 127.0.0.1:")
-    assert failed[0].endswith(
-        ": internal error: BrokenPipeError: the watcher failed on b'\\x00me\\x00***'"), failed
+    error, logged = internal_error_on_connect(server, lines, "me:s3cret-pw", timeout=_WAIT)
+    assert "cannot connect to" in str(error)  # the server went
+    assert logged.endswith(
+        ": internal error: BrokenPipeError: the watcher failed on b'\\x00me\\x00***'"), logged
 
 
 class _App:
