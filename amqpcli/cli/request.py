@@ -62,6 +62,7 @@ def _several(template: MessageTemplate, bodies: list[str],
               for b in bodies]
     for v in values:
         template.check_body(v)
+    template.check_run(len(values))  # ({n} in the options: the first request it fails for)
     return (template.encode(n, v) for n, v in enumerate(values, 1))
 
 

@@ -108,11 +108,10 @@ def build_template(
     delivery_annotations: list[str],
     footer: list[str],
     sequence: str | None = None,
-    last: int | None = None,
 ) -> MessageTemplate:
     """The template of the run's messages. `sequence`: the application property that
-    numbers them (--sequence); `last`: the number of the run's last message, when known
-    (its values are checked now too)."""
+    numbers them (--sequence). The first message's values are checked now, the rest of
+    the run's by `message_source`, which knows how many there are."""
     from amqpcli.codec import types as t
     from amqpcli.net.outgoing import MessageTemplate, PerMessage
 
@@ -150,8 +149,6 @@ def build_template(
         delivery_annotations=_symbol_keys(delivery_annotations, "--delivery-annotation"),
         footer=_symbol_keys(footer, "--footer"),
     )
-    if last is not None and last > 1:
-        template.check_number(last)
     return template
 
 
@@ -260,10 +257,12 @@ def message_source(
     expand_body: bool = False,
 ) -> Iterator[OutgoingMessage]:
     """Numbered messages: the body repeated `count` times (or forever with `endless`),
-    or one message per line of the input. A single body is read and checked now, so
-    bad input is an error before we connect; lines are read as they are sent.
-    `expand_body`: {n} and {uuid} in a BODY argument are made for each message (a body
-    read from a file or stdin is sent as it is)."""
+    or one message per line of the input. A single body is read and checked now, and
+    with a known count every message's values ({n} in them) and body (--expand), so bad
+    input is an error before we connect, naming the first message it is wrong for
+    (`MessageTemplate.check_run`); lines are read as they are sent. `expand_body`: {n}
+    and {uuid} in a BODY argument are made for each message (a body read from a file or
+    stdin is sent as it is)."""
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
@@ -274,6 +273,7 @@ def message_source(
                         f"{'a file' if file not in (None, '-') else 'standard input'} is "
                         "sent as it is", Exit.USAGE)
     if lines:
+        template.check_run(count)  # (the most the lines may make)
         return _line_messages(template, body, file, json_body, count, expand_body)
     if file is not None:
         from amqpcli.net.outgoing import read_whole
@@ -291,11 +291,11 @@ def message_source(
     total = 1 if count is None and not endless else count
     if expand_body and _has_placeholder(raw):
         make = _body_maker(template, raw, json_body)
-        for n in {1, total or 1}:  # the first and the last now: no surprise mid-run
-            template.check_body(make(n))
+        template.check_run(total, make)  # every message now: no surprise mid-run
         return (template.encode(n, make(n)) for n in _numbers(total))
     value = body_value(raw, template.body_type, json_body)
     template.check_body(value)
+    template.check_run(total)
     return (template.encode(n, value) for n in _numbers(total))
 
 
@@ -664,7 +664,7 @@ def send(
             body_type = "value" if json_body else "data"
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
-            annotations or [], delivery_annotations or [], footer or [], seq_key, count,
+            annotations or [], delivery_annotations or [], footer or [], seq_key,
         )
         if relay and not template.properties["to"]:  # (the one way to an empty to: --to '')
             raise UserError("--to '': the anonymous relay needs a node name in each message's to",

@@ -12,7 +12,9 @@ Every value is checked when the template is made (the body: by `check_body`, or 
 first encoded): one the codec cannot encode (a number out of its type's range, a char of
 two characters), a message-id or correlation-id of a type AMQP does not allow, a map, list
 or array in application-properties is a usage error naming the option that gave it and the
-value, never an encoder error in the middle of a run.
+value, never an encoder error in the middle of a run. When the run's length is known,
+`check_run` checks the values made for each message too, and the error names the first
+message whose value fails (`check_numbers`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,62 @@ class PerMessage:
 
 def _expand(value: Any, n: int) -> Any:
     return value.value(n) if value.__class__ is PerMessage else value
+
+
+def _numbered(e: UserError, n: int) -> UserError:
+    """`e` as said of message `n` (of message 1 it is said of the value as typed)."""
+    if n == 1 or str(e).startswith(f"message {n}: "):
+        return e
+    return UserError(f"message {n}: {e}", e.code)
+
+
+# Every message number up to this one is checked before a run (`check_numbers`).
+_CHECK_EACH = 999
+
+
+def check_numbers(check: Callable[[int], None], last: int) -> None:
+    """`check(n)` (a UserError for a message number whose values are bad) for the message
+    numbers 2 … `last`, so that the error raised, if any, is the first failing number's;
+    cheap however long the run.
+
+    A value made for each message depends on its number only through the digits that
+    replace {n}: among numbers with as many digits as each other (1000 … 9999) its text
+    keeps its length and every other character. What can go wrong with it is then either
+    the same across such a stretch (a char or a uuid of the wrong length, hex with an odd
+    number of digits, text that is no number) or a number past its type's range, and a
+    number read from the text moves one way only across the stretch: `{n}`, `1{n}`,
+    `{n}{n}`, `0x{n}`, `{n}000` grow with n, `-{n}` shrinks, `1e{n}` and `1e-{n}` move
+    their exponent by a whole power of ten for each step (more than n's digits can move
+    the rest). So the numbers of a stretch that pass are those from its first to some
+    point: its first and its last are checked, and when the last fails a binary search
+    finds the first that does. The few texts for which this does not hold fail for a
+    number below 1000, and every number up to `_CHECK_EACH` is checked: a digit that a base
+    does not have (`0o{n}` at 8, `0b{n}` at 2), a boolean (`{n}` is one only for 1), a
+    date field (`2024-01-{n}` past 31)."""
+    for n in range(2, min(last, _CHECK_EACH) + 1):
+        check(n)
+    first = _CHECK_EACH + 1
+    while first <= last:
+        end = min(first * 10 - 1, last)
+        check(first)
+        if not _passes(check, end):
+            good, bad = first, end
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                if _passes(check, mid):
+                    good = mid
+                else:
+                    bad = mid
+            check(bad)  # (raises its error)
+        first = end + 1
+
+
+def _passes(check: Callable[[int], None], n: int) -> bool:
+    try:
+        check(n)
+    except UserError:
+        return False
+    return True
 
 
 # What the encoder raises for a value it has no bytes for: EncodeError (a ValueError) for
@@ -216,9 +274,36 @@ class MessageTemplate:
 
     def check_number(self, n: int) -> None:
         """Every value of message number `n` checked now (the first when the template is
-        made; the run's last too when it is known), so that a bad one is a usage error
-        before anything is sent."""
+        made; the others of the run by `check_run`), so that a bad one is a usage error
+        before anything is sent. Past the first only the values made for each message
+        (`PerMessage`) are checked: the others are the first message's."""
+        try:
+            self._check_values(n)
+        except UserError as e:
+            raise _numbered(e, n) from None
+
+    def check_run(self, last: int | None, body: Callable[[int], Any] | None = None) -> None:
+        """Messages 1 … `last` (None: unknown) checked now, their values and, with `body`
+        (message n's body), their bodies: the error, if any, is the first failing message's
+        (`check_numbers`), before anything is sent."""
+
+        def check(n: int) -> None:
+            self.check_number(n)
+            if body is not None:
+                try:
+                    self.check_body(body(n))
+                except UserError as e:
+                    raise _numbered(e, n) from None
+
+        check(1)
+        if last is not None and last > 1 and (
+                self._templated or self._footer_templated or body is not None):
+            check_numbers(check, last)
+
+    def _check_values(self, n: int) -> None:
         for name, value in (*self.header.items(), *self.properties.items()):
+            if n > 1 and value.__class__ is not PerMessage:
+                continue
             what = "--" + name.replace("_", "-")
             value = _expand(value, n)
             if name in ("message_id", "correlation_id") and not _is_id(value):
@@ -227,6 +312,8 @@ class MessageTemplate:
             check_encodes(value, what)
         for section, option in _MAP_OPTIONS.items():
             for key, value in getattr(self, section).items():
+                if n > 1 and value.__class__ is not PerMessage:
+                    continue
                 what = f"{option} {str(key)!r}"
                 value = _expand(value, n)
                 if section == "application_properties" and _is_compound(value):
@@ -283,10 +370,14 @@ class MessageTemplate:
                     self._suffix = encode(c.Footer(self.footer)) if self.footer else b""
                 suffix = self._suffix
         except _UNENCODABLE as e:  # a number past its type's range, late in a run
+            self.check_number(n)  # (which says which option gave it)
             raise UserError(f"message {n}: {e}", Exit.USAGE) from None
         if body is not self._last_body:
+            try:
+                self._last_body_bytes = self.body_bytes(body)
+            except UserError as e:
+                raise _numbered(e, n) from None
             self._last_body = body
-            self._last_body_bytes = self.body_bytes(body)
         return OutgoingMessage(n, prefix + self._last_body_bytes + suffix, mid)
 
 

@@ -73,8 +73,18 @@ def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., Direc
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    # the run's last message is known: its value is checked before anything is sent
-    (["-c", "300", "-P", "sn:ubyte={n}"], "message 300: --property 'sn': bad ubyte value '300'"),
+    # the run's length is known: every message's values are checked before anything is
+    # sent, and the error names the first message that fails (it named the last)
+    (["-c", "300", "-P", "sn:ubyte={n}"], "message 256: --property 'sn': bad ubyte value '256'"),
+    (["-c", "300", "-P", "c:byte={n}"], "message 128: --property 'c': bad byte value '128'"),
+    (["-c", "300", "-P", "c:byte=-{n}"], "message 129: --property 'c': bad byte value '-129'"),
+    (["-c", "300", "-P", "c:byte=1{n}"], "message 28: --property 'c': bad byte value '128'"),
+    (["-c", "300", "--footer", "c:char={n}"],
+     "message 10: --footer 'c': bad char value '10': a char is one character"),
+    (["-c", "50", "-A", "f:float=1e{n}"], "message 39: --annotation 'f': 1e+39 is out of range"),
+    (["-c", "10000000", "--group-sequence", "{n}000"],
+     "message 4294968: --group-sequence: bad uint value '4294968000'"),
+    (["-c", "300", "--lines", "-P", "c:byte={n}"], "message 128: --property 'c'"),
     (["-P", "sn:long={uuid}"], "--property 'sn': bad long value"),
     (["--group-sequence", "x{n}"], "--group-sequence: bad uint value 'x1'"),
     (["-A", "k:nope={n}"], "--annotation 'k': unknown type 'nope'"),
@@ -83,6 +93,31 @@ def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., Direc
 def test_bad_values_are_usage_errors_before_connecting(args: list[str], said: str) -> None:
     code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", "x", *args)
     assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    # an expanded body too, and whichever of body and values fails first
+    (["byte:{n}", "-b", "value", "--expand", "-c", "300"],
+     "message 128: body: bad byte value '128'"),
+    (["byte:{n}", "-b", "value", "--expand", "-c", "300", "-P", "k:ubyte={n}"],
+     "message 128: body: bad byte value '128'"),
+    (["byte:-{n}", "-b", "value", "--expand", "-c", "300", "-P", "k:ubyte=1{n}"],
+     "message 100: --property 'k': bad ubyte value '1100'"),
+    (["float:1e{n}", "-b", "value", "--expand", "-c", "300"],
+     "message 39: body: 1e+39 is out of range for float"),
+])
+def test_an_expanded_body_is_checked_for_every_message(args: list[str], said: str) -> None:
+    code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", *args)
+    assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+def test_request_checks_every_request_before_connecting() -> None:
+    code, _, err = amqp_in_process("request", "amqp://127.0.0.1:1/q", "x", "-c", "300",
+                                   "-P", "k:byte={n}")
+    assert code == 2 and "message 128: --property 'k': bad byte value '128'" in err, err
+    code, _, err = amqp_in_process("request", "amqp://127.0.0.1:1/q", "a", "b", "c",
+                                   "-P", "k:int={n}", "-P", "c:bool={n}")
+    assert code == 2 and "message 2: --property 'c': bad bool value '2'" in err, err
 
 
 def test_a_number_past_its_type_mid_run_stops_the_input_there(
@@ -96,6 +131,21 @@ def test_a_number_past_its_type_mid_run_stops_the_input_there(
     assert summary["accepted"] == 255
     assert "message 256: --property 'k': bad ubyte value '256'" in summary["error"]
     assert [m.application_properties.value["k"] for m in _sent(rcv, 255)][-1] == UByte(255)
+    # one the encoder refuses says which option gave it, and a body which message it is
+    lines = b"x\n" * 45
+    r = amqp("send", f"{rcv.url}/q", "--lines", "-P", "f:float=1e{n}", "--json", input=lines)
+    assert r.returncode == 2, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["accepted"] == 38
+    assert summary["error"] == ("message 39: --property 'f': 1e+39 is out of range for float "
+                                "(32-bit: use double for larger numbers)")
+    r = amqp("send", f"{rcv.url}/q", "float:1e{n}", "-b", "value", "--expand",
+             "--duration", "60", "--json")
+    assert r.returncode == 2, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["accepted"] == 38
+    assert summary["error"] == ("message 39: body: 1e+39 is out of range for float "
+                                "(32-bit: use double for larger numbers)")
 
 
 def test_sequence_numbers_messages_and_replays(direct_receiver: Callable[..., DirectReceiver],

@@ -112,3 +112,67 @@ def test_expand_placeholders_and_escapes() -> None:
     assert one != two and len(one) == 36
     assert expand("{x} {N} {{x}}", 1) == "{x} {N} {{x}}"  # other braces are text
     assert has_placeholder("a{n}") and not has_placeholder("a{{n}} {x}")
+
+
+def _first_failing(t: MessageTemplate, last: int) -> int | None:
+    """The first message number of 1 … last whose values fail, found one by one."""
+    from amqpcli.errors import UserError
+
+    for n in range(1, last + 1):
+        try:
+            t.check_number(n)
+        except UserError:
+            return n
+    return None
+
+
+@pytest.mark.parametrize(("option", "last", "first"), [
+    ("k:byte={n}", 300, 128),
+    ("k:byte=-{n}", 300, 129),  # shrinks as n grows
+    ("k:byte=1{n}", 300, 28),  # 11 … 19, then 110 … 199: 128 at 28
+    ("k:char={n}", 300, 10),  # two characters from 10 on
+    ("k:short={n}0", 20000, 3277),  # past 999: the first of 1000 … 9999 passes, the last not
+    ("k:short=-{n}0", 20000, 3277),
+    ("k:short=1{n}", 20000, 10000),  # 19999 passes, 110000 not
+    ("k:ushort=0x{n}", 20000, 10000),  # 0x9999 passes, 0x10000 not
+    ("k:int=0o{n}", 20000, 8),  # no digit 8 in octal
+    ("k:bool={n}", 20000, 2),
+    ("k:double=1e{n}", 20000, 309),
+    ("k:double=-1e-{n}", 20000, None),  # (to 0, never past the range)
+    ("k:float=-{n}e37", 20000, 35),  # the encoder's range (float32), not the parser's
+    ("k:binary=hex:0{n}", 20000, 10),  # an odd number of hex digits
+    ("k:long={n}", 20000, None),
+])
+def test_a_run_is_checked_up_front_and_the_first_failing_message_named(
+        option: str, last: int, first: int | None) -> None:
+    from amqpcli.cli.send import build_template
+    from amqpcli.errors import Exit, UserError
+
+    t = build_template("data", {}, None, None, None, None, [option], [], [], [])
+    assert _first_failing(t, last) == first
+    if first is None:
+        t.check_run(last)
+        return
+    with pytest.raises(UserError) as e:
+        t.check_run(last)
+    assert e.value.code == Exit.USAGE
+    assert str(e.value).startswith(f"message {first}: --property 'k': "), e.value
+
+
+def test_the_first_failing_message_of_a_long_run_is_found_cheaply() -> None:
+    from amqpcli.cli.send import build_template
+    from amqpcli.errors import UserError
+    from amqpcli.net.outgoing import check_numbers
+
+    checked: list[int] = []
+    t = build_template("data", {}, None, None, None, None, ["k:int={n}000"], [], [], [])
+
+    def check(n: int) -> None:
+        checked.append(n)
+        t.check_number(n)
+
+    with pytest.raises(UserError, match=r"^message 2147484: --property 'k': bad int value "
+                                        r"'2147484000'"):
+        check_numbers(check, 10**12)
+    assert len(checked) < 1100
+    t.check_number(2147483)  # (the one before passes)
