@@ -465,7 +465,7 @@ def pcap_dump(
     if flt.within and (links or connections or summary):
         from amqpcli.dissect.stats import Passed
 
-        passed = Passed()
+        passed = Passed(flt)
     full = not brief
     # (one for both passes of _loop: a delivery's frames may be read in each)
     pieces = _Pieces(json_out, show_secrets) if show_frames and full else None

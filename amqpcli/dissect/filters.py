@@ -181,6 +181,10 @@ class Filter:
         # picks records inside connections and links, not only which ones (see `Passed`)
         self.within = bool(self.performatives or self.states or since or until
                            or self.selector is not None)
+        # judges what a frame or a delivery carries: notices and violations, which carry
+        # no performative, state or message, pass these criteria without being judged
+        self.by_content = bool(self.performatives or self.states
+                               or self.selector is not None)
 
     def resolve(self, first: float) -> None:
         """Turn relative times into absolute ones, once the capture's start is known."""
@@ -367,8 +371,8 @@ class Filter:
         return True
 
     def notice(self, rec: Notice) -> bool:
-        """Notices about the capture (gaps, encrypted flows) pass every criterion but
-        time and connection."""
+        """Notices (gaps, encrypted flows, link notes) pass every criterion but time and
+        connection."""
         return self.time(rec.time) and (rec.conn is None or self.conn(rec.conn))
 
 

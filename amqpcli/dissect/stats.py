@@ -147,12 +147,20 @@ class PassedLink:
 
 class Passed:
     """With filters that pick records inside connections and links (`--state`,
-    `--performative`, `--since`, `--until`: `Filter.within`), the connections and links
-    (0-10: destinations) the records that passed belong to, and those deliveries per
-    link: the end views
-    (`--links`, `--connections`, the summary's links) then agree with the lines."""
+    `--selector`, `--performative`, `--since`, `--until`: `Filter.within`), the
+    connections and links (0-10: destinations) the records that passed belong to, and
+    those deliveries per link: the end views
+    (`--links`, `--connections`, the summary's links) then agree with the lines.
 
-    def __init__(self) -> None:
+    A notice or a violation chooses its connection only where the filters judged it: not
+    with criteria on what frames and deliveries carry (`Filter.by_content`: performative,
+    state, message), which it passes unjudged, nor, a notice, with `--address` or `--link`
+    (it names no link). `flt`: the filters (None: every record chooses its connection)."""
+
+    def __init__(self, flt: Filter | None = None) -> None:
+        by_content = flt is not None and flt.by_content
+        self.notices = not by_content and not (flt is not None and flt.by_link)
+        self.violations = not by_content
         self.conns: set[int] = set()
         self.links: dict[int, PassedLink] = {}  # id(LinkStats) ->
         # 0-10: (connection index, destination, the side that sends to it)
@@ -162,8 +170,16 @@ class Passed:
         conn = rec.conn
         if conn is None:
             return
-        self.conns.add(conn.index)
         cls = rec.__class__
+        if cls is Notice:
+            if self.notices:
+                self.conns.add(conn.index)
+            return
+        if cls is ViolationRecord:
+            if self.violations:
+                self.conns.add(conn.index)
+            return
+        self.conns.add(conn.index)
         if cls is DeliveryRecord:
             if rec.protocol == AMQP010:
                 self.destinations.add((conn.index, rec.link, rec.sender))

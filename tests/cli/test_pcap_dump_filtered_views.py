@@ -13,8 +13,9 @@ import pytest
 
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
+from amqpcli.codec.message import Message
 from tests.cli.test_pcap_dump import run
-from tests.dissect.helpers import Script
+from tests.dissect.helpers import RECEIVER, SENDER, Script, write
 from tests.paths import CAPTURES_DIR, REPO_ROOT, require
 
 SESSION = str(REPO_ROOT / "amqpcli" / "examples" / "serve-session.pcapng")
@@ -137,3 +138,129 @@ def test_an_address_or_link_that_names_nothing_says_so(four: str) -> None:
         code, _, err = run("pcap-dump", four, *args)
         assert code == 0
         assert err.splitlines() == [f"amqp: note: {n}" for n in notes], args
+
+
+# --- notices and violations do not choose connections for --state, --selector, ... ------
+
+def _asides_capture(path: Path) -> str:
+    """Three connections: c1 sends a red message (accepted) and a blue one (rejected) on
+    link `orders-link`; on c2 the server refuses link `refused-link` (a link notice); on
+    c3 the client detaches a handle it never attached (a violation). Only c1 has frames
+    or deliveries that --state, --selector or --performative transfer can choose."""
+    s1 = Script().open().sender_link(name="orders-link", address="orders")
+    for did, colour in ((0, "red"), (1, "blue")):
+        s1.c(c.Transfer(handle=0, delivery_id=did, delivery_tag=b"t%d" % did,
+                        message_format=0),
+             payload=Message(body="m", application_properties={"colour": colour}).encode())
+    s1.dispose(0, c.Accepted()).dispose(1, c.Rejected()).close()
+    s2 = Script().open()
+    s2.c(c.Attach(name="refused-link", handle=0, role=SENDER,
+                  source=c.Source(address="client"), target=c.Target(address="nosuch"),
+                  initial_delivery_count=0))
+    s2.s(c.Attach(name="refused-link", handle=0, role=RECEIVER,
+                  source=c.Source(address="client"), target=None))
+    s2.s(c.Detach(handle=0, closed=True, error=c.Error(condition="amqp:not-found")))
+    s2.c(c.Detach(handle=0, closed=True)).close()
+    s3 = Script().open().c(c.Detach(handle=5, closed=True)).close()
+    start = 1_700_000_000_000_000_000
+    with CaptureWriter(path) as w:
+        for i, s in enumerate((s1, s2, s3)):
+            t0 = start + i * 1_000_000_000
+            conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
+                                   server=("10.0.0.2", 5672), start_ns=t0)
+            conv.handshake()
+            for d, data, t in s.steps:
+                conv.send(d, data, time_ns=t0 + int(t * 1e9))
+            conv.close()
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def asides(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _asides_capture(tmp_path_factory.mktemp("asides") / "asides.pcapng")
+
+
+def test_the_capture_has_a_link_notice_and_a_violation_outside_c1(asides: str) -> None:
+    code, out, err = run("pcap-dump", asides)
+    assert code == 0, err
+    assert "c2 !! server: link 'refused-link' refused by server: amqp:not-found" in out
+    assert "c3 !! violation unknown-handle by client" in out
+
+
+@pytest.mark.parametrize(("args", "chosen", "links"), [
+    (["--selector", "colour = 'red'"], ["c1"], ["orders-link"]),
+    (["-s", "colour = 'red'", "-a", "*"], ["c1"], ["orders-link"]),
+    (["--state", "rejected"], ["c1"], ["orders-link"]),
+    (["--state", "accepted", "--link", "*"], ["c1"], ["orders-link"]),
+    (["--performative", "transfer"], ["c1"], ["orders-link"]),
+    (["--selector", "colour = 'green'"], [], []),
+    # a time range judges every record by its time: what is in it chooses
+    (["--since", "1"], ["c2", "c3"], ["refused-link"]),
+])
+def test_notices_and_violations_choose_no_connection_filters_do_not_judge_them_by(
+        asides: str, args: list[str], chosen: list[str], links: list[str]) -> None:
+    """A link notice or a violation passes --state, --selector and --performative (it has
+    no state, message or performative to judge) and is shown, but its connection is not
+    one those filters chose: --connections, --links and the summary leave it out."""
+    code, out, err = run("pcap-dump", asides, "--connections", *args)
+    assert code == 0 and err == ""
+    assert _heads(out) == chosen
+    code, out, _ = run("pcap-dump", asides, "--connections", "--json", *args)
+    assert code == 0
+    objs = [json.loads(ln) for ln in out.splitlines()]
+    assert [o["connection"] for o in objs if o["record"] == "connection"] == chosen
+    code, out, _ = run("pcap-dump", asides, "--links", *args)
+    assert code == 0
+    assert [ln.split()[3] for ln in out.splitlines() if ln[:1] == "c"] == [
+        repr(x) for x in links]
+    code, out, _ = run("pcap-dump", asides, "--links", "--json", *args)
+    assert code == 0
+    objs = [json.loads(ln) for ln in out.splitlines()]
+    assert [o["name"] for o in objs if o["record"] == "link"] == links
+    code, out, _ = run("pcap-dump", asides, "--summary", "--json", *args)
+    assert code == 0
+    s = json.loads(out.splitlines()[-1])
+    assert s["connections"] == len(chosen)
+    assert s["protocols"] == ({"amqp-1.0": len(chosen)} if chosen else {})
+    assert [ls["name"] for ls in s["links"]] == links
+    code, out, _ = run("pcap-dump", asides, "--summary", *args)
+    assert code == 0
+    head = f"connections: {len(chosen)}" + (f" (amqp-1.0 {len(chosen)})" if chosen else "")
+    assert out.splitlines()[0] == head
+
+
+def test_the_notice_and_the_violation_are_still_shown_and_counted(asides: str) -> None:
+    """Notices are filtered by connection and time only, violations by connection, time
+    and link: the lines and the summary's counts of them keep them."""
+    code, out, _ = run("pcap-dump", asides, "--state", "rejected")
+    assert code == 0
+    assert "refused by server" in out and "violation unknown-handle" in out
+    code, out, _ = run("pcap-dump", asides, "--state", "rejected", "--summary", "--json")
+    assert code == 0
+    s = json.loads(out.splitlines()[-1])
+    assert s["notices"] == {"link": 1} and s["by-violation"] == {"unknown-handle": 1}
+
+
+def test_a_notice_chooses_no_connection_for_a_link_filter(tmp_path: Path) -> None:
+    """With --address or --link a notice passes unjudged (it names no link a filter can
+    match): in a time range where the chosen link did nothing, the connection is not
+    chosen by another link's notice."""
+    s = Script().open().sender_link(name="orders-link", address="orders")
+    s.transfer(0).dispose(0, c.Accepted())
+    s.at(5.0).c(c.Attach(name="refused-link", handle=1, role=SENDER,
+                         source=c.Source(address="client"), target=c.Target(address="nosuch"),
+                         initial_delivery_count=0))
+    s.s(c.Attach(name="refused-link", handle=1, role=RECEIVER,
+                 source=c.Source(address="client"), target=None))
+    s.s(c.Detach(handle=1, closed=True, error=c.Error(condition="amqp:not-found")))
+    s.c(c.Detach(handle=1, closed=True)).close()
+    path = str(write(tmp_path / "late.pcapng", s))
+    for args, chosen in ((["--since", "4"], ["c1"]),
+                         (["--since", "4", "--link", "refused-link"], ["c1"]),
+                         (["--since", "4", "--link", "orders-link"], []),
+                         (["--until", "4", "--link", "orders-link"], ["c1"])):
+        code, out, err = run("pcap-dump", path, "--connections", "--summary", "--json", *args)
+        assert code == 0 and err == "", args
+        objs = [json.loads(ln) for ln in out.splitlines()]
+        assert [o["connection"] for o in objs if o["record"] == "connection"] == chosen, args
+        assert objs[-1]["connections"] == len(chosen), args
