@@ -196,7 +196,11 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
 
         try:
             value = from_json(json_within_depth(s))
-        except (ValueError, JsonValueError) as e:  # (JSONDecodeError is a ValueError)
+        except json.JSONDecodeError as e:
+            # (a body of one line: where in it, not JSON's "line 1")
+            at = f"at column {e.colno}" if "\n" not in s else f"at line {e.lineno} column {e.colno}"
+            raise UserError(f"body is not lossless JSON: {e.msg} {at}", Exit.USAGE) from None
+        except (ValueError, JsonValueError) as e:
             raise UserError(f"body is not lossless JSON: {e}", Exit.USAGE) from None
         if body_type == "sequence" and not isinstance(value, list):
             raise UserError("--body-type sequence needs a JSON array body", Exit.USAGE)
@@ -231,13 +235,18 @@ def _may_wait(path: str) -> bool:
     return not stat.S_ISREG(mode)
 
 
+def _where(path: str) -> str:
+    """An input as an error names it."""
+    return "standard input" if path == "-" else repr(path)
+
+
 @contextlib.contextmanager
 def _reading(path: str) -> Iterator[None]:
     """A read that fails after the open (an I/O error, a device that cannot be read) is a
     one-line error like a failed open."""
     from amqpcli.net.outgoing import TooLarge
 
-    where = "standard input" if path == "-" else repr(path)
+    where = _where(path)
     try:
         yield
     except OSError as e:
@@ -327,11 +336,15 @@ def _body_maker(template: MessageTemplate, text: bytes,
 def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
                    json_body: bool, count: int | None,
                    expand_body: bool = False) -> Iterator[OutgoingMessage]:
+    """One message per line (message n is line n). A line that makes no body is an
+    error naming it (`line 17 of standard input: …`); it ends the input there, and what
+    went before it is sent and reported as sent."""
     from amqpcli.net.outgoing import expand, read_line_bodies
 
     stream = _open_input(file or "-") if body is None else None
     texts = (read_line_bodies(stream) if stream is not None
              else iter((body or "").encode("utf-8", "surrogateescape").splitlines()))
+    where = "the BODY argument" if body is not None else _where(file or "-")
     n = 0
     try:
         with _reading(file or "-"):
@@ -342,7 +355,12 @@ def _line_messages(template: MessageTemplate, body: str | None, file: str | None
                 if expand_body:  # (lines of the BODY argument only: see message_source)
                     text = expand(text.decode("utf-8", "surrogateescape"), n).encode(
                         "utf-8", "surrogateescape")
-                yield template.encode(n, body_value(text, template.body_type, json_body))
+                try:
+                    value = body_value(text, template.body_type, json_body)
+                    template.check_body(value)  # (encoded once: `encode` takes it as is)
+                except UserError as e:
+                    raise UserError(f"line {n} of {where}: {e}", e.code) from None
+                yield template.encode(n, value)
     finally:
         if stream is not None and not _is_stdin(stream):
             stream.close()
