@@ -17,6 +17,14 @@ The grammar (SQL-92 conditional expressions, as JMS defines them):
     primary    := literal | identifier | "(" expr ")"
     literal    := 'string' ('' is a quote) | integer | decimal | TRUE | FALSE | NULL
 
+A selector is a condition, as JMS has it: the whole of it, each side of AND and OR and
+what NOT negates is a comparison, BETWEEN, IN, LIKE, IS NULL, TRUE, FALSE or NULL, or an
+identifier (a property that may hold a boolean: `flag`, `flag AND n = 1`, as ActiveMQ
+and Artemis take it). In any of those places a number, a string, arithmetic (`a + 1`,
+`-a`) or a header or properties field that is never a boolean (`JMSPriority`,
+`properties.subject`) is a `SelectorError` naming its position, as those brokers refuse
+it ("will not result in a boolean value"), rather than a selector that selects nothing.
+
 Keywords are case-insensitive; identifiers are not. An identifier names an
 application property, or a header / properties field: the JMS names (`JMSMessageID`,
 `JMSCorrelationID`, `JMSPriority`, `JMSTimestamp`, `JMSExpiration`, `JMSDeliveryMode`,
@@ -41,6 +49,14 @@ __all__ = ["Fields", "Selector", "SelectorError", "compile_selector"]
 # A message as the selector sees it: name -> value (None when absent).
 Fields = Callable[[str], Any]
 _Fn = Callable[[Fields], Any]
+# A parsed expression and what kind of value it makes, as far as its syntax tells:
+# "condition" (true, false or unknown), "identifier" (a property: may be a boolean),
+# else one of _NOT_CONDITION's.
+_Node = tuple[_Fn, str]
+_CONDITION, _IDENTIFIER = "condition", "identifier"
+_NOT_CONDITION = {"number": "a number", "string": "a string",
+                  "arithmetic": "an arithmetic expression",
+                  "field": "a field that is never a boolean"}
 
 
 class SelectorError(ValueError):
@@ -148,6 +164,7 @@ def _like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
 
 class _Parser:
     def __init__(self, text: str) -> None:
+        self.text = text
         self.toks = _tokens(text)
         self.i = 0
 
@@ -171,18 +188,37 @@ class _Parser:
             return True
         return False
 
+    def _at_kw(self, word: str) -> bool:
+        return self.tok.kind == "kw" and self.tok.text == word
+
+    def _condition(self, node: _Node, start: int) -> _Fn:
+        """`node`, parsed from token `start` up to here, as a condition: one that is none
+        whatever the message holds (a number, a string, arithmetic) is a SelectorError."""
+        fn, kind = node
+        if kind in (_CONDITION, _IDENTIFIER):
+            return fn
+        first, last = self.toks[start], self.toks[self.i - 1]
+        text = self.text[first.pos:last.pos + len(last.text)]
+        raise SelectorError(
+            f"expected a condition at position {first.pos + 1}, found {text!r}, "
+            f"{_NOT_CONDITION[kind]} (a condition is a comparison, BETWEEN, IN, LIKE, IS NULL, "
+            "TRUE, FALSE or a property holding a boolean)")
+
     def parse(self) -> _Fn:
-        fn = self.expr()
+        node = self.expr()
         if self.tok.kind != "end":
             raise self._err("AND, OR or the end")
-        return fn
+        return self._condition(node, 0)
 
-    def expr(self) -> _Fn:
-        parts = [self.conj()]
+    def expr(self) -> _Node:
+        start = self.i
+        first = self.conj()
+        if not self._at_kw("OR"):
+            return first
+        parts = [self._condition(first, start)]
         while self._kw("OR"):
-            parts.append(self.conj())
-        if len(parts) == 1:
-            return parts[0]
+            start = self.i
+            parts.append(self._condition(self.conj(), start))
 
         def _or(f: Fields) -> Any:
             unknown = False
@@ -193,14 +229,17 @@ class _Parser:
                 if v is not False:
                     unknown = True
             return None if unknown else False
-        return _or
+        return _or, _CONDITION
 
-    def conj(self) -> _Fn:
-        parts = [self.neg()]
+    def conj(self) -> _Node:
+        start = self.i
+        first = self.neg()
+        if not self._at_kw("AND"):
+            return first
+        parts = [self._condition(first, start)]
         while self._kw("AND"):
-            parts.append(self.neg())
-        if len(parts) == 1:
-            return parts[0]
+            start = self.i
+            parts.append(self._condition(self.neg(), start))
 
         def _and(f: Fields) -> Any:
             unknown = False
@@ -211,24 +250,26 @@ class _Parser:
                 if v is not True:
                     unknown = True
             return None if unknown else True
-        return _and
+        return _and, _CONDITION
 
-    def neg(self) -> _Fn:
+    def neg(self) -> _Node:
         if self._kw("NOT"):
-            inner = self.neg()
+            start = self.i
+            inner = self._condition(self.neg(), start)
 
             def _not(f: Fields) -> Any:
                 v = inner(f)
                 return None if v is None or not isinstance(v, bool) else not v
-            return _not
+            return _not, _CONDITION
         return self.predicate()
 
-    def predicate(self) -> _Fn:
-        left = self.sum()
+    def predicate(self) -> _Node:
+        node = self.sum()
+        left = node[0]
         t = self.tok
         if t.kind == "op" and t.text in _CMP:
             self.i += 1
-            right = self.sum()
+            right = self.sum()[0]
             cmp = _CMP[t.text]
 
             ordering = t.text not in ("=", "<>", "!=")
@@ -242,25 +283,26 @@ class _Parser:
                 if not _comparable(a, b) or (ordering and not _is_num(a)):
                     return False
                 return cmp(a, b)
-            return _cmp
+            return _cmp, _CONDITION
         if self._kw("IS"):
             negate = self._kw("NOT")
             if not self._kw("NULL"):
                 raise self._err("NULL")
-            return (lambda f: left(f) is not None) if negate else (lambda f: left(f) is None)
+            return ((lambda f: left(f) is not None) if negate else (lambda f: left(f) is None),
+                    _CONDITION)
         negate = self._kw("NOT")
         if self._kw("BETWEEN"):
-            lo = self.sum()
+            lo = self.sum()[0]
             if not self._kw("AND"):
                 raise self._err("AND")
-            hi = self.sum()
+            hi = self.sum()[0]
 
             def _between(f: Fields) -> Any:
                 v, a, b = left(f), lo(f), hi(f)
                 if not (_is_num(v) and _is_num(a) and _is_num(b)):
                     return None
                 return (a <= v <= b) != negate
-            return _between
+            return _between, _CONDITION
         if self._kw("IN"):
             if not self._op("("):
                 raise self._err("(")
@@ -275,7 +317,7 @@ class _Parser:
                 if v is None:
                     return None
                 return any(_comparable(v, x) and v == x for x in values) != negate
-            return _in
+            return _in, _CONDITION
         if self._kw("LIKE"):
             if self.tok.kind != "string":
                 raise self._err("a quoted pattern")
@@ -294,48 +336,50 @@ class _Parser:
                 if not isinstance(v, str):
                     return None
                 return (rx.fullmatch(v) is not None) != negate
-            return _like
+            return _like, _CONDITION
         if negate:
             raise self._err("BETWEEN, IN or LIKE after NOT")
-        return left
+        return node
 
-    def sum(self) -> _Fn:
-        fn = self.product()
+    def sum(self) -> _Node:
+        node = self.product()
         while self.tok.kind == "op" and self.tok.text in "+-":
             op = self.tok.text
             self.i += 1
-            fn = _arith(op, fn, self.product())
-        return fn
+            node = _arith(op, node[0], self.product()[0]), "arithmetic"
+        return node
 
-    def product(self) -> _Fn:
-        fn = self.unary()
+    def product(self) -> _Node:
+        node = self.unary()
         while self.tok.kind == "op" and self.tok.text in "*/":
             op = self.tok.text
             self.i += 1
-            fn = _arith(op, fn, self.unary())
-        return fn
+            node = _arith(op, node[0], self.unary()[0]), "arithmetic"
+        return node
 
-    def unary(self) -> _Fn:
+    def unary(self) -> _Node:
         if self._op("-"):
-            inner = self.unary()
-            return lambda f: -v if _is_num(v := inner(f)) else None
+            inner, kind = self.unary()
+            return ((lambda f: -v if _is_num(v := inner(f)) else None),
+                    "number" if kind == "number" else "arithmetic")
         if self._op("+"):
             return self.unary()
         return self.primary()
 
-    def primary(self) -> _Fn:
+    def primary(self) -> _Node:
         t = self.tok
         if self._op("("):
-            fn = self.expr()
+            node = self.expr()
             if not self._op(")"):
                 raise self._err(")")
-            return fn
+            return node
         if t.kind == "ident":
             self.i += 1
             name = t.value
-            return lambda f: f(name)
+            return (lambda f: f(name)), "field" if name in _NOT_BOOLEAN else _IDENTIFIER
+        kind = t.kind if t.kind in ("number", "string") else _CONDITION  # (TRUE, FALSE, NULL)
         value = self.literal()
-        return lambda f: value
+        return (lambda f: value), kind
 
     def literal(self) -> Any:
         t = self.tok
@@ -417,6 +461,13 @@ _JMS: dict[str, tuple[str, str]] = {
     "JMSXGroupID": ("properties", "group-id"),
     "JMSXGroupSeq": ("properties", "group-sequence"),
 }
+
+
+# The names of fields that never hold a boolean: a selector of one of them alone is no
+# condition (header.durable and header.first-acquirer are booleans; any other name is an
+# application property's, which may be one).
+_NOT_BOOLEAN = frozenset((*_JMS, "JMSDeliveryMode", "header.priority", "header.ttl",
+                          "header.delivery-count", *(f"properties.{p}" for p in _PROPERTIES)))
 
 
 def _plain(v: Any) -> Any:

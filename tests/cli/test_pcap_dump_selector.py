@@ -80,6 +80,12 @@ def test_a_selector_that_does_not_parse_is_a_usage_error() -> None:
     assert code == 2 and out == ""
     assert err == ("amqp: error: --selector: expected a value at position 10, found 'end of "
                    "selector'\n")
+    # one that is no condition: it selected nothing, as if no message matched
+    code, out, err = run("pcap-dump", str(require(SAMPLE)), "--selector", "region + 1", "-d")
+    assert code == 2 and out == ""
+    assert err.startswith("amqp: error: --selector: expected a condition at position 1, found "
+                          "'region + 1', an arithmetic expression (")
+    assert err.count("\n") == 1
 
 
 def test_head_of_a_message_cut_short() -> None:

@@ -293,6 +293,14 @@ def test_selector_refused_with_invalid_field_and_echoed_when_good() -> None:
     link = _receiver(net, client, "q", filter=bad)
     refused = [e for e in events if isinstance(e, LinkRefused) and e.link is link]
     assert refused and str(refused[0].error.condition) == "amqp:invalid-field"
+    # a selector that is no condition (it selected nothing) is refused as well
+    sum_ = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), "n + 1")}
+    link = _receiver(net, client, "q", name="r1", filter=sum_)
+    refused = [e for e in events if isinstance(e, LinkRefused) and e.link is link]
+    assert refused and str(refused[0].error.condition) == "amqp:invalid-field"
+    assert str(refused[0].error.description).startswith(
+        "bad selector 'n + 1': expected a condition at position 1, found 'n + 1', an "
+        "arithmetic expression")
     good = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), "n = 1")}
     link = _receiver(net, client, "q", name="r2", filter=good)
     assert link.granted.source.filter == good

@@ -93,6 +93,51 @@ def test_bad_syntax_raises(text: str) -> None:
         compile_selector(text)
 
 
+@pytest.mark.parametrize(("text", "where", "found"), [
+    # JMS: a selector is a conditional expression; ActiveMQ and Artemis refuse these too
+    # ("Expression will not result in a boolean value"). They selected nothing.
+    ("a + 1", 1, "'a + 1', an arithmetic expression"),
+    ("'x'", 1, "\"'x'\", a string"),
+    ("5", 1, "'5', a number"),
+    ("-5", 1, "'-5', a number"),
+    ("-a", 1, "'-a', an arithmetic expression"),
+    ("(a * 2)", 1, "'(a * 2)', an arithmetic expression"),
+    ("flag AND 1", 10, "'1', a number"),
+    ("1 OR flag", 1, "'1', a number"),
+    ("flag OR 'a' OR b", 9, "\"'a'\", a string"),
+    ("NOT 'x'", 5, "\"'x'\", a string"),
+    ("a AND NOT -b", 11, "'-b', an arithmetic expression"),
+    ("flag AND (b - 1) AND c", 10, "'(b - 1)', an arithmetic expression"),
+    ("(flag OR 2) = TRUE", 10, "'2', a number"),
+    # a header or properties field that is never a boolean, by name
+    ("JMSPriority", 1, "'JMSPriority', a field that is never a boolean"),
+    ("n = 1 AND JMSType", 11, "'JMSType', a field that is never a boolean"),
+    ("NOT properties.subject", 5, "'properties.subject', a field that is never a boolean"),
+    ("header.ttl OR x", 1, "'header.ttl', a field that is never a boolean"),
+])
+def test_a_selector_that_is_no_condition_is_refused(text: str, where: int, found: str) -> None:
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value).startswith(f"expected a condition at position {where}, found {found} "
+                                   "(a condition is a comparison,"), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_an_identifier_may_hold_a_boolean() -> None:
+    """A property may be a boolean: alone, or a side of AND, OR, NOT, it is a condition
+    (true only when it holds true), as ActiveMQ and Artemis have it; so are TRUE, FALSE,
+    NULL and the header's boolean fields."""
+    f = _fields(flag=True, off=False, n=1, s="x", **{"header.durable": True})
+    for text, expected in (("flag", True), ("off", False), ("NOT off", True), ("n", False),
+                           ("s", False), ("missing", False), ("NOT missing", False),
+                           ("flag AND n = 1", True), ("off OR n = 1", True), ("(flag)", True),
+                           ("+flag", True), ("NOT NOT flag", True), ("TRUE", True),
+                           ("FALSE", False), ("NULL", False), ("header.durable", True),
+                           ("NOT n", False), ("priority", False),
+                           ("(a + 1 > 2) OR flag", True), ("(n + 1) * 2 = 4", True)):
+        assert compile_selector(text).matches(f) is expected, text
+
+
 def test_error_says_where() -> None:
     with pytest.raises(SelectorError, match="position 5"):
         compile_selector("n = )")
