@@ -5,7 +5,6 @@ belong to, when the filters pick records inside them)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,16 +18,9 @@ from amqpcli.dissect.records import (
     Notice,
     ViolationRecord,
 )
+from amqpcli.percentiles import percentile  # pipeline/ and render/ take it from here too
 
 MAX_LISTED_VIOLATIONS = 50
-
-
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile of already sorted values (q in 0..100)."""
-    if not sorted_values:
-        raise ValueError("no values")
-    k = max(0, min(len(sorted_values) - 1, math.ceil(q / 100 * len(sorted_values)) - 1))
-    return sorted_values[k]
 
 
 @dataclass(slots=True)

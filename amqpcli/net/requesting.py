@@ -22,7 +22,6 @@ reply or a request's outcome starts it again. A reply that answers no request do
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.receiving import run_interruptible
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
 from amqpcli.net.sending import _id_text as _json_id
+from amqpcli.percentiles import percentile
 
 __all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
 
@@ -84,7 +84,7 @@ class RequestSummary:
         rtts = sorted(self.round_trips)
         if not rtts:
             return None
-        return rtts[max(0, math.ceil(p / 100 * len(rtts)) - 1)]
+        return percentile(rtts, p)
 
     def to_json(self) -> dict[str, Any]:
         s = self.send
