@@ -65,6 +65,7 @@ def browse(
     selector: str | None = typer.Option(None, "--selector", "-s", help="Only messages matching this JMS-style selector."),
     count: int | None = typer.Option(None, "--count", "-c", help="At most N messages."),
     credit: int = typer.Option(500, "--credit", help="Messages asked for at a time."),
+    capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the source (repeatable): queue or topic for the kind of node (Artemis, amqp serve)."),  # noqa: B008 - a repeatable option
     timeout: float = typer.Option(10.0, "--timeout", "-t", help="Seconds to wait for the peer to answer a drain."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
@@ -72,7 +73,8 @@ def browse(
     from amqpcli.net.receiving import run_recv
 
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
-                     None, False, False, True, check_copy=True)
+                     None, False, False, True, check_copy=True,
+                     capabilities=capabilities or [])
     summary = run_recv(conn, plan, Sink(json_out, None), on_warning=warn)
     code, why = browse_exit(summary, timeout)
     if not quiet:

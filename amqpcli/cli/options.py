@@ -11,7 +11,7 @@ import functools
 import inspect
 import math
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
@@ -106,6 +106,18 @@ def check_text(value: str | None, what: str) -> None:
         raw = value[e.start:e.end].encode("utf-8", "surrogateescape")
         raise UserError(f"{what} is not UTF-8 text (byte 0x{raw[0]:02x} at offset "
                         f"{e.start})", Exit.USAGE) from None
+
+
+def check_link_options(link_name: str | None, capabilities: Sequence[str]) -> None:
+    """`--link-name` and `--capability` (send, recv, browse): UTF-8 and not empty (an empty
+    link name would be the peer's to refuse, an empty capability means nothing)."""
+    check_text(link_name, "--link-name")
+    if link_name == "":
+        raise UserError("--link-name needs a name", Exit.USAGE)
+    for cap in capabilities:
+        check_text(cap, "--capability")
+        if not cap:
+            raise UserError("--capability needs a name (topic, queue, shared, ...)", Exit.USAGE)
 
 
 def check_path(value: str | os.PathLike[str] | None, what: str, kind: str = "file") -> None:

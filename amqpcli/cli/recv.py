@@ -13,6 +13,7 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
     check_credit,
+    check_link_options,
     check_path,
     check_positive,
     check_seconds,
@@ -293,6 +294,8 @@ def recv(
     subscription: str | None = typer.Option(None, "--subscription", help="Durable subscription NAME (the link name; keep --container-id stable).", rich_help_panel=_SRC),
     unsubscribe: bool = typer.Option(False, "--unsubscribe", help="With --subscription: remove it and exit.", rich_help_panel=_SRC),
     dynamic: bool = typer.Option(False, "--dynamic", help="Ask the peer for a temporary node and print its address.", rich_help_panel=_SRC),
+    capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the source (repeatable): topic or queue for the kind of node (Artemis, amqp serve), shared or global for a shared subscription (JMS 2).", rich_help_panel=_SRC),  # noqa: B008 - a repeatable option
+    link_name: str | None = typer.Option(None, "--link-name", help="The link's name in the attach (default: amqp-receiver-N; a --subscription's is its name).", rich_help_panel=_SRC),
     copy: bool = typer.Option(False, "--copy", help="distribution-mode copy: browse without consuming (held messages are released at the end).", rich_help_panel=_SRC),
     verify_sequence: bool = typer.Option(False, "--verify-sequence", help="Check the numbers send --sequence gives each message (the application property sn): a gap, or a message without the number, fails the run (exit 6); duplicates and numbers out of order are counted in the summary.", rich_help_panel=_SEQ),
     sequence_key: str | None = typer.Option(None, "--sequence-key", help="The property --verify-sequence checks (default: sn); implies --verify-sequence.", rich_help_panel=_SEQ),
@@ -321,14 +324,15 @@ def recv(
             ("--bodies-only", bodies_only), ("--json-summary", json_summary),
             ("--verify-sequence", verify_sequence), ("--sequence-key", sequence_key is not None),
             ("--sequence-start", sequence_start is not None),
-            ("--no-duplicates", no_duplicates)) if given]
+            ("--no-duplicates", no_duplicates), ("--link-name", link_name is not None)) if given]
         if unused:
             raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
                             f"it takes no {', '.join(unused)}", Exit.USAGE)
     from dataclasses import replace
 
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
-                     filters or [], subscription, unsubscribe, dynamic, copy)
+                     filters or [], subscription, unsubscribe, dynamic, copy,
+                     link_name=link_name, capabilities=capabilities or [])
     if presettled:
         if settle_mode == "second" or copy:
             raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
@@ -415,12 +419,17 @@ def with_txn(plan: RecvPlan, txn_size: int | None, rollback: bool) -> RecvPlan:
 def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, credit: int,
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
-              dynamic: bool, copy: bool, check_copy: bool = False) -> RecvPlan:
+              dynamic: bool, copy: bool, check_copy: bool = False, *,
+              link_name: str | None = None, capabilities: Sequence[str] = ()) -> RecvPlan:
     from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes
 
     for text, what in ((selector, "--selector"), (subscription, "--subscription"),
                        (outcome, "--outcome"), *((f, "--filter") for f in filters)):
         check_text(text, what)
+    check_link_options(link_name, capabilities)
+    if link_name is not None and subscription is not None:
+        raise UserError("--subscription NAME is the link's name: it takes no --link-name",
+                        Exit.USAGE)
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
     check_credit(credit, "--credit")
@@ -443,4 +452,5 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
         drain=drain, outcomes=outcomes, settle_second=settle_mode == "second",
         selector=selector, filters=parse_filters(filters), subscription=subscription,
         unsubscribe=unsubscribe, dynamic=dynamic, copy=copy, check_copy=check_copy,
+        link_name=link_name, capabilities=tuple(capabilities),
     )

@@ -15,6 +15,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
+    check_link_options,
     check_path,
     check_positive,
     check_seconds,
@@ -608,6 +609,8 @@ def send(
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
     force_relay: bool = typer.Option(False, "--force-relay", help="Use the anonymous relay (a URL with no address: each message goes to its --to) even when the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
+    capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the target (repeatable): topic or queue for the kind of node (Artemis, amqp serve).", rich_help_panel=_FLOW),  # noqa: B008 - a repeatable option
+    link_name: str | None = typer.Option(None, "--link-name", help="The link's name in the attach (default: amqp-sender-N).", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
     progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
@@ -632,6 +635,7 @@ def send(
     check_positive(rate, "--rate")
     check_seconds(duration, "--duration")
     check_seconds(timeout, "--timeout")
+    check_link_options(link_name, capabilities or [])
     # No address: each message goes to its `to` through the peer's anonymous relay
     # (a sender link whose target has a null address, Part 2 §2.6.3 / AMQP Anonymous
     # Terminus for Message Routing), as long as every message has a `to`.
@@ -698,6 +702,7 @@ def send(
         duration=duration, txn_size=txn_size, rollback=rollback, timeout=timeout,
         progress=show_progress, expected=count if count is not None else (
             1 if from_file is None and not lines and duration is None else None),
+        link_name=link_name, capabilities=tuple(capabilities or ()),
     )
     # lines from a pipe, a FIFO or a terminal come when they come: read in a thread
     waits = ((from_file is not None and _may_wait(from_file))

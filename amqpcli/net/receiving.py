@@ -197,6 +197,8 @@ class RecvPlan:
     filters: tuple[tuple[Any, Any], ...] = ()
     subscription: str | None = None
     unsubscribe: bool = False
+    link_name: str | None = None  # the attach's name (a subscription's is its own)
+    capabilities: tuple[str, ...] = ()  # the source's (topic, queue, shared, ...)
     dynamic: bool = False
     copy: bool = False
     presettled: bool = False  # ask the sender to settle first: at most once
@@ -307,6 +309,7 @@ def source_for(plan: RecvPlan) -> c.Source:
         dynamic=True if plan.dynamic else None,
         distribution_mode=Symbol("copy") if plan.copy else None,
         filter=filters or None,
+        capabilities=[Symbol(x) for x in plan.capabilities] or None,
     )
     if plan.subscription:
         src.durable = UInt(2)  # unsettled-state
@@ -592,7 +595,7 @@ class _Receiver:
 
     async def _session(self, client: Client) -> None:
         plan = self.plan
-        name = plan.subscription
+        name = plan.subscription or plan.link_name
         if plan.unsubscribe:
             link = await client.open_receiver(plan.address, source=source_for(plan), name=name)
             await link.close()

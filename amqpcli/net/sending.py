@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqpcli.codec import composites as c
+from amqpcli.codec.types import Symbol
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
     REMOTE,
@@ -58,6 +59,13 @@ class SendPlan:
     timeout: float = 30.0
     progress: bool = False
     expected: int | None = None
+    link_name: str | None = None  # the attach's name (default amqp-sender-N)
+    capabilities: tuple[str, ...] = ()  # the target's (topic, queue, ...)
+
+    def target(self) -> c.Target:
+        """Our target: the node's address (none for the anonymous relay) and capabilities."""
+        return c.Target(address=self.address,
+                        capabilities=[Symbol(x) for x in self.capabilities] or None)
 
 
 @dataclass
@@ -449,7 +457,8 @@ class _Sender:
         if plan.address is None:
             sender = self.sender = await _open_relay(client, plan)
         else:
-            sender = self.sender = await client.open_sender(plan.address, settled=plan.settled)
+            sender = self.sender = await client.open_sender(
+                plan.address, settled=plan.settled, name=plan.link_name, target=plan.target())
         txn = _Txn(client, plan, self) if plan.txn_size else None
         if txn is None and not plan.rate:
             await self._send_runs(sender, messages, start)
@@ -633,7 +642,8 @@ async def _open_relay(client: Client, plan: SendPlan) -> SenderLink:
                         f"({ANONYMOUS_RELAY} in its open): give the address in the URL "
                         "(--force-relay tries the relay anyway)", Exit.REFUSED)
     try:
-        return await client.open_sender(None, settled=plan.settled)
+        return await client.open_sender(None, settled=plan.settled, name=plan.link_name,
+                                        target=plan.target())
     except UserError as e:
         if e.code != Exit.REFUSED:
             raise

@@ -167,6 +167,10 @@ def _terminus(v: Any) -> str:
         mode = getattr(v, "distribution_mode", None)
         if mode is not None:
             bits.append(printable(mode))
+        caps = getattr(v, "capabilities", None)  # (what routes a node: topic, queue, ...)
+        if caps is not None:
+            caps = caps if isinstance(caps, (list, tuple)) else [caps]
+            bits.append("caps=" + ",".join(printable(str(x)) for x in caps))
         return "(" + " ".join(bits) + ")" if len(bits) > 1 else bits[0]
     return format_value(v)
 
