@@ -81,7 +81,12 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
                     raise
                 failures.append(e)
                 continue
+            moved = cfg.next_host[0] != 0 or failures  # (not the list's first connect)
             cfg.next_host[0] = k + 1
+            if len(hosts) > 1 and moved and on_warning is not None:
+                passed = "; ".join(str(e).removeprefix("cannot connect to ") for e in failures)
+                on_warning(f"failover: connected to {hosts[k].hostport}"
+                           + (f" (passed over {passed})" if passed else ""))
             return client
         if not delays:
             raise _none_reached(failures)

@@ -387,7 +387,7 @@ class _Sender:
             while True:
                 finished = self.s.finished
                 try:
-                    client = await connect_retrying(self.cfg, attempts)
+                    client = await connect_retrying(self.cfg, attempts, self.s.warnings.append)
                     if dropped:
                         self.s.reconnects += 1
                         dropped = False

@@ -99,10 +99,12 @@ def test_connect_goes_round_the_hosts(serve: ServePeers) -> None:
     cfg = ConnectionConfig(endpoint=parse_urls(f"amqp://127.0.0.1:{dead},{live.url()}"),
                            connect_timeout=5)
 
+    warnings: list[str] = []
+
     async def run() -> list[int]:
         ports = []
         for _ in range(3):
-            client = await connect_retrying(cfg, [])
+            client = await connect_retrying(cfg, [], warnings.append)
             ports.append(client.cfg.endpoint.port)
             await client.close()
         return ports
@@ -110,6 +112,22 @@ def test_connect_goes_round_the_hosts(serve: ServePeers) -> None:
     # each connect starts after the host last connected to: the dead one is tried and
     # passed over each time, and the client's own config names the host it reached
     assert asyncio.run(run()) == [live.port] * 3
+    said = (f"failover: connected to 127.0.0.1:{live.port} (passed over "
+            f"127.0.0.1:{dead}: connection refused)")
+    assert warnings == [said] * 3
+
+
+def test_the_first_host_reached_at_once_says_nothing(serve: ServePeers) -> None:
+    live = parse_url(serve())
+    cfg = ConnectionConfig(endpoint=parse_urls(f"{live.url()},amqp://127.0.0.1:{_closed_port()}"))
+    warnings: list[str] = []
+
+    async def run() -> None:
+        client = await connect_retrying(cfg, [], warnings.append)
+        await client.close()
+
+    asyncio.run(run())
+    assert warnings == []
 
 
 def test_no_host_reached_names_each_one() -> None:
@@ -134,6 +152,7 @@ def test_send_fails_over_when_the_first_host_drops(serve: ServePeers) -> None:
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["accepted"] >= 10 and summary["reconnects"] == 1
+    assert summary["warnings"] == [f"failover: connected to {second.rpartition('/')[2]}"]
     # (the first one's messages cannot be read back: it closes any connection after 3)
     rr = amqp("recv", f"{second}/{q}", "--drain", "--bodies-only", "-t", "5")
     assert rr.returncode == 0, rr.stderr
