@@ -54,7 +54,9 @@ class ClientSource(ThreadedSource):
         self.cw: ConnWatch | None = None
         self._numbers = itertools.count(1)
         role = "receiving from" if receive else "sending to"
-        self.title = f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
+        more = len(cfg.endpoint.alternates)
+        self.title = (f"{role} {cfg.endpoint.address or '(no address)'} at {cfg.endpoint.hostport}"
+                      + (f" (or {more} more: failover)" if more else ""))
 
     @property
     def key_groups(self) -> frozenset[str]:
@@ -87,8 +89,10 @@ class ClientSource(ThreadedSource):
         from amqpcli.net.client import connect_retrying
 
         self._halted = asyncio.Event()
-        client = await connect_retrying(self.cfg, [], on_engine=self._instrument,
-                                        on_events=self._take, lock=self.lock)
+        # (a failover list: which host it reached, when not the first, is a notice)
+        client = await connect_retrying(self.cfg, [], lambda text: self._post(SourceNotice(text)),
+                                        on_engine=self._instrument, on_events=self._take,
+                                        lock=self.lock)
         self.client = client
         address = self.cfg.endpoint.address
         if self.receive:
@@ -124,7 +128,7 @@ class ClientSource(ThreadedSource):
         elif client.error is not None:
             how, error = "closed by peer", str(client.error)
         else:
-            how, error = "lost", f"the connection to {self.cfg.endpoint.hostport} ended"
+            how, error = "lost", f"the connection to {client.cfg.endpoint.hostport} ended"
         self._ended(how)
         self.error = error
         self._post(SourceFailed(error))
