@@ -28,7 +28,9 @@ URL_HELP = (
     "amqp[s]://[user[:password]@]host[:port][/address]. The address is the URL path minus "
     "its first '/', verbatim and percent-decoded: amqp://h/orders gives 'orders', "
     "amqp://h//queue/orders gives '/queue/orders' (RabbitMQ). Default: $AMQP_URL. "
-    "@NAME/ADDRESS: the named connection NAME from the config file (docs/config.md)."
+    "@NAME/ADDRESS: the named connection NAME from the config file (docs/config.md). "
+    "A failover list, URL,URL,… or failover:(URL,URL,…), names the brokers of one "
+    "service: each connect goes round them."
 )
 
 _P = inspect.Parameter
