@@ -64,15 +64,20 @@ def _links_capture(path: Path) -> str:
     """Four connections, one link each: c1 and c2 to `other` (links `amqp-a`, `amqp-b`),
     c3 and c4 to `orders` (links `o3`, `o4`)."""
     links = [("amqp-a", "other"), ("amqp-b", "other"), ("o3", "orders"), ("o4", "orders")]
+    return _connections(path, [
+        Script().open().sender_link(name=name, address=address)
+        .transfer(0).dispose(0, c.Accepted()).close() for name, address in links])
+
+
+def _connections(path: Path, scripts: list[Script]) -> str:
+    """A capture of one connection per script, a second apart."""
     start = 1_700_000_000_000_000_000
     with CaptureWriter(path) as w:
-        for i, (name, address) in enumerate(links):
+        for i, s in enumerate(scripts):
             t0 = start + i * 1_000_000_000
             conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
                                    server=("10.0.0.2", 5672), start_ns=t0)
             conv.handshake()
-            s = Script().open().sender_link(name=name, address=address)
-            s.transfer(0).dispose(0, c.Accepted()).close()
             for d, data, t in s.steps:
                 conv.send(d, data, time_ns=t0 + int(t * 1e9))
             conv.close()
@@ -162,17 +167,7 @@ def _asides_capture(path: Path) -> str:
     s2.s(c.Detach(handle=0, closed=True, error=c.Error(condition="amqp:not-found")))
     s2.c(c.Detach(handle=0, closed=True)).close()
     s3 = Script().open().c(c.Detach(handle=5, closed=True)).close()
-    start = 1_700_000_000_000_000_000
-    with CaptureWriter(path) as w:
-        for i, s in enumerate((s1, s2, s3)):
-            t0 = start + i * 1_000_000_000
-            conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
-                                   server=("10.0.0.2", 5672), start_ns=t0)
-            conv.handshake()
-            for d, data, t in s.steps:
-                conv.send(d, data, time_ns=t0 + int(t * 1e9))
-            conv.close()
-    return str(path)
+    return _connections(path, [s1, s2, s3])
 
 
 @pytest.fixture(scope="module")
