@@ -304,6 +304,7 @@ def recv(
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
     bodies_only: bool = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out.", rich_help_panel=_OUT),
     json_summary: bool = typer.Option(False, "--json-summary", help='The summary on stderr as one JSON object ({"recv": {...}}, as browse --json\'s).', rich_help_panel=_OUT),
+    report_every: float | None = typer.Option(None, "--report-every", help="Every SECONDS, a line on stderr with the figures so far: received, in the interval and its rate, and the interval's latency of messages stamped by send --timestamp (JSON objects with --json-summary).", metavar="SECONDS", rich_help_panel=_OUT),
     out: str | None = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
 ) -> None:
@@ -324,7 +325,8 @@ def recv(
             ("--bodies-only", bodies_only), ("--json-summary", json_summary),
             ("--verify-sequence", verify_sequence), ("--sequence-key", sequence_key is not None),
             ("--sequence-start", sequence_start is not None),
-            ("--no-duplicates", no_duplicates), ("--link-name", link_name is not None)) if given]
+            ("--no-duplicates", no_duplicates), ("--link-name", link_name is not None),
+            ("--report-every", report_every is not None)) if given]
         if unused:
             raise UserError(f"--unsubscribe removes the subscription and receives nothing: "
                             f"it takes no {', '.join(unused)}", Exit.USAGE)
@@ -346,6 +348,9 @@ def recv(
     check_positive(rate, "--rate")
     if rate is not None:
         plan = replace(plan, rate=rate)
+    check_seconds(report_every, "--report-every")
+    if report_every is not None:
+        plan = replace(plan, report_every=report_every, report_json=json_summary)
     plan = with_sequence(plan, verify_sequence, sequence_key, sequence_start, no_duplicates)
     if bodies_only and (json_out or out is not None):
         # Two formats for one stream (--out writes the JSON lines --json would).

@@ -109,12 +109,14 @@ def build_template(
     delivery_annotations: list[str],
     footer: list[str],
     sequence: str | None = None,
+    timestamp: bool = False,
 ) -> MessageTemplate:
     """The template of the run's messages. `sequence`: the application property that
-    numbers them (--sequence). The first message's values are checked now, the rest of
-    the run's by `message_source`, which knows how many there are."""
+    numbers them (--sequence); `timestamp`: each carries its send-time stamp
+    (--timestamp, the property `TIMESTAMP_KEY`). The first message's values are checked
+    now, the rest of the run's by `message_source`, which knows how many there are."""
     from amqpcli.codec import types as t
-    from amqpcli.net.outgoing import MessageTemplate, PerMessage
+    from amqpcli.net.outgoing import TIMESTAMP_KEY, MessageTemplate, PerMessage
 
     for name, text in props.items():
         check_text(text, "--" + name.replace("_", "-"))
@@ -141,6 +143,10 @@ def build_template(
             raise UserError(f"--property {sequence!r} and --sequence set the same property "
                             "(--sequence-key names another)", Exit.USAGE)
         application_properties[sequence] = PerMessage("{n}", lambda s: t.ULong(int(s)))
+    if timestamp and TIMESTAMP_KEY in application_properties:
+        given = "--sequence-key" if TIMESTAMP_KEY == sequence else "--property"
+        raise UserError(f"{given} {TIMESTAMP_KEY!r} and --timestamp set the same property",
+                        Exit.USAGE)
     template = MessageTemplate(
         body_type=body_type,
         header=header,
@@ -149,6 +155,7 @@ def build_template(
         message_annotations=_symbol_keys(annotations, "--annotation"),
         delivery_annotations=_symbol_keys(delivery_annotations, "--delivery-annotation"),
         footer=_symbol_keys(footer, "--footer"),
+        timestamp=TIMESTAMP_KEY if timestamp else None,
     )
     return template
 
@@ -595,6 +602,7 @@ def send(
     footer: list[str] | None = typer.Option(None, "--footer", help="Footer entry KEY[:TYPE]=VALUE (repeatable).", rich_help_panel=_MSG),  # noqa: B008 - a repeatable option
     sequence: bool = typer.Option(False, "--sequence", help="Number every message of the run from 1 in the application property sn (ulong), for a receiver to find gaps and duplicates.", rich_help_panel=_MSG),
     sequence_key: str | None = typer.Option(None, "--sequence-key", help="The property --sequence sets (default: sn); implies --sequence.", rich_help_panel=_MSG),
+    timestamp: bool = typer.Option(False, "--timestamp", help="Stamp every message with the application property ts (long: nanoseconds since the Unix epoch, UTC) as it goes out, for recv's latency figures (qpid-send --timestamp).", rich_help_panel=_MSG),
     durable: bool | None = typer.Option(None, "--durable/--no-durable", help="header.durable", rich_help_panel=_HDR, show_default=False),
     priority: int | None = typer.Option(None, "--priority", help="header.priority (0-255)", rich_help_panel=_HDR),
     ttl: int | None = typer.Option(None, "--ttl", help="header.ttl in milliseconds", rich_help_panel=_HDR),
@@ -612,7 +620,8 @@ def send(
     capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the target (repeatable): topic or queue for the kind of node (Artemis, amqp serve).", rich_help_panel=_FLOW),  # noqa: B008 - a repeatable option
     link_name: str | None = typer.Option(None, "--link-name", help="The link's name in the attach (default: amqp-sender-N).", rich_help_panel=_FLOW),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as one JSON object.", rich_help_panel=_OUT),
-    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace).", rich_help_panel=_OUT, show_default=False),
+    progress: bool | None = typer.Option(None, "--progress/--no-progress", help="Progress bar on stderr (default: on a terminal for long runs, without --trace or --report-every).", rich_help_panel=_OUT, show_default=False),
+    report_every: float | None = typer.Option(None, "--report-every", help="Every SECONDS, a line on stderr with the figures so far: sent, in the interval and its rate, outcomes, in flight (JSON objects with --json).", metavar="SECONDS", rich_help_panel=_OUT),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
 ) -> None:
     from amqpcli.net.client import raise_exit
@@ -635,6 +644,11 @@ def send(
     check_positive(rate, "--rate")
     check_seconds(duration, "--duration")
     check_seconds(timeout, "--timeout")
+    check_seconds(report_every, "--report-every")
+    if report_every is not None and progress:
+        # both draw on stderr: the bar's line would be cut by every report
+        raise UserError("--progress and --report-every both write on stderr: give one",
+                        Exit.USAGE)
     check_link_options(link_name, capabilities or [])
     # No address: each message goes to its `to` through the peer's anonymous relay
     # (a sender link whose target has a null address, Part 2 §2.6.3 / AMQP Anonymous
@@ -663,6 +677,9 @@ def send(
         if body is not None or file is not None or lines or expand_body:
             raise UserError("--from replays whole messages: no BODY, --file, --lines or "
                             "--expand with it", Exit.USAGE)
+        if timestamp:
+            raise UserError("--from sends the messages as recorded: --timestamp, which stamps "
+                            "each message as it goes out, does not go with it", Exit.USAGE)
         # the replayed messages are sent as recorded: an option that would change them
         # is refused rather than silently left out
         given = [f"--{k.replace('_', '-')}" for k, v in props.items() if v is not None] + [
@@ -687,6 +704,7 @@ def send(
         template = build_template(
             body_type, props, durable, priority, ttl, first_acquirer, properties or [],
             annotations or [], delivery_annotations or [], footer or [], seq_key,
+            timestamp,
         )
         if relay and not template.properties["to"]:  # (the one way to an empty to: --to '')
             raise UserError("--to '': the anonymous relay needs a node name in each message's to",
@@ -695,7 +713,8 @@ def send(
                                   duration is not None, expand_body)
 
     show_progress = progress if progress is not None else (
-        sys.stderr is not None and sys.stderr.isatty() and conn.trace is None)
+        sys.stderr is not None and sys.stderr.isatty() and conn.trace is None
+        and report_every is None)
     plan = SendPlan(
         address=conn.endpoint.address or None, force_relay=force_relay, settled=settled,
         window=window, rate=rate,
@@ -703,6 +722,7 @@ def send(
         progress=show_progress, expected=count if count is not None else (
             1 if from_file is None and not lines and duration is None else None),
         link_name=link_name, capabilities=tuple(capabilities or ()),
+        timestamp=timestamp, report_every=report_every, report_json=json_out,
     )
     # lines from a pipe, a FIFO or a terminal come when they come: read in a thread
     waits = ((from_file is not None and _may_wait(from_file))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -37,14 +38,15 @@ from amqpcli.codec.types import (
     Composite,
     Described,
     Float,
+    Long,
     Symbol,
     ULong,
 )
 from amqpcli.errors import Exit, UserError
 
-__all__ = ["BODY_TYPES", "MAX_BODY", "MessageTemplate", "OutgoingMessage", "PerMessage",
-           "TooLarge", "expand", "has_placeholder", "read_line_bodies", "read_lines",
-           "read_whole", "with_application_property"]
+__all__ = ["BODY_TYPES", "MAX_BODY", "TIMESTAMP_KEY", "MessageTemplate", "OutgoingMessage",
+           "PerMessage", "TooLarge", "expand", "has_placeholder", "read_line_bodies",
+           "read_lines", "read_whole", "stamp_bytes", "stamped", "with_application_property"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -52,11 +54,39 @@ HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
 
 @dataclass(frozen=True, slots=True)
 class OutgoingMessage:
-    """One message ready for the wire: its number, its encoded bytes and its message-id."""
+    """One message ready for the wire: its number, its encoded bytes and its message-id.
+
+    `stamp_at`: where in `payload` the 8 bytes of its send-time stamp are (`send
+    --timestamp`: the value of the application property `TIMESTAMP_KEY`, a long), filled
+    in by `stamped` as the message goes out; -1 for a message without one."""
 
     number: int
     payload: bytes
     message_id: Any = None
+    stamp_at: int = -1
+
+
+# send --timestamp: the application property each message carries, a long holding the
+# nanoseconds since the Unix epoch (UTC) when it went out, as qpid-send's --timestamp has it.
+TIMESTAMP_KEY = "ts"
+# What the stamp holds until it is filled in: any long outside -128..127 is encoded in its
+# 8-byte form (0x81), so the stamp takes the same bytes whatever its value.
+_UNSTAMPED = Long(-1 << 63)
+_pack_stamp = struct.Struct(">q").pack
+
+
+def stamp_bytes(ns: int) -> bytes:
+    """A stamp's 8 bytes: `ns` (nanoseconds since the epoch) as a long's value."""
+    return _pack_stamp(ns)
+
+
+def stamped(msg: OutgoingMessage, stamp: bytes) -> bytes:
+    """`msg`'s bytes with its stamp (`stamp_bytes`) filled in; as they are without one."""
+    at = msg.stamp_at
+    if at < 0:
+        return msg.payload
+    p = msg.payload
+    return p[:at] + stamp + p[at + 8:]
 
 
 _NO_BODY = object()  # no body encoded yet
@@ -253,6 +283,10 @@ class MessageTemplate:
     properties: dict[str, Any] = field(default_factory=dict)
     application_properties: dict[str, Any] = field(default_factory=dict)
     footer: dict[Any, Any] = field(default_factory=dict)
+    # send --timestamp: the application property that holds each message's send-time
+    # stamp (`TIMESTAMP_KEY`), added last to the section so that its 8 bytes are the last
+    # before the body, filled in as the message goes out (`stamped`)
+    timestamp: str | None = None
 
     def __post_init__(self) -> None:
         if self.body_type not in BODY_TYPES:
@@ -260,6 +294,8 @@ class MessageTemplate:
         bad = set(self.properties) - set(PROPERTY_FIELDS) or set(self.header) - set(HEADER_FIELDS)
         if bad:
             raise ValueError(f"unknown field(s): {', '.join(sorted(bad))}")
+        if self.timestamp is not None and self.timestamp in self.application_properties:
+            raise ValueError(f"application property {self.timestamp!r} given twice")
         self._templated = any(v.__class__ is PerMessage for d in (
             self.properties, self.application_properties, self.message_annotations,
             self.delivery_annotations) for v in d.values())
@@ -340,8 +376,11 @@ class MessageTemplate:
         props = _each(self.properties, n)
         if props:
             out += encode(c.Properties(**props))
-        if self.application_properties:
-            out += encode(c.ApplicationProperties(_each(self.application_properties, n)))
+        if self.application_properties or self.timestamp is not None:
+            values = _each(self.application_properties, n)
+            if self.timestamp is not None:
+                values[self.timestamp] = _UNSTAMPED  # (last: see `timestamp`)
+            out += encode(c.ApplicationProperties(values))
         return bytes(out), props.get("message_id")
 
     def body_bytes(self, body: Any) -> bytes:
@@ -378,7 +417,12 @@ class MessageTemplate:
             except UserError as e:
                 raise _numbered(e, n) from None
             self._last_body = body
-        return OutgoingMessage(n, prefix + self._last_body_bytes + suffix, mid)
+        if self.timestamp is None:
+            return OutgoingMessage(n, prefix + self._last_body_bytes + suffix, mid)
+        at = len(prefix) - 8  # the stamp's value ends the sections before the body
+        if prefix[at - 1] != 0x81:  # (a long's 8-byte form: see `_UNSTAMPED`)
+            raise AssertionError("the timestamp is not where it was put")
+        return OutgoingMessage(n, prefix + self._last_body_bytes + suffix, mid, at)
 
 
 def _each(values: dict[Any, Any], n: int) -> dict[Any, Any]:

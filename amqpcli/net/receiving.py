@@ -29,6 +29,11 @@ and released together at the end, so a peer that ignores ``distribution-mode: co
 them back instead of losing them. Browse then attaches a second copy link while the
 first still holds its deliveries: a peer that really copies shows the same messages
 again, one that consumed them shows fewer, and we say so.
+
+Latency: a message that carries a send-time stamp (the integer application property
+`ts`, `send --timestamp`) counts the wall clock when it is handed to be written less the
+stamp (amqpcli/net/latency.py); a message without one costs a substring search.
+`--report-every` reports come from a timer (amqpcli/net/reporting.py), never from the loop.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.latency import STAMP_NEEDLE, Latencies, figures_text, stamp_of
+from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sequence import SequenceCheck
 from amqpcli.net.txn import txn_json, txn_parts
 from amqpcli.net.txnreceive import ReceiveTransactions
@@ -211,6 +218,8 @@ class RecvPlan:
     sequence_key: str | None = None
     sequence_start: int | None = None
     no_duplicates: bool = False
+    report_every: float | None = None  # --report-every: seconds between reports on stderr
+    report_json: bool = False  # the reports as JSON objects (with --json-summary)
 
 
 @dataclass
@@ -238,6 +247,8 @@ class RecvSummary:
     failure: UserError | None = None
     attached: bool = False  # a receiving link was attached: the run reached the node
     sequence: SequenceCheck | None = None  # --verify-sequence: the numbers written
+    # of the messages written that carry a send-time stamp (`ts`, send --timestamp)
+    latency: Latencies = field(default_factory=Latencies)
 
     @property
     def written(self) -> int:
@@ -270,6 +281,9 @@ class RecvSummary:
             out["copy-not-checked"] = self.copy_unchecked
         if self.sequence is not None:
             out["sequence"] = self.sequence.to_json()
+        latency = self.latency.figures()
+        if latency is not None:
+            out["latency-ms"] = latency
         if self.warnings:
             out["warnings"] = self.warnings
         if self.failure is not None:
@@ -295,7 +309,13 @@ class RecvSummary:
             parts.append(f"in doubt {self.in_doubt}")
         parts.extend(txn_parts(self))
         rate = self.received / self.elapsed if self.elapsed > 0 else 0.0
-        return ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
+        text = ", ".join(parts) + f" in {self.elapsed:.2f}s ({rate:.0f} msg/s)"
+        latency = self.latency.figures()
+        if latency is not None:
+            text += ", " + figures_text(latency)
+            if latency["count"] != self.written:
+                text += f" ({latency['count']} stamped)"
+        return text
 
 
 def source_for(plan: RecvPlan) -> c.Source:
@@ -430,16 +450,40 @@ class _Receiver:
         self.txns = ReceiveTransactions(plan.txn_size or 0, plan.rollback, self.s, self._warn,
                                         _identity)
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
+        self.interval: Interval | None = None  # --report-every: the last report's figures
+        self.interval_start = 0.0  # (when the run started)
+        self.latency_mark = 0  # the first latency since the last report
 
     def _warn(self, text: str) -> None:
         self.s.warnings.append(text)
         if self.on_warning is not None:
             self.on_warning(text)
 
+    def _report(self, now: float) -> tuple[dict[str, Any], str]:
+        """--report-every: the figures so far, and the interval's since the last report."""
+        s = self.s
+        assert self.interval is not None
+        delta, rate = self.interval.step(s.received, now)
+        elapsed = now - self.interval_start
+        obj: dict[str, Any] = {"elapsed": round(elapsed, 3), "received": s.received,
+                               "interval-received": delta, "interval-rate": round(rate, 1)}
+        text = f"{elapsed:.1f}s received {s.received} (+{delta}, {rate:.0f}/s)"
+        latency = s.latency.figures(self.latency_mark)
+        self.latency_mark = len(s.latency)
+        if latency is not None:
+            obj["interval-latency-ms"] = latency
+            text += " " + figures_text(latency, with_min=False)
+        return obj, text
+
     async def run(self) -> RecvSummary:
         start = time.monotonic()
         attempts = self.cfg.reconnect.delays()
         client: Client | None = None
+        reports = None
+        if self.plan.report_every is not None:
+            self.interval, self.interval_start = Interval(start), start
+            reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
+            reports.start()
         try:
             dropped = False
             while True:
@@ -486,6 +530,8 @@ class _Receiver:
             self.s.failure = InternalError(e, self.cfg.endpoint.password)
             self._left_with_end(again=False)
         finally:
+            if reports is not None:
+                reports.stop()  # (the summary is the last word)
             if client is not None:
                 await client.abort()
             self.sink.close()
@@ -698,6 +744,7 @@ class _Receiver:
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
         write_many = _write_many(self.sink)
+        latency = self.s.latency
         # states made once; whether the delivery is held to be given back at the end
         outcomes = [(o.name, o.state(), self.hold_back and o.gives_back) for o in plan.outcomes]
         counts = self.s.outcomes
@@ -745,6 +792,12 @@ class _Receiver:
                     continue
             if plan.rate:
                 await self._pace()
+            # send --timestamp's stamps: the latency runs to now, when the message is
+            # handed to be written (one clock read for the run, only if one is stamped)
+            stamps = [(j, ts) for j, inc in enumerate(batch)
+                      if STAMP_NEEDLE in (p := inc.delivery.payload)
+                      and (ts := stamp_of(p)) is not None]
+            arrived = time.time_ns() if stamps else 0
             failed: OutputError | None = None
             try:
                 write_many(batch)
@@ -755,6 +808,9 @@ class _Receiver:
                 failed = e
                 self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
+            for j, ts in stamps:  # of the messages written
+                if j < len(batch):
+                    latency.add_ns(arrived, ts)
             if self.s.sequence is not None:  # what the output holds: the messages written
                 for inc in batch:
                     self.s.sequence.add(inc.payload)

@@ -4,6 +4,12 @@ Nothing is lost silently: every message handed to `run_send` ends in exactly one
 the summary's buckets. When the connection drops, the unconfirmed ones are "in doubt"
 (reported by number and message-id); with reconnects left they are sent again
 (at-least-once) and counted as resent.
+
+`--timestamp`: each message's stamp (the application property `ts`, see
+amqpcli/net/outgoing.py) is filled in with the wall clock when the message is handed to
+the connection — after its credit came and its turn under `--rate`, so neither wait counts
+as latency; a run of messages framed together shares one reading. A message sent again
+after a reconnect is a new transfer and gets a new stamp.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.outgoing import OutgoingMessage
+from amqpcli.net.outgoing import OutgoingMessage, stamp_bytes, stamped
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
 
 __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
@@ -61,6 +68,11 @@ class SendPlan:
     expected: int | None = None
     link_name: str | None = None  # the attach's name (default amqp-sender-N)
     capabilities: tuple[str, ...] = ()  # the target's (topic, queue, ...)
+    # --timestamp: each message's stamp (`OutgoingMessage.stamp_at`) is filled in with the
+    # wall clock as it is handed to the connection, after its credit came
+    timestamp: bool = False
+    report_every: float | None = None  # --report-every: seconds between reports on stderr
+    report_json: bool = False  # the reports as JSON objects (with --json)
 
     def target(self) -> c.Target:
         """Our target: the node's address (none for the anonymous relay) and capabilities."""
@@ -301,6 +313,8 @@ class _Sender:
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
         self.progress = Progress("send", plan.expected, enabled=plan.progress)
+        self.interval: Interval | None = None  # --report-every: the last report's figures
+        self.interval_start = 0.0  # (when the run started)
 
     # --- outcomes ---------------------------------------------------------------
 
@@ -378,10 +392,42 @@ class _Sender:
         back.sort(key=lambda mw: mw[0].number)
         return back
 
+    def _report(self, now: float) -> tuple[dict[str, Any], str]:
+        """--report-every: the figures so far, and how many went out since the last."""
+        s = self.s
+        assert self.interval is not None
+        delta, rate = self.interval.step(s.sent, now)
+        elapsed = now - self.interval_start
+        in_flight = len(self.unconfirmed)
+        obj: dict[str, Any] = {"elapsed": round(elapsed, 3), "sent": s.sent,
+                               "interval-sent": delta, "interval-rate": round(rate, 1),
+                               "settled": s.settled}
+        obj.update((name, getattr(s, name)) for name in OUTCOMES)
+        obj.update({"other": s.other, "in-flight": in_flight, "resent": s.resent,
+                    "reconnects": s.reconnects})
+        parts = [f"{elapsed:.1f}s sent {s.sent} (+{delta}, {rate:.0f}/s)"]
+        if s.settled:
+            parts.append(f"pre-settled {s.settled}")
+        parts += [f"{name} {getattr(s, name)}" for name in OUTCOMES
+                  if name == "accepted" or getattr(s, name)]
+        if s.other:
+            parts.append(f"settled without outcome {s.other}")
+        parts.append(f"in flight {in_flight}")
+        if s.resent:
+            parts.append(f"resent {s.resent}")
+        if s.reconnects:
+            parts.append(f"{s.reconnects} reconnect(s)")
+        return obj, " ".join(parts)
+
     async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
         start = time.monotonic()
         attempts = self.cfg.reconnect.delays()
         client: Client | None = None
+        reports = None
+        if self.plan.report_every is not None:
+            self.interval, self.interval_start = Interval(start), start
+            reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
+            reports.start()
         try:
             dropped = False
             while True:
@@ -420,6 +466,8 @@ class _Sender:
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is, no reconnect
             self.s.failure = InternalError(e, self.cfg.endpoint.password)
         finally:
+            if reports is not None:
+                reports.stop()  # (the summary is the last word)
             if client is not None:
                 await client.abort()
             back = [(m, sent) for m, sent in self._take_back() if sent]
@@ -490,7 +538,8 @@ class _Sender:
                     await asyncio.sleep(delay)
             await sender.wait_sendable(plan.window, plan.timeout)
             txn_id = await txn.current() if txn else None
-            pending = sender.send(msg.payload, settled=plan.settled, txn_id=txn_id)
+            payload = stamped(msg, stamp_bytes(time.time_ns())) if plan.timestamp else msg.payload
+            pending = sender.send(payload, settled=plan.settled, txn_id=txn_id)
             self.holding = []
             self._sent_one(msg, was_sent, pending)
             if txn:
@@ -575,6 +624,7 @@ class _Sender:
         credit and the window allow, framed in one go, their outcomes counted as runs."""
         plan = self.plan
         settled = plan.settled
+        stamp = plan.timestamp
         s = self.s
         sender.on_settled = self._settled_run
         while True:
@@ -585,12 +635,19 @@ class _Sender:
             if not batch:
                 break
             self.holding = [m for m, _ in batch]
-            n, ds = sender.send_many([m.payload for m, _ in batch], settled=settled)
+            if stamp:
+                # one clock read for the run: it is framed and written in one go
+                now = stamp_bytes(time.time_ns())
+                payloads = [stamped(m, now) for m, _ in batch]
+            else:
+                payloads = [m.payload for m, _ in batch]
+            n, ds = sender.send_many(payloads, settled=settled)
             rest = batch[n:]
             if rest:  # the first one left goes on its own (larger than a frame, or the
                 # peer's window is full): the engine queues and frames it as it can
                 msg, was_sent = rest[0]
-                self._sent_one(msg, was_sent, sender.send(msg.payload, settled=settled))
+                payload = stamped(msg, stamp_bytes(time.time_ns())) if stamp else msg.payload
+                self._sent_one(msg, was_sent, sender.send(payload, settled=settled))
                 self.queue.extendleft(reversed(rest[1:]))
                 batch = batch[:n]
             self.holding = []
