@@ -265,7 +265,7 @@ class Filter:
         if self.links and not any(fnmatchcase(ls.name, p) for p in self.links):
             return False
         if self.addresses:
-            addrs = [a for a in (_address(ls.link.source), _address(ls.link.target)) if a]
+            addrs = [a for a in link_addresses(ls.link) if a]
             if not any(fnmatchcase(a, p) for a in addrs for p in self.addresses):
                 return False
         return True
@@ -372,8 +372,24 @@ class Filter:
 
     def notice(self, rec: Notice) -> bool:
         """Notices (gaps, encrypted flows, link notes) pass every criterion but time and
-        connection."""
-        return self.time(rec.time) and (rec.conn is None or self.conn(rec.conn))
+        connection, and a link note (a refused link, termini granted differently) with
+        `--address` or `--link` the link it is about: that link's."""
+        if not self.time(rec.time) or (rec.conn is not None and not self.conn(rec.conn)):
+            return False
+        if self.by_link:
+            about = notice_links(rec)
+            if about:
+                return any(self.link_stats(ls) for ls in about)
+        return True
+
+
+def notice_links(rec: Notice) -> list[LinkStats]:
+    """The links a link note is about (AMQP 1.0): those of its connection whose notes
+    hold its text (the dissector notes it on the link as it makes the notice); none for
+    other notices."""
+    if rec.kind != "link" or rec.conn is None:
+        return []
+    return [ls for ls in rec.conn.links if rec.text in ls.notes]
 
 
 _Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -494,6 +510,19 @@ def _address(terminus: Any) -> str | None:
     return None if a is None else str(a)
 
 
+def link_addresses(link: Any) -> tuple[str | None, ...]:
+    """The addresses an AMQP 1.0 link's termini name, as `--address` matches them: its
+    source's and target's in the attach that answered it and in the one that asked for
+    it. A link refused (answered with a null terminus, then detached with an error) is a
+    link to the address it asked for: its frames, its line in `--links` and the summary
+    and its connection go with that address from the first attach to the last detach."""
+    out = (_address(link.source), _address(link.target))  # (the answer's, else the ask's)
+    asked = link.requested
+    if asked is None or link.granted is None:
+        return out
+    return (*out, _address(asked.source), _address(asked.target))
+
+
 def _conn_links(c: Conn) -> list[tuple[str, tuple[str | None, ...]]]:
     """`(name, addresses)` of each link of a connection, as the filters match them:
     1.0 links by name and by their source's and target's address; 0-10 destinations
@@ -503,8 +532,7 @@ def _conn_links(c: Conn) -> list[tuple[str, tuple[str | None, ...]]]:
         dests = dict.fromkeys([s.destination for s in model.subscriptions]
                               + [m.destination or "" for m in model.messages])
         return [(d, (d,)) for d in dests]
-    return [(ls.name, (_address(ls.link.source), _address(ls.link.target)))
-            for ls in c.links]
+    return [(ls.name, link_addresses(ls.link)) for ls in c.links]
 
 
 def performative_name(item: Any) -> str:

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpcli.dissect.filters import Filter, frame_links, performative_name
+from amqpcli.dissect.filters import (
+    Filter,
+    frame_links,
+    link_addresses,
+    notice_links,
+    performative_name,
+)
 from amqpcli.dissect.records import (
     AMQP010,
     Conn,
@@ -119,13 +125,27 @@ def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
         v = sorted(latencies)
         lat = {"p50": percentile(v, 50), "p90": percentile(v, 90), "p99": percentile(v, 99),
                "max": v[-1]}
+    address = _address(ls)
     if part is None:
-        return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender),
+        return LinkSummary(c.label, ls.name, address, str(ls.link.sender),
                            ls.deliveries, dict(ls.outcomes), lat, list(ls.stalls), ls.flows,
                            ls.drains)
     stalls = [st for st in ls.stalls if flt is None or flt.time(st[0])]
-    return LinkSummary(c.label, ls.name, ls.address(), str(ls.link.sender), part.deliveries,
+    return LinkSummary(c.label, ls.name, address, str(ls.link.sender), part.deliveries,
                        dict(part.outcomes), lat, stalls, ls.flows, ls.drains)
+
+
+def _address(ls: LinkStats) -> str | None:
+    """A link's node address; a link refused (answered with a null terminus): the one it
+    asked for, as `--address` matches it (`link_addresses`: the answer's, then the
+    ask's; the node's terminus first)."""
+    found = ls.address()
+    if found is None:
+        addrs = link_addresses(ls.link)[2:]  # (the ask's source, target)
+        if ls.link.sender == ls.link.initiator:
+            addrs = addrs[::-1]
+        found = next((a for a in addrs if a), None)
+    return found
 
 
 @dataclass(slots=True)
@@ -146,12 +166,16 @@ class Passed:
 
     A notice or a violation chooses its connection only where the filters judged it: not
     with criteria on what frames and deliveries carry (`Filter.by_content`: performative,
-    state, message), which it passes unjudged, nor, a notice, with `--address` or `--link`
-    (it names no link). `flt`: the filters (None: every record chooses its connection)."""
+    state, message), which it passes unjudged, nor, with `--address` or `--link`, a notice
+    that names no link; a link note (a refused link) is judged by its link then, and
+    chooses it and its connection. `flt`: the filters (None: every record chooses its
+    connection)."""
 
     def __init__(self, flt: Filter | None = None) -> None:
         by_content = flt is not None and flt.by_content
-        self.notices = not by_content and not (flt is not None and flt.by_link)
+        by_link = flt is not None and flt.by_link
+        self.notices = not by_content and not by_link
+        self.link_notes = flt if by_link and not by_content else None
         self.violations = not by_content
         self.conns: set[int] = set()
         self.links: dict[int, PassedLink] = {}  # id(LinkStats) ->
@@ -166,6 +190,12 @@ class Passed:
         if cls is Notice:
             if self.notices:
                 self.conns.add(conn.index)
+            elif self.link_notes is not None:
+                about = [ls for ls in notice_links(rec) if self.link_notes.link_stats(ls)]
+                if about:
+                    self.conns.add(conn.index)
+                    for ls in about:
+                        self._link(ls)
             return
         if cls is ViolationRecord:
             if self.violations:
