@@ -113,6 +113,17 @@ class EngineUsageError(RuntimeError):
     """The caller asked for something the connection's state does not allow (a bug)."""
 
 
+class FrameTooLarge(EngineUsageError):
+    """A frame of ours (not a transfer: those are split) would be larger than the peer's
+    max-frame-size: a link name, address, filter or capability too long for it. Nothing
+    was sent."""
+
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        super().__init__(f"our {name} would be {size} bytes, over the peer's max-frame-size "
+                         f"{limit}")
+        self.size, self.limit = size, limit
+
+
 class ByteTap(Protocol):
     """What `Endpoint.set_tap` takes: told of every byte in and out, in order.
 
@@ -689,6 +700,11 @@ class Endpoint:
             # peer attached, settling) cannot know; what it asked for is moot.
             return
         raw = encode_frame(body, channel, payload, type)
+        conn = self.connection
+        if len(raw) > MIN_MAX_FRAME_SIZE and self.remote in conn.open and (
+                len(raw) > conn.max_frame_size(self.remote)):
+            # the peer would end the connection with a framing error, blaming nobody
+            raise FrameTooLarge(body.NAME, len(raw), conn.max_frame_size(self.remote))
         self._out += raw
         self._last_sent = self.now
         frame = Frame(0, len(raw), 2, type, channel, b"", body, payload)

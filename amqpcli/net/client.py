@@ -29,6 +29,7 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import events as ev
 from amqpcli.engine.delivery import TERMINAL_TYPES
+from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
@@ -78,6 +79,8 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
                 client = await Client.connect(one, on_warning=on_warning, **hooks)
             except UserError as e:
                 if not getattr(e, "retryable", False):
+                    if failures:  # (the hosts passed over before it, named too)
+                        raise _none_reached([*failures, e], e.code) from None
                     raise
                 failures.append(e)
                 continue
@@ -93,15 +96,16 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
         await asyncio.sleep(delays.pop(0))
 
 
-def _none_reached(failures: list[UserError]) -> UserError:
-    """The error of a try at every host of a failover list (or of the one host)."""
+def _none_reached(failures: list[UserError], code: Exit = Exit.CONNECTION) -> UserError:
+    """The error of a try at the hosts of a failover list (or of the one host): each
+    host's reason, in the order tried."""
     if len(failures) == 1:
         return failures[0]
     prefix = "cannot connect to "
     reasons = [str(e).removeprefix(prefix) for e in failures]
     err = UserError(f"cannot connect to any of {len(failures)} hosts: {'; '.join(reasons)}",
-                    Exit.CONNECTION)
-    err.retryable = True  # type: ignore[attr-defined]
+                    code)
+    err.retryable = all(getattr(e, "retryable", False) for e in failures)  # type: ignore[attr-defined]
     return err
 
 
@@ -1057,8 +1061,12 @@ class Client:
         with self._lock:
             self.engine.set_time(_now())
             attach = self.engine.attach_sender if sender else self.engine.attach_receiver
-            return attach(self._session, name, source, target,
-                          snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+            try:
+                return attach(self._session, name, source, target,
+                              snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+            except FrameTooLarge as e:
+                raise UserError(f"{e}: the link's name, address, filters or capabilities "
+                                "are too long for it", Exit.USAGE) from None
 
     def _engine_send(self, link: Any, payload: bytes, tag: bytes | None, settled: bool,
                      txn_id: bytes | None) -> Any:

@@ -224,7 +224,7 @@ class _Requester:
         client: Client | None = None
         s = self.s.send
         try:
-            client = await connect_retrying(self.cfg, [])
+            client = await connect_retrying(self.cfg, [], s.warnings.append)
             await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
             client = None
             s.failure = self.input_error

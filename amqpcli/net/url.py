@@ -106,48 +106,79 @@ def failover_urls(url: str) -> list[str] | None:
         if not rest.startswith("("):
             raise UserError(f"bad URL {_redact(url)!r}: write a failover list as "
                             "failover:(amqp://HOST1,amqp://HOST2)", Exit.USAGE)
-        inner, close, after = rest[1:].rpartition(")")
-        if not close:
-            raise UserError(f"bad URL {_redact(url)!r}: failover:( without its ')'",
+        if rest.endswith(")"):
+            inner = rest[1:-1]
+        elif re.search(r"\)\s*\?", rest):
+            # (what follows is not shown: a ')' in a password may be what ended the list)
+            raise UserError(f"bad URL {_redact(url)!r}: options after failover:(…) are not "
+                            "read (--reconnect N sets the attempts; the address goes in a "
+                            "URL of the list or --address)", Exit.USAGE)
+        else:
+            raise UserError(f"bad URL {_redact(url)!r}: failover:( without its ')' at the end",
                             Exit.USAGE)
-        if after.strip():
-            raise UserError(f"bad URL {_redact(url)!r}: {after.strip()!r} after failover:(…)"
-                            " is not read (--reconnect N sets the attempts; the address "
-                            "goes in a URL of the list or --address)", Exit.USAGE)
-        items = _NEXT_URL.split(inner.strip())[::2]
         if not inner.strip():
             raise UserError(f"bad URL {_redact(url)!r}: failover:() names no host",
                             Exit.USAGE)
-        return items
+        return _NEXT_URL.split(inner.strip())[::2]
     items = _NEXT_URL.split(text)[::2]
     return items if len(items) > 1 else None
 
 
-def parse_urls(url: str) -> Endpoint:
+def parse_urls(url: str, *, address_given: bool = False,
+               credentials_given: bool = False) -> Endpoint:
     """`parse_url` of one URL or of a failover list (the first host's `Endpoint`, the
     others its `alternates`). The hosts of a list share one scheme (a plain one would get
     the credentials in clear), one set of credentials and one address: whichever URL
-    gives them gives them for all, and two that differ are a usage error."""
+    gives them gives them for all, and two that differ are a usage error — unless an
+    option gives them for all (`address_given`: --address; `credentials_given`: a user
+    and a password). Every URL of a list names its host: an empty one (``$HOST2`` unset)
+    is not the default host, which would get the list's credentials."""
     items = failover_urls(url)
     if items is None:
         return parse_url(url)
-    eps = [parse_url(item) for item in items]
     shown = _redact(url)
+    eps = []
+    for i, item in enumerate(items):
+        try:
+            eps.append(parse_url(item))
+        except UserError as e:
+            if _split_password(items, i):
+                # (not shown: any part of it may be the password's)
+                raise UserError(f"bad failover list: URL {i + 1} of it has a bad host or "
+                                "port, or a password holds ',amqp://' (percent-encode it: "
+                                "%2C%2F%2F)", Exit.USAGE) from None
+            raise e from None
+        if not urlsplit(item if "://" in item else "amqp://" + item).hostname:
+            raise UserError(f"bad URL {shown!r}: every URL of a failover list names its host "
+                            f"({_redact(item)!r} does not)", Exit.USAGE)
     if len({ep.tls for ep in eps}) > 1:
         raise UserError(f"bad URL {shown!r}: a failover list mixes amqp:// and amqps://: "
                         "give every host the same scheme", Exit.USAGE)
     creds = {(ep.user, ep.password) for ep in eps if ep.user is not None}
-    if len(creds) > 1:
+    if len(creds) > 1 and not credentials_given:
         raise UserError(f"bad URL {shown!r}: the hosts of a failover list give different "
-                        "credentials: give them once (one URL, or --user)", Exit.USAGE)
+                        "credentials: give them once (in one URL, or --user with "
+                        "--password or --password-file)", Exit.USAGE)
     addresses = {ep.address for ep in eps if ep.address is not None}
-    if len(addresses) > 1:
+    if len(addresses) > 1 and not address_given:
         raise UserError(f"bad URL {shown!r}: the hosts of a failover list name different "
-                        "addresses: give it once (one URL, or --address)", Exit.USAGE)
+                        "addresses: give it once (in one URL, or --address)", Exit.USAGE)
     user, password = next(iter(creds), (None, None))
     shared = {"user": user, "password": password, "address": next(iter(addresses), None)}
     eps = [replace(ep, **shared) for ep in eps]  # type: ignore[arg-type]
     return replace(eps[0], alternates=tuple(eps[1:]))
+
+
+def _split_password(items: list[str], i: int) -> bool:
+    """Whether URL `i` of a list, which did not parse, may be the first part of a URL
+    whose password held ``,amqp://`` (cut there): its authority has a ':' and no '@', and
+    a later one has an '@'. Its error would show the password's first part as a port."""
+    def authority(item: str) -> str:
+        rest = item.partition("://")[2]
+        return rest[:_authority_end(rest)]
+
+    head = authority(items[i])
+    return ":" in head and "@" not in head and any("@" in authority(x) for x in items[i + 1:])
 
 
 def parse_url(url: str) -> Endpoint:
@@ -180,6 +211,10 @@ def parse_url(url: str) -> Endpoint:
         # the password's first part would be read as the host or port (and shown)
         raise UserError(f"bad URL {_redact(url)!r}: the user or password holds an unencoded "
                         "'/', '?' or '#': percent-encode it (%2F, %3F, %23)", Exit.USAGE)
+    if "," in hostport:
+        raise UserError(f"bad URL {_redact(url)!r}: a ',' in the host or port (a failover "
+                        "list starts every URL with its scheme: amqp://h1,amqp://h2/q)",
+                        Exit.USAGE)
     if m is None:
         raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (host, host:port,"
                         " [IPv6] or [IPv6]:port)", Exit.USAGE)
@@ -356,7 +391,9 @@ def resolve_endpoint(
     environ = os.environ if env is None else env
     if url is None:
         url = environ.get("AMQP_URL")
-    ep = parse_urls(url) if url else Endpoint()
+    ep = parse_urls(url, address_given=address is not None, credentials_given=(
+        user is not None and (password is not None or password_file is not None))
+    ) if url else Endpoint()
     if ep.alternates and (host is not None or port is not None):
         given = "--host" if host is not None else "--port"
         raise UserError(f"{given} names one host: it does not go with a failover list "

@@ -84,3 +84,13 @@ def test_bad_link_options_are_usage_errors(args: tuple[str, ...], says: str) -> 
     r = amqp(*args)
     assert r.returncode == Exit.USAGE, r.stderr
     assert says in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_link_name_too_long_for_the_peer_is_a_usage_error(serve: ServePeers) -> None:
+    """Our attach would be over the peer's max-frame-size: said so, nothing sent (the
+    peer would end the connection with a framing error, blaming nobody)."""
+    r = amqp("send", f"{serve()}/q", "x", "--link-name", "L" * 70_000)
+    assert r.returncode == Exit.USAGE, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "amqp: error: our attach would be 70047 bytes, over the peer's max-frame-size 65536: "
+        "the link's name, address, filters or capabilities are too long for it")

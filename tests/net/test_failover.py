@@ -58,9 +58,14 @@ def test_a_comma_in_an_address_is_not_a_list() -> None:
     ("amqp://a/x,amqp://b/y", "different addresses"),
     ("failover:amqp://a", "failover:(amqp://HOST1,amqp://HOST2)"),
     ("failover:(amqp://a,amqp://b", "without its ')'"),
-    ("failover:(amqp://a,amqp://b)?failover.maxReconnectAttempts=3", "is not read"),
+    ("failover:(amqp://a,amqp://b)?failover.maxReconnectAttempts=3", "are not read"),
     ("failover:()", "names no host"),
     ("amqp://a,amqp://b:99999", "bad port"),
+    # an empty host ($HOST2 unset) would send the list's credentials to 127.0.0.1
+    ("amqp://u:pw@h1,amqp:///q", "every URL of a failover list names its host"),
+    ("failover:(amqp://u:pw@h1,amqp://)", "every URL of a failover list names its host"),
+    ("amqp://h1,ftp://h2/q", "a failover list starts every URL with its scheme"),
+    ("amqp://h:15799,h2:15701/q", "a failover list starts every URL with its scheme"),
 ])
 def test_bad_lists_are_usage_errors(text: str, says: str) -> None:
     with pytest.raises(UserError) as e:
@@ -74,6 +79,50 @@ def test_errors_mask_every_password_of_a_list() -> None:
         parse_urls("amqp://u:secret1@a,amqps://u:secret1@b")
     assert "secret1" not in str(e.value)
     assert _redact("amqp://u:s1@a,amqp://v:s2@b") == "amqp://u:***@a,amqp://v:***@b"
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    # a ')' in the password and the list's own ')' forgotten: what follows it is no option
+    ("failover:(amqp://u:Pa)ss@h1,amqp://h2/q", "ss@"),
+    # an unencoded ',amqp://' in the password cuts the URL there
+    ("amqp://u:zq9,amqp://ss@h1/q", "zq9"),
+])
+def test_a_password_cut_by_the_list_syntax_is_not_shown(text: str, secret: str) -> None:
+    with pytest.raises(UserError) as e:
+        parse_urls(text)
+    assert e.value.code == Exit.USAGE
+    assert secret not in str(e.value), str(e.value)
+
+
+def test_an_option_for_all_hosts_settles_what_the_urls_disagree_on() -> None:
+    ep = resolve_endpoint("amqp://a/x,amqp://b/y", address="z", env={})
+    assert {h.address for h in ep.hosts()} == {"z"}
+    ep = resolve_endpoint("amqp://u:p@a,amqp://v:q@b", user="me", password="pw", env={})
+    assert {(h.user, h.password) for h in ep.hosts()} == {("me", "pw")}
+    with pytest.raises(UserError, match="--user with --password"):
+        resolve_endpoint("amqp://u:p@a,amqp://v:q@b", user="me", env={})
+
+
+def test_a_failure_no_pause_cures_names_the_hosts_passed_over_too() -> None:
+    dead = _closed_port()
+    r = amqp("send", f"amqp://127.0.0.1:{dead},amqp://nonexistent.invalid/q", "x")
+    assert r.returncode == Exit.CONNECTION, r.stderr
+    line = r.stderr.strip().splitlines()[-1]
+    assert f"127.0.0.1:{dead}: connection refused; nonexistent.invalid:5672: cannot " \
+        "resolve host" in line
+
+
+def test_request_says_where_it_failed_over(serve: ServePeers) -> None:
+    live = parse_url(serve())
+    dead = _closed_port()
+    r = amqp("request", f"amqp://127.0.0.1:{dead},{live.url()}/svc", "x", "--timeout", "1",
+             "--json")
+    said = f"failover: connected to 127.0.0.1:{live.port} (passed over 127.0.0.1:{dead}: " \
+        "connection refused)"
+    lines = r.stderr.splitlines()
+    assert lines.count(f"amqp: {said}") == 1
+    summary = json.loads(next(x for x in lines if x.startswith('{"request"')))
+    assert summary["request"]["warnings"] == [said]
 
 
 def test_one_url_places_refuse_a_list() -> None:
