@@ -25,21 +25,24 @@ and Artemis take it). In any of those places a number, a string, arithmetic (`a 
 `properties.subject`) is a `SelectorError` naming its position, as those brokers refuse
 it ("will not result in a boolean value"), rather than a selector that selects nothing.
 
-Keywords are case-insensitive; identifiers are not. An identifier names an
-application property, or a header / properties field: the JMS names (`JMSMessageID`,
-`JMSCorrelationID`, `JMSPriority`, `JMSTimestamp`, `JMSExpiration`, `JMSDeliveryMode`,
-`JMSType`, `JMSReplyTo`, `JMSDestination`, `JMSXUserID`, `JMSXGroupID`, `JMSXGroupSeq`)
-or the AMQP names with a section prefix (`header.priority`, `properties.subject`,
-`properties.message-id`). Comparisons follow SQL's three-valued logic: anything compared
-with a missing value is unknown, and only a selector that is true selects; as JMS has it,
-values of different kinds compare false, and strings and booleans compare only for
-equality (`<` and the like are false for them). `compile_selector` raises
-`SelectorError` (with the position) on bad syntax.
+Keywords are case-insensitive (their ASCII letters); identifiers are not. Identifiers
+are Java identifiers, as JMS has them: a letter of any script, `$` or `_` first, then
+those, digits and combining marks (`prénom`, `$total`); dots may join names (`a.b`). An
+identifier names an application property, or a header / properties field: the JMS names
+(`JMSMessageID`, `JMSCorrelationID`, `JMSPriority`, `JMSTimestamp`, `JMSExpiration`,
+`JMSDeliveryMode`, `JMSType`, `JMSReplyTo`, `JMSDestination`, `JMSXUserID`,
+`JMSXGroupID`, `JMSXGroupSeq`) or the AMQP names with a section prefix
+(`header.priority`, `properties.subject`, `properties.message-id`). Comparisons follow
+SQL's three-valued logic: anything compared with a missing value is unknown, and only a
+selector that is true selects; as JMS has it, values of different kinds compare false,
+and strings and booleans compare only for equality (`<` and the like are false for
+them). `compile_selector` raises `SelectorError` (with the position) on bad syntax.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -66,12 +69,29 @@ class SelectorError(ValueError):
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>'(?:[^']|'')*')
-      | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[lLfFdD]?)
-      | (?P<ident>(?:header|properties)\.[A-Za-z_][A-Za-z0-9_\-]*|[A-Za-z_$][A-Za-z0-9_$.]*)
+      | (?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?[lLfFdD]?)
+      | (?P<ident>(?:header|properties)\.[A-Za-z_][A-Za-z0-9_\-]*)
       | (?P<op><>|<=|>=|!=|[=<>+\-*/(),])
     )""",
     re.VERBOSE,
 )
+# Java identifiers (Character.isJavaIdentifierStart / isJavaIdentifierPart), by Unicode
+# category: letters of any script, letter numbers, currency symbols ($) and connector
+# punctuation (_) begin one; digits, combining marks and format characters may follow.
+_IDENT_START = frozenset(("Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Sc", "Pc"))
+_IDENT_PART = _IDENT_START | {"Nd", "Mn", "Mc", "Cf"}
+
+
+def _ident_end(text: str, pos: int) -> int:
+    """Where the identifier that starts at `pos` ends (`pos`: none starts there). A dot
+    may join names (`a.b`, as property names have them)."""
+    if pos >= len(text) or unicodedata.category(text[pos]) not in _IDENT_START:
+        return pos
+    end = pos + 1
+    while end < len(text) and (text[end] == "." or unicodedata.category(text[end])
+                               in _IDENT_PART):
+        end += 1
+    return end
 _KEYWORDS = {"AND", "OR", "NOT", "BETWEEN", "IN", "LIKE", "ESCAPE", "IS", "NULL", "TRUE",
              "FALSE"}
 
@@ -97,7 +117,16 @@ def _tokens(text: str) -> list[_Tok]:
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            raise SelectorError(f"unexpected {text[pos]!r} at position {pos + 1}")
+            ident = _ident_end(text, pos)
+            if ident == pos:
+                raise SelectorError(f"unexpected {text[pos]!r} at position {pos + 1}")
+            tok = text[pos:ident]
+            if tok.isascii() and tok.upper() in _KEYWORDS:
+                out.append(_Tok("kw", tok.upper(), None, pos))
+            else:
+                out.append(_Tok("ident", tok, tok, pos))
+            pos = ident
+            continue
         start = m.start(m.lastgroup or 0)
         kind = m.lastgroup or "op"
         tok = m.group(kind)
@@ -105,8 +134,6 @@ def _tokens(text: str) -> list[_Tok]:
             out.append(_Tok("string", tok, tok[1:-1].replace("''", "'"), start))
         elif kind == "number":
             out.append(_Tok("number", tok, _number(tok), start))
-        elif kind == "ident" and tok.upper() in _KEYWORDS:
-            out.append(_Tok("kw", tok.upper(), None, start))
         else:
             out.append(_Tok(kind, tok, tok, start))
         pos = m.end()

@@ -178,3 +178,34 @@ def test_a_symbol_compares_as_its_text() -> None:
                            ("properties.content-type = 'text/plain'", True),
                            ("properties.content-type <> 'text/plain'", False)):
         assert compile_selector(text).matches(f) is expected, text
+
+
+def test_identifiers_are_java_identifiers() -> None:
+    """JMS identifiers are Java identifiers: a letter of any script, `$` or `_` (a
+    currency symbol, connector punctuation) first, then those or digits and combining
+    marks; `unexpected 'é'` refused `prénom` before."""
+    f = _fields(**{"prénom": "x", "$total": 3, "_n": 1, "名前": "y", "Ωmega2": 2.5,
+                   "naïve": True, "a.b": 4, "café_crème": "z"})
+    for text, expected in (("prénom = 'x'", True), ("$total > 2", True), ("_n = 1", True),
+                           ("名前 = 'y' AND prénom LIKE 'x%'", True), ("Ωmega2 = 2.5", True),
+                           ("naïve", True), ("NOT naïve", False), ("a.b = 4", True),
+                           ("café_crème IN ('z')", True), ("prénom IS NULL", False)):
+        assert compile_selector(text).matches(f) is expected, text
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("٣ = 3", "unexpected '٣' at position 1"),  # a digit does not begin a name
+    ("a = ·", "unexpected '·' at position 5"),
+    ("1é = 1", "expected AND, OR or the end at position 2, found 'é'"),
+])
+def test_what_is_no_identifier(text: str, error: str) -> None:
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value) == error
+
+
+def test_keywords_are_ascii() -> None:
+    """A keyword is its ASCII letters in any case: a name whose upper case only looks
+    like one (the dotless ı of `ın`) is a name."""
+    props = {"ın": 1}
+    assert compile_selector("ın = 1 Or x = 2").matches(props.get)
