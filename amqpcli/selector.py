@@ -32,11 +32,15 @@ identifier names an application property, or a header / properties field: the JM
 (`JMSMessageID`, `JMSCorrelationID`, `JMSPriority`, `JMSTimestamp`, `JMSExpiration`,
 `JMSDeliveryMode`, `JMSType`, `JMSReplyTo`, `JMSDestination`, `JMSXUserID`,
 `JMSXGroupID`, `JMSXGroupSeq`) or the AMQP names with a section prefix
-(`header.priority`, `properties.subject`, `properties.message-id`). Comparisons follow
-SQL's three-valued logic: anything compared with a missing value is unknown, and only a
-selector that is true selects; as JMS has it, values of different kinds compare false,
-and strings and booleans compare only for equality (`<` and the like are false for
-them). `compile_selector` raises `SelectorError` (with the position) on bad syntax.
+(`header.priority`, `properties.subject`, `properties.message-id`): the name after
+`header.` or `properties.` is one of that section's AMQP fields, the longest there (they
+hold dashes: `properties.reply-to-group-id`), and a `-` after it is a minus
+(`header.priority-1`, as `weight-1`); any other name there is a `SelectorError` naming
+the section's fields. Comparisons follow SQL's three-valued logic: anything compared
+with a missing value is unknown, and only a selector that is true selects; as JMS has
+it, values of different kinds compare false, and strings and booleans compare only for
+equality (`<` and the like are false for them). `compile_selector` raises
+`SelectorError` (with the position) on bad syntax.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Callable, Mapping
+from difflib import get_close_matches
 from typing import Any
 
 __all__ = ["Fields", "Selector", "SelectorError", "compile_selector"]
@@ -70,7 +75,6 @@ _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>'(?:[^']|'')*')
       | (?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?[lLfFdD]?)
-      | (?P<ident>(?:header|properties)\.[A-Za-z_][A-Za-z0-9_\-]*)
       | (?P<op><>|<=|>=|!=|[=<>+\-*/(),])
     )""",
     re.VERBOSE,
@@ -106,6 +110,33 @@ class _Tok:
         self.pos = pos
 
 
+def _field_end(text: str, pos: int) -> int | None:
+    """Where the header or properties field named at `pos` (`header.priority`,
+    `properties.reply-to`) ends; None if neither section's prefix is there. Its AMQP name
+    may hold dashes, so the name is the longest known one there (a `-` after it is a
+    minus: `header.priority-1`); an unknown name is a SelectorError naming the known
+    ones."""
+    for section, fields in (("header", _HEADER), ("properties", _PROPERTIES)):
+        start = pos + len(section) + 1
+        if text.startswith(section + ".", pos):
+            break
+    else:
+        return None
+    for name in sorted(fields, key=len, reverse=True):
+        end = start + len(name)
+        if text.startswith(name, start) and (end == len(text) or (
+                text[end] != "." and unicodedata.category(text[end]) not in _IDENT_PART)):
+            return end
+    end = start
+    while end < len(text) and (text[end] in "-." or unicodedata.category(text[end])
+                               in _IDENT_PART):
+        end += 1
+    near = get_close_matches(text[start:end], fields, n=1)
+    hint = f"did you mean '{section}.{near[0]}'? " if near else ""
+    raise SelectorError(f"unknown {section} field {text[pos:end]!r} at position {pos + 1} "
+                        f"({hint}{section} fields: {', '.join(fields)})")
+
+
 def _tokens(text: str) -> list[_Tok]:
     out: list[_Tok] = []
     pos = 0
@@ -117,7 +148,7 @@ def _tokens(text: str) -> list[_Tok]:
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            ident = _ident_end(text, pos)
+            ident = _field_end(text, pos) or _ident_end(text, pos)
             if ident == pos:
                 raise SelectorError(f"unexpected {text[pos]!r} at position {pos + 1}")
             tok = text[pos:ident]

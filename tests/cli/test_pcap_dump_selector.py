@@ -127,3 +127,17 @@ def test_a_first_frame_that_ends_before_the_body_is_not_judged(tmp_path: Path) -
     assert code == 0 and len(out.splitlines()) == 1
     code, out, _ = run("pcap-dump", path, "-s", "colour IS NULL", "-d")
     assert code == 0 and out == ""
+
+
+def test_header_fields_with_a_minus_and_unknown_fields() -> None:
+    """`header.priority-1` is the priority less one (it was one unknown name, and
+    selected nothing); a header or properties field that does not exist is a usage error
+    naming those that do."""
+    every = _ok("-d").splitlines()
+    assert every and _ok("--selector", "header.priority-1 = 3", "-d").splitlines() == every
+    assert _ok("--selector", "header.delivery-count-1 < 0", "-d").splitlines() == every
+    code, out, err = run("pcap-dump", str(require(SAMPLE)), "--selector", "header.prio > 3")
+    assert code == 2 and out == ""
+    assert err == ("amqp: error: --selector: unknown header field 'header.prio' at position "
+                   "1 (did you mean 'header.priority'? header fields: durable, priority, "
+                   "ttl, first-acquirer, delivery-count)\n")

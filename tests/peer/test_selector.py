@@ -209,3 +209,54 @@ def test_keywords_are_ascii() -> None:
     like one (the dotless ı of `ın`) is a name."""
     props = {"ın": 1}
     assert compile_selector("ın = 1 Or x = 2").matches(props.get)
+
+
+def _message(**props: Any) -> Any:
+    return message_fields(Message.decode(Message(
+        b"x", header=c.Header(priority=UByte(5), delivery_count=2, first_acquirer=True),
+        properties=c.Properties(reply_to="r", group_id="g", reply_to_group_id="rg",
+                                content_type=Symbol("text/plain")),
+        application_properties=props).encode()))
+
+
+def test_header_and_properties_fields_with_dashes() -> None:
+    """AMQP field names hold dashes: each known one is a name whole (the longest there),
+    and a `-` after it is a minus, as after any other name: `header.priority-1` was one
+    unknown name and selected nothing, while `weight-1` was arithmetic."""
+    f = _message(weight=5, x=1)
+    for text, expected in (("header.priority-1 > 3", True), ("header.priority-1 = 4", True),
+                           ("header.priority - 1 = 4", True), ("weight-1 = 4", True),
+                           ("header.priority-x = 4", True), ("header.priority*2 = 10", True),
+                           ("header.delivery-count = 2", True),
+                           ("header.delivery-count-1 = 1", True),
+                           ("header.first-acquirer", True),
+                           ("properties.reply-to = 'r'", True),
+                           ("properties.reply-to-group-id = 'rg'", True),
+                           ("properties.group-id = 'g'", True),
+                           ("properties.content-type = 'text/plain'", True),
+                           ("properties.message-id IS NULL", True),
+                           ("properties.absolute-expiry-time IS NULL", True)):
+        assert compile_selector(text).matches(f) is expected, text
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("header.prio > 3", ("unknown header field 'header.prio' at position 1 (did you mean "
+     "'header.priority'? header fields: durable, priority, ttl, first-acquirer, "
+     "delivery-count)")),
+    ("n = 1 OR header.Priority = 1", ("unknown header field 'header.Priority' at position 10"
+     " (did you mean 'header.priority'?")),
+    ("header.delivery-counts = 1", ("unknown header field 'header.delivery-counts' at "
+     "position 1 (did you mean 'header.delivery-count'?")),
+    ("properties.replyto IS NULL", ("unknown properties field 'properties.replyto' at "
+     "position 1 (did you mean 'properties.reply-to'? properties fields: message-id, "
+     "user-id, to, subject, reply-to, correlation-id, content-type, content-encoding, "
+     "absolute-expiry-time, creation-time, group-id, group-sequence, reply-to-group-id)")),
+    ("properties.zzz = 1", ("unknown properties field 'properties.zzz' at position 1 "
+     "(properties fields: message-id,")),
+    ("header. = 1", "unknown header field 'header.' at position 1 (header fields:"),
+    ("header.priority.x = 1", "unknown header field 'header.priority.x' at position 1"),
+])
+def test_an_unknown_header_or_properties_field_is_an_error(text: str, error: str) -> None:
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value).startswith(error), str(e.value)
