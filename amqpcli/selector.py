@@ -17,13 +17,21 @@ The grammar (SQL-92 conditional expressions, as JMS defines them):
     primary    := literal | identifier | "(" expr ")"
     literal    := 'string' ('' is a quote) | integer | decimal | TRUE | FALSE | NULL
 
+Numbers are Java's literals, as JMS has them: an integer (decimal or 0x hex, `L` or `l`
+after it allowed) is exact; a number with a decimal point or an exponent, or with `D`,
+`d`, `F` or `f` after it, is approximate, a double (`2D` is 2.0: `weight / 2D` divides
+as doubles, `weight / 2` as integers, truncating). `L` after an approximate number
+(`2.5L`) is an error.
+
 A selector is a condition, as JMS has it: the whole of it, each side of AND and OR and
 what NOT negates is a comparison, BETWEEN, IN, LIKE, IS NULL, TRUE, FALSE or NULL, or an
 identifier (a property that may hold a boolean: `flag`, `flag AND n = 1`, as ActiveMQ
-and Artemis take it). In any of those places a number, a string, arithmetic (`a + 1`,
-`-a`) or a header or properties field that is never a boolean (`JMSPriority`,
-`properties.subject`) is a `SelectorError` naming its position, as those brokers refuse
-it ("will not result in a boolean value"), rather than a selector that selects nothing.
+and Artemis take it; `+flag` too: a unary plus is no operation in their grammars, while
+`-flag` negates, which is arithmetic). In any of those places a number, a string,
+arithmetic (`a + 1`, `-a`) or a header or properties field that is never a boolean
+(`JMSPriority`, `properties.subject`) is a `SelectorError` naming its position, as those
+brokers refuse it ("will not result in a boolean value"), rather than a selector that
+selects nothing.
 
 Keywords are case-insensitive (their ASCII letters); identifiers are not. Identifiers
 are Java identifiers, as JMS has them: a letter of any script, `$` or `_` first, then
@@ -74,7 +82,7 @@ class SelectorError(ValueError):
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>'(?:[^']|'')*')
-      | (?P<number>0[xX][0-9a-fA-F]+|(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?[lLfFdD]?)
+      | (?P<number>0[xX][0-9a-fA-F]+[lL]?|(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][+-]?[0-9]+)?[lLfFdD]?)
       | (?P<op><>|<=|>=|!=|[=<>+\-*/(),])
     )""",
     re.VERBOSE,
@@ -164,7 +172,7 @@ def _tokens(text: str) -> list[_Tok]:
         if kind == "string":
             out.append(_Tok("string", tok, tok[1:-1].replace("''", "'"), start))
         elif kind == "number":
-            out.append(_Tok("number", tok, _number(tok), start))
+            out.append(_Tok("number", tok, _number(tok, start), start))
         else:
             out.append(_Tok(kind, tok, tok, start))
         pos = m.end()
@@ -172,13 +180,21 @@ def _tokens(text: str) -> list[_Tok]:
     return out
 
 
-def _number(tok: str) -> int | float:
+def _number(tok: str, pos: int) -> int | float:
+    """A number's value, as Java reads the literal: an int (exact: decimal or hex, an `L`
+    after it) or a float (approximate: a decimal point, an exponent or `D`/`F` after
+    it)."""
     if tok[:2] in ("0x", "0X"):
-        return int(tok, 16)
-    body = tok.rstrip("lLfFdD")
-    if tok[-1] in "lL" or re.fullmatch(r"\d+", body):
+        return int(tok.rstrip("lL"), 16)
+    suffix = tok[-1] if tok[-1] in "lLfFdD" else ""
+    body = tok[:-1] if suffix else tok
+    exact = body.isdigit()
+    if suffix in ("l", "L"):
+        if not exact:
+            raise SelectorError(f"not a number: {tok!r} at position {pos + 1} ({suffix} ends "
+                                "an integer, without a decimal point or an exponent)")
         return int(body)
-    return float(body)
+    return int(body) if exact and not suffix else float(body)
 
 
 # --- evaluation helpers (None is SQL's unknown) ---------------------------------------

@@ -260,3 +260,50 @@ def test_an_unknown_header_or_properties_field_is_an_error(text: str, error: str
     with pytest.raises(SelectorError) as e:
         compile_selector(text)
     assert str(e.value).startswith(error), str(e.value)
+
+
+def test_numbers_are_java_literals() -> None:
+    """`D`, `d`, `F`, `f` make an approximate number (a double), `L`, `l` an exact one, as
+    in Java: `2D` was read as the integer 2, so `weight / 2D` divided as integers."""
+    f = _fields(weight=5, big=2**40, half=0.5)
+    for text, expected in (("weight / 2D = 2.5", True), ("weight / 2d = 2.5", True),
+                           ("weight / 2F = 2.5", True), ("weight / 2f = 2.5", True),
+                           ("weight / 2 = 2", True), ("weight / 2L = 2", True),
+                           ("weight / 2l = 2.5", False), ("weight / 2.0 = 2.5", True),
+                           ("weight = 5D", True), ("weight = 5L", True),
+                           ("half = .5d", True), ("half = 5e-1F", True),
+                           ("weight = 5.D", True), ("big = 1099511627776L", True),
+                           ("weight = 0x5L", True), ("weight IN (4L, 5D)", True),
+                           ("-weight / 2D = -2.5", True), ("weight / -2 = -2", True)):
+        assert compile_selector(text).matches(f) is expected, text
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("n = 2.5L", ("not a number: '2.5L' at position 5 (L ends an integer, without a decimal "
+     "point or an exponent)")),
+    ("n = 1e3l", "not a number: '1e3l' at position 5 (l ends an integer,"),
+])
+def test_l_after_an_approximate_number_is_an_error(text: str, error: str) -> None:
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value).startswith(error), str(e.value)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("+5", "'+5', a number"),
+    ("+'x'", "\"+'x'\", a string"),
+    ("+(a + 1)", "'+(a + 1)', an arithmetic expression"),
+    ("+-flag", "'+-flag', an arithmetic expression"),
+    ("-+flag", "'-+flag', an arithmetic expression"),
+    ("+JMSPriority", "'+JMSPriority', a field that is never a boolean"),
+])
+def test_a_unary_plus_changes_nothing(text: str, found: str) -> None:
+    """ActiveMQ, Artemis and Qpid Broker-J parse `+x` as `x` (no operation: a property
+    stays a property, which may hold a boolean), so `+flag` is a condition (see
+    test_an_identifier_may_hold_a_boolean) as `flag` is; `-flag` negates (arithmetic) and
+    is not. What follows a plus is judged as it would be alone."""
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value).startswith(f"expected a condition at position 1, found {found} ("), (
+        str(e.value))
+    assert compile_selector("+n = 3 AND +flag").matches(_fields(n=3, flag=True))
