@@ -165,16 +165,19 @@ def _id_text(mid: Any) -> Any:
     return str(mid)
 
 
-def summary_text(s: SendSummary) -> str:
-    parts = [f"sent {s.sent}"]
-    if s.settled:
-        parts.append(f"pre-settled {s.settled}")
-    for name in OUTCOMES:
-        n = getattr(s, name)
-        if n or name == "accepted":
-            parts.append(f"{name} {n}")
+def settlement_parts(s: SendSummary) -> list[str]:
+    """What became of what was sent, for the summary and the reports: pre-settled, each
+    outcome heard (accepted always), settled without one."""
+    parts = [f"pre-settled {s.settled}"] if s.settled else []
+    parts += [f"{name} {getattr(s, name)}" for name in OUTCOMES
+              if name == "accepted" or getattr(s, name)]
     if s.other:
         parts.append(f"settled without outcome {s.other}")
+    return parts
+
+
+def summary_text(s: SendSummary) -> str:
+    parts = [f"sent {s.sent}", *settlement_parts(s)]
     parts.append(f"in doubt {len(s.in_doubt)}")
     if s.not_sent:
         parts.append(f"not sent {s.not_sent}")
@@ -405,14 +408,8 @@ class _Sender:
         obj.update((name, getattr(s, name)) for name in OUTCOMES)
         obj.update({"other": s.other, "in-flight": in_flight, "resent": s.resent,
                     "reconnects": s.reconnects})
-        parts = [f"{elapsed:.1f}s sent {s.sent} (+{delta}, {rate:.0f}/s)"]
-        if s.settled:
-            parts.append(f"pre-settled {s.settled}")
-        parts += [f"{name} {getattr(s, name)}" for name in OUTCOMES
-                  if name == "accepted" or getattr(s, name)]
-        if s.other:
-            parts.append(f"settled without outcome {s.other}")
-        parts.append(f"in flight {in_flight}")
+        parts = [f"{elapsed:.1f}s sent {s.sent} (+{delta}, {rate:.0f}/s)",
+                 *settlement_parts(s), f"in flight {in_flight}"]
         if s.resent:
             parts.append(f"resent {s.resent}")
         if s.reconnects:
