@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from tests.cli.test_pcap_dump import run
-from tests.dissect.helpers import RECEIVER, SENDER, Script, write
+from tests.dissect.helpers import Script, write, write_connections
 from tests.paths import CAPTURES_DIR, REPO_ROOT, require
 
 SESSION = str(REPO_ROOT / "amqpcli" / "examples" / "serve-session.pcapng")
@@ -64,24 +63,9 @@ def _links_capture(path: Path) -> str:
     """Four connections, one link each: c1 and c2 to `other` (links `amqp-a`, `amqp-b`),
     c3 and c4 to `orders` (links `o3`, `o4`)."""
     links = [("amqp-a", "other"), ("amqp-b", "other"), ("o3", "orders"), ("o4", "orders")]
-    return _connections(path, [
+    return write_connections(path, [
         Script().open().sender_link(name=name, address=address)
         .transfer(0).dispose(0, c.Accepted()).close() for name, address in links])
-
-
-def _connections(path: Path, scripts: list[Script]) -> str:
-    """A capture of one connection per script, a second apart."""
-    start = 1_700_000_000_000_000_000
-    with CaptureWriter(path) as w:
-        for i, s in enumerate(scripts):
-            t0 = start + i * 1_000_000_000
-            conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
-                                   server=("10.0.0.2", 5672), start_ns=t0)
-            conv.handshake()
-            for d, data, t in s.steps:
-                conv.send(d, data, time_ns=t0 + int(t * 1e9))
-            conv.close()
-    return str(path)
 
 
 @pytest.fixture(scope="module")
@@ -158,16 +142,9 @@ def _asides_capture(path: Path) -> str:
                         message_format=0),
              payload=Message(body="m", application_properties={"colour": colour}).encode())
     s1.dispose(0, c.Accepted()).dispose(1, c.Rejected()).close()
-    s2 = Script().open()
-    s2.c(c.Attach(name="refused-link", handle=0, role=SENDER,
-                  source=c.Source(address="client"), target=c.Target(address="nosuch"),
-                  initial_delivery_count=0))
-    s2.s(c.Attach(name="refused-link", handle=0, role=RECEIVER,
-                  source=c.Source(address="client"), target=None))
-    s2.s(c.Detach(handle=0, closed=True, error=c.Error(condition="amqp:not-found")))
-    s2.c(c.Detach(handle=0, closed=True)).close()
+    s2 = Script().open().refused_link("refused-link", "nosuch", source="client").close()
     s3 = Script().open().c(c.Detach(handle=5, closed=True)).close()
-    return _connections(path, [s1, s2, s3])
+    return write_connections(path, [s1, s2, s3])
 
 
 @pytest.fixture(scope="module")
@@ -242,13 +219,7 @@ def test_a_notice_chooses_no_connection_for_a_link_filter(tmp_path: Path) -> Non
     chosen by another link's notice."""
     s = Script().open().sender_link(name="orders-link", address="orders")
     s.transfer(0).dispose(0, c.Accepted())
-    s.at(5.0).c(c.Attach(name="refused-link", handle=1, role=SENDER,
-                         source=c.Source(address="client"), target=c.Target(address="nosuch"),
-                         initial_delivery_count=0))
-    s.s(c.Attach(name="refused-link", handle=1, role=RECEIVER,
-                 source=c.Source(address="client"), target=None))
-    s.s(c.Detach(handle=1, closed=True, error=c.Error(condition="amqp:not-found")))
-    s.c(c.Detach(handle=1, closed=True)).close()
+    s.at(5.0).refused_link("refused-link", "nosuch", handle=1, source="client").close()
     path = str(write(tmp_path / "late.pcapng", s))
     for args, chosen in ((["--since", "4"], ["c1"]),
                          (["--since", "4", "--link", "refused-link"], ["c1"]),

@@ -14,38 +14,18 @@ import pytest
 
 from amqpcli.codec import composites as c
 from tests.cli.test_pcap_dump import run
-from tests.cli.test_pcap_dump_filtered_views import _connections
-from tests.dissect.helpers import RECEIVER, SENDER, Script
-
-
-def _refused(s: Script, *, sender: bool, address: str, condition: str,
-             name: str) -> Script:
-    """The client attaches a link to or from `address`; the server answers with a null
-    terminus and detaches it with `condition`; the client detaches too."""
-    if sender:
-        s.c(c.Attach(name=name, handle=0, role=SENDER, source=None,
-                     target=c.Target(address=address), initial_delivery_count=0))
-        s.s(c.Attach(name=name, handle=0, role=RECEIVER, source=None, target=None))
-    else:
-        s.c(c.Attach(name=name, handle=0, role=RECEIVER, source=c.Source(address=address),
-                     target=None))
-        s.s(c.Attach(name=name, handle=0, role=SENDER, source=None, target=None,
-                     initial_delivery_count=0))
-    s.s(c.Detach(handle=0, closed=True, error=c.Error(condition=condition)))
-    return s.c(c.Detach(handle=0, closed=True)).close()
+from tests.dissect.helpers import Script, write_connections
 
 
 def _capture(path: Path) -> str:
     """c1 sends to bad1, c2 receives from bad2 (both refused: amqp:not-found), c3
     receives from good with a bad selector (refused: amqp:invalid-field), c4 sends one
     message to good (accepted)."""
-    return _connections(path, [
-        _refused(Script().open(), sender=True, address="bad1", condition="amqp:not-found",
-                 name="to-bad1"),
-        _refused(Script().open(), sender=False, address="bad2",
-                 condition="amqp:not-found", name="from-bad2"),
-        _refused(Script().open(), sender=False, address="good",
-                 condition="amqp:invalid-field", name="from-good"),
+    return write_connections(path, [
+        Script().open().refused_link("to-bad1", "bad1").close(),
+        Script().open().refused_link("from-bad2", "bad2", sender=False).close(),
+        Script().open().refused_link("from-good", "good", sender=False,
+                                     condition="amqp:invalid-field").close(),
         Script().open().sender_link(name="to-good", address="good").transfer(0)
         .dispose(0, c.Accepted()).close(),
     ])

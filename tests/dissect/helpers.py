@@ -77,6 +77,24 @@ class Script:
                       link_credit=credit))
         return self
 
+    def refused_link(self, name: str, address: str, *, sender: bool = True, handle: int = 0,
+                     condition: str = "amqp:not-found", source: str | None = None) -> Script:
+        """The client attaches a link to (`sender`) or from `address`; the server answers
+        with a null terminus and detaches it with `condition`; the client detaches too.
+        `source`: a sending link's own source address, in both attaches."""
+        src = c.Source(address=source) if source is not None else None
+        if sender:
+            self.c(c.Attach(name=name, handle=handle, role=SENDER, source=src,
+                            target=c.Target(address=address), initial_delivery_count=0))
+            self.s(c.Attach(name=name, handle=handle, role=RECEIVER, source=src, target=None))
+        else:
+            self.c(c.Attach(name=name, handle=handle, role=RECEIVER,
+                            source=c.Source(address=address), target=None))
+            self.s(c.Attach(name=name, handle=handle, role=SENDER, source=None, target=None,
+                            initial_delivery_count=0))
+        self.s(c.Detach(handle=handle, closed=True, error=c.Error(condition=condition)))
+        return self.c(c.Detach(handle=handle, closed=True))
+
     def transfer(self, did: int, body: str = "hello", *, handle: int = 0,
                  settled: bool | None = None, tag: bytes | None = None) -> Script:
         msg = Message(body=body).encode()
@@ -128,6 +146,21 @@ def write(path: Path, script: Script, *, mss: int = 1460, handshake: bool = True
         if fin:
             conv.close()
     return path
+
+
+def write_connections(path: Path, scripts: list[Script]) -> str:
+    """A capture of one connection per script, a second apart."""
+    start = 1_700_000_000_000_000_000
+    with CaptureWriter(path) as w:
+        for i, s in enumerate(scripts):
+            t0 = start + i * 1_000_000_000
+            conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
+                                   server=("10.0.0.2", 5672), start_ns=t0)
+            conv.handshake()
+            for d, data, t in s.steps:
+                conv.send(d, data, time_ns=t0 + int(t * 1e9))
+            conv.close()
+    return str(path)
 
 
 @dataclass
