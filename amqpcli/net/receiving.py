@@ -451,7 +451,6 @@ class _Receiver:
                                         _identity)
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
         self.interval: Interval | None = None  # --report-every: the last report's figures
-        self.interval_start = 0.0  # (when the run started)
         self.latency_mark = 0  # the first latency since the last report
 
     def _warn(self, text: str) -> None:
@@ -464,7 +463,7 @@ class _Receiver:
         s = self.s
         assert self.interval is not None
         delta, rate = self.interval.step(s.received, now)
-        elapsed = now - self.interval_start
+        elapsed = now - self.interval.start
         obj: dict[str, Any] = {"elapsed": round(elapsed, 3), "received": s.received,
                                "interval-received": delta, "interval-rate": round(rate, 1)}
         text = f"{elapsed:.1f}s received {s.received} (+{delta}, {rate:.0f}/s)"
@@ -481,7 +480,7 @@ class _Receiver:
         client: Client | None = None
         reports = None
         if self.plan.report_every is not None:
-            self.interval, self.interval_start = Interval(start), start
+            self.interval = Interval(start)
             reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
             reports.start()
         try:

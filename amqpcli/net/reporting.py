@@ -21,10 +21,11 @@ __all__ = ["Interval", "Reports"]
 
 
 class Interval:
-    """How much a count grew since the last report, and at what rate."""
+    """How much a count grew since the last report, and at what rate; `start`: when the
+    run started (a report's elapsed time counts from it)."""
 
     def __init__(self, start: float) -> None:
-        self.t = start
+        self.start = self.t = start
         self.count = 0
 
     def step(self, count: int, now: float) -> tuple[int, float]:

@@ -317,7 +317,6 @@ class _Sender:
         self.txn_states: list[Any] = []
         self.progress = Progress("send", plan.expected, enabled=plan.progress)
         self.interval: Interval | None = None  # --report-every: the last report's figures
-        self.interval_start = 0.0  # (when the run started)
 
     # --- outcomes ---------------------------------------------------------------
 
@@ -400,7 +399,7 @@ class _Sender:
         s = self.s
         assert self.interval is not None
         delta, rate = self.interval.step(s.sent, now)
-        elapsed = now - self.interval_start
+        elapsed = now - self.interval.start
         in_flight = len(self.unconfirmed)
         obj: dict[str, Any] = {"elapsed": round(elapsed, 3), "sent": s.sent,
                                "interval-sent": delta, "interval-rate": round(rate, 1),
@@ -422,7 +421,7 @@ class _Sender:
         client: Client | None = None
         reports = None
         if self.plan.report_every is not None:
-            self.interval, self.interval_start = Interval(start), start
+            self.interval = Interval(start)
             reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
             reports.start()
         try:
