@@ -17,8 +17,8 @@ The grammar (SQL-92 conditional expressions, as JMS defines them):
     primary    := literal | identifier | "(" expr ")"
     literal    := 'string' ('' is a quote) | integer | decimal | TRUE | FALSE | NULL
 
-Numbers are Java's literals, as JMS has them: an integer (decimal or 0x hex, `L` or `l`
-after it allowed) is exact; a number with a decimal point or an exponent, or with `D`,
+Numbers are Java's literals, as JMS has them: an integer (decimal, 0x hex or, with a
+leading 0, octal: `010` is 8 and `09` an error; `L` or `l` after it allowed) is exact; a number with a decimal point or an exponent, or with `D`,
 `d`, `F` or `f` after it, is approximate, a double (`2D` is 2.0: `weight / 2D` divides
 as doubles, `weight / 2` as integers, truncating). `L` after an approximate number
 (`2.5L`) is an error.
@@ -181,9 +181,9 @@ def _tokens(text: str) -> list[_Tok]:
 
 
 def _number(tok: str, pos: int) -> int | float:
-    """A number's value, as Java reads the literal: an int (exact: decimal or hex, an `L`
-    after it) or a float (approximate: a decimal point, an exponent or `D`/`F` after
-    it)."""
+    """A number's value, as Java reads the literal: an int (exact: decimal, hex or octal,
+    an `L` after it) or a float (approximate: a decimal point, an exponent or `D`/`F`
+    after it)."""
     if tok[:2] in ("0x", "0X"):
         return int(tok.rstrip("lL"), 16)
     suffix = tok[-1] if tok[-1] in "lLfFdD" else ""
@@ -193,8 +193,18 @@ def _number(tok: str, pos: int) -> int | float:
         if not exact:
             raise SelectorError(f"not a number: {tok!r} at position {pos + 1} ({suffix} ends "
                                 "an integer, without a decimal point or an exponent)")
-        return int(body)
-    return int(body) if exact and not suffix else float(body)
+        return _integer(body, tok, pos)
+    return _integer(body, tok, pos) if exact and not suffix else float(body)
+
+
+def _integer(digits: str, tok: str, pos: int) -> int:
+    """Java reads an integer with a leading 0 as octal (brokers' selector grammars too)."""
+    if len(digits) > 1 and digits[0] == "0":
+        if digits.strip("01234567"):
+            raise SelectorError(f"not a number: {tok!r} at position {pos + 1} (an integer "
+                                "that starts with 0 is octal, as in Java: digits 0 to 7)")
+        return int(digits, 8)
+    return int(digits)
 
 
 # --- evaluation helpers (None is SQL's unknown) ---------------------------------------

@@ -278,6 +278,29 @@ def test_numbers_are_java_literals() -> None:
         assert compile_selector(text).matches(f) is expected, text
 
 
+def test_an_integer_with_a_leading_zero_is_octal() -> None:
+    """As in Java and the brokers' selector grammars: `010` is 8 (it was read as 10); a
+    decimal point, an exponent or `D`/`F` make a decimal double whatever its zeros."""
+    f = _fields(eight=8, ten=10, zero=0)
+    for text, expected in (("eight = 010", True), ("ten = 010", False),
+                           ("eight = 010L", True), ("eight = 0010", True),
+                           ("zero = 00", True), ("zero = 0", True),
+                           ("ten = 010D", True), ("ten = 010.0", True),
+                           ("ten = 010e0", True), ("eight IN (07, 010)", True)):
+        assert compile_selector(text).matches(f) is expected, text
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("n = 09", ("not a number: '09' at position 5 (an integer that starts with 0 is octal, "
+     "as in Java: digits 0 to 7)")),
+    ("n = 018L", "not a number: '018L' at position 5 (an integer that starts with 0"),
+])
+def test_an_octal_integer_holds_digits_0_to_7(text: str, error: str) -> None:
+    with pytest.raises(SelectorError) as e:
+        compile_selector(text)
+    assert str(e.value).startswith(error), str(e.value)
+
+
 @pytest.mark.parametrize(("text", "error"), [
     ("n = 2.5L", ("not a number: '2.5L' at position 5 (L ends an integer, without a decimal "
      "point or an exponent)")),
