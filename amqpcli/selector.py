@@ -43,8 +43,9 @@ identifier names an application property, or a header / properties field: the JM
 (`header.priority`, `properties.subject`, `properties.message-id`): the name after
 `header.` or `properties.` is one of that section's AMQP fields, the longest there (they
 hold dashes: `properties.reply-to-group-id`), and a `-` after it is a minus
-(`header.priority-1`, as `weight-1`); any other name there is a `SelectorError` naming
-the section's fields. Comparisons follow SQL's three-valued logic: anything compared
+(`header.priority-1`, as `weight-1`); any other name there, or a known one with a name
+joined by a `-` after it (`properties.reply-to-grp`; `properties.reply-to - grp` is
+subtraction), is a `SelectorError` naming the section's fields. Comparisons follow SQL's three-valued logic: anything compared
 with a missing value is unknown, and only a selector that is true selects; as JMS has
 it, values of different kinds compare false, and strings and booleans compare only for
 equality (`<` and the like are false for them). `compile_selector` raises
@@ -121,8 +122,9 @@ class _Tok:
 def _field_end(text: str, pos: int) -> int | None:
     """Where the header or properties field named at `pos` (`header.priority`,
     `properties.reply-to`) ends; None if neither section's prefix is there. Its AMQP name
-    may hold dashes, so the name is the longest known one there (a `-` after it is a
-    minus: `header.priority-1`); an unknown name is a SelectorError naming the known
+    may hold dashes, so the name is the longest known one there (a `-` and a number
+    after it is a minus: `header.priority-1`); an unknown name, or a known one with
+    `-name` after it (`properties.reply-to-grp`), is a SelectorError naming the known
     ones."""
     for section, fields in (("header", _HEADER), ("properties", _PROPERTIES)):
         start = pos + len(section) + 1
@@ -130,17 +132,23 @@ def _field_end(text: str, pos: int) -> int | None:
             break
     else:
         return None
+    glued = ""  # a known name with `-name` after it: a typo far likelier than a minus
     for name in sorted(fields, key=len, reverse=True):
         end = start + len(name)
         if text.startswith(name, start) and (end == len(text) or (
                 text[end] != "." and unicodedata.category(text[end]) not in _IDENT_PART)):
-            return end
+            after = _ident_end(text, end + 1) if text.startswith("-", end) else end
+            if after == end or after == end + 1:
+                return end
+            glued = f"for a subtraction write '{text[pos:end]} - {text[end + 1:after]}'; "
+            break
     end = start
     while end < len(text) and (text[end] in "-." or unicodedata.category(text[end])
                                in _IDENT_PART):
         end += 1
     near = get_close_matches(text[start:end], fields, n=1)
     hint = f"did you mean '{section}.{near[0]}'? " if near else ""
+    hint += glued
     raise SelectorError(f"unknown {section} field {text[pos:end]!r} at position {pos + 1} "
                         f"({hint}{section} fields: {', '.join(fields)})")
 

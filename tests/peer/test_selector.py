@@ -221,12 +221,13 @@ def _message(**props: Any) -> Any:
 
 def test_header_and_properties_fields_with_dashes() -> None:
     """AMQP field names hold dashes: each known one is a name whole (the longest there),
-    and a `-` after it is a minus, as after any other name: `header.priority-1` was one
-    unknown name and selected nothing, while `weight-1` was arithmetic."""
+    and a `-` and a number after it is a minus, as after any other name:
+    `header.priority-1` was one unknown name and selected nothing, while `weight-1` was
+    arithmetic (a name after the dash is an error: see the unknown-field test)."""
     f = _message(weight=5, x=1)
     for text, expected in (("header.priority-1 > 3", True), ("header.priority-1 = 4", True),
                            ("header.priority - 1 = 4", True), ("weight-1 = 4", True),
-                           ("header.priority-x = 4", True), ("header.priority*2 = 10", True),
+                           ("header.priority - x = 4", True), ("header.priority*2 = 10", True),
                            ("header.delivery-count = 2", True),
                            ("header.delivery-count-1 = 1", True),
                            ("header.first-acquirer", True),
@@ -255,6 +256,12 @@ def test_header_and_properties_fields_with_dashes() -> None:
      "(properties fields: message-id,")),
     ("header. = 1", "unknown header field 'header.' at position 1 (header fields:"),
     ("header.priority.x = 1", "unknown header field 'header.priority.x' at position 1"),
+    # A name glued by a dash to a known field was read as a subtraction of a property.
+    ("properties.reply-to-grp IS NULL", ("unknown properties field 'properties.reply-to-grp'"
+     " at position 1 (did you mean 'properties.reply-to-group-id'? for a subtraction write "
+     "'properties.reply-to - grp'; properties fields: message-id,")),
+    ("n = 1 AND header.ttl-x > 0", ("unknown header field 'header.ttl-x' at position 11 "
+     "(did you mean 'header.ttl'? for a subtraction write 'header.ttl - x'; header fields:")),
 ])
 def test_an_unknown_header_or_properties_field_is_an_error(text: str, error: str) -> None:
     with pytest.raises(SelectorError) as e:
