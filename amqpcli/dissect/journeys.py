@@ -8,6 +8,14 @@ are: a producer's transfer into a broker and the broker's transfer to a consumer
 hops of one message, a redelivery is one more. Where the time went between them is what
 a stalled consumer's capture is read for.
 
+One node does change it: RabbitMQ 3.10 gives a message sent without a properties section
+one (a `subject`, the routing key) on the way out. A delivery whose bare message, less
+its properties section, is exactly the bare message of a delivery without one is a hop of
+that message, marked as one whose properties a node added; the message is known by its
+form without them, as it was sent. (A message sent with properties and another sent
+without them, with the same application-properties and body, are then one message, as
+two messages with the same bare bytes are.)
+
 Only what the views show is kept per hop (not the record, whose payload may be large);
 the messages themselves are kept to the end of the capture, so memory grows with the
 number of distinct messages (the tables, `--out`, are for capture sets too large for
@@ -21,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from amqpcli.codec.decode import skip
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError
 from amqpcli.dissect.records import AMQP10, DeliveryRecord, latency
@@ -42,6 +51,7 @@ class Hop:
     presettled: bool
     at_end: bool
     settled_time: float | None
+    properties_added: bool = False  # its message has a properties section it was sent without
 
     @property
     def latency(self) -> float | None:
@@ -56,6 +66,9 @@ class Journey:
     size: int  # of the bare message
     message_id: Any  # properties.message-id, or None
     secret: bool  # the bare bytes hold a SASL secret: neither its hash nor its id is shown
+    # with a properties section: the SHA-256 of the bare message without it (the digest of
+    # the message as sent, if a node added the section); None without one
+    digest_without_properties: bytes | None
     hops: list[Hop] = field(default_factory=list)
     chosen: bool = False  # a hop passed the filters
 
@@ -101,24 +114,51 @@ class Journeys:
         digest = hashlib.sha256(bare).digest()
         j = self._by_digest.get(digest)
         if j is None:
+            # (the properties section comes first in the bare message)
+            without_properties = None if props is None else hashlib.sha256(
+                bare[skip(bare):]).digest()
             j = self._by_digest[digest] = Journey(
-                digest, len(bare), getattr(props, "message_id", None), _holds_secret(msg, bare))
+                digest, len(bare), getattr(props, "message_id", None), _holds_secret(msg, bare),
+                without_properties)
         j.hops.append(Hop(rec.conn.label, rec.link, rec.address, rec.sender, rec.delivery_id,
                           rec.first_time, rec.outcome, rec.state, rec.settled_by,
-                          rec.presettled, rec.at_end, rec.settled_time))
+                          rec.presettled, rec.at_end, rec.settled_time,
+                          # (a form a node added properties to, once joined to the
+                          # message as sent: see _journeys)
+                          props is not None and j.digest_without_properties is None))
         j.chosen = j.chosen or chosen
 
     def __iter__(self) -> Iterator[Journey]:
         """The messages in the order of their first hop's first transfer, each one's hops
         in that order too (records come as deliveries end, not as they begin)."""
-        journeys = list(self._by_digest.values())
+        journeys = self._journeys()
         for j in journeys:
             j.hops.sort(key=_when)
         journeys.sort(key=lambda j: _when(j.hops[0]))
         return iter(journeys)
 
     def __len__(self) -> int:
-        return len(self._by_digest)
+        return len(self._journeys())
+
+    def _journeys(self) -> list[Journey]:
+        """Every message, each seen with properties a node added joined to its form as sent.
+
+        Joined once every record is in, so that the order deliveries ended in (a
+        consumer's before its producer's) does not matter; a message's two forms are then
+        both keys of the one message. Two forms with properties (a message-id each, say)
+        are never joined to each other, only to a form without."""
+        for digest, j in list(self._by_digest.items()):
+            stripped = j.digest_without_properties
+            sent = None if stripped is None else self._by_digest.get(stripped)
+            if sent is None:
+                continue
+            for h in j.hops:
+                h.properties_added = True
+            sent.hops += j.hops
+            sent.chosen = sent.chosen or j.chosen
+            sent.secret = sent.secret or j.secret  # (hidden if either form holds a secret)
+            self._by_digest[digest] = sent
+        return list(dict.fromkeys(self._by_digest.values()))
 
 
 def _when(h: Hop) -> tuple[bool, float, int]:

@@ -6,7 +6,8 @@ A message line reads: when its first hop's first transfer was seen, the first 8 
 digits of its bare message's SHA-256 (the `bare-sha256` of `recv --json`), the bare
 message's size, its message-id, then each hop — after the first, the time since the
 first — with connection, direction (the sender's), the node's address (or the link's
-name when its termini name none) and outcome.
+name when its termini name none), `+properties` where the message came with a properties
+section a node added to it (RabbitMQ 3.10 does, to one sent without), and outcome.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def _hop_text(h: Hop, first: float | None) -> str:
     where = printable(h.address if h.address else h.link)
     if len(where) > _WHERE_WIDTH:
         where = where[: _WHERE_WIDTH - 1] + "…"
-    return f"{after}{h.conn} {ARROW.get(h.sender, '  ')} {where} {outcome}"
+    added = " +properties" if h.properties_added else ""
+    return f"{after}{h.conn} {ARROW.get(h.sender, '  ')} {where}{added} {outcome}"
 
 
 def journey_line(j: Journey, show_secrets: bool = False) -> str:
@@ -69,6 +71,8 @@ def _hop_json(h: Hop, first: float | None, show_secrets: bool) -> dict[str, Any]
         out["state"] = to_json(h.state, True, None if show_secrets else [])
     if h.at_end:
         out["unsettled-at-end"] = True
+    if h.properties_added:
+        out["properties-added"] = True
     return out
 
 

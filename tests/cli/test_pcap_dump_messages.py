@@ -1,10 +1,11 @@
 """`amqp pcap-dump --messages`: each message followed across connections by its bare
 message — on RabbitMQ's traffic (a producer's connection into the queue, a consumer's out
-of it), on crafted captures (a redelivery, a message holding a SASL secret), with
-filters."""
+of it), on crafted captures (a redelivery, a message holding a SASL secret, one a broker
+gave a properties section), with filters."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Described, Symbol
-from tests.dissect.helpers import Script, write
+from amqpcli.dissect.journeys import Journeys
+from tests.dissect.helpers import Script, dissect, write, write_connections
 from tests.net.clirun import amqp_in_process as run
 from tests.paths import CAPTURES_DIR, require
 
@@ -151,3 +153,113 @@ def test_transaction_control_is_no_message(tmp_path: Path) -> None:
     # the one message each client sent (the same bytes: one message, two hops), no declare
     assert len(messages) == 1 and len(messages[0]["hops"]) == 2
     assert {h["link"] for h in messages[0]["hops"]} == {"sender"}
+
+
+# --- a properties section a node added (RabbitMQ 3.10 gives one, with a subject, to a
+# message sent without) -------------------------------------------------------------------
+
+
+def _producer(bodies: list[Message]) -> Script:
+    """A client sends each message to "q"; the broker accepts them (settling them after
+    all were sent)."""
+    s = Script().open().sender_link(address="q")
+    for i, m in enumerate(bodies):
+        s.c(c.Transfer(handle=0, delivery_id=i, delivery_tag=b"p%d" % i, message_format=0),
+            payload=m.encode())
+    return s.dispose(0, c.Accepted(), len(bodies) - 1).close()
+
+
+def _consumer(bodies: list[Message]) -> Script:
+    """The broker sends each message from "q" to a client, pre-settled."""
+    s = Script().open()
+    s.c(c.Attach(name="rx", handle=0, role=True, source=c.Source(address="q"),
+                 target=c.Target()))
+    s.s(c.Attach(name="rx", handle=0, role=False, source=c.Source(address="q"),
+                 target=c.Target(), initial_delivery_count=0))
+    s.c(c.Flow(next_incoming_id=0, incoming_window=1000, next_outgoing_id=0,
+               outgoing_window=1000, handle=0, delivery_count=0, link_credit=100))
+    for i, m in enumerate(bodies):
+        s.s(c.Transfer(handle=0, delivery_id=i, delivery_tag=b"c%d" % i, message_format=0,
+                       settled=True), payload=m.encode())
+    return s.close()
+
+
+def _subject(m: Message) -> Message:
+    """`m` as RabbitMQ 3.10 delivers one sent without properties: with a subject."""
+    return Message(properties=c.Properties(subject="q"),
+                   application_properties=m.application_properties, body=m.body)
+
+
+SENT_BARE = Message(application_properties={"k": "v"}, body=b"sent bare")
+# two messages sent with properties of their own and the same body: two messages still
+OWN = [Message(properties=c.Properties(message_id=f"own-{n}"), body=b"own") for n in (1, 2)]
+
+
+def _through_a_queue(tmp_path: Path) -> str:
+    return write_connections(tmp_path / "queue.pcapng", [
+        _producer([SENT_BARE, *OWN]), _consumer([_subject(SENT_BARE), *OWN])])
+
+
+def _journeys(records: list) -> list[tuple[bytes, list[tuple[str, int | None, bool]]]]:
+    journeys = Journeys()
+    for rec in records:
+        journeys.add(rec)
+    return [(j.digest, [(h.conn, h.delivery_id, h.properties_added) for h in j.hops])
+            for j in journeys]
+
+
+def test_properties_a_node_added_whichever_delivery_ended_first(tmp_path: Path) -> None:
+    """Records come as deliveries end: the consumer's may come before its producer's."""
+    records = dissect(Path(_through_a_queue(tmp_path)), keep_payload=True).deliveries
+    assert [r.conn.label for r in records] == ["c1"] * 3 + ["c2"] * 3
+    as_sent = hashlib.sha256(SENT_BARE.bare_bytes).digest()
+    own = [hashlib.sha256(m.bare_bytes).digest() for m in OWN]
+    expected = [
+        (as_sent, [("c1", 0, False), ("c2", 0, True)]),
+        (own[0], [("c1", 1, False), ("c2", 1, False)]),
+        (own[1], [("c1", 2, False), ("c2", 2, False)]),
+    ]
+    assert _journeys(records) == expected
+    assert _journeys(records[::-1]) == expected
+    assert _journeys([records[3], records[0], records[4], records[1]]) == expected[:2]
+
+
+def test_properties_a_node_added_shown(tmp_path: Path) -> None:
+    path = _through_a_queue(tmp_path)
+    code, out, err = run("pcap-dump", path, "-m", "--json")
+    assert code == 0, err
+    bare, *own = _jsonl(out)
+    # known as sent: its hash and size, no message-id; the consumer's hop says what changed
+    assert bare["bare-sha256"] == hashlib.sha256(SENT_BARE.bare_bytes).hexdigest()
+    assert bare["size"] == len(SENT_BARE.bare_bytes) and bare["message-id"] is None
+    assert ["properties-added" in h for h in bare["hops"]] == [False, True]
+    assert bare["hops"][1]["properties-added"] is True
+    # sent with properties: matched exactly, each its own message
+    assert [m["message-id"] for m in own] == ["own-1", "own-2"]
+    assert all(len(m["hops"]) == 2 and not any("properties-added" in h for h in m["hops"])
+               for m in own)
+    code, out, _ = run("pcap-dump", path, "-m")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].endswith(" c1 -> q accepted; +1.000 s c2 <- q +properties settled")
+    assert "+properties" not in "".join(lines[1:])
+    assert lines[-1].startswith("3 messages: 0 seen once, 3 on two or more deliveries")
+
+
+def test_properties_a_node_added_to_a_message_holding_a_secret(tmp_path: Path) -> None:
+    """Redacted whichever form holds the secret: the one as sent and the one the node
+    added properties to are one message, hidden as one."""
+    init = c.SaslInit(mechanism=Symbol("PLAIN"), initial_response=b"\0guest\0hunter2")
+    sent = Message(body=init)
+    path = write_connections(tmp_path / "secret.pcapng",
+                             [_producer([sent]), _consumer([_subject(sent)])])
+    code, out, _ = run("pcap-dump", path, "-m", "--json")
+    assert code == 0
+    (m,) = _jsonl(out)
+    assert m["redacted"] is True and "bare-sha256" not in m and "message-id" not in m
+    assert len(m["hops"]) == 2 and m["hops"][1]["properties-added"] is True
+    code, out, _ = run("pcap-dump", path, "-m")
+    assert out.split()[1] == "redacted" and "hunter2" not in out
+    code, out, _ = run("pcap-dump", path, "-m", "--json", "--show-secrets")
+    (m,) = _jsonl(out)
+    assert m["bare-sha256"] == hashlib.sha256(sent.bare_bytes).hexdigest()

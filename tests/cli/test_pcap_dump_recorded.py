@@ -125,6 +125,54 @@ def test_outcomes_against_rabbitmq(rabbitmq_url: str, tmp_path: Path) -> None:
     assert len(summary["links"]) == 4
 
 
+def test_messages_rabbitmq_gave_properties_are_followed(rabbitmq_url: str,
+                                                        tmp_path: Path) -> None:
+    """RabbitMQ 3.10 gives a message sent without a properties section one on the way out
+    (its `subject`: the routing key), which changes its bare message: `--messages` still
+    follows each across the queue as one message, known by its form as sent."""
+    port = _port(rabbitmq_url)
+    q = queue_name()
+    url = f"{rabbitmq_url}//queue/{q}"
+    with recording(port, tmp_path / "rabbit.pcapng") as cap:
+        # (our send gives a message no properties section unless an option fills one)
+        r = amqp("send", url, "bare {n}", "--expand", "--count", "5")
+        assert r.returncode == 0, r.stderr
+        r = amqp("send", url, "own {n}", "--expand", "--count", "3", "--message-id", "id-{n}")
+        assert r.returncode == 0, r.stderr
+        r = amqp("recv", url, "-c", "8", "-t", "10")
+        assert r.returncode == 0, r.stderr
+    only_ours = ("--address", f"/queue/{q}")
+    dels = dump(cap, "--deliveries", *only_ours, port=port)
+    sent = {d["message"]["bare-sha256"]: d["message"] for d in dels if d["from"] == "client"}
+    got = [d["message"] for d in dels if d["from"] == "server"]
+    assert len(sent) == len(got) == 8
+    # what the broker did: the five sent bare came out with a subject, the others as sent
+    assert sum("properties" not in m for m in sent.values()) == 5
+    assert [m["properties"] for m in got][:5] == [{"subject": q}] * 5
+    assert {m["bare-sha256"] for m in got[5:]} == {s for s, m in sent.items()
+                                                   if "properties" in m}
+    messages = dump(cap, "--messages", *only_ours, port=port, record="message")
+    assert len(messages) == 8
+    for m in messages:
+        into, out_of = m["hops"]
+        assert (into["from"], out_of["from"]) == ("client", "server")
+        assert into["outcome"] == out_of["outcome"] == "accepted"
+        assert "properties-added" not in into
+        assert m["bare-sha256"] in sent  # known by the message as sent
+    bare = [m for m in messages if m["message-id"] is None]
+    own = [m for m in messages if m["message-id"] is not None]
+    assert len(bare) == 5 and all(m["hops"][1]["properties-added"] is True for m in bare)
+    assert [m["message-id"] for m in own] == ["id-1", "id-2", "id-3"]
+    assert all("properties-added" not in m["hops"][1] for m in own)
+    r = amqp("pcap-dump", str(cap), "-m", *only_ours)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    consumer = bare[0]["hops"][1]["connection"]
+    assert all(line.endswith(f" {consumer} <- /queue/{q} +properties accepted")
+               for line in lines[:5])
+    assert lines[-1].startswith("8 messages: 0 seen once, 8 on two or more deliveries")
+
+
 def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
                                        direct_sender: Callable[..., Any],
                                        tmp_path: Path) -> None:
