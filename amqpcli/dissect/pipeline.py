@@ -493,9 +493,7 @@ class _Handler10(_Handler):
             elif cls is SessionBegun:
                 self._session_no(ev.session)
             elif cls is TerminusMismatch:
-                diffs = "; ".join(
-                    f"{d.field}: asked {_short(d.requested)}, granted {_short(d.granted)}"
-                    + (f" ({d.note})" if d.note else "") for d in ev.differences)
+                diffs = "; ".join(_difference_text(d) for d in ev.differences)
                 text = f"link {ev.link.name!r}: {ev.side} granted differently: {diffs}"
                 ls = conn.link_for(ev.link)
                 if ls is not None:
@@ -757,10 +755,26 @@ def _other(side: str) -> str:
     return "server" if side == "client" else "client"
 
 
-def _short(v: Any) -> str:
+def _difference_text(d: Any) -> str:
+    """One field a responder granted differently: `field: asked A, granted B (note)`.
+    Capabilities are drawn as the frame lines draw them (`"a,b",queue`: a name holding
+    a comma is quoted); their note names them as plain text, so only its kind is kept
+    (`capabilities dropped`): the two lists show which."""
     from amqpcli.render.text import format_value
+    from amqpcli.render.types import capabilities_text
 
-    text = format_value(v)
+    note = d.note
+    if d.field.endswith("capabilities"):
+        asked, granted = (capabilities_text(v) if v else "none"
+                          for v in (d.requested, d.granted))
+        note = note.split(":", 1)[0]
+    else:
+        asked, granted = format_value(d.requested), format_value(d.granted)
+    return (f"{d.field}: asked {_short(asked)}, granted {_short(granted)}"
+            + (f" ({note})" if note else ""))
+
+
+def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -28,6 +28,7 @@ from amqpcli.render.types import (
     _CHOICE_NAMES,
     _TYPE_NAMES,
     INTEGER_TYPES,
+    capabilities_text,
     choice_of,
     field_type,
     quoted,
@@ -169,8 +170,7 @@ def _terminus(v: Any) -> str:
             bits.append(printable(mode))
         caps = getattr(v, "capabilities", None)  # (what routes a node: topic, queue, ...)
         if caps is not None:
-            caps = caps if isinstance(caps, (list, tuple)) else [caps]
-            bits.append("caps=" + ",".join(printable(str(x)) for x in caps))
+            bits.append("caps=" + capabilities_text(caps))
         return "(" + " ".join(bits) + ")" if len(bits) > 1 else bits[0]
     return format_value(v)
 

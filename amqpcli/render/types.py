@@ -134,6 +134,27 @@ def quoted(value: object) -> str:
     return '"' + _UNSAFE_IN_QUOTES.sub(_escape_char, text) + '"'
 
 
+# What a name drawn bare among others may hold: letters, digits and the punctuation that
+# names are made of (amqp:local-transactions, ANONYMOUS-RELAY, topic://x). A comma, a
+# space, a quote, a parenthesis or a control character would make a list read two ways.
+_PLAIN_NAME = re.compile(r"[\w.:/@#$%&*+!?~^-]+")
+
+
+def plain_or_quoted(value: object) -> str:
+    """Peer text that names something, as it is when it is one plain name (`queue`), else
+    `quoted` (`"a,b"`, `"two words"`, `""`): names joined by commas read one way."""
+    text = value if isinstance(value, str) else str(value)
+    return text if _PLAIN_NAME.fullmatch(text) else quoted(text)
+
+
+def capabilities_text(caps: Any) -> str:
+    """A multiple symbol field (a terminus's or an open's capabilities: one symbol or an
+    array of them) as its names joined by commas, each `plain_or_quoted`: `queue,shared`
+    is two capabilities, `"queue,shared"` one."""
+    items = caps if isinstance(caps, (list, tuple)) else [caps]
+    return ",".join(plain_or_quoted(x) for x in items)
+
+
 def format_descriptor(descriptor: Any) -> str:
     """`0x468c00000004 = apache.org:selector-filter:string`, or the symbol itself."""
     if isinstance(descriptor, int) and not isinstance(descriptor, bool):

@@ -23,7 +23,7 @@ from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
-from amqpcli.render.types import sasl_code_name
+from amqpcli.render.types import capabilities_text, sasl_code_name
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
     ConnDetail,
@@ -276,6 +276,14 @@ def _fmt(v: Any) -> str:
     return format_value(v)
 
 
+def _field_text(name: str, v: Any) -> str:
+    """A terminus's or an open's field; capabilities as the frame lines draw them
+    (`"a,b",queue`: a name holding a comma is quoted)."""
+    if v is not None and name.endswith("capabilities"):
+        return capabilities_text(v)
+    return _fmt(v)
+
+
 def terminus_rows(requested: Any, granted: Any) -> list[TerminusRow]:
     if requested is None and granted is None:
         return []
@@ -287,7 +295,8 @@ def terminus_rows(requested: Any, granted: Any) -> list[TerminusRow]:
         b = getattr(granted, f, None) if granted is not None else None
         if a is None and b is None:
             continue
-        rows.append(TerminusRow(f.replace("_", "-"), _fmt(a), _fmt(b) if granted is not None else "…"))
+        rows.append(TerminusRow(f.replace("_", "-"), _field_text(f, a),
+                                _field_text(f, b) if granted is not None else "…"))
     return rows
 
 
@@ -461,8 +470,7 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
 def _open_field(o: Any, name: str) -> str:
     if o is None:
         return ""
-    v = getattr(o, name, None)
-    return "" if v is None else _fmt(v)
+    return _field_text(name, getattr(o, name, None))
 
 
 def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
