@@ -20,7 +20,7 @@ from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
-from amqpcli.render.types import sasl_code_name
+from amqpcli.render.types import capabilities_text, sasl_code_name
 
 _LINK_WIDTH = 18
 
@@ -222,6 +222,9 @@ def _terminus(t: Any) -> str:
     bits = [format_value(a) if a is not None else "(no address)"]
     if getattr(t, "dynamic", None):
         bits.append("dynamic")
+    caps = getattr(t, "capabilities", None)
+    if caps is not None:
+        bits.append("caps=" + capabilities_text(caps))
     return " ".join(bits)
 
 
@@ -247,15 +250,18 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
     s = link_summary(conn, ls)
     role = "client sends" if link.sender == "client" else "server sends"
     handles = " ".join(f"{side[0]}:{h}" for side, h in sorted(ls.handles.items()))
-    first = (
-        f"{conn.label} s{ls.session_no} link {ls.name!r} ({role}) handles {handles or '-'}"
-        f" source={_terminus(link.source)} target={_terminus(link.target)}"
-        f" state={link.state}{_implicit_detach(link)}"
-    )
     req = getattr(link, "requested", None)
     gr = getattr(link, "granted", None)
+    # A refused link (answered with a null terminus) is a link to what it asked for, as
+    # the frames and the summary have it; state=refused says the rest.
+    termini = req if link.refused and req is not None else link
+    first = (
+        f"{conn.label} s{ls.session_no} link {ls.name!r} ({role}) handles {handles or '-'}"
+        f" source={_terminus(termini.source)} target={_terminus(termini.target)}"
+        f" state={link.state}{_implicit_detach(link)}"
+    )
     lines = [first]
-    if req is not None and gr is not None:
+    if req is not None and gr is not None and not link.refused:
         for name in ("source", "target"):
             a, b = getattr(req, name, None), getattr(gr, name, None)
             if _terminus(a) != _terminus(b):
