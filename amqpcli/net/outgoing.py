@@ -14,7 +14,10 @@ two characters), a message-id or correlation-id of a type AMQP does not allow, a
 or array in application-properties is a usage error naming the option that gave it and the
 value, never an encoder error in the middle of a run. When the run's length is known,
 `check_run` checks the values made for each message too, and the error names the first
-message whose value fails (`check_numbers`).
+message whose value fails (`check_numbers`). An error of a value made for each message
+names the message it was made for (`message 1: --property 'k': bad int value 'x1'`), the
+first one's too; an error of a value that is the same in every message names the option
+alone.
 """
 
 from __future__ import annotations
@@ -132,9 +135,7 @@ class PerMessage:
         try:
             return self.make(expand(self.text, n))
         except UserError as e:
-            if n == 1:  # (tried before the run: what is wrong is the value as typed)
-                raise
-            raise UserError(f"message {n}: {e}", e.code) from None
+            raise _numbered(e, n) from None
 
 
 def _expand(value: Any, n: int) -> Any:
@@ -142,8 +143,9 @@ def _expand(value: Any, n: int) -> Any:
 
 
 def _numbered(e: UserError, n: int) -> UserError:
-    """`e` as said of message `n` (of message 1 it is said of the value as typed)."""
-    if n == 1 or str(e).startswith(f"message {n}: "):
+    """`e`, an error of a value made for message `n` (`PerMessage`, an expanded body), as
+    said of that message."""
+    if str(e).startswith(f"message {n}: "):
         return e
     return UserError(f"message {n}: {e}", e.code)
 
@@ -272,6 +274,23 @@ def _is_compound(value: Any) -> bool:
     return isinstance(value, (dict, list, tuple, Array, AmqpList, AmqpMap, Composite))
 
 
+def _check_id(value: Any, what: str) -> None:
+    """A message-id or correlation-id: of a type AMQP allows for one, and encodable."""
+    if not _is_id(value):
+        raise UserError(f"{what}: an id of type {_type_name(value)} is not allowed: AMQP "
+                        "allows ulong, uuid, binary or string", Exit.USAGE)
+    check_encodes(value, what)
+
+
+def _check_application_property(value: Any, what: str) -> None:
+    """An application property's value: a simple one (Part 3 §3.2.5), and encodable."""
+    if _is_compound(value):
+        raise UserError(f"{what}: a value of type {_type_name(value)} is not allowed: "
+                        "application-properties hold only simple values (no map, list or "
+                        "array)", Exit.USAGE)
+    check_encodes(value, what)
+
+
 @dataclass
 class MessageTemplate:
     """Everything about a message except its body, as the options gave it."""
@@ -312,11 +331,18 @@ class MessageTemplate:
         """Every value of message number `n` checked now (the first when the template is
         made; the others of the run by `check_run`), so that a bad one is a usage error
         before anything is sent. Past the first only the values made for each message
-        (`PerMessage`) are checked: the others are the first message's."""
-        try:
-            self._check_values(n)
-        except UserError as e:
-            raise _numbered(e, n) from None
+        (`PerMessage`) are checked: the others are the first message's. The error of a
+        value made for each message names the message (`_numbered`), the first one's too;
+        that of a value the same in every message names the option alone."""
+        for what, check, value in self._values():
+            if value.__class__ is not PerMessage:
+                if n == 1:
+                    check(value, what)
+                continue
+            try:
+                check(value.value(n), what)
+            except UserError as e:
+                raise _numbered(e, n) from None
 
     def check_run(self, last: int | None, body: Callable[[int], Any] | None = None) -> None:
         """Messages 1 … `last` (None: unknown) checked now, their values and, with `body`
@@ -336,27 +362,18 @@ class MessageTemplate:
                 self._templated or self._footer_templated or body is not None):
             check_numbers(check, last)
 
-    def _check_values(self, n: int) -> None:
+    def _values(self) -> Iterator[tuple[str, Callable[[Any, str], Any], Any]]:
+        """Every value of the template (made for each message or not): the option that
+        gave it (as errors name it), what checks it, and the value."""
         for name, value in (*self.header.items(), *self.properties.items()):
-            if n > 1 and value.__class__ is not PerMessage:
-                continue
-            what = "--" + name.replace("_", "-")
-            value = _expand(value, n)
-            if name in ("message_id", "correlation_id") and not _is_id(value):
-                raise UserError(f"{what}: an id of type {_type_name(value)} is not allowed: AMQP "
-                                "allows ulong, uuid, binary or string", Exit.USAGE)
-            check_encodes(value, what)
+            yield ("--" + name.replace("_", "-"),
+                   _check_id if name in ("message_id", "correlation_id") else check_encodes,
+                   value)
         for section, option in _MAP_OPTIONS.items():
+            check = (_check_application_property if section == "application_properties"
+                     else check_encodes)
             for key, value in getattr(self, section).items():
-                if n > 1 and value.__class__ is not PerMessage:
-                    continue
-                what = f"{option} {str(key)!r}"
-                value = _expand(value, n)
-                if section == "application_properties" and _is_compound(value):
-                    raise UserError(f"{what}: a value of type {_type_name(value)} is not allowed: "
-                                    "application-properties hold only simple values (no map, "
-                                    "list or array)", Exit.USAGE)
-                check_encodes(value, what)
+                yield f"{option} {str(key)!r}", check, value
 
     def check_body(self, body: Any) -> None:
         """Encode `body` now (kept for `encode`): one with no encoding is a usage error

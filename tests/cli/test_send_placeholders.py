@@ -85,8 +85,8 @@ def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., Direc
     (["-c", "10000000", "--group-sequence", "{n}000"],
      "message 4294968: --group-sequence: bad uint value '4294968000'"),
     (["-c", "300", "--lines", "-P", "c:byte={n}"], "message 128: --property 'c'"),
-    (["-P", "sn:long={uuid}"], "--property 'sn': bad long value"),
-    (["--group-sequence", "x{n}"], "--group-sequence: bad uint value 'x1'"),
+    (["-P", "sn:long={uuid}"], "message 1: --property 'sn': bad long value"),
+    (["--group-sequence", "x{n}"], "message 1: --group-sequence: bad uint value 'x1'"),
     (["-A", "k:nope={n}"], "--annotation 'k': unknown type 'nope'"),
     (["--sequence", "-P", "sn=1"], "--property 'sn' and --sequence set the same property"),
 ])
@@ -109,6 +109,36 @@ def test_bad_values_are_usage_errors_before_connecting(args: list[str], said: st
 def test_an_expanded_body_is_checked_for_every_message(args: list[str], said: str) -> None:
     code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", *args)
     assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+@pytest.mark.parametrize("command", ["send", "request"])
+@pytest.mark.parametrize(("args", "said"), [
+    # a value made for each message says which message's it is, the first one's too
+    (["-P", "k:int=x{n}"], "message 1: --property 'k': bad int value 'x1'"),
+    (["--message-id", "ulong:x{n}"], "message 1: --message-id: bad ulong value 'x1'"),
+    (["--correlation-id", "ulong:{n}x"], "message 1: --correlation-id: bad ulong value '1x'"),
+    (["-A", "f:float={n}e39"], "message 1: --annotation 'f': 1e+39 is out of range for float"),
+    (["--footer", "c:char={n}{n}"], "message 1: --footer 'c': bad char value '11'"),
+    # one the same in every message names the option alone
+    (["-P", "k:int=x"], "--property 'k': bad int value 'x'"),
+    (["--message-id", "ulong:x"], "--message-id: bad ulong value 'x'"),
+    (["-A", "f:float=1e39"], "--annotation 'f': 1e+39 is out of range for float"),
+])
+def test_the_first_message_is_named_when_its_value_was_made_for_it(
+        command: str, args: list[str], said: str) -> None:
+    # (the old code named message 1 of a value made for each message as typed)
+    code, out, err = amqp_in_process(command, "amqp://127.0.0.1:1/q", "x", *args)
+    assert (code, out) == (2, "") and err.startswith(f"amqp: error: {said}"), err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (["x{n}", "--expand"], "message 1: body is not lossless JSON"),
+    (["x"], "body is not lossless JSON"),
+])
+def test_an_expanded_body_names_the_first_message_too(body: list[str], said: str) -> None:
+    code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", *body, "--json-body")
+    assert code == 2 and err.startswith(f"amqp: error: {said}"), err
 
 
 def test_request_checks_every_request_before_connecting() -> None:

@@ -176,3 +176,18 @@ def test_the_first_failing_message_of_a_long_run_is_found_cheaply() -> None:
         check_numbers(check, 10**12)
     assert len(checked) < 1100
     t.check_number(2147483)  # (the one before passes)
+
+
+def test_an_error_names_the_message_only_of_a_value_made_for_each() -> None:
+    from amqpcli.codec.types import Char
+    from amqpcli.errors import UserError
+
+    # made for each message: the message it was made for, the first one's too
+    with pytest.raises(UserError, match=r"^message 1: --property 'k': '11' is not one "):
+        MessageTemplate(application_properties={"k": PerMessage("{n}{n}", Char)})
+    t = MessageTemplate(application_properties={"k": PerMessage("{n}", Char)})
+    with pytest.raises(UserError, match=r"^message 10: --property 'k': '10' is not one "):
+        t.check_run(10)
+    # the same in every message: the option alone
+    with pytest.raises(UserError, match=r"^--property 'k': 'ab' is not one character"):
+        MessageTemplate(application_properties={"k": Char("ab")})
