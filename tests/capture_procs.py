@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +92,14 @@ def left(seen: set[Proc]) -> list[Proc]:
     return out
 
 
+def left_after(seen: set[Proc], wait: float = 10.0) -> list[Proc]:
+    """`left(seen)` once they are all gone, or after waiting `wait` seconds for it."""
+    guard = time.monotonic() + wait
+    while (still := left(seen)) and time.monotonic() < guard:
+        time.sleep(0.05)
+    return still
+
+
 def kill(procs: list[Proc]) -> None:
     """SIGKILL to those of `procs` still there (a failed test leaves nothing running)."""
     for p in procs:
@@ -103,8 +112,12 @@ def kill(procs: list[Proc]) -> None:
 
 
 def unique_filter() -> str:
-    """A capture filter nothing on loopback matches, and no one else's capture uses."""
-    return f"tcp port 1 and not tcp port {random.randrange(20000, 65000)}"
+    """A capture filter nothing matches, and no one else's capture uses. (Not one of
+    port 1: tests of a refused connection connect there, and a packet wakes a capture
+    that must stay idle.)"""
+    # (one port at both ends: only a connection to itself; and below the ephemeral ports)
+    port = random.randrange(20000, 32768)
+    return f"tcp src port {port} and tcp dst port {port}"
 
 
 def tshark_capturing(procs: set[Proc]) -> bool:
@@ -118,3 +131,19 @@ def dumpcap_capturing(procs: set[Proc], bpf_filter: str) -> bool:
     """Among `procs`: the dumpcap capturing with `bpf_filter` into a pipe."""
     return any(p.comm == "dumpcap" and bpf_filter in p.cmdline and " -w -" in p.cmdline
                for p in procs)
+
+
+def written(pid: int) -> int:
+    """How many bytes process `pid` has written (0 once it is gone)."""
+    try:
+        io = Path(f"/proc/{pid}/io").read_text()
+    except OSError:
+        return 0
+    return next((int(x.split()[1]) for x in io.splitlines() if x.startswith("wchar:")), 0)
+
+
+def dumpcap_writing(procs: set[Proc], bpf_filter: str) -> bool:
+    """`dumpcap_capturing`, and that dumpcap wrote the capture's header into its pipe: it
+    captures (before that a reader's end goes unnoticed: dumpcap stops as it writes)."""
+    return any(p.comm == "dumpcap" and bpf_filter in p.cmdline and " -w -" in p.cmdline
+               and written(p.pid) > 0 for p in procs)

@@ -30,7 +30,8 @@ over. That is how Ctrl-C ends a live dump without losing the packets already cap
 and how `amqp tui --live` ends its capture when it quits, from another thread than the
 one reading. The capture processes (dumpcap, tshark) run in sessions of their own, so a
 terminal's Ctrl-C, sent to the whole foreground process group, reaches only us: so we
-end them, at the latest when the program exits (see `_end_at_exit`).
+end them, at the latest when the program exits (see `_end_at_exit`). On Linux each also
+gets SIGTERM if we die without ending them (SIGKILL, a crash): see `ended_with_us`.
 """
 
 from __future__ import annotations
@@ -38,12 +39,15 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import ctypes
+import functools
 import os
 import re
 import shutil
 import signal
 import stat
 import subprocess
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Collection, Iterator
@@ -96,6 +100,7 @@ class _OwnSessionLoop(asyncio.SelectorEventLoop):
     async def subprocess_exec(self, protocol_factory: Any, program: Any, *args: Any,
                               **kwargs: Any) -> Any:
         kwargs.setdefault("start_new_session", True)
+        kwargs.setdefault("preexec_fn", ended_with_us())
         handed = [fd for fd in (kwargs.get("stdin"), kwargs.get("stdout"))
                   if isinstance(fd, int) and fd >= 0 and _is_pipe(fd)]
         try:
@@ -111,6 +116,54 @@ def _is_pipe(fd: int) -> bool:
         return stat.S_ISFIFO(os.fstat(fd).st_mode)
     except OSError:
         return False
+
+
+# Linux's prctl(2) option: the signal a process gets when the thread that started it ends
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _prctl() -> Any:
+    """libc's prctl (looked up once, in the parent: the child must not load anything),
+    or None where there is none."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+def ended_with_us() -> Callable[[], None] | None:
+    """A `preexec_fn` that has the capture process (Linux only; None elsewhere) get
+    SIGTERM when we die without ending it: a SIGKILL, a crash. (Its own session keeps
+    the terminal's signals from it, and `_end_at_exit` needs us alive.) dumpcap then
+    writes out what it holds and exits; tshark ends its own dumpcap and exits.
+
+    The signal comes when the *thread* that started the process ends: each capture's
+    processes are started by the thread reading them, which outlives them (the
+    capture's generator reaps them before that thread is done with it). Linux drops the
+    setting as it runs a program with more rights than its user's (a dumpcap given
+    capture capabilities, or setuid, for users who are not root): such a dumpcap ends
+    at the next packet it captures, when it finds no one reading its pipe.
+
+    A `preexec_fn` runs between fork and exec, in a copy of a process that may have
+    threads: it only calls a function looked up beforehand and the system, taking no
+    lock another thread could have held at the fork (no import, no logging)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+    sigterm = int(signal.SIGTERM)
+
+    def in_child() -> None:
+        if prctl(_PR_SET_PDEATHSIG, sigterm, 0, 0, 0) == 0 and os.getppid() != parent:
+            os._exit(1)  # we died before the setting took: no signal will come
+    return in_child
 
 
 _thread_loop = threading.local()
@@ -456,7 +509,8 @@ def dumpcap_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     try:
         # its own session: a terminal's Ctrl-C reaches only us, and we end it gently
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                bufsize=0, start_new_session=on_capturing is not None)
+                                bufsize=0, start_new_session=on_capturing is not None,
+                                preexec_fn=ended_with_us())  # noqa: PLW1509 - see there
     except OSError as e:
         procs.over()
         raise UserError(f"live capture on {interface} failed: cannot run {dumpcap_path}: "

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -61,4 +62,50 @@ def test_stopping_a_live_capture_is_quiet(sig: signal.Signals, when: str) -> Non
         procs.kill(left)
     assert proc.returncode == 130, err
     assert err == "amqp: interrupted\n"
+    assert not left, [str(p) for p in left]
+
+
+# how the capture runs: tshark (pyshark's dumpcap into it), tshark decrypting TLS, dumpcap
+KILLED_CAPTURES = {"tshark": [], "tls-keylog": ["--tls-keylog", "{keylog}"],
+                   "fast": ["--fast-capture"]}
+
+
+@pytest.mark.parametrize("how", list(KILLED_CAPTURES))
+def test_a_killed_live_capture_leaves_no_capture_process(how: str, tmp_path: Path) -> None:
+    """SIGKILL gives `amqp` no chance to end its capture processes (they run in sessions
+    of their own): on Linux each gets SIGTERM as it dies (tshark ends its own dumpcap)."""
+    assert os.geteuid() == 0, "live capture on lo needs root"
+    flt = procs.unique_filter()
+    keylog = tmp_path / "keys.log"
+    keylog.write_text("")  # (a live capture's clients write their keys as they connect)
+    options = [x.format(keylog=keylog) for x in KILLED_CAPTURES[how]]
+    fast = how == "fast"
+    env = {k: v for k, v in os.environ.items() if k not in ("AMQP_URL", "AMQP_DEBUG")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "pcap-dump", "--live", "lo", "--capture-filter", flt,
+         *options],
+        cwd=REPO_ROOT, env={**env, "NO_COLOR": "1"}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen: set[procs.Proc] = set()
+    try:
+        guard = time.monotonic() + 300  # (against a hang: not a time limit)
+        while time.monotonic() < guard:
+            assert proc.poll() is None, proc.communicate()
+            seen.update(procs.captures_below(proc.pid))
+            if (procs.tshark_capturing(seen) or fast) and procs.dumpcap_writing(seen, flt):
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
+        seen.update(procs.captures_below(proc.pid))
+        proc.kill()
+        proc.wait()
+        left = procs.left_after(seen)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+        procs.kill(procs.left(seen) + list(procs.with_filter(flt)))
     assert not left, [str(p) for p in left]

@@ -177,3 +177,41 @@ def test_a_signal_ends_every_capture_process(sig: int) -> None:
             p.kill()
             p.wait()
         procs.kill(procs.left(seen) + list(procs.with_filter(flt)))
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("fast", [False, True], ids=["tshark", "fast"])
+def test_a_killed_tui_leaves_no_capture_process(fast: bool) -> None:
+    """`amqp tui --live lo` killed (SIGKILL: nothing of ours runs): its capture
+    processes, started by the capture's reading thread, get SIGTERM as it dies and end
+    (tshark ends its own dumpcap)."""
+    assert os.geteuid() == 0, "live capture on lo needs root"
+    flt = procs.unique_filter()
+    env = {k: v for k, v in os.environ.items() if k not in ("AMQP_URL", "AMQP_DEBUG")}
+    p = subprocess.Popen([sys.executable, "-m", "amqpcli", "tui", "--live", "lo",
+                          "--capture-filter", flt, *(["--fast-capture"] if fast else [])],
+                         cwd=REPO_ROOT, env={**env, "NO_COLOR": "1", "COLUMNS": "100",
+                                             "LINES": "30"},
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    seen: set[procs.Proc] = set()
+    try:
+        guard = time.monotonic() + 300  # (against a hang: not a time limit)
+        while time.monotonic() < guard:
+            assert p.poll() is None, p.returncode
+            seen.update(procs.captures_below(p.pid))
+            if (fast or procs.tshark_capturing(seen)) and procs.dumpcap_writing(seen, flt):
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
+        seen.update(procs.captures_below(p.pid))
+        p.kill()
+        p.wait()
+        left = procs.left_after(seen)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        procs.kill(procs.left(seen) + list(procs.with_filter(flt)))
+    assert not left, [str(x) for x in left]
