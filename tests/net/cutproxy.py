@@ -111,6 +111,10 @@ class CutProxy:
             try:
                 # RST rather than FIN: the way a crashed peer looks.
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                # Wake the thread reading it, if any (it sends nothing): until that read
+                # returns, the close below leaves the socket open, so a client that is only
+                # waiting for the peer (a browse) would not see the cut.
+                s.shutdown(socket.SHUT_RD)
             except OSError:
                 pass
             try:
