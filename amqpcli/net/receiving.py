@@ -28,7 +28,9 @@ Copy mode (``--copy`` and browse): deliveries are not settled one by one; they a
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
 first still holds its deliveries: a peer that really copies shows the same messages
-again, one that consumed them shows fewer, and we say so.
+again, one that consumed them shows fewer, and we say so. After a reconnect the new copy
+link starts again at the head of the node: what was shown before is passed over, held
+unwritten (amqpcli/net/browseresume.py).
 
 Latency: a message that carries a send-time stamp (the integer application property
 `ts`, `send --timestamp`) counts the wall clock when it is handed to be written less the
@@ -52,6 +54,7 @@ from typing import Any, Protocol, TypeVar
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import DecodeError, Described, Symbol, UInt
 from amqpcli.errors import Exit, UserError
+from amqpcli.net.browseresume import ShownBefore
 from amqpcli.net.client import (
     Client,
     ConnectionLost,
@@ -441,6 +444,8 @@ class _Receiver:
         self.given_back: list[tuple[Incoming, Any, int]] = []
         # Written, then given back with a lost link: they come again on the next one.
         self.gone_back: Counter[int] = Counter()
+        # Copy mode with --reconnect: what was shown, passed over by the next link.
+        self.shown_before = ShownBefore(_identity) if plan.copy and cfg.reconnect.limit else None
         self.link: ReceiverLink | None = None  # the current connection's link
         # --rate: no more credit than a second at the rate takes (see the module doc)
         self.full_credit = plan.credit if plan.rate is None else max(
@@ -503,12 +508,13 @@ class _Receiver:
                     self.held_digests.clear()
                     self.gone_back.update(ident for _, _, ident in self.given_back)
                     self.given_back.clear()
+                    self._say_passed_over()
                     if client is not None:
                         await client.abort()
                         client = None
-                    # a connection that got somewhere (a copy link starts again at the
-                    # head of the node: what it received is no progress)
-                    if self._progress() > progress and not self.plan.copy:
+                    # a connection that got somewhere (a copy link passes over what was
+                    # shown before: only a message not shown before counts)
+                    if self._progress() > progress:
                         attempts = self.cfg.reconnect.delays()
                     if not attempts or self._done():
                         self.s.failure = e.error
@@ -536,6 +542,7 @@ class _Receiver:
             self.sink.close()
             self._lost_unwritten()
             self.txns.lost(again=False)
+            self._say_passed_over()
             s = self.s
             if s.presettled_lost:
                 self._warn(f"{s.presettled_lost} pre-settled message(s) lost: received but not "
@@ -664,6 +671,8 @@ class _Receiver:
             self.s.address = str(addr)
             if self.on_address is not None:
                 self.on_address(self.s.address)
+        if self.shown_before is not None:
+            self.shown_before.new_link()
         try:
             await self._receive(link, drain=plan.drain and client.peer.drain_works)
         except OutputError:
@@ -737,7 +746,17 @@ class _Receiver:
         remaining = None if plan.count is None else plan.count - self.s.written
         if remaining is not None and remaining <= 0:
             return
-        window = self.credit if remaining is None else min(self.credit, remaining)
+        shown_before = self.shown_before
+
+        def wanted(n: int) -> int:
+            """At most `n`, and no more than --count still wants, with (a browse after a
+            reconnect) the messages shown before that this link is to pass over first: a
+            credit of what --count wants alone would pass over them a window at a time."""
+            if remaining is None:
+                return n
+            return min(n, remaining + (shown_before.left if shown_before is not None else 0))
+
+        window = wanted(self.credit)
         link.flow(window, drain=drain)
         outstanding = window
         i = self.s.received
@@ -755,7 +774,7 @@ class _Receiver:
             """The next window, once this one is used up (see below)."""
             nonlocal window
             window = self._regrown(window)
-            want = window if remaining is None else min(window, remaining)
+            want = wanted(window)
             link.flow(want, drain=drain)
             return want
 
@@ -781,7 +800,7 @@ class _Receiver:
                 batch = kept
                 if not batch:
                     continue  # the next `get` raises the end
-            if self.gone_back:
+            if self.gone_back or (shown_before is not None and shown_before.to_pass):
                 n = len(batch)
                 batch = self._not_again(batch)
                 outstanding -= n - len(batch)
@@ -789,6 +808,7 @@ class _Receiver:
                     if outstanding <= 0:
                         outstanding = grant()
                     continue
+            self._say_passed_over()  # (where the output goes on)
             if plan.rate:
                 await self._pace()
             # send --timestamp's stamps: the latency runs to now, when the message is
@@ -813,6 +833,8 @@ class _Receiver:
             if self.s.sequence is not None:  # what the output holds: the messages written
                 for inc in batch:
                     self.s.sequence.add(inc.payload)
+            if self.shown_before is not None:
+                self.shown_before.add(batch)
             k = len(batch)
             if simple and k <= outstanding:
                 # The usual run (one outcome, no copy or mode second, inside the credit):
@@ -845,10 +867,7 @@ class _Receiver:
                 if inc.settled:
                     self.s.presettled += 1
                 elif plan.copy:
-                    self.held.append(inc)
-                    if plan.check_copy:
-                        self.held_digests.append(hash(inc.delivery.payload))
-                    inc.delivery.drop_payload()
+                    self._hold(inc)
                 elif plan.txn_size:
                     name, state, _ = outcomes[i % len(outcomes)]
                     i += 1
@@ -892,14 +911,28 @@ class _Receiver:
             self._settle(link, inc, state)
         self.given_back.clear()
 
+    def _hold(self, inc: Incoming) -> None:
+        """Copy mode: keep the delivery, to release at the end."""
+        self.held.append(inc)
+        if self.plan.check_copy:
+            self.held_digests.append(hash(inc.delivery.payload))
+        inc.delivery.drop_payload()
+
     def _not_again(self, batch: list[Incoming]) -> list[Incoming]:
-        """`batch` without the messages that were written, went back with a lost link and
-        now come again: those are held unwritten and released at the end. A message is
-        known by its bare message (`_identity`); one whose header says no link acquired it
-        before (first-acquirer) is new, whatever its bytes."""
+        """`batch` without the messages that were written and now come again: those are
+        held unwritten and released at the end. They went back with a lost link, or (copy
+        mode) were shown before a reconnect, the new link starting again at the head of the
+        node. A message is known by its bare message (`_identity`); one that went back
+        and whose header says no link acquired it before (first-acquirer) is new, whatever
+        its bytes."""
         keep = []
+        shown_before = self.shown_before
         for inc in batch:
-            if not inc.settled:
+            if shown_before is not None and shown_before.passes_over(inc):
+                if not inc.settled:
+                    self._hold(inc)
+                continue
+            if not inc.settled and self.gone_back:
                 ident = _identity(inc)
                 left = self.gone_back.get(ident, 0)
                 if left and not _first_acquired(inc):
@@ -913,6 +946,12 @@ class _Receiver:
                     continue
             keep.append(inc)
         return keep
+
+    def _say_passed_over(self) -> None:
+        """Say how many messages shown before a reconnect this link passed over."""
+        notice = self.shown_before.notice() if self.shown_before is not None else None
+        if notice is not None:
+            self._warn(notice)
 
     async def _settle_second_mode(self, link: ReceiverLink) -> None:
         """Mode second: our outcomes hold once the sender has settled them."""
