@@ -36,6 +36,7 @@ from amqpcli.net.connect import connection_error, open_stream
 from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 from amqpcli.net.transport import now as _now
+from amqpcli.render.types import printable
 
 __all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "InternalError", "Pending",
            "ReceiverLink", "SenderLink", "connect_retrying", "forced_close", "raise_exit"]
@@ -206,15 +207,17 @@ def raise_exit(code: Exit, why: str, failure: UserError | None) -> None:
 
 
 def describe_error(err: Any) -> str:
-    """``condition: description`` of a codec `Error` (or 'no error given')."""
+    """``condition: description`` of a peer's `Error` (or 'no error given'), on one line
+    and otherwise as the peer wrote it: line breaks, tabs and other control characters
+    escaped (`\\n`, `\\t`, `\\x1b`), a backslash as `\\\\`, spaces kept (an aligned table,
+    a quoted value with two spaces). Every command that reports a peer's error (send,
+    recv, browse, request, the TUI) words it here."""
     if err is None:
         return "no error given"
     cond = getattr(err, "condition", None)
     desc = getattr(err, "description", None)
-    text = str(cond) if cond is not None else "unknown condition"
-    if desc:
-        desc = " ".join(str(desc).split())  # a peer's multi-line text stays one line
-    return f"{text}: {desc}" if desc else text
+    text = printable(str(cond)) if cond is not None else "unknown condition"
+    return f"{text}: {printable(desc)}" if desc else text
 
 
 class Pending:

@@ -40,6 +40,7 @@ from amqpcli.net.client import (
     ReceiverLink,
     close_interrupted,
     connect_retrying,
+    describe_error,
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
@@ -352,9 +353,7 @@ class _Requester:
         if name == "accepted":
             return
         if isinstance(state, c.Rejected) and state.error is not None:
-            err = state.error
-            s.errors.append(f"rejected: request {req.number}: {err.condition}"
-                            + (f": {err.description}" if err.description else ""))
+            s.errors.append(f"rejected: request {req.number}: {describe_error(state.error)}")
         # refused: no reply will come, the next request may go
         self._done(req)
         if self.replies is not None:

@@ -35,6 +35,7 @@ from amqpcli.net.client import (
     SenderLink,
     close_interrupted,
     connect_retrying,
+    describe_error,
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
@@ -366,11 +367,8 @@ class _Sender:
         if name in OUTCOMES:
             setattr(self.s, name, getattr(self.s, name) + 1)
             if isinstance(state, c.Rejected) and state.error is not None:
-                err = state.error
                 self.s.errors.append(
-                    f"rejected: message {msg.number}: {err.condition}"
-                    + (f": {err.description}" if err.description else "")
-                )
+                    f"rejected: message {msg.number}: {describe_error(state.error)}")
         else:
             self.s.other += 1
         if progress:

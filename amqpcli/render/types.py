@@ -125,6 +125,14 @@ def printable(value: object) -> str:
     return s if s.isprintable() and "\\" not in s else _UNSAFE.sub(_escape_char, s)
 
 
+def one_line(text: str) -> str:
+    """A message for the user (an error, a notice) as one harmless line: as it is when
+    every character is printable, else `printable`. Peer text in it was made so where
+    it was put in (`describe_error`), and escaping it again would double its backslashes
+    (`\\n` shown as `\\\\n`); the CLI's error line follows the same rule."""
+    return text if text.isprintable() else printable(text)
+
+
 def quoted(value: object) -> str:
     """A string value in double quotes, escaped as `printable` escapes, with its own
     quotes and backslashes escaped (`"say \\"hi\\"\\x1b"`)."""

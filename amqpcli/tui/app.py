@@ -21,6 +21,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
+from amqpcli.render.types import one_line
 from amqpcli.tui import keys
 from amqpcli.tui.messages import DeliverySelected, LinkSelected, SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source, Unsupported
@@ -166,7 +167,7 @@ class AmqpTui(App[None]):
             status += f"  [frozen: {log.pending} new]"
         if self.failed:
             status = self.failed
-        self.sub_title = printable(status)
+        self.sub_title = one_line(status)
         if self.replay_bar is not None:
             src: Any = self.source
             self.replay_bar.show(*src.bar_state())
@@ -174,8 +175,9 @@ class AmqpTui(App[None]):
 
     def say(self, text: str, severity: str = "information", timeout: float | None = None) -> None:
         """A notification whose text may come from a peer (an error description, a link
-        name, a file name): never read as markup, control characters escaped."""
-        self.notify(printable(text), severity=severity, timeout=timeout,  # type: ignore[arg-type]
+        name, a file name): never read as markup, control characters escaped (once: an
+        error description comes escaped already)."""
+        self.notify(one_line(text), severity=severity, timeout=timeout,  # type: ignore[arg-type]
                     markup=False)
 
     # -- selection --------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""A peer's error description is reported on one line and otherwise as the peer wrote it:
+its line breaks, tabs and control characters escaped (`\\n`, `\\t`, `\\x1b`), a backslash
+as `\\\\`, its spaces kept. recv collapsed every run of whitespace into one space (an
+aligned table, a quoted value with two spaces came out changed); send and request put a
+rejection's description into their summaries raw (a newline broke the summary, an ESC
+reached the terminal). Every command words a peer's error the same way, with
+`describe_error`."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.types import Symbol
+from amqpcli.engine import Endpoint, LinkAttached, MessageReceived
+from amqpcli.errors import Exit
+from amqpcli.net.client import describe_error
+from tests.net.clirun import amqp
+from tests.net.onepeer import HANG_GUARD, one_connection
+
+DESCRIPTION = "no such node:\n  name    | state\n  orders  |\tgone\r\nsee 'a  b' \x1b[31m C:\\q"
+SHOWN = "no such node:\\n  name    | state\\n  orders  |\\tgone\\r\\nsee 'a  b' \\x1b[31m C:\\\\q"
+ERROR = c.Error(condition=Symbol("amqp:internal-error"), description=DESCRIPTION)
+SAID = f"amqp:internal-error: {SHOWN}"
+
+
+def test_describe_error_keeps_the_text_and_escapes_what_would_break_the_line() -> None:
+    assert describe_error(ERROR) == SAID
+    assert describe_error(c.Error(condition=Symbol("amqp:x"))) == "amqp:x"
+    assert describe_error(c.Error(condition=Symbol("amqp:x\n"), description="a  b")) == (
+        "amqp:x\\n: a  b")
+    assert describe_error(None) == "no error given"
+
+
+def _peer(how: str) -> tuple[int, threading.Thread]:
+    """Takes one connection (no SASL) and answers its links, then says ERROR: `close`
+    closes the connection (and hangs up), `end` ends the session, `detach` detaches the
+    link and `refuse` refuses it, once a link is attached; `reject` grants credit and
+    rejects every message."""
+
+    def serve(conn: socket.socket) -> None:
+        ep = Endpoint("peer", link_policy="manual")
+        t = 0.0
+        while data := conn.recv(65536):
+            t += 0.001
+            for e in ep.receive_data(data, t):
+                if isinstance(e, LinkAttached) and e.side == ep.remote:
+                    if how == "refuse":
+                        ep.refuse_link(e.link, ERROR)
+                        continue
+                    ep.accept_link(e.link)
+                    if e.link.sender != ep.local:
+                        ep.flow(e.link, 100)
+                    if how == "close":
+                        ep.close(ERROR)
+                    elif how == "end":
+                        ep.end(e.link.session, ERROR)
+                    elif how == "detach":
+                        ep.detach(e.link, error=ERROR)
+                elif isinstance(e, MessageReceived) and how == "reject":
+                    ep.reject(e.delivery, ERROR)
+            out = ep.data_to_send()
+            if out:
+                conn.sendall(out)
+            if ep.local in ep.connection.close:  # ours sent (or the answer to theirs)
+                return
+
+    return one_connection(serve)
+
+
+def _run(how: str, *args: str) -> tuple[int, list[str]]:
+    """`amqp ARGS` against `_peer(how)`: the exit code and the lines of its output,
+    standard output's then standard error's."""
+    port, th = _peer(how)
+    r = amqp(args[0], f"amqp://127.0.0.1:{port}/q", *args[1:], "--sasl-mechanism", "none",
+             "--connect-timeout", "30", timeout=HANG_GUARD)
+    th.join(HANG_GUARD)
+    out = r.stdout + r.stderr
+    assert "\x1b" not in out and "\r" not in out and "\t" not in out
+    return r.returncode, out.splitlines()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("how", "what"), [
+    ("close", "the peer closed the connection"),
+    ("end", "the peer ended the session"),
+    ("detach", "the peer detached the link to 'q'"),
+    ("refuse", "the link to 'q'"),  # (worded as a detach: the detach that refuses it)
+])
+def test_recv_reports_the_peers_error_as_the_peer_wrote_it(how: str, what: str) -> None:
+    code, lines = _run(how, "recv", "-t", "30")
+    assert code == Exit.REFUSED, lines
+    assert lines[-1].startswith("amqp: error: the peer "), lines
+    assert lines[-1].endswith(f"{what}: {SAID}"), lines
+
+
+@pytest.mark.integration
+def test_browse_reports_it_alike() -> None:
+    code, lines = _run("detach", "browse", "-t", "30")
+    assert code == Exit.REFUSED, lines
+    assert lines[-1] == f"amqp: error: the peer detached the link to 'q': {SAID}", lines
+
+
+@pytest.mark.integration
+def test_a_rejection_is_one_line_of_the_send_summary() -> None:
+    code, lines = _run("reject", "send", "hi", "--count", "2")
+    assert code == Exit.REJECTED, lines
+    said = [ln for ln in lines if "rejected: message " in ln]
+    assert said == [f"rejected: message 1: {SAID}", f"rejected: message 2: {SAID}"], lines
+
+
+@pytest.mark.integration
+def test_a_rejection_is_one_line_of_the_request_summary() -> None:
+    code, lines = _run("reject", "request", "hi", "-t", "30")
+    assert code == Exit.REJECTED, lines
+    assert f"amqp: rejected: request 1: {SAID}" in lines, lines
