@@ -913,7 +913,8 @@ class Client:
             self._pending.pop(id(p.delivery), None)
             p._resolve(lost=True)
         link.changed.set()
-        if e.error is not None or not link.detaching:
+        # (a refusal's detach: LinkRefused, which comes first, said it)
+        if (e.error is not None or not link.detaching) and not e.link.refused:
             link._fail(UserError(f"the peer detached the link to {link.what}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:

@@ -20,7 +20,7 @@ def test_refused_link_prints_only_the_error(serve: ServePeers) -> None:
     url = serve("--refuse", "q*")
     r = amqp("browse", f"{url}/q1")
     assert r.returncode == 4
-    assert r.stderr.startswith("amqp: error: the peer detached the link to 'q1': amqp:not-found")
+    assert r.stderr.startswith("amqp: error: the peer refused the link to 'q1': amqp:not-found")
     assert len(r.stderr.splitlines()) == 1, r.stderr
 
 

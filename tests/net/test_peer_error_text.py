@@ -88,7 +88,7 @@ def _run(how: str, *args: str) -> tuple[int, list[str]]:
     ("close", "the peer closed the connection"),
     ("end", "the peer ended the session"),
     ("detach", "the peer detached the link to 'q'"),
-    ("refuse", "the link to 'q'"),  # (worded as a detach: the detach that refuses it)
+    ("refuse", "the peer refused the link to 'q'"),
 ])
 def test_recv_reports_the_peers_error_as_the_peer_wrote_it(how: str, what: str) -> None:
     code, lines = _run(how, "recv", "-t", "30")
