@@ -494,7 +494,7 @@ class _Receiver:
                 progress = self._progress()
                 try:
                     self._lost_unwritten()
-                    self.link = None
+                    self._new_connection()
                     client = await connect_retrying(self.cfg, attempts, self._warn)
                     if dropped:  # counted once the connection is made again
                         self.s.reconnects += 1
@@ -554,6 +554,17 @@ class _Receiver:
                                     else "the browse did not finish")
             s.elapsed = time.monotonic() - start
         return self.s
+
+    def _new_connection(self) -> None:
+        """Forget how the last connection's receive ended (drained, timed out) and what its
+        copy check found: the run ends as its last connection does, and a connection lost
+        after its drain timed out is followed by one that may drain. What the run did
+        carries over: the messages received and written, their outcomes, what is in doubt,
+        what went back and is to be passed over."""
+        self.link = None
+        s = self.s
+        s.drained = s.timed_out = False
+        s.copy_consumed = s.copy_unchecked = None
 
     def _progress(self) -> int:
         """What a connection that ends has done for good: messages received, or in
