@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import io
+import itertools
 import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
@@ -243,6 +245,14 @@ def _may_wait(path: str) -> bool:
     return not stat.S_ISREG(mode)
 
 
+def _is_fifo(path: str) -> bool:
+    """Whether `path` names a FIFO (opening one for reading waits for its writer)."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False  # (opening it says what is wrong)
+
+
 def _where(path: str) -> str:
     """An input as an error names it."""
     return "standard input" if path == "-" else repr(path)
@@ -277,7 +287,7 @@ def message_source(
     or one message per line of the input. A single body is read and checked now, and
     with a known count every message's values ({n} in them) and body (--expand), so bad
     input is an error before we connect, naming the first message it is wrong for
-    (`MessageTemplate.check_run`); lines are read as they are sent. `expand_body`: {n}
+    (`MessageTemplate.check_run`); lines as `_line_messages` says. `expand_body`: {n}
     and {uuid} in a BODY argument are made for each message (a body read from a file or
     stdin is sent as it is)."""
     if body is not None and file is not None:
@@ -290,7 +300,6 @@ def message_source(
                         f"{'a file' if file not in (None, '-') else 'standard input'} is "
                         "sent as it is", Exit.USAGE)
     if lines:
-        template.check_run(count)  # (the most the lines may make)
         return _line_messages(template, body, file, json_body, count, expand_body)
     if file is not None:
         from amqpcli.net.outgoing import read_whole
@@ -344,38 +353,143 @@ def _body_maker(template: MessageTemplate, text: bytes,
 def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
                    json_body: bool, count: int | None,
                    expand_body: bool = False) -> Iterator[OutgoingMessage]:
-    """One message per line (message n is line n). A line that makes no body is an
-    error naming it (`line 17 of standard input: …`); it ends the input there, and what
-    went before it is sent and reported as sent."""
-    from amqpcli.net.outgoing import expand, read_line_bodies
+    """One message per line (message n is line n, at most `count`). A line that makes no
+    body is an error naming it (`line 17 of standard input: …`).
 
-    stream = _open_input(file or "-") if body is None else None
-    texts = (read_line_bodies(stream) if stream is not None
-             else iter((body or "").encode("utf-8", "surrogateescape").splitlines()))
-    where = "the BODY argument" if body is not None else _where(file or "-")
-    n = 0
+    What is there before we connect is checked then, so that a mistake in it sends
+    nothing: every line of the BODY argument or of a regular file, and the values ({n})
+    of as many messages as they make (`_Lines.check_all`; a file is read twice, here and
+    as it is sent). Of a pipe, a terminal or a FIFO, whose producer may still be
+    writing, only the first line, if it has already come whole (nothing is waited for,
+    and no line past it is taken before the connection); a FIFO named by --file is not
+    opened before, as opening one waits for its writer. A later line that fails ends the
+    input there: the lines before it are sent and reported as sent."""
+    from amqpcli.net.outgoing import MAX_BODY, read_line_bodies, read_without_waiting
+
+    if body is not None:
+        raw = body.encode("utf-8", "surrogateescape")
+        lines = _Lines(template, "-", "the BODY argument", json_body, count, expand_body)
+        lines.check_all(raw.splitlines())
+        return lines.messages(lines.bodies(raw.splitlines()))
+    path = file or "-"
+    lines = _Lines(template, path, _where(path), json_body, count)
+    if path != "-" and _is_fifo(path):
+        template.check_run(count)  # (the most the lines may make)
+        return lines.messages_opened_later()
+    stream = _open_input(path)
+    if _all_there(stream):
+        start = stream.tell()
+        try:
+            with _reading(path):
+                lines.check_all(read_line_bodies(stream))
+            stream.seek(start)
+        except BaseException:
+            lines.close(stream)
+            raise
+        return lines.messages(lines.bodies(read_line_bodies(stream)), stream)
+    template.check_run(count)  # (the most the lines may make)
+    with _reading(path):
+        head, ended = read_without_waiting(stream.fileno())
+        bodies = lines.bodies(
+            read_line_bodies(io.BytesIO(head)) if ended else read_line_bodies(stream, head))
+        if ended or b"\n" in head or len(head) > MAX_BODY:
+            # line 1 has come (or is too long already): its body now, its message when
+            # taken (request's reply-to is known once connected)
+            first = next(bodies, None)
+            if first is None:
+                raise lines.no_lines()
+            bodies = itertools.chain((first,), bodies)
+    return lines.messages(bodies, stream)
+
+
+def _all_there(stream: BinaryIO) -> bool:
+    """Whether `stream` is a regular file or held in memory: all of it is there now, to be
+    read again after a seek (not a pipe, a terminal, a FIFO or a device)."""
     try:
-        with _reading(file or "-"):
-            for text in texts:
-                if count is not None and n >= count:
-                    return
-                n += 1
-                if expand_body:  # (lines of the BODY argument only: see message_source)
-                    text = expand(text.decode("utf-8", "surrogateescape"), n).encode(
-                        "utf-8", "surrogateescape")
-                try:
-                    value = body_value(text, template.body_type, json_body)
-                    template.check_body(value)  # (encoded once: `encode` takes it as is)
-                except UserError as e:
-                    raise UserError(f"line {n} of {where}: {e}", e.code) from None
-                yield template.encode(n, value)
-    finally:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # (io.UnsupportedOperation: in memory)
+        return True
+    return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+class _Lines:
+    """The lines of one input as messages: `where` names the input in errors (`line 3 of
+    'orders.txt': …`, `standard input has no lines`)."""
+
+    def __init__(self, template: MessageTemplate, path: str, where: str, json_body: bool,
+                 count: int | None, expand_body: bool = False) -> None:
+        self.template = template
+        self.path = path
+        self.where = where
+        self.json_body = json_body
+        self.count = count
+        self.expand_body = expand_body  # (lines of the BODY argument only: see message_source)
+
+    def bodies(self, texts: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
+        """(n, the body of line n) for the first `count` lines; a line that makes no body
+        is an error naming it."""
+        from amqpcli.net.outgoing import expand
+
+        template = self.template
+        for n, text in enumerate(itertools.islice(texts, self.count), 1):
+            if self.expand_body:
+                text = expand(text.decode("utf-8", "surrogateescape"), n).encode(
+                    "utf-8", "surrogateescape")
+            try:
+                value = body_value(text, template.body_type, self.json_body)
+                template.check_body(value)  # (encoded once: `encode` takes it as is)
+            except UserError as e:
+                raise UserError(f"line {n} of {self.where}: {e}", e.code) from None
+            yield n, value
+
+    def no_lines(self) -> UserError:
+        # as `--count 0` is: a run told to send nothing is a mistake
+        return UserError(f"{self.where} has no lines: nothing to send", Exit.USAGE)
+
+    def check_all(self, texts: Iterable[bytes]) -> None:
+        """Every line of an input that is all there now made into its body, and the values
+        of as many messages as there are lines: the error, if any, is the first failing
+        message's, a line's or a value's."""
+        n = 0
+        try:
+            if self.json_body or self.template.body_type != "data":
+                for n, _ in self.bodies(texts):
+                    pass
+            else:  # (any line is a data body: only how many there are is to be known)
+                for n, _ in enumerate(itertools.islice(texts, self.count), 1):
+                    pass
+        except UserError:
+            self.template.check_run(n)  # (a value of a message before the bad line first)
+            raise
+        if n == 0:
+            raise self.no_lines()
+        self.template.check_run(n)
+
+    def messages(self, bodies: Iterable[tuple[int, Any]],
+                 stream: BinaryIO | None = None) -> Iterator[OutgoingMessage]:
+        """The messages of the lines' `bodies` as they are read; `stream`, what they are
+        read from, closed at the end (unless it is stdin)."""
+        n = 0
+        try:
+            with _reading(self.path):
+                for n, value in bodies:
+                    yield self.template.encode(n, value)
+        finally:
+            self.close(stream)
+        if n == 0:
+            raise self.no_lines()
+
+    def messages_opened_later(self) -> Iterator[OutgoingMessage]:
+        """`messages` of an input opened when the first is taken."""
+        from amqpcli.net.outgoing import read_line_bodies
+
+        stream = _open_input(self.path)
+        yield from self.messages(self.bodies(read_line_bodies(stream)), stream)
+
+    @staticmethod
+    def close(stream: BinaryIO | None) -> None:
         if stream is not None and not _is_stdin(stream):
             stream.close()
-    if n == 0:
-        # as `--count 0` is: a run told to send nothing is a mistake
-        raise UserError(f"{'the argument' if body is not None else file or 'the input'} "
-                        "has no lines: nothing to send", Exit.USAGE)
 
 
 class Replay:

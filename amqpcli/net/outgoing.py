@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import struct
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -49,7 +50,8 @@ from amqpcli.errors import Exit, UserError
 
 __all__ = ["BODY_TYPES", "MAX_BODY", "TIMESTAMP_KEY", "MessageTemplate", "OutgoingMessage",
            "PerMessage", "TooLarge", "expand", "has_placeholder", "read_line_bodies",
-           "read_lines", "read_whole", "stamp_bytes", "stamped", "with_application_property"]
+           "read_lines", "read_whole", "read_without_waiting", "stamp_bytes", "stamped",
+           "with_application_property"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
 HEADER_FIELDS = tuple(f.name.replace("-", "_") for f in c.Header.FIELDS)
@@ -485,14 +487,15 @@ def read_whole(stream: BinaryIO, limit: int = MAX_BODY) -> bytes:
         parts.append(piece)
 
 
-def read_lines(stream: BinaryIO, limit: int = MAX_BODY) -> Iterator[bytes]:
+def read_lines(stream: BinaryIO, limit: int = MAX_BODY, head: bytes = b"") -> Iterator[bytes]:
     """The stream's lines, each with its line ending, as soon as each is whole;
     `TooLarge` for a line longer than `limit` bytes (an endless line, as /dev/zero
     gives, is never held whole). A stream with a file descriptor is read with `os.read`:
     no lock of Python's buffered reader is held while it waits for its input (a thread
-    waiting on a pipe must not keep the interpreter from ending)."""
+    waiting on a pipe must not keep the interpreter from ending). `head`: the stream's
+    first bytes, already read from it (`read_without_waiting`)."""
     read = _chunks(stream)
-    buf = bytearray()
+    buf = bytearray(head)
     pos = scanned = 0
     n = 0
     while True:
@@ -528,10 +531,29 @@ def _chunks(stream: BinaryIO) -> Callable[[int], bytes]:
     return lambda n: os.read(fd, n)
 
 
-def read_line_bodies(stream: BinaryIO) -> Iterator[bytes]:
+def read_without_waiting(fd: int, limit: int = MAX_BODY) -> tuple[bytes, bool]:
+    """What the input `fd` (a pipe, a terminal) holds now, up to the end of its first
+    line (or past `limit` bytes), read without waiting for more; and whether the input
+    has ended. Only what has already come is read: a producer that has not written yet
+    is not waited for."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    got = bytearray()
+    while len(got) <= limit and poller.poll(0):
+        more = os.read(fd, _CHUNK)
+        if not more:
+            return bytes(got), True
+        got += more
+        if b"\n" in more:
+            break
+    return bytes(got), False
+
+
+def read_line_bodies(stream: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
     """One body per line of the stream, line endings removed, each at most `MAX_BODY`
-    bytes (`TooLarge`); a whole stream as one body is `read_whole`."""
-    for line in read_lines(stream):
+    bytes (`TooLarge`); a whole stream as one body is `read_whole`. `head`: as for
+    `read_lines`."""
+    for line in read_lines(stream, head=head):
         if line.endswith(b"\n"):
             line = line[:-1]
             if line.endswith(b"\r"):

@@ -5,6 +5,9 @@ as its client."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +16,8 @@ import pytest
 from amqpcli.codec.message import Message as AMessage
 from amqpcli.render.message import message_bytes_from_json
 from tests.net.clirun import amqp, json_lines
-from tests.net.servepeer import ServePeers
+from tests.net.servepeer import ServePeers, cli_env
+from tests.paths import REPO_ROOT
 from tests.peers import PeerThread
 from tests.peers.responder import WRONG_ID, Responder, ResponderClient
 
@@ -146,6 +150,23 @@ def test_usage_errors(args: list[str], said: str) -> None:
     p = amqp("request", *args)
     assert p.returncode == 2, p.stderr
     assert said in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_first_line_read_before_connecting_carries_the_reply_node(peers: Start) -> None:
+    # a pipe whose lines have all come (a here-string): line 1 is checked before we
+    # connect, and its request made once the reply node is known
+    r: Responder = peers(Responder())
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"one\ntwo\n")
+    os.close(write_end)
+    p = subprocess.run([sys.executable, "-m", "amqpcli", "request", f"{r.url}/service",
+                        "--lines"], stdin=read_end, capture_output=True, text=True,
+                       timeout=120, cwd=REPO_ROOT, env=cli_env(), check=False)
+    os.close(read_end)
+    assert p.returncode == 0, p.stderr
+    assert "ONE" in p.stdout and "TWO" in p.stdout
+    (address,) = r.reply_addresses()
+    assert [q.message.reply_to for q in r.requests()] == [address, address]
 
 
 def test_a_bad_line_ends_the_run_after_the_replies_to_those_sent(peers: Start) -> None:

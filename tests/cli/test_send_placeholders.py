@@ -84,7 +84,6 @@ def test_a_body_is_expanded_only_when_asked(direct_receiver: Callable[..., Direc
     (["-c", "50", "-A", "f:float=1e{n}"], "message 39: --annotation 'f': 1e+39 is out of range"),
     (["-c", "10000000", "--group-sequence", "{n}000"],
      "message 4294968: --group-sequence: bad uint value '4294968000'"),
-    (["-c", "300", "--lines", "-P", "c:byte={n}"], "message 128: --property 'c'"),
     (["-P", "sn:long={uuid}"], "message 1: --property 'sn': bad long value"),
     (["--group-sequence", "x{n}"], "message 1: --group-sequence: bad uint value 'x1'"),
     (["-A", "k:nope={n}"], "--annotation 'k': unknown type 'nope'"),
@@ -109,6 +108,17 @@ def test_bad_values_are_usage_errors_before_connecting(args: list[str], said: st
 def test_an_expanded_body_is_checked_for_every_message(args: list[str], said: str) -> None:
     code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", *args)
     assert code == 2 and err.count("\n") == 1 and said in err, err
+
+
+def test_the_lines_of_the_body_argument_are_the_length_of_the_run() -> None:
+    # lines of the BODY argument are all there: their number is the run's length
+    body = "x\n" * 300
+    code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", body, "--lines",
+                                   "-c", "300", "-P", "c:byte={n}")
+    assert code == 2 and "message 128: --property 'c'" in err, err
+    code, _, err = amqp_in_process("send", "amqp://127.0.0.1:1/q", "x\ny", "--lines",
+                                   "-c", "300", "-P", "c:byte={n}")
+    assert code == 3 and "cannot connect" in err, err
 
 
 @pytest.mark.parametrize("command", ["send", "request"])
