@@ -46,7 +46,6 @@ import math
 import signal
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -54,7 +53,7 @@ from typing import Any, Protocol, TypeVar
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import DecodeError, Described, Symbol, UInt
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.browseresume import ShownBefore
+from amqpcli.net.browseresume import Identities, ShownBefore
 from amqpcli.net.client import (
     Client,
     ConnectionLost,
@@ -442,8 +441,8 @@ class _Receiver:
         # the outcome goes at once; what it gives back is known when it comes again.
         self.hold_back = not plan.copy and not plan.presettled and not plan.txn_size
         self.given_back: list[tuple[Incoming, Any, int]] = []
-        # Written, then given back with a lost link: they come again on the next one.
-        self.gone_back: Counter[int] = Counter()
+        # Written, then given back with a lost link or by a discharge: they come again.
+        self.gone_back = Identities()
         # Copy mode with --reconnect: what was shown, passed over by the next link.
         self.shown_before = ShownBefore(_identity) if plan.copy and cfg.reconnect.limit else None
         self.link: ReceiverLink | None = None  # the current connection's link
@@ -506,7 +505,7 @@ class _Receiver:
                     # Held (copy) and unsettled messages go back to the peer with the link.
                     self.held.clear()
                     self.held_digests.clear()
-                    self.gone_back.update(ident for _, _, ident in self.given_back)
+                    self.gone_back.add(ident for _, _, ident in self.given_back)
                     self.given_back.clear()
                     self._say_passed_over()
                     if client is not None:
@@ -580,7 +579,7 @@ class _Receiver:
         link.flush_settlements()
         if self.plan.settle_second:
             await self._settle_second_mode(link)
-        self.gone_back.update(await self.txns.discharge(link.client))
+        self.gone_back.add(await self.txns.discharge(link.client))
 
     async def _pace(self) -> None:
         """--rate: wait for the next message's turn, at least 1/R after the last one's
@@ -757,15 +756,14 @@ class _Receiver:
         remaining = None if plan.count is None else plan.count - self.s.written
         if remaining is not None and remaining <= 0:
             return
-        shown_before = self.shown_before
 
         def wanted(n: int) -> int:
-            """At most `n`, and no more than --count still wants, with (a browse after a
-            reconnect) the messages shown before that this link is to pass over first: a
-            credit of what --count wants alone would pass over them a window at a time."""
+            """At most `n`, and no more than --count still wants with the messages this
+            link is to pass over if they come (`_to_pass_over`): a credit of what --count
+            wants alone would pass over them a window at a time."""
             if remaining is None:
                 return n
-            return min(n, remaining + (shown_before.left if shown_before is not None else 0))
+            return min(n, remaining + self._to_pass_over())
 
         window = wanted(self.credit)
         link.flow(window, drain=drain)
@@ -811,7 +809,7 @@ class _Receiver:
                 batch = kept
                 if not batch:
                     continue  # the next `get` raises the end
-            if self.gone_back or (shown_before is not None and shown_before.to_pass):
+            if self._to_pass_over():
                 n = len(batch)
                 batch = self._not_again(batch)
                 outstanding -= n - len(batch)
@@ -945,18 +943,22 @@ class _Receiver:
                 continue
             if not inc.settled and self.gone_back:
                 ident = _identity(inc)
-                left = self.gone_back.get(ident, 0)
-                if left and not _first_acquired(inc):
-                    if left == 1:
-                        del self.gone_back[ident]
-                    else:
-                        self.gone_back[ident] = left - 1
+                if ident in self.gone_back and not _first_acquired(inc):
+                    self.gone_back.take(ident)
                     self.given_back.append((inc, _RELEASED, ident))
                     inc.delivery.drop_payload()
                     self.s.seen_again += 1
                     continue
             keep.append(inc)
         return keep
+
+    def _to_pass_over(self) -> int:
+        """How many messages this link passes over if they come: given back before (a lost
+        link, a discharge), or (copy mode) shown before a reconnect."""
+        n = len(self.gone_back)
+        if self.shown_before is not None:
+            n += len(self.shown_before.to_pass)
+        return n
 
     def _say_passed_over(self) -> None:
         """Say how many messages shown before a reconnect this link passed over."""

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from tests.net.clirun import amqp, json_lines
+from tests.net.cutproxy import CutProxy
 from tests.net.servepeer import ServePeers
 
 
@@ -111,3 +112,29 @@ def test_a_browse_that_starts_over_on_each_reconnect_still_ends(serve: ServePeer
     r = amqp(*command, f"{url}/rb", "--reconnect", "2", "--json", "--timeout", "10")
     assert r.returncode == 4, r.stderr  # the peer's forced close, once the attempts ran out
     assert "amqp:connection:forced" in r.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("outcome", ["release", "modify"])
+def test_count_asks_at_once_for_what_came_back(serve: ServePeers, outcome: str) -> None:
+    # --count 11 with --credit 10, messages given back, the connection cut (a proxy) in
+    # the eleventh: the ten given back come again first on the new link, and it asks for
+    # them and the one --count still wants together, not one at a time (ten round trips;
+    # a drop late in a long run would take thousands).
+    url = serve("-q")
+    r = amqp("send", f"{url}/rc", "x" * 4000, "--count", "12", "--message-id", "{n}")
+    assert r.returncode == 0, r.stderr
+    port = int(url.rsplit(":", 1)[1])
+    # bytes from the peer: the handshake, ten messages of about 4 kB, part of the eleventh
+    with CutProxy("127.0.0.1", port, cuts=[42_500], direction="down") as proxy:
+        r = amqp("recv", f"amqp://127.0.0.1:{proxy.port}/rc", "--count", "11", "--credit", "10",
+                 "--outcome", outcome, "--reconnect", "3", "--json", "--timeout", "10", "--trace")
+    assert r.returncode == 0, r.stderr
+    assert proxy.cut_count == 1
+    ids = [m["properties"]["message-id"] for m in json_lines(r.stdout)]
+    assert ids == [str(n) for n in range(1, 12)], ids
+    assert f"received 11, {outcome} 11, seen again 10 (released, not written), 1 reconnect(s)" \
+        in r.stderr, r.stderr
+    # our flows for the receiving link (handle 0) on the second connection: 10, then 1
+    credits = re.findall(r" c2 -> \[0\]\s+flow\s+handle=0 .*?link-credit=(\d+)", r.stderr)
+    assert credits == ["10", "1"], credits
