@@ -115,13 +115,13 @@ class EngineUsageError(RuntimeError):
 
 class FrameTooLarge(EngineUsageError):
     """A frame of ours (not a transfer: those are split) would be larger than the peer's
-    max-frame-size: a link name, address, filter or capability too long for it. Nothing
-    was sent."""
+    max-frame-size: a link name, address, filter or capability too long for it (an
+    error's description is cut to fit instead). Nothing was sent."""
 
     def __init__(self, name: str, size: int, limit: int) -> None:
         super().__init__(f"our {name} would be {size} bytes, over the peer's max-frame-size "
                          f"{limit}")
-        self.size, self.limit = size, limit
+        self.name, self.size, self.limit = name, size, limit
 
 
 class ByteTap(Protocol):
@@ -703,8 +703,15 @@ class Endpoint:
         conn = self.connection
         if len(raw) > MIN_MAX_FRAME_SIZE and self.remote in conn.open and (
                 len(raw) > conn.max_frame_size(self.remote)):
-            # the peer would end the connection with a framing error, blaming nobody
-            raise FrameTooLarge(body.NAME, len(raw), conn.max_frame_size(self.remote))
+            # the peer would end the connection with a framing error, blaming nobody. An
+            # error's description (free text, quoting a name or an address the peer
+            # chose) is cut to fit instead: the error itself must reach the peer
+            limit = conn.max_frame_size(self.remote)
+            cut = _description_cut(body, len(raw) - limit)
+            shorter = encode_frame(cut, channel, payload, type) if cut is not None else raw
+            if len(shorter) > limit:
+                raise FrameTooLarge(body.NAME, len(raw), limit)
+            body, raw = cut, shorter
         self._out += raw
         self._last_sent = self.now
         frame = Frame(0, len(raw), 2, type, channel, b"", body, payload)
@@ -903,10 +910,16 @@ class Endpoint:
         if gone is not None and self.remote not in link.handle:
             self.detach(link, closed=bool(gone.closed))
 
-    def refuse_link(self, link: Link, error: Any = None) -> None:
-        """Refuse a link the peer attached: null terminus, then detach with `error`."""
+    def refuse_link(self, link: Link, error: Any = None, *, echo: bool = True) -> None:
+        """Refuse a link the peer attached: null terminus, then detach with `error`.
+
+        The peer's other terminus is echoed; with `echo=False` it is null too: an answer
+        whose size does not depend on the peer's termini (for one whose echo would not
+        fit the peer's max-frame-size)."""
         req = link.attach[self.remote]
-        if link.sender == self.local:  # the peer receives: no source here
+        if not echo:
+            self._reply_attach(link, None, None)
+        elif link.sender == self.local:  # the peer receives: no source here
             self._reply_attach(link, None, req.target)
         else:
             self._reply_attach(link, req.source, None)
@@ -1451,6 +1464,36 @@ def not_amqp_bytes(data: bytes) -> str:
 
 def _copy(node: Any) -> Any:
     return type(node)(**node.fields())
+
+
+_ELLIPSIS = "…"
+
+
+def _description_cut(body: Any, over: int) -> Any | None:
+    """A copy of performative `body` whose error description (a close's, end's or
+    detach's; a rejected outcome's, in a transaction too) is at least `over` bytes
+    shorter: cut at a character, "…" at its end (none left if that is all of it). None
+    when `body` carries no error description."""
+    path: list[tuple[Any, str]] = []  # (holder, its field) down to the error
+    node = body
+    while not isinstance(node, c.Error):
+        field = next((f for f in ("error", "state", "outcome")
+                      if getattr(node, f, None) is not None), None)
+        if field is None:
+            return None
+        path.append((node, field))
+        node = getattr(node, field)
+    if not node.description:
+        return None
+    text = str(node.description).encode()
+    keep = len(text) - over - len(_ELLIPSIS.encode())
+    node = _copy(node)
+    node.description = text[:keep].decode(errors="ignore") + _ELLIPSIS if keep > 0 else None
+    for holder, field in reversed(path):
+        holder = _copy(holder)
+        setattr(holder, field, node)
+        node = holder
+    return node
 
 
 # sasl-code names (Part 5 §5.3.3.6), for a log line

@@ -38,6 +38,7 @@ from amqpcli.engine import (
     outcome_of,
 )
 from amqpcli.engine.delivery import FINAL, Phase
+from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.selector import Selector, SelectorError, compile_selector
 
 from .endpoint import PeerEndpoint
@@ -315,6 +316,8 @@ class Broker:
     # --- attach ---------------------------------------------------------------------------
 
     def _on_attach(self, conn: PeerConnection, link: Link) -> None:
+        if not conn.open:
+            return  # our close went out (an attach in the same write as what ended it)
         ep = conn.endpoint
         req = link.attach[ep.remote]
         if link.session.attached_before(link, ep.remote):
@@ -348,15 +351,41 @@ class Broker:
                 self._on_detach(other, old, False, None)
 
     def _refuse(self, conn: PeerConnection, link: Link, condition: str, text: str) -> None:
+        """Refuse the client's `link`, echoing its terminus if that fits its max-frame-size
+        (which the client chose, as it chose its terminus), else with null termini. Not
+        even that fits (a link name too long for it): FrameTooLarge, which closes the
+        connection (`Server`)."""
+        ep = conn.endpoint
+        error = c.Error(condition=Symbol(condition), description=text)
+        try:
+            ep.refuse_link(link, error)
+        except FrameTooLarge:
+            ep.refuse_link(link, error, echo=False)
         self.log(f"{conn.name} refused link {link.name!r}: {condition}: {text}")
-        conn.endpoint.refuse_link(link, c.Error(condition=Symbol(condition), description=text))
+
+    def _accept(self, conn: PeerConnection, link: Link, **answer: Any) -> bool:
+        """Answer the client's `link` with our attach (`answer`: see `accept_link`); if
+        that does not fit the client's max-frame-size (it echoes the client's termini,
+        which may hold more than the frame does), refuse the link with
+        amqp:frame-size-too-small instead and say False: the caller undoes what it set
+        up for the link."""
+        try:
+            conn.endpoint.accept_link(link, **answer)
+        except FrameTooLarge as e:
+            self._refuse(conn, link, "amqp:frame-size-too-small",
+                         f"the attach answering it would be {e.size} bytes, over the "
+                         f"client's max-frame-size {e.limit}")
+            return False
+        return True
 
     def _attach_in(self, conn: PeerConnection, link: Link, req: Any) -> None:
         ep = conn.endpoint
         tgt = req.target
         if isinstance(tgt, c.Coordinator):
             conn.in_links[link] = InLink(link, None, coordinator=True)
-            ep.accept_link(link)
+            if not self._accept(conn, link):
+                del conn.in_links[link]
+                return
             self.log(f"{conn.name} attach {link.name!r}: transaction coordinator")
             ep.flow(link, DEFAULT_CREDIT)
             return
@@ -388,7 +417,10 @@ class Broker:
             node.senders.append(inl)
             if dynamic:
                 node.creator = inl
-        ep.accept_link(link, target=target)
+        if not self._accept(conn, link, target=target):
+            del conn.in_links[link]
+            self._unlink_in(inl)
+            return
         where = repr(address) + dynamic if address is not None else "anonymous relay (by 'to')"
         self.log(f"{conn.name} attach {link.name!r}: client sends to {where}")
         credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
@@ -396,7 +428,6 @@ class Broker:
             ep.flow(link, credit)
 
     def _attach_out(self, conn: PeerConnection, link: Link, req: Any) -> None:
-        ep = conn.endpoint
         src = req.source
         if not isinstance(src, c.Source):
             self._refuse(conn, link, "amqp:invalid-field", "a receiving link needs a source")
@@ -447,12 +478,14 @@ class Broker:
         q.consumers.append(out)
         if created is not None:
             q.creator = out
-        if req.unsettled:
-            # Deliveries of an earlier attachment are not resumed: what they held was
-            # released when it detached and is sent again.
-            ep.accept_link(link, source=granted, unsettled=None)
-        else:
-            ep.accept_link(link, source=granted)
+        # (Deliveries of an earlier attachment are not resumed: what they held was
+        # released when it detached and is sent again.)
+        answered = (self._accept(conn, link, source=granted, unsettled=None) if req.unsettled
+                    else self._accept(conn, link, source=granted))
+        if not answered:
+            # (a durable subscription this attach made goes; one it resumed stays)
+            self._drop_out_link(out, closed=not resumed)
+            return
         mode = "copy" if copy else "move"
         extra = f", dynamic, {q.lifetime}" if src.dynamic else ""
         extra += f", selector {selector.text!r}" if selector else ""

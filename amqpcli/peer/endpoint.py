@@ -55,9 +55,9 @@ class PeerEndpoint(Endpoint):
         if early is not None and self.local in link.handle:
             self._on_remote_flow(early)
 
-    def refuse_link(self, link: Link, error: Any = None) -> None:
+    def refuse_link(self, link: Link, error: Any = None, *, echo: bool = True) -> None:
         self._early_flows.pop(link, None)
-        super().refuse_link(link, error)
+        super().refuse_link(link, error, echo=echo)
 
     def _on_remote_flow(self, ev: CreditChanged) -> None:
         link = ev.link

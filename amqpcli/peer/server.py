@@ -26,6 +26,7 @@ from amqpcli import __version__
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
+from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.engine.frametap import FrameTap
 from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
@@ -249,6 +250,13 @@ class Server:
                 conn.user = who["user"]
             try:
                 broker.handle(conn, [e])
+            except FrameTooLarge as exc:
+                # an answer that echoes what the client sent (the smallest the broker
+                # could make of it) does not fit the max-frame-size the client set
+                ep.close(c.Error(condition=Symbol("amqp:frame-size-too-small"),
+                                 description=f"our {exc.name} would be {exc.size} bytes, "
+                                             f"over the client's max-frame-size {exc.limit}"))
+                return
             except Exception as exc:  # noqa: BLE001 - a bug here must not leave the client hanging
                 broker.log(f"{name} internal error: {type(exc).__name__}: {exc}")
                 ep.close(c.Error(condition=Symbol("amqp:internal-error"),

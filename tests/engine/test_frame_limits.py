@@ -23,7 +23,15 @@ from amqpcli.codec.frames import (
     FrameReader,
     encode_frame,
 )
-from amqpcli.engine import ConnectionClosed, ConnectionOpened, Endpoint, SaslConfig, Violation
+from amqpcli.engine import (
+    ConnectionClosed,
+    ConnectionOpened,
+    Endpoint,
+    MessageReceived,
+    SaslConfig,
+    Violation,
+)
+from amqpcli.engine.endpoint import FrameTooLarge
 
 from .harness import Pair, of
 
@@ -196,3 +204,61 @@ def test_a_server_fails_on_a_frame_out_of_turn_before_open(
     assert not of(evs, ConnectionOpened)  # (an open after the bad frame is not read)
     assert ep.failed and ep.failure is not None and ep.failure.startswith(said), ep.failure
     assert not [f for f in _sent_frames(ep) if f.type == 0]  # no open, no close
+
+
+# Our frames fit the peer's max-frame-size: an error's description (free text, often
+# quoting what the peer sent) is cut to fit ("…" at its end) rather than the error not
+# sent; what else does not fit raises FrameTooLarge, sending nothing.
+
+_LONG = "é" * 400  # 800 bytes: a frame of 512 cannot hold it
+
+
+def _error_sent(p: Pair, what: str) -> Any:
+    """The error of the frame `what` the peer sent to the client (its last one)."""
+    frames = [f for side, data, _ in p.wire if side == "server"
+              for f in FrameReader().feed(data) if isinstance(f, Frame)]
+    assert all(f.size <= 512 for f in frames), frames
+    body = [f.body for f in frames if f.body.NAME == what][-1]
+    return body.state.error if what == "disposition" else body.error
+
+
+@pytest.mark.parametrize("what", ["disposition", "detach", "end", "close"])
+def test_an_error_description_too_long_for_the_peers_frames_is_cut(what: str) -> None:
+    p = Pair(client={"max_frame_size": 512})
+    link, plink = p.sender(credit=1)
+    error = c.Error(condition=c.Symbol("amqp:not-found"), description=_LONG)
+    if what == "disposition":
+        p.client.send(link, b"m")
+        p.pump()
+        (d,) = [e.delivery for e in of(p.peer_events, MessageReceived)]
+        p.peer.reject(d, error)
+    elif what == "detach":
+        p.peer.detach(plink, error=error)
+    elif what == "end":
+        p.peer.end(plink.session, error)
+    else:
+        p.peer.close(error)
+    p.pump()
+    sent = _error_sent(p, what)
+    assert str(sent.condition) == "amqp:not-found"
+    assert sent.description.endswith("…") and _LONG.startswith(sent.description[:-1])
+    assert error.description == _LONG  # the caller's error is left as it was
+
+
+def test_an_attach_too_large_raises_and_a_refusal_without_echo_fits() -> None:
+    p = Pair(client={"max_frame_size": 512}, peer={"link_policy": "manual"})
+    s = p.client.begin()
+    p.pump()
+    big = c.Target(address="q" + "x" * 600)
+    link = p.client.attach_sender(s, "big", c.Source(address="src"), big)
+    p.pump()
+    plink = p.peer_link(link)
+    with pytest.raises(FrameTooLarge, match=r"our attach would be \d+ bytes"):
+        p.peer.accept_link(plink)
+    assert p.peer.data_to_send() == b""  # nothing of it was sent
+    p.peer.refuse_link(plink, c.Error(condition=c.Symbol("amqp:frame-size-too-small")),
+                       echo=False)
+    p.pump()
+    answer = link.attach[p.client.remote]
+    assert answer.source is None and answer.target is None
+    assert str(link.detach[p.client.remote].error.condition) == "amqp:frame-size-too-small"
