@@ -63,6 +63,7 @@ _KEYS: dict[str, tuple[type, ...]] = {
     "cert_file": _STR,
     "key_file": _STR,
     "server_name": _STR,
+    "open_hostname": _STR,
     "insecure": _BOOL,
     "tls_upgrade": _BOOL,
     "container_id": _STR,
@@ -81,6 +82,7 @@ _UNSET: dict[str, Any] = {
     "cert_file": None,
     "key_file": None,
     "server_name": None,
+    "open_hostname": None,
     "insecure": False,
     "tls_upgrade": False,
     "container_id": None,
@@ -104,6 +106,7 @@ class Profile:
     cert_file: str | None = None
     key_file: str | None = None
     server_name: str | None = None
+    open_hostname: str | None = None
     insecure: bool = False
     tls_upgrade: bool = False
     container_id: str | None = None
@@ -192,6 +195,9 @@ def _check_values(values: dict[str, Any], where: str) -> None:
         check_max_frame_size(values.get("max_frame_size"), "max_frame_size")
     except UserError as e:
         raise UserError(f"{where}: {e}", Exit.USAGE) from None
+    if values.get("open_hostname") == "":
+        raise UserError(f"{where}: open_hostname needs a name (RabbitMQ's vhost NAME: "
+                        "vhost:NAME)", Exit.USAGE)
     mech = values.get("sasl_mechanism")
     if mech is not None:
         from amqpcli.net.config import MECHANISMS

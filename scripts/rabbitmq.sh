@@ -8,6 +8,8 @@
 #   scripts/rabbitmq.sh stop     stop it (no-op if it is not running)
 #   scripts/rabbitmq.sh status   print its URL and exit 0 if it is running, else exit 1
 #   scripts/rabbitmq.sh url      print the URL the node listens on (running or not)
+#   scripts/rabbitmq.sh ctl ARGS rabbitmqctl ARGS against the node (its name and cookie
+#                                are this script's: a bare rabbitmqctl does not reach it)
 #
 # Port: 5672, or the next free one if 5672 is taken (AMQP_TEST_RABBITMQ_PORT forces one).
 # The chosen port is kept in .run/rabbitmq/port while the node runs.
@@ -177,5 +179,6 @@ case "${1:-}" in
         if is_running; then url; else echo "not running" >&2; exit 1; fi
         ;;
     url) url ;;
-    *) echo "usage: $0 start|reset|stop|status|url" >&2; exit 2 ;;
+    ctl) shift; is_running || die "not running"; ctl "$@" ;;
+    *) echo "usage: $0 start|reset|stop|status|url|ctl ARGS" >&2; exit 2 ;;
 esac

@@ -51,7 +51,8 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("cert_file", typer.Option(None, "--cert", help="Client certificate (PEM).", rich_help_panel=_CONN), str | None),
     ("key_file", typer.Option(None, "--key", help="Client private key (PEM), if not in --cert.", rich_help_panel=_CONN), str | None),
     ("insecure", typer.Option(False, "--insecure", help="Do not verify the peer's certificate or name.", rich_help_panel=_CONN), bool),
-    ("server_name", typer.Option(None, "--server-name", help="TLS SNI and the name to verify (default: the host).", rich_help_panel=_CONN), str | None),
+    ("server_name", typer.Option(None, "--server-name", help="TLS SNI and the name to verify (default: the host); also the hostname of our open unless --open-hostname gives one.", rich_help_panel=_CONN), str | None),
+    ("open_hostname", typer.Option(None, "--open-hostname", help="The hostname our open (and sasl-init) carries, as given, TLS or not: a broker may pick a virtual host by it (RabbitMQ: vhost:NAME). Default: --server-name, else the host.", rich_help_panel=_CONN), str | None),
     ("connect_timeout", typer.Option(10.0, "--connect-timeout", help="Seconds to connect, including TLS, SASL and open.", rich_help_panel=_CONN), float),
     ("idle_timeout", typer.Option(None, "--idle-timeout", help="Close the connection when the peer is silent this many seconds (the open asks it for heartbeats at half that).", rich_help_panel=_CONN), float | None),
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
@@ -175,6 +176,7 @@ def build_config(
     key_file: str | None = None,
     insecure: bool = False,
     server_name: str | None = None,
+    open_hostname: str | None = None,
     connect_timeout: float = 10.0,
     idle_timeout: float | None = None,
     container_id: str | None = None,
@@ -198,8 +200,12 @@ def build_config(
 
     for text, what in ((url, "the URL"), (address, "--address"), (host, "--host"),
                        (user, "--user"), (password, "--password"),
-                       (container_id, "--container-id")):
+                       (container_id, "--container-id"), (open_hostname, "--open-hostname")):
         check_text(text, what)
+    if open_hostname == "":
+        # an empty hostname names no host: the broker's default would be used unasked
+        raise UserError("--open-hostname needs a name (RabbitMQ's vhost NAME: vhost:NAME)",
+                        Exit.USAGE)
     for path, what in ((password_file, "--password-file"), (ca_file, "--ca-file"),
                        (cert_file, "--cert"), (key_file, "--key")):
         check_path(path, what)
@@ -240,6 +246,7 @@ def build_config(
         container_id=container_id,
         max_frame_size=max_frame_size,
         reconnect=ReconnectPolicy(limit=reconnect),
+        hostname=open_hostname,
         trace=_stderr_tracer() if trace else None,
     )
     cfg.mechanism()  # a bad --sasl-mechanism is a usage error before we connect

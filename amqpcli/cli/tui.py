@@ -217,6 +217,9 @@ def tui(
         from amqpcli.tui.sources.proxy import ProxySource
 
         assert proxy is not None
+        if conn.hostname is not None:  # the applications' opens go to the broker as sent
+            raise UserError("--open-hostname goes with --recv or --send: through --proxy "
+                            "each application sends its own open", Exit.USAGE)
         tls = conn.tls
         cfg = upstream_config(conn.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
                               cert_file=tls.cert_file, key_file=tls.key_file,

@@ -116,7 +116,9 @@ class ConnectionConfig:
     # every frame both ways: (connection label, "->" ours or "<-" the peer's, frame
     # reader item, time); the CLI renders it (`--trace`)
     trace: Callable[[str, str, Any, float], None] | None = None
-    hostname: str | None = None  # open.hostname; default: the endpoint's host
+    # the hostname of open and sasl-init (--open-hostname: a broker may pick a virtual host
+    # by it); default: the TLS server name, else the endpoint's host
+    hostname: str | None = None
     # which host of a failover list the next connect tries first: the one after the host
     # last connected to, so a run's reconnects go round the list (one list, shared by the
     # copies `connect_retrying` makes for each host)

@@ -26,7 +26,7 @@ def _defaults(**given: object) -> dict[str, object]:
         "url": None, "address": None, "host": None, "port": None, "user": None,
         "password": None, "password_file": None, "sasl_mechanism": None, "tls_upgrade": False,
         "ca_file": None, "cert_file": None, "key_file": None, "insecure": False,
-        "server_name": None, "connect_timeout": 10.0, "idle_timeout": None,
+        "server_name": None, "open_hostname": None, "connect_timeout": 10.0, "idle_timeout": None,
         "container_id": None, "max_frame_size": None, "reconnect": 0, "profile": None,
     }
     kw.update(given)
@@ -115,6 +115,14 @@ def test_command_line_wins_over_profile(tmp_path: Path) -> None:
     assert cfg.endpoint.host == "h2" and cfg.endpoint.password == "given"
 
 
+def test_open_hostname_from_profile_or_command_line(tmp_path: Path) -> None:
+    # plain amqp:// (it is no TLS option); the command line wins over the profile
+    env = _write(tmp_path, '[profiles.p]\nurl = "amqp://h"\nopen_hostname = "vhost:a"\n')
+    assert build_config(**apply_profile(_defaults(url="@p/q"), env)).hostname == "vhost:a"
+    out = apply_profile(_defaults(url="@p/q", open_hostname="vhost:b"), env)
+    assert build_config(**out).hostname == "vhost:b"
+
+
 def test_password_file_reference(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text(SECRET + "\n")
     env = _write(tmp_path, '[profiles.p]\nurl = "amqp://u@h"\npassword_file = "pw"\n')
@@ -155,6 +163,8 @@ def test_no_profile_leaves_options_alone(tmp_path: Path) -> None:
          "profile 'p': max_frame_size must be between 512"),
         ('[profiles.p]\nurl = "amqp://h"\nsasl_mechanism = "CRAM"\n', {"url": "@p"}, {},
          "profile 'p': sasl_mechanism 'CRAM' is none of"),
+        ('[profiles.p]\nurl = "amqp://h"\nopen_hostname = ""\n', {"url": "@p"}, {},
+         "profile 'p': open_hostname needs a name"),
     ],
 )
 def test_refusals_are_one_line_and_never_show_secrets(

@@ -1,0 +1,125 @@
+"""`--open-hostname` (and a profile's `open_hostname`): the hostname our open carries, TLS
+or not, apart from the TLS server name. RabbitMQ picks the vhost from it (`vhost:NAME`):
+a vhost other than the default reached over plain amqp://, and one that does not exist."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.net.clirun import amqp, json_lines, queue_name
+from tests.paths import SCRIPTS_DIR
+from tests.peers import Broker
+from tests.peers.tls import Certs
+
+pytestmark = pytest.mark.integration
+
+
+def _ctl(*args: str) -> str:
+    """rabbitmqctl against the test node (scripts/rabbitmq.sh knows its name and cookie)."""
+    r = subprocess.run([str(SCRIPTS_DIR / "rabbitmq.sh"), "ctl", "-q", *args],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def _queues(vhost: str) -> dict[str, int]:
+    """The queues of `vhost` on the test node and how many messages each holds."""
+    rows = (line.split("\t") for line in _ctl("list_queues", "-p", vhost, "--no-table-headers",
+                                              "name", "messages").splitlines() if line)
+    return {name: int(count) for name, count in rows}
+
+
+@pytest.fixture
+def vhost(rabbitmq_url: str) -> Iterator[str]:
+    """A vhost of this test's own on the test node, guest allowed everything; deleted after."""
+    name = f"qa-vh-{uuid.uuid4().hex[:8]}"
+    _ctl("add_vhost", name)
+    try:
+        _ctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*")
+        yield name
+    finally:
+        _ctl("delete_vhost", name)
+
+
+def test_a_rabbitmq_vhost_over_plain_amqp(rabbitmq_url: str, vhost: str,
+                                          tmp_path: Path) -> None:
+    q = queue_name("vh")
+    url = f"{rabbitmq_url}//queue/{q}"
+    r = amqp("send", url, "in the vhost", "--open-hostname", f"vhost:{vhost}")
+    assert r.returncode == 0, r.stderr
+    # in that vhost's queue, not in the default vhost's (a queue of the name is not there)
+    deadline = time.monotonic() + 30
+    while _queues(vhost).get(q) != 1:
+        assert time.monotonic() < deadline, _queues(vhost)
+        time.sleep(0.2)
+    assert q not in _queues("/")
+
+    r = amqp("browse", url, "--open-hostname", f"vhost:{vhost}", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [m["body"] for m in json_lines(r.stdout)] == [{"data": [{"binary-text": "in the vhost"}]}]
+
+    # a profile's open_hostname does the same (its password by reference)
+    parts = urlsplit(rabbitmq_url)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[profiles.vh]\nurl = "amqp://{parts.username}@{parts.hostname}:'
+                      f'{parts.port}"\npassword_env = "VH_PW"\n'
+                      f'open_hostname = "vhost:{vhost}"\n')
+    env = {"AMQP_CONFIG": str(config), "VH_PW": parts.password or ""}
+    r = amqp("recv", f"@vh//queue/{q}", "-c", "1", "-t", "10", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert [m["body"] for m in json_lines(r.stdout)] == [{"data": [{"binary-text": "in the vhost"}]}]
+    assert _queues(vhost)[q] == 0 and q not in _queues("/")
+
+
+def test_a_vhost_that_does_not_exist_is_one_line(rabbitmq_url: str) -> None:
+    # RabbitMQ 3.10 takes the open, then closes the connection at the attach:
+    # amqp:unauthorized-access "Access for user 'guest' was refused: insufficient permissions"
+    missing = f"vhost:no-such-{uuid.uuid4().hex[:8]}"
+    for args in (("send", f"{rabbitmq_url}//queue/{queue_name('vh')}", "x"),
+                 ("recv", f"{rabbitmq_url}//queue/{queue_name('vh')}", "-t", "10")):
+        r = amqp(*args, "--open-hostname", missing)
+        assert r.returncode == 4, r.stderr  # the peer closed the connection with an error
+        (line,) = r.stderr.splitlines()
+        assert line.startswith("amqp: error: ") and "amqp:unauthorized-access" in line, line
+        assert "guest:guest" not in line and "Traceback" not in r.stderr
+
+
+def test_the_open_carries_it_plain_or_beside_the_tls_server_name(
+        broker: Broker, tls_broker: Broker, tls_certs: Certs) -> None:
+    r = amqp("send", f"{broker.url}/q", "x", "--open-hostname", "vhost:a")
+    assert r.returncode == 0, r.stderr
+    assert broker.connections()[-1].hostname == "vhost:a"
+    # Without it, the host (or --server-name with TLS), as before.
+    assert amqp("send", f"{broker.url}/q", "x").returncode == 0
+    assert broker.connections()[-1].hostname == "127.0.0.1"
+
+    # TLS: the certificate is checked for the host (SNI), the open says the vhost
+    url = f"amqps://localhost:{tls_broker.port}/q"
+    r = amqp("send", url, "x", "--ca-file", str(tls_certs.ca_cert),
+             "--open-hostname", "vhost:b")
+    assert r.returncode == 0, r.stderr
+    assert tls_broker.connections()[-1].hostname == "vhost:b"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (("--open-hostname", ""), "--open-hostname needs a name"),
+    (("--open-hostname", "\udcff"), "--open-hostname is not UTF-8"),
+])
+def test_bad_open_hostnames_are_usage_errors(args: tuple[str, ...], needle: str) -> None:
+    r = amqp("send", "amqp://127.0.0.1:1/q", "x", *args)
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.splitlines()
+    assert needle in line
+
+
+def test_the_tui_proxy_forwards_the_applications_opens() -> None:
+    r = amqp("tui", "--proxy", "5999", "amqp://127.0.0.1:1", "--open-hostname", "vhost:x")
+    assert r.returncode == 2
+    assert "--open-hostname goes with --recv or --send" in r.stderr
