@@ -528,6 +528,7 @@ class _Receiver:
             self._left_with_end(again=False)
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            self._send_settlements()  # before the close: what was written is settled
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is, no reconnect
@@ -581,14 +582,17 @@ class _Receiver:
             await self._settle_second_mode(link)
         self.gone_back.add(await self.txns.discharge(link.client))
 
-    async def _pace(self) -> None:
+    async def _pace(self, link: ReceiverLink) -> None:
         """--rate: wait for the next message's turn, at least 1/R after the last one's
-        (a pause while nothing came earns no burst after it)."""
+        (a pause while nothing came earns no burst after it). The settlements waiting to go
+        out together go before the wait: held through it, they would reach the peer only
+        once the link's queue is empty, and not at all if the run is stopped meanwhile."""
         rate = self.plan.rate
         assert rate is not None
         loop = asyncio.get_running_loop()
         now = loop.time()
         if self.next_turn > now:
+            link.flush_settlements()
             await asyncio.sleep(self.next_turn - now)
             now = self.next_turn
         self.next_turn = now + 1 / rate
@@ -647,13 +651,21 @@ class _Receiver:
         if (not complete or link is None or not link.ended or self.plan.settle_second
                 or self.plan.check_copy or self.txns.undischarged):
             return False
-        link.flush_settlements()
         error = e.error if isinstance(e, ConnectionLost) else e
         self._warn(f"after the last message: {error}")
+        self._send_settlements()
+        return True
+
+    def _send_settlements(self) -> None:
+        """As the run ends, send the settlements still waiting to go out together (each of
+        a message already written out); say how many the link's end kept from the peer."""
+        link = self.link
+        if link is None:
+            return
+        link.flush_settlements()
         if link.unsent:
             self._warn(f"{link.unsent} message(s) written but not settled (the end came first): "
                        "the peer delivers them again")
-        return True
 
     async def _session(self, client: Client) -> None:
         plan = self.plan
@@ -819,7 +831,7 @@ class _Receiver:
                     continue
             self._say_passed_over()  # (where the output goes on)
             if plan.rate:
-                await self._pace()
+                await self._pace(link)
             # send --timestamp's stamps: the latency runs to now, when the message is
             # handed to be written (one clock read for the run, only if one is stamped)
             stamps = [(j, ts) for j, inc in enumerate(batch)

@@ -1,0 +1,67 @@
+"""A paced `amqp recv --rate` stopped by SIGTERM (or Ctrl-C) settles what it wrote before
+it closes, and its summary counts as accepted only what it settled: the messages it
+accepted are gone from the node, every other one is still there."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.net.clirun import amqp
+from tests.net.servepeer import ServePeers, cli_env
+from tests.paths import REPO_ROOT
+
+pytestmark = pytest.mark.integration
+
+SENT = 1000
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def _summary(stderr: str) -> dict[str, Any]:
+    return json.loads(next(x for x in stderr.splitlines() if x.startswith("{")))["recv"]  # type: ignore[no-any-return]
+
+
+def test_sigterm_during_a_paced_recv_settles_what_it_counts(serve: ServePeers,
+                                                           tmp_path: Path) -> None:
+    url = f"{serve()}/paced"
+    r = amqp("send", url, "x", "--count", str(SENT), "--message-id", "{n}", "-q")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "o.jsonl"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "recv", url, "--rate", "200", "--out", str(out),
+         "--json-summary"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        env=cli_env(),
+    )
+    try:
+        # Past the first window of credit (a second at the rate: 200), into the second.
+        deadline = time.monotonic() + 60  # a hang guard, not a timing test
+        while _lines(out) < 250:
+            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    summary = _summary(err)
+    written = _lines(out)
+    accepted = summary["outcomes"]["accept"]
+    assert summary["received"] == written == accepted, err
+    # What it said it accepted is what the node no longer has.
+    rest = amqp("recv", url, "-t", "2", "--json-summary", "--out", str(tmp_path / "rest"))
+    assert rest.returncode == 0, rest.stderr
+    left = _summary(rest.stderr)["received"]
+    assert accepted + left == SENT, (err, rest.stderr)
