@@ -224,6 +224,12 @@ def _is_stdin(stream: BinaryIO) -> bool:
     return sys.stdin is not None and stream is sys.stdin.buffer
 
 
+def _close_input(stream: BinaryIO | None) -> None:
+    """An input opened by `_open_input` closed when it is done with (stdin is left open)."""
+    if stream is not None and not _is_stdin(stream):
+        stream.close()
+
+
 def _open_input(path: str) -> BinaryIO:
     if path == "-":
         if sys.stdin is None:  # started with stdin closed (`<&-`)
@@ -309,8 +315,7 @@ def message_source(
             with _reading(file):
                 raw = read_whole(stream)
         finally:
-            if not _is_stdin(stream):
-                stream.close()
+            _close_input(stream)
     else:
         # the argument's bytes as given (not UTF-8 ones come back from the surrogates)
         raw = (body or "").encode("utf-8", "surrogateescape")
@@ -384,7 +389,7 @@ def _line_messages(template: MessageTemplate, body: str | None, file: str | None
                 lines.check_all(read_line_bodies(stream))
             stream.seek(start)
         except BaseException:
-            lines.close(stream)
+            _close_input(stream)
             raise
         return lines.messages(lines.bodies(read_line_bodies(stream)), stream)
     template.check_run(count)  # (the most the lines may make)
@@ -475,7 +480,7 @@ class _Lines:
                 for n, value in bodies:
                     yield self.template.encode(n, value)
         finally:
-            self.close(stream)
+            _close_input(stream)
         if n == 0:
             raise self.no_lines()
 
@@ -486,11 +491,6 @@ class _Lines:
         stream = _open_input(self.path)
         yield from self.messages(self.bodies(read_line_bodies(stream)), stream)
 
-    @staticmethod
-    def close(stream: BinaryIO | None) -> None:
-        if stream is not None and not _is_stdin(stream):
-            stream.close()
-
 
 class Replay:
     """Messages from a file of JSON lines, bare message bytes unchanged: lines as
@@ -500,20 +500,138 @@ class Replay:
     before the last of a delivery, links, summaries, ...) are no message: they are skipped
     and counted in `skipped`, as is a delivery's message met a second time (pcap-dump's
     `--json --deliveries --frames` writes it in the transfer frame's record and in the
-    delivery's). The file is opened now, so a bad path is an error before we connect.
-    `sequence`: the application property that numbers each message as sent (--sequence);
-    `relay`: every message must have a `to` (they go through the anonymous relay)."""
+    delivery's). At most `count` messages; `sequence`: the application property that
+    numbers each message as sent (--sequence); `relay`: every message must have a `to`
+    (they go through the anonymous relay).
+
+    What is there before we connect is checked then, as `--lines` input is
+    (`_line_messages`), so that a mistake in it sends nothing: a bad path, every line of a
+    regular file up to the `count`-th message (the file is read twice, here and as it is
+    sent) and a file that holds no message. Of a pipe, a terminal or a FIFO, whose producer
+    may still be writing, only the first line, if it has already come whole (nothing is
+    waited for); a FIFO named is opened when the first message is taken, as opening one
+    waits for its writer. A later line that fails ends the input there: the messages before
+    it are sent and reported as sent."""
 
     def __init__(self, path: str, count: int | None, sequence: str | None = None,
                  relay: bool = False) -> None:
         self.path = path
+        self.count = count
         self.skipped = 0
         self.sequence = sequence
         self.relay = relay
-        self._messages = self._read(_open_input(path), count)
+        self._messages = self._checked_messages()
 
     def __iter__(self) -> Iterator[OutgoingMessage]:
         return self._messages
+
+    def _checked_messages(self) -> Iterator[OutgoingMessage]:
+        if self.path != "-" and _is_fifo(self.path):
+            return self._messages_opened_later()
+        stream = _open_input(self.path)
+        try:
+            with _reading(self.path):
+                lines = self._check_what_is_there(stream)
+        except BaseException:
+            _close_input(stream)
+            raise
+        return self._messages_of(lines, stream)
+
+    def _check_what_is_there(self, stream: BinaryIO) -> Iterator[bytes]:
+        """The lines of `stream` to send, those there now checked (see the class)."""
+        from amqpcli.net.outgoing import MAX_BODY, read_lines, read_without_waiting
+
+        if _all_there(stream):
+            start = stream.tell()
+            self._check(read_lines(stream), whole=True)
+            stream.seek(start)
+            return read_lines(stream)
+        head, ended = read_without_waiting(stream.fileno())
+        if ended:  # (all of it has come, and is here)
+            self._check(read_lines(io.BytesIO(head)), whole=True)
+            return read_lines(io.BytesIO(head))
+        lines = read_lines(stream, head=head)
+        if b"\n" in head or len(head) > MAX_BODY:
+            # line 1 has come (or is too long already): taking it reads nothing more
+            first = next(lines)
+            self._check((first,), whole=False)
+            return itertools.chain((first,), lines)
+        return lines
+
+    def _check(self, lines: Iterable[bytes], whole: bool) -> None:
+        """The messages of `lines` made as they would be sent, and dropped; `whole`: the
+        lines are all the input, which must hold a message."""
+        n = 0
+        for n, _ in self._payloads(lines):
+            pass
+        if whole and n == 0:
+            raise self._no_messages()
+        self.skipped = 0  # (counted again as they are sent)
+
+    def _no_messages(self) -> UserError:
+        lines = f" (its {self.skipped} lines carry none)" if self.skipped else ""
+        return UserError(f"{_input_name(self.path)} holds no messages{lines}: nothing to send",
+                         Exit.USAGE)
+
+    def _messages_of(self, lines: Iterable[bytes],
+                  stream: BinaryIO | None) -> Iterator[OutgoingMessage]:
+        """The messages of `lines` as they are read; `stream`, what they are read from,
+        closed at the end (unless it is stdin)."""
+        from amqpcli.net.outgoing import OutgoingMessage
+
+        n = 0
+        try:
+            with _reading(self.path):
+                for n, payload in self._payloads(lines):
+                    yield OutgoingMessage(n, payload, _message_id(payload))
+        finally:
+            _close_input(stream)
+        if n == 0:
+            raise self._no_messages()
+
+    def _messages_opened_later(self) -> Iterator[OutgoingMessage]:
+        """The messages of an input opened when the first is taken (`_messages_of`)."""
+        from amqpcli.net.outgoing import read_lines
+
+        stream = _open_input(self.path)
+        yield from self._messages_of(read_lines(stream), stream)
+
+    def _payloads(self, lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+        """(n, message n as it goes out) for the messages `lines` carry, at most `count`
+        (no line past the last is read); the lines that carry none are counted in
+        `skipped`, one that should and does not is an error naming it."""
+        path = self.path
+        n = 0
+        # (connection, frame) of the last transfer of each pcap-dump delivery sent, until
+        # its other record (frame or delivery) comes and is skipped
+        sent: set[tuple[Any, Any]] = set()
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json_within_depth(line)
+                payload = replayed_message(obj)
+                if payload is not None:
+                    payload = self._as_sent(payload, n + 1)
+            except NoMessage as e:
+                raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
+            except (ValueError, KeyError, TypeError) as e:
+                raise UserError(f"{path}:{lineno}: not a message in the JSON format: "
+                                f"{e}", Exit.USAGE) from None
+            if payload is None:
+                self.skipped += 1
+                continue
+            key = _capture_transfer(obj)
+            if key is not None:
+                if key in sent:
+                    sent.discard(key)
+                    self.skipped += 1
+                    continue
+                sent.add(key)
+            n += 1
+            yield n, payload
+            if n == self.count:
+                return
 
     def _as_sent(self, payload: bytes, n: int) -> bytes:
         """A replayed message as message `n` of this run goes out."""
@@ -526,51 +644,6 @@ class Replay:
 
             payload = with_application_property(payload, self.sequence, ULong(n))
         return payload
-
-    def _read(self, stream: BinaryIO, count: int | None) -> Iterator[OutgoingMessage]:
-        from amqpcli.net.outgoing import OutgoingMessage, read_lines
-
-        path = self.path
-        n = 0
-        # (connection, frame) of the last transfer of each pcap-dump delivery sent, until
-        # its other record (frame or delivery) comes and is skipped
-        sent: set[tuple[Any, Any]] = set()
-        try:
-            with _reading(path):
-                for lineno, line in enumerate(read_lines(stream), 1):
-                    if not line.strip():
-                        continue
-                    if count is not None and n >= count:
-                        return
-                    try:
-                        obj = json_within_depth(line)
-                        payload = replayed_message(obj)
-                        if payload is not None:
-                            payload = self._as_sent(payload, n + 1)
-                    except NoMessage as e:
-                        raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
-                    except (ValueError, KeyError, TypeError) as e:
-                        raise UserError(f"{path}:{lineno}: not a message in the JSON format: "
-                                        f"{e}", Exit.USAGE) from None
-                    if payload is None:
-                        self.skipped += 1
-                        continue
-                    key = _capture_transfer(obj)
-                    if key is not None:
-                        if key in sent:
-                            sent.discard(key)
-                            self.skipped += 1
-                            continue
-                        sent.add(key)
-                    n += 1
-                    yield OutgoingMessage(n, payload, _message_id(payload))
-        finally:
-            if not _is_stdin(stream):
-                stream.close()
-        if n == 0:
-            lines = f" (its {self.skipped} lines carry none)" if self.skipped else ""
-            raise UserError(f"{_input_name(path)} holds no messages{lines}: nothing to send",
-                            Exit.USAGE)
 
 
 class NoMessage(ValueError):

@@ -1,10 +1,20 @@
 """`amqp send --from`: which lines of `recv --json`, `decode --json` and `pcap-dump --json`
-carry a message to replay, which are skipped, and which are an error that names the line."""
+carry a message to replay, which are skipped, and which are an error that names the line.
+
+What is there before the connection is checked before it, and a mistake in it sends
+nothing: every line of a regular file (named or on stdin), of a pipe only the first line,
+if it has come. A later line of a pipe that fails stops the input there, and what was sent
+before it is sent, reported and on the node. Errors found before connecting are told
+apart from those after by a URL that nothing listens on: the old code connected first and
+said `cannot connect` (exit 3)."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +26,10 @@ from amqpcli.codec.frames import AMQP_HEADER, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import UByte, UInt
 from amqpcli.render.message import message_to_json
+from tests.cli.test_send_lines_bad_line import _filled_pipe, _send_reading
 from tests.net.clirun import amqp, amqp_in_process, json_lines
-from tests.net.servepeer import ServePeers
-from tests.paths import CAPTURES_DIR, require
+from tests.net.servepeer import ServePeers, cli_env
+from tests.paths import CAPTURES_DIR, REPO_ROOT, require
 
 CAPTURE = CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng"
 MESSAGE = Message([Data(b"hello")], header=Header(durable=True, priority=UByte(4)),
@@ -146,43 +157,160 @@ def test_the_summary_counts_the_lines_skipped(serve: ServePeers, tmp_path: Path)
     assert len(got) == 4
 
 
+def _lines(*objs: Any) -> str:
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def _bodies(url: str) -> list[Any]:
+    r = amqp("recv", url, "--drain", "--json", "-q")
+    assert r.returncode in (0, 5), r.stderr
+    return [m["body"] for m in json_lines(r.stdout)]
+
+
+A, B, C = ({"body": {"value": v}} for v in "abc")
+
+
+@pytest.mark.parametrize(("content", "args", "said"), [
+    (_lines({"bodyy": {}}, A), [],
+     "{f}:1: not a message in the JSON format: $: unknown message member(s): bodyy"),
+    (_lines(*[A] * 499) + "nope\n" + _lines(B), [],
+     "{f}:500: not a message in the JSON format: Expecting value"),
+    ("", [], "{f} holds no messages: nothing to send"),
+    ("\n", [], "{f} holds no messages: nothing to send"),
+    (_lines({"record": "summary"}, {"record": "link"}), [],
+     "{f} holds no messages (its 2 lines carry none): nothing to send"),
+    # what --sequence does to each message: bytes that do not decode cannot be numbered
+    (_lines(A, B, {"encoded": "AFN3"}), ["--sequence"],
+     "{f}:3: not a message in the JSON format: at offset 3: expected more bytes"),
+], ids=["bad-first-line", "bad-line-500", "empty", "blank", "only-skipped", "sequence"])
+def test_a_regular_file_is_checked_whole_before_connecting(
+        free_port: int, tmp_path: Path, content: str, args: list[str], said: str) -> None:
+    _check_before_connecting(f"amqp://127.0.0.1:{free_port}/q", tmp_path, content, args, said)
+
+
+def test_a_message_with_no_to_for_the_anonymous_relay_is_found_before_connecting(
+        free_port: int, tmp_path: Path) -> None:
+    # no address in the URL: each message goes to its to, which line 2 does not have
+    _check_before_connecting(f"amqp://127.0.0.1:{free_port}", tmp_path, _lines(
+        {"properties": {"to": "q"}, "body": {"value": "a"}}, B), [],
+        "{f}:2: a message with no 'to'")
+
+
+def _check_before_connecting(url: str, tmp_path: Path, content: str, args: list[str],
+                             said: str) -> None:
+    """`send URL --from FILE` with FILE holding `content` says `said` (with {f} the file)
+    alone, where nothing listens at URL."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(content)
+    # (--reconnect: a run that connected first would wait here, then fail to connect)
+    r = amqp("send", url, "--from", str(path), "--reconnect", "3", "--json", *args)
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.count("\n") == 1
+    assert r.stderr.startswith("amqp: error: " + said.format(f=path)), r.stderr
+
+
 @pytest.mark.integration
-def test_a_line_that_carries_no_message_stops_the_input_there(serve: ServePeers,
-                                                              tmp_path: Path) -> None:
-    url = serve("-q") + "/replay-stop"
-    path = tmp_path / "frames.jsonl"
+def test_a_bad_line_of_a_file_sends_nothing(serve: ServePeers, tmp_path: Path) -> None:
+    url = serve("-q") + "/replay-bad-file"
+    path = tmp_path / "in.jsonl"
     # pcap-dump's frame records hold no message of a delivery in several frames
     lines = decoded(AMQP_HEADER + transfer(MESSAGE) + transfer(OTHER[:5], 1, more=True)
                     + transfer(OTHER[5:], 1))
     del lines[-1]["message"]
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path.write_text(_lines(*lines))
     r = amqp("send", url, "--from", str(path))
-    assert r.returncode == 2
-    assert r.stderr.splitlines()[-1] == (
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == (
         f"amqp: error: {path}:4: a transfer without a whole message: the last frame of a "
         "delivery in several (pcap-dump --json --deliveries has the delivery whole), a "
-        "payload that is no message, or --frames-only")
-    assert len(json_lines(amqp("recv", url, "--drain", "--json", "-q").stdout)) == 1
-    only_skipped = tmp_path / "flows.jsonl"
-    only_skipped.write_text(json.dumps(lines[0]) + "\n" + json.dumps(lines[2]) + "\n")
-    r = amqp("send", url, "--from", str(only_skipped))
-    assert r.returncode == 2 and r.stderr == (
-        f"amqp: error: {only_skipped} holds no messages (its 2 lines carry none): nothing to "
-        "send\n")
+        "payload that is no message, or --frames-only\n")
+    path.write_text(_lines(A, B, {}, C))
+    r = amqp("send", url, "--from", str(path))
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == (
+        f"amqp: error: {path}:3: not a message in the JSON format: $: an object with no "
+        "sections is no message: nothing to send\n")
+    assert _bodies(url) == []
+    # the lines past the --count-th message are not read
+    r = amqp("send", url, "--from", str(path), "-c", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _bodies(url) == [{"value": "a"}, {"value": "b"}]
 
 
 @pytest.mark.integration
-def test_an_empty_object_stops_the_input_there(serve: ServePeers, tmp_path: Path) -> None:
-    url = serve("-q") + "/replay-empty"
-    path = tmp_path / "empty.jsonl"
-    path.write_text('{"body": {"value": "a"}}\n{}\n{"body": {"value": "c"}}\n')
-    r = amqp("send", url, "--from", str(path))
-    assert r.returncode == 2
-    assert r.stderr.splitlines()[-1] == (
-        f"amqp: error: {path}:2: not a message in the JSON format: $: an object with no "
-        "sections is no message: nothing to send")
-    got = json_lines(amqp("recv", url, "--drain", "--json", "-q").stdout)
-    assert [m["body"] for m in got] == [{"value": "a"}]
+def test_stdin_from_a_regular_file_is_checked_then_sent_from_where_it_stood(
+        serve: ServePeers, free_port: int, tmp_path: Path) -> None:
+    path = tmp_path / "in.jsonl"
+    path.write_text(_lines(A, B) + "nope\n")
+    with open(path, "rb") as stdin:
+        r = _send_reading(stdin.fileno(), f"amqp://127.0.0.1:{free_port}/q", "--from", "-")
+    assert r.returncode == 2 and r.stderr.startswith(
+        "amqp: error: -:3: not a message in the JSON format"), r.stderr
+    # read twice (checked, then sent): the second time from where the input stood
+    url = serve("-q") + "/replay-stdin-file"
+    path.write_text(_lines(A, B, C))
+    with open(path, "rb") as stdin:
+        stdin.seek(len(_lines(A)))
+        r = _send_reading(stdin.fileno(), url, "--from", "-", "--json")
+    assert r.returncode == 0, r.stderr
+    assert _bodies(url) == [{"value": "b"}, {"value": "c"}]
+
+
+def test_the_first_line_of_a_pipe_is_checked_before_connecting_when_it_has_come(
+        free_port: int) -> None:
+    nowhere = f"amqp://127.0.0.1:{free_port}/q"
+    r = _send_reading(_filled_pipe(b"nope\n" + _lines(A).encode()), nowhere, "--from", "-",
+                      "--reconnect", "3")
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith("amqp: error: -:1: not a message in the JSON format"), r.stderr
+    r = _send_reading(_filled_pipe(b""), nowhere, "--from", "-")
+    assert r.returncode == 2 and r.stderr == (
+        "amqp: error: standard input holds no messages: nothing to send\n"), r.stderr
+    # past the first line a pipe is read as it is sent, not before connecting
+    r = _send_reading(_filled_pipe(_lines(A).encode() + b"nope\n"), nowhere, "--from", "-")
+    assert r.returncode == 3 and "cannot connect" in r.stderr, r.stderr
+
+
+@pytest.mark.integration
+def test_a_pipe_streams_up_to_its_bad_line(serve: ServePeers) -> None:
+    url = serve("-q") + "/replay-pipe"
+    r = _send_reading(_filled_pipe(_lines(A, B, {}, C).encode()), url, "--from", "-",
+                      "--json")
+    assert r.returncode == 2, r.stderr
+    summary = json.loads(r.stdout)
+    assert (summary["sent"], summary["accepted"]) == (2, 2)
+    assert summary["error"].startswith("-:3: not a message in the JSON format"), summary
+    assert _bodies(url) == [{"value": "a"}, {"value": "b"}]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_a_fifo_is_not_waited_for_before_connecting(free_port: int, tmp_path: Path) -> None:
+    # opening a FIFO waits for its writer: with none, the run connects (and fails to)
+    # instead of waiting before it
+    fifo = tmp_path / "replay.fifo"
+    os.mkfifo(fifo)
+    r = amqp("send", f"amqp://127.0.0.1:{free_port}/q", "--from", str(fifo), timeout=60)
+    assert r.returncode == 3 and "cannot connect" in r.stderr, r.stderr
+
+
+@pytest.mark.integration
+def test_count_ends_the_run_without_waiting_for_another_line(serve: ServePeers) -> None:
+    url = serve("-q") + "/replay-count"
+    p = subprocess.Popen([sys.executable, "-m", "amqpcli", "send", url, "--from", "-", "-c", "1"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=REPO_ROOT, env=cli_env())
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    try:
+        # the producer keeps its end open: the run ends with its one message
+        p.stdin.write(_lines(A))
+        p.stdin.flush()
+        assert p.wait(60) == 0, p.stderr.read()
+        assert p.stdout.read().startswith("sent 1, accepted 1")
+    finally:
+        p.stdin.close()
+        p.kill()
+        p.wait()
+    assert _bodies(url) == [{"value": "a"}]
 
 
 @pytest.mark.integration
