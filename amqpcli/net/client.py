@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -36,7 +37,7 @@ from amqpcli.net.connect import connection_error, open_stream
 from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 from amqpcli.net.transport import now as _now
-from amqpcli.render.types import printable
+from amqpcli.render.types import printable, quoted
 
 __all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "InternalError", "Pending",
            "ReceiverLink", "SenderLink", "connect_retrying", "forced_close", "raise_exit"]
@@ -114,14 +115,22 @@ _TRACE_LABELS = itertools.count(1)
 
 FORCED = "amqp:connection:forced"
 DETACH_FORCED = "amqp:link:detach-forced"
-# A broker shutting down: RabbitMQ ends every session with amqp:internal-error "shutdown"
-# before it closes the socket.
-SHUTDOWN = ("amqp:internal-error", "shutdown")
+# A broker shutting down, or its operator closing the connection: RabbitMQ ends every
+# session with amqp:internal-error and the Erlang reason as the description, before it
+# closes the socket. 3.10 says "shutdown" when the node or its app stops, and
+# "{shutdown,{connection_closing,{server_initiated_close,320,<<...>>}}}" for
+# `rabbitmqctl close_all_connections` (320: AMQP 0-9-1's connection-forced; the binary
+# is the operator's reason). Other reasons (a channel's 404 or 406) are the
+# application's: not retried.
+INTERNAL_ERROR = "amqp:internal-error"
+SHUTDOWN = "shutdown"
+OPERATOR_CLOSE = "{shutdown,{connection_closing,{server_initiated_close,320,"
 
 
 def forced_close(client: Client | None, error: BaseException) -> bool:
     """Whether `error` is the peer closing the connection with ``amqp:connection:forced``,
-    ending our session as a broker shutting down does, or detaching one of our links with
+    ending our session as a broker shutting down or its operator closing the connection
+    does (RabbitMQ: `SHUTDOWN`, `OPERATOR_CLOSE`), or detaching one of our links with
     ``amqp:link:detach-forced`` (an operator, a broker shutting down or moving the queue,
     `amqp serve --close-after`/`--detach-after`): a drop to reconnect after, as
     docs/serve.md says, not a refusal."""
@@ -168,7 +177,10 @@ def _condition(performative: Any) -> str | None:
 
 def _shutdown(performative: Any) -> bool:
     err = getattr(performative, "error", None)
-    return err is not None and (str(err.condition), err.description) == SHUTDOWN
+    if err is None or str(err.condition) != INTERNAL_ERROR:
+        return False
+    description = str(err.description or "")
+    return description == SHUTDOWN or description.startswith(OPERATOR_CLOSE)
 
 
 class ConnectionLost(Exception):
@@ -210,14 +222,41 @@ def describe_error(err: Any) -> str:
     """``condition: description`` of a peer's `Error` (or 'no error given'), on one line
     and otherwise as the peer wrote it: line breaks, tabs and other control characters
     escaped (`\\n`, `\\t`, `\\x1b`), a backslash as `\\\\`, spaces kept (an aligned table,
-    a quoted value with two spaces). Every command that reports a peer's error (send,
-    recv, browse, request, the TUI) words it here."""
+    a quoted value with two spaces); an Erlang binary of printable text in it as that
+    text (`_erlang_text`). Every command that reports a peer's error (send, recv, browse,
+    request, the TUI) words it here."""
     if err is None:
         return "no error given"
     cond = getattr(err, "condition", None)
     desc = getattr(err, "description", None)
     text = printable(str(cond)) if cond is not None else "unknown condition"
-    return f"{text}: {printable(desc)}" if desc else text
+    return f"{text}: {_erlang_text(printable(desc))}" if desc else text
+
+
+# An Erlang binary as RabbitMQ's descriptions write it (`~w`): its bytes as numbers.
+_ERLANG_BINARY = re.compile(r"<<(\d{1,3}(?:,\d{1,3})*)>>")
+
+
+def _erlang_text(description: str) -> str:
+    """`description` with each Erlang binary whose bytes are printable UTF-8 shown as its
+    text, as Erlang writes such a string: ``<<"maintenance">>`` for
+    ``<<109,97,105,110,116,101,110,97,110,99,101>>`` (an operator's reason in RabbitMQ's
+    `{shutdown,{connection_closing,...}}`), quotes and backslashes escaped, ``/utf8``
+    after text beyond ASCII. Other binaries stay numbers."""
+
+    def as_text(m: re.Match[str]) -> str:
+        numbers = [int(n) for n in m.group(1).split(",")]
+        if max(numbers) > 255:
+            return m.group(0)
+        try:
+            text = bytes(numbers).decode()
+        except UnicodeDecodeError:
+            return m.group(0)
+        if not text.isprintable():
+            return m.group(0)
+        return f"<<{quoted(text)}{'' if text.isascii() else '/utf8'}>>"
+
+    return _ERLANG_BINARY.sub(as_text, description)
 
 
 class Pending:

@@ -1,6 +1,8 @@
-"""`forced_close`: only the peer's own close with `amqp:connection:forced`, or its detach of
-one of our links with `amqp:link:detach-forced`, is a drop to reconnect after; any other
-error (another condition, a failed write out) stays an error."""
+"""`forced_close`: only the peer's own close with `amqp:connection:forced`, its end of our
+session as a broker shutting down or its operator closing the connection does (RabbitMQ's
+amqp:internal-error "shutdown" or connection-forced reason), or its detach of one of our
+links with `amqp:link:detach-forced`, is a drop to reconnect after; any other error
+(another condition or reason, a failed write out) stays an error."""
 
 from __future__ import annotations
 
@@ -52,7 +54,8 @@ def test_a_link_detached_with_detach_forced_is_a_drop() -> None:
 
 
 def test_a_session_ended_as_a_broker_shuts_down_is_a_drop() -> None:
-    # RabbitMQ ends every session with amqp:internal-error "shutdown" when it stops
+    # RabbitMQ ends every session with amqp:internal-error "shutdown" when it stops, and
+    # with the connection-forced reason (320) when its operator closes the connection.
     def ended_with(condition: str, description: str | None) -> tuple[Client, UserError]:
         client = Client(ConnectionConfig())
         end = c.End(error=c.Error(condition=Symbol(condition), description=description))
@@ -62,5 +65,18 @@ def test_a_session_ended_as_a_broker_shuts_down_is_a_drop() -> None:
         return client, client.error
 
     assert forced_close(*ended_with("amqp:internal-error", "shutdown"))
+    # rabbitmqctl close_all_connections "maintenance" (3.10)
+    operator = ("{shutdown,{connection_closing,{server_initiated_close,320,"
+                "<<109,97,105,110,116,101,110,97,110,99,101>>}}}")
+    assert forced_close(*ended_with("amqp:internal-error", operator))
     assert not forced_close(*ended_with("amqp:internal-error", "out of disk"))
+    assert not forced_close(*ended_with("amqp:internal-error", None))
     assert not forced_close(*ended_with("amqp:unauthorized-access", "shutdown"))
+    assert not forced_close(*ended_with("amqp:unauthorized-access", operator))
+    # the application's own errors, in the same wrapping: not a drop
+    assert not forced_close(*ended_with("amqp:internal-error", "shutdown: disk full"))
+    assert not forced_close(*ended_with(
+        "amqp:internal-error", "{shutdown,{server_initiated_close,404,<<78,79>>}}"))
+    assert not forced_close(*ended_with(
+        "amqp:internal-error", "{shutdown,{connection_closing,{server_initiated_close,541,"
+        "<<73,78>>}}}"))

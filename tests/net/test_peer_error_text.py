@@ -35,6 +35,26 @@ def test_describe_error_keeps_the_text_and_escapes_what_would_break_the_line() -
     assert describe_error(None) == "no error given"
 
 
+def test_an_erlang_binary_of_text_is_shown_as_its_text() -> None:
+    """RabbitMQ writes the reason an operator gave when closing a connection as an Erlang
+    binary, its bytes as numbers: shown as the text Erlang would write for it."""
+    operator = ("{shutdown,{connection_closing,{server_initiated_close,320,"
+                "<<109,97,105,110,116,101,110,97,110,99,101>>}}}")
+    said = describe_error(c.Error(condition=Symbol("amqp:internal-error"),
+                                  description=operator))
+    assert said == ('amqp:internal-error: {shutdown,{connection_closing,'
+                    '{server_initiated_close,320,<<"maintenance">>}}}')
+
+    def shown(description: str) -> str:
+        return describe_error(c.Error(condition=Symbol("amqp:x"), description=description))
+
+    assert shown("<<97,32,34,98,92>> and <<99>>") == 'amqp:x: <<"a \\"b\\\\">> and <<"c">>'
+    assert shown("<<119,195,188>>") == 'amqp:x: <<"wü"/utf8>>'  # UTF-8 beyond ASCII
+    # not printable text (a control character, bytes that are not UTF-8, not bytes): as is
+    for kept in ("<<97,10>>", "<<255,1>>", "<<300>>", "<<>>", "<< 97 >>"):
+        assert shown(kept) == f"amqp:x: {kept}"
+
+
 def _peer(how: str) -> tuple[int, threading.Thread]:
     """Takes one connection (no SASL) and answers its links, then says ERROR: `close`
     closes the connection (and hangs up), `end` ends the session, `detach` detaches the
