@@ -46,6 +46,7 @@ import math
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -421,6 +422,40 @@ def _first_acquired(inc: Incoming) -> bool:
     return h is not None and h.first_acquirer is True and not h.delivery_count
 
 
+def _peer_settled(delivery: Any) -> bool:
+    """Mode second: the sender has settled the delivery, so our outcome holds."""
+    return bool(delivery.sender_settled or delivery.done)
+
+
+class _AwaitingPeer:
+    """Mode second: the deliveries whose outcome went out and that the sender has not
+    settled yet. Only those are kept, without their payload (written out already), so what
+    a run holds is what the peer has not settled, not every message of the run: settled
+    ones leave the front as others come (peers settle in order), and all of them in a sweep
+    whenever the deliveries kept have doubled since the last one (so one the peer leaves
+    unsettled holds back no others for long)."""
+
+    SWEEP_FROM = 1024  # no sweep below this many
+
+    def __init__(self) -> None:
+        self.deliveries: deque[Any] = deque()
+        self.sweep_at = self.SWEEP_FROM
+
+    def add(self, delivery: Any) -> None:
+        delivery.drop_payload()
+        kept = self.deliveries
+        while kept and _peer_settled(kept[0]):
+            kept.popleft()
+        kept.append(delivery)
+        if len(kept) >= self.sweep_at:
+            self.deliveries = deque(d for d in kept if not _peer_settled(d))
+            self.sweep_at = max(self.SWEEP_FROM, 2 * len(self.deliveries))
+
+    def clear(self) -> None:
+        self.deliveries.clear()
+        self.sweep_at = self.SWEEP_FROM
+
+
 class _Receiver:
     def __init__(self, cfg: ConnectionConfig, plan: RecvPlan, sink: MessageSink,
                  on_warning: Any, on_address: Any) -> None:
@@ -435,7 +470,7 @@ class _Receiver:
         self.on_address = on_address
         self.held: list[Incoming] = []
         self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
-        self.second_mode_waits: list[Incoming] = []
+        self.second_mode_waits = _AwaitingPeer()
         # Messages given back are held to the end (see the module doc): each with the state
         # to settle it with then and what the message is (`_identity`). In a transaction
         # the outcome goes at once; what it gives back is known when it comes again.
@@ -918,7 +953,7 @@ class _Receiver:
         if self.plan.settle_second:
             link.client._engine_dispose(inc.delivery, state, False)
             link.client._schedule_flush()
-            self.second_mode_waits.append(inc)
+            self.second_mode_waits.add(inc.delivery)
         else:
             link.settle(inc, state)
 
@@ -982,9 +1017,8 @@ class _Receiver:
         """Mode second: our outcomes hold once the sender has settled them."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self.plan.timeout or 30.0)
-        for inc in self.second_mode_waits:
-            d = inc.delivery
-            while not (d.sender_settled or d.done):
+        for d in self.second_mode_waits.deliveries:
+            while not _peer_settled(d):
                 await link.wait_changed(deadline, "the peer did not settle our outcomes (settle-mode second)")
         self.second_mode_waits.clear()
 
