@@ -34,7 +34,9 @@ from amqpcli.engine import (
     LinkAttached,
     LinkDetached,
     MessageReceived,
+    SessionEnded,
     TransportClosed,
+    Violation,
     outcome_of,
 )
 from amqpcli.engine.delivery import FINAL, Phase
@@ -293,6 +295,19 @@ class Broker:
             d = e.delivery
             if d.sender == ep.local and d in conn.sent:
                 self._on_outcome(conn, d)
+            elif d.sender == ep.remote and not d.payload_ready:  # a message never whole
+                if cls is DeliveryUpdated and e.entry.kind == "abort":
+                    self.log(f"{conn.name} {d.link.name!r}: the client aborted delivery "
+                             f"{d.delivery_id} ({d.size} bytes dropped)")
+                elif cls is DeliverySettled and d.timeline[-1].kind == "abandon":
+                    self.log(f"{conn.name} {d.link.name!r}: delivery {d.delivery_id} dropped "
+                             f"unfinished ({d.size} bytes came: {d.timeline[-1].detail})")
+        elif cls is Violation:
+            if e.side == ep.remote:  # (the endpoint answers it: close, end or detach)
+                self.log(f"{conn.name} {e}")
+        elif cls is SessionEnded:
+            if e.side == ep.local and e.error is not None:
+                self.log(f"{conn.name} ending a session" + _why(e.error))
         elif cls is LinkAttached:
             if e.side == ep.remote and e.link.initiator == ep.remote:
                 self._on_attach(conn, e.link)
@@ -325,7 +340,6 @@ class Broker:
             # answered (it would have come with the attach): two links of one name
             # (Part 2 §2.6.1). A detach it sends later finds the session ended.
             text = f"link name {link.name!r} is already attached on this session"
-            self.log(f"{conn.name} ending a session: amqp:not-allowed: {text}")
             ep.end(link.session, c.Error(condition=Symbol("amqp:not-allowed"),
                                          description=text))
             return

@@ -13,71 +13,20 @@ name the client chose, is cut to fit. It used to close with amqp:internal-error.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import AMQP_HEADER, Frame, FrameReader, encode_frame
+from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.message import Message
+from tests.peer.rawclient import SMALLEST, RawClient
 
 pytestmark = pytest.mark.integration
 
 Serve = Callable[..., Any]
-_HANG_GUARD = 30.0
-SMALLEST = 512  # MIN-MAX-FRAME-SIZE (Part 2 §2.7.1)
 TOO_SMALL = "amqp:frame-size-too-small"
-
-
-class _Client:
-    """A raw client (no SASL) advertising max-frame-size 512: writes frame bodies on
-    channel 0, keeps every frame serve sends."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=_HANG_GUARD)
-        self.reader = FrameReader()
-        self.frames: list[Frame] = []
-        self.sock.sendall(AMQP_HEADER)
-        self.write(c.Open(container_id="small-frames", max_frame_size=SMALLEST),
-                   c.Begin(next_outgoing_id=0, incoming_window=2048, outgoing_window=2048))
-
-    @property
-    def got(self) -> list[Any]:
-        return [f.body for f in self.frames]
-
-    def write(self, *bodies: Any, payload: bytes = b"") -> None:
-        self.sock.sendall(b"".join(
-            encode_frame(b, 0, payload if isinstance(b, c.Transfer) else b"") for b in bodies))
-
-    def until(self, done: Callable[[], bool]) -> None:
-        """Read until `done()`, or until serve closes the connection or the socket."""
-        while not done() and not any(isinstance(b, c.Close) for b in self.got):
-            data = self.sock.recv(65536)
-            if not data:
-                break
-            self.frames += [i for i in self.reader.feed(data)
-                            if isinstance(i, Frame) and i.body is not None]
-
-    def attach_of(self, name: str) -> Any:
-        """Serve's latest attach of link `name` (None while none has come)."""
-        return next((b for b in reversed(self.got)
-                     if isinstance(b, c.Attach) and str(b.name) == name), None)
-
-    def detach_of(self, name: str) -> Any:
-        """Serve's detach following its latest attach of link `name` (or None)."""
-        ours = self.attach_of(name)
-        if ours is None:
-            return None
-        after = self.got[len(self.got) - self.got[::-1].index(ours):]
-        return next((b for b in after if isinstance(b, c.Detach) and b.handle == ours.handle),
-                    None)
-
-    def close(self) -> None:
-        self.write(c.Close())
-        self.until(lambda: False)
-        self.sock.close()
 
 
 def _sender(name: str, handle: int, target: Any) -> Any:
@@ -113,7 +62,7 @@ _BIG = {
 def test_an_attach_whose_answer_does_not_fit_is_refused_and_the_connection_goes_on(
         serve: Serve, kind: str) -> None:
     s = serve()
-    client = _Client(s.port)
+    client = RawClient(s.port)
     try:
         assert len(encode_frame(_BIG[kind])) > SMALLEST
         client.write(_BIG[kind])
@@ -157,7 +106,7 @@ def test_a_refused_durable_subscription_is_not_made_and_one_resumed_is_kept(
     big = c.Source(address="/topic/news", capabilities=_CAPS, **durable)
     small = c.Source(address="/topic/news", **durable)
     s = serve()
-    client = _Client(s.port)
+    client = RawClient(s.port)
 
     def refused() -> bool:
         ours = client.attach_of("sub")
@@ -193,7 +142,7 @@ def test_a_refused_durable_subscription_is_not_made_and_one_resumed_is_kept(
 def test_an_attach_whose_name_does_not_fit_closes_the_connection(serve: Serve) -> None:
     """The link's name is in every answer to its attach: none fits."""
     s = serve()
-    client = _Client(s.port)
+    client = RawClient(s.port)
     try:
         client.write(_sender("n" * 600, 0, c.Target(address="orders")))
         client.until(lambda: False)
@@ -213,7 +162,7 @@ def test_an_error_quoting_a_long_address_is_cut_to_fit(serve: Serve) -> None:
     """A refusal's description names the address the client asked for: too long for the
     client's frames, it is cut ("…" at its end), not left out of the answer."""
     s = serve()
-    client = _Client(s.port)
+    client = RawClient(s.port)
     try:
         address = "amqp-serve.tmp.gone-" + "x" * 1500  # no such node
         client.write(_receiver("gone", 0, c.Source(address=address)))
@@ -234,7 +183,7 @@ def test_an_end_quoting_a_long_link_name_is_cut_to_fit(serve: Serve) -> None:
     name that fits an attach of the client's frames, but not with the error's words."""
     name = "n" * 420
     s = serve()
-    client = _Client(s.port)
+    client = RawClient(s.port)
     try:
         client.write(_sender(name, 0, c.Target(address="orders")))
         client.until(lambda: client.attach_of(name) is not None)
