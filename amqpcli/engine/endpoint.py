@@ -10,9 +10,9 @@ time)`, `handle_timer(now)`, `set_time(now)`), timers are a deadline to ask for
 
 What it answers on its own (the spec requires it, or the role implies it): protocol
 headers, SASL (both sides), an open / begin / detach / end / close from the peer,
-echo flows, drain (once the credit is used up, by transfers or, with nothing left queued,
-by advancing delivery-count over what is left: one flow with delivery-count, link-credit
-0 and drain, Part 2 §2.6.7), settling in
+echo flows, drain (once the credit is used up, by transfers or, with nothing left queued
+and nothing more offered by the application, by advancing delivery-count over what is
+left: one flow with delivery-count, link-credit 0 and drain, Part 2 §2.6.7), settling in
 receiver-settle-mode second once the sender has settled, the incoming session window
 when it runs low, heartbeats, and violations by the peer (closing the connection,
 ending the session or detaching the link with the condition the spec names).
@@ -33,6 +33,16 @@ A flow the endpoint sends on a sender link (a drain's answer, an echo, `flow()` 
 `available`) carries `available` (Part 2 §2.7.4: "the number of messages awaiting credit
 at the link sender endpoint") when the application tells it: `available_for(link)` is
 asked each time (None, the default, leaves the field out).
+
+Drain on a sender link (Part 2 §2.6.7: the sender uses up the credit "after sending all
+available messages"): complete once transfers used the credit up, or, with credit left,
+once nothing is queued and the application has nothing more; one flow then answers it.
+An application that feeds the link from the peer's flow (a broker's queue, fed before
+the engine handles the flow) leaves `offering_for` unset: the answer goes as the flow is
+handled. One that sends as credit comes (a client's send loop) sets `offering_for`:
+`offering_for(link)` True while it has messages for the link, and the drain waits for
+them; its transfers that use the credit up answer the drain at once, and `drained(link)`
+answers it once it has sent what it had.
 
 Idle timeout (Part 2 §2.4.5): `idle_timeout` is our real threshold, the silence after
 which we close the connection (amqp:resource-limit-exceeded). "To avoid spurious
@@ -234,6 +244,9 @@ class Endpoint:
         # the application's count of messages awaiting credit on a sender link, for the
         # `available` of the flows we send on it (None: not known, the field is left out)
         self.available_for: Callable[[Link], int | None] | None = None
+        # whether the application has more messages for a sender link, to send as credit
+        # allows: a drain with credit left waits for them (`drained`); unset: it has none
+        self.offering_for: Callable[[Link], bool] | None = None
         self.tap: ByteTap | None = None
         if tap is not None:
             self.set_tap(tap)
@@ -612,12 +625,14 @@ class Endpoint:
         elif ev.echo:
             self._link_flow(link)
 
-    def _answer_drain(self, s: Session, link: Link) -> None:
+    def _answer_drain(self, s: Session, link: Link, *, offered_all: bool = False) -> None:
         """Answer a drain on a sender link once it is complete (Part 2 §2.6.7: the sender
-        sends what it has, advances delivery-count "until link-credit is zero, and send[s]
-        its updated flow state to the receiver"). Complete: the transfers used the credit
-        up, or nothing is left queued (deliveries held back by the session window go
-        first); the credit left is used up by advancing delivery-count.
+        sends all available messages, then advances delivery-count "until link-credit is
+        zero, and send[s] its updated flow state to the receiver"). Complete: the
+        transfers used the credit up, or nothing is left queued (deliveries held back by
+        the session window go first) and the application offers nothing more
+        (`offering_for`; `offered_all`: it said so, `drained`); the credit left is used
+        up by advancing delivery-count.
 
         One flow answers it: delivery-count, link-credit 0, drain (our drain mode, §2.7.4)
         and `available` when the application knows it (`available_for`). The flow clears
@@ -625,14 +640,28 @@ class Endpoint:
         if not link.drain or self.local not in link.handle:
             return
         credit = link.link_credit
-        if credit > 0 and self._outgoing.get(link):
-            return  # answered when what is queued has gone out (`_pump`)
+        if credit > 0:
+            if self._outgoing.get(link):
+                return  # answered when what is queued has gone out (`_pump`)
+            offering = self.offering_for
+            if not offered_all and offering is not None and offering(link):
+                return  # answered when the application's sends use the credit up, or
+                # when it has sent what it had (`drained`)
         iw, ow = self._windows.get(s, (self.incoming_window, self.incoming_window))
         self._send(self._flow_body(
             s, iw, ow, handle=link.handle[self.local], link_credit=0, drain=True,
             delivery_count=serial.add(link.delivery_count, max(credit, 0)),
             available=self._available(link)),
             channel=s.channel[self.local])
+
+    def _credit_used_up(self, s: Session, link: Link) -> None:
+        """Our transfers used up the credit of a link being drained: the drain is complete.
+        Answered at once for an application that sends as credit comes (`offering_for`
+        set); one that feeds the link from the peer's flow (a broker, before the engine
+        handles the flow) has it answered with the flow, its own bookkeeping done (the
+        `available` of the answer counts what it has left)."""
+        if self.offering_for is not None:
+            self._answer_drain(s, link)
 
     def _available(self, link: Link) -> int | None:
         """`available` for a flow we send on sender `link`: the application's count."""
@@ -972,6 +1001,13 @@ class Endpoint:
         """Receiver: ask the sender to use up the credit (or give it back) now."""
         self.flow(link, credit if credit is not None else link.link_credit, drain=True)
 
+    def drained(self, link: Link) -> None:
+        """Sender: the application has sent what it had for `link` for now (call it when
+        `offering_for(link)` turns False). A drain the peer asked for is answered: at once,
+        or once what is queued here has gone out. Nothing happens without a drain."""
+        if link.drain and self.local in link.handle:
+            self._answer_drain(link.session, link, offered_all=True)
+
     def _link_flow(self, link: Link, *, credit: int | None = None, drain: bool = False,
                    echo: bool = False, available: int | None = None,
                    properties: dict[Any, Any] | None = None) -> None:
@@ -1074,6 +1110,8 @@ class Endpoint:
                                      len(payload), size, now)
         if evs:
             self._events.extend(evs)
+        if link.drain and link.link_credit <= 0:
+            self._credit_used_up(s, link)
         return d
 
     def _new_tag(self, link: Link) -> bytes:
@@ -1169,6 +1207,8 @@ class Endpoint:
         now = self.now
         self._last_sent = now
         ds = s.local_transfers(local, link, sent, did0, settled, now)
+        if link.drain and link.link_credit <= 0:
+            self._credit_used_up(s, link)
         return len(sent), ds
 
     def start_delivery(self, link: Link, *, tag: bytes | None = None,
@@ -1240,7 +1280,9 @@ class Endpoint:
         whose credit this uses up, or whose queue it empties, answers the drain
         (`_answer_drain`). Not when the caller's own send() pumps: it may have more to put
         on the link (a broker feeding a drain) and the drain is answered once the flow
-        has been handled."""
+        has been handled — or, for an application that sends as credit comes, once its
+        sends use the credit up (`_credit_used_up`) or it has none left to send
+        (`drained`)."""
         conn = self.connection
         if self.local not in s.channel or self.local in s.end or self.local in conn.close:
             return
@@ -1256,6 +1298,8 @@ class Endpoint:
                 self._outgoing.pop(link, None)
             if answer_drains:
                 self._answer_drain(s, link)
+            elif link.drain and link.link_credit <= 0:
+                self._credit_used_up(s, link)
 
     def _send_frames(self, s: Session, link: Link, out: _Outgoing) -> bool:
         """Send what can be sent of `out`; True when it is completely sent."""

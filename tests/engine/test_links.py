@@ -357,6 +357,98 @@ def test_the_drain_answer_carries_available_when_the_application_knows_it() -> N
         (0, 4, True, 7)]
 
 
+class _Offer:
+    """An application's say on whether it has more messages for a link (`offering_for`)."""
+
+    def __init__(self, more: bool = True) -> None:
+        self.more = more
+
+    def __call__(self, link: Any) -> bool:
+        return self.more
+
+
+def test_a_drain_waits_for_the_messages_the_application_offers() -> None:
+    # Part 2 §2.6.7: the sender uses up the credit "after sending all available
+    # messages"; a sender loop that has messages sends them first, then says it has none
+    p = Pair(client={"lean_events": True})
+    link, plink = p.sender()
+    offer = p.client.offering_for = _Offer()
+    p.peer.flow(plink, 10, drain=True)
+    p.pump()
+    assert _flows(p.peer_events, "client", plink) == []  # the credit is not given back
+    assert link.link_credit == 10 and link.drain
+    n, _ = p.client.send_many(link, [b"a", b"b"], settled=False)
+    p.client.send(link, b"c")
+    p.pump()
+    assert n == 2 and plink.deliveries == 3
+    assert _flows(p.peer_events, "client", plink) == []  # it may have more yet
+    offer.more = False
+    p.client.drained(link)
+    p.pump()
+    # the 7 unused: delivery-count advanced over them, one flow
+    assert _flows(p.peer_events, "client", plink) == [(0, 10, True)]
+    assert plink.link_credit == 0 and not plink.drain and not link.drain
+    p.client.drained(link)  # answered once: nothing more
+    p.pump()
+    assert len(_flows(p.peer_events, "client", plink)) == 1
+
+
+@pytest.mark.parametrize("how", ["send", "send_many"])
+def test_a_drain_whose_credit_the_application_uses_up_is_answered_by_its_last_transfer(
+        how: str) -> None:
+    # credit 1 with drain after each message (a receiver that fetches one at a time):
+    # each message goes, and its transfer completes the drain without a drained()
+    p = Pair(client={"lean_events": True})
+    link, plink = p.sender()
+    p.client.offering_for = _Offer()
+    for i in range(3):
+        p.peer.flow(plink, 1, drain=True)
+        p.pump()
+        if how == "send":
+            p.client.send(link, b"m%d" % i)
+        else:
+            assert p.client.send_many(link, [b"m%d" % i, b"more"], settled=False)[0] == 1
+        p.pump()
+        assert plink.deliveries == i + 1
+        assert _flows(p.peer_events, "client", plink)[-1] == (0, i + 1, True)
+    assert len(_flows(p.peer_events, "client", plink)) == 3
+    assert not plink.drain
+
+
+def test_drained_waits_for_what_the_session_window_holds_back() -> None:
+    p = Pair(peer={"incoming_window": 2})
+    link, plink = p.sender()
+    offer = p.client.offering_for = _Offer()
+    p.peer.flow(plink, 10, drain=True)
+    p.pump()
+    for i in range(4):
+        p.client.send(link, b"m%d" % i)
+    assert p.client.queued(link) == 2  # the peer's window took two
+    offer.more = False
+    p.client.drained(link)  # the two held back go first
+    p.pump()
+    assert plink.deliveries == 4
+    assert _flows(p.peer_events, "client", plink) == [(0, 10, True)]
+
+
+def test_drained_without_a_drain_sends_nothing() -> None:
+    p = Pair()
+    link, plink = p.sender(credit=5)
+    p.client.offering_for = _Offer(False)
+    p.client.drained(link)
+    p.pump()
+    assert _flows(p.peer_events, "client", plink) == [] and link.link_credit == 5
+
+
+def test_a_drain_on_a_link_the_application_offers_nothing_for_is_answered_at_once() -> None:
+    p = Pair()
+    link, plink = p.sender()
+    p.client.offering_for = lambda lk: lk is not link
+    p.peer.flow(plink, 4, drain=True)
+    p.pump()
+    assert _flows(p.peer_events, "client", plink) == [(0, 4, True)]
+
+
 def _attached_then_detached_at_once(p: Pair, role: str) -> tuple[Any, Any]:
     """The client attaches a link and detaches it in the same write, before the (manual)
     peer has answered: (client link, the peer's link)."""
