@@ -917,10 +917,11 @@ def send(
     summary = run_send(conn, plan, messages, input_waits=waits)
     for text in summary.warnings:
         print(f"amqp: {text}", file=sys.stderr, flush=True)
-    # A run that failed before its first message says only why (no empty summary),
-    # unless asked for JSON: a script then always gets its one object (as browse's);
-    # after Ctrl-C the summary is always printed.
-    if not quiet and (json_out or not (summary.failure is not None and summary.sent == 0
+    # A run that failed before its link was open says only why (no summary of nothing
+    # tried), unless asked for JSON: a script then always gets its one object (as
+    # browse's); after Ctrl-C the summary is always printed. Once the link is open it is
+    # printed, even with nothing sent (no credit came: "not sent 5").
+    if not quiet and (json_out or not (summary.failure is not None and not summary.link_opened
                                        and summary.failure.code != Exit.INTERRUPTED)):
         if json_out:
             obj = summary.to_json()

@@ -17,7 +17,42 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-__all__ = ["Interval", "Reports"]
+__all__ = ["Beat", "Interval", "Reports"]
+
+
+class Beat:
+    """Calls `fn()` every `every` seconds of the running loop, on a fixed beat from
+    `start` until `stop` or until `fn` returns False. A beat missed (the loop was held
+    up, by a slow write say) is dropped, not made up for with calls in a burst."""
+
+    def __init__(self, every: float, fn: Callable[[], bool]) -> None:
+        self.every = every
+        self.fn = fn
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._next = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        loop = self._loop = asyncio.get_running_loop()
+        self._next = loop.time() + self.every
+        self._handle = loop.call_at(self._next, self._fire)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        loop = self._loop
+        assert loop is not None
+        if not self.fn():
+            self._handle = None
+            return
+        self._next += self.every
+        now = loop.time()
+        if self._next <= now:
+            self._next = now + self.every
+        self._handle = loop.call_at(self._next, self._fire)
 
 
 class Interval:
@@ -40,41 +75,25 @@ class Reports:
 
     def __init__(self, every: float, make: Callable[[float], tuple[dict[str, Any], str]],
                  as_json: bool, out: TextIO | None = None) -> None:
-        self.every = every
         self.make = make
         self.as_json = as_json
         self.out = out
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._next = 0.0
-        self._handle: asyncio.TimerHandle | None = None
+        self._beat = Beat(every, self._report)
 
     def start(self) -> None:
-        loop = self._loop = asyncio.get_running_loop()
-        self._next = loop.time() + self.every
-        self._handle = loop.call_at(self._next, self._fire)
+        self._beat.start()
 
     def stop(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+        self._beat.stop()
 
-    def _fire(self) -> None:
-        loop = self._loop
-        assert loop is not None
+    def _report(self) -> bool:
         try:
             obj, text = self.make(time.monotonic())
             out = self.out or sys.stderr
             line = json.dumps({"report": obj}) if self.as_json else f"amqp: {text}"
             print(line, file=out, flush=True)
         except Exception as e:  # noqa: BLE001 - a report must never end the run
-            self._handle = None
             print(f"amqp: warning: no more reports: {type(e).__name__}: {e}",
                   file=self.out or sys.stderr, flush=True)
-            return
-        # On a fixed beat from the start; a beat missed (the loop was held up, by a slow
-        # write say) is dropped, not made up for with reports in a burst.
-        self._next += self.every
-        now = loop.time()
-        if self._next <= now:
-            self._next = now + self.every
-        self._handle = loop.call_at(self._next, self._fire)
+            return False
+        return True

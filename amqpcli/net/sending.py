@@ -102,6 +102,9 @@ class SendSummary:
     warnings: list[str] = field(default_factory=list)  # what did not end the run
     elapsed: float = 0.0
     failure: UserError | None = None  # what ended the run early, if anything
+    # the sender link was attached: the messages stood ready to go, so a summary says
+    # something even when none went (no credit came)
+    link_opened: bool = False
 
     @property
     def finished(self) -> int:
@@ -316,7 +319,11 @@ class _Sender:
         self.sender: SenderLink | None = None
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
-        self.progress = Progress("send", plan.expected, enabled=plan.progress)
+        # when the send loop began waiting to send (for credit, or room in the window);
+        # None while it sends or waits for something else
+        self.send_wait_since: float | None = None
+        self.progress = Progress("send", plan.expected, enabled=plan.progress,
+                                 status=self._waiting_text)
         self.interval: Interval | None = None  # --report-every: the last report's figures
 
     # --- outcomes ---------------------------------------------------------------
@@ -392,6 +399,26 @@ class _Sender:
         back.sort(key=lambda mw: mw[0].number)
         return back
 
+    def _credit_wait(self, now: float) -> float | None:
+        """How long the send loop has waited for the peer's credit; None when it is not
+        waiting for credit."""
+        since, sender = self.send_wait_since, self.sender
+        if since is None or sender is None or not _lacks_credit(sender):
+            return None
+        return now - since
+
+    def _waiting_text(self, now: float) -> str | None:
+        """What the progress line says of a run stalled for credit (`Progress.status`)."""
+        return _credit_note(self._credit_wait(now))
+
+    async def _wait_sendable(self, sender: SenderLink) -> None:
+        """`SenderLink.wait_sendable`, noting when the wait began (`_credit_wait`)."""
+        self.send_wait_since = time.monotonic()
+        try:
+            await sender.wait_sendable(self.plan.window, self.plan.timeout)
+        finally:
+            self.send_wait_since = None
+
     def _report(self, now: float) -> tuple[dict[str, Any], str]:
         """--report-every: the figures so far, and how many went out since the last."""
         s = self.s
@@ -399,18 +426,22 @@ class _Sender:
         delta, rate = self.interval.step(s.sent, now)
         elapsed = now - self.interval.start
         in_flight = len(self.unconfirmed)
+        credit_wait = self._credit_wait(now)
         obj: dict[str, Any] = {"elapsed": round(elapsed, 3), "sent": s.sent,
                                "interval-sent": delta, "interval-rate": round(rate, 1),
                                "settled": s.settled}
         obj.update((name, getattr(s, name)) for name in OUTCOMES)
         obj.update({"other": s.other, "in-flight": in_flight, "resent": s.resent,
-                    "reconnects": s.reconnects})
+                    "reconnects": s.reconnects,
+                    "waiting-for-credit": None if credit_wait is None else round(credit_wait, 3)})
         parts = [f"{elapsed:.1f}s sent {s.sent} (+{delta}, {rate:.0f}/s)",
                  *settlement_parts(s), f"in flight {in_flight}"]
         if s.resent:
             parts.append(f"resent {s.resent}")
         if s.reconnects:
             parts.append(f"{s.reconnects} reconnect(s)")
+        if (note := _credit_note(credit_wait)) is not None:
+            parts.append(note)
         return obj, " ".join(parts)
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
@@ -422,6 +453,7 @@ class _Sender:
             self.interval = Interval(start)
             reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
             reports.start()
+        self.progress.start()
         try:
             dropped = False
             while True:
@@ -501,6 +533,7 @@ class _Sender:
         else:
             sender = self.sender = await client.open_sender(
                 plan.address, settled=plan.settled, name=plan.link_name, target=plan.target())
+        self.s.link_opened = True
         txn = _Txn(client, plan, self) if plan.txn_size else None
         if txn is None and not plan.rate:
             await self._send_runs(sender, messages, start)
@@ -530,7 +563,7 @@ class _Sender:
                 delay = start + (self.s.messages - 1) / plan.rate - time.monotonic()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            await sender.wait_sendable(plan.window, plan.timeout)
+            await self._wait_sendable(sender)
             txn_id = await txn.current() if txn else None
             payload = stamped(msg, stamp_bytes(time.time_ns())) if plan.timestamp else msg.payload
             pending = sender.send(payload, settled=plan.settled, txn_id=txn_id)
@@ -622,7 +655,7 @@ class _Sender:
         s = self.s
         sender.on_settled = self._settled_run
         while True:
-            await sender.wait_sendable(plan.window, plan.timeout)
+            await self._wait_sendable(sender)
             if not self.queue:
                 await self._input_ready(start)
             batch = self._take(min(sender.room(plan.window), RUN), messages, start)
@@ -676,6 +709,18 @@ class _Sender:
                     Exit.TIMEOUT,
                 ) from None
         client._check()  # waits also end when the connection does
+
+
+def _credit_note(wait: float | None) -> str | None:
+    """How the progress line and the reports say a run has waited `wait` seconds for
+    credit (None: it is not waiting for credit)."""
+    return None if wait is None else f"waiting for credit {wait:.0f}s"
+
+
+def _lacks_credit(sender: SenderLink) -> bool:
+    """Whether the peer's credit is used up: what `wait_sendable` waits for first (and
+    names when it times out)."""
+    return sender.link.link_credit <= sender._queued()
 
 
 def _offers(client: Client, capability: str) -> bool:

@@ -18,7 +18,7 @@ from tests.net.servepeer import ServePeers
 from tests.peers import Broker
 
 SEND_REPORT = re.compile(r"^amqp: \d+\.\ds sent \d+ \(\+\d+, \d+/s\) accepted \d+( \w+ \d+)* "
-                         r"in flight \d+$")
+                         r"in flight \d+( waiting for credit \d+s)?$")
 RECV_REPORT = re.compile(r"^amqp: \d+\.\ds received \d+ \(\+\d+, \d+/s\)"
                          r"( latency p50 -?[\d.]+ p99 -?[\d.]+ max -?[\d.]+ ms)?$")
 LATENCY = re.compile(r", latency min -?[\d.]+ p50 -?[\d.]+ p99 -?[\d.]+ max -?[\d.]+ ms")
@@ -183,7 +183,7 @@ def test_send_reports_as_json(serve: ServePeers) -> None:
     assert len(reports) >= 2, r.stderr
     for rep in reports:
         assert {"elapsed", "sent", "interval-sent", "interval-rate", "accepted", "in-flight",
-                "rejected", "released", "modified"} <= set(rep)
+                "rejected", "released", "modified", "waiting-for-credit"} <= set(rep)
         assert rep["sent"] <= 10 and rep["accepted"] <= rep["sent"]
     assert [rep["elapsed"] for rep in reports] == sorted(rep["elapsed"] for rep in reports)
     assert sum(rep["interval-sent"] for rep in reports) == reports[-1]["sent"]
@@ -197,7 +197,20 @@ def test_send_reports_show_a_stall(peers: Callable[[Any], Any]) -> None:
     assert r.returncode == 5, r.stderr
     reports = _reports(r.stderr, SEND_REPORT)
     assert len(reports) >= 2, r.stderr
-    assert all("sent 0 (+0, 0/s) accepted 0 in flight 0" in line for line in reports)
+    assert all("sent 0 (+0, 0/s) accepted 0 in flight 0 waiting for credit " in line
+               for line in reports)
+    waited = [int(line.rsplit(" ", 1)[1].rstrip("s")) for line in reports]
+    assert waited == sorted(waited) and waited[-1] >= 1, reports
+    # the summary, then why the run ended, as for any failure once the link is open
+    assert r.stdout.startswith("sent 0, accepted 0, in doubt 0, not sent 1 in "), r.stdout
+    assert r.stderr.splitlines()[-1] == "amqp: error: no credit from the peer for 1.5s"
+
+    r = amqp("send", f"{broker.url}/q", "x", "--report-every", "0.3", "--timeout", "1.5",
+             "--json")
+    assert r.returncode == 5, r.stderr
+    waited_json = [rep["waiting-for-credit"] for rep in _json_reports(r.stderr)]
+    assert len(waited_json) >= 2 and waited_json == sorted(waited_json), r.stderr
+    assert waited_json[0] > 0 and json.loads(r.stdout)["not-sent"] == 1
 
 
 def test_recv_reports_with_the_intervals_latency(serve: ServePeers) -> None:
