@@ -572,7 +572,10 @@ class _Handler10(_Handler):
         # the connection, it is a delivery still unsettled when the capture stopped
         end = at_end or (outcome == "abandoned" and _ended_by_capture(d, conn))
         # aborted, abandoned, unsettled: never settled, so no settlement time or latency
-        settled_time = d.settled_time if d.settled_by is not None or d.presettled else None
+        # (an abort frame may say settled, as proton's does: it gives the delivery up,
+        # with no outcome; `settled_by` still says who)
+        settled_time = d.settled_time if (d.settled_by is not None or d.presettled) and (
+            not d.aborted) else None
         if end:
             outcome = "unsettled"
         state = d.receiver_state if d.receiver_state is not None else d.sender_state
