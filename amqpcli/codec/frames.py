@@ -317,6 +317,12 @@ class FrameReader:
         """Bytes received but not yet part of a complete item."""
         return len(self._buf)
 
+    @property
+    def tail(self) -> bytes:
+        """Those bytes themselves (the start of the item under way): what a caller looks
+        at before `close` to judge an item the end of the stream cut short."""
+        return bytes(self._buf)
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
         """Add bytes; return every item they complete (possibly none)."""
         if self.opaque is not None:

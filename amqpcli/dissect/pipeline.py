@@ -36,7 +36,7 @@ from amqpcli.capture import (
 )
 from amqpcli.capture.files import found_paths, was_found
 from amqpcli.capture.reader import first_of, merge_by_time
-from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.dissect.records import (
     AMQP010,
     AMQP10,
@@ -48,7 +48,7 @@ from amqpcli.dissect.records import (
     Notice,
     ViolationRecord,
 )
-from amqpcli.dissect.streams import DirectionReader
+from amqpcli.dissect.streams import CutShort, DirectionReader
 
 if TYPE_CHECKING:
     from amqpcli.engine.observer import Observer as _Observer
@@ -589,7 +589,10 @@ class _Handler10(_Handler):
             d.presettled, second, d.first_time, settled_time, d.txn_id, d.resumed,
             d.aborted, end, d.timeline,
             d.payload if self.dis.keep_payload else None, ls,
-            incomplete=conn.gaps > 0 and d.incomplete)
+            # its message not seen whole: a gap took transfers, or it was abandoned (its
+            # stream, link or session ended; the capture stopped) with more to come
+            incomplete=(conn.gaps > 0 and d.incomplete) or (
+                d.phase == "abandoned" and not d.payload_ready))
         if ls is not None:
             ls.settled += 1
             ls.bytes += d.size
@@ -628,14 +631,10 @@ class _Handler10(_Handler):
         items = reader.close()
         if reader.notes:
             yield from self._notes(reader, side, t, packet)
-        if how == "end":
-            # the capture stopped inside a frame: the capture is short, not the stream
-            for e in [i for i in items if isinstance(i, FrameError) and i.fatal]:
-                items.remove(e)
-                yield Notice(conn, side, t, packet, "truncated",
-                             f"the capture ends inside a frame from the {side} ({e.found})")
         if items:
             yield from self._items(side, items, t, packet)
+        if reader.cut is not None:
+            yield from self._cut_short(side, reader.cut, how, t, packet)
         if reader.opaque is not None and reader.opaque != "error":
             yield Notice(conn, side, t, packet, "opaque",
                          f"after its {reader.opaque} header the {side}'s bytes are not decoded")
@@ -647,12 +646,53 @@ class _Handler10(_Handler):
         if len(conn.closed) == 2:
             self.done = True
 
+    def _cut_short(self, side: str, cut: CutShort, how: str, t: float,
+                   packet: int) -> Iterator[Record]:
+        """The stream from `side` ended inside a frame (or protocol header) whose start
+        is sound: a notice, not a frame error. Its sender went away or the capture
+        stopped; the delivery it was part of is abandoned or unsettled, and incomplete
+        (`_delivery`). A frame larger than its receiver's max-frame-size is still a
+        violation: the size is wrong, cut or not."""
+        conn = self.conn
+        frame_no = self._count + 1
+        events: list[Any] = []
+        if self.observer is not None:
+            model = self._model
+            frame_no = model.frame_no + 1
+            receiver = _other(side)
+            limit = model.max_frame_size(receiver) if receiver in model.open else None
+            if not cut.header and cut.size is not None and limit is not None and (
+                    cut.size > limit):
+                events = model.on_frame_error(
+                    side, f"{cut.size}-byte frame > max-frame-size {limit}", t,
+                    kind="frame-too-large")
+        text = _cut_text(cut, side, how, frame_no)
+        conn.notes.append(text)
+        yield Notice(conn, side, t, packet, "truncated", text)
+        if events:
+            yield from self._events(events, t, packet)
+
     def finish(self, t: float, packet: int) -> Iterator[Record]:
         for side in SIDES:
             yield from self._close_side(side, "end", t, packet)
 
 
 _NO_EVENTS: list[Any] = []
+# how a stream ended (`Closed.how`), as a notice of a frame it cut short says it
+_ENDED = {"end": "the capture ends", "fin": "the stream ended (FIN)",
+          "rst": "the connection was reset (RST)"}
+
+
+def _cut_text(cut: CutShort, side: str, how: str, frame_no: int) -> str:
+    """`the connection was reset (RST) inside frame 11 from the client (transfer, 16339
+    of 65536 bytes)`: what the end of a stream cut short."""
+    if cut.header:
+        return (f"{_ENDED[how]} inside a protocol header from the {side} "
+                f"({cut.received} of 8 bytes)")
+    got = (f"{cut.received} of {cut.size} bytes" if cut.size is not None
+           else f"{cut.received} bytes of its header")
+    what = f"{cut.performative}, {got}" if cut.performative else got
+    return f"{_ENDED[how]} inside frame {frame_no} from the {side} ({what})"
 
 
 class _MergedFiles:

@@ -177,8 +177,10 @@ class DeliveryRecord:
     payload: bytes | None = None  # 1.0: the message bytes when kept; 0-10: the body
     link_stats: LinkStats | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # 0-10: header structs etc.
-    # 1.0: a gap in the capture took some of its transfers (size and frames are what was
-    # seen; its outcome and latency hold)
+    # 1.0: its message was not seen whole: a gap in the capture took some of its
+    # transfers, or it was abandoned with transfers still to come (its stream, link or
+    # session ended, or the capture stopped); size and frames are what was seen, its
+    # outcome and latency hold
     incomplete: bool = False
 
     @property

@@ -64,7 +64,9 @@ class Summary:
     first_time: float | None = None
     last_time: float | None = None
     unsettled_at_end: int = 0
-    incomplete: int = 0  # deliveries some of whose transfers the capture lost
+    # deliveries whose message was not seen whole (a gap took transfers, or it was
+    # abandoned with transfers still to come)
+    incomplete: int = 0
 
     def add(self, rec: Any) -> None:
         cls = rec.__class__

@@ -9,10 +9,14 @@ frame type, a body that starts with a performative's descriptor and decodes to o
 confirms it with the frame that follows (its header must be sane as well) before it hands
 the bytes on to a fresh `FrameReader`. A protocol header ("AMQP" and a known version) is a
 boundary too.
+
+The end of a stream (FIN, reset, the capture's end) may come inside a frame: one whose
+start is sound (the same checks) was cut short, which is no frame error (`CutShort`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from struct import Struct
 from typing import Any
 
@@ -74,13 +78,19 @@ def _plausible(buf: Any, p: int, n: int, limit: int) -> int:
 
 def _decodes(buf: Any, p: int, n: int) -> int:
     """Does the performative of the frame at `p` decode? 1 yes, 0 no, -1 need bytes."""
+    return _performative(buf, p, n)[0]
+
+
+def _performative(buf: Any, p: int, n: int) -> tuple[int, Any]:
+    """`_decodes`, with the performative when it does (None for a protocol header or an
+    empty frame)."""
     if buf[p : p + 4] == b"AMQP":
-        return 1
+        return 1, None
     size, doff, ftype, _ch = _header(buf, p)
     start = p + doff * 4
     end = p + size
     if start == end:
-        return 1
+        return 1, None
     from amqpcli.codec.decode import decode
     from amqpcli.codec.types import Composite, DecodeError
 
@@ -88,13 +98,13 @@ def _decodes(buf: Any, p: int, n: int) -> int:
     try:
         value, _end = decode(view, 0)
     except DecodeError:
-        return -1 if end > n else 0
+        return (-1 if end > n else 0), None
     except Exception:  # noqa: BLE001 - garbage that upsets the decoder is not a frame
-        return 0
+        return 0, None
     finally:
         view.release()
     ok = isinstance(value, Composite) and value.CODE in (_AMQP_CODES if ftype == 0 else _SASL_CODES)
-    return 1 if ok else 0
+    return (1, value) if ok else (0, None)
 
 
 def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
@@ -149,10 +159,43 @@ def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
         p = c + 1
 
 
+@dataclass(frozen=True, slots=True)
+class CutShort:
+    """The end of a stream (FIN, reset, the capture's end) inside a protocol header or
+    frame whose start is sound: an item cut short, not bytes that cannot be framed."""
+
+    received: int  # its bytes that came
+    size: int | None  # the frame size its header gave (None: not all 4 bytes of it came)
+    header: bool  # a protocol header (8 bytes), not a frame
+    performative: str | None  # its performative's name, when what came of it decodes
+
+
+def cut_short(tail: bytes) -> CutShort | None:
+    """The item `tail` (the bytes a stream ended inside) was the start of, or None when
+    they cannot start one: a frame header out of bounds, a body that is no performative."""
+    n = len(tail)
+    if b"AMQP".startswith(tail[:4]):  # (shorter than 8 bytes, or it would have been read)
+        return CutShort(n, 8, True, None)
+    size = int.from_bytes(tail[:4], "big") if n >= 4 else None
+    if size is not None and not 8 <= size <= MAX_FRAME:
+        return None
+    ok = _plausible(tail, 0, n, MAX_FRAME)
+    if ok == 0:
+        return None
+    performative = None
+    if ok == 1:
+        ok, value = _performative(tail, 0, n)
+        if ok == 0:
+            return None
+        performative = getattr(value, "NAME", None)
+    return CutShort(n, size, False, performative)
+
+
 class DirectionReader:
     """Frames of one direction. `hunting=True` starts by looking for a frame boundary (a
     capture that joined the connection late). `notes` collects what a reader of the
-    output should know (bytes skipped, resynchronised), for the caller to take."""
+    output should know (bytes skipped, resynchronised), for the caller to take; `cut`,
+    after `close`, the item the end of the stream cut short."""
 
     def __init__(self, hunting: bool = False) -> None:
         self.reader: FrameReader | None = None if hunting else FrameReader(MAX_FRAME, sanity=True)
@@ -163,6 +206,7 @@ class DirectionReader:
         self.opaque: str | None = None  # protocol after an opaque header ("tls", ...)
         self.resyncs = 0
         self.skipped_total = 0
+        self.cut: CutShort | None = None
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
         r = self.reader
@@ -226,15 +270,25 @@ class DirectionReader:
         return items
 
     def close(self) -> list[Item]:
-        """End of the stream: a truncated tail, or a last search with what is left."""
+        """End of the stream: a last search with what is left (when hunting), then the
+        tail: an item cut short (`cut`), or a frame error for bytes that cannot be one."""
         if self.reader is not None:
-            return self.reader.close()
+            return self._tail(self.reader)
         if self.opaque is not None or not self._hunt:
             return []
         items = self._search(True)
         if self.reader is not None:
-            items += self.reader.close()
+            items += self._tail(self.reader)
         elif self._hunt or self._skipped:
             self.notes.append(
                 f"no frame boundary found in the last {self._skipped + len(self._hunt)} bytes")
         return items
+
+    def _tail(self, reader: FrameReader) -> list[Item]:
+        tail = reader.tail
+        errors = reader.close()
+        if tail:
+            self.cut = cut_short(tail)
+            if self.cut is not None:
+                return []  # its error would call a sound frame undecodable
+        return errors

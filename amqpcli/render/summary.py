@@ -36,7 +36,7 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
     if s.unsettled_at_end:
         out.append(f"  unsettled when the capture ended: {s.unsettled_at_end}")
     if s.incomplete:
-        out.append(f"  incomplete (bytes missing from the capture): {s.incomplete}")
+        out.append(f"  incomplete (message not seen whole): {s.incomplete}")
     if s.links:
         out.append("links:")
         for ls in s.links:

@@ -117,11 +117,12 @@ class Script:
 def write(path: Path, script: Script, *, mss: int = 1460, handshake: bool = True,
           coalesce: bool = False, reorder: bool = False, duplicate: Collection[int] = (),
           drop: Collection[tuple[int, int]] = (), skip_first: int = 0,
-          fin: bool = True, port: int = 5672) -> Path:
+          fin: bool = True, rst: Direction | None = None, port: int = 5672) -> Path:
     """Write `script` as a capture. `coalesce` joins each run of steps from one side into
     one send (many frames in a segment); `drop` holds (step index, segment index) pairs
     left out of the capture; `skip_first` leaves out the first steps entirely (a capture
-    that starts mid-connection, without a handshake)."""
+    that starts mid-connection, without a handshake); `rst`: that side resets the
+    connection at the end, instead of the FINs (`fin`)."""
     start = 1_700_000_000_000_000_000
     with CaptureWriter(path) as w:
         conv = TcpConversation(w, server=("10.0.0.2", port), start_ns=start, mss=mss)
@@ -143,7 +144,9 @@ def write(path: Path, script: Script, *, mss: int = 1460, handshake: bool = True
             drops = {seg for (step, seg) in drop if step in idx}
             conv.send(d, data, reorder=reorder, duplicate=duplicate, drop=drops,
                       time_ns=start + int(t * 1e9))
-        if fin:
+        if rst is not None:
+            conv.reset(rst)
+        elif fin:
             conv.close()
     return path
 

@@ -98,7 +98,7 @@ def test_a_gap_inside_a_delivery_marks_it_incomplete(tmp_path: Path) -> None:
     summ = _summary(res)
     assert summ.incomplete == 1
     text = summary_lines(summ)
-    assert "  incomplete (bytes missing from the capture): 1" in text
+    assert "  incomplete (message not seen whole): 1" in text
     assert summary_json(summ)["incomplete"] == 1
 
 
@@ -185,4 +185,4 @@ def test_the_deliveries_line_and_summary_of_pcap_dump(tmp_path: Path) -> None:
     assert [r.get("incomplete") for r in recs if r["record"] == "delivery"] == [
         None, True, None]
     code, out, _ = run("pcap-dump", cap, "--summary")
-    assert "  incomplete (bytes missing from the capture): 1" in out.splitlines()
+    assert "  incomplete (message not seen whole): 1" in out.splitlines()
