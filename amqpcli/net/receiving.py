@@ -86,6 +86,10 @@ __all__ = [
 T = TypeVar("T")
 
 QUIET = 1.0  # seconds without a message that end a drain on peers that cannot drain
+# seconds after which such a drain asks for no more messages when neither --timeout nor the
+# peer says otherwise (see _QuietDrain)
+DRAIN_BOUND = 10.0
+_NO_ANSWER = "no flow saying how many messages the node holds"
 SELECTOR_DESCRIPTOR = Symbol("apache.org:selector-filter:string")
 SELECTOR_KEY = Symbol("jms-selector")
 
@@ -420,6 +424,67 @@ def _first_acquired(inc: Incoming) -> bool:
     except DecodeError:
         return False
     return h is not None and h.first_acquirer is True and not h.delivery_count
+
+
+class _QuietDrain:
+    """A drain on a peer that cannot drain (RabbitMQ before 4.0, see amqpcli/net/quirks.py):
+    where it ends is inferred, not said by the peer.
+
+    The node says how many messages it holds in the flow that answers ours (`available`;
+    RabbitMQ answers every flow with its queue's length): `start` asks with a flow granting
+    no credit, before any is granted. That many is what the drain takes, and no more credit
+    than what is still to come is granted, so messages a producer adds meanwhile are not
+    waited for. Should fewer come (another consumer took some), the quiet period (`QUIET`
+    without a message) ends it. An answer of 0 says nothing: a RabbitMQ stream answers
+    with how many messages it sends under the credit, none for a flow granting none. When
+    no answer says how many, the quiet period alone ends the drain, and after `bound`
+    seconds no more credit is asked for, so that a node that never falls quiet still ends
+    it (`cut_short`: it may hold more)."""
+
+    def __init__(self, to_come: int | None, bound: float, now: float) -> None:
+        self.to_come = to_come  # None: not known
+        self.bound = bound
+        self.ask_until = now + bound
+        self.cut_short = False  # credit was refused at the bound
+
+    @classmethod
+    async def start(cls, link: ReceiverLink, timeout: float | None) -> _QuietDrain:
+        """Ask how many messages the node holds (a flow granting nothing), waiting for the
+        answer no longer than the quiet period."""
+        loop = asyncio.get_running_loop()
+        link.flow(0)
+        deadline = loop.time() + min(timeout or QUIET, QUIET)
+        while link.available is None:
+            try:
+                await link.wait_changed(deadline, _NO_ANSWER)
+            except UserError as e:
+                if e.code != Exit.TIMEOUT or str(e) != _NO_ANSWER:
+                    raise
+                break
+        return cls(link.available or None, timeout or DRAIN_BOUND, loop.time())
+
+    @property
+    def over(self) -> bool:
+        """All that the node held has come."""
+        return self.to_come is not None and self.to_come <= 0
+
+    def taken(self, n: int) -> None:
+        if self.to_come is not None:
+            self.to_come -= n
+
+    def credit(self, n: int) -> int:
+        """At most `n`: no more than is still to come, none once the bound has passed."""
+        if self.to_come is not None:
+            return max(0, min(n, self.to_come))
+        if asyncio.get_running_loop().time() >= self.ask_until:
+            self.cut_short = True
+            return 0
+        return n
+
+    def warning(self) -> str:
+        return (f"warning: messages kept coming, and the peer can neither drain nor said how "
+                f"many it held: the drain asked for no more after {self.bound:g}s "
+                "(--timeout); the node may hold more")
 
 
 def _peer_settled(delivery: Any) -> bool:
@@ -796,24 +861,29 @@ class _Receiver:
     async def _receive(self, link: ReceiverLink, drain: bool) -> None:
         """Receive until the count, the timeout or (`drain`) the end of what is there.
 
-        With `plan.drain` on a peer whose drain is broken (`quirks`), "the end" is a quiet
-        period instead: no message for `QUIET` seconds after credit was granted."""
+        With `plan.drain` on a peer whose drain is broken (`quirks`), the end is what the
+        node held when the link started, or a quiet period (`_QuietDrain`)."""
         plan = self.plan
         quiet = plan.drain and not drain
         remaining = None if plan.count is None else plan.count - self.s.written
         if remaining is not None and remaining <= 0:
             return
+        quiet_drain = await _QuietDrain.start(link, plan.timeout) if quiet else None
 
         def wanted(n: int) -> int:
             """At most `n`, and no more than --count still wants with the messages this
             link is to pass over if they come (`_to_pass_over`): a credit of what --count
-            wants alone would pass over them a window at a time."""
+            wants alone would pass over them a window at a time. No more than a drain
+            that cannot drain still takes."""
+            if quiet_drain is not None:
+                n = quiet_drain.credit(n)
             if remaining is None:
                 return n
             return min(n, remaining + self._to_pass_over())
 
         window = wanted(self.credit)
-        link.flow(window, drain=drain)
+        if window:
+            link.flow(window, drain=drain)
         outstanding = window
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
@@ -831,13 +901,20 @@ class _Receiver:
             nonlocal window
             window = self._regrown(window)
             want = wanted(window)
-            link.flow(want, drain=drain)
+            if want:
+                link.flow(want, drain=drain)
             return want
 
         while remaining is None or remaining > 0:
+            if quiet_drain is not None and quiet_drain.over:
+                self.s.drained = True
+                return
             inc = await link.get(wait)
             if inc is None:
-                if link.drained or quiet:
+                if quiet_drain is not None and quiet_drain.cut_short:
+                    self.s.timed_out = True
+                    self._warn(quiet_drain.warning())
+                elif link.drained or quiet:
                     self.s.drained = True
                 else:
                     self.s.timed_out = True
@@ -847,6 +924,8 @@ class _Receiver:
             batch = [inc]
             if link.queue and not plan.rate:  # (paced: one at a time)
                 batch += link.take(None if remaining is None else remaining - 1)
+            if quiet_drain is not None:
+                quiet_drain.taken(len(batch))
             if link.ended:
                 # They came with the end of the link: pre-settled ones exist only here and
                 # are written; unsettled ones cannot be settled any more and the peer
@@ -1038,11 +1117,21 @@ class _Receiver:
         probe = await client.open_receiver(
             self.plan.address, source=source_for(self.plan), name=None,
         )
-        drain = client.peer.drain_works
-        probe.flow(seen, drain=drain)
+        want = seen
+        if client.peer.drain_works:
+            probe.flow(want, drain=True)
+            wait = self.plan.timeout or 10.0
+        else:
+            # No more than the node holds now: what a producer adds meanwhile is not waited
+            # for.
+            holds = (await _QuietDrain.start(probe, self.plan.timeout)).to_come
+            if holds is not None:
+                want = min(want, holds)
+            probe.flow(want)
+            wait = QUIET
         got: list[Incoming] = []
-        while len(got) < seen:
-            inc = await probe.get((self.plan.timeout or 10.0) if drain else QUIET)
+        while len(got) < want:
+            inc = await probe.get(wait)
             if inc is None:
                 break
             got.append(inc)
