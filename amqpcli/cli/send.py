@@ -668,8 +668,8 @@ def replayed_message(obj: Any) -> bytes | None:
         if obj.get("aborted"):
             return None  # its sender gave it up: it was never delivered
         if obj.get("incomplete"):
-            raise NoMessage("a delivery that the capture lost bytes of: its message is not "
-                            "whole")
+            raise NoMessage("a delivery whose message the capture did not see whole (bytes "
+                            "lost, or its connection ended before its last transfer)")
         if "message" not in obj:
             raise NoMessage("a delivery without its message (pcap-dump --json --deliveries "
                             "writes it, but not with --frames-only)")

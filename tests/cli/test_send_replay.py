@@ -93,7 +93,7 @@ def test_pcap_dump_frame_and_delivery_records_that_carry_a_message() -> None:
     ({"record": "delivery", "protocol": "amqp-1.0", "frames": 2},
      "a delivery without its message"),
     ({"record": "delivery", "protocol": "amqp-1.0", "incomplete": True,
-      "message": message_to_json(Message.decode(MESSAGE))}, "the capture lost bytes of"),
+      "message": message_to_json(Message.decode(MESSAGE))}, "the capture did not see whole"),
     ({"record": "delivery", "protocol": "amqp-1.0",
       "message": {"undecodable": "at offset 3: ...", "encoded": "AFN1"}},
      "its message does not decode (at offset 3: ...)"),
