@@ -242,7 +242,10 @@ class PulledInThread(Iterator[OutgoingMessage]):
         self._came: asyncio.Event | None = None
         self._waiting = False
 
-    def _start(self) -> None:
+    def start(self) -> None:
+        """Start reading (once; `ready()` does if need be)."""
+        if self._came is not None:
+            return
         self._loop = asyncio.get_running_loop()
         self._came = asyncio.Event()
         # a daemon: one waiting on its input when the run ends must not keep us
@@ -272,8 +275,7 @@ class PulledInThread(Iterator[OutgoingMessage]):
         return self._done or not self._items.empty()
 
     async def ready(self) -> None:
-        if self._came is None:
-            self._start()
+        self.start()
         came = self._came
         assert came is not None
         while not self.available():
@@ -317,6 +319,9 @@ class _Sender:
         self.pulled: PulledInThread | None = None  # the input, when it is read in a thread
         self.input_error: UserError | None = None  # the input failed: nothing more taken
         self.sender: SenderLink | None = None
+        # the send loop has messages for the link, or the input can give one at once: a
+        # drain from the peer waits for them (`_offering`, `_offer`)
+        self.offering = True
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
         # when the send loop began waiting to send (for credit, or room in the window);
@@ -419,6 +424,32 @@ class _Sender:
         finally:
             self.send_wait_since = None
 
+    def _on_engine(self, engine: Any) -> None:
+        """A connection's engine, before any byte moves: a drain on our link waits for the
+        messages we have (set before the attach: a peer may write its attach and its
+        drain together)."""
+        self.offering = True
+        engine.offering_for = self._offering
+        if self.pulled is not None:
+            # reading from now on, while the link is attached: a drain that comes with
+            # the attach finds the lines already written there (`_input_ready`)
+            self.pulled.start()
+
+    def _offering(self, link: Any) -> bool:
+        """`Endpoint.offering_for`: the send link has messages to come (the transaction
+        coordinator's declares and discharges go only as the run needs them)."""
+        return self.offering and not link.coordinator
+
+    def _offer(self, more: bool) -> None:
+        """Say whether the loop has messages for the link. When it has none, a drain the
+        peer asked for is answered now (`Endpoint.drained`): the credit the messages sent
+        left unused goes back (Part 2 §2.6.7)."""
+        sender = self.sender
+        if self.offering and not more and sender is not None:
+            sender.client.engine.drained(sender.link)
+            sender.client.transport.flush()
+        self.offering = more
+
     def _report(self, now: float) -> tuple[dict[str, Any], str]:
         """--report-every: the figures so far, and how many went out since the last."""
         s = self.s
@@ -459,7 +490,8 @@ class _Sender:
             while True:
                 finished = self.s.finished
                 try:
-                    client = await connect_retrying(self.cfg, attempts, self.s.warnings.append)
+                    client = await connect_retrying(self.cfg, attempts, self.s.warnings.append,
+                                                    on_engine=self._on_engine)
                     if dropped:
                         self.s.reconnects += 1
                         dropped = False
@@ -485,6 +517,9 @@ class _Sender:
                     self.queue.extend(back)
         except UserError as e:
             self.s.failure = e
+            if client is not None:  # (no credit, no outcome): the peer is still there
+                await _close(client)
+                client = None
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):
@@ -571,6 +606,7 @@ class _Sender:
             self._sent_one(msg, was_sent, pending)
             if txn:
                 await txn.sent_one(lambda: self._wait_confirmed(client))
+        self._offer(False)
         if txn:
             await txn.finish(lambda: self._wait_confirmed(client))
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
@@ -582,6 +618,8 @@ class _Sender:
         pulled = self.pulled
         if pulled is None:
             return True
+        if not pulled.available():
+            self._offer(False)  # nothing to send until the input has more
         if self.plan.duration is None:
             await pulled.ready()
         else:
@@ -591,6 +629,7 @@ class _Sender:
                     await asyncio.wait_for(pulled.ready(), left)
                 except TimeoutError:
                     pass
+        self._offer(True)  # a message, or the input's end (the loop then ends: `_offer`)
         return pulled.available()
 
     def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:
@@ -655,9 +694,14 @@ class _Sender:
         s = self.s
         sender.on_settled = self._settled_run
         while True:
-            await self._wait_sendable(sender)
             if not self.queue:
+                # the next message before its credit: once the last one has gone out the
+                # run ends here, not after waiting for credit it has no use for
                 await self._input_ready(start)
+                self.queue.extend(self._take(1, messages, start))
+                if not self.queue:
+                    break
+            await self._wait_sendable(sender)
             batch = self._take(min(sender.room(plan.window), RUN), messages, start)
             if not batch:
                 break
@@ -690,6 +734,7 @@ class _Sender:
                     unconfirmed[msg.number] = (msg, d)
                     by[id(d)] = msg
             await sender.hand_off()
+        self._offer(False)
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
 
@@ -715,6 +760,16 @@ def _credit_note(wait: float | None) -> str | None:
     """How the progress line and the reports say a run has waited `wait` seconds for
     credit (None: it is not waiting for credit)."""
     return None if wait is None else f"waiting for credit {wait:.0f}s"
+
+
+async def _close(client: Client) -> None:
+    """Close a connection the run failed on as a finished run closes it: our close, the
+    peer's awaited for a bounded time (`Client.close`), rather than a dropped socket. One
+    already gone is only let go."""
+    try:
+        await client.close()
+    except (ConnectionLost, UserError, OSError):
+        await client.abort()
 
 
 def _lacks_credit(sender: SenderLink) -> bool:
