@@ -45,6 +45,16 @@ __all__ = ["FORCED", "Client", "ConnectionLost", "Incoming", "InternalError", "P
 _FLUSH_EVERY = 256  # sends between hand-offs to the socket when credit never runs out
 LOCAL = "client"
 REMOTE = "server"
+# How long a step of our close (a detach, the close) waits for the peer's answer. A healthy
+# peer answers in milliseconds: one that has not in this time has stopped (frozen, its
+# network gone), and is said to have (`Client.close_unanswered`).
+CLOSE_WAIT = 5.0
+# A receive with a timeout (recv's --timeout, browse's) waits no longer than that for the
+# answers to its close, but not less than this (a slow network's round trip).
+CLOSE_WAIT_FLOOR = 1.0
+# Outcomes that give a message back to the peer: it comes again whether our settlement
+# reached the peer or not (`Client.close_unanswered` does not count them).
+_GIVEN_BACK = (c.Released, c.Modified)
 
 
 async def close_interrupted(client: Client | None, timeout: float) -> bool:
@@ -396,9 +406,11 @@ class _Link:
         changed.clear()
         self._check()
 
-    async def close(self, keep: bool = False, timeout: float = 5.0) -> None:
+    async def close(self, keep: bool = False, timeout: float | None = None) -> None:
         """Detach (closing the link unless `keep`) and wait for the peer's detach, so an
-        objection to what we sent last (an outcome it refuses) is heard before we go."""
+        objection to what we sent last (an outcome it refuses) is heard before we go: for
+        `timeout` seconds, by default the client's wait for the steps of a close
+        (`Client.answer_wait`). No answer is said (a warning), not raised."""
         if self.error is not None or self.client.ended:
             return
         self.detaching = True
@@ -406,13 +418,15 @@ class _Link:
             self.client._engine_detach_keep(self.link)
         else:
             self.client._engine_detach(self.link)
-        deadline = asyncio.get_running_loop().time() + timeout
+        wait = self.client.answer_wait(timeout)
+        deadline = asyncio.get_running_loop().time() + wait
         try:
             while REMOTE not in self.link.detach:
                 await self.wait_changed(deadline, "no detach from the peer")
         except UserError as e:
             if e.code != Exit.TIMEOUT:
                 raise
+            self.client.close_unanswered("detach", wait)
 
 
 class SenderLink(_Link):
@@ -552,7 +566,12 @@ class ReceiverLink(_Link):
         are ours to write, and pre-settled ones exist nowhere else."""
         if not self.queue:
             self.flush_settlements()
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        deadline = None
+        if timeout is not None:
+            deadline = asyncio.get_running_loop().time() + timeout
+            # a receive that waits this long for the peer waits no longer for the answers
+            # to its close
+            self.client.close_wait = min(CLOSE_WAIT, max(timeout, CLOSE_WAIT_FLOOR))
         while not self.queue:
             self._check()
             if self.drained:
@@ -602,7 +621,7 @@ class ReceiverLink(_Link):
             self.client._engine_dispose(batch, self._batch_state, True)
             self.client._schedule_flush()
 
-    async def close(self, keep: bool = False, timeout: float = 5.0) -> None:
+    async def close(self, keep: bool = False, timeout: float | None = None) -> None:
         self.flush_settlements()
         await super().close(keep, timeout)
 
@@ -636,6 +655,14 @@ class Client:
         self._flush_scheduled = False
         self._count = itertools.count(1)
         self._lock: AbstractContextManager[Any] = nullcontext()  # see connect(lock=)
+        # the wait for each step of our close (`answer_wait`); a receive's timeout lowers
+        # it (`ReceiverLink.get`)
+        self.close_wait = CLOSE_WAIT
+        self.unanswered = False  # the peer left a step of our close unanswered
+        # deliveries we settled (taking them off the peer) since the peer last sent a
+        # byte, `_heard_at` being how many it had sent then (`close_unanswered`)
+        self._settled_unheard = 0
+        self._heard_at = -1
 
     # --- connect / close ------------------------------------------------------------
 
@@ -710,22 +737,56 @@ class Client:
                                      lambda side, item, t: trace(label, side, item, t),
                                      incoming="<-", outgoing="->"))
 
-    async def close(self, timeout: float = 5.0) -> None:
-        """Close cleanly: send close, wait for the peer's close (briefly), drop the socket.
-        A step of ours that failed, before or meanwhile, is raised once the socket is shut."""
+    async def close(self, timeout: float | None = None) -> None:
+        """Close cleanly: send close, wait for the peer's close (for `timeout`, by default
+        `answer_wait`), drop the socket. A step of ours that failed, before or meanwhile,
+        is raised once the socket is shut."""
         if not self.ended and self.lost is None and self.failed is None:
             self._engine_close()
             self.transport.flush()
+            wait = self.answer_wait(timeout)
             try:
                 assert self.closed_by_peer is not None
-                await asyncio.wait_for(asyncio.shield(self.closed_by_peer), timeout)
-            except (TimeoutError, ConnectionLost, UserError):
+                await asyncio.wait_for(asyncio.shield(self.closed_by_peer), wait)
+            except TimeoutError:
+                self.close_unanswered("close", wait)
+            except (ConnectionLost, UserError):
                 pass
             except Exception:
                 if self.failed is None:
                     raise
         await self.abort()
         self._raise_failed()
+
+    def answer_wait(self, timeout: float | None) -> float:
+        """How long a step of our close (a detach, the close) waits for the peer's answer:
+        `timeout` if given; else `close_wait`, and not at all once the peer has left a step
+        unanswered (it has stopped: the rest are sent, not waited for, so a peer that
+        answers nothing holds the run up once, not once per step)."""
+        if timeout is not None:
+            return timeout
+        return 0.0 if self.unanswered else self.close_wait
+
+    def close_unanswered(self, step: str, waited: float) -> None:
+        """The peer did not answer our `step` (detach, close) in `waited` seconds: said
+        once per connection, with the settlements it may never have had (sent after the
+        last byte it sent: nothing confirms a settlement, so it may deliver those messages
+        again). The run's outcome is not changed: what it was asked to do was done."""
+        if self.unanswered:
+            return
+        self.unanswered = True
+        text = f"warning: the peer did not answer our {step} within {waited:g}s (it may have stopped)"
+        unheard = self._settled_unheard if self.transport.bytes_in == self._heard_at else 0
+        if unheard:
+            text += (f": {unheard} settlement(s) sent after the peer last sent anything may "
+                     "not have reached it: it may deliver those messages again")
+        self.warn(text)
+
+    def _count_settled(self, n: int) -> None:
+        heard = self.transport.bytes_in
+        if heard != self._heard_at:
+            self._heard_at, self._settled_unheard = heard, 0
+        self._settled_unheard += n
 
     async def abort(self) -> None:
         self.ended = True
@@ -1128,6 +1189,8 @@ class Client:
     def _engine_dispose(self, delivery: Any, state: Any, settled: bool) -> None:
         self.engine.set_time(_now())
         self.engine.dispose(delivery, state, settled=settled)
+        if settled and not isinstance(state, _GIVEN_BACK):
+            self._count_settled(len(delivery) if isinstance(delivery, list) else 1)
 
     def _engine_detach(self, link: Any) -> None:
         with self._lock:
