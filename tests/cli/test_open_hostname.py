@@ -4,7 +4,6 @@ a vhost other than the default reached over plain amqp://, and one that does not
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,38 +13,24 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.net.clirun import amqp, json_lines, queue_name
-from tests.paths import SCRIPTS_DIR
 from tests.peers import Broker
 from tests.peers.tls import Certs
+from tests.rabbitmqctl import own_vhost, rabbitmqctl
 
 pytestmark = pytest.mark.integration
 
 
-def _ctl(*args: str) -> str:
-    """rabbitmqctl against the test node (scripts/rabbitmq.sh knows its name and cookie)."""
-    r = subprocess.run([str(SCRIPTS_DIR / "rabbitmq.sh"), "ctl", "-q", *args],
-                       capture_output=True, text=True, timeout=120, check=False)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
-
-
 def _queues(vhost: str) -> dict[str, int]:
     """The queues of `vhost` on the test node and how many messages each holds."""
-    rows = (line.split("\t") for line in _ctl("list_queues", "-p", vhost, "--no-table-headers",
-                                              "name", "messages").splitlines() if line)
+    listed = rabbitmqctl("list_queues", "-p", vhost, "--no-table-headers", "name", "messages")
+    rows = (line.split("\t") for line in listed.splitlines() if line)
     return {name: int(count) for name, count in rows}
 
 
 @pytest.fixture
 def vhost(rabbitmq_url: str) -> Iterator[str]:
-    """A vhost of this test's own on the test node, guest allowed everything; deleted after."""
-    name = f"qa-vh-{uuid.uuid4().hex[:8]}"
-    _ctl("add_vhost", name)
-    try:
-        _ctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*")
-        yield name
-    finally:
-        _ctl("delete_vhost", name)
+    """A vhost of this test's own on the test node."""
+    yield from own_vhost("qa-vh")
 
 
 def test_a_rabbitmq_vhost_over_plain_amqp(rabbitmq_url: str, vhost: str,

@@ -15,7 +15,6 @@ import json
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
@@ -24,7 +23,7 @@ import pytest
 
 from tests.net.clirun import amqp, json_lines, queue_name
 from tests.net.servepeer import cli_env
-from tests.paths import SCRIPTS_DIR
+from tests.rabbitmqctl import own_vhost, rabbitmqctl
 
 pytestmark = pytest.mark.integration
 
@@ -32,24 +31,10 @@ N = 200
 RATE = "25"  # messages a second, each way: a run of 8 s, the close comes in it
 
 
-def _ctl(*args: str) -> str:
-    """rabbitmqctl against the test node (scripts/rabbitmq.sh knows its name and cookie)."""
-    r = subprocess.run([str(SCRIPTS_DIR / "rabbitmq.sh"), "ctl", "-q", *args],
-                       capture_output=True, text=True, timeout=120, check=False)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
-
-
 @pytest.fixture
 def vhost(rabbitmq_url: str) -> Iterator[str]:
-    """A vhost of this test's own on the test node, guest allowed everything; deleted after."""
-    name = f"qa-close-{uuid.uuid4().hex[:8]}"
-    _ctl("add_vhost", name)
-    try:
-        _ctl("set_permissions", "-p", name, "guest", ".*", ".*", ".*")
-        yield name
-    finally:
-        _ctl("delete_vhost", name)
+    """A vhost of this test's own on the test node."""
+    yield from own_vhost("qa-close")
 
 
 def _until(check: Callable[[], bool], timeout: float = 60) -> None:
@@ -60,7 +45,7 @@ def _until(check: Callable[[], bool], timeout: float = 60) -> None:
 
 
 def _queued(vhost: str, queue: str) -> int:
-    for line in _ctl("list_queues", "-p", vhost, "--no-table-headers",
+    for line in rabbitmqctl("list_queues", "-p", vhost, "--no-table-headers",
                      "name", "messages").splitlines():
         name, _, count = line.partition("\t")
         if name == queue:
@@ -99,7 +84,7 @@ def test_send_and_recv_reconnect_after_an_operator_closes_their_connections(
             # the sender and the receiver well into their runs, neither done
             _until(lambda: len(got.read_text().splitlines()) >= 20)
             _until(lambda: _queued(vhost, names["in"]) >= 20)
-            said = _ctl("close_all_connections", "-p", vhost, "qa maintenance")
+            said = rabbitmqctl("close_all_connections", "-p", vhost, "qa maintenance")
             (_, r_err), (s_out, s_err), (_, i_err) = (p.communicate(timeout=120) for p in runs)
         finally:
             for p in runs:
