@@ -43,6 +43,7 @@ from amqpcli.net.outgoing import OutgoingMessage, stamp_bytes, stamped
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
 from amqpcli.net.reporting import Interval, Reports
+from amqpcli.net.sendrun import Offering, close_failed
 from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
 
 __all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
@@ -320,8 +321,8 @@ class _Sender:
         self.input_error: UserError | None = None  # the input failed: nothing more taken
         self.sender: SenderLink | None = None
         # the send loop has messages for the link, or the input can give one at once: a
-        # drain from the peer waits for them (`_offering`, `_offer`)
-        self.offering = True
+        # drain from the peer waits for them
+        self.offering = Offering()
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
         # when the send loop began waiting to send (for credit, or room in the window);
@@ -428,27 +429,11 @@ class _Sender:
         """A connection's engine, before any byte moves: a drain on our link waits for the
         messages we have (set before the attach: a peer may write its attach and its
         drain together)."""
-        self.offering = True
-        engine.offering_for = self._offering
+        self.offering.on_engine(engine)
         if self.pulled is not None:
             # reading from now on, while the link is attached: a drain that comes with
             # the attach finds the lines already written there (`_input_ready`)
             self.pulled.start()
-
-    def _offering(self, link: Any) -> bool:
-        """`Endpoint.offering_for`: the send link has messages to come (the transaction
-        coordinator's declares and discharges go only as the run needs them)."""
-        return self.offering and not link.coordinator
-
-    def _offer(self, more: bool) -> None:
-        """Say whether the loop has messages for the link. When it has none, a drain the
-        peer asked for is answered now (`Endpoint.drained`): the credit the messages sent
-        left unused goes back (Part 2 §2.6.7)."""
-        sender = self.sender
-        if self.offering and not more and sender is not None:
-            sender.client.engine.drained(sender.link)
-            sender.client.transport.flush()
-        self.offering = more
 
     def _report(self, now: float) -> tuple[dict[str, Any], str]:
         """--report-every: the figures so far, and how many went out since the last."""
@@ -518,7 +503,7 @@ class _Sender:
         except UserError as e:
             self.s.failure = e
             if client is not None:  # (no credit, no outcome): the peer is still there
-                await _close(client)
+                await close_failed(client)
                 client = None
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
@@ -606,7 +591,7 @@ class _Sender:
             self._sent_one(msg, was_sent, pending)
             if txn:
                 await txn.sent_one(lambda: self._wait_confirmed(client))
-        self._offer(False)
+        self.offering.offer(False, self.sender)
         if txn:
             await txn.finish(lambda: self._wait_confirmed(client))
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
@@ -618,18 +603,9 @@ class _Sender:
         pulled = self.pulled
         if pulled is None:
             return True
-        if not pulled.available():
-            self._offer(False)  # nothing to send until the input has more
-        if self.plan.duration is None:
-            await pulled.ready()
-        else:
-            left = start + self.plan.duration - time.monotonic()
-            if left > 0:
-                try:
-                    await asyncio.wait_for(pulled.ready(), left)
-                except TimeoutError:
-                    pass
-        self._offer(True)  # a message, or the input's end (the loop then ends: `_offer`)
+        duration = self.plan.duration
+        left = None if duration is None else start + duration - time.monotonic()
+        await self.offering.wait_input(pulled, self.sender, left)
         return pulled.available()
 
     def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:
@@ -734,7 +710,7 @@ class _Sender:
                     unconfirmed[msg.number] = (msg, d)
                     by[id(d)] = msg
             await sender.hand_off()
-        self._offer(False)
+        self.offering.offer(False, self.sender)
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
 
@@ -760,16 +736,6 @@ def _credit_note(wait: float | None) -> str | None:
     """How the progress line and the reports say a run has waited `wait` seconds for
     credit (None: it is not waiting for credit)."""
     return None if wait is None else f"waiting for credit {wait:.0f}s"
-
-
-async def _close(client: Client) -> None:
-    """Close a connection the run failed on as a finished run closes it: our close, the
-    peer's awaited for a bounded time (`Client.close`), rather than a dropped socket. One
-    already gone is only let go."""
-    try:
-        await client.close()
-    except (ConnectionLost, UserError, OSError):
-        await client.abort()
 
 
 def _lacks_credit(sender: SenderLink) -> bool:
