@@ -17,6 +17,11 @@ request sent again could be served twice.
 --timeout is the longest wait with nothing happening to the requests: only a matched
 reply or a request's outcome starts it again. A reply that answers no request does not
 (a busy --reply-to node would otherwise keep the run waiting for ever).
+
+A drain of the request link (Part 2 §2.6.7) waits for the requests the run still has,
+those --concurrency holds back included (`Offering`); it is answered, the unused credit
+given back, once the run has none to send. A run that fails closes the connection
+(`close_failed`).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.receiving import run_interruptible
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
 from amqpcli.net.sending import _id_text as _json_id
+from amqpcli.net.sendrun import Offering, close_failed
 from amqpcli.percentiles import percentile
 
 __all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
@@ -219,13 +225,17 @@ class _Requester:
         self.warned_unmatched = False
         self.progress = 0  # matched replies and outcomes so far: what restarts --timeout
         self.input_error: UserError | None = None  # the input failed: nothing more sent
+        # the run has requests still to send (those --concurrency holds back too): a drain
+        # of the request link waits for them
+        self.offering = Offering()
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> RequestSummary:
         start = time.monotonic()
         client: Client | None = None
         s = self.s.send
         try:
-            client = await connect_retrying(self.cfg, [], s.warnings.append)
+            client = await connect_retrying(self.cfg, [], s.warnings.append,
+                                            on_engine=self.offering.on_engine)
             await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
             client = None
             s.failure = self.input_error
@@ -233,6 +243,9 @@ class _Requester:
             s.failure = e.error
         except UserError as e:
             s.failure = e
+            if client is not None:  # (no credit, no outcome): the peer is still there
+                await close_failed(client)
+                client = None
         except asyncio.CancelledError:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
             if await close_interrupted(client, self.cfg.connect_timeout):
@@ -288,14 +301,20 @@ class _Requester:
         replies = self.replies = await self._open_replies(client)
         assert self.s.reply_address is not None
         self.on_reply_to(self.s.reply_address)
-        sender = await client.open_sender(plan.address)
         pulled = messages if isinstance(messages, PulledInThread) else None
+        if pulled is not None:
+            # read from now on (the requests carry the reply node's address): a drain that
+            # comes with the request link's attach finds the lines already written there
+            pulled.start()
+        sender = await client.open_sender(plan.address)
+        offering = self.offering
         while True:
             if len(self.waiting) >= plan.concurrency and not await self._take_replies(
                     replies, sender, lambda: len(self.waiting) < plan.concurrency):
                 break  # no reply in time: the rest is not sent
             if pulled is not None:
-                await pulled.ready()  # (the loop goes on serving the connection meanwhile)
+                # (the loop goes on serving the connection meanwhile)
+                await offering.wait_input(pulled, sender)
             try:
                 msg = next(messages, None)
             except UserError as e:
@@ -308,6 +327,9 @@ class _Requester:
             keys = self._keys(msg)
             await sender.wait_sendable(plan.concurrency, plan.timeout)
             self._sent(msg, keys, sender.send(msg.payload, settled=False))
+        # no more requests: a drain of the request link is answered now, the credit they
+        # left unused going back (Part 2 §2.6.7)
+        offering.offer(False, sender)
         # the last replies, then the outcomes still to come (a reply may come before its
         # request's outcome); after a timeout, none of it is waited for again
         if not self.s.timed_out and await self._take_replies(

@@ -18,8 +18,14 @@ answers the request and never settles it (no outcome ever comes); ``noise`` acce
 request, never answers it, and from then on sends a reply with a correlation-id no
 request has every ``NOISE_EVERY`` seconds to its reply-to, until the peer stops. ``correlate``:
 the request field the reply's correlation-id copies, ``"correlation_id"`` (server.py) or
-``"message_id"`` (the JMS convention). ``requests()`` gives every request as proton read
-it (``Message``) with its raw bytes, ``replies()`` the bytes of every reply sent.
+``"message_id"`` (the JMS convention). Credit for the client's request link (listening
+mode): ``credit`` on its attach (100), and one more after each request; ``drain=n``
+instead grants n with drain on the attach (proton's ``Receiver.drain(n)``: the client is
+to send what it has and give the rest back) and no more, unless ``drain_each``: drain(1)
+again after each request (a service that fetches one request at a time);
+``request_flows()`` gives its credit and drain mode after each flow from the client.
+``requests()`` gives every request as proton read it (``Message``) with its raw bytes,
+``replies()`` the bytes of every reply sent.
 """
 
 from __future__ import annotations
@@ -50,8 +56,13 @@ class Request:
 class ResponderHandler(PeerHandler):
     def __init__(self, correlate: str, drop: Collection[int], wrong: Collection[int],
                  reject: Collection[int], connect: tuple[str, str] | None = None,
-                 unsettled: Collection[int] = (), noise: Collection[int] = ()) -> None:
+                 unsettled: Collection[int] = (), noise: Collection[int] = (),
+                 credit: int = 100, drain: int | None = None,
+                 drain_each: bool = False) -> None:
         super().__init__()
+        self.credit, self.drain, self.drain_each = credit, drain, drain_each
+        self.request_links: list[Any] = []  # the client's request links (our receivers)
+        self.request_flows: list[tuple[int, bool]] = []  # (credit, draining) after each
         self.correlate = correlate
         self.drop, self.wrong, self.reject = set(drop), set(wrong), set(reject)
         self.never_settle, self.noise = set(unsettled), set(noise)
@@ -98,9 +109,16 @@ class ResponderHandler(PeerHandler):
             echo_source(link)
             echo_target(link)
             link.open()
-            link.flow(100)
+            self.request_links.append(link)
+            if self.drain is not None:
+                link.drain(self.drain)
+            else:
+                link.flow(self.credit)
 
     def on_link_flow(self, event: Any) -> None:
+        link = event.link
+        if link.is_receiver:
+            self.request_flows.append((link.credit, link.draining()))
         self._send_waiting()
 
     # --- requests -----------------------------------------------------------------------
@@ -118,7 +136,10 @@ class ResponderHandler(PeerHandler):
             return
         raw = bytes(self._partial.pop(dlv))
         link.advance()
-        link.flow(1)
+        if self.drain_each:
+            link.drain(1)
+        elif self.drain is None:
+            link.flow(1)
         req = Request(len(self.requests) + 1, raw, sections.decode(raw))
         self.requests.append(req)
         if req.number in self.reject:
@@ -181,6 +202,10 @@ class _Rules:
         """Every reply sent so far, its bytes exactly."""
         return self.call(lambda: list(self.handler.replies))  # type: ignore[no-any-return]
 
+    def request_flows(self: Any) -> list[tuple[int, bool]]:
+        """The request link's credit and drain mode after each flow from the client."""
+        return self.call(lambda: list(self.handler.request_flows))  # type: ignore[no-any-return]
+
     def reply_addresses(self: Any) -> list[str]:
         """The addresses of the reply links the client attached (listening mode)."""
         return self.call(lambda: list(self.handler.reply_links))  # type: ignore[no-any-return]
@@ -199,9 +224,11 @@ class Responder(_Rules, PeerThread):
     def __init__(self, *, correlate: str = "correlation_id", drop: Collection[int] = (),
                  wrong: Collection[int] = (), reject: Collection[int] = (),
                  unsettled: Collection[int] = (), noise: Collection[int] = (),
+                 credit: int = 100, drain: int | None = None, drain_each: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(ResponderHandler(correlate, drop, wrong, reject,
-                                          unsettled=unsettled, noise=noise), **kwargs)
+                                          unsettled=unsettled, noise=noise, credit=credit,
+                                          drain=drain, drain_each=drain_each), **kwargs)
 
 
 class ResponderClient(_Rules, PeerThread):
