@@ -15,6 +15,7 @@ from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
+    from amqpcli.proxy import ProxyNotice
 
 _TLS = "TLS to the broker"
 
@@ -96,7 +97,11 @@ class LinePrinter:
     def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
         if not self.printing:
             return
-        if self.as_json:
+        from amqpcli.proxy import ProxyNotice
+
+        if isinstance(item, ProxyNotice):
+            line = self._notice(conn, side, item, t)
+        elif self.as_json:
             from amqpcli.dissect.records import AMQP10
             from amqpcli.render.items import item_to_json
             from amqpcli.render.traffic import iso
@@ -126,6 +131,18 @@ class LinePrinter:
             sys.stdout.flush()
         except OSError as e:  # BrokenPipeError, or the app's StdoutWriteError
             self._stop_printing(e)
+
+    def _notice(self, conn: Any, side: str, notice: ProxyNotice, t: float) -> str:
+        """pcap-dump's notice line, or its notice record (but for `packet`, as frames)."""
+        if not self.as_json:
+            from amqpcli.render.traffic import note_line
+
+            return note_line(t, conn.key, side, notice.text)
+        from amqpcli.render.traffic import iso
+
+        return json.dumps({"record": "notice", "time": iso(t), "connection": conn.key,
+                           "side": side, "kind": notice.kind, "text": notice.text},
+                          ensure_ascii=False, separators=(",", ":"))
 
     def _stop_printing(self, e: OSError) -> None:
         from amqpcli.cli.app import _quiet_stdout

@@ -36,6 +36,7 @@ from amqpcli.codec.composites import (
     Released,
     Transfer,
 )
+from amqpcli.codec.framestart import CutShort, cut_short
 from amqpcli.codec.types import Composite, DecodeError, UByte, UInt
 
 __all__ = [
@@ -317,12 +318,6 @@ class FrameReader:
         """Bytes received but not yet part of a complete item."""
         return len(self._buf)
 
-    @property
-    def tail(self) -> bytes:
-        """Those bytes themselves (the start of the item under way): what a caller looks
-        at before `close` to judge an item the end of the stream cut short."""
-        return bytes(self._buf)
-
     def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
         """Add bytes; return every item they complete (possibly none)."""
         if self.opaque is not None:
@@ -353,8 +348,17 @@ class FrameReader:
             self._buf = bytearray()
         return items
 
+    def close_stream(self) -> tuple[list[Item], CutShort | None]:
+        """The end of a stream that may stop anywhere (a FIN, a reset, the end of a
+        capture): a tail whose start is sound (`cut_short`) is the item the end cut short,
+        given back instead of its error; bytes that cannot start one are still an error
+        (as `close` reports them)."""
+        cut = cut_short(bytes(self._buf)) if self._buf else None
+        errors = self.close()
+        return ([], cut) if cut is not None else (errors, None)
+
     def close(self) -> list[Item]:
-        """End of stream: report a truncated tail, if any."""
+        """End of input that should have been whole: report a truncated tail, if any."""
         if not self._buf:
             return []
         buf = bytes(self._buf)

@@ -37,6 +37,7 @@ from amqpcli.capture import (
 from amqpcli.capture.files import found_paths, was_found
 from amqpcli.capture.reader import first_of, merge_by_time
 from amqpcli.codec.frames import Frame, ProtocolHeader
+from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
     AMQP010,
     AMQP10,
@@ -48,7 +49,7 @@ from amqpcli.dissect.records import (
     Notice,
     ViolationRecord,
 )
-from amqpcli.dissect.streams import CutShort, DirectionReader
+from amqpcli.dissect.streams import DirectionReader
 
 if TYPE_CHECKING:
     from amqpcli.engine.observer import Observer as _Observer
@@ -651,22 +652,15 @@ class _Handler10(_Handler):
         """The stream from `side` ended inside a frame (or protocol header) whose start
         is sound: a notice, not a frame error. Its sender went away or the capture
         stopped; the delivery it was part of is abandoned or unsettled, and incomplete
-        (`_delivery`). A frame larger than its receiver's max-frame-size is still a
-        violation: the size is wrong, cut or not."""
+        (`_delivery`). The observer still finds a frame larger than its receiver's
+        max-frame-size a violation: the size is wrong, cut or not."""
         conn = self.conn
         frame_no = self._count + 1
         events: list[Any] = []
         if self.observer is not None:
-            model = self._model
-            frame_no = model.frame_no + 1
-            receiver = _other(side)
-            limit = model.max_frame_size(receiver) if receiver in model.open else None
-            if not cut.header and cut.size is not None and limit is not None and (
-                    cut.size > limit):
-                events = model.on_frame_error(
-                    side, f"{cut.size}-byte frame > max-frame-size {limit}", t,
-                    kind="frame-too-large")
-        text = _cut_text(cut, side, how, frame_no)
+            frame_no = self._model.frame_no + 1
+            events = self.observer.feed(side, cut, t)
+        text = cut.text(side, how, frame_no)
         conn.notes.append(text)
         yield Notice(conn, side, t, packet, "truncated", text)
         if events:
@@ -678,21 +672,6 @@ class _Handler10(_Handler):
 
 
 _NO_EVENTS: list[Any] = []
-# how a stream ended (`Closed.how`), as a notice of a frame it cut short says it
-_ENDED = {"end": "the capture ends", "fin": "the stream ended (FIN)",
-          "rst": "the connection was reset (RST)"}
-
-
-def _cut_text(cut: CutShort, side: str, how: str, frame_no: int) -> str:
-    """`the connection was reset (RST) inside frame 11 from the client (transfer, 16339
-    of 65536 bytes)`: what the end of a stream cut short."""
-    if cut.header:
-        return (f"{_ENDED[how]} inside a protocol header from the {side} "
-                f"({cut.received} of 8 bytes)")
-    got = (f"{cut.received} of {cut.size} bytes" if cut.size is not None
-           else f"{cut.received} bytes of its header")
-    what = f"{cut.performative}, {got}" if cut.performative else got
-    return f"{_ENDED[how]} inside frame {frame_no} from the {side} ({what})"
 
 
 class _MergedFiles:

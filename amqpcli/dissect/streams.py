@@ -5,106 +5,38 @@ The codec's `FrameReader` needs to start at a frame boundary and stops for good 
 frame header it cannot trust. A capture breaks both assumptions: it may start in the middle
 of a connection, lose bytes (a TCP gap), or hold corrupt bytes. In those cases this reader
 *hunts*: it looks for the next plausible frame boundary — a sane size, data offset and
-frame type, a body that starts with a performative's descriptor and decodes to one — and
-confirms it with the frame that follows (its header must be sane as well) before it hands
-the bytes on to a fresh `FrameReader`. A protocol header ("AMQP" and a known version) is a
-boundary too.
+frame type, a body that starts with a performative's descriptor and decodes to one (the
+codec's checks, `amqpcli.codec.framestart`) — and confirms it with the frame that follows
+(its header must be sane as well) before it hands the bytes on to a fresh `FrameReader`.
+A protocol header ("AMQP" and a known version) is a boundary too.
 
 The end of a stream (FIN, reset, the capture's end) may come inside a frame: one whose
-start is sound (the same checks) was cut short, which is no frame error (`CutShort`).
+start is sound (the same checks) was cut short, which is no frame error (`CutShort`,
+judged by the codec for every view of a stream's end).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from struct import Struct
 from typing import Any
 
 from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
+from amqpcli.codec.framestart import MAX_FRAME, CutShort, performative_at, plausible_start
 
 Item = ProtocolHeader | Frame | FrameError
 
-# Frames larger than this are taken as corrupt headers, not waited for.
-MAX_FRAME = 1 << 26
 # Sizes a hunted-for frame may have (a real one beyond this is waited for only when the
 # stream is already in sync).
 HUNT_MAX_FRAME = 1 << 24
 # Bytes kept while hunting; beyond, the oldest are dropped.
 HUNT_WINDOW = 1 << 22
 
-_header = Struct(">IBBH").unpack_from
-_u64 = Struct(">Q").unpack_from
-_AMQP_CODES = frozenset(range(0x10, 0x19))
-_SASL_CODES = frozenset(range(0x40, 0x45))
-_VERSIONS = frozenset((b"\x00\x01\x00\x00", b"\x03\x01\x00\x00", b"\x02\x01\x00\x00"))
-
-
-def _descriptor(buf: Any, p: int, n: int) -> int | None:
-    """The small-ulong or ulong descriptor code at `p` (None: not one, -1: need bytes)."""
-    if p + 3 > n:
-        return -1
-    if buf[p] != 0x00:
-        return None
-    c = buf[p + 1]
-    if c == 0x53:
-        return int(buf[p + 2])
-    if c == 0x80:
-        if p + 10 > n:
-            return -1
-        v: int = _u64(buf, p + 2)[0]
-        return v
-    return None
-
-
-def _plausible(buf: Any, p: int, n: int, limit: int) -> int:
-    """Is there a plausible frame header (and descriptor) at `p`? 1 yes, 0 no, -1 need
-    more bytes to say."""
-    if p + 8 > n:
-        return -1
-    if buf[p : p + 4] == b"AMQP":
-        return 1 if bytes(buf[p + 4 : p + 8]) in _VERSIONS else 0
-    size, doff, ftype, _ch = _header(buf, p)
-    if size < 8 or size > limit or doff < 2 or doff * 4 > size or ftype > 1:
-        return 0
-    if doff * 4 == size:
-        return 1  # an empty frame (heartbeat)
-    code = _descriptor(buf, p + doff * 4, n)
-    if code == -1:
-        return -1
-    if code is None:
-        return 0
-    return 1 if code in (_AMQP_CODES if ftype == 0 else _SASL_CODES) else 0
+_frame_size = Struct(">I").unpack_from
 
 
 def _decodes(buf: Any, p: int, n: int) -> int:
     """Does the performative of the frame at `p` decode? 1 yes, 0 no, -1 need bytes."""
-    return _performative(buf, p, n)[0]
-
-
-def _performative(buf: Any, p: int, n: int) -> tuple[int, Any]:
-    """`_decodes`, with the performative when it does (None for a protocol header or an
-    empty frame)."""
-    if buf[p : p + 4] == b"AMQP":
-        return 1, None
-    size, doff, ftype, _ch = _header(buf, p)
-    start = p + doff * 4
-    end = p + size
-    if start == end:
-        return 1, None
-    from amqpcli.codec.decode import decode
-    from amqpcli.codec.types import Composite, DecodeError
-
-    view = memoryview(buf)[start : min(end, n)]
-    try:
-        value, _end = decode(view, 0)
-    except DecodeError:
-        return (-1 if end > n else 0), None
-    except Exception:  # noqa: BLE001 - garbage that upsets the decoder is not a frame
-        return 0, None
-    finally:
-        view.release()
-    ok = isinstance(value, Composite) and value.CODE in (_AMQP_CODES if ftype == 0 else _SASL_CODES)
-    return (1, value) if ok else (0, None)
+    return performative_at(buf, p, n)[0]
 
 
 def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
@@ -127,7 +59,7 @@ def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
             # keep the tail that could still start a frame
             return None, max(start, n - 16)
         c = min(cands)
-        ok = _plausible(buf, c, n, limit)
+        ok = plausible_start(buf, c, n, limit)
         if ok == -1:
             if not final:
                 return None, c
@@ -143,13 +75,13 @@ def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
                 if buf[c : c + 4] == b"AMQP":
                     nxt = c + 8
                 else:
-                    nxt = c + _header(buf, c)[0]
+                    nxt = c + _frame_size(buf, c)[0]
                 if nxt == n:
                     # a decodable frame that ends exactly where the bytes end (segments
                     # usually end at frame boundaries): taken now, not held back for
                     # a next frame that may come much later
                     return c, c
-                conf = _plausible(buf, nxt, n, limit)
+                conf = plausible_start(buf, nxt, n, limit)
                 if conf == 1:
                     return c, c
                 if conf == -1:
@@ -157,38 +89,6 @@ def find_boundary(buf: Any, start: int = 0, *, final: bool = False,
                         return c, c
                     return None, c
         p = c + 1
-
-
-@dataclass(frozen=True, slots=True)
-class CutShort:
-    """The end of a stream (FIN, reset, the capture's end) inside a protocol header or
-    frame whose start is sound: an item cut short, not bytes that cannot be framed."""
-
-    received: int  # its bytes that came
-    size: int | None  # the frame size its header gave (None: not all 4 bytes of it came)
-    header: bool  # a protocol header (8 bytes), not a frame
-    performative: str | None  # its performative's name, when what came of it decodes
-
-
-def cut_short(tail: bytes) -> CutShort | None:
-    """The item `tail` (the bytes a stream ended inside) was the start of, or None when
-    they cannot start one: a frame header out of bounds, a body that is no performative."""
-    n = len(tail)
-    if b"AMQP".startswith(tail[:4]):  # (shorter than 8 bytes, or it would have been read)
-        return CutShort(n, 8, True, None)
-    size = int.from_bytes(tail[:4], "big") if n >= 4 else None
-    if size is not None and not 8 <= size <= MAX_FRAME:
-        return None
-    ok = _plausible(tail, 0, n, MAX_FRAME)
-    if ok == 0:
-        return None
-    performative = None
-    if ok == 1:
-        ok, value = _performative(tail, 0, n)
-        if ok == 0:
-            return None
-        performative = getattr(value, "NAME", None)
-    return CutShort(n, size, False, performative)
 
 
 class DirectionReader:
@@ -285,10 +185,5 @@ class DirectionReader:
         return items
 
     def _tail(self, reader: FrameReader) -> list[Item]:
-        tail = reader.tail
-        errors = reader.close()
-        if tail:
-            self.cut = cut_short(tail)
-            if self.cut is not None:
-                return []  # its error would call a sound frame undecodable
+        errors, self.cut = reader.close_stream()
         return errors

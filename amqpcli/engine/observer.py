@@ -3,7 +3,8 @@
 Used by `pcap-dump`, the proxy and the TUI. It never produces frames. Feed it decoded
 items (`feed`) or raw bytes per direction (`feed_bytes`, which runs one frame reader per
 side; `read` also hands back each item with its events); each call returns the events the
-input caused.
+input caused. A stream that ends inside a frame whose start is sound cut it short
+(`CutShort`, the codec's judgement): no frame error.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from amqpcli.codec.frames import Frame, FrameError, FrameReader, ProtocolHeader
+from amqpcli.codec.framestart import CutShort
 
 from .connection import Connection
 from .events import Event
@@ -50,7 +52,8 @@ class Observer:
         return self.connection.sides
 
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
-        """One item from the frame reader: a `Frame`, `ProtocolHeader` or `FrameError`."""
+        """One item from the frame reader: a `Frame`, `ProtocolHeader` or `FrameError`,
+        or at the end of the stream the `CutShort` of a frame it cut."""
         conn = self.connection
         if isinstance(item, Frame):
             return conn.on_frame(side, item, time)
@@ -58,7 +61,23 @@ class Observer:
             return conn.on_header(side, item, time)
         if isinstance(item, FrameError):
             return conn.on_frame_error(side, str(item), time)
+        if isinstance(item, CutShort):
+            return self._cut_short(side, item, time)
         raise TypeError(f"cannot feed {type(item).__name__} to the observer")
+
+    def _cut_short(self, side: str, cut: CutShort, time: float) -> list[Event]:
+        """The end of the stream from `side` cut a frame short: no error (its sender went
+        away, or the capture stopped), but a frame larger than its receiver's
+        max-frame-size is a violation, cut or not: the size is wrong."""
+        conn = self.connection
+        receiver = conn.other[side]
+        if cut.header or cut.size is None or receiver not in conn.open:
+            return []
+        limit = conn.max_frame_size(receiver)
+        if cut.size <= limit:
+            return []
+        return conn.on_frame_error(side, f"{cut.size}-byte frame > max-frame-size {limit}",
+                                   time, kind="frame-too-large")
 
     def feed_bytes(self, side: str, data: bytes | bytearray | memoryview,
                    time: float) -> list[Event]:
@@ -76,17 +95,18 @@ class Observer:
         return [(item, feed(side, item, time)) for item in self._readers[side].feed(data)]
 
     def read_tail(self, side: str, time: float) -> list[tuple[Any, list[Event]]]:
-        """The stream from `side` ended: what its frame reader still held (a truncated
-        frame), each item with its events. `transport_closed` then reports the end."""
-        feed = self.feed
-        return [(item, feed(side, item, time)) for item in self._readers[side].close()]
+        """The stream from `side` ended: what its frame reader still held, each item with
+        its events: the `CutShort` of a frame whose start is sound, or the frame error of
+        bytes that cannot start one. `transport_closed` then reports the end."""
+        errors, cut = self._readers[side].close_stream()
+        items: list[Any] = [cut] if cut is not None else errors
+        return [(item, self.feed(side, item, time)) for item in items]
 
     def transport_closed(self, side: str, time: float) -> list[Event]:
-        """The stream from `side` ended: report a truncated tail, then `TransportClosed`
-        (deliveries still unsettled if no close was exchanged are abandoned)."""
-        out: list[Event] = []
-        for item in self._readers[side].close():
-            out.extend(self.feed(side, item, time))
+        """The stream from `side` ended: what its frame reader still held (`read_tail`),
+        then `TransportClosed` (deliveries still unsettled if no close was exchanged are
+        abandoned)."""
+        out = [e for _item, events in self.read_tail(side, time) for e in events]
         out.extend(self.connection.on_transport_closed(side, time))
         return out
 

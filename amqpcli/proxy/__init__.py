@@ -4,11 +4,20 @@
   asyncio; `await proxy.start()` → bound (host, port); `await proxy.serve()`;
   `await proxy.close()`. Bytes are forwarded untouched; a copy goes through the codec's
   frame reader into one engine `Observer` per connection (`ProxyConnection.observer`).
+  `on_item` gets each frame, and a `ProxyNotice` for a frame a stream's end cut short.
 * `parse_listen("5673" | "host:5673" | "[::1]:5673")` → (host, port), loopback by default.
 * `Recorder(path)`: writes what was forwarded as a pcapng file.
 """
 
 from amqpcli.proxy.record import Recorder
-from amqpcli.proxy.server import CLIENT, SERVER, Proxy, ProxyConnection, parse_listen
+from amqpcli.proxy.server import (
+    CLIENT,
+    SERVER,
+    Proxy,
+    ProxyConnection,
+    ProxyNotice,
+    parse_listen,
+)
 
-__all__ = ["CLIENT", "SERVER", "Proxy", "ProxyConnection", "Recorder", "parse_listen"]
+__all__ = ["CLIENT", "SERVER", "Proxy", "ProxyConnection", "ProxyNotice", "Recorder",
+           "parse_listen"]

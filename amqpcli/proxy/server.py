@@ -12,13 +12,16 @@ A protocol error in the copy (a frame that does not decode) becomes an item in t
 stream like any other; it never touches the forwarded bytes. When one side closes, the
 other is half-closed, and the connection ends when both directions have. A side whose
 socket fails (a reset) ends the connection; the failure is that side's, whichever pump
-met it.
+met it. A stream that ended inside a frame whose start is sound (its sender died while
+sending it) cut that frame short: a `ProxyNotice`, as `amqp pcap-dump` of the recording
+says it, not a frame error (the codec's judgement, `FrameReader.close_stream`).
 
-Nothing here prints: callers get `on_open`, `on_item` (each frame and the events it
-caused), `on_events` (events of a stream's end), `on_close` callbacks (the CLI prints
-lines, the TUI feeds its model), and an optional `Recorder` writes a capture. Forwarding
-never depends on them: an exception from a callback or the recorder is kept on the
-connection (`ProxyConnection.watch_error`, reported when it closes) and the bytes go on.
+Nothing here prints: callers get `on_open`, `on_item` (each frame or notice, and the
+events it caused), `on_events` (events of a stream's end), `on_close` callbacks (the CLI
+prints lines, the TUI feeds its model), and an optional `Recorder` writes a capture.
+Forwarding never depends on them: an exception from a callback or the recorder is kept on
+the connection (`ProxyConnection.watch_error`, reported when it closes) and the bytes go
+on.
 
 Numbering: a connection is numbered (`c1`, `c2`, …) when its first bytes pass through,
 in that order: the order in which `amqp pcap-dump` numbers the conversations of the
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqpcli.codec.frames import ProtocolHeader
+from amqpcli.codec.framestart import CutShort
 from amqpcli.engine.events import Event
 from amqpcli.engine.observer import Observer
 from amqpcli.errors import Exit, UserError, listen_error
@@ -74,6 +78,9 @@ class ProxyConnection:
     frame_no: int = 0
     frames: int = 0  # frames so far (both directions)
     watch_error: str = ""  # the first failure of a callback or the recorder, if any
+    # how each side's stream ended ("fin", or "rst": a reset ends both) and when, as the
+    # recording has it
+    ends: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -83,6 +90,15 @@ class ProxyConnection:
 
     def describe(self) -> str:
         return f"{_ep(self.client)} -> {_ep(self.upstream) if self.upstream[0] else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProxyNotice:
+    """An item that is no frame: what pcap-dump's notice of `kind` says of the recording
+    (`truncated`: the stream ended inside a frame, cut short)."""
+
+    kind: str
+    text: str
 
 
 OnOpen = Callable[[ProxyConnection], None]
@@ -244,18 +260,34 @@ class Proxy:
             with contextlib.suppress(Exception):
                 await w.wait_closed()
         conn.ended = self._how(conn, results)
-        t = time.time()
-        if self.parse:
-            with self.lock:
-                for side in (CLIENT, SERVER):
-                    for item, events in conn.observer.read_tail(side, t):
-                        self._guarded(conn, self._item, conn, side, item, t, events)
-                    # The end of the stream (what is left unsettled is abandoned).
-                    events = conn.observer.transport_closed(side, t)
-                    self._guarded(conn, self.on_events, conn, side, events)
         if self.recorder is not None:
             self._guarded(conn, self.recorder.end, conn)
         self._closed_conn(conn)
+
+    def _stream_tail(self, conn: ProxyConnection, side: str) -> None:
+        """No more is read from `side`: what its frame reader still held (a frame cut
+        short is a notice), then the end of its stream (what is left unsettled is
+        abandoned), at the time it ended. Told as it happens, so in the order (and with
+        the times) pcap-dump of the recording gives."""
+        how, t = conn.ends[side]  # (every way `_forward` returns sets it)
+        with self.lock:
+            for item, events in conn.observer.read_tail(side, t):
+                if isinstance(item, CutShort):
+                    # numbered as the frame it would have been, as pcap-dump numbers it
+                    item = ProxyNotice("truncated", item.text(side, how, conn.frames + 1))
+                self._guarded(conn, self._item, conn, side, item, t, events)
+            events = conn.observer.transport_closed(side, t)
+            self._guarded(conn, self.on_events, conn, side, events)
+
+    def _stream_ended(self, conn: ProxyConnection, side: str, how: str, t: float) -> None:
+        """`side` ended its stream ("fin"), or its socket failed ("rst"): a reset ends
+        both streams, as its RST ends the recorded conversation. The first end of a
+        stream is the one that counts."""
+        for s in (CLIENT, SERVER) if how == "rst" else (side,):
+            conn.ends.setdefault(s, (how, t))
+        rec = self.recorder
+        if rec is not None:
+            self._guarded(conn, rec.reset if how == "rst" else rec.fin, conn, side, t)
 
     def _how(self, conn: ProxyConnection, results: Sequence[Any]) -> str:
         """How the connection ended, from its pumps' results: "closed" when both sides
@@ -288,17 +320,28 @@ class Proxy:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> str | tuple[str, BaseException]:
+        """`_forward`, then the end of what was read from `side` (`_stream_tail`)."""
+        end = await self._forward(conn, side, reader, writer)
+        if self.parse:
+            self._stream_tail(conn, side)
+        return end
+
+    async def _forward(
+        self,
+        conn: ProxyConnection,
+        side: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> str | tuple[str, BaseException]:
         """Forward what `side` sends until its stream ends ("eof"), or until a socket fails:
         then (the side whose socket it is, the error), and the other direction is closed."""
         other = SERVER if side == CLIENT else CLIENT
-        rec = self.recorder
         while True:
             try:
                 data = await reader.read(READ_SIZE)
             except (ConnectionError, OSError) as e:
                 # The other direction cannot go on either: close both ends.
-                if rec is not None:
-                    self._guarded(conn, rec.reset, conn, side, time.time())
+                self._stream_ended(conn, side, "rst", time.time())
                 writer.close()
                 return side, e
             if not data:
@@ -311,12 +354,10 @@ class Proxy:
             try:
                 await writer.drain()
             except (ConnectionError, OSError) as e:
-                if rec is not None:
-                    self._guarded(conn, rec.reset, conn, other, time.time())
+                self._stream_ended(conn, other, "rst", time.time())
                 writer.close()
                 return other, e
-        if rec is not None:
-            self._guarded(conn, rec.fin, conn, side, time.time())
+        self._stream_ended(conn, side, "fin", time.time())
         if writer.can_write_eof():
             with contextlib.suppress(OSError, RuntimeError):
                 writer.write_eof()
@@ -342,7 +383,7 @@ class Proxy:
 
     def _item(self, conn: ProxyConnection, side: str, item: Any, t: float,
               events: list[Event]) -> None:
-        if isinstance(item, ProtocolHeader):
+        if isinstance(item, (ProtocolHeader, ProxyNotice)):
             conn.frame_no = 0
         else:
             conn.frames += 1

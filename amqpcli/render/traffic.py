@@ -84,13 +84,19 @@ def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = 
 
 def notice_line(rec: Notice) -> str:
     who = rec.conn.label if rec.conn is not None else "--"
-    side = f"{rec.side}: " if rec.side else ""
     where = (
         f" ({rec.conn.endpoints})"
         if rec.conn is not None and rec.kind in ("encrypted", "midstream")
         else ""
     )
-    return f"{clock(rec.time)} {who} !! {side}{rec.text}{where}"
+    return note_line(rec.time, who, rec.side, rec.text + where)
+
+
+def note_line(time: float, connection: str, side: str | None, text: str) -> str:
+    """`22:13:20.012013 c1 !! client: text`: a notice's line, pcap-dump's (`notice_line`)
+    and the proxy's, which has no capture record."""
+    said_of = f"{side}: " if side else ""
+    return f"{clock(time)} {connection} !! {said_of}{text}"
 
 
 def _packet_text(packet: int) -> str:
@@ -383,6 +389,7 @@ __all__ = [
     "iso",
     "json_010",
     "line_010",
+    "note_line",
     "notice_json",
     "notice_line",
     "plain_010",

@@ -231,8 +231,11 @@ def test_read_gives_each_item_with_the_events_feed_bytes_gives() -> None:
     assert len(items) > 10 and paired
 
 
-def test_read_tail_reports_a_truncated_frame_once() -> None:
-    from amqpcli.codec.frames import FrameError, encode_frame
+def test_read_tail_reports_a_frame_cut_short_once() -> None:
+    """The end of a stream inside a frame whose start is sound cut it short: a
+    `CutShort`, no frame error (as pcap-dump judges it)."""
+    from amqpcli.codec.frames import encode_frame
+    from amqpcli.codec.framestart import CutShort
     from amqpcli.engine import Observer
 
     obs = Observer()
@@ -240,9 +243,41 @@ def test_read_tail_reports_a_truncated_frame_once() -> None:
     obs.read("client", b"AMQP\x00\x01\x00\x00", 1.0)
     assert obs.read("client", data[:-3], 1.0) == []  # incomplete: nothing yet
     tail = obs.read_tail("client", 2.0)
-    assert len(tail) == 1 and isinstance(tail[0][0], FrameError)
+    assert tail == [(CutShort(len(data) - 3, len(data), False, None), [])]
     assert obs.read_tail("client", 2.0) == []
+    assert obs.connection.violations == 0
     assert obs.transport_closed("client", 2.0)  # the end is still reported
+
+
+def test_read_tail_of_bytes_that_cannot_start_a_frame_is_a_frame_error() -> None:
+    from amqpcli.codec.frames import FrameError
+    from amqpcli.engine import Observer, Violation
+
+    obs = Observer()
+    obs.read("client", b"AMQP\x00\x01\x00\x00", 1.0)
+    obs.read("client", b"\x00\x00\x01\x00\x00\x00\x00\x00" + b"\xee" * 20, 1.0)  # doff 0
+    [(item, events)] = obs.read_tail("client", 2.0)
+    assert isinstance(item, FrameError)
+    assert [e.kind for e in events if isinstance(e, Violation)] == ["framing-error"]
+
+
+def test_a_cut_frame_larger_than_its_receiver_takes_is_a_violation() -> None:
+    from amqpcli.codec.frames import encode_frame, encode_protocol_header
+    from amqpcli.codec.framestart import CutShort
+    from amqpcli.engine import Observer, Violation
+
+    obs = Observer()
+    for side in ("client", "server"):
+        obs.read(side, encode_protocol_header("amqp") + encode_frame(
+            c.Open(container_id=side, max_frame_size=512)), 1.0)
+    big = encode_frame(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t"), 0,
+                       b"\x00Sw\xb0" + b"\0" * 1000)
+    obs.read("client", big[:300], 1.0)
+    [(item, events)] = obs.read_tail("client", 2.0)
+    assert isinstance(item, CutShort)
+    [v] = [e for e in events if isinstance(e, Violation)]
+    assert (v.kind, v.detail) == ("frame-too-large",
+                                  f"{len(big)}-byte frame > max-frame-size 512")
 
 
 def test_observer_without_updates_differs_only_by_them() -> None:

@@ -3,7 +3,7 @@
 The proxy runs its own asyncio loop in a thread, so a busy connection never waits for the
 UI and the UI never waits for the network. Each item the proxy's frame readers produce is
 fed to that connection's observer by the proxy; here it is logged and its events taken,
-under the source's lock.
+under the source's lock. A frame a stream's end cut short is a note, not a frame.
 """
 
 from __future__ import annotations
@@ -80,8 +80,14 @@ class ProxySource(ThreadedSource):
                                                    observer=conn.observer)
 
     def _on_item(self, conn: ProxyConnection, side: str, item: Any, t: float, events: list[Any]) -> None:
+        from amqpcli.proxy import ProxyNotice
+
         with self.lock:
-            self.store.append(t, conn.key, side, item)
+            if isinstance(item, ProxyNotice):
+                # no frame: a note, as the TUI notes it reading the proxy's recording
+                self._post(SourceNotice(f"{conn.key} {side}: {item.text}", "warning"))
+            else:
+                self.store.append(t, conn.key, side, item)
             cw = self.watch.engine_conn(conn.key)
             if cw is not None:
                 cw.take(events)
