@@ -546,6 +546,18 @@ class ReceiverLink(_Link):
     def credit(self) -> int:
         return int(self.link.link_credit)
 
+    @property
+    def deliveries(self) -> int:
+        """The deliveries begun on the link so far, by the engine's count: each took a
+        credit (Part 2 §2.6.7), an aborted one too (§2.6.14), though only whole messages
+        are queued."""
+        return int(self.link.deliveries)
+
+    @property
+    def incoming(self) -> bool:
+        """A delivery is part way in: the rest of it, or its abort, is still to come."""
+        return self.link.current is not None
+
     def flow(self, credit: int, drain: bool = False) -> None:
         self._check()
         if REMOTE in self.link.detach:
@@ -558,8 +570,11 @@ class ReceiverLink(_Link):
         self.client._engine_flow(self.link, credit, drain)
         self.client._schedule_flush()
 
-    async def get(self, timeout: float | None) -> Incoming | None:
+    async def get(self, timeout: float | None,
+                  idle: Callable[[], object] | None = None) -> Incoming | None:
         """The next message, or None when the timeout passes or a drain ended empty.
+        `idle` is called whenever no message is there, before waiting for one: it may
+        grant credit (the timeout runs on).
 
         Messages that arrived before the link or connection ended (in the same read as
         the peer's detach or close, say) are handed out before the end is raised: they
@@ -574,6 +589,8 @@ class ReceiverLink(_Link):
             self.client.close_wait = min(CLOSE_WAIT, max(timeout, CLOSE_WAIT_FLOOR))
         while not self.queue:
             self._check()
+            if idle is not None:
+                idle()  # (before the drain's end: its credit may be used up, not given back)
             if self.drained:
                 return None
             try:

@@ -487,6 +487,30 @@ class _QuietDrain:
                 "(--timeout); the node may hold more")
 
 
+class _Window:
+    """The credit last granted on a link, and whether it is used up: every delivery it let
+    come has come and been handed out. The deliveries are the engine's count (Part 2
+    §2.6.7: each takes a credit), not the messages handed out: one the sender aborted
+    (§2.6.14: its part dropped, never handed out) uses its credit up as a message does,
+    while a drain the sender answers by moving the delivery-count on without sending does
+    not use the window up (that drain is over)."""
+
+    def __init__(self, link: ReceiverLink) -> None:
+        self.link = link
+        self.size = 0
+        self.start = link.deliveries
+
+    def granted(self, n: int) -> None:
+        self.size = n
+        self.start = self.link.deliveries
+
+    @property
+    def used_up(self) -> bool:
+        link = self.link
+        return (self.size > 0 and link.deliveries - self.start >= self.size
+                and not link.incoming and not link.queue)
+
+
 def _peer_settled(delivery: Any) -> bool:
     """Mode second: the sender has settled the delivery, so our outcome holds."""
     return bool(delivery.sender_settled or delivery.done)
@@ -881,10 +905,26 @@ class _Receiver:
                 return n
             return min(n, remaining + self._to_pass_over())
 
-        window = wanted(self.credit)
-        if window:
-            link.flow(window, drain=drain)
-        outstanding = window
+        window = self.credit
+        credit = _Window(link)
+
+        def grant() -> None:
+            want = wanted(window)
+            if want:
+                link.flow(want, drain=drain)
+            credit.granted(want)
+
+        def grant_next() -> None:
+            """`get`'s idle: the next window, once this one is used up (the messages taken
+            with it dealt with). Topping up earlier would keep the pipe fuller, but RabbitMQ
+            3.10 then overshoots the credit (its queue has already handed messages on under
+            the old grant). While draining, a new flow starts the next drain."""
+            nonlocal window
+            if credit.used_up:
+                window = self._regrown(window)
+                grant()
+
+        grant()
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
         write_many = _write_many(self.sink)
@@ -896,20 +936,11 @@ class _Receiver:
                   and not outcomes[0][2] and not plan.txn_size and not plan.rate)
         only_name, only_state, _ = outcomes[0] if outcomes else ("", None, False)
 
-        def grant() -> int:
-            """The next window, once this one is used up (see below)."""
-            nonlocal window
-            window = self._regrown(window)
-            want = wanted(window)
-            if want:
-                link.flow(want, drain=drain)
-            return want
-
         while remaining is None or remaining > 0:
             if quiet_drain is not None and quiet_drain.over:
                 self.s.drained = True
                 return
-            inc = await link.get(wait)
+            inc = await link.get(wait, idle=grant_next)
             if inc is None:
                 if quiet_drain is not None and quiet_drain.cut_short:
                     self.s.timed_out = True
@@ -936,12 +967,8 @@ class _Receiver:
                 if not batch:
                     continue  # the next `get` raises the end
             if self._to_pass_over():
-                n = len(batch)
                 batch = self._not_again(batch)
-                outstanding -= n - len(batch)
                 if not batch:
-                    if outstanding <= 0:
-                        outstanding = grant()
                     continue
             self._say_passed_over()  # (where the output goes on)
             if plan.rate:
@@ -971,9 +998,9 @@ class _Receiver:
             if self.shown_before is not None:
                 self.shown_before.add(batch)
             k = len(batch)
-            if simple and k <= outstanding:
-                # The usual run (one outcome, no copy or mode second, inside the credit):
-                # counted and settled as a whole, the same as one at a time below.
+            if simple:
+                # The usual run (one outcome, no copy or mode second): counted and settled
+                # as a whole, the same as one at a time below.
                 ds = []
                 for inc in batch:
                     d = inc.delivery
@@ -982,7 +1009,6 @@ class _Receiver:
                     else:
                         ds.append(d)
                 self.s.received += k
-                outstanding -= k
                 if remaining is not None:
                     remaining -= k
                 if ds:
@@ -991,12 +1017,9 @@ class _Receiver:
                     i += len(ds)
                 if failed is not None:
                     raise failed
-                if outstanding <= 0 and (remaining is None or remaining > 0):
-                    outstanding = grant()
                 continue
             for inc in batch:
                 self.s.received += 1
-                outstanding -= 1
                 if remaining is not None:
                     remaining -= 1
                 if inc.settled:
@@ -1019,12 +1042,6 @@ class _Receiver:
                     else:
                         self._settle(link, inc, state)
                     counts[name] = counts.get(name, 0) + 1
-                # Grant the next window once this one is used up. Topping up earlier would
-                # keep the pipe fuller, but RabbitMQ 3.10 then overshoots the credit (its
-                # queue has already handed messages on under the old grant). While
-                # draining, a new flow starts the next drain.
-                if outstanding <= 0 and failed is None and (remaining is None or remaining > 0):
-                    outstanding = grant()
             if failed is not None:
                 raise failed
 
@@ -1118,8 +1135,8 @@ class _Receiver:
             self.plan.address, source=source_for(self.plan), name=None,
         )
         want = seen
-        if client.peer.drain_works:
-            probe.flow(want, drain=True)
+        drain = client.peer.drain_works
+        if drain:
             wait = self.plan.timeout or 10.0
         else:
             # No more than the node holds now: what a producer adds meanwhile is not waited
@@ -1127,11 +1144,24 @@ class _Receiver:
             holds = (await _QuietDrain.start(probe, self.plan.timeout)).to_come
             if holds is not None:
                 want = min(want, holds)
-            probe.flow(want)
             wait = QUIET
         got: list[Incoming] = []
+        credit = _Window(probe)
+
+        def ask() -> None:
+            """For what is still to be seen: at first, and again when the credit is used
+            up with fewer (a delivery aborted)."""
+            n = want - len(got)
+            probe.flow(n, drain=drain)
+            credit.granted(n)
+
+        def ask_again() -> None:
+            if credit.used_up:
+                ask()
+
+        ask()
         while len(got) < want:
-            inc = await probe.get(wait)
+            inc = await probe.get(wait, idle=ask_again)
             if inc is None:
                 break
             got.append(inc)
