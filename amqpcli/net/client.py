@@ -1159,7 +1159,7 @@ class Client:
             hostname=hostname,
             external=bool(cfg.uses_tls and cfg.tls.cert_file),
         )
-        engine = Endpoint(
+        self.engine = Endpoint(
             "client",
             container_id=cfg.effective_container_id(),
             hostname=hostname,
@@ -1169,19 +1169,26 @@ class Client:
             sides=(LOCAL, REMOTE),
             lean_events=True,  # the events below do not need the engine's own transfers
         )
-        engine.set_time(_now())
-        engine.open()
-        return engine
+        self._acting().open()
+        return self.engine
+
+    def _acting(self) -> Any:
+        """The engine, its clock set to now: every step of ours goes through here, so the
+        frames it makes are stamped with when they went (--trace, and the last-sent time
+        idle-timeout keep-alives count from), not with when the peer last sent (a detach
+        after a timeout, a close after SIGTERM)."""
+        self.engine.set_time(_now())
+        return self.engine
 
     def _engine_begin(self) -> Any:
         with self._lock:
-            return self.engine.begin()
+            return self._acting().begin()
 
     def _engine_attach(self, name: str, *, sender: bool, source: Any, target: Any,
                        snd_settle_mode: int | None, rcv_settle_mode: int | None) -> Any:
         with self._lock:
-            self.engine.set_time(_now())
-            attach = self.engine.attach_sender if sender else self.engine.attach_receiver
+            engine = self._acting()
+            attach = engine.attach_sender if sender else engine.attach_receiver
             try:
                 return attach(self._session, name, source, target,
                               snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
@@ -1191,37 +1198,33 @@ class Client:
 
     def _engine_send(self, link: Any, payload: bytes, tag: bytes | None, settled: bool,
                      txn_id: bytes | None) -> Any:
-        self.engine.set_time(_now())
-        return self.engine.send(link, payload, tag=tag, settled=settled, txn_id=txn_id)
+        return self._acting().send(link, payload, tag=tag, settled=settled, txn_id=txn_id)
 
     def _engine_send_many(self, link: Any, payloads: list[bytes], settled: bool,
                           ) -> tuple[int, list[Any]]:
-        self.engine.set_time(_now())
-        return self.engine.send_many(link, payloads, settled=settled)  # type: ignore[no-any-return]
+        return self._acting().send_many(link, payloads, settled=settled)  # type: ignore[no-any-return]
 
     def _engine_flow(self, link: Any, credit: int, drain: bool) -> None:
-        self.engine.set_time(_now())
-        self.engine.flow(link, credit, drain=drain)
+        self._acting().flow(link, credit, drain=drain)
 
     def _engine_dispose(self, delivery: Any, state: Any, settled: bool) -> None:
-        self.engine.set_time(_now())
-        self.engine.dispose(delivery, state, settled=settled)
+        self._acting().dispose(delivery, state, settled=settled)
         if settled and not isinstance(state, _GIVEN_BACK):
             self._count_settled(len(delivery) if isinstance(delivery, list) else 1)
 
     def _engine_detach(self, link: Any) -> None:
         with self._lock:
-            self.engine.detach(link, closed=True)
+            self._acting().detach(link, closed=True)
         self._schedule_flush()
 
     def _engine_detach_keep(self, link: Any) -> None:
         with self._lock:
-            self.engine.detach(link, closed=False)
+            self._acting().detach(link, closed=False)
         self._schedule_flush()
 
     def _engine_close(self) -> None:
         with self._lock:
-            self.engine.close()
+            self._acting().close()
 
 
 # Terminus fields whose change alters what the user asked for. Others (default-outcome,

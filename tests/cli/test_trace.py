@@ -5,11 +5,13 @@ only what the command prints there."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 
 from tests.net.clirun import amqp, json_lines, queue_name
 from tests.net.servepeer import ServePeers
+from tests.peers import DirectSender
 
 pytestmark = pytest.mark.integration
 
@@ -77,3 +79,24 @@ def test_trace_against_rabbitmq(rabbitmq_url: str) -> None:
     # the browse asks for a copy: its source says so
     assert any(" copy) target=null" in t for _, a, t in _frames(r.stderr)
                if a == "->" and "attach" in t), r.stderr
+
+
+def _seconds(line: str) -> float:
+    """A trace line's time of day in seconds."""
+    h, m, s = line[:15].split(":")
+    return int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def test_frames_we_send_on_our_own_have_their_own_time(
+        direct_sender: Callable[..., DirectSender]) -> None:
+    # The peer attaches and sends nothing: our detach goes when the timeout has passed, a
+    # second after the peer last spoke, and its line says so (not the time of the last
+    # frame the peer sent).
+    snd = direct_sender([])
+    r = amqp("recv", f"{snd.url}/src", "-t", "1", "--trace")
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if LINE.match(ln)]
+    ours = next(i for i, ln in enumerate(lines) if " -> [0]  detach" in ln)
+    heard = max(_seconds(ln) for ln in lines[:ours] if " <- " in ln)
+    waited = (_seconds(lines[ours]) - heard) % 86400  # (midnight between them)
+    assert waited >= 0.9, lines
