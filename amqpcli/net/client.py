@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.types import Symbol
+from amqpcli.codec.types import Composite, Symbol
 from amqpcli.engine import events as ev
 from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.engine.endpoint import FrameTooLarge
@@ -1035,14 +1035,9 @@ class Client:
             link._fail(UserError(f"the peer detached the link to {link.what}: {describe_error(e.error)}", Exit.REFUSED))
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:
-        from amqpcli.render.text import format_value
-
         for d in e.differences:
-            if not _worth_a_warning(d):
-                continue
-            asked = "nothing" if d.requested is None else format_value(d.requested)
-            got = "nothing" if d.granted is None else format_value(d.granted)
-            self.warn(f"warning: the peer changed {d.field} ({d.note}): asked {asked}, got {got}")
+            if _worth_a_warning(d):
+                self.warn(_difference_warning(d))
 
     def _ev_credit(self, e: ev.CreditChanged) -> None:
         if e.link is not None:
@@ -1230,15 +1225,56 @@ class Client:
 # Terminus fields whose change alters what the user asked for. Others (default-outcome,
 # outcomes, capabilities, a settle mode we left to the peer) are the peer's business.
 _WARN_FIELDS = frozenset({
-    "source.filter", "source.distribution-mode", "source.durable", "source.expiry-policy",
-    "source.dynamic", "target.durable", "target.expiry-policy", "rcv-settle-mode",
+    "source.address", "target.address", "source.distribution-mode", "source.durable",
+    "source.expiry-policy", "source.dynamic", "target.durable", "target.expiry-policy",
+    "rcv-settle-mode",
 })
 
 
 def _worth_a_warning(d: Any) -> bool:
     if d.field == "snd-settle-mode":
         return d.requested is not None and int(d.requested) != 2
-    return d.field in _WARN_FIELDS or d.field.startswith("source.filter")
+    if d.field.endswith(".address"):
+        # None asked for: a dynamic node (the peer names it) or the anonymous relay. None
+        # granted: a peer that does not echo the address says nothing of it.
+        return d.requested is not None and d.granted is not None
+    return d.field in _WARN_FIELDS or d.field.startswith("source.filter.")
+
+
+def _difference_warning(d: Any) -> str:
+    """The warning for one field the peer granted otherwise (`ev.Difference`): the field
+    and both values (as `_drawn`); a filter the peer dropped or added says so."""
+    if d.granted is None:
+        return f"warning: the peer dropped {d.field}: asked {_drawn(d.field, d.requested)}"
+    if d.requested is None:
+        return f"warning: the peer added {d.field}: got {_drawn(d.field, d.granted)}"
+    return (f"warning: the peer changed {d.field}: asked {_drawn(d.field, d.requested)}, "
+            f"got {_drawn(d.field, d.granted)}")
+
+
+# Where the fields of the engine's terminus comparison are defined (`Difference.field`:
+# "snd-settle-mode" of the attach, "source.durable", "target.address", ...).
+_FIELD_OWNERS: dict[str, type[Composite]] = {"": c.Attach, "source": c.Source, "target": c.Target}
+
+
+def _drawn(field: str, value: Any) -> str:
+    """A field's value as the frame lines draw it: by its spec name where it has one
+    (`unsettled`, `unsettled-state`, `never`), an address quoted, a filter as its
+    described value. Our own attach holds a plain int where the wire has a ubyte (a
+    settle mode): named all the same."""
+    from amqpcli.render.text import format_field, format_value
+
+    owner, _, name = field.rpartition(".")
+    composite = _FIELD_OWNERS.get(owner)
+    spec = None if composite is None else next(
+        (f for f in composite.FIELDS if f.name == name), None)
+    if spec is None:  # (a filter's value: source.filter.KEY)
+        return format_value(value)
+    if type(value) in (int, str):
+        for choice, wire_value in c.CHOICES.get(spec.type, {}).items():
+            if wire_value == value:
+                return choice
+    return format_field(spec.type, value)
 
 
 def _encode_value(value: Any) -> bytes:
