@@ -135,6 +135,10 @@ DETACH_FORCED = "amqp:link:detach-forced"
 INTERNAL_ERROR = "amqp:internal-error"
 SHUTDOWN = "shutdown"
 OPERATOR_CLOSE = "{shutdown,{connection_closing,{server_initiated_close,320,"
+# RabbitMQ's vhost as our open's hostname names it (--open-hostname vhost:NAME), and how
+# it refuses a vhost that does not exist (or one the user may not use): see _vhost_hint.
+VHOST_PREFIX = "vhost:"
+UNAUTHORIZED = "amqp:unauthorized-access"
 
 
 def forced_close(client: Client | None, error: BaseException) -> bool:
@@ -994,7 +998,8 @@ class Client:
         if e.side != REMOTE:
             return
         if e.error is not None:
-            self.error = UserError(f"the peer closed the connection: {describe_error(e.error)}", Exit.REFUSED)
+            self.error = UserError(f"the peer closed the connection: {describe_error(e.error)}"
+                                   f"{self._vhost_hint(e.error)}", Exit.REFUSED)
             self.peer_close_error = self.error
         elif not self.closing:
             self.error = UserError("the peer closed the connection", Exit.REFUSED)
@@ -1002,6 +1007,18 @@ class Client:
             self.closed_by_peer.set_result(None)
         if self.error is not None:
             self._fail_all()
+
+    def _vhost_hint(self, error: Any) -> str:
+        """What the peer's close refusing us access gets added when our open named a
+        RabbitMQ vhost (`vhost:NAME`): RabbitMQ takes the open of a vhost that does not
+        exist, then closes at the first attach with unauthorized-access ("insufficient
+        permissions"), which reads as a matter of the user's rights alone."""
+        hostname = self.cfg.hostname or ""
+        if (str(getattr(error, "condition", "")) != UNAUTHORIZED
+                or not hostname.startswith(VHOST_PREFIX)):
+            return ""
+        vhost = quoted(hostname.removeprefix(VHOST_PREFIX))
+        return f" (the open named vhost {vhost}: does it exist, and may this user use it?)"
 
     def _ev_session_ended(self, e: ev.SessionEnded) -> None:
         if e.side == REMOTE and (e.error is not None or not self.closing):

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from proton import Condition
 
 from tests.net.clirun import amqp, json_lines, queue_name
-from tests.peers import Broker
+from tests.peers import Broker, PeerThread
+from tests.peers.net import PeerHandler
 from tests.peers.tls import Certs
 from tests.rabbitmqctl import own_vhost, rabbitmqctl
 
@@ -66,14 +69,40 @@ def test_a_rabbitmq_vhost_over_plain_amqp(rabbitmq_url: str, vhost: str,
 def test_a_vhost_that_does_not_exist_is_one_line(rabbitmq_url: str) -> None:
     # RabbitMQ 3.10 takes the open, then closes the connection at the attach:
     # amqp:unauthorized-access "Access for user 'guest' was refused: insufficient permissions"
-    missing = f"vhost:no-such-{uuid.uuid4().hex[:8]}"
+    # ("insufficient permissions"): the error names the vhost the open asked for
+    name = f"no-such-{uuid.uuid4().hex[:8]}"
     for args in (("send", f"{rabbitmq_url}//queue/{queue_name('vh')}", "x"),
                  ("recv", f"{rabbitmq_url}//queue/{queue_name('vh')}", "-t", "10")):
-        r = amqp(*args, "--open-hostname", missing)
+        r = amqp(*args, "--open-hostname", f"vhost:{name}")
         assert r.returncode == 4, r.stderr  # the peer closed the connection with an error
         (line,) = r.stderr.splitlines()
         assert line.startswith("amqp: error: ") and "amqp:unauthorized-access" in line, line
+        assert line.endswith(f' (the open named vhost "{name}": does it exist, and may this '
+                             "user use it?)"), line
         assert "guest:guest" not in line and "Traceback" not in r.stderr
+
+
+class _RefusesEveryAttach(PeerHandler):
+    """Closes the connection at the first attach, as RabbitMQ does for a vhost that is
+    not there."""
+
+    def on_link_remote_open(self, event: Any) -> None:
+        event.connection.condition = Condition("amqp:unauthorized-access", "not you")
+        event.connection.close()
+
+
+@pytest.mark.parametrize(("hostname", "hint"), [
+    ("vhost:a\x1bb", (' (the open named vhost "a\\x1bb": does it exist, and may this user '
+                     "use it?)")),
+    ("a-host", ""),  # (no vhost named: no hint)
+])
+def test_only_a_vhost_refused_gets_the_hint(peers: Callable[..., Any], hostname: str,
+                                           hint: str) -> None:
+    peer = peers(PeerThread(_RefusesEveryAttach()))
+    r = amqp("send", f"{peer.url}/q", "x", "--open-hostname", hostname)
+    assert r.returncode == 4, r.stderr
+    assert r.stderr.splitlines() == [("amqp: error: the peer closed the connection: "
+                                     f"amqp:unauthorized-access: not you{hint}")]
 
 
 def test_the_open_carries_it_plain_or_beside_the_tls_server_name(
