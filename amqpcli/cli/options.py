@@ -270,7 +270,7 @@ def _resolved(p: inspect.Parameter, func: Callable[..., Any]) -> inspect.Paramet
 
 
 def connection_options(func: F | None = None, *, without: Collection[str] = (),
-                       body: str | None = None) -> Any:
+                       body: str | None = None, lazy: bool = False) -> Any:
     """Add the URL argument and the connection options to a Typer command
     (`@connection_options`, or `@connection_options(without=("reconnect",))` for a
     command that has no use for some of them: an option that would do nothing is not
@@ -282,17 +282,38 @@ def connection_options(func: F | None = None, *, without: Collection[str] = (),
 
     The command declares a parameter ``conn: ConnectionConfig``; the wrapper builds it
     from the options, so no command repeats them. The URL is ``ctx.params["url"]``.
+    `lazy`: ``conn`` is a function that builds it, for a command that connects only in
+    some of its modes (`amqp tui`): it refuses the options a mode has no use for
+    (`given_connection_options`) before their own checks speak of a connection that
+    mode never makes.
     """
     if func is None:
-        return lambda f: _with_connection_options(f, without, body)
-    return _with_connection_options(func, without, body)
+        return lambda f: _with_connection_options(f, without, body, lazy)
+    return _with_connection_options(func, without, body, lazy)
+
+
+def given_connection_options(ctx: typer.Context) -> dict[str, str]:
+    """The connection options given to the command (not their defaults, nor a profile's
+    settings), name to flag (`{"cert_file": "--cert"}`), the URL and --profile aside."""
+    names = {_param_name(name): name for name, _, _ in _CONNECTION_PARAMS
+             if name not in ("url", "profile")}
+    return {names[p.name]: next(o for o in p.opts if o.startswith("--"))
+            for p in ctx.command.params
+            if p.name in names and option_given(ctx, p.name)}
+
+
+def option_given(ctx: typer.Context, name: str) -> bool:
+    """Whether the parameter `name` was given (not its default)."""
+    source = ctx.get_parameter_source(name)  # (click's ParameterSource: typer may vendor it)
+    return source is not None and source.name != "DEFAULT"
 
 
 def _url_shaped(text: str) -> bool:
     return text.startswith("@") or "://" in text
 
 
-def _with_connection_options(func: F, without: Collection[str], body: str | None) -> F:
+def _with_connection_options(func: F, without: Collection[str], body: str | None,
+                             lazy: bool) -> F:
     # Resolve string annotations here, in the command's module, not in this one; not the
     # one of ``conn`` (ConnectionConfig), so command modules need not import the net layer.
     sig = inspect.signature(func)
@@ -321,7 +342,11 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
         given = conn_kw.get("password") is not None or conn_kw.get("password_file") is not None
         # (a named connection's settings for an option not offered here do not apply)
         conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
-        return func(conn=build_config(**conn_kw, password_from_profile=not given), **kwargs)
+
+        def build() -> ConnectionConfig:
+            return build_config(**conn_kw, password_from_profile=not given)
+
+        return func(conn=build if lazy else build(), **kwargs)
 
     # The URL argument comes first so `amqp send URL BODY` reads naturally; a leading
     # typer.Context stays first.

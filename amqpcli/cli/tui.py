@@ -7,13 +7,21 @@ import errno
 import math
 import os
 import stat
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_credit, check_given, check_path, connection_options
+from amqpcli.cli.options import (
+    check_credit,
+    check_given,
+    check_path,
+    connection_options,
+    given_connection_options,
+    option_given,
+)
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -63,6 +71,39 @@ def choose_source(
     if src in ("pcap", "live", "serve") and (url_given or profile_given):
         raise UserError(f"--{src} takes no URL{' nor --profile' if profile_given else ''}", Exit.USAGE)
     return src
+
+
+# The connection options the proxy has a use for: where and how to reach the broker. Our
+# own connection (--recv, --send) uses every one; a capture and --serve none.
+_PROXY_OPTIONS = frozenset(("host", "port", "ca_file", "cert_file", "key_file", "insecure",
+                            "server_name", "connect_timeout"))
+_CONNECTS_NOWHERE = {
+    "pcap": "--pcap replays a capture and connects nowhere",
+    "live": "--live captures from an interface and connects nowhere",
+    "serve": "--serve plays the broker, which applications connect to (--listen), and "
+             "connects nowhere",
+}
+
+
+def refuse_unused_connection_options(given: dict[str, str], src: str) -> None:
+    """A connection option (`given`: name to flag) the source has no use for is a usage
+    error: ignored, it would leave whoever gave it believing it took effect."""
+    if src in ("recv", "send"):
+        return
+    unused = [flag for name, flag in given.items()
+              if src != "proxy" or name not in _PROXY_OPTIONS]
+    if not unused:
+        return
+    if src == "proxy":
+        where = "--recv or --send"
+        why = ("through --proxy each application makes its own connection (its SASL, its "
+               "open); the proxy only reaches the broker at URL (TLS: amqps://)")
+    else:
+        proxy_too = all(name in _PROXY_OPTIONS for name in given)
+        where = "--proxy, --recv or --send" if proxy_too else "--recv or --send"
+        why = _CONNECTS_NOWHERE[src]
+    raise UserError(f"{', '.join(unused)} {'goes' if len(unused) == 1 else 'go'} with "
+                    f"{where}: {why}", Exit.USAGE)
 
 
 STDIN = "-"  # as --pcap: standard input
@@ -115,17 +156,13 @@ def stdin_capture() -> int:
     return data
 
 
-def _given(ctx: typer.Context, name: str) -> bool:
-    """Whether option `name` was given (not its default)."""
-    source = ctx.get_parameter_source(name)  # (click's ParameterSource: typer may vendor it)
-    return source is not None and source.name != "DEFAULT"
-
-
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
-@connection_options(without=("reconnect", "trace"))  # it shows drops and frames itself
+# without --reconnect and --trace: it shows drops and frames itself; lazy: only some
+# sources connect (the others refuse the options first)
+@connection_options(without=("reconnect", "trace"), lazy=True)
 def tui(
     ctx: typer.Context,
-    conn: ConnectionConfig,
+    conn: Callable[[], ConnectionConfig],
     pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time; a named pipe (FIFO) or - (a pipe into standard input) is shown as it is written, as --live shows packets; a file redirected into standard input is replayed.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
@@ -155,6 +192,7 @@ def tui(
                         send=send, serve=serve,
                         profile_given=ctx.params.get("conn_profile") is not None,
                         env_url=bool(os.environ.get("AMQP_URL")))
+    refuse_unused_connection_options(given_connection_options(ctx), src)
     frames = frames_alias if frames_alias is not None else frame_log
     if history < 1 or frames < 16:
         raise UserError("--history must be at least 1 and --frame-log at least 16", Exit.USAGE)
@@ -188,7 +226,7 @@ def tui(
         from amqpcli.tui.sources.pipe import PipeSource
 
         what = "standard input" if pcap == STDIN else f"{pcap} (a named pipe)"
-        for given, option in ((play, "--play"), (_given(ctx, "speed"), "--speed")):
+        for given, option in ((play, "--play"), (option_given(ctx, "speed"), "--speed")):
             if given:
                 raise UserError(f"{option} replays a capture file; {what} is shown as it is "
                                 "written", Exit.USAGE)
@@ -217,20 +255,18 @@ def tui(
         from amqpcli.tui.sources.proxy import ProxySource
 
         assert proxy is not None
-        if conn.hostname is not None:  # the applications' opens go to the broker as sent
-            raise UserError("--open-hostname goes with --recv or --send: through --proxy "
-                            "each application sends its own open", Exit.USAGE)
-        tls = conn.tls
-        cfg = upstream_config(conn.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
+        broker = conn()
+        tls = broker.tls
+        cfg = upstream_config(broker.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
                               cert_file=tls.cert_file, key_file=tls.key_file,
                               insecure=not tls.verify, server_name=tls.server_name,
-                              connect_timeout=conn.connect_timeout)
+                              connect_timeout=broker.connect_timeout)
         run(ProxySource(parse_listen(proxy), cfg, record=record, history=history, frames=frames),
             refresh_hz=refresh)
     elif src in ("recv", "send"):
         from amqpcli.tui.sources.client import ClientSource
 
-        run(ClientSource(conn, receive=src == "recv", history=history, frames=frames),
+        run(ClientSource(conn(), receive=src == "recv", history=history, frames=frames),
             refresh_hz=refresh, credit_step=credit)
     elif src == "live":
         from amqpcli.tui.sources.live import LiveSource

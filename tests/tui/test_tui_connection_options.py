@@ -1,0 +1,80 @@
+"""`amqp tui`: a connection option its source has no use for is a one-line usage error
+(exit 2) naming the option and why, as `--open-hostname` with `--proxy` was: a capture
+(`--pcap`, `--live`) and `--serve` connect nowhere, and through `--proxy` each application
+makes its own connection (the proxy takes where and how to reach the broker only). They
+were ignored without a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqpcli.cli.app import main
+from amqpcli.tui.synth import write_conversation
+from tests.net.clirun import amqp
+
+PCAP = "--pcap replays a capture and connects nowhere"
+LIVE = "--live captures from an interface and connects nowhere"
+SERVE = ("--serve plays the broker, which applications connect to (--listen), and connects "
+         "nowhere")
+PROXY = ("through --proxy each application makes its own connection (its SASL, its open); "
+         "the proxy only reaches the broker at URL (TLS: amqps://)")
+
+
+@pytest.fixture
+def capture(tmp_path: Path) -> str:
+    path = tmp_path / "c.pcapng"
+    write_conversation(path, 2)
+    return str(path)
+
+
+@pytest.mark.parametrize(("source", "options", "message"), [
+    (["--pcap", "{capture}"], ["--user", "u", "--password", "p"],
+     f"--user, --password go with --recv or --send: {PCAP}"),
+    (["--pcap", "{capture}"], ["--ca-file", "/nonexistent.pem"],  # (not read: no such file)
+     f"--ca-file goes with --proxy, --recv or --send: {PCAP}"),
+    (["--live", "lo"], ["--sasl-mechanism", "PLAIN"],
+     f"--sasl-mechanism goes with --recv or --send: {LIVE}"),
+    (["--live", "lo"], ["--open-hostname", "vhost:x", "--insecure"],
+     f"--insecure, --open-hostname go with --recv or --send: {LIVE}"),
+    (["--serve"], ["--port", "5673"],  # (--listen is serve's port)
+     f"--port goes with --proxy, --recv or --send: {SERVE}"),
+    (["--serve"], ["--max-frame-size", "1024", "--idle-timeout", "5"],
+     f"--idle-timeout, --max-frame-size go with --recv or --send: {SERVE}"),
+    (["--proxy", "5999", "amqp://127.0.0.1:1"], ["--container-id", "x", "--tls-upgrade"],
+     f"--tls-upgrade, --container-id go with --recv or --send: {PROXY}"),
+    (["--proxy", "5999", "amqp://127.0.0.1:1"], ["--open-hostname", "vhost:x"],
+     f"--open-hostname goes with --recv or --send: {PROXY}"),
+    (["--proxy", "5999", "amqp://127.0.0.1:1"], ["--user", "u", "--password", "p"],
+     f"--user, --password go with --recv or --send: {PROXY}"),
+], ids=["pcap-credentials", "pcap-tls", "live-sasl", "live-open-hostname", "serve-port",
+        "serve-frame-size", "proxy-open", "proxy-open-hostname", "proxy-credentials"])
+def test_an_option_the_source_does_not_use_is_refused(
+        capture: str, source: list[str], options: list[str], message: str) -> None:
+    r = amqp("tui", *[a.format(capture=capture) for a in source], *options, timeout=60)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.splitlines() == [f"amqp: error: {message}"]
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    calls: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr("amqpcli.tui.app.run", lambda source, **kw: calls.append((source, kw)))
+    monkeypatch.delenv("AMQP_URL", raising=False)
+    return calls
+
+
+def test_the_options_a_source_uses_are_taken(started: list[Any]) -> None:
+    main(["tui", "amqps://broker.example", "--proxy", "7000", "--port", "5999",
+          "--server-name", "sni.example", "--connect-timeout", "3"])
+    main(["tui", "amqp://h/orders", "--recv", "--open-hostname", "vhost:x", "--user", "u",
+          "--password", "p", "--container-id", "c", "--max-frame-size", "1024"])
+    (proxy, _), (recv, _) = started
+    upstream = proxy.upstream
+    assert upstream.endpoint.hostport == "broker.example:5999"
+    assert (upstream.tls.server_name, upstream.connect_timeout) == ("sni.example", 3.0)
+    cfg = recv.cfg
+    assert (cfg.hostname, cfg.endpoint.user, cfg.container_id, cfg.max_frame_size) == (
+        "vhost:x", "u", "c", 1024)
