@@ -11,9 +11,15 @@ from amqpcli.cli.proxy import upstream_config
 from amqpcli.codec.frames import FrameError
 from amqpcli.tui.app import AmqpTui
 from amqpcli.tui.sources.proxy import ProxySource
+from amqpcli.tui.watch import EndOfStream
 from tests.net.servepeer import ServePeers
 from tests.proxy.dying_client import die_mid_frame
 from tests.tui.waiting import until
+
+
+def _ends(src: ProxySource) -> dict[str, str]:
+    """How each side's stream ended, as the store has it."""
+    return {r.side: r.item.how for r in src.store.since(0) if isinstance(r.item, EndOfStream)}
 
 
 def test_a_frame_cut_short_is_a_note_not_a_violation(serve: ServePeers) -> None:
@@ -37,5 +43,8 @@ def test_a_frame_cut_short_is_a_note_not_a_violation(serve: ServePeers) -> None:
             cw = src.watch.conns["c1"]
             assert list(cw.violations) == [] and cw.violations_total == 0
             assert not [r for r in src.store.since(0) if isinstance(r.item, FrameError)]
+            # the reset ended both streams, and is shown as one (it showed "fin")
+            await until(app, pilot, lambda: len(_ends(src)) == 2)
+            assert _ends(src) == {"client": "rst", "server": "rst"}
 
     asyncio.run(run())

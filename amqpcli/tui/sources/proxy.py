@@ -93,8 +93,10 @@ class ProxySource(ThreadedSource):
                 cw.take(events)
 
     def _on_events(self, conn: ProxyConnection, side: str, events: list[Any]) -> None:
-        # The end of one side's stream (called with the lock held by the proxy).
-        self.store.append(time.time(), conn.key, side, EndOfStream("fin"))
+        # The end of one side's stream (called with the lock held by the proxy): a FIN or
+        # a reset, as the proxy saw it end.
+        how, t = conn.ends.get(side, ("fin", time.time()))
+        self.store.append(t, conn.key, side, EndOfStream(how))
         cw = self.watch.engine_conn(conn.key)
         if cw is not None:
             cw.take(events)
