@@ -778,11 +778,12 @@ def _other(side: str) -> str:
 
 
 def _difference_text(d: Any) -> str:
-    """One field a responder granted differently: `field: asked A, granted B (note)`.
-    Capabilities are drawn as the frame lines draw them (`"a,b",queue`: a name holding
-    a comma is quoted); their note names them as plain text, so only its kind is kept
-    (`capabilities dropped`): the two lists show which."""
-    from amqpcli.render.text import format_value
+    """One field a responder granted differently: `field: asked A, granted B (note)`,
+    values as the frame lines draw them (`unsettled`, `"orders"`; capabilities
+    `"a,b",queue`: a name holding a comma is quoted). A note that only says the field
+    changed is left out; a capabilities note names them as plain text, so only its kind
+    is kept (`capabilities dropped`): the two lists show which."""
+    from amqpcli.render.text import terminus_field_text
     from amqpcli.render.types import capabilities_text
 
     note = d.note
@@ -791,7 +792,9 @@ def _difference_text(d: Any) -> str:
                           for v in (d.requested, d.granted))
         note = note.split(":", 1)[0]
     else:
-        asked, granted = format_value(d.requested), format_value(d.granted)
+        asked, granted = (terminus_field_text(d.field, v) for v in (d.requested, d.granted))
+        if note == f"{d.field.rpartition('.')[2]} changed":
+            note = ""
     return (f"{d.field}: asked {_short(asked)}, granted {_short(granted)}"
             + (f" ({note})" if note else ""))
 

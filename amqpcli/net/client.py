@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.types import Composite, Symbol
+from amqpcli.codec.types import Symbol
 from amqpcli.engine import events as ev
 from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.engine.endpoint import FrameTooLarge
@@ -1260,38 +1260,17 @@ def _worth_a_warning(d: Any) -> bool:
 
 def _difference_warning(d: Any) -> str:
     """The warning for one field the peer granted otherwise (`ev.Difference`): the field
-    and both values (as `_drawn`); a filter the peer dropped or added says so."""
+    and both values (as the frame lines draw them); a filter the peer dropped or added
+    says so."""
+    from amqpcli.render.text import terminus_field_text
+
+    asked = terminus_field_text(d.field, d.requested)
+    got = terminus_field_text(d.field, d.granted)
     if d.granted is None:
-        return f"warning: the peer dropped {d.field}: asked {_drawn(d.field, d.requested)}"
+        return f"warning: the peer dropped {d.field}: asked {asked}"
     if d.requested is None:
-        return f"warning: the peer added {d.field}: got {_drawn(d.field, d.granted)}"
-    return (f"warning: the peer changed {d.field}: asked {_drawn(d.field, d.requested)}, "
-            f"got {_drawn(d.field, d.granted)}")
-
-
-# Where the fields of the engine's terminus comparison are defined (`Difference.field`:
-# "snd-settle-mode" of the attach, "source.durable", "target.address", ...).
-_FIELD_OWNERS: dict[str, type[Composite]] = {"": c.Attach, "source": c.Source, "target": c.Target}
-
-
-def _drawn(field: str, value: Any) -> str:
-    """A field's value as the frame lines draw it: by its spec name where it has one
-    (`unsettled`, `unsettled-state`, `never`), an address quoted, a filter as its
-    described value. Our own attach holds a plain int where the wire has a ubyte (a
-    settle mode): named all the same."""
-    from amqpcli.render.text import format_field, format_value
-
-    owner, _, name = field.rpartition(".")
-    composite = _FIELD_OWNERS.get(owner)
-    spec = None if composite is None else next(
-        (f for f in composite.FIELDS if f.name == name), None)
-    if spec is None:  # (a filter's value: source.filter.KEY)
-        return format_value(value)
-    if type(value) in (int, str):
-        for choice, wire_value in c.CHOICES.get(spec.type, {}).items():
-            if wire_value == value:
-                return choice
-    return format_field(spec.type, value)
+        return f"warning: the peer added {d.field}: got {got}"
+    return f"warning: the peer changed {d.field}: asked {asked}, got {got}"
 
 
 def _encode_value(value: Any) -> bytes:

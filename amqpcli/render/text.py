@@ -143,6 +143,29 @@ def format_field(spec_type: str, value: Any, show_secrets: bool = False) -> str:
     return format_value(value, show_secrets)
 
 
+def terminus_field_text(field: str, value: Any) -> str:
+    """A value of a field the engine compares between a link's attaches (`Difference.field`:
+    `snd-settle-mode` of the attach, `source.durable`, `target.address`,
+    `source.filter.KEY`) as the frame lines draw it: by its spec name where it has one
+    (`unsettled`, `unsettled-state`, `never`), an address quoted, a filter as its
+    described value. Our own attach holds a plain int where the wire has a ubyte (a
+    settle mode): named all the same."""
+    from amqpcli.codec import composites as c
+
+    owner, _, name = field.rpartition(".")
+    owners: dict[str, type[Composite]] = {"": c.Attach, "source": c.Source, "target": c.Target}
+    composite = owners.get(owner)
+    spec = None if composite is None else next(
+        (f for f in composite.FIELDS if f.name == name), None)
+    if spec is None:  # (a filter's value: source.filter.KEY)
+        return format_value(value)
+    if type(value) in (int, str):
+        for choice, wire_value in c.CHOICES.get(spec.type, {}).items():
+            if wire_value == value:
+                return choice
+    return format_field(spec.type, value)
+
+
 @dataclass
 class Node:
     """One line of a tree: `label: text  (type)`, then children."""
