@@ -75,12 +75,15 @@ async def close_interrupted(client: Client | None, timeout: float) -> bool:
 
 async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
                            on_warning: Callable[[str], None] | None = None,
+                           on_retry: Callable[[UserError], None] | None = None,
                            **hooks: Any) -> Client:
     """`Client.connect`, tried again after each delay in `delays` (consumed) while the
     failure is one a pause may cure (refused, reset, timed out). With a failover list
     each try goes round its hosts, from the one after the host last connected to, with
     no pause between them; a failure no pause would cure ends it at once. The client's
-    `cfg` is the host's own (its errors name that host). `hooks`: `Client.connect`'s."""
+    `cfg` is the host's own (its errors name that host). `on_retry(error)`: a try failed
+    and another follows, its delay taken from `delays` (`reconnecting.Reconnects` says
+    so). `hooks`: `Client.connect`'s."""
     hosts = cfg.endpoint.hosts()
     while True:
         failures: list[UserError] = []
@@ -105,7 +108,10 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
             return client
         if not delays:
             raise _none_reached(failures)
-        await asyncio.sleep(delays.pop(0))
+        delay = delays.pop(0)
+        if on_retry is not None:
+            on_retry(_none_reached(failures))
+        await asyncio.sleep(delay)
 
 
 def _none_reached(failures: list[UserError], code: Exit = Exit.CONNECTION) -> UserError:

@@ -62,11 +62,11 @@ from amqpcli.net.client import (
     InternalError,
     ReceiverLink,
     close_interrupted,
-    connect_retrying,
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.latency import STAMP_NEEDLE, Latencies, figures_text, stamp_of
+from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sequence import SequenceCheck
 from amqpcli.net.txn import txn_json, txn_parts
@@ -604,7 +604,7 @@ class _Receiver:
 
     async def run(self) -> RecvSummary:
         start = time.monotonic()
-        attempts = self.cfg.reconnect.delays()
+        reconnects = Reconnects(self.cfg.reconnect, self._warn)
         client: Client | None = None
         reports = None
         if self.plan.report_every is not None:
@@ -612,16 +612,13 @@ class _Receiver:
             reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
             reports.start()
         try:
-            dropped = False
             while True:
                 progress = self._progress()
                 try:
                     self._lost_unwritten()
                     self._new_connection()
-                    client = await connect_retrying(self.cfg, attempts, self._warn)
-                    if dropped:  # counted once the connection is made again
-                        self.s.reconnects += 1
-                        dropped = False
+                    client = await reconnects.connect(self.cfg)
+                    self.s.reconnects = reconnects.made
                     await run_on(client, self._session, self._ended_when_complete)
                     client = None
                     break
@@ -638,15 +635,15 @@ class _Receiver:
                     # a connection that got somewhere (a copy link passes over what was
                     # shown before: only a message not shown before counts)
                     if self._progress() > progress:
-                        attempts = self.cfg.reconnect.delays()
-                    if not attempts or self._done():
+                        reconnects.got_somewhere()
+                    pause = None if self._done() else reconnects.after_loss(e.error)
+                    if pause is None:
                         self.s.failure = e.error
                         self._left_with_end(again=False)
                         break
                     self._left_with_end(again=True)
                     self.txns.lost(again=True)
-                    await asyncio.sleep(attempts.pop(0))
-                    dropped = True
+                    await asyncio.sleep(pause)
         except UserError as e:
             self.s.failure = e
             self._left_with_end(again=False)

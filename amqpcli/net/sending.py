@@ -34,7 +34,6 @@ from amqpcli.net.client import (
     Pending,
     SenderLink,
     close_interrupted,
-    connect_retrying,
     describe_error,
     run_on,
 )
@@ -42,6 +41,7 @@ from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage, stamp_bytes, stamped
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sendrun import Offering, close_failed
 from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
@@ -462,7 +462,7 @@ class _Sender:
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
         start = time.monotonic()
-        attempts = self.cfg.reconnect.delays()
+        reconnects = Reconnects(self.cfg.reconnect, self.s.warnings.append)
         client: Client | None = None
         reports = None
         if self.plan.report_every is not None:
@@ -471,15 +471,11 @@ class _Sender:
             reports.start()
         self.progress.start()
         try:
-            dropped = False
             while True:
                 finished = self.s.finished
                 try:
-                    client = await connect_retrying(self.cfg, attempts, self.s.warnings.append,
-                                                    on_engine=self._on_engine)
-                    if dropped:
-                        self.s.reconnects += 1
-                        dropped = False
+                    client = await reconnects.connect(self.cfg, on_engine=self._on_engine)
+                    self.s.reconnects = reconnects.made
                     await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
                                  self._ended_when_complete)
                     client = None
@@ -492,13 +488,13 @@ class _Sender:
                         await client.abort()
                         client = None
                     if self.s.finished > finished:  # a connection that got somewhere
-                        attempts = self.cfg.reconnect.delays()
-                    if not attempts:
+                        reconnects.got_somewhere()
+                    pause = reconnects.after_loss(e.error)
+                    if pause is None:
                         self.s.in_doubt.extend((m.number, m.message_id) for m, sent in back if sent)
                         self.s.failure = e.error
                         break
-                    await asyncio.sleep(attempts.pop(0))
-                    dropped = True
+                    await asyncio.sleep(pause)
                     self.queue.extend(back)
         except UserError as e:
             self.s.failure = e
