@@ -60,6 +60,7 @@ __all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
 
 POLL = 0.25  # seconds between looks at the request link while waiting for replies
 SHOWN = 20  # most refused requests named one by one in the summary text
+REPLY_CREDIT_LOW = 5  # reply credit left at which it is granted again
 
 
 @dataclass(frozen=True)
@@ -292,9 +293,16 @@ class _Requester:
                                 Exit.REFUSED)
             address = str(got)
         self.s.reply_address = address
-        # enough for every request in flight, and a few replies that answer none
-        link.flow(plan.concurrency + 10)
+        self._reply_credit(link)
         return link
+
+    def _reply_credit(self, replies: ReceiverLink) -> None:
+        """Credit for every request in flight and a few replies that answer none, granted
+        again once few are left. Left by the engine's count (`ReceiverLink.credit`): a
+        reply delivery the responder aborted (Part 2 §2.6.14) took a credit as a reply
+        does though none came of it, so aborts alone may use the credit up."""
+        if replies.credit <= REPLY_CREDIT_LOW:
+            replies.flow(self.plan.concurrency + 10)
 
     async def _exchange(self, client: Client, messages: Iterator[OutgoingMessage]) -> None:
         plan = self.plan
@@ -412,11 +420,9 @@ class _Requester:
                     if e.code != Exit.TIMEOUT:
                         raise
             sender._check()
-            incs = replies.take(None)
-            for inc in incs:
+            for inc in replies.take(None):
                 self._reply(replies, inc)
-            if incs and replies.credit <= 5:
-                replies.flow(self.plan.concurrency + 10)
+            self._reply_credit(replies)  # (every turn, not only when replies came: aborts bring none)
             if self.progress != progress:  # a matched reply or an outcome
                 progress = self.progress
                 deadline = loop.time() + self.plan.timeout

@@ -24,6 +24,9 @@ instead grants n with drain on the attach (proton's ``Receiver.drain(n)``: the c
 to send what it has and give the rest back) and no more, unless ``drain_each``: drain(1)
 again after each request (a service that fetches one request at a time);
 ``request_flows()`` gives its credit and drain mode after each flow from the client.
+``abort=n``: the first n reply deliveries are aborted part way (Part 2 §2.6.14: each sent
+in part, then aborted once on the wire, where it took a credit), each reply then going
+whole on a later delivery; ``aborted()`` counts them.
 ``requests()`` gives every request as proton read it (``Message``) with its raw bytes,
 ``replies()`` the bytes of every reply sent.
 """
@@ -58,8 +61,10 @@ class ResponderHandler(PeerHandler):
                  reject: Collection[int], connect: tuple[str, str] | None = None,
                  unsettled: Collection[int] = (), noise: Collection[int] = (),
                  credit: int = 100, drain: int | None = None,
-                 drain_each: bool = False) -> None:
+                 drain_each: bool = False, abort: int = 0) -> None:
         super().__init__()
+        self.abort_left, self.aborted = abort, 0
+        self.part: Any = None  # a reply delivery sent in part, until it is aborted
         self.credit, self.drain, self.drain_each = credit, drain, drain_each
         self.request_links: list[Any] = []  # the client's request links (our receivers)
         self.request_flows: list[tuple[int, bool]] = []  # (credit, draining) after each
@@ -163,6 +168,18 @@ class ResponderHandler(PeerHandler):
         req.answered = True
         self._send_waiting()
 
+    def _abort_once_sent(self) -> None:
+        """Abort the part once it is framed (proton drops a delivery aborted before any of
+        it went out, giving its credit back: then nothing would be aborted on the wire)."""
+        assert self.container is not None
+        if self.part.pending:
+            self.container.schedule(0.01, _Timer(self._abort_once_sent))
+            return
+        self.part.abort()
+        self.part = None
+        self.aborted += 1
+        self._send_waiting()
+
     def _noise(self, address: str) -> None:
         """A reply that answers nothing, to `address`, now and every NOISE_EVERY seconds."""
         self.waiting.append(Message(address=address, body=b"noise", correlation_id=WRONG_ID))
@@ -171,14 +188,23 @@ class ResponderHandler(PeerHandler):
         self.container.schedule(NOISE_EVERY, _Timer(lambda: self._noise(address)))
 
     def _send_waiting(self) -> None:
+        if self.part is not None:  # (the next delivery waits for its abort)
+            return
         still = []
-        for reply in self.waiting:
+        for i, reply in enumerate(self.waiting):
             link = self.relay if self.relay is not None else self.reply_links.get(reply.address)
             if link is None or link.credit <= 0:
                 still.append(reply)
                 continue
             raw = bytes(reply.encode())
-            link.delivery(str(next(self._tags)))
+            dlv = link.delivery(str(next(self._tags)))
+            if self.abort_left:
+                self.abort_left -= 1
+                link.send(raw[:5])
+                self.part = dlv
+                self.waiting = still + self.waiting[i:]
+                self._abort_once_sent()
+                return
             link.send(raw)
             link.advance()
             self.replies.append(raw)
@@ -201,6 +227,10 @@ class _Rules:
     def replies(self: Any) -> list[bytes]:
         """Every reply sent so far, its bytes exactly."""
         return self.call(lambda: list(self.handler.replies))  # type: ignore[no-any-return]
+
+    def aborted(self: Any) -> int:
+        """The reply deliveries aborted so far (`abort`)."""
+        return self.call(lambda: self.handler.aborted)  # type: ignore[no-any-return]
 
     def request_flows(self: Any) -> list[tuple[int, bool]]:
         """The request link's credit and drain mode after each flow from the client."""
@@ -225,10 +255,11 @@ class Responder(_Rules, PeerThread):
                  wrong: Collection[int] = (), reject: Collection[int] = (),
                  unsettled: Collection[int] = (), noise: Collection[int] = (),
                  credit: int = 100, drain: int | None = None, drain_each: bool = False,
-                 **kwargs: Any) -> None:
+                 abort: int = 0, **kwargs: Any) -> None:
         super().__init__(ResponderHandler(correlate, drop, wrong, reject,
                                           unsettled=unsettled, noise=noise, credit=credit,
-                                          drain=drain, drain_each=drain_each), **kwargs)
+                                          drain=drain, drain_each=drain_each, abort=abort),
+                         **kwargs)
 
 
 class ResponderClient(_Rules, PeerThread):
