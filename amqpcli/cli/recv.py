@@ -159,11 +159,9 @@ class Sink:
             from amqpcli.render.message import payload_problem, payload_to_json
 
             obj = payload_to_json(incoming.payload)
-            if "encoded" in obj:
-                problem = payload_problem(incoming.payload)
-                if problem is not None:
-                    warn(f"message {incoming.number}: {problem}; written whole in "
-                         "\"encoded\"")
+            problem = payload_problem(incoming.payload, obj)
+            if problem is not None:
+                warn(f"message {incoming.number}: {problem}")
             return safe_json_text(json.dumps(obj, ensure_ascii=False,
                                              separators=(",", ":"))) + "\n"
         tree = payload_tree(incoming.payload, label=f"message {incoming.number}")

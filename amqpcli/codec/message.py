@@ -61,6 +61,7 @@ SECTION_NAMES = (
     "footer",
 )
 _BODY = 5
+_RANKS = {name: rank for rank, name in enumerate(SECTION_NAMES)}
 _SLOTS = tuple("_" + name for name in SECTION_NAMES)
 _u64 = struct.Struct(">Q").unpack_from
 _u32 = struct.Struct(">I").unpack_from
@@ -429,6 +430,19 @@ class Message:
     def encode_into(self, out: bytearray) -> None:
         """Append the message's bytes to `out`."""
         self._encode_ranks(out, 0, 7)
+
+    def section_bytes(self, name: str) -> bytes:
+        """The bytes `encode()` writes for one section, by its name in SECTION_NAMES (for
+        the body, all its sections); b"" when the message has none. A section never read
+        is copied as it arrived, without being decoded."""
+        out = bytearray()
+        self.encode_section_into(out, name)
+        return bytes(out)
+
+    def encode_section_into(self, out: bytearray, name: str) -> None:
+        """Append `section_bytes(name)` to `out`."""
+        rank = _RANKS[name]
+        self._encode_ranks(out, rank, rank + 1)
 
     @property
     def bare_bytes(self) -> bytes:

@@ -1,22 +1,26 @@
 """Messages as JSON (the format of docs/message-format.md) and as a tree.
 
 The JSON object has one member per section present, under the section's spec name, plus
-`bare-sha256` (the SHA-256 of the bare message as it arrived) and, when the sections alone
-would not re-encode to the same bytes, `encoded` (the whole message, base64). A section
-that does not decode (a string that is not UTF-8, say) has no member: `encoded` keeps its
-bytes, and reading the object back gives them again.
+`bare-sha256` (the SHA-256 of the bare message as it arrived) and, when some sections'
+members would not re-encode to the bytes they arrived as, `encoded-sections`: those
+sections' bytes (base64) by member name, and only theirs (RabbitMQ's header, say, not the
+body). A section that does not decode (a string that is not UTF-8, say) has no member: its
+bytes are in `encoded-sections`, and reading the object back gives them again. Bytes that
+are no message at all are `{"encoded": <base64>}` alone; a whole-message `encoded` next to
+the members (as older versions wrote) is still read.
 
 A SASL secret inside a section (a sasl-init or sasl-response as a value) is masked as
 every view masks it (`jsonvalues.to_json`), unless the caller shows secrets: the object
-then says `"redacted": true` and has neither `encoded` nor `bare-sha256` (the bytes hold
-the secret, and the hash of known bytes would confirm a guess of it). Such an object is
-no longer the message that was sent, and `message_from_json` refuses it.
+then says `"redacted": true` and has neither `encoded-sections` nor `bare-sha256` (the
+bytes hold the secret, and the hash of known bytes would confirm a guess of it). Such an
+object is no longer the message that was sent, and `message_from_json` refuses it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import operator
+from collections.abc import Collection
 from typing import Any
 
 from amqpcli.codec.composites import (
@@ -72,7 +76,7 @@ SECTION_KEYS = (
     "body",
     "footer",
 )
-_META_KEYS = ("bare-sha256", "encoded")
+_META_KEYS = ("bare-sha256", "encoded", "encoded-sections")
 # Why a message written with a secret masked is not read back.
 REDACTED_MESSAGE = ("a SASL secret in this message was masked (***) when the JSON was "
                     "written, so it is not the message that was sent (JSON written with "
@@ -131,8 +135,8 @@ def _body_from_json(obj: Any, path: str) -> Any:
 def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False) -> dict[str, Any]:
     """The JSON object of a message (docs/message-format.md).
 
-    A section that does not decode has no member; `encoded` is then always written (the
-    members cannot give the message back), so no message is written short. A SASL secret
+    A section that does not decode has no member; its bytes are then always written in
+    `encoded-sections` (exact or not), so no message is written short. A SASL secret
     in a section is masked unless `show_secrets`: the object then says `"redacted": true`
     and carries none of the message's bytes (see the module's docstring)."""
     try:
@@ -169,15 +173,47 @@ def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False
         out["redacted"] = True
         return out
     out["bare-sha256"] = hashlib.sha256(msg.bare_bytes).hexdigest()
-    if errors or (exact and odd_nans_written() != odd_nans):
-        # (a NaN whose payload or sign "NaN" does not keep: its value re-encodes to the
-        # bytes that arrived, its member does not)
-        out["encoded"] = b64(msg.encode())
-    elif exact and not _members_give_bytes(sections):
-        raw = msg.encode()
-        if _sections_bytes(sections) != raw:
-            out["encoded"] = b64(raw)
+    # (a NaN whose payload or sign "NaN" does not keep: its value re-encodes to the bytes
+    # that arrived, its member does not)
+    odd_nan_keys = _odd_nan_sections(sections) if exact and odd_nans_written() != odd_nans else ()
+    unsure = _unsure_sections(sections) if exact else ()
+    if errors or odd_nan_keys or unsure:
+        kept = _kept_sections(msg, sections, errors, odd_nan_keys, unsure)
+        if kept:
+            out["encoded-sections"] = kept
     return out
+
+
+def _kept_sections(msg: Message, sections: tuple[Any, ...], errors: dict[str, DecodeError],
+                   odd_nan_keys: Collection[str], unsure: Collection[int]) -> dict[str, str]:
+    """`encoded-sections`: the bytes (base64) of each section that does not decode or
+    holds an odd NaN, and of each `unsure` one whose member does not encode back to the
+    bytes that arrived."""
+    kept = {}
+    for i, (key, attr, section) in enumerate(zip(SECTION_KEYS, SECTION_NAMES, sections,
+                                                 strict=True)):
+        if key in errors or key in odd_nan_keys:
+            kept[key] = b64(msg.section_bytes(attr))
+        elif i in unsure:
+            raw = msg.section_bytes(attr)
+            if _member_bytes(i, section) != raw:
+                kept[key] = b64(raw)
+    return kept
+
+
+def _odd_nan_sections(sections: tuple[Any, ...]) -> list[str]:
+    """The sections holding a NaN that "NaN" does not read back as (converted again to
+    count them: the rare case)."""
+    found = []
+    for key, section in zip(SECTION_KEYS, sections, strict=True):
+        if section is None:
+            continue
+        before = odd_nans_written()
+        for part in section if type(section) is list else [section]:
+            to_json(part)
+        if odd_nans_written() != before:
+            found.append(key)
+    return found
 
 
 _sections = operator.attrgetter(*SECTION_NAMES)  # a message's sections, in order
@@ -204,16 +240,20 @@ def payload_to_json(payload: bytes, show_secrets: bool = False) -> dict[str, Any
     return message_to_json(msg, show_secrets=show_secrets)
 
 
-def payload_problem(payload: bytes) -> str | None:
-    """Why the payload's JSON object needs its `encoded` member to be whole, if it does:
-    the sections that do not decode, or no message at all."""
-    try:
-        errors = section_errors(Message.decode(payload))
-    except DecodeError as e:
-        return f"not an AMQP message ({e})"
-    if not errors:
-        return None
-    return "; ".join(f"its {key} section does not decode ({e})" for key, e in errors.items())
+def payload_problem(payload: bytes, obj: dict[str, Any]) -> str | None:
+    """What `obj`, the object `payload_to_json` gave for `payload`, carries as bytes that
+    no member stands for, and why, if anything: no message at all (written whole in
+    `encoded`), or sections that do not decode (their bytes in `encoded-sections`)."""
+    if "encoded" in obj:
+        try:
+            Message.decode(payload)
+        except DecodeError as e:
+            return f'not an AMQP message ({e}); written whole in "encoded"'
+    if not any(key not in obj for key in obj.get("encoded-sections", ())):
+        return None  # (every section kept as bytes has its member too)
+    errors = section_errors(Message.decode(payload))
+    reasons = "; ".join(f"its {key} section does not decode ({e})" for key, e in errors.items())
+    return f'{reasons}; kept as bytes in "encoded-sections"'
 
 
 def payload_tree(payload: bytes, label: str = "message", show_secrets: bool = False) -> Node:
@@ -230,37 +270,43 @@ def payload_tree(payload: bytes, label: str = "message", show_secrets: bool = Fa
 _KEYED: dict[int, type] = {1: Symbol, 2: Symbol, 4: str, 6: Symbol}
 
 
-def _members_give_bytes(sections: tuple[Any, ...]) -> bool:
-    """True when each section is sure to encode to the very bytes it was decoded from and
-    its JSON member to give them back (`encodes_as_decoded`; a map section's map also a
-    plain dict, as a wider one comes back narrower): then the members alone give the
-    message's bytes, with no need to encode it and compare. False means "not known"."""
+def _unsure_sections(sections: tuple[Any, ...]) -> list[int]:
+    """The places of the sections not sure to encode to the very bytes they were decoded
+    from with their JSON member giving them back (`encodes_as_decoded`; a map section's
+    map also a plain dict, as a wider one comes back narrower). Usually none: then the
+    members alone give the message's bytes, with nothing to encode and compare."""
+    unsure = []
     for i, section in enumerate(sections):
         if section is None:
             continue
         if type(section) is list:  # data or amqp-sequence sections
             for s in section:
                 if not encodes_as_decoded(s):
-                    return False
+                    unsure.append(i)
+                    break
         elif not encodes_as_decoded(section) or (i in _KEYED and type(section.value) is not dict):
-            return False
-    return True
+            unsure.append(i)
+    return unsure
 
 
-def _sections_bytes(sections: tuple[Any, ...]) -> bytes:
-    """The message as its sections' values encode on their own: what the JSON members
-    alone give back (values keep their types and widths through JSON)."""
-    parts = []
-    for i, section in enumerate(sections):
-        if section is None:
-            continue
-        key_type = _KEYED.get(i)
-        if key_type is not None:
-            parts.append(_keyed_bytes(section, key_type))
-            continue
-        for s in [section] if not isinstance(section, list) else section:
-            parts.append(fields_bytes(s))
-    return b"".join(parts)
+def _member_bytes(i: int, section: Any) -> bytes:
+    """What section `i`'s JSON member alone encodes back to (values keep their types and
+    widths through JSON)."""
+    key_type = _KEYED.get(i)
+    if key_type is not None:
+        return _keyed_bytes(section, key_type)
+    if type(section) is list:
+        return b"".join(_body_part_bytes(s) for s in section)
+    return fields_bytes(section)
+
+
+def _body_part_bytes(part: Data | AmqpSequence) -> bytes:
+    """What one data or amqp-sequence section's JSON element encodes back to: a sequence
+    is written as a plain JSON array, so its list comes back in the smallest form (a
+    list32 from proton as a list8)."""
+    if type(part) is AmqpSequence and type(part.value) is not list:
+        return fields_bytes(AmqpSequence(list(part.value)))
+    return fields_bytes(part)
 
 
 def _keyed_bytes(section: Composite, key_type: type) -> bytes:
@@ -279,8 +325,10 @@ def _keyed_bytes(section: Composite, key_type: type) -> bytes:
 def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
     """The message a JSON object stands for.
 
-    With an `encoded` member whose message has the same sections as the object's own
-    members, that message (and so its exact bytes) is returned; edited sections win.
+    With `encoded-sections`, each section it keeps the bytes of is those bytes while its
+    member still says what they say (`_with_kept_sections`). With a whole-message
+    `encoded` (as older versions wrote) whose message has the same sections as the
+    object's own members, that message is returned. Edited sections win either way.
     """
     if type(obj) is not dict:
         raise JsonValueError("", "a message is a JSON object")
@@ -289,6 +337,9 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
     unknown = set(obj) - set(SECTION_KEYS) - set(_META_KEYS)
     if unknown:
         raise JsonValueError("", f"unknown message member(s): {', '.join(sorted(unknown))}")
+    if "encoded" in obj and "encoded-sections" in obj:
+        raise JsonValueError("", 'a message has "encoded" (the whole message) or '
+                                 '"encoded-sections", not both')
     kw: dict[str, Any] = {}
     if "header" in obj:
         kw["header"] = fields_from_json(Header, obj["header"], "header")
@@ -310,6 +361,8 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
         kw["footer"] = Footer(_keyed_from_json(obj["footer"], Symbol, "footer"))
     body = _body_from_json(obj["body"], "body") if "body" in obj else None
     msg = Message(body, **kw)
+    if use_encoded and "encoded-sections" in obj:
+        return _with_kept_sections(msg, obj["encoded-sections"])
     if use_encoded and "encoded" in obj:
         try:
             original = Message.decode(unb64(obj["encoded"], "encoded"))
@@ -318,6 +371,55 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
         if _same_sections(original, msg):
             return original
     return msg
+
+
+def _with_kept_sections(msg: Message, kept: Any) -> Message:
+    """`msg` (from the members) with the bytes `encoded-sections` keeps for a section in
+    place of the member's encoding, as long as they decode to what the member says. The
+    bytes of a section that does not decode (it was written with no member) stand for it;
+    a member removed removes its section."""
+    if type(kept) is not dict:
+        raise JsonValueError("encoded-sections", "expected an object of base64 strings "
+                                                 "by section name")
+    unknown = set(kept) - set(SECTION_KEYS)
+    if unknown:
+        raise JsonValueError("encoded-sections",
+                             f"unknown section name(s): {', '.join(sorted(unknown))}")
+    out = bytearray()
+    for key, attr in zip(SECTION_KEYS, SECTION_NAMES, strict=True):
+        mine = getattr(msg, attr)
+        if key in kept:
+            raw, theirs = _kept_section(kept[key], key, attr)
+            if theirs is _UNDECODED:
+                keep = mine is None  # (a member given for it says what the section is)
+            else:  # (same_value: NaN-safe, where `!=` says a NaN was edited)
+                keep = mine is not None and same_value(theirs, mine)
+            if keep:
+                out += raw
+                continue
+        if mine is not None:
+            msg.encode_section_into(out, attr)
+    return Message.decode(bytes(out))
+
+
+_UNDECODED = object()  # a kept section whose bytes do not decode
+
+
+def _kept_section(text: Any, key: str, attr: str) -> tuple[bytes, Any]:
+    """The bytes `encoded-sections` keeps for section `key`, and the section they decode
+    to (`_UNDECODED` if they do not); an error unless they are that one section."""
+    path = f"encoded-sections.{key}"
+    raw = unb64(text, path)
+    try:
+        part = Message.decode(raw)
+    except DecodeError as e:
+        raise JsonValueError(path, f"not the bytes of a {key} section: {e}") from None
+    if not raw or part.section_bytes(attr) != raw:
+        raise JsonValueError(path, f"not the bytes of one {key} section alone")
+    try:
+        return raw, getattr(part, attr)
+    except DecodeError:
+        return raw, _UNDECODED
 
 
 def _same_sections(original: Message, msg: Message) -> bool:
@@ -338,9 +440,10 @@ def _same_sections(original: Message, msg: Message) -> bool:
 
 
 def message_bytes_from_json(obj: Any) -> bytes:
-    """The message's bytes (exactly the original ones when `encoded` still applies). An
-    object of nothing but `encoded` gives its bytes, message or not (`payload_to_json`)."""
-    if type(obj) is dict and "encoded" in obj and set(obj) <= set(_META_KEYS):
+    """The message's bytes (exactly the original ones where `encoded-sections` or
+    `encoded` still apply). An object of nothing but `encoded` gives its bytes, message or
+    not (`payload_to_json`)."""
+    if type(obj) is dict and "encoded" in obj and set(obj) <= {"bare-sha256", "encoded"}:
         return unb64(obj["encoded"], "encoded")
     return message_from_json(obj).encode()
 

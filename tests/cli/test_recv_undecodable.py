@@ -1,6 +1,7 @@
 """`amqp recv --json` of messages that do not decode: a subject that is not UTF-8, bytes
-that are no message. Each is written whole (`encoded`) with a warning, accepted, and
-`send --from` sends the very bytes again; the text views show the decode error."""
+that are no message. Each is written with a warning (the bytes of the section that does
+not decode in `encoded-sections`, bytes that are no message whole in `encoded`), accepted,
+and `send --from` sends the very bytes again; the text views show the decode error."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _put(url: str, address: str, *raws: bytes) -> None:
         conn.close()
 
 
-def test_json_writes_undecodable_messages_whole_and_send_from_replays_them(
+def test_json_keeps_what_does_not_decode_and_send_from_replays_it(
     serve: ServePeers, direct_receiver: Callable[..., DirectReceiver], tmp_path: Path,
 ) -> None:
     url = serve("-q")
@@ -56,11 +57,15 @@ def test_json_writes_undecodable_messages_whole_and_send_from_replays_them(
     assert r.returncode == 0, r.stderr
     assert "internal error" not in r.stderr
     assert ('amqp: message 1: its properties section does not decode (at offset 11: expected '
-            'UTF-8 string, found byte 0xff); written whole in "encoded"') in r.stderr
+            'UTF-8 string, found byte 0xff); kept as bytes in "encoded-sections"') in r.stderr
     assert "amqp: message 2: not an AMQP message (at offset 0:" in r.stderr
+    assert 'found 0x01); written whole in "encoded"' in r.stderr
+    assert "amqp: message 3" not in r.stderr
     assert "received 3, accept 3 " in r.stderr
     objs = json_lines(out.read_text())
-    assert [base64.b64decode(o["encoded"]) for o in objs[:2]] == [BAD_SUBJECT, NOT_A_MESSAGE]
+    assert base64.b64decode(objs[0]["encoded-sections"]["properties"]) == BAD_SUBJECT[:13]
+    assert "encoded" not in objs[0]
+    assert base64.b64decode(objs[1]["encoded"]) == NOT_A_MESSAGE
     assert objs[0]["body"] == {"value": "A"} and "properties" not in objs[0]
     assert objs[2]["body"] == {"value": "B"}
     rcv = direct_receiver()

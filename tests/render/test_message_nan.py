@@ -1,9 +1,11 @@
 """NaN in a message keeps the JSON format lossless: a NaN with a payload or sign that
-"NaN" does not keep makes the object carry `encoded`, and `encoded` is used when the
-members still say the same (NaN != NaN must not make them look edited)."""
+"NaN" does not keep makes the object keep its section's bytes (`encoded-sections`), and
+they are used when the members still say the same (NaN != NaN must not make them look
+edited)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import struct
 from pathlib import Path
@@ -35,10 +37,21 @@ def _round_trip(raw: bytes) -> tuple[dict, bytes]:  # type: ignore[type-arg]
     "e00a02727fc000017fc00000",  # an array of floats, one of them odd
     "c10d02a1016b827ff0000000000001",  # a map's value
 ])
-def test_an_odd_nan_carries_encoded_and_comes_back(value: str) -> None:
+def test_an_odd_nan_keeps_its_section_and_comes_back(value: str) -> None:
     raw = bytes.fromhex("005377" + value)
     obj, back = _round_trip(raw)
-    assert "encoded" in obj
+    assert obj["encoded-sections"] == {"body": base64.b64encode(raw).decode()}
+    assert back == raw
+
+
+def test_an_odd_nan_keeps_only_its_own_section() -> None:
+    props = bytes.fromhex("005373c00401a10178")  # message-id "x": canonical
+    footer = bytes.fromhex("005378c10902a3017a727fc00001")  # {z: an odd float NaN}
+    raw = HEADER32 + props + bytes.fromhex("005377a10141") + footer
+    obj, back = _round_trip(raw)
+    assert obj["encoded-sections"] == {"header": base64.b64encode(HEADER32).decode(),
+                                       "footer": base64.b64encode(footer).decode()}
+    assert list(obj["encoded-sections"]) == ["header", "footer"]  # in section order
     assert back == raw
 
 
@@ -46,17 +59,26 @@ def test_an_odd_nan_carries_encoded_and_comes_back(value: str) -> None:
 def test_the_nan_that_nan_reads_back_as_needs_no_encoded(value: str) -> None:
     raw = bytes.fromhex("005377" + value)
     obj, back = _round_trip(raw)
-    assert "encoded" not in obj
+    assert "encoded-sections" not in obj
     assert back == raw
 
 
 @pytest.mark.parametrize("value", ["727fc00000", "727fc00001", "827ff8000000000001"])
-def test_encoded_is_used_with_a_nan_in_the_members(value: str) -> None:
-    # the list32 header needs `encoded`; the NaN must not make the members look edited
+def test_kept_bytes_are_used_with_a_nan_in_the_members(value: str) -> None:
+    # the list32 header keeps its bytes; the NaN must not make the members look edited
     raw = HEADER32 + bytes.fromhex("005377" + value)
     obj, back = _round_trip(raw)
-    assert "encoded" in obj
+    assert "header" in obj["encoded-sections"]
     assert back == raw
+
+
+@pytest.mark.parametrize("value", ["727fc00000", "727fc00001", "827ff8000000000001"])
+def test_whole_encoded_of_older_versions_is_used_with_a_nan_in_the_members(value: str) -> None:
+    raw = HEADER32 + bytes.fromhex("005377" + value)
+    obj, _ = _round_trip(raw)
+    del obj["encoded-sections"]
+    obj["encoded"] = base64.b64encode(raw).decode()  # as older versions wrote it
+    assert message_bytes_from_json(obj) == raw
 
 
 def test_an_edited_member_still_wins_over_encoded() -> None:

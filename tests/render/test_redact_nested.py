@@ -153,10 +153,30 @@ def test_what_holds_a_masked_secret_gives_none_of_its_bytes() -> None:
     masked = message_to_json(msg)
     assert not leaks(json.dumps(masked)), masked
     assert masked["redacted"] is True
-    assert not _keys(masked) & {"encoded", "bare-sha256"}
+    assert not _keys(masked) & {"encoded", "encoded-sections", "bare-sha256"}
     assert masked["body"]["value"]["list"][0] == {
         "sasl-init": {"mechanism": "PLAIN", "initial-response": base64.b64encode(MASKED).decode()}
     }
+
+
+def test_a_section_kept_as_bytes_with_a_secret_in_it_is_not_kept_masked() -> None:
+    # message-annotations as a map32 (its bytes kept) holding the secret, a header kept
+    # too, and a body that needs none: masked, no section's bytes are written
+    entry = b"\xa3\x08x-opt-in" + _init32(RESPONSE)
+    annotations = (b"\x00\x53\x72\xd1" + (len(entry) + 4).to_bytes(4, "big")
+                   + (2).to_bytes(4, "big") + entry)
+    header32 = bytes.fromhex("005370d00000000500000001" "41")
+    raw = header32 + annotations + bytes.fromhex("005377a10141")
+    whole = message_to_json(Message.decode(raw), show_secrets=True)
+    assert list(whole["encoded-sections"]) == ["header", "message-annotations"]
+    assert leaks(json.dumps(whole))
+    assert message_bytes_from_json(json.loads(json.dumps(whole))) == raw
+    masked = message_to_json(Message.decode(raw))
+    assert masked["redacted"] is True
+    assert not leaks(json.dumps(masked)), masked
+    assert not _keys(masked) & {"encoded", "encoded-sections", "bare-sha256"}
+    with pytest.raises(JsonValueError, match="masked"):
+        message_bytes_from_json(masked)
 
 
 def test_the_message_object_of_the_report() -> None:
