@@ -251,6 +251,11 @@ def _may_wait(path: str) -> bool:
     return not stat.S_ISREG(mode)
 
 
+def _warn(text: str) -> None:
+    """A warning, said as it happens (a reconnect in a long run is news then)."""
+    print(f"amqp: {text}", file=sys.stderr, flush=True)
+
+
 def _is_fifo(path: str) -> bool:
     """Whether `path` names a FIFO (opening one for reading waits for its writer)."""
     try:
@@ -914,9 +919,7 @@ def send(
     # lines from a pipe, a FIFO or a terminal come when they come: read in a thread
     waits = ((from_file is not None and _may_wait(from_file))
              or (lines and body is None and _may_wait(file or "-")))
-    summary = run_send(conn, plan, messages, input_waits=waits)
-    for text in summary.warnings:
-        print(f"amqp: {text}", file=sys.stderr, flush=True)
+    summary = run_send(conn, plan, messages, input_waits=waits, on_warning=_warn)
     # A run that failed before its link was open says only why (no summary of nothing
     # tried), unless asked for JSON: a script then always gets its one object (as
     # browse's); after Ctrl-C the summary is always printed. Once the link is open it is

@@ -73,11 +73,16 @@ class Progress:
         self.out.flush()
         self.drawn = True
 
-    def close(self) -> None:
-        if self._beat is not None:
-            self._beat.stop()
-            self._beat = None
+    def clear(self) -> None:
+        """Take the line away (something else is to be written on stderr); the next
+        redraw brings it back."""
         if self.drawn:
             self.out.write("\r\x1b[K")
             self.out.flush()
             self.drawn = False
+
+    def close(self) -> None:
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+        self.clear()

@@ -19,7 +19,7 @@ import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,11 +213,14 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
 
 
 def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingMessage],
-             *, input_waits: bool = False) -> SendSummary:
+             *, input_waits: bool = False,
+             on_warning: Callable[[str], None] | None = None) -> SendSummary:
     """Send `messages`. `input_waits`: taking the next one may wait for its input (lines
     from a pipe or a terminal): it is then taken in a thread of its own (`PulledInThread`),
-    so a message that has come goes out at once and the connection is served meanwhile."""
-    sender = _Sender(cfg, plan)
+    so a message that has come goes out at once and the connection is served meanwhile.
+    `on_warning(text)`: each warning as it happens (a lost connection, a peer granting
+    otherwise), besides the summary's list of them."""
+    sender = _Sender(cfg, plan, on_warning)
     if input_waits:
         sender.pulled = PulledInThread(messages)
         messages = sender.pulled
@@ -306,9 +309,11 @@ class PulledInThread(Iterator[OutgoingMessage]):
 
 
 class _Sender:
-    def __init__(self, cfg: ConnectionConfig, plan: SendPlan) -> None:
+    def __init__(self, cfg: ConnectionConfig, plan: SendPlan,
+                 on_warning: Callable[[str], None] | None = None) -> None:
         self.cfg = cfg
         self.plan = plan
+        self.on_warning = on_warning
         self.s = SendSummary(expected=plan.expected)
         # sent, no outcome yet: number -> (message, its Pending, or its delivery when sent
         # in a run by `send_many`)
@@ -331,6 +336,12 @@ class _Sender:
         self.progress = Progress("send", plan.expected, enabled=plan.progress,
                                  status=self._waiting_text)
         self.interval: Interval | None = None  # --report-every: the last report's figures
+
+    def _warn(self, text: str) -> None:
+        self.s.warnings.append(text)
+        if self.on_warning is not None:
+            self.progress.clear()  # (redrawn on its next beat)
+            self.on_warning(text)
 
     # --- outcomes ---------------------------------------------------------------
 
@@ -462,7 +473,7 @@ class _Sender:
 
     async def run(self, messages: Iterator[OutgoingMessage]) -> SendSummary:
         start = time.monotonic()
-        reconnects = Reconnects(self.cfg.reconnect, self.s.warnings.append)
+        reconnects = Reconnects(self.cfg.reconnect, self._warn)
         client: Client | None = None
         reports = None
         if self.plan.report_every is not None:
@@ -533,7 +544,7 @@ class _Sender:
                 or self.unconfirmed or self.queue or self.holding or self.txn_msgs):
             return False
         error = e.error if isinstance(e, ConnectionLost) else e
-        self.s.warnings.append(f"after the last outcome: {error}")
+        self._warn(f"after the last outcome: {error}")
         return True
 
     async def _send_and_confirm(self, client: Client, messages: Iterator[OutgoingMessage],
@@ -601,7 +612,20 @@ class _Sender:
             return True
         duration = self.plan.duration
         left = None if duration is None else start + duration - time.monotonic()
-        await self.offering.wait_input(pulled, self.sender, left)
+        waiting = asyncio.ensure_future(self.offering.wait_input(pulled, self.sender, left))
+        try:
+            # A connection lost meanwhile is met now, not when the next line comes (after
+            # hours of `tail -f`): said, reconnected, what it left in doubt sent again.
+            while not waiting.done() and self.sender is not None:
+                watch = asyncio.ensure_future(self.sender.wait_changed(None, "input"))
+                await asyncio.wait((waiting, watch), return_when=asyncio.FIRST_COMPLETED)
+                if watch.done():
+                    watch.result()  # (raises the connection's failure)
+                else:
+                    watch.cancel()
+            await waiting
+        finally:
+            waiting.cancel()
         return pulled.available()
 
     def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:

@@ -9,14 +9,18 @@ amqp:connection:forced after 3 deliveries) or a proxy cutting the connection."""
 from __future__ import annotations
 
 import json
+import queue
 import re
+import subprocess
+import sys
+import threading
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.net.clirun import amqp, json_lines
 from tests.net.cutproxy import CutProxy
-from tests.net.servepeer import ServePeers
+from tests.net.servepeer import ServePeers, cli_env
 
 pytestmark = pytest.mark.integration
 
@@ -118,3 +122,28 @@ def test_a_reconnect_of_several_attempts_says_each(serve: ServePeers, command: l
         assert line.startswith(f"amqp: cannot connect to {hostport}: "), said
         assert line.endswith(f"; reconnecting ({k} of 3)"), said
     assert "sekrit" not in r.stderr
+
+
+def test_send_says_it_when_it_happens(serve: ServePeers) -> None:
+    """A long send says a lost connection then, not in its summary at the end: here the
+    line about the drop is out while the run waits for its third line (the drop is met
+    sending the second)."""
+    url = serve("-q", "--close-after", "1")
+    proc = subprocess.Popen([sys.executable, "-m", "amqpcli", "send", f"{url}/live", "--lines",
+                             "--reconnect", "3"], stdin=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=cli_env())
+    assert proc.stdin is not None and proc.stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True).start()
+    try:
+        proc.stdin.write("one\ntwo\n")
+        proc.stdin.flush()
+        first = lines.get(timeout=30)  # (a hang guard: before, it came only at the end)
+        assert first.startswith("amqp: connection lost (the peer closed the connection: "
+                                "amqp:connection:forced"), first
+        assert proc.poll() is None  # said while the run waits for its input
+        proc.stdin.close()
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
