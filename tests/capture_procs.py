@@ -12,9 +12,13 @@ from __future__ import annotations
 import os
 import random
 import signal
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 CAPTURE_NAMES = frozenset({"dumpcap", "tshark"})
 
@@ -147,3 +151,32 @@ def dumpcap_writing(procs: set[Proc], bpf_filter: str) -> bool:
     captures (before that a reader's end goes unnoticed: dumpcap stops as it writes)."""
     return any(p.comm == "dumpcap" and bpf_filter in p.cmdline and " -w -" in p.cmdline
                and written(p.pid) > 0 for p in procs)
+
+
+def left_after_kill(proc: subprocess.Popen[Any], bpf_filter: str, fast: bool) -> list[Proc]:
+    """Wait until `proc` (an `amqp` capturing live with `bpf_filter`) has its capture
+    going — tshark reading (unless `fast`: dumpcap alone) and dumpcap writing its file,
+    before which a dumpcap whose reader has gone ends of itself —, SIGKILL it, and return
+    the capture processes still there after it (given a few seconds to end). Whatever is
+    left is killed on the way out."""
+    seen: set[Proc] = set()
+    try:
+        guard = time.monotonic() + 300  # (against a hang: not a time limit)
+        while time.monotonic() < guard:
+            assert proc.poll() is None, proc.returncode
+            seen.update(captures_below(proc.pid))
+            if (fast or tshark_capturing(seen)) and dumpcap_writing(seen, bpf_filter):
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
+        seen.update(captures_below(proc.pid))
+        proc.kill()
+        proc.wait()
+        return left_after(seen)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kill(left(seen) + list(with_filter(bpf_filter)))
+

@@ -86,26 +86,9 @@ def test_a_killed_live_capture_leaves_no_capture_process(how: str, tmp_path: Pat
          *options],
         cwd=REPO_ROOT, env={**env, "NO_COLOR": "1"}, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    seen: set[procs.Proc] = set()
     try:
-        guard = time.monotonic() + 300  # (against a hang: not a time limit)
-        while time.monotonic() < guard:
-            assert proc.poll() is None, proc.communicate()
-            seen.update(procs.captures_below(proc.pid))
-            if (procs.tshark_capturing(seen) or fast) and procs.dumpcap_writing(seen, flt):
-                break
-            time.sleep(0.01)
-        else:
-            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
-        seen.update(procs.captures_below(proc.pid))
-        proc.kill()
-        proc.wait()
-        left = procs.left_after(seen)
+        left = procs.left_after_kill(proc, flt, fast)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
-        procs.kill(procs.left(seen) + list(procs.with_filter(flt)))
     assert not left, [str(p) for p in left]

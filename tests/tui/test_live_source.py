@@ -194,24 +194,5 @@ def test_a_killed_tui_leaves_no_capture_process(fast: bool) -> None:
                                              "LINES": "30"},
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-    seen: set[procs.Proc] = set()
-    try:
-        guard = time.monotonic() + 300  # (against a hang: not a time limit)
-        while time.monotonic() < guard:
-            assert p.poll() is None, p.returncode
-            seen.update(procs.captures_below(p.pid))
-            if (fast or procs.tshark_capturing(seen)) and procs.dumpcap_writing(seen, flt):
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail(f"the capture did not start: {sorted(map(str, seen))}")
-        seen.update(procs.captures_below(p.pid))
-        p.kill()
-        p.wait()
-        left = procs.left_after(seen)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        procs.kill(procs.left(seen) + list(procs.with_filter(flt)))
+    left = procs.left_after_kill(p, flt, fast)
     assert not left, [str(x) for x in left]
