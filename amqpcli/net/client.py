@@ -255,11 +255,12 @@ def describe_error(err: Any) -> str:
 
 # An Erlang binary as RabbitMQ's descriptions write it (`~w`): its bytes as numbers.
 _ERLANG_BINARY = re.compile(r"<<(\d{1,3}(?:,\d{1,3})*)>>")
+_LINE_CONTROLS = str.maketrans("", "", "\t\n\r")
 
 
 def _erlang_text(description: str) -> str:
-    """`description` with each Erlang binary whose bytes are printable UTF-8 shown as its
-    text, as Erlang writes such a string: ``<<"maintenance">>`` for
+    """`description` with each Erlang binary whose bytes are printable UTF-8 (tabs and line
+    breaks too, escaped) shown as its text, as Erlang writes such a string: ``<<"maintenance">>`` for
     ``<<109,97,105,110,116,101,110,97,110,99,101>>`` (an operator's reason in RabbitMQ's
     `{shutdown,{connection_closing,...}}`), quotes and backslashes escaped, ``/utf8``
     after text beyond ASCII. Other binaries stay numbers."""
@@ -272,8 +273,8 @@ def _erlang_text(description: str) -> str:
             text = bytes(numbers).decode()
         except UnicodeDecodeError:
             return m.group(0)
-        if not text.isprintable():
-            return m.group(0)
+        if not text.translate(_LINE_CONTROLS).isprintable():
+            return m.group(0)  # (tabs and line breaks are text: `quoted` escapes them)
         return f"<<{quoted(text)}{'' if text.isascii() else '/utf8'}>>"
 
     return _ERLANG_BINARY.sub(as_text, description)

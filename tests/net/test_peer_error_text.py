@@ -50,8 +50,12 @@ def test_an_erlang_binary_of_text_is_shown_as_its_text() -> None:
 
     assert shown("<<97,32,34,98,92>> and <<99>>") == 'amqp:x: <<"a \\"b\\\\">> and <<"c">>'
     assert shown("<<119,195,188>>") == 'amqp:x: <<"wü"/utf8>>'  # UTF-8 beyond ASCII
-    # not printable text (a control character, bytes that are not UTF-8, not bytes): as is
-    for kept in ("<<97,10>>", "<<255,1>>", "<<300>>", "<<>>", "<< 97 >>"):
+    # tabs and line breaks are text, escaped (an operator's reason "maint<TAB>enance  now")
+    assert shown("<<109,97,105,110,116,9,101,110,32,32,110,111,119,10>>") == (
+        'amqp:x: <<"maint\\ten  now\\n">>')
+    # not printable text (another control character, bytes that are not UTF-8, not
+    # bytes): as is
+    for kept in ("<<97,27>>", "<<97,0>>", "<<255,1>>", "<<300>>", "<<>>", "<< 97 >>"):
         assert shown(kept) == f"amqp:x: {kept}"
 
 
