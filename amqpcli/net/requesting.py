@@ -282,8 +282,8 @@ class _Requester:
             try:
                 link = await client.open_receiver(None, source=c.Source(dynamic=True))
             except UserError as e:
-                if e.code != Exit.REFUSED:
-                    raise
+                if e.code != Exit.REFUSED or client.error is not None:
+                    raise  # (the connection or session ended: not the dynamic node's fault)
                 raise UserError(f"{e} (asked for a dynamic node for the replies: --reply-to "
                                 "ADDRESS names a node instead)", e.code) from None
             got = getattr(getattr(link.remote_attach, "source", None), "address", None)

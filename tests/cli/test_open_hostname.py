@@ -72,7 +72,9 @@ def test_a_vhost_that_does_not_exist_is_one_line(rabbitmq_url: str) -> None:
     # ("insufficient permissions"): the error names the vhost the open asked for
     name = f"no-such-{uuid.uuid4().hex[:8]}"
     for args in (("send", f"{rabbitmq_url}//queue/{queue_name('vh')}", "x"),
-                 ("recv", f"{rabbitmq_url}//queue/{queue_name('vh')}", "-t", "10")):
+                 ("recv", f"{rabbitmq_url}//queue/{queue_name('vh')}", "-t", "10"),
+                 # (no hint about the dynamic reply node it was attaching: not its fault)
+                 ("request", f"{rabbitmq_url}//queue/{queue_name('vh')}", "x", "-t", "10")):
         r = amqp(*args, "--open-hostname", f"vhost:{name}")
         assert r.returncode == 4, r.stderr  # the peer closed the connection with an error
         (line,) = r.stderr.splitlines()
