@@ -228,6 +228,23 @@ def _terminus(t: Any) -> str:
     return " ".join(bits)
 
 
+def _same_terminus(a: Any, b: Any) -> bool:
+    """Whether two attaches' drawings of one terminus say the same: a null terminus and
+    one that names nothing (no address, not dynamic, no capabilities) do; RabbitMQ's
+    attach leaves out the target of a link it sends on, whatever the receiver's had."""
+    return _terminus(a if _names_something(a) else None) == _terminus(
+        b if _names_something(b) else None)
+
+
+def _names_something(t: Any) -> bool:
+    return t is not None and any(getattr(t, f, None) for f in ("address", "dynamic",
+                                                               "capabilities"))
+
+
+def _given(granted: Any, requested: Any) -> Any:
+    return granted if granted is not None else requested
+
+
 def implicitly_detached(link: Any) -> str | None:
     """How a link detached that neither side detached: "end" (its session ended, Part 2
     §2.5.5: ending a session detaches its links) or "close" (the connection closed
@@ -237,12 +254,14 @@ def implicitly_detached(link: Any) -> str | None:
     return "end" if link.session.end else "close"
 
 
-def _implicit_detach(link: Any) -> str:
+def _link_state(link: Any) -> str:
+    """The link's state for the text line: one detached by no detach frame, only by its
+    session's end or its connection's close, is named by that (as the TUI names it), not
+    `detached`; JSON keeps `detached` and says how in `detached-with`."""
     how = implicitly_detached(link)
     if how is None:
-        return ""
-    return " (no detach: its session ended)" if how == "end" else (
-        " (no detach: its connection closed)")
+        return str(link.state)
+    return "ended-with-session" if how == "end" else "closed-with-connection"
 
 
 def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
@@ -253,18 +272,21 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
     req = getattr(link, "requested", None)
     gr = getattr(link, "granted", None)
     # A refused link (answered with a null terminus) is a link to what it asked for, as
-    # the frames and the summary have it; state=refused says the rest.
+    # the frames and the summary have it; state=refused says the rest. A terminus the
+    # responder left out is the one the initiator gave (RabbitMQ leaves out a target).
     termini = req if link.refused and req is not None else link
+    source, target = (_given(getattr(termini, name), getattr(req, name, None))
+                      for name in ("source", "target"))
     first = (
         f"{conn.label} s{ls.session_no} link {ls.name!r} ({role}) handles {handles or '-'}"
-        f" source={_terminus(termini.source)} target={_terminus(termini.target)}"
-        f" state={link.state}{_implicit_detach(link)}"
+        f" source={_terminus(source)} target={_terminus(target)}"
+        f" state={_link_state(link)}"
     )
     lines = [first]
     if req is not None and gr is not None and not link.refused:
         for name in ("source", "target"):
             a, b = getattr(req, name, None), getattr(gr, name, None)
-            if _terminus(a) != _terminus(b):
+            if not _same_terminus(a, b):
                 lines.append(f"    {name}: requested {_terminus(a)}, granted {_terminus(b)}")
     outs = " ".join(f"{k}={v}" for k, v in sorted(s.outcomes.items())) or "-"
     lat = "-"

@@ -75,7 +75,7 @@ def test_links_show_capabilities_and_what_a_refused_link_asked_for(capture: str)
     first, req = links["c1"][:2]
     assert ' source="me" target="q" caps=queue state=' in first
     assert req == '    target: requested "q" caps=queue,"a,b", granted "q" caps=queue'
-    assert ' source="news" caps=topic target="me" state=detached' in links["c2"][0]
+    assert ' source="news" caps=topic target="me" state=closed-with-connection' in links["c2"][0]
     assert not links["c2"][1].startswith("    source:")  # granted as asked
     assert links["c3"][0].endswith(' source="me" target="bad1" state=refused')
     assert links["c4"][0].endswith(' source="bad2" caps=queue target="me" state=refused')
@@ -97,3 +97,32 @@ def test_json_keeps_capabilities_as_they_came(capture: str) -> None:
     assert source["address"] == "bad2" and source["capabilities"] == {
         "array": ["queue"], "type": "symbol"}
     assert links[1]["attach-server"]["attach"].get("source") is None
+
+
+def test_a_terminus_left_out_or_naming_nothing_is_no_difference(tmp_path: Path) -> None:
+    """A receiver's target with no address (ours) answered by an attach without one
+    (RabbitMQ's) was "target: requested (no address), granted null" on every such link;
+    the same with null on both sides, and a target naming an address the responder left
+    out is still a difference. The link's terminus is the one it was given."""
+    def receiver(name: str, asked: c.Target | None, granted: c.Target | None) -> Script:
+        s = Script().open()
+        s.c(c.Attach(name=name, handle=0, role=RECEIVER, source=c.Source(address="q"),
+                     target=asked))
+        s.s(c.Attach(name=name, handle=0, role=SENDER, source=c.Source(address="q"),
+                     target=granted, initial_delivery_count=0))
+        return s.close()
+
+    path = write_connections(tmp_path / "left-out.pcapng", [
+        receiver("no-address", c.Target(), None),
+        receiver("both-null", None, None),
+        receiver("named", c.Target(address="me"), None),
+    ])
+    r = amqp("pcap-dump", path, "--links")
+    assert r.returncode == 0, r.stderr
+    links = _links(r.stdout)
+    assert ' target=(no address) state=' in links["c1"][0]
+    assert ' target=null state=' in links["c2"][0]
+    for conn in ("c1", "c2"):
+        assert not links[conn][1].startswith("    target:"), links[conn]
+    assert ' target="me" state=' in links["c3"][0]
+    assert links["c3"][1] == '    target: requested "me", granted null'
