@@ -28,7 +28,8 @@ Copy mode (``--copy`` and browse): deliveries are not settled one by one; they a
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
 first still holds its deliveries: a peer that really copies shows the same messages
-again, one that consumed them shows fewer, and we say so. After a reconnect the new copy
+again (compared by identity, so messages added meanwhile are not taken for copies), one
+that consumed them shows fewer, and we say so. After a reconnect the new copy
 link starts again at the head of the node: what was shown before is passed over, held
 unwritten (amqpcli/net/browseresume.py).
 
@@ -469,7 +470,7 @@ class _Receiver:
         self.on_warning = on_warning
         self.on_address = on_address
         self.held: list[Incoming] = []
-        self.held_digests: list[int] = []  # browse: what each held message was (payload hash)
+        self.held_idents: list[int] = []  # browse: what each held message is (`_identity`)
         self.second_mode_waits = _AwaitingPeer()
         # Messages given back are held to the end (see the module doc): each with the state
         # to settle it with then and what the message is (`_identity`). In a transaction
@@ -536,7 +537,7 @@ class _Receiver:
                 except ConnectionLost as e:
                     # Held (copy) and unsettled messages go back to the peer with the link.
                     self.held.clear()
-                    self.held_digests.clear()
+                    self.held_idents.clear()
                     self.gone_back.add(ident for _, _, ident in self.given_back)
                     self.given_back.clear()
                     self._say_passed_over()
@@ -752,17 +753,16 @@ class _Receiver:
                 self.s.copy_unchecked = ("the browse did not finish: the peer did not answer "
                                          "the drain in time")
             elif plan.check_copy and self.held:
-                # Stopped by --count before the end (not drained): the node may hold more
-                # than we saw, so a count of what a second link sees says nothing; compare
-                # which messages it sees instead.
-                by_identity = self._done() and not self.s.drained
-                await self._check_copy(client, len(self.held), by_identity)
+                # Stopped by --count before the end (not drained): a consuming peer still
+                # has the next messages to show the second link.
+                at_count = self._done() and not self.s.drained
+                await self._check_copy(client, len(self.held), at_count)
             released = c.Released()
             for inc in self.held:
                 link.settle(inc, released)
             self.s.held += len(self.held)
             self.held.clear()
-            self.held_digests.clear()
+            self.held_idents.clear()
         await self._settle_second_mode(link)
         # The peer's own detach, if it came meanwhile, is said (not passed over by the close).
         link._check()
@@ -975,7 +975,7 @@ class _Receiver:
         """Copy mode: keep the delivery, to release at the end."""
         self.held.append(inc)
         if self.plan.check_copy:
-            self.held_digests.append(hash(inc.delivery.payload))
+            self.held_idents.append(_identity(inc))
         inc.delivery.drop_payload()
 
     def _not_again(self, batch: list[Incoming]) -> list[Incoming]:
@@ -1026,15 +1026,18 @@ class _Receiver:
                 await link.wait_changed(deadline, "the peer did not settle our outcomes (settle-mode second)")
         self.second_mode_waits.clear()
 
-    async def _check_copy(self, client: Client, seen: int, by_identity: bool = False) -> None:
+    async def _check_copy(self, client: Client, seen: int, at_count: bool = False) -> None:
         """A second copy link while the first holds its deliveries (see the module doc).
 
-        `by_identity` (the first link stopped at --count, not at the end): a peer that
-        consumed still has other messages to show, so what counts is whether the second
-        link sees the same messages (by their bytes). Messages that cannot be told apart
-        (the same bytes twice among those held) make that check impossible: it is then
-        reported as not done."""
-        if by_identity and len(set(self.held_digests)) < len(self.held_digests):
+        The peer copied if the second link sees again the messages the first showed (a
+        multiset of `_identity`); others it sees are not copies: messages added meanwhile,
+        or (`at_count`: the first link stopped at --count, not at the end) the next
+        ones of a peer that consumed. Those next ones may equal a message held, so with
+        --count messages held twice (the same bare message) make the check impossible: it
+        is then reported as not done."""
+        listed = Identities()
+        listed.add(self.held_idents)
+        if at_count and len(listed.counts) < len(self.held_idents):
             self.s.copy_unchecked = "identical messages: cannot tell a copy from the next ones"
             self._warn("warning: whether the peer copied or consumed was not checked: with "
                        "--count, identical messages cannot be told apart")
@@ -1073,24 +1076,23 @@ class _Receiver:
             if inc is None:
                 break
             got.append(inc)
+        idents = [_identity(inc) for inc in got]
         released = c.Released()
         for inc in got:
             if not inc.settled:
                 probe.settle(inc, released)
         await probe.close()
-        if by_identity:
-            from collections import Counter
-
-            same = Counter(self.held_digests) & Counter(hash(inc.delivery.payload) for inc in got)
-            copied = sum(same.values())
-        else:
-            copied = len(got)
+        copied = sum(listed.take(ident) for ident in idents)
         if copied < seen:
             self.s.copy_consumed = seen - copied
+            others = len(idents) - copied
+            also = (f" (and {others} other{'' if others == 1 else 's'} it had not listed, "
+                    f"which are not copies)" if others else "")
             self._warn(
                 f"warning: the peer accepted distribution-mode copy but a second browse saw "
-                f"{copied} of the {seen} messages: it delivered them as consumed, not copied. "
-                f"They are released back to it now (their order and delivery counts may change)."
+                f"{copied} of the {seen} messages listed{also}: it delivered them as consumed, "
+                f"not copied. They are released back to it now (their order and delivery "
+                f"counts may change)."
             )
         else:
             self.s.copy_consumed = 0
