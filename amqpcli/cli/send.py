@@ -619,9 +619,9 @@ class Replay:
                 if payload is not None:
                     payload = self._as_sent(payload, n + 1)
             except NoMessage as e:
-                raise UserError(f"{path}:{lineno}: {e}", Exit.USAGE) from None
+                raise UserError(f"{_line_of(path, lineno)}: {e}", Exit.USAGE) from None
             except (ValueError, KeyError, TypeError) as e:
-                raise UserError(f"{path}:{lineno}: not a message in the JSON format: "
+                raise UserError(f"{_line_of(path, lineno)}: not a message in the JSON format: "
                                 f"{e}", Exit.USAGE) from None
             if payload is None:
                 self.skipped += 1
@@ -742,6 +742,12 @@ def _transfer(performative: Any) -> Any:
 
 def _input_name(path: str) -> str:
     return "standard input" if path == "-" else path
+
+
+def _line_of(path: str, lineno: int) -> str:
+    """Where a line is, for an error: `in.jsonl:17` of a file, as compilers say it; of
+    standard input as --lines says it."""
+    return f"line {lineno} of standard input" if path == "-" else f"{path}:{lineno}"
 
 
 def _message_id(payload: bytes) -> Any:

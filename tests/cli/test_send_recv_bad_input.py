@@ -123,7 +123,7 @@ def test_a_bad_line_deep_in_from_stops_the_input_after_what_was_sent_is_confirme
     assert r.returncode == 2, r.stderr
     summary = json_lines(r.stdout)[-1]
     assert (summary["sent"], summary["accepted"], summary["in-doubt"]) == (1500, 1500, 0)
-    assert "-:1501: not a message" in summary["error"]
+    assert "line 1501 of standard input: not a message" in summary["error"]
     got = amqp("recv", url, "--drain", "--json", "-q")
     assert len(json_lines(got.stdout)) == 1500
 

@@ -245,7 +245,7 @@ def test_stdin_from_a_regular_file_is_checked_then_sent_from_where_it_stood(
     with open(path, "rb") as stdin:
         r = _send_reading(stdin.fileno(), f"amqp://127.0.0.1:{free_port}/q", "--from", "-")
     assert r.returncode == 2 and r.stderr.startswith(
-        "amqp: error: -:3: not a message in the JSON format"), r.stderr
+        "amqp: error: line 3 of standard input: not a message in the JSON format"), r.stderr
     # read twice (checked, then sent): the second time from where the input stood
     url = serve("-q") + "/replay-stdin-file"
     path.write_text(_lines(A, B, C))
@@ -262,7 +262,8 @@ def test_the_first_line_of_a_pipe_is_checked_before_connecting_when_it_has_come(
     r = _send_reading(_filled_pipe(b"nope\n" + _lines(A).encode()), nowhere, "--from", "-",
                       "--reconnect", "3")
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
-    assert r.stderr.startswith("amqp: error: -:1: not a message in the JSON format"), r.stderr
+    assert r.stderr.startswith(
+        "amqp: error: line 1 of standard input: not a message in the JSON format"), r.stderr
     r = _send_reading(_filled_pipe(b""), nowhere, "--from", "-")
     assert r.returncode == 2 and r.stderr == (
         "amqp: error: standard input holds no messages: nothing to send\n"), r.stderr
@@ -279,7 +280,7 @@ def test_a_pipe_streams_up_to_its_bad_line(serve: ServePeers) -> None:
     assert r.returncode == 2, r.stderr
     summary = json.loads(r.stdout)
     assert (summary["sent"], summary["accepted"]) == (2, 2)
-    assert summary["error"].startswith("-:3: not a message in the JSON format"), summary
+    assert summary["error"].startswith("line 3 of standard input: not a message in the JSON format"), summary
     assert _bodies(url) == [{"value": "a"}, {"value": "b"}]
 
 
