@@ -62,7 +62,9 @@ amqp:connection:framing-error once our open has gone out; before it no close can
 sent (§2.4.1: the open is the first frame), so the endpoint fails (`failed`, `failure`
 says why) and its transport closes. After an error that leaves the stream unreadable
 (a size past the limit or under 8) the endpoint fails in either case: the peer's close
-could not be read.
+could not be read. A stream that ends (`receive_eof`, a FIN or a reset) inside a frame
+whose start is sound is no framing error: the peer went away while sending it
+(`cut_short`, the codec's judgement, as pcap-dump's).
 
 Watching the bytes: `set_tap(tap)` (or `Endpoint(..., tap=tap)`) hands a `ByteTap` every
 byte both ways, exactly as given to `receive_data()` and returned by `data_to_send()`.
@@ -228,6 +230,9 @@ class Endpoint:
         # why the endpoint failed, for a log line ("framing error: ...", "bad sasl-init:
         # ..."); None when it did not, or failed on the peer's protocol header
         self.failure: str | None = None
+        # the end of the peer's stream inside a frame, as pcap-dump's notice says it ("the
+        # stream ended (FIN) inside frame 9 from the client (transfer, ...)"), if it did
+        self.cut_short: str | None = None
         self.no_sasl_offered = False  # the server answered our SASL header with AMQP's
         # the number of the next delivery-tag we make ("1", "2", ...): it moves on only
         # when a delivery takes the tag, so each delivery has the next one
@@ -344,11 +349,18 @@ class Endpoint:
             self._refresh_window(ts)
         return self.take_events()
 
-    def receive_eof(self, time: float) -> list[Event]:
-        """The peer closed the transport: `TransportClosed`, and unless both closes were
-        exchanged, every unsettled delivery is abandoned (in doubt)."""
+    def receive_eof(self, time: float, how: str = "fin") -> list[Event]:
+        """The peer's stream ended: it closed the transport (`how` "fin"), or the transport
+        failed ("rst"). A frame whose start is sound that the end cut short is no framing
+        error, only the peer going away mid-frame (`cut_short` says so); bytes that cannot
+        start one are. Then `TransportClosed`, and unless both closes were exchanged, every
+        unsettled delivery is abandoned (in doubt)."""
         self.now = time
-        for item in self._reader.close():
+        errors, cut = self._reader.close_stream()
+        if cut is not None:
+            # numbered as the frame it would have been, as pcap-dump numbers it
+            self.cut_short = cut.text(self.remote, how, self.connection.frame_no + 1)
+        for item in errors:
             self._receive_item(item, time)
         self._collect(self.connection.on_transport_closed(self.remote, time))
         for link in list(self._outgoing):

@@ -13,6 +13,9 @@ ending on its own exception would leave the connection hanging, unheard, until t
 gives up. The two are told apart by where they were raised, not by their type: what the
 socket's read or write raised is the network's (`internal` False); what a step raised is
 a bug of ours (`internal` True), to be reported as one and not as a lost connection.
+The peer closing the stream and a read that fails (a reset) both end it in the engine
+first (`receive_eof`): what it still held is judged (a frame cut short is no framing
+error) and what is unsettled abandoned.
 
 Two hooks for whoever watches the engine from outside (the TUI): `on_events(events)` sees
 each batch of events before `on_event` gets them one by one (`StreamEnded` too), and `lock`
@@ -44,7 +47,7 @@ class EngineLike(Protocol):
     """What the transport needs from the engine's client role."""
 
     def receive_data(self, data: bytes, time: float) -> list[Any]: ...
-    def receive_eof(self, time: float) -> list[Any]: ...
+    def receive_eof(self, time: float, how: str = "fin") -> list[Any]: ...
     def data_to_send(self) -> bytes: ...
     def take_events(self) -> list[Any]: ...
     def set_time(self, now: float) -> None: ...
@@ -145,13 +148,19 @@ class Transport:
             for ev in events:
                 self.on_event(ev)
 
-    def _eof_step(self) -> None:
+    def _eof_step(self, how: str, why: BaseException) -> None:
+        """The peer's stream ended (`how`: "fin", or "rst" for a read that failed): the
+        engine judges what it still held and abandons what is unsettled, then the stream
+        is lost for `why`. Not after the stream was lost otherwise: the events of an engine
+        whose connection is over would come after `StreamEnded`."""
+        if self.finished.is_set():
+            return
         try:
-            self._dispatch(self.engine.receive_eof(now()))
+            self._dispatch(self.engine.receive_eof(now(), how))
         except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
             self._lose(e, internal=True)
             return
-        self._lose(EOFError("connection closed by peer"))
+        self._lose(why)
 
     def _timer_step(self) -> None:
         try:
@@ -166,10 +175,10 @@ class Transport:
             try:
                 data = await self.reader.read(_READ_SIZE)
             except Exception as e:  # noqa: BLE001 - whatever the read raises is the socket's
-                self._lose(e)
+                self._eof_step("rst", e)  # (a reset, or a TLS failure: the stream ended)
                 return
             if not data:
-                self._eof_step()
+                self._eof_step("fin", EOFError("connection closed by peer"))
                 return
             if not self.bytes_in:
                 self.head = data[:8]

@@ -326,6 +326,8 @@ class Broker:
             elif e.error is not None:
                 self.log(f"{conn.name} closing" + _why(e.error))
         elif cls is TransportClosed:
+            if ep.cut_short is not None:  # the client went away mid-frame: no violation
+                self.log(f"{conn.name} {ep.cut_short}")
             self.disconnect(conn)
 
     # --- attach ---------------------------------------------------------------------------

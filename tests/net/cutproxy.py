@@ -5,6 +5,11 @@ silent while its socket stays open) at a chosen byte.
 connection through it is cut (both sockets closed abruptly) after `cuts[k]` bytes have
 gone from the peer to the client (`direction="down"`) or from the client to the peer
 (`"up"`); connections past the list pass everything. Runs in its own thread.
+
+A cut resets both sockets (RST), the way a crashed peer looks; with `fin=True` it ends
+both streams instead (FIN), the way a peer or a load balancer closing the connection
+looks: what either side still sends is read and dropped, and each socket is closed once
+its side has closed too.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from tests.peers.net import free_port
 
 class CutProxy:
     def __init__(self, host: str, port: int, cuts: list[int], direction: str = "up",
-                 stall: bool = False, stall_on: bytes | None = None) -> None:
+                 stall: bool = False, stall_on: bytes | None = None, fin: bool = False) -> None:
+        self.fin = fin  # at the cut, FIN both sides rather than reset them
         self.stall = stall  # at the cut, stop forwarding but keep both sockets open
         self.stall_on = stall_on  # with stall: also stall where these bytes first pass
         self.target = (host, port)
@@ -52,7 +58,7 @@ class CutProxy:
             limit = self.cuts[self.connections] if self.connections < len(self.cuts) else None
             self.connections += 1
             self._socks += [client, upstream]
-            state = {"left": limit, "closed": False}
+            state = {"left": limit, "closed": False, "fin": False}
             lock = threading.Lock()
             for src, dst, counted in ((client, upstream, self.direction == "up"),
                                       (upstream, client, self.direction == "down")):
@@ -70,6 +76,8 @@ class CutProxy:
                 data = src.recv(65536)
                 if not data:
                     break
+                if state["fin"]:
+                    continue  # cut with a FIN: dropped until this side closes too
                 if counted and self.stall and self.stall_on and self.stall_on in data:
                     dst.sendall(data[:data.index(self.stall_on)])
                     self.cut_count += 1
@@ -85,12 +93,21 @@ class CutProxy:
                                 state["left"] = None
                                 self._swallow(src)
                                 return
+                            if self.fin:
+                                state["fin"] = True
+                                self._end(a, b)
+                                continue
                             self._kill(a, b, state)
                             return
                         state["left"] = left - len(data)
                 dst.sendall(data)
         except OSError:
             pass
+        if state["fin"]:
+            # (a write racing the cut failed on its shut socket: drop the rest all the same)
+            self._swallow(src)
+            src.close()
+            return
         self._kill(a, b, state)
 
     @staticmethod
@@ -101,6 +118,15 @@ class CutProxy:
                 pass
         except OSError:
             pass
+
+    @staticmethod
+    def _end(a: socket.socket, b: socket.socket) -> None:
+        """FIN both sides: nothing more goes to either."""
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
 
     @staticmethod
     def _kill(a: socket.socket, b: socket.socket, state: dict[str, object]) -> None:

@@ -96,7 +96,7 @@ class FakeEngine:
         self.out += b"ack:" + data
         return [("got", data)]
 
-    def receive_eof(self, time: float) -> list[Any]:
+    def receive_eof(self, time: float, how: str = "fin") -> list[Any]:
         self.eof = True
         return [("eof",)]
 

@@ -41,7 +41,7 @@ class _Engine:
             raise BrokenPipeError("ours, though an OSError")
         return []
 
-    def receive_eof(self, time: float) -> list[Any]:
+    def receive_eof(self, time: float, how: str = "fin") -> list[Any]:
         return []
 
     def data_to_send(self) -> bytes:
