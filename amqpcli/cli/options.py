@@ -7,6 +7,7 @@ Typed-value parsing (``key:int=5``) used by several commands also lives here.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -302,6 +303,23 @@ def given_connection_options(ctx: typer.Context) -> dict[str, str]:
             if p.name in names and option_given(ctx, p.name)}
 
 
+def profile_settings(ctx: typer.Context) -> tuple[str, list[str]] | None:
+    """The profile the command's connection comes from (`--profile`, `@NAME` as the URL
+    or in `$AMQP_URL`), and the keys it sets, in the config file's order; None without
+    one."""
+    from amqpcli.config import get_profile, split_profile_ref
+
+    url = ctx.params.get("url")
+    ref = split_profile_ref(url if url is not None else os.environ.get("AMQP_URL"))
+    name = ref[0] if ref is not None else ctx.params.get(_param_name("profile"))
+    if name is None:
+        return None
+    prof = get_profile(name)
+    # (a false bool is the default said again: it asks for nothing)
+    return name, [f.name for f in dataclasses.fields(prof)
+                  if f.name != "name" and getattr(prof, f.name) not in (None, False)]
+
+
 def option_given(ctx: typer.Context, name: str) -> bool:
     """Whether the parameter `name` was given (not its default)."""
     source = ctx.get_parameter_source(name)  # (click's ParameterSource: typer may vendor it)
@@ -343,8 +361,10 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
         # (a named connection's settings for an option not offered here do not apply)
         conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
 
-        def build() -> ConnectionConfig:
-            return build_config(**conn_kw, password_from_profile=not given)
+        def build(only: Collection[str] | None = None) -> ConnectionConfig:
+            # `only`: the options a mode uses; a profile's others are left out
+            kw = conn_kw if only is None else {k: v for k, v in conn_kw.items() if k in only}
+            return build_config(**kw, password_from_profile=not given)
 
         return func(conn=build if lazy else build(), **kwargs)
 

@@ -7,6 +7,7 @@ import errno
 import math
 import os
 import stat
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, BinaryIO
 
@@ -21,6 +22,7 @@ from amqpcli.cli.options import (
     connection_options,
     given_connection_options,
     option_given,
+    profile_settings,
 )
 from amqpcli.errors import Exit, UserError
 
@@ -77,6 +79,8 @@ def choose_source(
 # own connection (--recv, --send) uses every one; a capture and --serve none.
 _PROXY_OPTIONS = frozenset(("host", "port", "ca_file", "cert_file", "key_file", "insecure",
                             "server_name", "connect_timeout"))
+_PROXY_WHY = ("through --proxy each application makes its own connection (its SASL, its "
+              "open); the proxy only reaches the broker at URL (TLS: amqps://)")
 _CONNECTS_NOWHERE = {
     "pcap": "--pcap replays a capture and connects nowhere",
     "live": "--live captures from an interface and connects nowhere",
@@ -96,14 +100,26 @@ def refuse_unused_connection_options(given: dict[str, str], src: str) -> None:
         return
     if src == "proxy":
         where = "--recv or --send"
-        why = ("through --proxy each application makes its own connection (its SASL, its "
-               "open); the proxy only reaches the broker at URL (TLS: amqps://)")
+        why = _PROXY_WHY
     else:
         proxy_too = all(name in _PROXY_OPTIONS for name in given)
         where = "--proxy, --recv or --send" if proxy_too else "--recv or --send"
         why = _CONNECTS_NOWHERE[src]
     raise UserError(f"{', '.join(unused)} {'goes' if len(unused) == 1 else 'go'} with "
                     f"{where}: {why}", Exit.USAGE)
+
+
+def warn_unused_profile_keys(ctx: typer.Context) -> None:
+    """A profile's settings --proxy has no use for are said, not refused: a profile is
+    kept for every command (send and recv use them all), an option is given for this one."""
+    settings = profile_settings(ctx)
+    if settings is None:
+        return
+    name, keys = settings
+    unused = [k for k in keys if k != "url" and k not in _PROXY_OPTIONS]
+    if unused:
+        print(f"amqp: warning: profile {name!r}: {', '.join(unused)} not used: {_PROXY_WHY}",
+              file=sys.stderr, flush=True)
 
 
 STDIN = "-"  # as --pcap: standard input
@@ -162,7 +178,7 @@ def stdin_capture() -> int:
 @connection_options(without=("reconnect", "trace"), lazy=True)
 def tui(
     ctx: typer.Context,
-    conn: Callable[[], ConnectionConfig],
+    conn: Callable[..., ConnectionConfig],
     pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng), or a folder's capture files merged by time; a named pipe (FIFO) or - (a pipe into standard input) is shown as it is written, as --live shows packets; a file redirected into standard input is replayed.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
@@ -207,8 +223,12 @@ def tui(
     # an option of another source would be quietly ignored
     for given, option, sources in (
             (record is not None, "--record", ("proxy",)),
+            (option_given(ctx, "listen"), "--listen", ("serve",)),
             (fast_capture, "--fast-capture", ("live",)),
+            (option_given(ctx, "capture_filter"), "--capture-filter", ("live",)),
             (play, "--play", ("pcap",)),
+            (option_given(ctx, "speed"), "--speed", ("pcap",)),
+            (option_given(ctx, "credit"), "--credit", ("recv",)),
             (bool(port), "--amqp-port", ("pcap", "live"))):
         if given and src not in sources:
             raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
@@ -243,6 +263,10 @@ def tui(
         from amqpcli.tui.sources.replay import ReplaySource
 
         assert pcap is not None
+        if option_given(ctx, "frame_log") or frames_alias is not None:
+            raise UserError("--frame-log goes with a source shown as it comes (--live, "
+                            "--proxy, --recv, --send, --serve, a pipe): a capture file is "
+                            "replayed whole", Exit.USAGE)
         replay = ReplaySource(pcap if stdin is None else _named_stdin(stdin), ports=port or (),
                               history=history, speed=speed, autoplay=play)
         # up to the first frame: a capture with nothing readable is a one-line error (exit
@@ -255,7 +279,8 @@ def tui(
         from amqpcli.tui.sources.proxy import ProxySource
 
         assert proxy is not None
-        broker = conn()
+        warn_unused_profile_keys(ctx)
+        broker = conn(only=_PROXY_OPTIONS | {"url", "address"})
         tls = broker.tls
         cfg = upstream_config(broker.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
                               cert_file=tls.cert_file, key_file=tls.key_file,

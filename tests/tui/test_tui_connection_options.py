@@ -78,3 +78,40 @@ def test_the_options_a_source_uses_are_taken(started: list[Any]) -> None:
     cfg = recv.cfg
     assert (cfg.hostname, cfg.endpoint.user, cfg.container_id, cfg.max_frame_size) == (
         "vhost:x", "u", "c", 1024)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["amqp://127.0.0.1:1/q", "--recv", "--listen", "26002"], "--listen goes with --serve"),
+    (["--serve", "--capture-filter", "port 1"], "--capture-filter goes with --live"),
+    (["--serve", "--speed", "2"], "--speed goes with --pcap"),
+    (["amqp://127.0.0.1:1/q", "--send", "--credit", "5"], "--credit goes with --recv"),
+    (["--pcap", "{capture}", "--frame-log", "64"],
+     ("--frame-log goes with a source shown as it comes (--live, --proxy, --recv, --send, "
+      "--serve, a pipe): a capture file is replayed whole")),
+], ids=["recv-listen", "serve-capture-filter", "serve-speed", "send-credit",
+        "pcap-frame-log"])
+def test_an_option_of_another_source_is_refused(
+        capture: str, args: list[str], message: str) -> None:
+    """`tui URL --recv --listen 26002` ran and ignored --listen (a --serve option)."""
+    r = amqp("tui", *[a.format(capture=capture) for a in args], timeout=60)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.splitlines() == [f"amqp: error: {message}"]
+
+
+def test_a_profile_setting_the_proxy_cannot_use_is_said_and_left_out(
+        started: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A profile's open_hostname was ignored without a word, and its user refused as
+    `bad broker URL 'amqp://guest:***@127.0.0.1:5672'`, a URL never typed: a profile is
+    kept for every command, so what --proxy cannot use is a warning naming it."""
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.lab]\nopen_hostname = "vhost:x"\nuser = "guest"\n'
+                      'password_env = "LAB_PW"\nconnect_timeout = 3\n')
+    monkeypatch.setenv("AMQP_CONFIG", str(config))
+    monkeypatch.setenv("LAB_PW", "secret")
+    main(["tui", "--proxy", "26001", "@lab"])
+    (proxy, _), = started
+    assert proxy.upstream.endpoint.url() == "amqp://127.0.0.1:5672"
+    assert proxy.upstream.connect_timeout == 3.0
+    assert capsys.readouterr().err.splitlines() == [
+        f"amqp: warning: profile 'lab': user, password_env, open_hostname not used: {PROXY}"]
