@@ -21,6 +21,13 @@ class LoopThread:
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    def close_server(self, server: asyncio.base_events.Server) -> None:
+        """Close a server of this loop from its own thread: closing it from another races
+        the loop's own bookkeeping when a connection ends (asyncio is not thread-safe)."""
+        async def close() -> None:
+            server.close()
+        self.run(close())
+
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

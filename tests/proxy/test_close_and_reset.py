@@ -76,7 +76,7 @@ def _run(loop_thread: LoopThread, tmp_path: Path, reset_on_fin: bool,
             break
         loop_thread.run(asyncio.sleep(0.05))
     loop_thread.run(proxy.close())
-    server.close()
+    loop_thread.close_server(server)
     dump = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(record),
                            "--connections"], capture_output=True, text=True, timeout=60,
                           check=False)

@@ -92,7 +92,7 @@ def test_labels_are_those_of_pcap_dump_of_the_recording(loop_thread: LoopThread,
         s.close()
     _until(loop_thread, lambda: len(closed) == 3)
     loop_thread.run(proxy.close())
-    server.close()
+    loop_thread.close_server(server)
 
     dump = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(record),
                            "--connections"], capture_output=True, text=True, timeout=60,

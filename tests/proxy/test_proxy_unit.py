@@ -94,7 +94,7 @@ def test_bytes_forwarded_untouched_and_observed(loop_thread: LoopThread, tmp_pat
     loop_thread.run(relay.done.wait())
     loop_thread.run(proxy.wait_idle())
     loop_thread.run(proxy.close())
-    server.close()
+    loop_thread.close_server(server)
 
     # Byte for byte, both ways.
     assert got[0] == CLIENT_BYTES
@@ -170,5 +170,5 @@ def test_closing_the_proxy_drops_open_connections_quietly(loop_thread: LoopThrea
         assert opened == ["c1"]
         loop_thread.run(proxy.close())
         assert s.recv(100) == b""  # the application's side was closed
-    server.close()
+    loop_thread.close_server(server)
     assert closed == ["dropped: the proxy stopped"]

@@ -113,6 +113,6 @@ def test_a_failing_callback_does_not_stop_the_forwarding(loop_thread: object) ->
         assert s.recv(100) == b""
     loop_thread.run(proxy.wait_idle())
     loop_thread.run(proxy.close())
-    server.close()
+    loop_thread.close_server(server)
     assert closed == [("closed (not everything was shown or recorded: BrokenPipeError: "
                       "[Errno 32] Broken pipe)")], closed
