@@ -717,11 +717,12 @@ class Client:
         """
         self = cls(cfg)
         self.on_warning = on_warning
+        self.engine = self._engine_new()  # an open no peer would take is refused unsent
         reader, writer = await open_stream(cfg)
         loop = asyncio.get_running_loop()
         self.opened = loop.create_future()
         self.closed_by_peer = loop.create_future()
-        self.engine = self._engine_new()
+        self._acting().open()  # stamped with when it goes, after the stream is up
         if cfg.trace is not None:
             self._trace(cfg.trace)
         if on_engine is not None:
@@ -1188,7 +1189,11 @@ class Client:
             sides=(LOCAL, REMOTE),
             lean_events=True,  # the events below do not need the engine's own transfers
         )
-        self._acting().open()
+        try:
+            self.engine.open_frame()
+        except FrameTooLarge as e:
+            raise UserError(f"{e}: the container id or hostname is too long for it",
+                            Exit.USAGE) from None
         return self.engine
 
     def _acting(self) -> Any:
