@@ -13,8 +13,8 @@ ending on its own exception would leave the connection hanging, unheard, until t
 gives up. The two are told apart by where they were raised, not by their type: what the
 socket's read or write raised is the network's (`internal` False); what a step raised is
 a bug of ours (`internal` True), to be reported as one and not as a lost connection.
-The peer closing the stream and a read that fails (a reset) both end it in the engine
-first (`receive_eof`): what it still held is judged (a frame cut short is no framing
+The peer closing the stream and a read or write that fails (a reset) all end it in the
+engine first (`receive_eof`): what it still held is judged (a frame cut short is no framing
 error) and what is unsettled abandoned.
 
 Two hooks for whoever watches the engine from outside (the TUI): `on_events(events)` sees
@@ -75,6 +75,7 @@ class Transport:
         self.lost: BaseException | None = None  # why the stream ended, if it did
         self.internal = False  # ... and it was a step of ours that raised (see the module's text)
         self.finished = asyncio.Event()  # set when the stream ended (cleanly or not)
+        self._ending = False  # the engine is being told the stream ended
         self._timer_wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.bytes_in = 0
@@ -112,7 +113,7 @@ class Transport:
             try:
                 self.writer.write(data)
             except OSError as e:
-                self._lose(e)
+                self._eof_step("rst", e)
                 return
         self._timer_wake.set()
 
@@ -123,7 +124,7 @@ class Transport:
             try:
                 await self.writer.drain()
             except (ConnectionError, OSError) as e:
-                self._lose(e)
+                self._eof_step("rst", e)
 
     # --- reading and timers --------------------------------------------------------
 
@@ -153,8 +154,9 @@ class Transport:
         engine judges what it still held and abandons what is unsettled, then the stream
         is lost for `why`. Not after the stream was lost otherwise: the events of an engine
         whose connection is over would come after `StreamEnded`."""
-        if self.finished.is_set():
+        if self.finished.is_set() or self._ending:
             return
+        self._ending = True  # a handler of its events may write, and fail, again
         try:
             self._dispatch(self.engine.receive_eof(now(), how))
         except Exception as e:  # noqa: BLE001 - a step of ours: see the module's text
