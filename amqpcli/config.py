@@ -270,13 +270,16 @@ def get_profile(name: str, env: Mapping[str, str] | None = None) -> Profile:
     return profiles[name]
 
 
-def apply_profile(options: Mapping[str, Any], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def apply_profile(options: Mapping[str, Any], env: Mapping[str, str] | None = None, *,
+                  password: bool = True) -> dict[str, Any]:
     """The connection options with a profile filled in.
 
     `options` are `build_config`'s keyword arguments plus ``profile``. The profile comes
     from ``profile`` (``--profile``), or from a URL of the form ``@NAME[/ADDRESS]`` (the
     URL argument, else ``$AMQP_URL``). Without one the options come back unchanged (minus
     ``profile``). Options given on the command line win over the profile's values.
+    Without `password` the profile's password is not looked up (for a mode that makes no
+    connection of its own: an unset `password_env` does not stop it).
     """
     environ = os.environ if env is None else env
     out = dict(options)
@@ -299,7 +302,7 @@ def apply_profile(options: Mapping[str, Any], env: Mapping[str, str] | None = No
         value = getattr(prof, key)
         if out.get(key, unset) == unset and value is not None and value != unset:
             out[key] = value
-    if out.get("password") is None and out.get("password_file") is None:
+    if password and out.get("password") is None and out.get("password_file") is None:
         if prof.password_file is not None:
             out["password_file"] = prof.password_file
         elif prof.password_env is not None:

@@ -358,12 +358,14 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
                 and (conn_kw.get("profile") is not None or os.environ.get("AMQP_URL"))):
             kwargs[body], conn_kw["url"] = url, None  # the URL comes from elsewhere
         given = conn_kw.get("password") is not None or conn_kw.get("password_file") is not None
-        # (a named connection's settings for an option not offered here do not apply)
-        conn_kw = {k: v for k, v in apply_profile(conn_kw).items() if k not in without}
 
         def build(only: Collection[str] | None = None) -> ConnectionConfig:
-            # `only`: the options a mode uses; a profile's others are left out
-            kw = conn_kw if only is None else {k: v for k, v in conn_kw.items() if k in only}
+            # `only`: the options a mode uses; a profile's others are left out, its
+            # password not even looked up when the mode takes none
+            kw = apply_profile(conn_kw, password=only is None or "password" in only)
+            # (a named connection's settings for an option not offered here do not apply)
+            kw = {k: v for k, v in kw.items() if k not in without and (
+                only is None or k in only)}
             return build_config(**kw, password_from_profile=not given)
 
         return func(conn=build if lazy else build(), **kwargs)

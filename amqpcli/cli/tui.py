@@ -28,6 +28,7 @@ from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
+    from amqpcli.net.url import Endpoint
 
 _SRC = "Source (pick one)"
 _VIEW = "View"
@@ -120,6 +121,36 @@ def warn_unused_profile_keys(ctx: typer.Context) -> None:
     if unused:
         print(f"amqp: warning: profile {name!r}: {', '.join(unused)} not used: {_PROXY_WHY}",
               file=sys.stderr, flush=True)
+
+
+def proxy_upstream_url(ctx: typer.Context, endpoint: Endpoint) -> str:
+    """The broker URL the proxy connects to. A profile's URL may carry a user and an
+    address for the commands that connect themselves: said and left out, as its other
+    keys are. `@NAME/ADDRESS` asks for an address here: refused as written."""
+    from dataclasses import replace
+
+    from amqpcli.config import split_profile_ref
+
+    settings = profile_settings(ctx)
+    if settings is None:  # a URL as typed: `upstream_config` judges it
+        return endpoint.url(show_secrets=True)
+    url = ctx.params.get("url")
+    ref = split_profile_ref(url if url is not None else os.environ.get("AMQP_URL"))
+    if ref is not None and ref[1] is not None:
+        raise UserError(f"@{ref[0]}/{ref[1]}: the proxy forwards each client's own "
+                        f"connection, so the address {ref[1]!r} would not be used; give "
+                        f"@{ref[0]}", Exit.USAGE)
+    unused = [what for what, v in (("user", endpoint.user), ("address", endpoint.address))
+              if v is not None]
+    if unused:
+        print(f"amqp: warning: profile {settings[0]!r}: the url's {' and '.join(unused)} "
+              f"not used: {_PROXY_WHY}", file=sys.stderr, flush=True)
+
+    def bare(ep: Endpoint) -> Endpoint:
+        return replace(ep, user=None, password=None, address=None,
+                       alternates=tuple(bare(a) for a in ep.alternates))
+
+    return bare(endpoint).url()
 
 
 STDIN = "-"  # as --pcap: standard input
@@ -282,7 +313,7 @@ def tui(
         warn_unused_profile_keys(ctx)
         broker = conn(only=_PROXY_OPTIONS | {"url", "address"})
         tls = broker.tls
-        cfg = upstream_config(broker.endpoint.url(show_secrets=True), ca_file=tls.ca_file,
+        cfg = upstream_config(proxy_upstream_url(ctx, broker.endpoint), ca_file=tls.ca_file,
                               cert_file=tls.cert_file, key_file=tls.key_file,
                               insecure=not tls.verify, server_name=tls.server_name,
                               connect_timeout=broker.connect_timeout)

@@ -115,3 +115,35 @@ def test_a_profile_setting_the_proxy_cannot_use_is_said_and_left_out(
     assert proxy.upstream.connect_timeout == 3.0
     assert capsys.readouterr().err.splitlines() == [
         f"amqp: warning: profile 'lab': user, password_env, open_hostname not used: {PROXY}"]
+
+
+def test_a_profile_url_with_a_user_and_address_is_taken_for_its_broker(
+        started: list[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A profile URL with a user and an address was refused naming a URL never typed
+    (`bad broker URL 'amqp://alice@127.0.0.1:5672/orders'`), and an unset `password_env`
+    stopped --proxy, which needs no password: the proxy takes the URL's broker and says
+    what it leaves out, as for the profile's other keys."""
+    config = tmp_path / "config.toml"
+    config.write_text('[profiles.lab]\nurl = "amqp://alice@127.0.0.1:5671/orders"\n'
+                      'password_env = "LAB_UNSET"\n')
+    monkeypatch.setenv("AMQP_CONFIG", str(config))
+    monkeypatch.delenv("LAB_UNSET", raising=False)
+    main(["tui", "--proxy", "26001", "@lab"])
+    (proxy, _), = started
+    assert proxy.upstream.endpoint.url() == "amqp://127.0.0.1:5671"
+    assert capsys.readouterr().err.splitlines() == [
+        f"amqp: warning: profile 'lab': password_env not used: {PROXY}",
+        f"amqp: warning: profile 'lab': the url's user and address not used: {PROXY}"]
+    # an address asked for here is refused as written
+    r = amqp("tui", "--proxy", "26001", "@lab/queue/x", timeout=60,
+             env={"AMQP_CONFIG": str(config)})
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.splitlines()[-1] == (
+        "amqp: error: @lab/queue/x: the proxy forwards each client's own connection, so the "
+        "address 'queue/x' would not be used; give @lab")
+    # --recv still needs the password
+    r = amqp("tui", "--recv", "@lab", timeout=60, env={"AMQP_CONFIG": str(config)})
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr.splitlines() == [
+        "amqp: error: profile 'lab': password_env LAB_UNSET is not set"]
