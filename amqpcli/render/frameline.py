@@ -23,7 +23,7 @@ from amqpcli.codec.composites import (
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite
 from amqpcli.render.redact import is_secret, redact
-from amqpcli.render.text import format_binary, format_field, format_value, printable
+from amqpcli.render.text import format_binary, format_field, format_value
 from amqpcli.render.types import (
     _CHOICE_NAMES,
     _TYPE_NAMES,
@@ -31,6 +31,7 @@ from amqpcli.render.types import (
     capabilities_text,
     choice_of,
     field_type,
+    plain_or_quoted,
     quoted,
 )
 
@@ -167,7 +168,7 @@ def _terminus(v: Any) -> str:
             bits.append("dynamic")
         mode = getattr(v, "distribution_mode", None)
         if mode is not None:
-            bits.append(printable(mode))
+            bits.append(plain_or_quoted(mode))
         caps = getattr(v, "capabilities", None)  # (what routes a node: topic, queue, ...)
         if caps is not None:
             bits.append("caps=" + capabilities_text(caps))
@@ -199,7 +200,7 @@ def _error(v: Any) -> str:
     if isinstance(v, Composite) and v.NAME == "error":
         cond = v.condition  # type: ignore[attr-defined]
         desc = v.description  # type: ignore[attr-defined]
-        text = printable(cond) if cond is not None else "?"
+        text = plain_or_quoted(cond) if cond is not None else "?"
         return f"{text} {quoted(desc)}" if desc else text
     return format_value(v)
 
@@ -290,7 +291,7 @@ def _fields(body: Composite, parts: list[str]) -> None:
             if vt in ints:
                 parts.append(label + str(int(v)))
             elif vt in syms:
-                parts.append(label + printable(v))
+                parts.append(label + plain_or_quoted(v))
             else:
                 parts.append(label + format_field(spec_type, v))
         elif kind == _K_FLAG:
@@ -323,7 +324,7 @@ def _drawer(cls: type) -> Any:
     env: dict[str, Any] = {"_binary": _binary, "format_field": format_field,
                            "format_value": format_value, "_terminus": _terminus,
                            "_state": _state, "_error": _error, "_int": int.__repr__,
-                           "_BYTES": (bytes, bytearray), "printable": printable}
+                           "_BYTES": (bytes, bytearray), "plain_or_quoted": plain_or_quoted}
     name = cls.NAME  # type: ignore[attr-defined]
     lines = ["def draw(body, chan):", f"    parts = [chan, {name.ljust(_NAME_WIDTH)!r}]"]
     if name not in KEY_FIELDS:
@@ -370,7 +371,7 @@ def _drawer(cls: type) -> Any:
             lines.append(f"{ind}if vt in I{i}:")
             lines.append(f"{ind}    a(L{i} + _int(v))")
             lines.append(f"{ind}elif vt in S{i}:")
-            lines.append(f"{ind}    a(L{i} + printable(v))")
+            lines.append(f"{ind}    a(L{i} + plain_or_quoted(v))")
             lines.append(f"{ind}else:")
             lines.append(f"{ind}    a(L{i} + format_field(T{i}, v))")
         elif kind == _K_FLAG:

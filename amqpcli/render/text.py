@@ -21,6 +21,7 @@ from amqpcli.render.types import (
     field_type,
     format_descriptor,
     iso_time,
+    plain_or_quoted,
     printable,
     quoted,
 )
@@ -60,8 +61,8 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
         return ("true" if value else "false"), None
     if t == "string":
         return quoted(value), None
-    if t == "symbol":
-        return printable(value), "symbol"
+    if t == "symbol":  # (one that could read two ways in a list or a line is quoted)
+        return plain_or_quoted(value), "symbol"
     if t in INTEGER_TYPES:
         return str(int(value)), t
     if t in ("float", "double"):

@@ -38,11 +38,12 @@ def test_symbols_link_names_and_conditions_escape_a_backslash() -> None:
     from amqpcli.render.frameline import frame_line
     from amqpcli.render.text import format_scalar, format_value
 
-    assert format_scalar(Symbol("a\\x1b")) == ("a\\\\x1b", "symbol")
-    assert format_value([Symbol("a\\x1b"), Symbol("a\x1b")]) == "[:a\\\\x1b, :a\\x1b]"
+    # (quoted too: a symbol that is not one plain name could read two ways)
+    assert format_scalar(Symbol("a\\x1b")) == ('"a\\\\x1b"', "symbol")
+    assert format_value([Symbol("a\\x1b"), Symbol("a\x1b")]) == '[:"a\\\\x1b", :"a\\x1b"]'
     err = c.Error(condition=Symbol("amqp:\\x1b"), description="d")
     line = frame_line(Frame(0, 0, 2, 0, 0, b"", c.Close(error=err), b""))  # type: ignore[arg-type]
-    assert 'amqp:\\\\x1b "d"' in line
+    assert '"amqp:\\\\x1b" "d"' in line
     attach = c.Attach(name="n", handle=UInt(0), role=False,
                       source=c.Source(address="a", distribution_mode=Symbol("co\\py")))
     line = frame_line(Frame(0, 0, 2, 0, 0, b"", attach, b""))  # type: ignore[arg-type]
@@ -115,8 +116,8 @@ def test_frame_lines_escape_symbols_conditions_and_descriptions() -> None:
     ]
     for text in lines:
         _harmless(text)
-    assert 'amqp:\\x1b[31mx "d\\x1b]0;PWN\\x07\\u202e"' in lines[0]
-    assert "co\\x1bpy" in lines[3] and "n\\x9b2J" in lines[3]
+    assert '"amqp:\\x1b[31mx" "d\\x1b]0;PWN\\x07\\u202e"' in lines[0]
+    assert '"co\\x1bpy"' in lines[3] and "n\\x9b2J" in lines[3]
 
 
 def test_decode_escapes_a_symbol_descriptor() -> None:
@@ -155,17 +156,18 @@ _ALL_UNSAFE = [chr(n) for n in (*range(0x20), *range(0x7F, 0xA0))] + [
 
 
 def test_strings_escape_control_characters_as_symbols_do() -> None:
-    # strings went through JSON: ESC was \u001b in a string and \x1b in a symbol
+    # strings went through JSON: ESC was \u001b in a string and \x1b in a symbol (a
+    # symbol that is not one plain name is quoted as a string is)
     from amqpcli.codec.types import Symbol
     from amqpcli.render.text import format_scalar, format_value
 
     for ch in _ALL_UNSAFE:
         text = f"a{ch}b"
-        assert format_scalar(text)[0] == f'"{format_scalar(Symbol(text))[0]}"', repr(ch)
+        assert format_scalar(text)[0] == format_scalar(Symbol(text))[0], repr(ch)
         assert format_scalar(text)[0] == f'"{printable(text)}"', repr(ch)
     assert format_scalar("a\x1b[31m")[0] == '"a\\x1b[31m"'
     assert format_value(["\x08\x0c\x7f", Symbol("\x08\x0c\x7f")]) == (
-        '["\\x08\\x0c\\x7f", :\\x08\\x0c\\x7f]')
+        '["\\x08\\x0c\\x7f", :"\\x08\\x0c\\x7f"]')
     # quotes and backslashes of the text stay escaped: "\\x1b" is not "\x1b"
     assert format_scalar("\\x1b")[0] == '"\\\\x1b"'
     assert format_scalar('say "hi"')[0] == '"say \\"hi\\""'
@@ -223,3 +225,20 @@ def test_printable_text_is_harmless_and_reads_back(text: str) -> None:
     shown = printable(text)
     assert not any(ch in shown for ch in _ALL_UNSAFE), repr(shown)
     assert _unescape(shown) == text
+
+
+def test_a_symbol_that_could_read_two_ways_is_quoted() -> None:
+    # `[:a b, :c]` was one symbol "a b" and another "c", or three; `mechanism=a b` too
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import Frame
+    from amqpcli.codec.types import Symbol
+    from amqpcli.render.frameline import frame_line
+    from amqpcli.render.text import format_value
+
+    assert format_value([Symbol("a b"), Symbol("c"), Symbol("a,b"), Symbol("")]) == (
+        '[:"a b", :c, :"a,b", :""]')
+    assert format_value([Symbol("amqp:accepted:list"), Symbol("x-opt-jms-dest")]) == (
+        "[:amqp:accepted:list, :x-opt-jms-dest]")  # plain names stay bare
+    init = c.SaslInit(mechanism=Symbol("PLAIN x"), initial_response=None)
+    line = frame_line(Frame(0, 0, 2, 1, 0, b"", init, b""))  # type: ignore[arg-type]
+    assert 'mechanism="PLAIN x"' in line
