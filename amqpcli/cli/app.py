@@ -7,10 +7,12 @@ top-level help none); the modules stay thin (parse options, call the engine, ren
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import typer
@@ -287,6 +289,26 @@ def _flush_stdout() -> None:
         sys.stdout.flush()
 
 
+@contextlib.contextmanager
+def _only_command(name: str | None) -> Iterator[None]:
+    """While a run of command `name` is parsed, the app holds that command alone, as a
+    process that imported only its module does, even when others are registered (an
+    earlier run in the same process: Typer would build every command's options first)."""
+    from amqpcli.cli.commands import COMMANDS
+
+    saved = app.registered_commands
+    if name in COMMANDS:
+        app.registered_commands = [c for c in saved if _command_name(c) == name] or saved
+    try:
+        yield
+    finally:
+        app.registered_commands = saved
+
+
+def _command_name(info: Any) -> str:
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     args, debug = _lift_debug(args)
@@ -306,11 +328,13 @@ def main(argv: list[str] | None = None) -> None:
         print_profile_names()
         return
     target = app
+    named: str | None = None
     if _runs_no_command(args):
         target = _listing()
     else:
         # Only the command this run names (Click's errors still see every one).
-        _register(_command_named(args))
+        named = _command_named(args)
+        _register(named)
     # A service manager or `kill` stops long runs (serve, proxy, recv) with SIGTERM: close
     # links and recordings as Ctrl-C does, instead of dying mid-write.
     signal.signal(signal.SIGTERM, _terminate)
@@ -320,7 +344,8 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(signal.SIGHUP, _terminate)
     try:
         try:
-            rc = target(args=args, standalone_mode=False)
+            with _only_command(named):
+                rc = target(args=args, standalone_mode=False)
         finally:
             # What is still buffered must reach stdout while its errors can be reported
             # (a usage error's exit included).

@@ -258,3 +258,30 @@ def test_written_out_constants_match_their_sources() -> None:
 
     assert send.BODY_TYPES == BODY_TYPES
     assert set(options._converters()[0]) == options.TYPE_NAMES
+
+
+def test_a_run_builds_only_its_command_when_others_are_registered(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """In one process that registered every command (an earlier run, the shell
+    completing), a run of `decode` had Typer build all nine commands' options first: seven
+    times the work of a run, and of every in-process run of the test suite after it."""
+    import typer.main
+
+    from amqpcli.cli.app import main
+
+    _register()
+    before = list(app.registered_commands)
+    built: list[str] = []
+    real = typer.main.get_command_from_info
+
+    def counting(command_info: typer.models.CommandInfo, **kw: object) -> object:
+        built.append(command_info.callback.__name__)  # type: ignore[union-attr]
+        return real(command_info=command_info, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(typer.main, "get_command_from_info", counting)
+    main(["decode", "40"])  # (a null)
+    assert built == ["decode"]
+    assert app.registered_commands == before  # every command again after the run
+    with pytest.raises(SystemExit):
+        main(["nosuch"])  # Click's error still sees every command
+    assert "No such command 'nosuch'" in capsys.readouterr().err
