@@ -1231,6 +1231,9 @@ class Client:
     def _engine_flow(self, link: Any, credit: int, drain: bool) -> None:
         self._acting().flow(link, credit, drain=drain)
 
+    def _engine_drained(self, link: Any) -> None:
+        self._acting().drained(link)
+
     def _engine_dispose(self, delivery: Any, state: Any, settled: bool) -> None:
         self._acting().dispose(delivery, state, settled=settled)
         if settled and not isinstance(state, _GIVEN_BACK):

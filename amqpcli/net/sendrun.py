@@ -49,7 +49,7 @@ class Offering:
         """Say whether the run has messages for `sender`'s link. When it has none, a drain
         the peer asked for is answered now."""
         if self.more and not more and sender is not None:
-            sender.client.engine.drained(sender.link)
+            sender.client._engine_drained(sender.link)  # (stamped now: --trace's time)
             sender.client.transport.flush()
         self.more = more
 
