@@ -130,9 +130,9 @@ class FrameTooLarge(EngineUsageError):
     max-frame-size: a link name, address, filter or capability too long for it (an
     error's description is cut to fit instead). Nothing was sent."""
 
-    def __init__(self, name: str, size: int, limit: int, over: str | None = None) -> None:
-        over = over or f"the peer's max-frame-size {limit}"
-        super().__init__(f"our {name} would be {size} bytes, over {over}")
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        super().__init__(f"our {name} would be {size} bytes, over the peer's max-frame-size "
+                         f"{limit}")
         self.name, self.size, self.limit = name, size, limit
 
 
@@ -769,10 +769,9 @@ class Endpoint:
     # --- connection ---------------------------------------------------------------------
 
     def open_frame(self, **open_fields: Any) -> Any:
-        """The open `open()` would send (this endpoint's settings, `open_fields` over
-        them), checked without sending anything: `FrameTooLarge` when it goes before the
-        peer's open and is larger than every peer must accept then (Part 2 §2.7.1), so a
-        client can refuse it before it connects."""
+        """The open `open()` sends: this endpoint's settings, `open_fields` over them (a
+        client may measure it: one over MIN-MAX-FRAME-SIZE before the peer's open is more
+        than a peer must accept, Part 2 §2.7.1)."""
         fields: dict[str, Any] = {
             "container_id": self.container_id,
             "hostname": self.hostname,
@@ -785,14 +784,7 @@ class Endpoint:
             "properties": self.properties,
         }
         fields.update(open_fields)
-        op = c.Open(**fields)
-        if self.remote not in self.connection.open:
-            size = len(encode_frame(op, 0))
-            if size > MIN_MAX_FRAME_SIZE:
-                raise FrameTooLarge("open", size, MIN_MAX_FRAME_SIZE, (
-                    f"the {MIN_MAX_FRAME_SIZE} bytes every peer accepts before the opens "
-                    "are exchanged"))
-        return op
+        return c.Open(**fields)
 
     def open(self, **open_fields: Any) -> None:
         """Send our open (after the protocol header and SASL, if configured).

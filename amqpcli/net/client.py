@@ -27,8 +27,10 @@ from dataclasses import replace
 from typing import Any
 
 from amqpcli.codec import composites as c
+from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import events as ev
+from amqpcli.engine.connection import MIN_MAX_FRAME_SIZE
 from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.errors import Exit, UserError
@@ -691,6 +693,7 @@ class Client:
         # byte, `_heard_at` being how many it had sent then (`close_unanswered`)
         self._settled_unheard = 0
         self._heard_at = -1
+        self._open_size = 0  # our open's frame, in bytes (`_open_hint`)
 
     # --- connect / close ------------------------------------------------------------
 
@@ -717,12 +720,11 @@ class Client:
         """
         self = cls(cfg)
         self.on_warning = on_warning
-        self.engine = self._engine_new()  # an open no peer would take is refused unsent
         reader, writer = await open_stream(cfg)
         loop = asyncio.get_running_loop()
         self.opened = loop.create_future()
         self.closed_by_peer = loop.create_future()
-        self._acting().open()  # stamped with when it goes, after the stream is up
+        self.engine = self._engine_new()
         if cfg.trace is not None:
             self._trace(cfg.trace)
         if on_engine is not None:
@@ -747,11 +749,14 @@ class Client:
             raise err from None
         except ConnectionLost as e:
             await self.abort()
-            raise e.error from None
-        except Exception:  # a UserError, or a step of ours that failed (self.failed)
+            raise self._open_hint(e.error) from None
+        except Exception as e:  # a UserError, or a step of ours that failed (self.failed)
             await self.abort()
             self._raise_failed()
-            raise
+            hinted = self._open_hint(e)
+            if hinted is e:
+                raise
+            raise hinted from None
         self._session = self._engine_begin()
         self._schedule_flush()
         return self
@@ -913,6 +918,19 @@ class Client:
         if self.failed is not None:
             # from where it was raised, each time (not a traceback growing per wait)
             raise self.failed.with_traceback(self._failed_tb)
+
+    def _open_hint(self, err: BaseException) -> BaseException:
+        """A connection that failed before the peer's open, when ours was larger than a
+        peer must accept then (Part 2 §2.7.1: RabbitMQ and proton take more, a strict peer
+        ends the connection): said with the error, as the likely cause."""
+        if self._open_size <= MIN_MAX_FRAME_SIZE or not isinstance(err, UserError):
+            return err
+        hinted = UserError(
+            f"{err} (our open was {self._open_size} bytes, over the {MIN_MAX_FRAME_SIZE} "
+            "every peer must accept before the opens are exchanged: a shorter "
+            "--container-id or --open-hostname may be taken)", err.code)
+        hinted.retryable = getattr(err, "retryable", False)  # type: ignore[attr-defined]
+        return hinted
 
     def _lost_error(self, exc: BaseException) -> UserError:
         # before the peer's open the connection was never made: "cannot connect to"
@@ -1189,11 +1207,9 @@ class Client:
             sides=(LOCAL, REMOTE),
             lean_events=True,  # the events below do not need the engine's own transfers
         )
-        try:
-            self.engine.open_frame()
-        except FrameTooLarge as e:
-            raise UserError(f"{e}: the container id or hostname is too long for it",
-                            Exit.USAGE) from None
+        # measured for a failure before the peer's open (`_open_hint`)
+        self._open_size = len(encode_frame(self.engine.open_frame(), 0))
+        self._acting().open()
         return self.engine
 
     def _acting(self) -> Any:

@@ -117,3 +117,25 @@ def test_a_peer_without_sasl_is_reached_with_sasl_mechanism_none(serve: ServePee
     assert r.returncode == 0 and '"binary-text":"x"' in r.stdout.replace(" ", ""), r.stderr
     r = amqp("send", url.replace("amqp://", "amqp://u@"), "x", "--sasl-mechanism", "none")
     assert r.returncode == 2 and "sends no credentials" in r.stderr
+
+
+def test_an_open_over_512_goes_and_a_strict_peer_s_refusal_says_why(
+        serve: ServePeers, rabbitmq_url: str, rabbitmq_queue: str) -> None:
+    """Part 2 §2.7.1 asks a peer to accept 512 bytes before the opens are exchanged, no
+    more: RabbitMQ (and proton) take a larger open, so it goes; a peer that holds to the
+    limit (our serve) ends the connection, and the error says that was likely why."""
+    long_id = "c" * 600  # an open of 644 bytes
+    rabbitmq = f"{rabbitmq_url}/{rabbitmq_queue}"
+    r = amqp("send", rabbitmq, "x", "--container-id", long_id)
+    assert r.returncode == 0, r.stderr
+    r = amqp("recv", rabbitmq, "-c", "1", "--container-id", long_id, "--bodies-only")
+    assert (r.returncode, r.stdout) == (0, "x\n"), r.stderr
+    url = serve("-q") + "/q"
+    r = amqp("send", url, "x", "--container-id", long_id)
+    assert r.returncode == 3
+    assert r.stderr.endswith(
+        "connection closed by peer (our open was 644 bytes, over the 512 every peer must "
+        "accept before the opens are exchanged: a shorter --container-id or "
+        "--open-hostname may be taken)\n"), r.stderr
+    r = amqp("send", url, "x", "--container-id", "c" * 400)  # within: no word of it
+    assert r.returncode == 0, r.stderr

@@ -87,23 +87,6 @@ def test_a_server_refuses_an_open_over_512() -> None:
     assert ep.failed
 
 
-def test_a_client_refuses_its_own_open_over_512_and_sends_nothing() -> None:
-    ep = Endpoint("client", container_id="x" * 600, sasl=SaslConfig())
-    with pytest.raises(FrameTooLarge) as ei:
-        ep.open()
-    assert str(ei.value) == ("our open would be 634 bytes, over the 512 bytes every peer "
-                             "accepts before the opens are exchanged")
-    assert ep.data_to_send() == b""  # not even the SASL header
-    Endpoint("client", container_id="x" * 400).open()  # fits: no complaint
-
-
-def test_a_server_may_answer_with_an_open_over_512() -> None:
-    ep = Endpoint("peer", container_id="y" * 600)
-    evs = ep.receive_data(AMQP_HEADER + encode_frame(c.Open(container_id="c")), 1.0)
-    assert of(evs, ConnectionOpened) and not ep.failed
-    assert [f.body.NAME for f in _sent_frames(ep)] == ["open"]
-
-
 def test_a_server_takes_larger_frames_pipelined_after_the_clients_open() -> None:
     ep = Endpoint("peer", max_frame_size=4096)
     begin = encode_frame(c.Begin(next_outgoing_id=0, incoming_window=1, outgoing_window=1,

@@ -28,15 +28,6 @@ def test_refused() -> None:
     assert str(e) == f"cannot connect to 127.0.0.1:{port}: connection refused"
 
 
-def test_an_open_too_large_for_any_peer_is_a_usage_error_before_connecting() -> None:
-    port = free_port()  # nothing listens there: the open is judged before connecting
-    e = _connect(f"amqp://127.0.0.1:{port}/q", container_id="c" * 600)
-    assert e.code == Exit.USAGE
-    assert str(e) == ("our open would be 644 bytes, over the 512 bytes every peer accepts "
-                      "before the opens are exchanged: the container id or hostname is too "
-                      "long for it")
-
-
 def test_silent_peer_times_out() -> None:
     with socket.socket() as ls:
         ls.bind(("127.0.0.1", 0))

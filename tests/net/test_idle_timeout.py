@@ -17,7 +17,6 @@ from amqpcli.net.config import ConnectionConfig
 def _opened(idle_timeout: float) -> tuple[Client, Endpoint, float]:
     client = Client(ConnectionConfig(idle_timeout=idle_timeout))
     client.engine = client._engine_new()
-    client.engine.open()
     peer = Endpoint("peer", sasl=SaslConfig(), sides=(LOCAL, REMOTE))
     t = client.engine.now
     for _ in range(20):
