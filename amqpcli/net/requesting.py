@@ -37,6 +37,7 @@ from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError, ULong
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
+    REMOTE,
     Client,
     ConnectionLost,
     Incoming,
@@ -282,8 +283,12 @@ class _Requester:
             try:
                 link = await client.open_receiver(None, source=c.Source(dynamic=True))
             except UserError as e:
-                if e.code != Exit.REFUSED or client.error is not None:
-                    raise  # (the connection or session ended: not the dynamic node's fault)
+                # a refusal, the session ended with it included (RabbitMQ 3.10 ends it with
+                # amqp:not-implemented); not the connection ending: not the node's fault
+                gone = (client.lost is not None or client.failed is not None
+                        or REMOTE in client.engine.connection.close)
+                if e.code != Exit.REFUSED or gone:
+                    raise
                 raise UserError(f"{e} (asked for a dynamic node for the replies: --reply-to "
                                 "ADDRESS names a node instead)", e.code) from None
             got = getattr(getattr(link.remote_attach, "source", None), "address", None)

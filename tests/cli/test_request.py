@@ -222,3 +222,19 @@ def test_no_outcome_within_the_timeout_is_in_doubt(peers: Start) -> None:
     assert (s["in-doubt"], s["in-doubt-messages"], s["replies"], s["exit"]) == (
         1, [{"number": 1, "message-id": "req-1"}], 1, 7)
     assert "no-outcome" not in s
+
+
+def test_rabbitmq_ending_the_session_at_a_dynamic_node_suggests_reply_to(
+        rabbitmq_url: str, rabbitmq_queue: str) -> None:
+    """RabbitMQ 3.10 refuses a dynamic node by ending the session (amqp:not-implemented):
+    the suggestion of --reply-to was left out because the session had ended; a vhost it
+    refuses, which closes the connection at the first attach, gets none."""
+    p = amqp("request", f"{rabbitmq_url}/{rabbitmq_queue}", "ping")
+    assert (p.returncode, p.stdout) == (4, "")
+    assert p.stderr == (
+        "amqp: error: the peer refused the link to a dynamic node: amqp:not-implemented: "
+        "Dynamic sources not supported (asked for a dynamic node for the replies: --reply-to "
+        "ADDRESS names a node instead)\n")
+    p = amqp("request", f"{rabbitmq_url}/{rabbitmq_queue}", "ping", "--open-hostname",
+             "vhost:no-such-vhost")
+    assert p.returncode == 4 and "--reply-to" not in p.stderr, p.stderr
