@@ -239,14 +239,13 @@ def load_profiles(env: Mapping[str, str] | None = None) -> dict[str, Profile]:
 
 
 def profile_names(env: Mapping[str, str] | None = None) -> list[str]:
-    """Profile names for shell completion: whatever can be read, never an error."""
+    """Profile names for shell completion, never an error: none from a file every command
+    refuses (a stored password, an unknown key), whose names would complete only to fail."""
     environ = os.environ if env is None else env
     try:
-        data = _read(config_path(environ), required=False)
+        return sorted(load_profiles(environ))
     except UserError:
         return []
-    profiles = data.get("profiles")
-    return sorted(profiles) if isinstance(profiles, dict) else []
 
 
 def split_profile_ref(text: str | None) -> tuple[str, str | None] | None:

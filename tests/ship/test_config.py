@@ -199,3 +199,11 @@ def test_profile_names_never_fail(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("[[[ not toml")
     assert profile_names(env) == []
     assert profile_names({"AMQP_CONFIG": str(tmp_path / "missing.toml")}) == []
+
+
+def test_profile_names_are_none_from_a_file_every_command_refuses(tmp_path: Path) -> None:
+    # a stored password refuses the whole file: TAB completed names that then failed
+    env = _write(tmp_path, PROD + '\n[profiles.bad]\npassword = "s3cret"\n')
+    with pytest.raises(UserError):
+        load_profiles(env)
+    assert profile_names(env) == []
