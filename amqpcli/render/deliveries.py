@@ -20,7 +20,12 @@ from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
-from amqpcli.render.types import capabilities_text, sasl_code_name
+from amqpcli.render.types import (
+    capabilities_text,
+    mechanisms_text,
+    plain_or_quoted,
+    sasl_code_name,
+)
 
 _LINK_WIDTH = 18
 
@@ -47,7 +52,8 @@ def outcome_detail(state: Any) -> str:
         if err is not None:
             cond = getattr(err, "condition", None)
             desc = getattr(err, "description", None)
-            return printable(f" ({cond}{': ' + str(desc) if desc else ''})")
+            cond_text = plain_or_quoted(cond) if cond is not None else "?"
+            return f" ({cond_text}{': ' + printable(str(desc)) if desc else ''})"
     if name == "modified":
         flags = [
             f.replace("_", "-")
@@ -385,7 +391,7 @@ def _close_text(c: Any) -> str:
     if getattr(err, "NAME", None) != "error":  # a damaged close: its value as it came
         return f"close {format_value(err)}"
     desc = getattr(err, "description", None)  # the peer's text: escaped
-    return f"close {printable(err.condition)}" + (f" ({printable(desc)})" if desc else "")
+    return f"close {plain_or_quoted(err.condition)}" + (f" ({printable(desc)})" if desc else "")
 
 
 def connection_lines(conn: Conn) -> list[str]:
@@ -399,8 +405,8 @@ def connection_lines(conn: Conn) -> list[str]:
         if model.sasl_mechanisms or model.sasl_mechanism:
             code = model.sasl_code
             lines.append(
-                f"    sasl: offered {printable(' '.join(model.sasl_mechanisms)) or '-'}, chose "
-                f"{printable(model.sasl_mechanism or '-')}, outcome "
+                f"    sasl: offered {mechanisms_text(model.sasl_mechanisms, ' ')}, chose "
+                f"{plain_or_quoted(model.sasl_mechanism or '-')}, outcome "
                 f"{(sasl_code_name(code) or code) if code is not None else '-'}"
             )
         for side in ("client", "server"):

@@ -155,6 +155,11 @@ def plain_or_quoted(value: object) -> str:
     return text if _PLAIN_NAME.fullmatch(text) else quoted(text)
 
 
+def mechanisms_text(mechanisms: Any, sep: str) -> str:
+    """SASL mechanism names, each `plain_or_quoted`, joined by `sep`; `-` for none."""
+    return sep.join(plain_or_quoted(m) for m in mechanisms or ()) or "-"
+
+
 def capabilities_text(caps: Any) -> str:
     """A multiple symbol field (a terminus's or an open's capabilities: one symbol or an
     array of them) as its names joined by commas, each `plain_or_quoted`: `queue,shared`
@@ -171,7 +176,7 @@ def format_descriptor(descriptor: Any) -> str:
         return f"{hex_code} = {name}" if name else hex_code
     if isinstance(descriptor, str):
         code = _WELL_KNOWN_BY_SYMBOL.get(str(descriptor))
-        return f"{descriptor} = 0x{code:x}" if code is not None else printable(descriptor)
+        return f"{descriptor} = 0x{code:x}" if code is not None else plain_or_quoted(descriptor)
     return repr(descriptor)
 
 

@@ -23,7 +23,12 @@ from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
-from amqpcli.render.types import capabilities_text, sasl_code_name
+from amqpcli.render.types import (
+    capabilities_text,
+    mechanisms_text,
+    plain_or_quoted,
+    sasl_code_name,
+)
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
     ConnDetail,
@@ -491,8 +496,9 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
         if x or y:
             rows.append((name.replace("_", "-"), x, y))
     if conn.sasl_mechanism or conn.sasl_mechanisms:
-        offered = ", ".join(conn.sasl_mechanisms)
-        rows.append(("sasl", f"chose {conn.sasl_mechanism or '-'}", f"offered {offered or '-'}"))
+        offered = mechanisms_text(conn.sasl_mechanisms, ", ")
+        chose = plain_or_quoted(conn.sasl_mechanism or "-")
+        rows.append(("sasl", f"chose {chose}", f"offered {offered}"))
         if conn.sasl_code is not None:
             outcome = sasl_code_name(conn.sasl_code) or str(conn.sasl_code)
             rows.append(("sasl outcome", "", outcome if conn.sasl_code == 0

@@ -128,7 +128,7 @@ def test_decode_escapes_a_symbol_descriptor() -> None:
         code, out, err = amqp_in_process("decode", "00a3031b5b4aa100", *extra)
         assert code == 0, err
         _harmless(out)
-        assert "described by \\x1b[J" in out, out
+        assert 'described by "\\x1b[J"' in out, out
 
 
 def test_summary_escapes_link_addresses(tmp_path: object) -> None:
@@ -242,3 +242,68 @@ def test_a_symbol_that_could_read_two_ways_is_quoted() -> None:
     init = c.SaslInit(mechanism=Symbol("PLAIN x"), initial_response=None)
     line = frame_line(Frame(0, 0, 2, 1, 0, b"", init, b""))  # type: ignore[arg-type]
     assert 'mechanism="PLAIN x"' in line
+
+
+def test_the_summary_views_quote_symbols_as_the_frame_lines_do(tmp_path: Any) -> None:
+    """--connections (SASL mechanisms, a close's condition), --deliveries and --messages
+    (a rejection's condition) drew `PLAIN x` and `amqp:x y` bare, as two names."""
+    from types import SimpleNamespace
+
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.encode import encode
+    from amqpcli.codec.frames import encode_frame, encode_protocol_header
+    from amqpcli.codec.types import Symbol, UInt
+    from amqpcli.proxy.record import Recorder
+    from tests.net.clirun import amqp_in_process
+
+    path = tmp_path / "sym.pcapng"
+    rec = Recorder(str(path))
+    conn = SimpleNamespace(serial=1, started=1000.0, client=("127.0.0.1", 40000),
+                           upstream=("127.0.0.1", 5672))
+    rec.open(conn)
+    at = [1000.0]
+
+    def send(side: str, data: bytes) -> None:
+        at[0] += 0.001
+        rec.data(conn, side, data, at[0])
+
+    window = {"incoming_window": UInt(100), "outgoing_window": UInt(100)}
+    send("client", encode_protocol_header("sasl"))
+    send("server", encode_protocol_header("sasl") + encode_frame(c.SaslMechanisms(
+        sasl_server_mechanisms=[Symbol("PLAIN x"), Symbol("ANONYMOUS")]), type=1))
+    send("client", encode_frame(c.SaslInit(mechanism=Symbol("PLAIN x")), type=1))
+    send("server", encode_frame(c.SaslOutcome(code=0), type=1))
+    send("client", encode_protocol_header("amqp") + encode_frame(c.Open(container_id="a")))
+    send("server", encode_protocol_header("amqp") + encode_frame(c.Open(container_id="b")))
+    send("client", encode_frame(c.Begin(next_outgoing_id=UInt(0), **window)))
+    send("server", encode_frame(c.Begin(remote_channel=0, next_outgoing_id=UInt(0), **window)))
+    send("client", encode_frame(c.Attach(name="l", handle=UInt(0), role=True,
+                                         source=c.Source(address="q"), target=c.Target())))
+    send("server", encode_frame(c.Attach(name="l", handle=UInt(0), role=False,
+                                         source=c.Source(address="q"), target=c.Target(),
+                                         initial_delivery_count=UInt(0))))
+    send("client", encode_frame(c.Flow(handle=UInt(0), delivery_count=UInt(0),
+                                       link_credit=UInt(1), next_incoming_id=UInt(0),
+                                       next_outgoing_id=UInt(0), **window)))
+    send("server", encode_frame(c.Transfer(handle=UInt(0), delivery_id=UInt(0),
+                                           delivery_tag=b"t", message_format=UInt(0)),
+                                payload=encode(c.AmqpValue("x"))))
+    send("client", encode_frame(c.Disposition(role=True, first=UInt(0), settled=True,
+                                              state=c.Rejected(error=c.Error(
+                                                  condition=Symbol("amqp:x y"))))))
+    send("client", encode_frame(c.Close(error=c.Error(condition=Symbol("cc dd")))))
+    send("server", encode_frame(c.Close()))
+    rec.end(conn)
+    rec.close()
+
+    code, out, err = amqp_in_process("pcap-dump", str(path), "--connections")
+    assert code == 0, err
+    assert '    sasl: offered "PLAIN x" ANONYMOUS, chose "PLAIN x", outcome ok' in out
+    assert 'close "cc dd";' in out
+    for view in ("--deliveries", "--messages"):
+        code, out, err = amqp_in_process("pcap-dump", str(path), view)
+        assert code == 0 and 'rejected ("amqp:x y")' in out, (view, out, err)
+    from amqpcli.codec.types import Described
+    from amqpcli.render.text import format_value
+
+    assert format_value(Described(Symbol("my desc"), "v")) == '@("my desc") "v"'
