@@ -7,6 +7,7 @@ own quotes."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -244,7 +245,7 @@ def test_a_symbol_that_could_read_two_ways_is_quoted() -> None:
     assert 'mechanism="PLAIN x"' in line
 
 
-def test_the_summary_views_quote_symbols_as_the_frame_lines_do(tmp_path: Any) -> None:
+def test_the_summary_views_quote_symbols_as_the_frame_lines_do(tmp_path: Path) -> None:
     """--connections (SASL mechanisms, a close's condition), --deliveries and --messages
     (a rejection's condition) drew `PLAIN x` and `amqp:x y` bare, as two names."""
     from types import SimpleNamespace
