@@ -137,9 +137,14 @@ def proxy_upstream_url(ctx: typer.Context, endpoint: Endpoint) -> str:
     url = ctx.params.get("url")
     ref = split_profile_ref(url if url is not None else os.environ.get("AMQP_URL"))
     if ref is not None and ref[1] is not None:
-        raise UserError(f"@{ref[0]}/{ref[1]}: the proxy forwards each client's own "
+        where = " (from $AMQP_URL)" if url is None else ""
+        raise UserError(f"@{ref[0]}/{ref[1]}{where}: the proxy forwards each client's own "
                         f"connection, so the address {ref[1]!r} would not be used; give "
                         f"@{ref[0]}", Exit.USAGE)
+    if endpoint.alternates:
+        raise UserError(f"profile {settings[0]!r}: its url is a failover list, and the "
+                        "proxy reaches one broker: give its URL (amqp://host:port)",
+                        Exit.USAGE)
     unused = [what for what, v in (("user", endpoint.user), ("address", endpoint.address))
               if v is not None]
     if unused:
@@ -310,10 +315,11 @@ def tui(
         from amqpcli.tui.sources.proxy import ProxySource
 
         assert proxy is not None
-        warn_unused_profile_keys(ctx)
         broker = conn(only=_PROXY_OPTIONS | {"url", "address"})
+        upstream = proxy_upstream_url(ctx, broker.endpoint)  # (its refusals before warnings)
+        warn_unused_profile_keys(ctx)
         tls = broker.tls
-        cfg = upstream_config(proxy_upstream_url(ctx, broker.endpoint), ca_file=tls.ca_file,
+        cfg = upstream_config(upstream, ca_file=tls.ca_file,
                               cert_file=tls.cert_file, key_file=tls.key_file,
                               insecure=not tls.verify, server_name=tls.server_name,
                               connect_timeout=broker.connect_timeout)

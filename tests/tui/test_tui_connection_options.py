@@ -133,8 +133,8 @@ def test_a_profile_url_with_a_user_and_address_is_taken_for_its_broker(
     (proxy, _), = started
     assert proxy.upstream.endpoint.url() == "amqp://127.0.0.1:5671"
     assert capsys.readouterr().err.splitlines() == [
-        f"amqp: warning: profile 'lab': password_env not used: {PROXY}",
-        f"amqp: warning: profile 'lab': the url's user and address not used: {PROXY}"]
+        f"amqp: warning: profile 'lab': the url's user and address not used: {PROXY}",
+        f"amqp: warning: profile 'lab': password_env not used: {PROXY}"]
     # an address asked for here is refused as written
     r = amqp("tui", "--proxy", "26001", "@lab/queue/x", timeout=60,
              env={"AMQP_CONFIG": str(config)})
@@ -142,6 +142,18 @@ def test_a_profile_url_with_a_user_and_address_is_taken_for_its_broker(
     assert r.stderr.splitlines()[-1] == (
         "amqp: error: @lab/queue/x: the proxy forwards each client's own connection, so the "
         "address 'queue/x' would not be used; give @lab")
+    r = amqp("tui", "--proxy", "26001", timeout=60,
+             env={"AMQP_CONFIG": str(config), "AMQP_URL": "@lab/q"})
+    assert (r.returncode, r.stderr) == (2, (
+        "amqp: error: @lab/q (from $AMQP_URL): the proxy forwards each client's own "
+        "connection, so the address 'q' would not be used; give @lab\n"))
+    config.write_text('[profiles.lab]\nurl = "amqp://a:5671,amqp://b:5671"\n')
+    r = amqp("tui", "--proxy", "26001", "@lab", timeout=60, env={"AMQP_CONFIG": str(config)})
+    assert (r.returncode, r.stderr) == (2, (
+        "amqp: error: profile 'lab': its url is a failover list, and the proxy reaches one "
+        "broker: give its URL (amqp://host:port)\n"))
+    config.write_text('[profiles.lab]\nurl = "amqp://alice@127.0.0.1:5671/orders"\n'
+                      'password_env = "LAB_UNSET"\n')
     # --recv still needs the password
     r = amqp("tui", "--recv", "@lab", timeout=60, env={"AMQP_CONFIG": str(config)})
     assert (r.returncode, r.stdout) == (2, "")
