@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-TRIES = 400  # pauses of 50 ms while waiting for the network
+TRIES = 1200  # pauses of 50 ms while waiting for the network (a minute and more on a
+# loaded machine: RabbitMQ alone holds a refused login 3 s)
 
 
 async def until(app: Any, pilot: Any, cond: Callable[[], bool]) -> None:
