@@ -34,7 +34,7 @@ from amqpcli.engine.connection import MIN_MAX_FRAME_SIZE
 from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.errors import Exit, UserError
-from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.config import Backoff, ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
 from amqpcli.net.quirks import PeerInfo, peer_info
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
@@ -75,14 +75,15 @@ async def close_interrupted(client: Client | None, timeout: float) -> bool:
         return False
 
 
-async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
+async def connect_retrying(cfg: ConnectionConfig, delays: Backoff | None,
                            on_warning: Callable[[str], None] | None = None,
                            on_retry: Callable[[UserError], None] | None = None,
                            **hooks: Any) -> Client:
-    """`Client.connect`, tried again after each delay in `delays` (consumed) while the
-    failure is one a pause may cure (refused, reset, timed out). With a failover list
-    each try goes round its hosts, from the one after the host last connected to, with
-    no pause between them; a failure no pause would cure ends it at once. The client's
+    """`Client.connect`, tried again after each delay in `delays` (consumed; None: one
+    try) while the failure is one a pause may cure (refused, reset, timed out). With a
+    failover list each try goes round its hosts, from the one after the host last
+    connected to, with no pause between them; a failure no pause would cure ends it at
+    once. The client's
     `cfg` is the host's own (its errors name that host). `on_retry(error)`: a try failed
     and another follows, its delay taken from `delays` (`reconnecting.Reconnects` says
     so). `hooks`: `Client.connect`'s."""
@@ -110,7 +111,7 @@ async def connect_retrying(cfg: ConnectionConfig, delays: list[float],
             return client
         if not delays:
             raise _none_reached(failures)
-        delay = delays.pop(0)
+        delay = delays.pop()
         if on_retry is not None:
             on_retry(_none_reached(failures))
         await asyncio.sleep(delay)

@@ -94,12 +94,30 @@ class ReconnectPolicy:
     initial: float = 0.2
     maximum: float = 10.0
 
-    def delays(self) -> list[float]:
-        out, d = [], self.initial
-        for _ in range(self.limit):
-            out.append(min(d, self.maximum))
-            d *= 2
-        return out
+    def delays(self) -> Backoff:
+        return Backoff(self.limit, self.initial, self.maximum)
+
+
+class Backoff:
+    """The pauses before each attempt left, made as they are taken (a `--reconnect` of
+    10**20 is a number, not a list): `initial`, doubling up to `maximum`."""
+
+    def __init__(self, limit: int, initial: float, maximum: float) -> None:
+        self.left = limit
+        self.taken = 0
+        self._next = min(initial, maximum)
+        self._maximum = maximum
+
+    def __bool__(self) -> bool:
+        return self.left > 0
+
+    def pop(self) -> float:
+        """The next pause; only while attempts are left."""
+        assert self.left > 0
+        self.left -= 1
+        self.taken += 1
+        delay, self._next = self._next, min(self._next * 2, self._maximum)
+        return delay
 
 
 @dataclass(frozen=True)

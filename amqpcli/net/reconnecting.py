@@ -52,7 +52,7 @@ class Reconnects:
         its reason; None when no attempt is left (`error` is then the run's)."""
         if not self.delays:
             return None
-        delay = self.delays.pop(0)
+        delay = self.delays.pop()
         self.lost = True
         self._say(f"connection lost ({error})")
         return delay
@@ -63,4 +63,4 @@ class Reconnects:
 
     def _say(self, what: str) -> None:
         limit = self.policy.limit
-        self.warn(f"{what}; reconnecting ({limit - len(self.delays)} of {limit})")
+        self.warn(f"{what}; reconnecting ({self.delays.taken} of {limit})")

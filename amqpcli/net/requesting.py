@@ -236,7 +236,7 @@ class _Requester:
         client: Client | None = None
         s = self.s.send
         try:
-            client = await connect_retrying(self.cfg, [], s.warnings.append,
+            client = await connect_retrying(self.cfg, None, s.warnings.append,
                                             on_engine=self.offering.on_engine)
             await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
             client = None

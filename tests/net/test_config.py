@@ -42,8 +42,11 @@ def test_bad_mechanisms() -> None:
 
 
 def test_backoff_doubles_up_to_the_maximum() -> None:
-    assert ReconnectPolicy(limit=0).delays() == []
-    assert ReconnectPolicy(limit=5, initial=1, maximum=5).delays() == [1, 2, 4, 5, 5]
+    assert not ReconnectPolicy(limit=0).delays()
+    d = ReconnectPolicy(limit=5, initial=1, maximum=5).delays()
+    assert [d.pop() for _ in range(5)] == [1, 2, 4, 5, 5] and not d
+    huge = ReconnectPolicy(limit=10**23).delays()  # made as taken: no list of 10**23
+    assert [huge.pop() for _ in range(8)][-2:] == [10.0, 10.0] and huge.left == 10**23 - 8
 
 
 def test_tls_context_verifies_by_default() -> None:

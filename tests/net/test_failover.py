@@ -153,7 +153,7 @@ def test_connect_goes_round_the_hosts(serve: ServePeers) -> None:
     async def run() -> list[int]:
         ports = []
         for _ in range(3):
-            client = await connect_retrying(cfg, [], warnings.append)
+            client = await connect_retrying(cfg, None, warnings.append)
             ports.append(client.cfg.endpoint.port)
             await client.close()
         return ports
@@ -172,7 +172,7 @@ def test_the_first_host_reached_at_once_says_nothing(serve: ServePeers) -> None:
     warnings: list[str] = []
 
     async def run() -> None:
-        client = await connect_retrying(cfg, [], warnings.append)
+        client = await connect_retrying(cfg, None, warnings.append)
         await client.close()
 
     asyncio.run(run())

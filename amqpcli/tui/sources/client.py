@@ -90,7 +90,7 @@ class ClientSource(ThreadedSource):
 
         self._halted = asyncio.Event()
         # (a failover list: which host it reached, when not the first, is a notice)
-        client = await connect_retrying(self.cfg, [], lambda text: self._post(SourceNotice(text)),
+        client = await connect_retrying(self.cfg, None, lambda text: self._post(SourceNotice(text)),
                                         on_engine=self._instrument, on_events=self._take,
                                         lock=self.lock)
         self.client = client
