@@ -112,6 +112,16 @@ def check_text(value: str | None, what: str) -> None:
                         f"{e.start})", Exit.USAGE) from None
 
 
+def _check_secret(value: str | None, what: str) -> None:
+    """As `check_text`, without naming the byte: it is a byte of a secret."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError(f"{what} is not UTF-8 text", Exit.USAGE) from None
+
+
 def check_link_options(link_name: str | None, capabilities: Sequence[str]) -> None:
     """`--link-name` and `--capability` (send, recv, browse): UTF-8 and not empty (an empty
     link name would be the peer's to refuse, an empty capability means nothing)."""
@@ -199,10 +209,14 @@ def build_config(
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
 
-    for text, what in ((url, "the URL"), (address, "--address"), (host, "--host"),
-                       (user, "--user"), (password, "--password"),
+    for text, what in ((url if url is not None else os.environ.get("AMQP_URL"),
+                        "the URL" if url is not None else "$AMQP_URL"),
+                       (address, "--address"), (host, "--host"), (user, "--user"),
                        (container_id, "--container-id"), (open_hostname, "--open-hostname")):
         check_text(text, what)
+    _check_secret(password, "the profile's password" if password_from_profile else "--password")
+    if password is None and password_file is None:
+        _check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
     if open_hostname == "":
         # an empty hostname names no host: the broker's default would be used unasked
         raise UserError("--open-hostname needs a name (RabbitMQ's vhost NAME: vhost:NAME)",

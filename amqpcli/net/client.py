@@ -83,10 +83,9 @@ async def connect_retrying(cfg: ConnectionConfig, delays: Backoff | None,
     try) while the failure is one a pause may cure (refused, reset, timed out). With a
     failover list each try goes round its hosts, from the one after the host last
     connected to, with no pause between them; a failure no pause would cure ends it at
-    once. The client's
-    `cfg` is the host's own (its errors name that host). `on_retry(error)`: a try failed
-    and another follows, its delay taken from `delays` (`reconnecting.Reconnects` says
-    so). `hooks`: `Client.connect`'s."""
+    once. The client's `cfg` is the host's own (its errors name that host).
+    `on_retry(error)`: a try failed and another follows, its delay taken from `delays`
+    (`reconnecting.Reconnects` says so). `hooks`: `Client.connect`'s."""
     hosts = cfg.endpoint.hosts()
     while True:
         failures: list[UserError] = []
