@@ -254,11 +254,30 @@ def _like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
     return re.compile("".join(out), re.DOTALL)
 
 
+# How deep a selector may nest: parentheses, NOT and a sign (`-`, `+`) each take a level.
+# Far beyond any real selector, and within Python's recursion limit (the parser descends
+# through eight functions for each parenthesis): deeper is a SelectorError, not a
+# RecursionError.
+MAX_NESTING = 100
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
         self.i = 0
+        self.depth = 0
+
+    def _deeper(self, pos: int) -> None:
+        """One level more of nesting, at the token at `pos`; too many is a SelectorError
+        (`_shallower` undoes it)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise SelectorError(f"selector nested too deeply (more than {MAX_NESTING} levels) "
+                                f"at position {self.toks[pos].pos + 1}")
+
+    def _shallower(self) -> None:
+        self.depth -= 1
 
     @property
     def tok(self) -> _Tok:
@@ -347,7 +366,9 @@ class _Parser:
     def neg(self) -> _Node:
         if self._kw("NOT"):
             start = self.i
+            self._deeper(start - 1)
             inner = self._condition(self.neg(), start)
+            self._shallower()
 
             def _not(f: Fields) -> Any:
                 v = inner(f)
@@ -435,35 +456,44 @@ class _Parser:
 
     def sum(self) -> _Node:
         node = self.product()
+        rest: list[tuple[str, _Fn]] = []
         while self.tok.kind == "op" and self.tok.text in "+-":
             op = self.tok.text
             self.i += 1
-            node = _arith(op, node[0], self.product()[0]), "arithmetic"
-        return node
+            rest.append((op, self.product()[0]))
+        return (_arith(node[0], rest), "arithmetic") if rest else node
 
     def product(self) -> _Node:
         node = self.unary()
+        rest: list[tuple[str, _Fn]] = []
         while self.tok.kind == "op" and self.tok.text in "*/":
             op = self.tok.text
             self.i += 1
-            node = _arith(op, node[0], self.unary()[0]), "arithmetic"
-        return node
+            rest.append((op, self.unary()[0]))
+        return (_arith(node[0], rest), "arithmetic") if rest else node
 
     def unary(self) -> _Node:
         if self._op("-"):
+            self._deeper(self.i - 1)
             inner, kind = self.unary()
+            self._shallower()
             return ((lambda f: -v if _is_num(v := inner(f)) else None),
                     "number" if kind == "number" else "arithmetic")
         if self._op("+"):
-            return self.unary()
+            self._deeper(self.i - 1)
+            node = self.unary()
+            self._shallower()
+            return node
         return self.primary()
 
     def primary(self) -> _Node:
         t = self.tok
         if self._op("("):
+            self._deeper(self.i - 1)
             node = self.expr()
             if not self._op(")"):
                 raise self._err(")")
+            self._shallower()
             return node
         if t.kind == "ident":
             self.i += 1
@@ -487,21 +517,30 @@ class _Parser:
         raise self._err("a value")
 
 
-def _arith(op: str, a: _Fn, b: _Fn) -> _Fn:
+def _arith(first: _Fn, rest: list[tuple[str, _Fn]]) -> _Fn:
+    """`first` then each (operator, operand) of `rest`, left to right (`a - b - c` is
+    `(a - b) - c`), in one function: a long chain (`a + a + … + a`) is evaluated in a
+    loop, not by a function per operator nested as deep as the chain is long."""
     def fn(f: Fields) -> Any:
-        x, y = a(f), b(f)
-        if not (_is_num(x) and _is_num(y)):
-            return None
-        if op == "+":
-            return x + y
-        if op == "-":
-            return x - y
-        if op == "*":
-            return x * y
-        if y == 0:
-            return None
-        return x / y if isinstance(x, float) or isinstance(y, float) else _int_div(x, y)
+        x = first(f)
+        for op, b in rest:
+            x = _apply(op, x, b(f))
+        return x
     return fn
+
+
+def _apply(op: str, x: Any, y: Any) -> Any:
+    if not (_is_num(x) and _is_num(y)):
+        return None
+    if op == "+":
+        return x + y
+    if op == "-":
+        return x - y
+    if op == "*":
+        return x * y
+    if y == 0:
+        return None
+    return x / y if isinstance(x, float) or isinstance(y, float) else _int_div(x, y)
 
 
 def _int_div(x: int, y: int) -> int:
