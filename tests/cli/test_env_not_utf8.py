@@ -35,8 +35,8 @@ def test_a_profile_password_that_is_not_utf8(tmp_path: Path) -> None:
     config.write_text('[profiles.p]\nurl = "amqp://bob@127.0.0.1:9"\npassword_env = "P_PW"\n')
     r = amqp("send", "@p/q", "x", env={"AMQP_CONFIG": str(config), "P_PW": NOT_UTF8},
              timeout=60)
-    assert (r.returncode, r.stderr) == (2, "amqp: error: the profile's password is not UTF-8 "
-                                           "text\n")
+    said = "amqp: error: the profile's password is not UTF-8 text\n"
+    assert (r.returncode, r.stderr) == (2, said)
     # set but not used: a --password given wins
     r = amqp("send", "-u", "bob", "--password", "ok", "amqp://127.0.0.1:9/q", "x",
              env={"AMQP_PASSWORD": NOT_UTF8}, timeout=60)
