@@ -143,6 +143,10 @@ def _read(path: Path, required: bool) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         raise UserError(f"config file {str(path)!r} is not valid TOML: not UTF-8 (byte "
                         f"0x{e.object[e.start]:02x} at offset {e.start})", Exit.USAGE) from None
+    except RecursionError:
+        # (tomllib parses arrays and inline tables within arrays and tables recursively)
+        raise UserError(f"config file {str(path)!r} cannot be read: arrays or inline tables "
+                        "nested too deeply", Exit.USAGE) from None
 
 
 def _profile(name: str, table: Any, path: Path) -> Profile:
