@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
 
 _REQ = "Requests"
 _OUT = "Output"
+MAX_CONCURRENCY = 1_000_000  # requests in flight: far past any use, within a credit
 
 _SEND_PARAMETERS = inspect.signature(_send.send).parameters
 
@@ -120,8 +121,8 @@ def request(
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
-    if concurrency < 1:
-        raise UserError("--concurrency must be at least 1", Exit.USAGE)
+    if not 1 <= concurrency <= MAX_CONCURRENCY:  # (the reply link's credit follows it)
+        raise UserError(f"--concurrency must be between 1 and {MAX_CONCURRENCY}", Exit.USAGE)
     check_seconds(timeout, "--timeout")
     if not conn.endpoint.address:
         raise UserError("no address: give the requests' node in the URL (amqp://host/ADDRESS) "

@@ -130,7 +130,10 @@ def test_named_reply_node_on_serve(serve: ServePeers, peers: Start) -> None:
 
 @pytest.mark.parametrize(("args", "said"), [
     (["amqp://127.0.0.1:1", "x"], "no address"),
-    (["amqp://127.0.0.1:1/q", "x", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["amqp://127.0.0.1:1/q", "x", "--concurrency", "0"],
+     "--concurrency must be between 1 and 1000000"),
+    (["amqp://127.0.0.1:1/q", "x", "--concurrency", "99999999999"],  # (was an internal error)
+     "--concurrency must be between 1 and 1000000"),
     (["amqp://127.0.0.1:1/q", "a", "b", "--count", "2"], "several BODY arguments"),
     (["amqp://127.0.0.1:1/q", "x", "-c", "2", "--concurrency", "2", "--message-id", "m"],
      "--message-id without {n} or {uuid} gives every request the same id"),
