@@ -139,6 +139,10 @@ def parse_outcomes(text: str) -> list[Outcome]:
     for item in text.split(","):
         name, _, rest = item.strip().partition(":")
         name = name.lower()
+        if name in ("accept", "accepted", "release", "released") and _:
+            # (nothing to add to these: a `:x` would be ignored without a word)
+            raise UserError(f"--outcome {item.strip()!r}: {name} takes nothing after it",
+                            Exit.USAGE)
         if name in ("accept", "accepted"):
             out.append(Outcome("accept"))
         elif name in ("release", "released"):

@@ -24,7 +24,7 @@ def test_parse_outcomes() -> None:
     assert m.undeliverable_here is True and m.delivery_failed is None
 
 
-@pytest.mark.parametrize("bad", ["nope", "modify:sideways", ""])
+@pytest.mark.parametrize("bad", ["nope", "modify:sideways", "", "release:x", "accept:"])
 def test_parse_outcomes_errors(bad: str) -> None:
     with pytest.raises(UserError):
         parse_outcomes(bad)
