@@ -433,15 +433,38 @@ def _null(text: str) -> None:
         raise ValueError("null takes no value (write null: or KEY:null=)")
 
 
+# How deep a `json:` value may nest: the limit of JSON message bodies and `send --from`
+# lines (`amqpcli.cli.send.JSON_DEPTH`, not imported: that would register the send
+# command), in the same words.
+JSON_DEPTH = 200
+
+
 def _json(text: str) -> Any:
-    """A value in the lossless JSON format of docs/message-format.md."""
+    """A value in the lossless JSON format of docs/message-format.md; nested deeper than
+    `JSON_DEPTH` is an error (ValueError), not a RecursionError in the parser or the
+    conversion."""
     import json
 
     from amqpcli.render.jsonvalues import JsonValueError, from_json
 
+    too_deep = ValueError(f"nested more than {JSON_DEPTH} deep")
     try:
-        return from_json(json.loads(text))
-    except (json.JSONDecodeError, JsonValueError) as e:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(str(e)) from None
+    except RecursionError:
+        raise too_deep from None
+    level = [obj]
+    for _ in range(JSON_DEPTH):
+        level = [v for o in level if isinstance(o, (list, dict))
+                 for v in (o.values() if isinstance(o, dict) else o)]
+        if not level:
+            break
+    else:
+        raise too_deep
+    try:
+        return from_json(obj)
+    except JsonValueError as e:
         raise ValueError(str(e)) from None
 
 
@@ -467,6 +490,18 @@ def _double(text: str) -> float:
     if math.isinf(v) and text.strip().lower() not in _INFINITY:
         raise ValueError("out of range for a double (at most ±1.7976931348623157e+308)")
     return v
+
+
+def _float(text: str) -> t.Float:
+    """A float, as `_double` takes a double: a number past even a double's range (Python
+    reads it as infinity) is an error, an infinity asked for by name is not. (A finite
+    number past a float's range is refused when the value is checked for encoding.)"""
+    from amqpcli.codec import types as t
+
+    v = float(text)
+    if math.isinf(v) and text.strip().lower() not in _INFINITY:
+        raise ValueError("out of range for a float (at most ±3.4028234663852886e+38)")
+    return t.Float(v)
 
 
 def _integer(text: str) -> int:
@@ -500,7 +535,7 @@ def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int
         "short": t.Short,
         "int": t.Int,
         "long": t.Long,
-        "float": lambda s: t.Float(float(s)),
+        "float": _float,
         "double": _double,
         "char": t.Char,
         "timestamp": t.Timestamp,
@@ -546,7 +581,16 @@ def typed_value(type_name: str | None, text: str, what: str) -> Any:
             raise ValueError("a char is one character")
         return conv(text)
     except ValueError as e:
-        raise UserError(f"{what}: bad {type_name} value {text!r}: {e}", Exit.USAGE) from None
+        raise UserError(f"{what}: bad {type_name} value {_shown(text)}: {e}",
+                        Exit.USAGE) from None
+
+
+def _shown(text: str, most: int = 60) -> str:
+    """`text` quoted for an error, cut short past `most` characters (a value thousands of
+    characters long would bury the error in it)."""
+    if len(text) <= most:
+        return repr(text)
+    return f"{text[:most]!r}… ({len(text)} characters)"
 
 
 def parse_key_value(item: str, what: str) -> tuple[str, Any]:

@@ -188,6 +188,21 @@ def _float_from(v: Any, path: str) -> float:
     raise JsonValueError(path, f"expected a number, found {v!r:.40}")
 
 
+_FLOAT_BITS = struct.Struct("<f").pack
+
+
+def _float32_from(v: Any, path: str) -> Float:
+    """A float (32-bit): as `_float_from`, and a finite number past a float's range is an
+    error here, as it would be when the value is encoded."""
+    f = _float_from(v, path)
+    try:
+        _FLOAT_BITS(f)
+    except OverflowError:
+        raise JsonValueError(path, f"{f!r} is out of range for float (32-bit: use double for "
+                                   "larger numbers)") from None
+    return Float(f)
+
+
 _NOT_FINITE = ('not a finite number (too large for a double, or NaN/Infinity): write '
                '{"double": "Infinity"}, "-Infinity" or "NaN" for those')
 
@@ -258,7 +273,7 @@ def _from_plain(t: str, v: Any, path: str) -> Any:
                 raise JsonValueError(path, f"expected base64 text, found {v!r:.40}")
             return unb64(v, path)
         if t == "float":
-            return Float(_float_from(v, path))
+            return _float32_from(v, path)
         if t == "double":
             return _float_from(v, path)
         if t == "timestamp":

@@ -51,6 +51,7 @@ from amqpcli.render.jsonvalues import (
     unb64,
 )
 from amqpcli.render.text import Node, value_tree
+from amqpcli.render.types import amqp_type
 
 __all__ = [
     "REDACTED_MESSAGE",
@@ -352,7 +353,7 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
             _keyed_from_json(obj["message-annotations"], Symbol, "message-annotations")
         )
     if "properties" in obj:
-        kw["properties"] = fields_from_json(Properties, obj["properties"], "properties")
+        kw["properties"] = _properties_from_json(obj["properties"])
     if "application-properties" in obj:
         kw["application_properties"] = ApplicationProperties(
             _keyed_from_json(obj["application-properties"], str, "application-properties")
@@ -371,6 +372,23 @@ def message_from_json(obj: Any, use_encoded: bool = True) -> Message:
         if _same_sections(original, msg):
             return original
     return msg
+
+
+# The properties that are addresses: an address-string (Part 3 §3.2.4, §3.2.17), so text.
+_ADDRESS_FIELDS = (("to", "to"), ("reply_to", "reply-to"))
+
+
+def _properties_from_json(v: Any) -> Properties:
+    """The properties section; `to` and `reply-to` are addresses, strings, and any other
+    value there is an error naming the field (it would go out as an address no peer can
+    use)."""
+    props = fields_from_json(Properties, v, "properties")
+    for attr, name in _ADDRESS_FIELDS:
+        value = getattr(props, attr)
+        if value is not None and type(value) is not str:
+            raise JsonValueError(f"properties.{name}", "expected a string (an address), "
+                                 f"found a value of type {amqp_type(value)}")
+    return props  # type: ignore[return-value]
 
 
 def _with_kept_sections(msg: Message, kept: Any) -> Message:
