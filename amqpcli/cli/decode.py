@@ -80,14 +80,15 @@ def _is_file(text: str) -> bool:
 
 def _open_source(
     data: str | None, file: Path | None, example: str | None
-) -> tuple[Iterator[bytes], str]:
-    """(the input's bytes in pieces, where they come from). A file is opened now, so that
-    one that cannot be is an error before anything is decoded."""
+) -> tuple[Iterator[bytes], str, bool]:
+    """(the input's bytes in pieces, where they come from, whether they are a stream: a
+    pipe, a FIFO, a device or a terminal, which may never end). A file is opened now, so
+    that one that cannot be is an error before anything is decoded."""
     given = [x is not None for x in (data, file, example)]
     if sum(given) > 1:
         raise UserError("give one input: an argument, -f FILE or --example NAME", Exit.USAGE)
     if example is not None:
-        return iter([read_example(example)]), f"example {example}"
+        return iter([read_example(example)]), f"example {example}", False
     if data is not None and file is None:
         from amqpcli.cli.decode_input import looks_like_path
 
@@ -98,18 +99,32 @@ def _open_source(
                 raise UserError(f"{data}: no such file", Exit.USAGE)
             file = Path(data)  # not a regular file: reading it says what it is
         elif data != "-":
-            return iter([data.encode("utf-8", "surrogateescape")]), "argument"
+            return iter([data.encode("utf-8", "surrogateescape")]), "argument", False
     if file is not None and str(file) != "-":
         try:
             stream = open(file, "rb")  # noqa: SIM115 - closed by _pieces
         except OSError as e:
             raise UserError(f"cannot read {file}: {e.strerror or e}", Exit.USAGE) from None
-        return _pieces(stream, str(file)), str(file)
+        return _pieces(stream, str(file)), str(file), _is_stream(stream)
+    if sys.stdin is None or sys.stdin.closed:  # started with stdin closed (`<&-`)
+        raise UserError("standard input is closed: nothing to decode (give bytes as an "
+                        "argument, -f FILE or --example NAME)", Exit.USAGE)
     if sys.stdin.isatty() and data != "-" and str(file) != "-":
         raise UserError(
             "nothing to decode: give bytes as an argument, -f FILE, or on stdin", Exit.USAGE
         )
-    return _pieces(sys.stdin.buffer, "stdin"), "stdin"
+    return _pieces(sys.stdin.buffer, "stdin"), "stdin", _is_stream(sys.stdin.buffer)
+
+
+def _is_stream(stream: BinaryIO) -> bool:
+    """Whether `stream` is other than a regular file (a pipe, a FIFO, a device such as
+    /dev/zero, a terminal, a socket): its end may never come."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def _pieces(stream: BinaryIO, name: str) -> Iterator[bytes]:
@@ -147,6 +162,10 @@ class Decoded:
         self.whole: bytes | None = None
         self._kept = bytearray()  # given, from offset _kept_start
         self._kept_start = 0
+        # the input may never end (a pipe, a device: `_is_stream`); `stopped` once it is
+        # read no further after a fatal error (`stop_after_error`)
+        self.stream = False
+        self.stopped = False
 
     @classmethod
     def of(cls, data: bytes) -> "Decoded":
@@ -190,7 +209,7 @@ class Decoded:
         return self.peek(self._ahead_size)
 
     def pieces(self) -> Iterator[bytes]:
-        while self._ahead or self._read():
+        while not self.stopped and (self._ahead or self._read()):
             piece = self._ahead.popleft()
             self._ahead_size -= len(piece)
             if self.whole is None:
@@ -203,9 +222,17 @@ class Decoded:
         return self.size - self._ahead_size
 
     def drain(self) -> None:
-        """Read the rest of the input, undecoded (after an error that ends decoding)."""
+        """Read the rest of the input, undecoded (after an error that ends decoding), to
+        count its bytes; nothing more of a stream stopped after its error."""
         for _ in self.pieces():
             self.release(self.given)
+
+    def stop_after_error(self) -> None:
+        """A fatal decode error was reported: a stream not at its end is read no further
+        (a regular file is still read to its end by `drain`, its bytes counted; a pipe or
+        a device such as /dev/zero may never end)."""
+        if self.stream and not self.eof:
+            self.stopped = True
 
     def release(self, offset: int) -> None:
         """The decoder needs no byte before `offset` any more."""
@@ -231,7 +258,7 @@ class Decoded:
 
 
 def _read_input(
-    pieces: Iterator[bytes], input_form: str | None, source: str
+    pieces: Iterator[bytes], input_form: str | None, source: str, stream: bool = False
 ) -> tuple[Decoded, str]:
     """The decoded bytes of the input and the form they were read from: an input that ends
     within `_LOOKAHEAD` read whole (`parse_input`), unless its bytes are more (a hex dump's
@@ -257,7 +284,9 @@ def _read_input(
         reader, form = choose_reader(bytes(head), input_form)
     except InputError as e:
         raise UserError(f"{source}: {e}", Exit.USAGE) from None
-    return Decoded(_read_form(itertools.chain([bytes(head)], pieces), reader, source)), form
+    src = Decoded(_read_form(itertools.chain([bytes(head)], pieces), reader, source))
+    src.stream = stream
+    return src, form
 
 
 def _read_form(pieces: Iterator[bytes], reader: "FormReader", source: str) -> Iterator[bytes]:
@@ -527,8 +556,8 @@ def decode(
             "--max-frame-size must be at least 8 (the frame header) and at most 4294967295",
             Exit.USAGE,
         )
-    pieces, source = _open_source(data, None if file is None else Path(file), example)
-    src, form = _read_input(pieces, input_form, source)
+    pieces, source, stream = _open_source(data, None if file is None else Path(file), example)
+    src, form = _read_input(pieces, input_form, source, stream)
     if not src.peek(_LOOKAHEAD):  # (bytes that end within it are then the whole input)
         raise UserError(f"{source}: no bytes to decode", Exit.USAGE)
 

@@ -121,10 +121,21 @@ def _cut_message(kind: str, tally: _Tally, src: "Decoded", detected: bool) -> bo
             and src.whole is not None and message_cut_short(src.whole))
 
 
-def _summary_line(description: str, size: int, form: str, source: str) -> str:
+def _summary_line(description: str, size: int, form: str, source: str,
+                  stopped: bool = False) -> str:
     """What the input held: the first line of a short input's output, the last of a long
-    one's."""
+    one's (`stopped`: a stream read no further after its fatal error)."""
+    if stopped:
+        return (f"{description}; the first {size} byte{'s' * (size != 1)} of {form} input "
+                f"({source}), not read on after the error")
     return f"{description}; {size} byte{'s' * (size != 1)} from {form} input ({source})"
+
+
+def _stopped_note(src: "Decoded", source: str) -> None:
+    """Say that a stream was left unread after its fatal error (`Decoded.stop_after_error`)."""
+    if src.stopped:
+        sys.stderr.write(f"note: {source} is not a regular file: not read past its first "
+                         f"{src.size} bytes after the error (it may never end)\n")
 
 
 class _ErrorLines:
@@ -216,7 +227,8 @@ def show_010(
     def summary(n: int, size: int) -> str:
         how = "detected" if detected else "as asked"
         return _summary_line(f"an AMQP 0-10 frame stream: {n} assembl"
-                             f"{'ies' if n != 1 else 'y'} ({how})", size, form, source)
+                             f"{'ies' if n != 1 else 'y'} ({how})", size, form, source,
+                             src.stopped)
 
     if out is not None:
         if src.whole is not None:
@@ -231,6 +243,7 @@ def show_010(
         n += getattr(item, "method", None) is not None
         if isinstance(item, StreamError):
             error = item.error
+            src.stop_after_error()
             # the bytes around it are at hand now; it is reported after the rest
             report = _ErrorLines(src, show_secrets)(
                 FrameError(error.offset, error.expected, error.found))
@@ -248,6 +261,7 @@ def show_010(
         out.line(summary(n, src.size), "dim")
     if error is not None:
         _write_error(report)
+        _stopped_note(src, source)
         raise UserError(
             f"decode error: at offset {error.offset}: expected {error.expected}, "
             f"found {error.found}",
@@ -298,6 +312,8 @@ def show_items(
             if out is None:
                 sys.stdout.write(json_line(item_to_json(item)) + "\n")
             _write_error(error_lines(item))
+            if item.fatal:
+                src.stop_after_error()
             continue
         if out is None:
             obj = item_to_json(item, show_secrets, message=whole, hidden=hidden)
@@ -310,9 +326,10 @@ def show_items(
     if out is not None and src.whole is None:
         out.line(_summary_line(_describe(kind, tally, detected,
                                          _cut_message(kind, tally, src, detected)),
-                               src.size, form, source), "dim")
+                               src.size, form, source, src.stopped), "dim")
     for note in notes:
         sys.stderr.write(f"note: {note}\n")
+    _stopped_note(src, source)
     first = tally.first_error
     if first is not None:
         errors = tally.count(FrameError)
