@@ -69,12 +69,15 @@ class LinePrinter:
     more (its reader went away, `amqp proxy … | head`; a full disk), the printing stops
     with one note on stderr and the proxy goes on forwarding (and recording) the
     applications' connections until it is stopped. A stderr that cannot be written loses
-    the notes, nothing else."""
+    the notes, nothing else. A recording that cannot be written any more stops with a
+    warning at once, the forwarding and printing going on; the last line then says that
+    the recording is incomplete."""
 
     def __init__(self, as_json: bool, show_secrets: bool, record: str | None = None) -> None:
         self.as_json = as_json
         self.show_secrets = show_secrets
         self.record = record
+        self.record_failed: str | None = None  # why the recording stopped early
         self.printing = True
         from amqpcli.render.redact import ChunkSecrets
 
@@ -87,12 +90,26 @@ class LinePrinter:
     def on_close(self, conn: Any, how: str) -> None:
         self._note(f"{conn.key} {how} ({conn.bytes['client']} bytes up, {conn.bytes['server']} down)")
 
-    def _note(self, text: str) -> None:
+    def _note(self, text: str, prefix: str = "amqp proxy") -> None:
         try:
-            sys.stderr.write(f"amqp proxy: {text}\n")
+            sys.stderr.write(f"{prefix}: {text}\n")
             sys.stderr.flush()
         except (OSError, ValueError):
             pass  # no one reads the notes any more: the forwarding goes on
+
+    def on_record_failure(self, why: str) -> None:
+        """The recording cannot be written any more (`Recorder.on_failure`)."""
+        self.record_failed = why
+        self._note(f"cannot write the recording {self.record}: {why}; recording stopped, "
+                   "still forwarding", "amqp: warning")
+
+    def stopped(self) -> None:
+        """The last line, when the proxy was stopped."""
+        if self.record_failed is not None:
+            self._note(f"stopped; the recording {self.record} is incomplete: it stopped "
+                       f"when it could not be written ({self.record_failed})")
+        else:
+            self._note("stopped")
 
     def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
         if not self.printing:
@@ -157,7 +174,7 @@ class LinePrinter:
             _quiet_stdout()
         why = ("standard output's reader went away" if isinstance(e, BrokenPipeError)
                else f"cannot write standard output: {(e.strerror or str(e)).lower()}")
-        rec = f" and recording to {self.record}" if self.record else ""
+        rec = f" and recording to {self.record}" if self.record and not self.record_failed else ""
         self._note(f"output stopped: {why}; still forwarding{rec} until stopped")
 
 
@@ -165,7 +182,7 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
                     printer: LinePrinter) -> None:
     from amqpcli.proxy import Proxy, Recorder
 
-    recorder = Recorder(record) if record else None
+    recorder = Recorder(record, on_failure=printer.on_record_failure) if record else None
     proxy = Proxy(listen, cfg, on_open=printer.on_open, on_item=printer.on_item,
                   on_close=printer.on_close, recorder=recorder)
     try:
@@ -226,5 +243,5 @@ def proxy(
     except KeyboardInterrupt:
         # Ctrl-C (or SIGTERM) is how a proxy is stopped: the recording was closed on the way
         # out. Still an interruption by the exit-status table: 130, after the clean stop.
-        printer._note("stopped")
+        printer.stopped()
         sys.exit(int(Exit.INTERRUPTED))

@@ -14,6 +14,11 @@ SASL PLAIN password in clear.
 What is recorded reaches the file promptly: after each turn of the event loop that wrote
 packets (one flush for the batch), so `amqp pcap-dump` reads the traffic while the proxy
 runs, and a crash or SIGKILL loses at most the packets of that turn.
+
+A file that cannot be written (`/dev/full`) is refused when the recorder is made: its
+first block is written through at once. One that fails later (a disk that fills up, a
+file size limit) stops the recording, never the forwarding: `failed` says why, and
+`on_failure` is told once, when it happens; the file keeps what reached it.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from amqpcli.capture.decode import ACK, FIN
@@ -32,24 +38,45 @@ RAW_IP = 101  # link type: packets start at the IP header
 MSS = 65000  # one segment per forwarded chunk where the chunk allows
 
 
+def _why(e: OSError) -> str:
+    return (e.strerror or str(e)).lower()
+
+
 class Recorder:
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str],
+                 on_failure: Callable[[str], None] | None = None) -> None:
+        """`on_failure(why)`: told once when the recording stops because the file cannot
+        be written any more (`why`: the error, as "no space left on device")."""
         self.path = path
+        self.on_failure = on_failure
+        self.failed: str | None = None  # why the recording stopped early, if it did
         try:
             self._file = _open_private(path)
         except OSError as e:
-            raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
-                            Exit.USAGE) from None
+            raise UserError(f"cannot write {os.fspath(path)}: {_why(e)}", Exit.USAGE) from None
         try:
             self.writer = CaptureWriter(self._file, linktype=RAW_IP)
+            self.writer.flush()  # a file that takes nothing (/dev/full) is refused now
         except OSError as e:
-            self._file.close()
-            raise UserError(f"cannot write {os.fspath(path)}: {(e.strerror or str(e)).lower()}",
-                            Exit.USAGE) from None
+            _close_quietly(self._file)
+            raise UserError(f"cannot write {os.fspath(path)}: {_why(e)}", Exit.USAGE) from None
         self._convs: dict[int, TcpConversation] = {}  # by the connection's serial
         self._fins: dict[int, list[Direction]] = {}  # the directions that sent a FIN
         self.closed = False
         self._flush_pending = False
+
+    def _fail(self, e: OSError) -> None:
+        """The file cannot be written: the recording stops here (what reached the file
+        stays), said once through `on_failure`."""
+        if self.failed is not None:
+            return
+        self.failed = _why(e)
+        self.closed = True
+        self._convs.clear()
+        self._fins.clear()
+        _close_quietly(self._file)
+        if self.on_failure is not None:
+            self.on_failure(self.failed)
 
     def _written(self) -> None:
         """Packets were written: flush once the event loop's current turn is over (all the
@@ -70,10 +97,18 @@ class Recorder:
             return
         try:
             self.writer.flush()
-        except OSError:
-            pass  # the file cannot take more (a full disk): the next write says so
+        except OSError as e:  # the file cannot take more (a full disk)
+            self._fail(e)
 
     def open(self, conn: Any) -> None:
+        if self.closed:
+            return
+        try:
+            self._open(conn)
+        except OSError as e:
+            self._fail(e)
+
+    def _open(self, conn: Any) -> None:
         t = _ns(conn.started)
         # step 0: every packet of a chunk carries the time the chunk was seen, as printed
         conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=0)
@@ -87,7 +122,11 @@ class Recorder:
         if conv is None or self.closed:
             return
         conv.now = max(conv.now, _ns(time))
-        conv.send(_dir(side), bytes(data), mss=MSS, ack=False)
+        try:
+            conv.send(_dir(side), bytes(data), mss=MSS, ack=False)
+        except OSError as e:
+            self._fail(e)
+            return
         self._written()
 
     def fin(self, conn: Any, side: str, time: float) -> None:
@@ -97,7 +136,11 @@ class Recorder:
         if conv is None or self.closed:
             return
         conv.now = max(conv.now, _ns(time))
-        self._fin(conn.serial, conv, _dir(side))
+        try:
+            self._fin(conn.serial, conv, _dir(side))
+        except OSError as e:
+            self._fail(e)
+            return
         self._written()
 
     def reset(self, conn: Any, side: str, time: float) -> None:
@@ -107,14 +150,22 @@ class Recorder:
         if conv is None or self.closed:
             return
         conv.now = max(conv.now, _ns(time))
-        conv.reset(_dir(side))
+        try:
+            conv.reset(_dir(side))
+        except OSError as e:
+            self._fail(e)
+            return
         self._written()
 
     def end(self, conn: Any) -> None:
         """The connection is over: FINs for the sides that did not end their streams."""
         conv = self._convs.get(conn.serial)
         if conv is not None and not self.closed:
-            self._finish(conn.serial, conv)
+            try:
+                self._finish(conn.serial, conv)
+            except OSError as e:
+                self._fail(e)
+                return
             self._written()
 
     def _fin(self, serial: int, conv: TcpConversation, d: Direction) -> None:
@@ -134,17 +185,37 @@ class Recorder:
                 self._fin(serial, conv, d)
 
     def close(self) -> None:
+        """The end of the recording: FINs for the conversations still open, and the file
+        closed (a failure to write them is a `_fail`, never raised)."""
         if self.closed:
             return
-        for serial, conv in list(self._convs.items()):
-            self._finish(serial, conv)
-        self._convs.clear()
-        self._fins.clear()
         try:
+            for serial, conv in list(self._convs.items()):
+                self._finish(serial, conv)
+            self._convs.clear()
+            self._fins.clear()
             self.writer.close()
+            self._file.close()
+        except OSError as e:
+            self._fail(e)
         finally:
             self.closed = True
-            self._file.close()
+            _close_quietly(self._file)
+
+
+def _close_quietly(f: BinaryIO) -> None:
+    """`f` closed; what it still buffered for a file that cannot take it is dropped (the
+    failure was said already)."""
+    try:
+        f.close()
+    except OSError:
+        # a buffered file that failed to flush stays open: close its descriptor
+        raw = getattr(f, "raw", None)
+        if raw is not None:
+            try:
+                raw.close()
+            except OSError:
+                pass
 
 
 def _open_private(path: str | os.PathLike[str]) -> BinaryIO:

@@ -41,6 +41,7 @@ class ProxySource(ThreadedSource):
         self.listen = listen
         self.upstream = upstream
         self.record = record
+        self.record_failed: str | None = None  # why the recording stopped early
         self.watch = Watch(history)
         self.proxy: Proxy | None = None
         self.bound: tuple[str, int] | None = None
@@ -51,7 +52,8 @@ class ProxySource(ThreadedSource):
     async def _main(self) -> None:
         from amqpcli.proxy import Proxy, Recorder
 
-        recorder = Recorder(self.record) if self.record else None
+        recorder = (Recorder(self.record, on_failure=self._record_failed)
+                    if self.record else None)
         self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
                            on_item=self._on_item, on_close=self._on_close,
                            on_events=self._on_events, recorder=recorder,
@@ -60,6 +62,12 @@ class ProxySource(ThreadedSource):
         self.ready.set()
         self._post(SourceNotice(f"listening on {self.bound[0]}:{self.bound[1]}"))
         await self.proxy.serve()
+
+    def _record_failed(self, why: str) -> None:
+        """The recording cannot be written any more: it stops, the proxy goes on."""
+        self.record_failed = why
+        self._post(SourceNotice(f"cannot write the recording {os.fspath(self.record or '')}: "
+                                f"{why}; recording stopped, still forwarding", "warning"))
 
     def _failure(self, e: Exception) -> str | None:
         return str(e) if isinstance(e, UserError) else None
@@ -120,4 +128,6 @@ class ProxySource(ThreadedSource):
         n = len(self.watch.conns)
         where = f"{self.bound[0]}:{self.bound[1]}" if self.bound else "…"
         rec = f", recording {os.fspath(self.record)}" if self.record else ""
+        if self.record and self.record_failed:
+            rec = f", recording {os.fspath(self.record)} stopped ({self.record_failed})"
         return f"proxy {where} → {self.upstream.endpoint.hostport}: {n} connection(s){rec}"
