@@ -134,7 +134,7 @@ def _summary_line(description: str, size: int, form: str, source: str,
 def _stopped_note(src: "Decoded", source: str) -> None:
     """Say that a stream was left unread after its fatal error (`Decoded.stop_after_error`)."""
     if src.stopped:
-        sys.stderr.write(f"note: {source} is not a regular file: not read past its first "
+        sys.stderr.write(f"amqp: note: {source} is not a regular file: not read past its first "
                          f"{src.size} bytes after the error (it may never end)\n")
 
 

@@ -40,7 +40,7 @@ def test_closed_stdin_is_a_usage_error(args: tuple[str, ...]) -> None:
 def _check_stopped(r: subprocess.CompletedProcess[str], source: str) -> None:
     assert r.returncode == 8, r.stderr
     assert "decode error at offset" in r.stderr
-    assert f"note: {source} is not a regular file: not read past" in r.stderr
+    assert f"amqp: note: {source} is not a regular file: not read past" in r.stderr
     assert r.stderr.splitlines()[-1].startswith("amqp: error: decode error")
     assert "not read on after the error" in r.stdout.splitlines()[-1]
 
@@ -108,7 +108,7 @@ def test_a_pipe_ends_after_its_error(header: bytes, args: tuple[str, ...]) -> No
     r = _endless_pipe(header, *args)
     if "--json" in args:
         assert r.returncode == 8, r.stderr
-        assert "note: stdin is not a regular file: not read past" in r.stderr
+        assert "amqp: note: stdin is not a regular file: not read past" in r.stderr
         assert '"item": "error"' in r.stdout
     else:
         _check_stopped(r, "stdin")
