@@ -234,8 +234,13 @@ def build_config(
         raise UserError(f"{given} needs a user (URL user@ or --user): without one the login "
                         "is anonymous", Exit.USAGE)
     tls_options = [what for what, v in (("--ca-file", ca_file), ("--cert", cert_file),
-                                        ("--key", key_file), ("--server-name", server_name))
+                                        ("--key", key_file), ("--server-name", server_name),
+                                        ("--insecure", insecure or None))
                    if v is not None]
+    if tls_upgrade and ep.tls:
+        # (amqps:// is TLS from the first byte: there is nothing to upgrade)
+        raise UserError(f"--tls-upgrade is for amqp://: amqps://{ep.hostport} is TLS first",
+                        Exit.USAGE)
     if tls_options and not (ep.tls or tls_upgrade):
         named = (f"{tls_options[0]} is a TLS option" if len(tls_options) == 1
                  else f"{', '.join(tls_options)} are TLS options")

@@ -45,6 +45,20 @@ def test_tls_options_with_a_plain_url_are_a_usage_error(
     assert r.stdout == ""
 
 
+@pytest.mark.parametrize("command", [("send", f"{PLAIN}/q", "hi"), ("recv", f"{PLAIN}/q")])
+def test_insecure_with_a_plain_url_and_tls_upgrade_with_amqps(command: tuple[str, ...]) -> None:
+    # both were taken without a word: --insecure verifies nothing on plain TCP, and
+    # amqps:// has no AMQP TLS header to upgrade with
+    r = amqp(*command, "--insecure", timeout=60)
+    said = ("amqp: error: --insecure is a TLS option, but amqp://127.0.0.1:1 is plain TCP: "
+            "use amqps:// (or --tls-upgrade) for TLS\n")
+    assert (r.returncode, r.stderr) == (2, said)
+    tls = [a.replace("amqp://", "amqps://") for a in command]
+    r = amqp(*tls, "--tls-upgrade", timeout=60)
+    said = "amqp: error: --tls-upgrade is for amqp://: amqps://127.0.0.1:1 is TLS first\n"
+    assert (r.returncode, r.stderr) == (2, said)
+
+
 def test_several_are_named(tls_certs: Certs) -> None:
     r = amqp("send", f"{PLAIN}/q", "hi", "--cert", str(tls_certs.client_cert), "--key",
              str(tls_certs.client_key), timeout=60)

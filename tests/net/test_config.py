@@ -97,7 +97,7 @@ def test_connection_options_build_one_config() -> None:
     app, seen = _app()
     r = CliRunner().invoke(
         app,
-        ["cmd", "amqp://u:pw@h:1//queue/x", "--count", "3", "--idle-timeout", "4",
+        ["cmd", "amqps://u:pw@h:1//queue/x", "--count", "3", "--idle-timeout", "4",
          "--container-id", "c1", "--max-frame-size", "4096", "--reconnect", "2", "--insecure"],
     )
     assert r.exit_code == 0, r.output
