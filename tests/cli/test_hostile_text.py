@@ -18,7 +18,7 @@ from tests.dissect.helpers import Script, write
 
 LINK = "n-orders[eu-west][/]:smile:[link=http://x]L[/link]"
 ADDRESS = "a-orders[bold red]X[/bold red]"
-SAFE_ERROR = "close amqp:c\\x1b[31mRED (\\x1b]0;title\\x07)"
+SAFE_ERROR = "close \"amqp:c\\x1b[31mRED\" (\\x1b]0;title\\x07)"  # (quoted: not a plain name)
 MECHANISM = "PLAIN\x1b[2J"
 
 
@@ -54,7 +54,7 @@ def test_end_views_show_capture_text_as_it_is(tmp_path: Path, view: str,
     if view == "--deliveries":
         assert "n-orders[eu-west]" in out  # (cut to the column's width)
     if view == "--connections":
-        assert SAFE_ERROR in out and "PLAIN\\x1b[2J" in out
+        assert SAFE_ERROR in out and "\"PLAIN\\x1b[2J\"" in out
     # nothing of the capture's own escapes and no hyperlink reaches the terminal
     for raw in ("\x1b[31mRED", "\x1b]", "\x07", "\x1b[2J"):
         assert raw not in out
