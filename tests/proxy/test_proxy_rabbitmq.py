@@ -29,7 +29,9 @@ N = 20
 
 def _summary(events: list[Any]) -> dict[str, Any]:
     return {
-        "kinds": [type(e).__name__ for e in events],
+        # (how many of each: the live order of two directions' events at one moment may
+        # differ from the recording's, merged by time)
+        "kinds": sorted(type(e).__name__ for e in events),
         "links": sorted(e.link.name for e in events if isinstance(e, LinkAttached)),
         "settled": [(e.delivery.link.name, e.delivery.delivery_id, e.delivery.outcome)
                     for e in events if isinstance(e, DeliverySettled)],
