@@ -438,35 +438,38 @@ def _null(text: str) -> None:
         raise ValueError("null takes no value (write null: or KEY:null=)")
 
 
-# How deep a `json:` value may nest: the limit of JSON message bodies and `send --from`
-# lines (`amqpcli.cli.send.JSON_DEPTH`, not imported: that would register the send
-# command), in the same words.
+# How deep a JSON value may nest (`json:` values, JSON message bodies, `send --from`
+# lines): twice the codec's limit for AMQP values (a typed value takes two levels,
+# `{"list": [...]}`), and well within Python's recursion limit.
 JSON_DEPTH = 200
+
+
+def json_within_depth(text: str | bytes) -> Any:
+    """`json.loads`, refusing nesting deeper than `JSON_DEPTH` (ValueError) rather than
+    failing deep inside the parser or the conversion with a RecursionError."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested more than {JSON_DEPTH} deep") from None
+    level = [obj]
+    for _ in range(JSON_DEPTH):
+        inner = [v for o in level if isinstance(o, (list, dict))
+                 for v in (o.values() if isinstance(o, dict) else o)]
+        if not inner:
+            return obj
+        level = inner
+    raise ValueError(f"nested more than {JSON_DEPTH} deep")
 
 
 def _json(text: str) -> Any:
     """A value in the lossless JSON format of docs/message-format.md; nested deeper than
     `JSON_DEPTH` is an error (ValueError), not a RecursionError in the parser or the
     conversion."""
-    import json
-
     from amqpcli.render.jsonvalues import JsonValueError, from_json
 
-    too_deep = ValueError(f"nested more than {JSON_DEPTH} deep")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(str(e)) from None
-    except RecursionError:
-        raise too_deep from None
-    level = [obj]
-    for _ in range(JSON_DEPTH):
-        level = [v for o in level if isinstance(o, (list, dict))
-                 for v in (o.values() if isinstance(o, dict) else o)]
-        if not level:
-            break
-    else:
-        raise too_deep
+    obj = json_within_depth(text)  # (a JSONDecodeError is a ValueError)
     try:
         return from_json(obj)
     except JsonValueError as e:

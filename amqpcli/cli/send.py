@@ -23,6 +23,7 @@ from amqpcli.cli.options import (
     check_seconds,
     check_text,
     connection_options,
+    json_within_depth,
     parse_key_value,
     parse_value,
     typed_value,
@@ -167,28 +168,6 @@ def _symbol_keys(items: list[str], what: str) -> dict[Any, Any]:
     from amqpcli.codec.types import Symbol
 
     return {Symbol(k): v for k, v in (_map_entry(i, what) for i in items)}
-
-
-# How deep JSON input may nest: twice the codec's limit for AMQP values (a typed value
-# takes two levels, `{"list": [...]}`), and well within Python's recursion limit.
-JSON_DEPTH = 200
-
-
-def json_within_depth(text: str | bytes) -> Any:
-    """`json.loads`, refusing nesting deeper than `JSON_DEPTH` (ValueError) rather than
-    failing deep inside the parser or the conversion with a RecursionError."""
-    try:
-        obj = json.loads(text)
-    except RecursionError:
-        raise ValueError(f"nested more than {JSON_DEPTH} deep") from None
-    level = [obj]
-    for _ in range(JSON_DEPTH):
-        inner = [v for o in level if isinstance(o, (list, dict))
-                 for v in (o.values() if isinstance(o, dict) else o)]
-        if not inner:
-            return obj
-        level = inner
-    raise ValueError(f"nested more than {JSON_DEPTH} deep")
 
 
 def body_value(text: bytes, body_type: str, json_body: bool) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from amqpcli.cli.send import JSON_DEPTH, json_within_depth
+from amqpcli.cli.options import JSON_DEPTH, json_within_depth
 from tests.net.clirun import amqp
 from tests.net.servepeer import ServePeers
 

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from amqpcli.cli import options
 from amqpcli.cli.options import typed_value
 from amqpcli.codec.types import Float
 from amqpcli.errors import UserError
@@ -25,12 +24,6 @@ NOWHERE = "amqp://127.0.0.1:1/q"  # (refused before any connect)
 
 def _deep_list(n: int) -> str:
     return '{"list":[' * n + "]}" * n
-
-
-def test_the_json_limit_is_the_one_of_bodies_and_lines() -> None:
-    from amqpcli.cli.send import JSON_DEPTH
-
-    assert options.JSON_DEPTH == JSON_DEPTH == 200
 
 
 @pytest.mark.parametrize("option", ["-P", "-A"])
