@@ -217,6 +217,9 @@ def build_config(
     _check_secret(password, "the profile's password" if password_from_profile else "--password")
     if password is None and password_file is None:
         _check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
+    if container_id == "":
+        # an empty id is no id: a durable subscription could not be found again by it
+        raise UserError("--container-id needs an id", Exit.USAGE)
     if open_hostname == "":
         # an empty hostname names no host: the broker's default would be used unasked
         raise UserError("--open-hostname needs a name (RabbitMQ's vhost NAME: vhost:NAME)",

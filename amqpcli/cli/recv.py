@@ -430,6 +430,8 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
                        (outcome, "--outcome"), *((f, "--filter") for f in filters)):
         check_text(text, what)
     check_link_options(link_name, capabilities)
+    if subscription == "":
+        raise UserError("--subscription needs a NAME", Exit.USAGE)
     if link_name is not None and subscription is not None:
         raise UserError("--subscription NAME is the link's name: it takes no --link-name",
                         Exit.USAGE)

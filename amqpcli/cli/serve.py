@@ -54,7 +54,7 @@ def serve(
 ) -> None:
     import asyncio
 
-    from amqpcli.peer import Broker, Faults, Server, parse_rule
+    from amqpcli.peer import Broker, Faults, Server, check_rules, parse_rule
     from amqpcli.proxy import parse_listen
 
     where = parse_listen(listen)
@@ -74,10 +74,12 @@ def serve(
         raise UserError(f"--idle-timeout must be at most {MAX_IDLE_TIMEOUT} seconds "
                         f"(got {idle_timeout:g})", Exit.USAGE)
     check_max_frame_size(max_frame_size, "--max-frame-size")
+    rules = [(option, parse_rule(text, option) if text is not None else None)
+             for option, text in (("--reject", reject), ("--release", release),
+                                  ("--modify", modify))]
+    check_rules(rules)
     faults = Faults(
-        reject=parse_rule(reject, "--reject") if reject else None,
-        release=parse_rule(release, "--release") if release else None,
-        modify=parse_rule(modify, "--modify") if modify else None,
+        reject=rules[0][1], release=rules[1][1], modify=rules[2][1],
         settle_delay=settle_delay / 1000.0,
         credit=credit,
         detach_after=detach_after,

@@ -18,7 +18,7 @@ from amqpcli.selector import Selector, SelectorError, compile_selector
 
 from .broker import Broker, Decision, Incoming, PeerConnection, Policy
 from .endpoint import PeerEndpoint
-from .faults import Faults, Rule, parse_rule
+from .faults import Faults, Rule, check_rules, parse_rule
 from .server import Server
 from .store import Entry, Nodes, Queue
 
@@ -37,6 +37,7 @@ __all__ = [
     "Selector",
     "SelectorError",
     "Server",
+    "check_rules",
     "compile_selector",
     "parse_rule",
 ]

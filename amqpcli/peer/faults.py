@@ -67,8 +67,11 @@ def parse_rule(text: str, option: str) -> Rule:
         return Rule(text, "share", share=share)
     try:
         if kind == "at":
-            nums = frozenset(int(x) for x in arg.split(",") if x.strip())
-            if not nums or min(nums) < 1:
+            parts = arg.split(",")
+            if not all(x.strip() for x in parts):  # `at:1,,2`, `at:1,`: a number left out
+                raise ValueError
+            nums = frozenset(int(x) for x in parts)
+            if min(nums) < 1:
                 raise ValueError
             return Rule(text, "at", numbers=nums)
         if kind in ("every", "first", "after"):
@@ -84,6 +87,20 @@ def parse_rule(text: str, option: str) -> Rule:
 def _error(option: str, rule: Rule) -> c.Error:
     return c.Error(condition=Symbol("amqp:precondition-failed"),
                    description=f"rejected by amqp serve --{option} {rule.text}")
+
+
+def check_rules(rules: list[tuple[str, Rule | None]]) -> None:
+    """Rules are tried in the order given (reject, release, modify): one after an `all`
+    could never pick a message, which is surely not what was meant."""
+    taken = None
+    for option, rule in rules:
+        if rule is None or rule.kind == "none":
+            continue
+        if taken is not None:
+            raise UserError(f"{option} {rule.text} would never apply: {taken} answers every "
+                            "message first", Exit.USAGE)
+        if rule.kind == "all":
+            taken = f"{option} all"
 
 
 @dataclass

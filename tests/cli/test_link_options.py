@@ -73,6 +73,10 @@ def test_the_topic_capability_makes_a_topic_on_a_real_peer(broker: Broker) -> No
 
 @pytest.mark.parametrize(("args", "says"), [
     (("send", "amqp://127.0.0.1:1/q", "x", "--link-name", ""), "--link-name needs a name"),
+    # an empty name is no name: a durable subscription could not be found again by it
+    (("recv", "amqp://127.0.0.1:1/q", "--subscription", ""), "--subscription needs a NAME"),
+    (("recv", "amqp://127.0.0.1:1/q", "--container-id", ""), "--container-id needs an id"),
+    (("send", "amqp://127.0.0.1:1/q", "x", "--container-id", ""), "--container-id needs an id"),
     (("recv", "amqp://127.0.0.1:1/q", "--capability", ""), "--capability needs a name"),
     (("browse", "amqp://127.0.0.1:1/q", "--capability", ""), "--capability needs a name"),
     (("recv", "amqp://127.0.0.1:1/q", "--subscription", "s", "--link-name", "l"),

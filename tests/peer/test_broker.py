@@ -357,7 +357,8 @@ def test_rules(text: str, picked: list[int]) -> None:
     assert [n for n in range(1, 11) if rule.picks(n, random.Random(0))] == picked
 
 
-@pytest.mark.parametrize("text", ["every:0", "1.5", "sometimes", "at:", "first:x", "at:0"])
+@pytest.mark.parametrize("text", ["every:0", "1.5", "sometimes", "at:", "first:x", "at:0",
+                                  "", "at:1,,2", "at:3,"])
 def test_bad_rules(text: str) -> None:
     with pytest.raises(UserError):
         parse_rule(text, "--reject")

@@ -29,6 +29,12 @@ _CASES = [
     (["--credit", "-1"], "--credit must be between 0 and 2147483647"),
     (["--detach-after", "0"], "--detach-after must be at least 1"),
     (["--close-after", "-3"], "--close-after must be at least 1"),
+    # an empty rule was no rule at all, an empty number in `at:` was skipped
+    (["--reject", ""], "--reject: expected a share (0.1), every:N, first:N, after:N, at:N,M…, all or none, got ''"),
+    (["--release", "at:1,,2"], "--release: expected a share (0.1), every:N, first:N, after:N, at:N,M…, all or none, got 'at:1,,2'"),
+    # rules are tried in order: one after an `all` never picks a message
+    (["--reject", "all", "--release", "all"], "--release all would never apply: --reject all answers every message first"),
+    (["--release", "all", "--modify", "every:2"], "--modify every:2 would never apply: --release all answers every message first"),
 ]
 
 
