@@ -170,11 +170,20 @@ def is_pipe(path: str) -> bool:
 
 
 def _is_stdin(path: str) -> bool:
-    """Whether `path` names standard input (`/dev/stdin`, `/proc/self/fd/0`)."""
-    try:
-        return os.path.samestat(os.stat(path), os.fstat(0))
-    except OSError:
-        return False
+    """Whether `path` names standard input (`/dev/stdin`, `/proc/self/fd/0`, or a link to
+    one). By name, not by what it opens: `--pcap /dev/null` with standard input from
+    /dev/null is that device, not `-`."""
+    names = {"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", f"/proc/{os.getpid()}/fd/0"}
+    p = os.path.abspath(path)
+    for _ in range(40):  # (the kernel's own limit on links followed)
+        if p in names:
+            return True
+        try:
+            target = os.readlink(p)
+        except OSError:  # not a link (or gone): it names what it is
+            return False
+        p = os.path.normpath(os.path.join(os.path.dirname(p), target))
+    return False
 
 
 def _named_stdin(fd: int) -> BinaryIO:

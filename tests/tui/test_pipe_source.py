@@ -284,6 +284,17 @@ def test_standard_input_without_a_terminal_for_the_keys() -> None:
     assert err.count("\n") == 1 and p.stdout == b""
 
 
+def test_a_device_that_is_also_standard_input_is_read_as_named() -> None:
+    """`--pcap /dev/null` with standard input from /dev/null: the device named, not `-`
+    (which it was taken for, and refused as standard input without a terminal)."""
+    p = subprocess.run([sys.executable, "-m", "amqpcli", "tui", "--pcap", "/dev/null"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+                       start_new_session=True)
+    assert p.stderr.decode() == ("amqp: error: /dev/null: not a capture file: too short to be "
+                                 "pcap or pcapng (at byte offset 0)\n")
+    assert p.returncode == 8 and p.stdout == b""
+
+
 @pytest.fixture
 def stdin_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[bytes], None]:
     """A regular file standing for standard input (`amqp tui --pcap - < FILE`)."""
