@@ -599,6 +599,9 @@ class Replay:
                     payload = self._as_sent(payload, n + 1)
             except NoMessage as e:
                 raise UserError(f"{_line_of(path, lineno)}: {e}", Exit.USAGE) from None
+            except UnicodeDecodeError as e:
+                raise UserError(f"{_line_of(path, lineno)}: {_not_utf8(line, e)}",
+                                Exit.USAGE) from None
             except (ValueError, KeyError, TypeError) as e:
                 raise UserError(f"{_line_of(path, lineno)}: not a message in the JSON format: "
                                 f"{e}", Exit.USAGE) from None
@@ -721,6 +724,19 @@ def _transfer(performative: Any) -> Any:
 
 def _input_name(path: str) -> str:
     return "standard input" if path == "-" else path
+
+
+_BYTE_ORDER_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                     (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def _not_utf8(line: bytes, e: UnicodeDecodeError) -> str:
+    """Why a --from line is not text, in the user's terms rather than the codec's."""
+    for mark, name in _BYTE_ORDER_MARKS:
+        if line.startswith(mark):
+            return (f"the input is {name} (it starts with a {name} byte-order mark): JSON "
+                    "lines must be UTF-8")
+    return f"not UTF-8 text: byte 0x{line[e.start]:02x} at column {e.start + 1}"
 
 
 def _line_of(path: str, lineno: int) -> str:

@@ -188,6 +188,25 @@ def test_a_regular_file_is_checked_whole_before_connecting(
     _check_before_connecting(f"amqp://127.0.0.1:{free_port}/q", tmp_path, content, args, said)
 
 
+@pytest.mark.parametrize(("content", "said"), [
+    (_lines(A).encode("utf-16"),
+     "{f}:1: the input is UTF-16 (it starts with a UTF-16 byte-order mark): JSON lines must be UTF-8"),
+    (_lines(A).encode("utf-32"),
+     "{f}:1: the input is UTF-32 (it starts with a UTF-32 byte-order mark): JSON lines must be UTF-8"),
+    (_lines(A).encode() + b'{"body": {"value": "\xff"}}\n',
+     "{f}:2: not UTF-8 text: byte 0xff at column 21"),
+], ids=["utf-16", "utf-32", "latin-1"])
+def test_text_that_is_not_utf8_is_said_so(free_port: int, tmp_path: Path, content: bytes,
+                                          said: str) -> None:
+    """(Was the codec's own message: "'utf-16-le' codec can't decode byte 0x0a in position
+    26: truncated data".)"""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(content)
+    r = amqp("send", f"amqp://127.0.0.1:{free_port}/q", "--from", str(path))
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == "amqp: error: " + said.format(f=path) + "\n"
+
+
 def test_a_message_with_no_to_for_the_anonymous_relay_is_found_before_connecting(
         free_port: int, tmp_path: Path) -> None:
     # no address in the URL: each message goes to its to, which line 2 does not have
