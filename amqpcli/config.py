@@ -212,7 +212,7 @@ def _check_values(values: dict[str, Any], where: str) -> None:
 
 
 def _check_url(url: str, where: str) -> None:
-    from amqpcli.net.url import _redact, parse_urls
+    from amqpcli.net.url import _quoted, parse_urls
 
     try:
         ep = parse_urls(url)
@@ -220,7 +220,7 @@ def _check_url(url: str, where: str) -> None:
         raise UserError(f"{where}: {e}", Exit.USAGE) from None
     if ep.password is not None:
         raise UserError(
-            f"{where}: the url {_redact(url)!r} holds a password; remove it and reference it "
+            f"{where}: the url {_quoted(url)} holds a password; remove it and reference it "
             "with password_env = \"VARIABLE\" or password_file = \"PATH\"",
             Exit.USAGE,
         )

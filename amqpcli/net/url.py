@@ -104,20 +104,20 @@ def failover_urls(url: str) -> list[str] | None:
     if m is not None:
         rest = m.group("rest").strip()
         if not rest.startswith("("):
-            raise UserError(f"bad URL {_redact(url)!r}: write a failover list as "
+            raise UserError(f"bad URL {_quoted(url)}: write a failover list as "
                             "failover:(amqp://HOST1,amqp://HOST2)", Exit.USAGE)
         if rest.endswith(")"):
             inner = rest[1:-1]
         elif re.search(r"\)\s*\?", rest):
             # (what follows is not shown: a ')' in a password may be what ended the list)
-            raise UserError(f"bad URL {_redact(url)!r}: options after failover:(…) are not "
+            raise UserError(f"bad URL {_quoted(url)}: options after failover:(…) are not "
                             "read (--reconnect N sets the attempts; the address goes in a "
                             "URL of the list or --address)", Exit.USAGE)
         else:
-            raise UserError(f"bad URL {_redact(url)!r}: failover:( without its ')' at the end",
+            raise UserError(f"bad URL {_quoted(url)}: failover:( without its ')' at the end",
                             Exit.USAGE)
         if not inner.strip():
-            raise UserError(f"bad URL {_redact(url)!r}: failover:() names no host",
+            raise UserError(f"bad URL {_quoted(url)}: failover:() names no host",
                             Exit.USAGE)
         return _NEXT_URL.split(inner.strip())[::2]
     items = _NEXT_URL.split(text)[::2]
@@ -136,7 +136,7 @@ def parse_urls(url: str, *, address_given: bool = False,
     items = failover_urls(url)
     if items is None:
         return parse_url(url)
-    shown = _redact(url)
+    shown = _quoted(url)
     eps = []
     for i, item in enumerate(items):
         try:
@@ -149,19 +149,19 @@ def parse_urls(url: str, *, address_given: bool = False,
                                 "%2C%2F%2F)", Exit.USAGE) from None
             raise e from None
         if not urlsplit(item if "://" in item else "amqp://" + item).hostname:
-            raise UserError(f"bad URL {shown!r}: every URL of a failover list names its host "
-                            f"({_redact(item)!r} does not)", Exit.USAGE)
+            raise UserError(f"bad URL {shown}: every URL of a failover list names its host "
+                            f"({_quoted(item)} does not)", Exit.USAGE)
     if len({ep.tls for ep in eps}) > 1:
-        raise UserError(f"bad URL {shown!r}: a failover list mixes amqp:// and amqps://: "
+        raise UserError(f"bad URL {shown}: a failover list mixes amqp:// and amqps://: "
                         "give every host the same scheme", Exit.USAGE)
     creds = {(ep.user, ep.password) for ep in eps if ep.user is not None}
     if len(creds) > 1 and not credentials_given:
-        raise UserError(f"bad URL {shown!r}: the hosts of a failover list give different "
+        raise UserError(f"bad URL {shown}: the hosts of a failover list give different "
                         "credentials: give them once (in one URL, or --user with "
                         "--password or --password-file)", Exit.USAGE)
     addresses = {ep.address for ep in eps if ep.address is not None}
     if len(addresses) > 1 and not address_given:
-        raise UserError(f"bad URL {shown!r}: the hosts of a failover list name different "
+        raise UserError(f"bad URL {shown}: the hosts of a failover list name different "
                         "addresses: give it once (in one URL, or --address)", Exit.USAGE)
     user, password = next(iter(creds), (None, None))
     shared = {"user": user, "password": password, "address": next(iter(addresses), None)}
@@ -186,17 +186,17 @@ def parse_url(url: str) -> Endpoint:
     A failover list is refused here (`parse_urls` reads one)."""
     text = url.strip()
     if failover_urls(text) is not None:
-        raise UserError(f"bad URL {_redact(url)!r}: a failover list (several URLs) is not "
+        raise UserError(f"bad URL {_quoted(url)}: a failover list (several URLs) is not "
                         "taken here: give one URL", Exit.USAGE)
     if _SCHEME_ONE_SLASH.match(text):
-        raise UserError(f"bad URL {_redact(url)!r}: write the scheme as amqp:// or amqps://",
+        raise UserError(f"bad URL {_quoted(url)}: write the scheme as amqp:// or amqps://",
                         Exit.USAGE)
     if "://" not in text:
         text = "amqp://" + text
     scheme_text, _, rest = text.partition("://")
     if scheme_text.lower() not in _SCHEMES:
         raise UserError(
-            f"bad URL {_redact(url)!r}: scheme must be amqp or amqps, not {scheme_text!r}",
+            f"bad URL {_quoted(url)}: scheme must be amqp or amqps, not {scheme_text!r}",
             Exit.USAGE,
         )
     # the authority is checked here, before urlsplit, whose errors are its own words
@@ -209,33 +209,33 @@ def parse_url(url: str) -> Endpoint:
     if (m is None or bad_port) and _cut_credentials(rest) is not None:
         # a user or password holding an unencoded '/', '?' or '#' ends the authority early:
         # the password's first part would be read as the host or port (and shown)
-        raise UserError(f"bad URL {_redact(url)!r}: the user or password holds an unencoded "
+        raise UserError(f"bad URL {_quoted(url)}: the user or password holds an unencoded "
                         "'/', '?' or '#': percent-encode it (%2F, %3F, %23)", Exit.USAGE)
     if "," in hostport:
-        raise UserError(f"bad URL {_redact(url)!r}: a ',' in the host or port (a failover "
+        raise UserError(f"bad URL {_quoted(url)}: a ',' in the host or port (a failover "
                         "list starts every URL with its scheme: amqp://h1,amqp://h2/q)",
                         Exit.USAGE)
     if m is None:
-        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (host, host:port,"
+        raise UserError(f"bad URL {_quoted(url)}: bad host {hostport!r} (host, host:port,"
                         " [IPv6] or [IPv6]:port)", Exit.USAGE)
     if _NOT_IN_HOST.search(hostport):
-        raise UserError(f"bad URL {_redact(url)!r}: bad host {hostport!r} (spaces and control "
+        raise UserError(f"bad URL {_quoted(url)}: bad host {hostport!r} (spaces and control "
                         "characters are not part of a host name)", Exit.USAGE)
     if "\t" in text or "\r" in text or "\n" in text:  # urlsplit would drop them unsaid
-        raise UserError(f"bad URL {_redact(url)!r}: a tab or line break in it (percent-encode "
+        raise UserError(f"bad URL {_quoted(url)}: a tab or line break in it (percent-encode "
                         "it: %09, %0D, %0A)", Exit.USAGE)
     if bad_port:
-        raise UserError(f"bad URL {_redact(url)!r}: bad port {port_text!r} (1-65535)",
+        raise UserError(f"bad URL {_quoted(url)}: bad port {port_text!r} (1-65535)",
                         Exit.USAGE)
     port = int(port_text) if port_text else None
     try:
         parts = urlsplit(text)
     except ValueError:  # brackets in the user or password: urlsplit reads them as a host's
-        raise UserError(f"bad URL {_redact(url)!r}: the user or password holds an unencoded "
+        raise UserError(f"bad URL {_quoted(url)}: the user or password holds an unencoded "
                         "'[' or ']': percent-encode it (%5B, %5D)", Exit.USAGE) from None
     if parts.query or parts.fragment:
         raise UserError(
-            f"bad URL {_redact(url)!r}: '?' and '#' are not allowed; percent-encode them "
+            f"bad URL {_quoted(url)}: '?' and '#' are not allowed; percent-encode them "
             "or use --address",
             Exit.USAGE,
         )
@@ -243,18 +243,18 @@ def parse_url(url: str) -> Endpoint:
     # an IPv6 zone (fe80::1%25eth0) is percent-encoded in a URL (RFC 6874)
     host = _decode(parts.hostname, url, "host") if parts.hostname else None
     if host is not None and _NOT_IN_HOST.search(host):
-        raise UserError(f"bad URL {_redact(url)!r}: bad host {host!r} (spaces and control "
+        raise UserError(f"bad URL {_quoted(url)}: bad host {host!r} (spaces and control "
                         "characters are not part of a host name)", Exit.USAGE)
     user = _decode(parts.username, url, "user") if parts.username else None
     password = _decode(parts.password, url, "password") if parts.password is not None else None
     if password is not None and user is None:
         # PLAIN needs a user: without one the password would be dropped for ANONYMOUS
-        raise UserError(f"bad URL {_redact(url)!r}: a password needs a user "
+        raise UserError(f"bad URL {_quoted(url)}: a password needs a user "
                         "(amqp://USER:PASSWORD@host)", Exit.USAGE)
     if host is None and user is not None:
         # a host left out (amqp://u:p@$HOST/q with $HOST empty): not the credentials to
         # the default host
-        raise UserError(f"bad URL {_redact(url)!r}: credentials but no host "
+        raise UserError(f"bad URL {_quoted(url)}: credentials but no host "
                         "(amqp://USER:PASSWORD@HOST)", Exit.USAGE)
     path = parts.path
     address = _decode(path[1:], url, "address") if len(path) > 1 else None
@@ -297,19 +297,32 @@ def _decode(text: str, url: str, what: str) -> str:
     bad = _PERCENT.search(text)
     if bad is not None:
         raise UserError(
-            f"bad URL {_redact(url)!r}: bad percent-encoding in the {what} "
+            f"bad URL {_quoted(url)}: bad percent-encoding in the {what} "
             f"({text[bad.start():bad.start() + 3]!r}; write a literal % as %25)"
             if what != "password" else
-            f"bad URL {_redact(url)!r}: bad percent-encoding in the password (write a literal % as %25)",
+            f"bad URL {_quoted(url)}: bad percent-encoding in the password (write a literal % as %25)",
             Exit.USAGE,
         )
     try:
         return unquote(text, errors="strict")
     except UnicodeDecodeError:
         raise UserError(
-            f"bad URL {_redact(url)!r}: the percent-encoded {what} is not UTF-8",
+            f"bad URL {_quoted(url)}: the percent-encoded {what} is not UTF-8",
             Exit.USAGE,
         ) from None
+
+
+_QUOTED_MAX = 120  # characters of a URL an error quotes: a line, not a screenful
+
+
+def _quoted(url: str) -> str:
+    """The URL for an error message: redacted, quoted, and cut in the middle when long
+    (the message names the part that is wrong)."""
+    text = repr(_redact(url))
+    if len(text) <= _QUOTED_MAX:
+        return text
+    keep = (_QUOTED_MAX - 20) // 2
+    return f"{text[:keep]}…({len(text) - 2 * keep} characters)…{text[-keep:]}"
 
 
 def _redact(url: str) -> str:

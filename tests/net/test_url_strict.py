@@ -72,3 +72,16 @@ def test_the_command_says_it_in_one_line_without_the_password() -> None:
     r = amqp("send", f"amqp://:{SECRET}@127.0.0.1:1/q", "x")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert SECRET not in r.stdout + r.stderr and "a password needs a user" in r.stderr
+
+
+def test_a_long_url_is_quoted_cut_in_the_middle() -> None:
+    """An error quotes a URL of any length on one line: its start and end, and how much
+    was left out between them (the bad part is named on its own); the password masked
+    before the cut."""
+    url = f"amqp://u:{SECRET}@h:99999/" + "q" * 300 + "/end"
+    text = _bad_url(url)
+    assert text == ("bad URL 'amqp://u:***@h:99999/qqqqqqqqqqqqqqqqqqqqqqqqqqqq…(227 "
+                    "characters)…qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq/end': bad port "
+                    "'99999' (1-65535)")
+    short = _bad_url("amqp://h:99999/" + "q" * 80)
+    assert "…" not in short and "q" * 80 in short
