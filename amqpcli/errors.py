@@ -46,3 +46,13 @@ def listen_error(host: str, port: int, e: OSError) -> UserError:
         reason = (e.strerror or str(e)).lower()
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return UserError(f"cannot listen on {where}: {reason}", Exit.CONNECTION)
+
+
+def cut_middle(text: str, limit: int = 120) -> str:
+    """`text` as an error quotes it: whole up to `limit` characters, else its start and
+    end with how much was left out between them (the message names what is wrong; the
+    quote says which input)."""
+    if len(text) <= limit:
+        return text
+    keep = (limit - 20) // 2
+    return f"{text[:keep]}…({len(text) - 2 * keep} characters)…{text[-keep:]}"

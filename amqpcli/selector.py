@@ -61,6 +61,8 @@ from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from typing import Any
 
+from amqpcli.errors import cut_middle
+
 __all__ = ["Fields", "Selector", "SelectorError", "compile_selector"]
 
 # A message as the selector sees it: name -> value (None when absent).
@@ -149,7 +151,7 @@ def _field_end(text: str, pos: int) -> int | None:
     near = get_close_matches(text[start:end], fields, n=1)
     hint = f"did you mean '{section}.{near[0]}'? " if near else ""
     hint += glued
-    raise SelectorError(f"unknown {section} field {text[pos:end]!r} at position {pos + 1} "
+    raise SelectorError(f"unknown {section} field {cut_middle(repr(text[pos:end]))} at position {pos + 1} "
                         f"({hint}{section} fields: {', '.join(fields)})")
 
 
@@ -199,7 +201,7 @@ def _number(tok: str, pos: int) -> int | float:
     exact = body.isdigit()
     if suffix in ("l", "L"):
         if not exact:
-            raise SelectorError(f"not a number: {tok!r} at position {pos + 1} ({suffix} ends "
+            raise SelectorError(f"not a number: {cut_middle(repr(tok))} at position {pos + 1} ({suffix} ends "
                                 "an integer, without a decimal point or an exponent)")
         return _integer(body, tok, pos)
     return _integer(body, tok, pos) if exact and not suffix else float(body)
@@ -209,7 +211,7 @@ def _integer(digits: str, tok: str, pos: int) -> int:
     """Java reads an integer with a leading 0 as octal (brokers' selector grammars too)."""
     if len(digits) > 1 and digits[0] == "0":
         if digits.strip("01234567"):
-            raise SelectorError(f"not a number: {tok!r} at position {pos + 1} (an integer "
+            raise SelectorError(f"not a number: {cut_middle(repr(tok))} at position {pos + 1} (an integer "
                                 "that starts with 0 is octal, as in Java: digits 0 to 7)")
         return int(digits, 8)
     return int(digits)
@@ -285,7 +287,7 @@ class _Parser:
 
     def _err(self, what: str) -> SelectorError:
         t = self.tok
-        return SelectorError(f"expected {what} at position {t.pos + 1}, found {t.text!r}")
+        return SelectorError(f"expected {what} at position {t.pos + 1}, found {cut_middle(repr(t.text))}")
 
     def _kw(self, word: str) -> bool:
         if self.tok.kind == "kw" and self.tok.text == word:
@@ -311,7 +313,8 @@ class _Parser:
         first, last = self.toks[start], self.toks[self.i - 1]
         text = self.text[first.pos:last.pos + len(last.text)]
         raise SelectorError(
-            f"expected a condition at position {first.pos + 1}, found {text!r}, "
+            f"expected a condition at position {first.pos + 1}, "
+            f"found {cut_middle(repr(text))}, "
             f"{_NOT_CONDITION[kind]} (a condition is a comparison, BETWEEN, IN, LIKE, IS NULL, "
             "TRUE, FALSE or a property holding a boolean)")
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import unquote, urlsplit
 
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, cut_middle
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TLS_PORT", "Endpoint", "failover_urls", "parse_url", "parse_urls",
            "resolve_endpoint"]
@@ -312,17 +312,9 @@ def _decode(text: str, url: str, what: str) -> str:
         ) from None
 
 
-_QUOTED_MAX = 120  # characters of a URL an error quotes: a line, not a screenful
-
-
 def _quoted(url: str) -> str:
-    """The URL for an error message: redacted, quoted, and cut in the middle when long
-    (the message names the part that is wrong)."""
-    text = repr(_redact(url))
-    if len(text) <= _QUOTED_MAX:
-        return text
-    keep = (_QUOTED_MAX - 20) // 2
-    return f"{text[:keep]}…({len(text) - 2 * keep} characters)…{text[-keep:]}"
+    """The URL for an error message: redacted, quoted, cut in the middle when long."""
+    return cut_middle(repr(_redact(url)))
 
 
 def _redact(url: str) -> str:

@@ -41,6 +41,7 @@ from amqpcli.engine import (
 )
 from amqpcli.engine.delivery import FINAL, Phase
 from amqpcli.engine.endpoint import FrameTooLarge
+from amqpcli.errors import cut_middle
 from amqpcli.selector import Selector, SelectorError, compile_selector
 
 from .endpoint import PeerEndpoint
@@ -935,7 +936,7 @@ def _selector(filters: Any) -> tuple[Selector | None, dict[Any, Any], str | None
             try:
                 return compile_selector(v.value), {k: v}, None
             except SelectorError as e:
-                return None, {}, f"bad selector {v.value!r}: {e}"
+                return None, {}, f"bad selector {cut_middle(repr(v.value))}: {e}"
     return None, {}, None
 
 

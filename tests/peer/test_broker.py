@@ -306,6 +306,20 @@ def test_selector_refused_with_invalid_field_and_echoed_when_good() -> None:
     assert link.granted.source.filter == good
 
 
+def test_a_long_bad_selector_is_quoted_cut_in_the_refusal() -> None:
+    """The refusal's description quotes a long selector (and the token it stopped at)
+    cut in the middle: a selector of 50,000 characters made a detach of twice that, over the max-frame-size."""
+    net = Net(Broker())
+    client, events = net.connect()
+    text = "n = '" + "x" * 50_000 + "' AND AND"
+    bad = {Symbol("jms-selector"): Described(Symbol("apache.org:selector-filter:string"), text)}
+    link = _receiver(net, client, "q", filter=bad)
+    refused = [e for e in events if isinstance(e, LinkRefused) and e.link is link]
+    description = str(refused[0].error.description)
+    assert description.startswith("bad selector \"n = '" + "x" * 44 + "…(49916 characters)…")
+    assert len(description) < 400, description
+
+
 def test_release_returns_to_the_same_place_and_modify_counts() -> None:
     net = Net(Broker())
     _put(net, "q", "a", "b")

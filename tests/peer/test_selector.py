@@ -337,3 +337,12 @@ def test_a_unary_plus_changes_nothing(text: str, found: str) -> None:
     assert str(e.value).startswith(f"expected a condition at position 1, found {found} ("), (
         str(e.value))
     assert compile_selector("+n = 3 AND +flag").matches(_fields(n=3, flag=True))
+
+
+def test_a_long_token_is_quoted_cut_in_the_middle() -> None:
+    """An error quotes what it stopped at on one line, however long (its start, its end
+    and how much was left out)."""
+    with pytest.raises(SelectorError) as e:
+        compile_selector("'" + "x" * 300 + "' + 1")
+    assert str(e.value).startswith("expected a condition at position 1, found \"'" + "x" * 48
+                                   + "…(208 characters)…" + "x" * 44 + "' + 1\", an arithmetic")
