@@ -465,7 +465,7 @@ def _conn_matcher(x: str) -> Callable[[Conn], bool]:
     port: int | None = None
     if _ip(x) is not None:  # 10.0.0.1, ::1 (an IPv6 address with a port needs [])
         host = x
-    elif x.startswith(":"):
+    elif x.startswith(":") and "/" not in x:  # (`::/0`, `::1/128` are networks)
         port = _port(x[1:], x)
     elif x.startswith("["):  # [ipv6] or [ipv6]:port
         inner, close, rest = x[1:].partition("]")

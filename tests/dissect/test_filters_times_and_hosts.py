@@ -89,6 +89,8 @@ def hosts(tmp_path_factory: pytest.TempPathFactory) -> str:
     ("[2001:db8::10]:5672", {"c5"}),
     ("10.1.0.0/28", {"c1", "c2", "c3"}),
     ("2001:db8::/64", {"c5"}),
+    ("::1/128", {"c4"}),  # a network written from `::` (was read as a port: ':1/128')
+    ("::/0", {"c4", "c5"}),
     ("c1", {"c1"}),
     ("c1,c3", {"c1", "c3"}),
     ("2", {"c2"}),  # a connection's number
