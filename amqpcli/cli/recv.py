@@ -62,6 +62,11 @@ class Sink:
                 self.stream = open(out, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
             except OSError as e:
                 raise UserError(f"cannot write {out!r}: {e.strerror}", Exit.USAGE) from None
+            try:
+                _end_lines(self.stream, out)
+            except BaseException:
+                self.stream.close()
+                raise
         # A regular file (--out, or stdout redirected to one): fsync means something there,
         # and a message cut part way by a failed write can be cut off again.
         self.regular = _regular(self.stream)
@@ -193,6 +198,51 @@ class Sink:
                 self.stream.close()
             except OSError:
                 pass
+
+
+_TAIL_BLOCK = 1 << 16
+
+
+def _end_lines(stream: TextIO, path: str) -> None:
+    """Before anything is appended to an `--out` file: a file that ends in a line cut short
+    (a run killed while writing a message, whose message it therefore never settled, so
+    the node still holds it) has that part cut off, said in a note; one whose last line is
+    not a JSON object's start is no file of --out lines, and is refused. Appended to as it
+    was, the next message would be glued onto the cut line and neither would replay."""
+    fd = _fileno(stream)
+    if fd is None or not _regular(stream):
+        return
+    size = os.fstat(fd).st_size
+    end = size
+    try:
+        f = open(path, "rb")  # noqa: SIM115 - (the stream appending is write-only)
+    except OSError:
+        return  # (writable, not readable: nothing to check)
+    with f:
+        while end > 0:  # back to the last line end, a block at a time
+            start = max(0, end - _TAIL_BLOCK)
+            f.seek(start)
+            block = f.read(end - start)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                end = start + nl + 1
+                break
+            end = start
+        if end == size:
+            return  # empty, or ends with a line end
+        f.seek(end)
+        first = f.read(1)
+    if first != b"{":
+        raise UserError(f"cannot append to {path!r}: it does not end with a line end, and its "
+                        "last line is not a message's (give a file of --out lines, or a new "
+                        "one)", Exit.USAGE)
+    try:
+        os.ftruncate(fd, end)
+    except OSError as e:
+        raise UserError(f"cannot write {path!r}: {e.strerror}", Exit.USAGE) from None
+    print(f"amqp: note: {path}: cut off the last {size - end} byte(s), a line left unfinished "
+          "by an earlier run (its message was not settled: the node delivers it again)",
+          file=sys.stderr, flush=True)
 
 
 def _position(fd: int) -> int | None:

@@ -81,3 +81,41 @@ def test_no_note_when_nothing_is_written(serve: ServePeers, tmp_path: Path) -> N
                 check=False)
         assert code is None or r.returncode == code, r.stderr
         assert "note:" not in r.stderr, r.stderr
+
+
+def test_a_line_left_unfinished_by_an_earlier_run_is_cut_off(
+        serve: ServePeers, tmp_path: Path) -> None:
+    """A run killed while writing a message leaves part of its line (the message was not
+    settled: the node still holds it). The next run cuts that part off before appending,
+    and says so: glued onto it, the next message's line would not replay either."""
+    url = f"{serve('-q')}/q"
+    assert amqp("send", url, "one", "-c", "2").returncode == 0
+    out = tmp_path / "kept.jsonl"
+    assert amqp("recv", url, "--out", str(out), "-c", "1").returncode == 0
+    whole = out.read_bytes()
+    partial = b'{"body":{"data":[{"binary-text":"on' + b"e" * 70_000  # more than a block
+    out.write_bytes(whole + partial)
+    r = amqp("recv", url, "--out", str(out), "-c", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[0] == (
+        f"amqp: note: {out}: cut off the last {len(partial)} byte(s), a line left unfinished "
+        "by an earlier run (its message was not settled: the node delivers it again)")
+    assert out.read_bytes() == whole * 2
+    r = amqp("send", f"{url}-again", "--from", str(out))
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_file_that_is_not_of_out_lines_is_refused(serve: ServePeers, tmp_path: Path) -> None:
+    """A file whose last line is unfinished and no message's is left as it is, and nothing
+    is received."""
+    url = f"{serve('-q')}/q"
+    assert amqp("send", url, "kept").returncode == 0
+    out = tmp_path / "notes.txt"
+    out.write_bytes(b"some notes\nno line end")
+    r = amqp("recv", url, "--out", str(out), "-c", "1")
+    assert (r.returncode, r.stderr) == (2, (
+        f"amqp: error: cannot append to '{out}': it does not end with a line end, and its "
+        "last line is not a message's (give a file of --out lines, or a new one)\n"))
+    assert out.read_bytes() == b"some notes\nno line end"
+    assert json_lines(amqp("recv", url, "--json", "-c", "1").stdout)[0]["body"] == {
+        "data": [{"binary-text": "kept"}]}
