@@ -233,7 +233,8 @@ def parse_url(url: str) -> Endpoint:
     except ValueError:  # brackets in the user or password: urlsplit reads them as a host's
         raise UserError(f"bad URL {_quoted(url)}: the user or password holds an unencoded "
                         "'[' or ']': percent-encode it (%5B, %5D)", Exit.USAGE) from None
-    if parts.query or parts.fragment:
+    tail = rest[_authority_end(rest):]  # (an empty query or fragment is dropped by urlsplit)
+    if parts.query or parts.fragment or "?" in tail or "#" in tail:
         raise UserError(
             f"bad URL {_quoted(url)}: '?' and '#' are not allowed; percent-encode them "
             "or use --address",

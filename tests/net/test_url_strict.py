@@ -53,6 +53,13 @@ def test_a_tab_or_line_break_is_not_dropped(url: str) -> None:
     assert "a tab or line break" in _bad_url(url)
 
 
+@pytest.mark.parametrize("url", ["amqp://h/q?x=1", "amqp://h/q#f", "amqp://h/tq?",
+                                 "amqp://h/tq#", "amqp://h?", "amqp://h/q?#"])
+def test_a_query_or_fragment_even_empty_is_not_dropped(url: str) -> None:
+    # urlsplit drops an empty one: `amqp://h/tq?` sent to 'tq'
+    assert "'?' and '#' are not allowed" in _bad_url(url)
+
+
 def test_a_password_needs_a_user() -> None:
     text = _bad_url(f"amqp://:{SECRET}@h/q")
     assert "a password needs a user" in text and "amqp://:***@h/q" in text
