@@ -565,6 +565,7 @@ class _Receiver:
             self._left_with_end(again=False)
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            self._release_held()
             self._send_settlements()  # before the close: what was written is settled
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
@@ -692,6 +693,19 @@ class _Receiver:
         self._warn(f"after the last message: {error}")
         self._send_settlements()
         return True
+
+    def _release_held(self) -> None:
+        """Copy mode, interrupted: release what was held (a peer that consumed rather than
+        copied takes them back now, not only when the link ends), counted as at the end."""
+        link = self.link
+        if not self.held or link is None or link.ended:
+            return
+        released = c.Released()
+        for inc in self.held:
+            link.settle(inc, released)
+        self.s.held += len(self.held)
+        self.held.clear()
+        self.held_idents.clear()
 
     def _send_settlements(self) -> None:
         """As the run ends, send the settlements still waiting to go out together (each of

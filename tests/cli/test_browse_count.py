@@ -69,6 +69,8 @@ def test_interrupted_browse_says_what_it_saw(serve: ServePeers) -> None:
     assert p.returncode == 130, err
     summary = json.loads(err.strip().splitlines()[-2])["browse"]
     assert 0 < summary["received"] < 60000 and summary["copy-not-checked"] == "interrupted"
+    # what was held is released before the close, and said (it went unsaid)
+    assert summary["held-and-released"] == summary["received"]
     p = subprocess.Popen(
         [sys.executable, "-m", "amqpcli", "browse", f"{url}/int1", "--credit", "100"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
