@@ -227,6 +227,15 @@ def run_send(cfg: ConnectionConfig, plan: SendPlan, messages: Iterator[OutgoingM
     return run_interruptible(sender.run(messages))
 
 
+class NoOutcome(UserError):
+    """The wait for outcomes timed out with `unheard` messages still without one."""
+
+    def __init__(self, unheard: int, timeout: float) -> None:
+        super().__init__(f"no outcome for {unheard} message(s) within {timeout:g}s",
+                         Exit.TIMEOUT)
+        self.unheard = unheard
+
+
 class PulledInThread(Iterator[OutgoingMessage]):
     """Messages taken from their input in a thread of their own, at most `depth` ahead.
 
@@ -523,7 +532,11 @@ class _Sender:
                 reports.stop()  # (the summary is the last word)
             if client is not None:
                 await client.abort()
-            back = [(m, sent) for m, sent in self._take_back() if sent]
+            unheard = len(self.unconfirmed)  # sent, no outcome heard by the end
+            taken_back = self._take_back()
+            if isinstance(self.s.failure, NoOutcome):
+                self.s.failure = self._timed_out(unheard, taken_back)
+            back = [(m, sent) for m, sent in taken_back if sent]
             if back:  # nothing leaves without a bucket
                 self.s.in_doubt.extend((m.number, m.message_id) for m, _ in back)
                 if self.s.failure is None:
@@ -533,6 +546,24 @@ class _Sender:
             self.s.elapsed = time.monotonic() - start
             self.progress.close()
         return self.s
+
+    def _timed_out(self, unheard: int,
+                   taken_back: list[tuple[OutgoingMessage, bool]]) -> UserError | None:
+        """The run's failure once its wait for outcomes timed out, decided with what was
+        heard by its end, as the summary's counts are: an outcome that came as the wait
+        ran out (read in the same turn of the loop, or while closing) counts, and the run
+        whose every outcome came is no failure; otherwise the messages still without
+        one are the error's number (they are the summary's in doubt)."""
+        timeout = self.plan.timeout
+        if unheard:
+            return NoOutcome(unheard, timeout)
+        if taken_back or not self.exhausted:
+            # every outcome heard, but its transaction never discharged (its messages are
+            # in doubt), or messages left to send: the run still stopped short
+            return UserError(f"timed out after {timeout:g}s: the run stopped before its end "
+                             "(the last outcomes came only as the wait for them ran out)",
+                             Exit.TIMEOUT)
+        return None
 
     def _ended_when_complete(self, e: UserError | ConnectionLost) -> bool:
         """Whether `e` is the link or connection ending once every message was sent and
@@ -744,11 +775,12 @@ class _Sender:
             except UserError as e:
                 if e.code != Exit.TIMEOUT:
                     raise
-                raise UserError(
-                    f"no outcome for {len(self.unconfirmed)} message(s) within "
-                    f"{self.plan.timeout:g}s",
-                    Exit.TIMEOUT,
-                ) from None
+                # The last outcome may have been read in the very turn of the loop the
+                # wait timed out in: then nothing is missing, and the run goes on as one
+                # whose outcomes came in time. (One read later, while closing, is counted
+                # too: `run` decides the failure again at the end, `_timed_out`.)
+                if self.unconfirmed:
+                    raise NoOutcome(len(self.unconfirmed), self.plan.timeout) from None
         client._check()  # waits also end when the connection does
 
 
