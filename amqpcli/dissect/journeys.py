@@ -52,6 +52,7 @@ class Hop:
     at_end: bool
     settled_time: float | None
     properties_added: bool = False  # its message has a properties section it was sent without
+    txn_result: str | None = None  # in a transaction: what became of it (DeliveryRecord)
 
     @property
     def latency(self) -> float | None:
@@ -125,7 +126,8 @@ class Journeys:
                           rec.presettled, rec.at_end, rec.settled_time,
                           # (a form a node added properties to, once joined to the
                           # message as sent: see _journeys)
-                          props is not None and j.digest_without_properties is None))
+                          props is not None and j.digest_without_properties is None,
+                          rec.txn_result))
         j.chosen = j.chosen or chosen
 
     def __iter__(self) -> Iterator[Journey]:
@@ -170,6 +172,8 @@ def _when(h: Hop) -> tuple[bool, float, int]:
 def _to_coordinator(rec: DeliveryRecord) -> bool:
     from amqpcli.codec.composites import Coordinator
 
+    if rec.coordinator is not None:
+        return True
     ls = rec.link_stats
     return ls is not None and isinstance(getattr(ls.link, "target", None), Coordinator)
 

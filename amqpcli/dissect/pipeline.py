@@ -41,6 +41,7 @@ from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
     AMQP010,
     AMQP10,
+    TXN_DECIDED,
     Conn,
     DeliveryRecord,
     FilePacket,
@@ -48,7 +49,9 @@ from amqpcli.dissect.records import (
     LinkStats,
     Notice,
     ViolationRecord,
+    txn_outcome,
 )
+from amqpcli.dissect.stats import transaction_kind
 from amqpcli.dissect.streams import DirectionReader
 
 if TYPE_CHECKING:
@@ -67,6 +70,7 @@ Observer: Any = None
 SaslOutcome: Any = None
 SessionBegun: Any = None
 TerminusMismatch: Any = None
+TransactionDischarged: Any = None
 UnsettledReconciled: Any = None
 Violation: Any = None
 explained_by_gap: Any = None  # the after-gap rule, shared with the TUI
@@ -310,6 +314,10 @@ class _Handler10(_Handler):
         self._count = 0  # frames, when there is no observer to count them
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
         self._sessions: list[Any] = []
+        # deliveries settled in a transaction not yet discharged, by txn-id: handed out
+        # when it is (committed: their outcome; rolled back), or at the connection's end
+        # (undecided)
+        self._held: dict[bytes, list[DeliveryRecord]] = {}
 
     def data(self, ev: Any, packet: int) -> Iterable[Record]:
         # not a generator itself: most chunks complete one frame or none, and the
@@ -445,6 +453,7 @@ class _Handler10(_Handler):
         if out is None:
             out = []
         records = self.dis.delivery_records
+        decided: list[Record] = []  # deliveries of a transaction discharged here
         for ev in events:
             cls = ev.__class__
             if cls is DeliveryStarted:
@@ -459,7 +468,13 @@ class _Handler10(_Handler):
                         ls.stall_available = bool(link.available)
             elif cls is DeliverySettled:
                 if records:
-                    out.append(self._delivery(ev.delivery, False))
+                    rec = self._delivery(ev.delivery, False)
+                    if rec is not None:
+                        out.append(rec)
+            elif cls is TransactionDischarged:
+                # after the discharge's own record (its settlement follows this event)
+                decided.extend(self._decided(rec, ev.outcome)
+                               for rec in self._held.pop(bytes(ev.txn_id), ()))
             elif cls is DeliveryUpdated:
                 pass  # (a disposition's step: known from the delivery when it settles)
             elif cls is CreditChanged:
@@ -519,6 +534,8 @@ class _Handler10(_Handler):
                 out.append(Notice(conn, ev.side, t, packet, "link", text))
             elif cls is SaslOutcome:
                 conn.sasl_outcome = ev.code
+        if decided:
+            out.extend(decided)
         return out
 
     def _session_no(self, session: Any) -> int:
@@ -564,7 +581,69 @@ class _Handler10(_Handler):
             ls.stalls.append((start, waited))
         ls.stall_available = False
 
-    def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord:
+    def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord | None:
+        """The record of a delivery that reached its end; None while the transaction it
+        was settled in is undecided (`_held`: handed out once it is)."""
+        rec = self._record(d, at_end)
+        link = d.link
+        if link.coordinator:
+            req = d.txn_request
+            name = getattr(req, "NAME", None)
+            rec.coordinator = name if name in ("declare", "discharge") else "request"
+            if name == "discharge":
+                rec.txn_id = _binary(req.txn_id)
+                if rec.txn_id is not None:
+                    rec.txn_result = self._model.transactions.get(rec.txn_id)
+            elif name == "declare":
+                rec.txn_id = _binary(getattr(d.receiver_state, "txn_id", None))
+        elif rec.txn_id is not None:
+            rec.txn_id = _binary(rec.txn_id)
+            result = self._model.transactions.get(rec.txn_id)  # type: ignore[arg-type]
+            if result is None or result == "active":
+                if rec.outcome in TXN_DECIDED and not rec.at_end:
+                    self._held.setdefault(rec.txn_id, []).append(  # type: ignore[arg-type]
+                        rec)
+                    return None
+            else:
+                return self._decided(rec, result)
+        self._tally(rec)
+        return rec
+
+    def _decided(self, rec: DeliveryRecord, result: str | None) -> DeliveryRecord:
+        """A delivery in a transaction, once it is known what became of the transaction
+        (None: not discharged in the capture), counted."""
+        rec.txn_result = result if result is not None else "undecided"
+        rec.outcome = txn_outcome(rec.outcome, result)
+        self._tally(rec)
+        return rec
+
+    def _undecided(self) -> list[Record]:
+        """The deliveries held for transactions never discharged: undecided."""
+        out: list[Record] = []
+        for recs in self._held.values():
+            out.extend(self._decided(r, None) for r in recs)
+        self._held.clear()
+        return out
+
+    def _tally(self, rec: DeliveryRecord) -> None:
+        """A delivery's figures on its link: messages by outcome, a coordinator's
+        requests by what became of the transaction."""
+        ls = rec.link_stats
+        if ls is None:
+            return
+        ls.settled += 1
+        ls.bytes += rec.size
+        if rec.coordinator is not None:
+            kind = transaction_kind(rec)
+            ls.transactions[kind] = ls.transactions.get(kind, 0) + 1
+        else:
+            ls.outcomes[rec.outcome] = ls.outcomes.get(rec.outcome, 0) + 1
+        first = rec.first_time  # (rec.latency)
+        settled_time = rec.settled_time
+        if first is not None and settled_time is not None and not rec.presettled:
+            ls.latencies.append(settled_time - first)
+
+    def _record(self, d: Any, at_end: bool) -> DeliveryRecord:
         conn = self.conn
         link = d.link
         ls = conn._by_link.get(id(link))  # (conn.link_for)
@@ -594,13 +673,6 @@ class _Handler10(_Handler):
             # stream, link or session ended; the capture stopped) with more to come
             incomplete=(conn.gaps > 0 and d.incomplete) or (
                 d.phase == "abandoned" and not d.payload_ready))
-        if ls is not None:
-            ls.settled += 1
-            ls.bytes += d.size
-            ls.outcomes[outcome] = ls.outcomes.get(outcome, 0) + 1
-            first = d.first_time  # (rec.latency)
-            if first is not None and settled_time is not None and not d.presettled:
-                ls.latencies.append(settled_time - first)
         return rec
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:
@@ -646,6 +718,7 @@ class _Handler10(_Handler):
             yield from self._events(events, t, packet)
         if len(conn.closed) == 2:
             self.done = True
+            yield from self._undecided()
 
     def _cut_short(self, side: str, cut: CutShort, how: str, t: float,
                    packet: int) -> Iterator[Record]:
@@ -747,7 +820,7 @@ _Numbered = tuple[int, int, int, int, Any]
 def _load_engine() -> None:
     global CreditChanged, DeliverySettled, DeliveryStarted, DeliveryUpdated, LinkAttached
     global LinkDetached, LinkRefused, Observer, SaslOutcome, SessionBegun, TerminusMismatch
-    global UnsettledReconciled, Violation, explained_by_gap
+    global TransactionDischarged, UnsettledReconciled, Violation, explained_by_gap
     if Observer is not None:
         return
     from amqpcli import engine as e
@@ -762,6 +835,7 @@ def _load_engine() -> None:
     LinkRefused, SaslOutcome, SessionBegun = e.LinkRefused, e.SaslOutcome, e.SessionBegun
     TerminusMismatch, UnsettledReconciled, Violation = (
         e.TerminusMismatch, e.UnsettledReconciled, e.Violation)
+    TransactionDischarged = e.TransactionDischarged
     Observer = e.Observer  # last: it says the rest are bound
 
 
@@ -771,6 +845,11 @@ def _ended_by_capture(d: Any, conn: Conn) -> bool:
     tl = d.timeline
     last = tl[-1] if tl else None
     return last is not None and last.kind == "abandon" and conn.closed.get(last.side) == "end"
+
+
+def _binary(v: Any) -> bytes | None:
+    """A txn-id as bytes (None for none, or one that is not binary)."""
+    return bytes(v) if isinstance(v, (bytes, bytearray, memoryview)) else None
 
 
 def _other(side: str) -> str:

@@ -34,6 +34,10 @@ class LinkStats:
     settled: int = 0
     bytes: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    # a coordinator link's requests, which are no messages (not among `outcomes`):
+    # declared, committed, rolled-back, failed (a discharge the coordinator rejected),
+    # and `request` for one not answered or not understood
+    transactions: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
     flows: int = 0
     drains: int = 0
@@ -141,6 +145,21 @@ class FrameRecord:
     protocol: str = AMQP10
 
 
+# the outcomes a transaction decides (Part 4 §4.4): they take effect when it commits
+TXN_DECIDED = frozenset({"accepted", "rejected", "released", "modified", "settled"})
+ROLLED_BACK = "rolled-back"  # its transaction was rolled back, or its discharge failed
+UNDECIDED = "undecided"  # its transaction was not discharged in the capture
+
+
+def txn_outcome(outcome: str, result: str | None) -> str:
+    """A delivery's outcome once its transaction is known: `result` is the
+    transaction's ("committed", "rolled-back", "failed: CONDITION" for a discharge the
+    coordinator rejected, or None: not discharged). Committed, it keeps its outcome."""
+    if outcome not in TXN_DECIDED or result == "committed":
+        return outcome
+    return UNDECIDED if result is None else ROLLED_BACK
+
+
 def latency(first_time: float | None, settled_time: float | None) -> float | None:
     """A delivery's settlement latency: from its first transfer to its settlement, when
     both were seen."""
@@ -182,6 +201,13 @@ class DeliveryRecord:
     # session ended, or the capture stopped); size and frames are what was seen, its
     # outcome and latency hold
     incomplete: bool = False
+    # in a transaction (`txn_id`): what became of it, "committed", "rolled-back",
+    # "failed: CONDITION" (its discharge rejected) or "undecided" (not discharged in the
+    # capture); a coordinator's discharge: the transaction it discharged
+    txn_result: str | None = None
+    # on a coordinator link: "declare", "discharge" (no message: its `txn_id` is the
+    # transaction's), or "request" (not read as either)
+    coordinator: str | None = None
 
     @property
     def latency(self) -> float | None:

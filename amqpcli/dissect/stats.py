@@ -41,6 +41,19 @@ class LinkSummary:
     stalls: list[tuple[float, float]]
     flows: int
     drains: int
+    # a coordinator link's requests (not among `outcomes`: they are no messages)
+    transactions: dict[str, int] = field(default_factory=dict)
+
+
+def transaction_kind(rec: DeliveryRecord) -> str:
+    """What a coordinator's request came to: declared, committed, rolled-back, failed
+    (the coordinator rejected the discharge), or `request` (not answered, not read)."""
+    if rec.coordinator == "declare" and rec.outcome == "declared":
+        return "declared"
+    result = rec.txn_result
+    if rec.coordinator == "discharge" and result is not None and result != "active":
+        return "failed" if result.startswith("failed") else result
+    return "request"
 
 
 @dataclass
@@ -52,7 +65,9 @@ class Summary:
     bytes: int = 0
     by_performative: dict[str, int] = field(default_factory=dict)
     by_outcome: dict[str, int] = field(default_factory=dict)
-    deliveries: int = 0
+    deliveries: int = 0  # messages: a coordinator's requests are `transactions`
+    # a transaction coordinator's requests by what they came to (`transaction_kind`)
+    transactions: dict[str, int] = field(default_factory=dict)
     violations: list[ViolationRecord] = field(default_factory=list)
     by_violation: dict[str, int] = field(default_factory=dict)
     notices: dict[str, int] = field(default_factory=dict)
@@ -81,6 +96,10 @@ class Summary:
             if self.last_time is None or t > self.last_time:
                 self.last_time = t
         elif cls is DeliveryRecord:
+            if rec.coordinator is not None:
+                kind = transaction_kind(rec)
+                self.transactions[kind] = self.transactions.get(kind, 0) + 1
+                return
             self.deliveries += 1
             self.by_outcome[rec.outcome] = self.by_outcome.get(rec.outcome, 0) + 1
             if rec.at_end:
@@ -131,10 +150,11 @@ def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
     if part is None:
         return LinkSummary(c.label, ls.name, address, str(ls.link.sender),
                            ls.deliveries, dict(ls.outcomes), lat, list(ls.stalls), ls.flows,
-                           ls.drains)
+                           ls.drains, dict(ls.transactions))
     stalls = [st for st in ls.stalls if flt is None or flt.time(st[0])]
     return LinkSummary(c.label, ls.name, address, str(ls.link.sender), part.deliveries,
-                       dict(part.outcomes), lat, stalls, ls.flows, ls.drains)
+                       dict(part.outcomes), lat, stalls, ls.flows, ls.drains,
+                       dict(part.transactions))
 
 
 def _address(ls: LinkStats) -> str | None:
@@ -156,6 +176,7 @@ class PassedLink:
 
     deliveries: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    transactions: dict[str, int] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
 
 
@@ -213,7 +234,11 @@ class Passed:
                 return
             part = self._link(ls)
             part.deliveries += 1
-            part.outcomes[rec.outcome] = part.outcomes.get(rec.outcome, 0) + 1
+            if rec.coordinator is not None:
+                kind = transaction_kind(rec)
+                part.transactions[kind] = part.transactions.get(kind, 0) + 1
+            else:
+                part.outcomes[rec.outcome] = part.outcomes.get(rec.outcome, 0) + 1
             lat = rec.latency
             if lat is not None and not rec.presettled:
                 part.latencies.append(lat)

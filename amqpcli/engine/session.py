@@ -434,8 +434,10 @@ class Session:
         n = len(payload)
         d.size += n
         # an endpoint keeps what it receives, not what it sends (the caller has that),
-        # except on a coordinator link, whose requests it must read
-        if n and conn.keep_payload and (side != conn.local or link.coordinator):
+        # except on a coordinator link, whose requests it must read; those are kept
+        # even without `keep_payload` (they are small): an observer follows the
+        # transactions they declare and discharge
+        if n and (link.coordinator or (conn.keep_payload and side != conn.local)):
             d._chunks.append(payload)
         mms = link.mms
         if mms and d.size > mms and d.size - n <= mms:
@@ -482,7 +484,7 @@ class Session:
         elif conn.updates:
             conn._events.append(DeliveryUpdated(d, e, time))
         if not more and not d.aborted:
-            if link.coordinator and conn.keep_payload:
+            if link.coordinator:
                 self._read_txn_request(d)
             if conn.local == receiver:
                 conn._events.append(MessageReceived(d, time))

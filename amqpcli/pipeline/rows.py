@@ -251,6 +251,11 @@ class RowBuilder:
             if rec.payload:
                 message_id, redeliveries = _message_facts(rec.payload)
             detail = _state_detail(rec.state)
+            if rec.outcome in ("rolled-back", "undecided") and rec.txn_result is not None:
+                # the outcome its transaction (rolled back, not discharged) took the
+                # place of: `accepted`, `rejected: amqp:x: why`
+                inner = getattr(getattr(rec.state, "outcome", None), "NAME", None) or "settled"
+                detail = inner + (f": {detail}" if detail else "")
         else:
             link_id = f"{info.id}/0-10/{rec.link}"
             last = rec.first_time

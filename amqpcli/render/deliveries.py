@@ -64,6 +64,41 @@ def outcome_detail(state: Any) -> str:
     return ""
 
 
+def outcome_text(rec: DeliveryRecord) -> str:
+    """The outcome with its detail. In a transaction not committed, what the
+    transaction made of it first: `rolled-back (accepted in txn b"txn-3")`,
+    `undecided (accepted in txn b"txn-5", not discharged)`; a coordinator's request says
+    which and of what transaction: `accepted (discharge b"txn-3": rolled back)`."""
+    if rec.aborted:
+        return "aborted"
+    detail = outcome_detail(rec.state)
+    txn = format_binary(rec.txn_id, 16) if rec.txn_id is not None else "?"
+    if rec.coordinator is not None:
+        what = rec.coordinator
+        if rec.coordinator != "request":
+            what += f" {txn}"
+        result = rec.txn_result
+        if rec.coordinator == "discharge" and result is not None and result != "active":
+            what += f": {result.replace('-', ' ')}"
+        return f"{rec.outcome}{detail} ({what})"
+    return txn_outcome_text(rec.outcome, rec.state, rec.txn_result)
+
+
+def txn_outcome_text(outcome: str, state: Any, txn_result: str | None) -> str:
+    """An outcome with its detail (`accepted in txn b"txn-1"`); one a transaction not
+    committed replaced (rolled-back, undecided) with the outcome its state carries."""
+    detail = outcome_detail(state)
+    if txn_result is None or outcome not in ("rolled-back", "undecided"):
+        return outcome + detail
+    inner = getattr(getattr(state, "outcome", None), "NAME", None) or "settled"
+    why = ""
+    if txn_result == "undecided":
+        why = ", not discharged"
+    elif txn_result.startswith("failed"):
+        why = f"; discharge {txn_result}"
+    return f"{outcome} ({inner}{detail}{why})"
+
+
 def settled_text(rec: DeliveryRecord) -> str:
     if rec.presettled:
         return "presettled"
@@ -79,9 +114,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     link = name if len(name) <= _LINK_WIDTH else name[: _LINK_WIDTH - 1] + "…"
     did = f"#{rec.delivery_id}" if rec.delivery_id is not None else "#?"
     tag = f"tag={format_binary(rec.tag, 16)}" if rec.tag is not None else ""
-    outcome = rec.outcome + outcome_detail(rec.state)
-    if rec.aborted:
-        outcome = "aborted"
+    outcome = outcome_text(rec)
     flags = []
     if rec.resumed:
         flags.append("resumed")
@@ -183,6 +216,10 @@ def delivery_json(
         out["rcv-settle-mode"] = "second"
     if rec.txn_id is not None:
         out["txn-id"] = b64(rec.txn_id)
+    if rec.txn_result is not None:
+        out["txn-result"] = rec.txn_result
+    if rec.coordinator is not None:
+        out["coordinator"] = rec.coordinator
     if rec.resumed:
         out["resumed"] = True
     if rec.aborted:
@@ -294,7 +331,13 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
             a, b = getattr(req, name, None), getattr(gr, name, None)
             if not _same_terminus(a, b):
                 lines.append(f"    {name}: requested {_terminus(a)}, granted {_terminus(b)}")
-    outs = " ".join(f"{k}={v}" for k, v in sorted(s.outcomes.items())) or "-"
+    outs = " ".join(f"{k}={v}" for k, v in sorted(s.outcomes.items()))
+    if s.transactions:  # a coordinator's requests: no messages
+        from amqpcli.render.summary import transactions_text
+
+        outs = (outs + "; " if outs else "") + "transactions " + transactions_text(
+            s.transactions)
+    outs = outs or "-"
     lat = "-"
     if s.latency:
         lat = " ".join(f"{k}={latency_text(v)}" for k, v in s.latency.items())
@@ -338,6 +381,7 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
             "deliveries": ls.deliveries,
             "bytes": ls.bytes,
             "outcomes": s.outcomes,
+            **({"transactions": s.transactions} if s.transactions else {}),
             "latency": s.latency,
             "flows": ls.flows,
             "drains": ls.drains,

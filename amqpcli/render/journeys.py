@@ -16,7 +16,7 @@ from typing import Any
 
 from amqpcli.dissect.journeys import Hop, Journey, Journeys
 from amqpcli.dissect.stats import percentile
-from amqpcli.render.deliveries import latency_text, outcome_detail
+from amqpcli.render.deliveries import latency_text, txn_outcome_text
 from amqpcli.render.jsonvalues import to_json
 from amqpcli.render.text import format_value, printable
 from amqpcli.render.traffic import ARROW, clock, iso
@@ -29,7 +29,8 @@ def _hop_text(h: Hop, first: float | None) -> str:
     after = ""
     if first is not None and h.first_time is not None:
         after = f"+{latency_text(h.first_time - first)} "
-    outcome = "unsettled at end" if h.at_end else h.outcome + outcome_detail(h.state)
+    outcome = ("unsettled at end" if h.at_end
+               else txn_outcome_text(h.outcome, h.state, h.txn_result))
     # the node's address says more than a link name (often a generated one) where a
     # message went; the link's name when its termini name no node
     where = printable(h.address if h.address else h.link)
@@ -73,6 +74,8 @@ def _hop_json(h: Hop, first: float | None, show_secrets: bool) -> dict[str, Any]
         out["unsettled-at-end"] = True
     if h.properties_added:
         out["properties-added"] = True
+    if h.txn_result is not None:
+        out["txn-result"] = h.txn_result
     return out
 
 

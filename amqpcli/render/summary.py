@@ -15,6 +15,12 @@ def _counts(d: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def transactions_text(d: dict[str, int]) -> str:
+    """A coordinator's requests by what they came to: `declared 2, rolled back 1`."""
+    order = ("declared", "committed", "rolled-back", "failed", "request")
+    return ", ".join(f"{k.replace('-', ' ')} {d[k]}" for k in order if d.get(k))
+
+
 def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
     span = ""
     if s.first_time is not None and s.last_time is not None:
@@ -37,6 +43,8 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
         out.append(f"  unsettled when the capture ended: {s.unsettled_at_end}")
     if s.incomplete:
         out.append(f"  incomplete (message not seen whole): {s.incomplete}")
+    if s.transactions:
+        out.append(f"transactions (coordinator requests): {transactions_text(s.transactions)}")
     if s.links:
         out.append("links:")
         for ls in s.links:
@@ -46,6 +54,9 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
                 else "no settled latency"
             )
             outs = _counts(ls.outcomes) or "no deliveries"
+            if ls.transactions:
+                outs = ("" if not ls.outcomes else outs + ", ") + (
+                    "transactions " + transactions_text(ls.transactions))
             addr = f" ({printable(ls.address)})" if ls.address else ""
             out.append(
                 f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: {ls.deliveries} "
@@ -91,6 +102,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "by-performative": s.by_performative,
         "deliveries": s.deliveries,
         "by-outcome": s.by_outcome,
+        "transactions": s.transactions,
         "unsettled-at-end": s.unsettled_at_end,
         "incomplete": s.incomplete,
         "links": [
@@ -101,6 +113,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
                 "sender": ls.sender,
                 "deliveries": ls.deliveries,
                 "outcomes": ls.outcomes,
+                **({"transactions": ls.transactions} if ls.transactions else {}),
                 "latency": ls.latency,
                 "flows": ls.flows,
                 "drains": ls.drains,
