@@ -261,8 +261,11 @@ def _message_json(payload: bytes, show_secrets: bool = False) -> Any:
 def _terminus(t: Any) -> str:
     if t is None:
         return "null"
-    a = getattr(t, "address", None)
-    bits = [format_value(a) if a is not None else "(no address)"]
+    if getattr(t, "NAME", None) == "coordinator":  # no node: drawn as the frame line does
+        bits = ["@coordinator"]
+    else:
+        a = getattr(t, "address", None)
+        bits = [format_value(a) if a is not None else "(no address)"]
     if getattr(t, "dynamic", None):
         bits.append("dynamic")
     caps = getattr(t, "capabilities", None)

@@ -160,3 +160,14 @@ def test_without_kept_payloads(tmp_path: Path) -> None:
     r = dissect(capture(tmp_path / "txn.pcapng"), keep_payload=False)
     assert [d.outcome for d in r.deliveries if d.txn_id == b"txn-a"
             and d.coordinator is None] == ["rolled-back"] * 2
+
+
+def test_links_draw_the_coordinator_target(tmp_path: Path) -> None:
+    """`--links` draws a coordinator target as the attach's frame line does
+    (`target=@coordinator`), not as a terminus with no address."""
+    r = dissect(capture(tmp_path / "txn.pcapng"))
+    conn = r.dissector.conns[0]
+    ls = next(x for x in conn.links if x.name == "txn")
+    first = link_lines(conn, ls)[0]
+    assert " target=@coordinator caps=amqp:local-transactions " in first
+    assert "(no address) caps" not in first
