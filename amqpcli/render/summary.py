@@ -58,6 +58,10 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
                 outs = ("" if not ls.outcomes else outs + ", ") + (
                     "transactions " + transactions_text(ls.transactions))
             addr = f" ({printable(ls.address)})" if ls.address else ""
+            if not ls.deliveries and not ls.outcomes and not ls.transactions:
+                # said once: no outcomes and no latency go without saying
+                out.append(f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: no deliveries")
+                continue
             out.append(
                 f"  {ls.conn} {ls.name!r}{addr} {ls.sender} sends: {ls.deliveries} "
                 f"deliveries; {outs}; {lat}"
