@@ -644,19 +644,25 @@ class _Sender:
         duration = self.plan.duration
         left = None if duration is None else start + duration - time.monotonic()
         waiting = asyncio.ensure_future(self.offering.wait_input(pulled, self.sender, left))
+        watch: asyncio.Future[None] | None = None
         try:
             # A connection lost meanwhile is met now, not when the next line comes (after
             # hours of `tail -f`): said, reconnected, what it left in doubt sent again.
             while not waiting.done() and self.sender is not None:
                 watch = asyncio.ensure_future(self.sender.wait_changed(None, "input"))
                 await asyncio.wait((waiting, watch), return_when=asyncio.FIRST_COMPLETED)
-                if watch.done():
-                    watch.result()  # (raises the connection's failure)
+                done, watch = watch, None
+                if done.done():
+                    done.result()  # (raises the connection's failure)
                 else:
-                    watch.cancel()
+                    done.cancel()
             await waiting
         finally:
-            waiting.cancel()
+            # Interrupted (Ctrl-C, SIGTERM cancel this task) or failed: neither wait is
+            # left behind, to end later with the close's error that nothing retrieves
+            # (asyncio's "Task exception was never retrieved" and a traceback).
+            for task in (waiting, watch):
+                _drop(task)
         return pulled.available()
 
     def _next_input(self, messages: Iterator[OutgoingMessage]) -> OutgoingMessage | None:
@@ -782,6 +788,17 @@ class _Sender:
                 if self.unconfirmed:
                     raise NoOutcome(len(self.unconfirmed), self.plan.timeout) from None
         client._check()  # waits also end when the connection does
+
+
+def _drop(task: asyncio.Future[None] | None) -> None:
+    """A task no longer waited for: cancelled, or its end taken (a failure it ended with
+    is the connection's, met by the run another way)."""
+    if task is None:
+        return
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()  # (taken: not reported as never retrieved)
 
 
 def _credit_note(wait: float | None) -> str | None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from queue import Empty, Queue
 
@@ -91,6 +92,29 @@ def test_a_signal_stops_a_run_waiting_for_its_input(serve: ServePeers,
         raise AssertionError("the run went on waiting for its input") from None
     assert p.returncode == 130
     assert out.startswith("sent 1, accepted 1, in doubt 0")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("replay", [False, True])
+def test_a_signal_while_waiting_says_one_line(serve: ServePeers, sig: signal.Signals,
+                                              replay: bool) -> None:
+    """The wait on the link left running by the interrupt ended with the close's error,
+    which asyncio printed as "Task exception was never retrieved" and a traceback."""
+    url = serve("-q") + "/waiting-quiet"
+    p = _send(url, *(["--from", "-"] if replay else ["--lines"]), "-q")
+    assert p.stdin is not None
+    first = (json.dumps({"body": {"data": [{"binary-text": "one"}]}}) if replay else "one") + "\n"
+    p.stdin.write(first)
+    p.stdin.flush()
+    time.sleep(1.5)  # the line sent and settled, the run waiting for the next
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError("the run went on waiting for its input") from None
+    assert p.returncode == 130
+    assert err == "amqp: error: interrupted\n"
 
 
 def test_messages_from_a_pipe_all_arrive(serve: ServePeers, tmp_path: Path) -> None:
