@@ -50,7 +50,7 @@ _TIME_FORMS = "seconds from the start, HH:MM:SS or ISO 8601"
 STATES = frozenset((
     "accepted", "rejected", "released", "modified", "declared", "received",
     "transactional-state", "aborted", "abandoned", "settled", "in-progress", "unsettled",
-    "completed",
+    "completed", "rolled-back", "undecided",
 ))
 
 
@@ -312,6 +312,8 @@ class Filter:
         body = getattr(rec.item, "body", None)
         if rec.protocol != AMQP10 or not isinstance(body, Transfer):
             return False
+        if any(getattr(lk, "coordinator", False) for lk in frame_links(rec)):
+            return False  # a declare or discharge: a request to the coordinator, no message
         key = (rec.conn.index, rec.side, body.handle)
         verdict = self._judged.pop(key, None)
         if verdict is None:
@@ -350,7 +352,7 @@ class Filter:
             return False
         if self.states and rec.outcome.lower() not in self.states:
             return False
-        if self.selector is not None and (rec.protocol != AMQP10
+        if self.selector is not None and (rec.protocol != AMQP10 or rec.coordinator is not None
                                           or not self._selects(rec.payload)):
             return False
         if self.by_link:

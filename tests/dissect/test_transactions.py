@@ -171,3 +171,36 @@ def test_links_draw_the_coordinator_target(tmp_path: Path) -> None:
     first = link_lines(conn, ls)[0]
     assert " target=@coordinator caps=amqp:local-transactions " in first
     assert "(no address) caps" not in first
+
+
+def test_a_selector_passes_over_the_coordinators_requests(tmp_path: Path) -> None:
+    """A declare or discharge is a request to the coordinator, no message: a selector
+    that every message passes (`color IS NULL`) selects none of them, as deliveries or
+    as transfer frames."""
+    from tests.net.clirun import amqp
+
+    path = capture(tmp_path / "txn.pcapng")
+    r = amqp("pcap-dump", str(path), "-d", "--json", "-s", "color IS NULL")
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    deliveries = [x for x in recs if x.get("record") == "delivery"]
+    assert len(deliveries) == 6 and not any("coordinator" in x for x in deliveries)
+    r = amqp("pcap-dump", str(path), "--json", "-s", "color IS NULL")
+    transfers = [x for x in (json.loads(y) for y in r.stdout.splitlines())
+                 if "transfer" in (x.get("performative") or {})]
+    assert [t["performative"]["transfer"]["handle"] for t in transfers] == [0] * 6
+
+
+def test_state_names_what_the_transaction_made_of_it(tmp_path: Path) -> None:
+    """`--state rolled-back` and `undecided` name what a transaction made of a delivery
+    (they were usage errors); `accepted` no longer picks the rolled-back acceptances (a
+    discharge the coordinator accepted is still one)."""
+    from tests.net.clirun import amqp
+
+    path = capture(tmp_path / "txn.pcapng")
+    for state, n in (("rolled-back", 3), ("undecided", 1), ("accepted", 2)):
+        r = amqp("pcap-dump", str(path), "-d", "--json", "--state", state)
+        assert r.returncode == 0, r.stderr
+        got = [json.loads(x) for x in r.stdout.splitlines()]
+        assert [x["outcome"] for x in got
+                if x.get("record") == "delivery" and "coordinator" not in x] == [state] * n
