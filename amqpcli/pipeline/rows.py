@@ -276,6 +276,7 @@ class RowBuilder:
             "latency": latency, "presettled": rec.presettled, "second_mode": rec.second_mode,
             "redelivery_count": redeliveries, "resumed": rec.resumed, "aborted": rec.aborted,
             "at_end": rec.at_end, "incomplete": rec.incomplete, "txn_id": rec.txn_id,
+            "coordinator": rec.coordinator if rec.protocol == AMQP10 else None,
             PARTITION: info.date})
 
     # --- connections, sessions, links (once the connection is over) ----------------
@@ -352,6 +353,8 @@ class RowBuilder:
             "detach_error": next((e for e in errs if e), None),
             "deliveries": ls.deliveries, "settled": ls.settled, "bytes": ls.bytes,
             "outcomes": [{"outcome": k, "count": v} for k, v in sorted(ls.outcomes.items())],
+            "transactions": [{"kind": k, "count": v}
+                             for k, v in sorted(ls.transactions.items())],
             "latency_count": len(lat),
             "latency_p50": percentile(lat, 50) if lat else None,
             "latency_p90": percentile(lat, 90) if lat else None,

@@ -26,6 +26,9 @@ BIN = pa.binary()
 STALL = pa.struct([("start", TS), ("seconds", F64)])
 COUNT = pa.struct([("outcome", STR), ("count", I64)])
 NOTICES = pa.struct([("kind", STR), ("count", I64)])
+# a coordinator link's requests by what they came to (declared, committed, rolled-back,
+# failed, request): no messages, so not among its `outcomes`
+TRANSACTIONS = pa.struct([("kind", STR), ("count", I64)])
 
 PARTITION = "date"
 
@@ -61,6 +64,7 @@ _LINKS = [
     ("snd_settle_mode", I32), ("rcv_settle_mode", I32), ("coordinator", BOOL),
     ("refused", BOOL), ("attach_time", TS), ("detach_time", TS), ("detach_error", STR),
     ("deliveries", I64), ("settled", I64), ("bytes", I64), ("outcomes", pa.list_(COUNT)),
+    ("transactions", pa.list_(TRANSACTIONS)),
     ("latency_count", I64), ("latency_p50", F64), ("latency_p90", F64), ("latency_p99", F64),
     ("latency_max", F64), ("flows", I64), ("drains", I64), ("echoes", I64),
     ("max_credit", I64), ("stalls", pa.list_(STALL)), ("stall_threshold", F64),
@@ -81,7 +85,7 @@ _DELIVERIES = [
     ("last_time", TS), ("outcome", STR), ("outcome_detail", STR), ("settled_by", STR),
     ("settled_time", TS), ("latency", F64), ("presettled", BOOL), ("second_mode", BOOL),
     ("redelivery_count", I64), ("resumed", BOOL), ("aborted", BOOL), ("at_end", BOOL),
-    ("incomplete", BOOL), ("txn_id", BIN),
+    ("incomplete", BOOL), ("txn_id", BIN), ("coordinator", STR),
 ]
 
 _VIOLATIONS = [

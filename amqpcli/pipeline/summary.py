@@ -10,6 +10,9 @@ share, with percentiles over all of that address's deliveries. Notices are count
 the connections' `notices` (the damaged files of the set are not in the tables). `frames`
 counts frames on the wire, as the summary of captures does: a 0-10 row of the frames
 table is an assembly, and its `frames` says how many frames it took.
+A transaction coordinator's declares and discharges are no messages: deliveries
+marked `coordinator` are left out of the deliveries and outcomes, and counted as
+transactions from the links' `transactions`, as the summary of captures counts them.
 
 Credit stalls were found when the tables were written, with the `--stall` threshold of
 that run (each link row holds it: `stall_threshold`). A summary can list fewer (`stall`,
@@ -35,8 +38,10 @@ class Facts:
     first_time: Any = None
     last_time: Any = None
     by_performative: dict[str, int] = field(default_factory=dict)
-    deliveries: int = 0
+    deliveries: int = 0  # messages: not a coordinator's requests
     by_outcome: dict[str, int] = field(default_factory=dict)
+    # a coordinator's requests by what they came to: the links' `transactions` added up
+    transactions: dict[str, int] = field(default_factory=dict)
     at_end: int = 0
     incomplete: int = 0
     links: list[dict[str, Any]] = field(default_factory=list)
@@ -88,6 +93,7 @@ def build(f: Facts, stall: float | None = None) -> Summary:
     s.by_performative = dict(f.by_performative)
     s.deliveries = f.deliveries
     s.by_outcome = dict(f.by_outcome)
+    s.transactions = dict(f.transactions)
     s.unsettled_at_end = f.at_end
     s.incomplete = f.incomplete
     for ln in sorted(f.links, key=lambda r: (numbers.get(r["connection_id"], 0),
@@ -102,7 +108,8 @@ def build(f: Facts, stall: float | None = None) -> Summary:
             {o["outcome"]: o["count"] for o in ln["outcomes"] or ()}, lat,
             [(_sec(x["start"]) or 0.0, x["seconds"]) for x in ln["stalls"] or ()
              if stall is None or x["seconds"] >= stall],
-            ln["flows"] or 0, ln["drains"] or 0))
+            ln["flows"] or 0, ln["drains"] or 0,
+            {t["kind"]: t["count"] for t in ln.get("transactions") or ()}))
     for a in sorted(f.addresses, key=lambda r: str(r["address"])):
         lat = None
         if a["count"]:
@@ -129,6 +136,16 @@ def _wire_frames(rows: int, frames: int | None, unknown: int) -> int:
     """The summary's `frames:`, frames on the wire (a 0-10 row, an assembly, says how many
     it took: `frames`); a row without `frames` (tables written before it) counts one."""
     return int(frames or 0) + unknown if rows else 0
+
+
+def _transactions(links: list[dict[str, Any]]) -> dict[str, int]:
+    """The coordinators' requests of every link, by what they came to (as the summary of
+    captures counts its coordinator deliveries: `dissect.stats.transaction_kind`)."""
+    out: dict[str, int] = {}
+    for ln in links:
+        for t in ln.get("transactions") or ():
+            out[t["kind"]] = out.get(t["kind"], 0) + t["count"]
+    return out
 
 
 def _stall_threshold(links: list[dict[str, Any]]) -> float | None:
@@ -161,13 +178,17 @@ def facts_local(out: str) -> Facts:
         f.first_time, f.last_time = mm["min"], mm["max"]
         f.by_performative = _counts(fr, "performative")
     d = read_table(out, "deliveries", ["outcome", "at_end", "incomplete", "address", "link_id",
-                                       "latency", "presettled"])
+                                       "latency", "presettled", "coordinator"])
+    # a coordinator's declares and discharges are no messages (counted as transactions,
+    # from the links)
+    d = d.filter(pc.is_null(d.column("coordinator")))
     f.deliveries = d.num_rows
     if d.num_rows:
         f.by_outcome = _counts(d, "outcome")
         f.at_end = int(pc.sum(pc.cast(d.column("at_end"), "int64")).as_py() or 0)
         f.incomplete = int(pc.sum(pc.cast(d.column("incomplete"), "int64")).as_py() or 0)
     f.links = read_table(out, "links").to_pylist()
+    f.transactions = _transactions(f.links)
     f.stall_threshold = _stall_threshold(f.links)
     f.addresses = _shared_addresses(f.links, d.to_pylist())
     v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
@@ -241,13 +262,16 @@ def facts_spark(spark: Any, out: str) -> Facts:
     f.frames = _wire_frames(agg[0], agg[3], agg[4])
     f.first_time, f.last_time = agg[1], agg[2]
     f.by_performative = {r[0]: r[1] for r in fr.groupBy("performative").count().collect()}
-    d = table("deliveries")
+    # a coordinator's declares and discharges are no messages (counted as transactions,
+    # from the links)
+    d = table("deliveries").where(F.col("coordinator").isNull())
     f.by_outcome = {r[0]: r[1] for r in d.groupBy("outcome").count().collect()}
     f.deliveries = sum(f.by_outcome.values())
     ends = d.agg(F.count(F.when(F.col("at_end"), 1)),
                  F.count(F.when(F.col("incomplete"), 1))).first()
     f.at_end, f.incomplete = ends[0], ends[1]
     f.links = [r.asDict(recursive=True) for r in table("links").collect()]
+    f.transactions = _transactions(f.links)
     f.stall_threshold = _stall_threshold(f.links)
     shared = (table("links").where(F.col("address").isNotNull()).groupBy("address")
               .agg(F.countDistinct("link_id").alias("links")).where(F.col("links") > 1))

@@ -621,3 +621,33 @@ def test_spark_settings_folder_must_be_this_users_own(
     folder.unlink()
     assert private_dir() == str(folder)
     assert folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_summary_of_tables_counts_the_coordinators_requests_as_transactions(
+        tmp_path: Path) -> None:
+    """A coordinator's declares and discharges are no messages: the summary of the tables
+    leaves them out of the deliveries and their outcomes and counts them as
+    transactions, as the summary of the capture does (it counted `declared 4` among the
+    outcomes, and the coordinator link's line said `7 deliveries; no deliveries`)."""
+    from tests.dissect.test_transactions import capture
+
+    cap = str(capture(tmp_path / "txn.pcapng"))
+    out = tmp_path / "t"
+    code, from_tables, err = run_cli("pcap-dump", cap, "--out", str(out), "--summary")
+    assert code == 0, err
+    code, from_capture, err = run_cli("pcap-dump", cap, "--summary")
+    assert code == 0, err
+    assert from_tables == from_capture
+    assert "deliveries: 6\n  by outcome: rolled-back 3, accepted 2, undecided 1\n" in from_tables
+    assert ("transactions (coordinator requests): declared 4, committed 1, rolled back 1, "
+            "failed 1") in from_tables
+    s = summary_json(summary_of(str(out)))
+    assert s["transactions"] == {"declared": 4, "committed": 1, "rolled-back": 1, "failed": 1}
+    coord = next(ln for ln in s["links"] if ln["name"] == "txn")
+    assert coord["outcomes"] == {} and coord["transactions"] == s["transactions"]
+    (link,) = [r for r in rows(out, "links") if r["coordinator"]]
+    assert link["outcomes"] == []
+    assert sorted((t["kind"], t["count"]) for t in link["transactions"]) == [
+        ("committed", 1), ("declared", 4), ("failed", 1), ("rolled-back", 1)]
+    reqs = [r["coordinator"] for r in rows(out, "deliveries") if r["coordinator"]]
+    assert sorted(reqs) == ["declare"] * 4 + ["discharge"] * 3

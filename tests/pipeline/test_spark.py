@@ -50,6 +50,23 @@ def test_spark_reads_the_summary_back(both: tuple[Path, Path, Any, Any], spark: 
     assert local["addresses"]  # an address of many links
 
 
+def test_spark_counts_the_coordinators_requests_as_transactions(spark: Any,
+                                                                tmp_path: Path) -> None:
+    """Declares and discharges are no messages: both executors' tables, read back by
+    either, give the summary of the capture (transactions apart from outcomes)."""
+    from tests.dissect.test_transactions import capture
+
+    cap = str(capture(tmp_path / "txn.pcapng"))
+    write_tables([cap], str(tmp_path / "l"))
+    write_tables([cap], str(tmp_path / "s"), engine="spark", spark=spark)
+    assert_same_tables(tmp_path / "l", tmp_path / "s")
+    local = summary_json(summary_of(str(tmp_path / "l")))
+    assert summary_json(summary_of(str(tmp_path / "s"), engine="spark", spark=spark)) == local
+    assert local["deliveries"] == 6 and "declared" not in local["by-outcome"]
+    assert local["transactions"] == {"declared": 4, "committed": 1, "rolled-back": 1,
+                                     "failed": 1}
+
+
 def test_ndjson_from_spark_matches_local(spark: Any, tmp_path: Path) -> None:
     files = [str(CAPTURES_DIR)]
     write_tables(files, str(tmp_path / "l"), fmt="ndjson")
