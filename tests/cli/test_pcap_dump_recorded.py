@@ -218,6 +218,11 @@ def test_outcomes_against_proton_peers(direct_receiver: Callable[..., Any],
         assert ("client", "disposition", False) in kinds
         assert kinds.index(("client", "disposition", False)) < kinds.index(
             next(k for k in kinds if k[0] == "server" and k[1] in ("disposition", "settle")))
+        # settled first by the sender: its latency runs to that frame, not to the
+        # receiver's settlement after it
+        first = next(e for e in d["timeline"] if e.get("settled"))
+        assert first["side"] == "server" and d["settled-by"] == "sender"
+        assert d["settled-time"] == first["time"]
 
 
 class _LiveDump:
