@@ -502,6 +502,7 @@ class Replay:
         self.path = path
         self.count = count
         self.skipped = 0
+        self.line = 0  # the line of the last message read (`InputRead`)
         self.sequence = sequence
         self.relay = relay
         self._messages = self._checked_messages()
@@ -551,6 +552,7 @@ class Replay:
         if whole and n == 0:
             raise self._no_messages()
         self.skipped = 0  # (counted again as they are sent)
+        self.line = 0
 
     def _no_messages(self) -> UserError:
         lines = f" (its {self.skipped} lines carry none)" if self.skipped else ""
@@ -616,6 +618,7 @@ class Replay:
                     continue
                 sent.add(key)
             n += 1
+            self.line = lineno
             yield n, payload
             if n == self.count:
                 return
@@ -722,6 +725,84 @@ def _transfer(performative: Any) -> Any:
     return transfer if isinstance(transfer, Transfer) else None
 
 
+class InputRead(Iterator["OutgoingMessage"]):
+    """The messages of an input (`--lines` from a file or standard input, `--from`)
+    counted as they are read, and whether it was read to its end (or to `--count`): a run
+    that ends before it (a failure, Ctrl-C, `--duration`) says so in its summary
+    (`unread`), rather than leaving what it never read unmentioned. `line()`: the line
+    of the last message read (message n is line n of `--lines`; `--from` skips lines)."""
+
+    def __init__(self, messages: Iterator[OutgoingMessage], path: str,
+                 line: Callable[[], int] | None = None) -> None:
+        self._messages = messages
+        self.path = path
+        self.read = 0  # messages read (by the thread that reads a pipe: ahead of the run)
+        self.ended = False  # its end (or --count) was reached
+        self.failed = False  # a line or a read failed: its error names where it stopped
+        self._line = line if line is not None else (lambda: self.read)
+
+    def __next__(self) -> OutgoingMessage:
+        try:
+            msg = next(self._messages)
+        except StopIteration:
+            self.ended = True
+            raise
+        except BaseException:
+            self.failed = True
+            raise
+        self.read += 1
+        return msg
+
+    def unread(self, taken: int) -> tuple[str, dict[str, Any]] | None:
+        """What the summary says of an input not read to its end (None: it was, or a bad
+        line ended it, which its error says): the messages the run took from it (`taken`),
+        those read ahead from a pipe and never sent, and the lines left of a regular file
+        (to resume from: `tail -n +LINE`) or that the rest of a pipe was not read."""
+        if self.ended or self.failed:
+            return None
+        where = _where(self.path)
+        obj: dict[str, Any] = {"name": _input_name(self.path), "read-to-end": False,
+                               "messages-taken": taken}
+        left = _lines_left(self.path, self._line()) if self.read <= taken else None
+        if left is not None:
+            line = self._line()
+            obj.update({"last-line-read": line, "lines-not-read": left})
+            return (f"{where} not read to its end: {taken} message(s) taken from it, up to "
+                    f"line {line}; {left} line(s) after it not read"), obj
+        text = f"{where} not read to its end: {taken} message(s) taken from it"
+        ahead = self.read - taken
+        if ahead > 0:
+            obj["read-not-sent"] = ahead
+            text += f", {ahead} more read from it but not sent"
+        return text + "; the rest of it was not read", obj
+
+
+def _lines_left(path: str, line: int) -> int | None:
+    """How many lines of `path` ('-': standard input) come after line `line`, when it is
+    a regular file (read again from its start, its position left alone); None for a
+    pipe, a FIFO, a terminal, or a file that cannot be read now."""
+    try:
+        fd = 0 if path == "-" else os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        lines = offset = 0
+        last = b"\n"
+        while chunk := os.pread(fd, 1 << 20, offset):
+            lines += chunk.count(b"\n")
+            offset += len(chunk)
+            last = chunk[-1:]
+        lines += last != b"\n"  # (a last line with no line ending)
+        return max(0, lines - line)
+    except OSError:
+        return None
+    finally:
+        if fd != 0:
+            os.close(fd)
+
+
 def _input_name(path: str) -> str:
     return "standard input" if path == "-" else path
 
@@ -765,7 +846,11 @@ def _properties(payload: bytes, name: str) -> Any:
     "Examples:\n\n"
     "  amqp send amqp://localhost//queue/orders hello --property priority:int=5\n\n"
     "  amqp send @prod//queue/orders --file orders.txt --lines --rate 100\n\n"
-    "  amqp recv @old//queue/orders --json | amqp send @new//queue/orders --from -"))
+    "  amqp recv @old//queue/orders -t 5 --out orders.jsonl\n\n"
+    "  amqp send @new//queue/orders --from orders.jsonl\n\n"
+    "Moving messages between nodes goes through a file: a send that stops early (a "
+    "failure, Ctrl-C) says which lines it did not read, and they are still there to send "
+    "again; piped from recv, they would be consumed from the old node and lost."))
 @connection_options(body="body")
 def send(
     conn: ConnectionConfig,
@@ -889,6 +974,7 @@ def send(
                             "not apply (edit the file, e.g. with jq)", Exit.USAGE)
         replay = Replay(from_file, count, seq_key, relay)
         messages: Iterator[OutgoingMessage] = iter(replay)
+        read: InputRead | None = InputRead(messages, from_file, lambda: replay.line)
     else:
         replay = None
         if body_type is None:
@@ -904,6 +990,9 @@ def send(
                             Exit.USAGE)
         messages = message_source(template, body, file, lines, json_body, count,
                                   duration is not None, expand_body)
+        read = InputRead(messages, file or "-") if lines and body is None else None
+    if read is not None:
+        messages = read
 
     show_progress = progress if progress is not None else (
         sys.stderr is not None and sys.stderr.isatty() and conn.trace is None
@@ -927,13 +1016,18 @@ def send(
     # printed, even with nothing sent (no credit came: "not sent 5").
     if not quiet and (json_out or not (summary.failure is not None and not summary.link_opened
                                        and summary.failure.code != Exit.INTERRUPTED)):
+        unread = read.unread(summary.messages) if read is not None else None
         if json_out:
             obj = summary.to_json()
             if replay is not None:
                 obj["skipped"] = replay.skipped
+            if unread is not None:
+                obj["input"] = unread[1]
             print(json.dumps(obj))
         else:
             print(summary_text(summary))
+            if unread is not None:
+                print(unread[0])
             if replay is not None and replay.skipped:
                 print(f"skipped {replay.skipped} line(s) of {_input_name(replay.path)} that "
                       "carry no message (protocol headers, frames other than transfers, "
