@@ -655,11 +655,12 @@ class _Handler10(_Handler):
         # (an abort frame may say settled, as proton's does: it gives the delivery up,
         # with no outcome; `settled_by` still says who). Settled: the time of the frame
         # that settled it first, the one `settled_by` names (receiver-settle-mode second:
-        # the sender's settlement, not the receiver's after it)
+        # the sender's settlement, not the receiver's after it; pre-settled: its first
+        # transfer, in one frame or several: latency 0)
         settled_time = None
         if (d.settled_by is not None or d.presettled) and not d.aborted and (
                 d.settled_time is not None):
-            settled_time = d.settled_time if d.presettled else _first_settled(d)
+            settled_time = _first_settled(d)
         if end:
             outcome = "unsettled"
         state = d.receiver_state if d.receiver_state is not None else d.sender_state

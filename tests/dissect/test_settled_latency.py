@@ -75,3 +75,40 @@ def test_a_receiver_that_settles_mid_transfer_settles_it_then(tmp_path: Path) ->
     (rec,) = dissect(write(tmp_path / "early.pcapng", s.at(2.0).close())).deliveries
     assert rec.settled_by == "receiver" and rec.frames == 2
     assert rec.latency == pytest.approx(0.010, abs=1e-6)
+
+
+def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
+        tmp_path: Path) -> None:
+    """A pre-settled delivery is settled by its first transfer, which says so: in three
+    frames as in one, its latency is 0 and its settled-time that of its first frame (it
+    showed the time to its last frame, `presettled 20.000 ms [3 frames]`)."""
+    from amqpcli.codec.message import Message
+
+    body = Message(body="x" * 30).encode()
+    s = Script().open().sender_link()
+    s.at(1.0).transfer(0, "one", settled=True)
+    s.at(1.100).c(c.Transfer(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0,
+                             settled=True, more=True), payload=body[:10])
+    s.at(1.110).c(c.Transfer(handle=0, more=True), payload=body[10:20])
+    s.at(1.120).c(c.Transfer(handle=0), payload=body[20:])
+    path = write(tmp_path / "pre.pcapng", s.at(2.0).close())
+    one, three = dissect(path).deliveries
+    assert one.presettled and three.presettled and three.frames == 3
+    for rec in (one, three):
+        assert rec.latency == 0.0 and rec.settled_time == rec.first_time
+        assert " settled   presettled         0.000 ms" in delivery_line(rec)
+        assert delivery_json(rec)["latency"] == 0.0
+    code, out, err = amqp_in_process("pcap-dump", str(path), "-d", "--json", "-m")
+    assert code == 0, err
+    recs = [json.loads(x) for x in out.splitlines()]
+    assert [r["latency"] for r in recs if r["record"] == "delivery"] == [0.0, 0.0]
+    assert [h["latency"] for r in recs if r["record"] == "message" for h in r["hops"]] == [
+        0.0, 0.0]
+    tables = tmp_path / "tables"
+    code, _out, err = amqp_in_process("pcap-dump", str(path), "--out", str(tables))
+    assert code == 0, err
+    from amqpcli.pipeline.output import read_table
+
+    rows = read_table(str(tables), "deliveries").to_pylist()
+    assert [(r["latency"], r["settled_time"] == r["first_time"]) for r in rows] == [
+        (0.0, True), (0.0, True)]
