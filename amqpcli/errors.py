@@ -17,7 +17,7 @@ class Exit(IntEnum):
     CONNECTION = 3  # could not connect, TLS/SASL failure, connection lost
     REFUSED = 4  # the peer refused the link or closed it with an error
     TIMEOUT = 5  # nothing arrived or was confirmed in time
-    REJECTED = 6  # some messages were rejected/released/modified by the peer, or missing from a numbered run
+    REJECTED = 6  # some messages were rejected/released/modified or settled without an outcome by the peer, or missing from a numbered run
     IN_DOUBT = 7  # some sends (or a receiver's transaction) could not be confirmed either way
     DECODE = 8  # input could not be decoded (partial results were printed)
     INTERRUPTED = 130  # Ctrl-C

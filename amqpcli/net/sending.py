@@ -206,9 +206,16 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
         return doubt
     if s.failure is not None:
         return s.failure.code, str(s.failure)
-    bad = s.rejected + s.released + s.modified
+    # A delivery the peer settled with no outcome (no state, or one that is no outcome)
+    # leaves what became of it unknown to us (Part 2 §2.6.12: the outcome is the
+    # receiver's to state; Part 3 §3.5.3: the default-outcome is the source's, ours,
+    # which tells the peer nothing): not accepted as far as we can say, so it is not 0,
+    # which promises every message sent was accepted.
+    bad = s.rejected + s.released + s.modified + s.other
     if bad:
-        return Exit.REJECTED, f"{bad} message(s) not accepted ({s.rejected} rejected, {s.released} released, {s.modified} modified)"
+        other = f", {s.other} settled without an outcome" if s.other else ""
+        return Exit.REJECTED, (f"{bad} message(s) not accepted ({s.rejected} rejected, "
+                               f"{s.released} released, {s.modified} modified{other})")
     return Exit.OK, ""
 
 

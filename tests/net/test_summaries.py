@@ -71,6 +71,21 @@ def test_text_summary_says_settled_without_outcome() -> None:
     assert "settled without outcome" not in summary_text(SendSummary(sent=1, accepted=1))
 
 
+def test_settled_without_outcome_is_not_accepted() -> None:
+    # exit 0 says every message sent was accepted: a settlement with no outcome leaves
+    # what became of the message unknown (Part 2 §2.6.12), so it is exit 6, not 0
+    from amqpcli.errors import Exit
+    from amqpcli.net.sending import summary_exit
+
+    s = SendSummary(sent=3, messages=3, other=3, elapsed=1.0)
+    assert summary_exit(s) == (Exit.REJECTED, ("3 message(s) not accepted (0 rejected, 0 "
+                               "released, 0 modified, 3 settled without an outcome)"))
+    assert s.to_json()["exit"] == Exit.REJECTED
+    s = SendSummary(sent=3, messages=3, accepted=2, rejected=1, elapsed=1.0)
+    assert summary_exit(s)[1] == ("1 message(s) not accepted (1 rejected, 0 released, "
+                                  "0 modified)")
+
+
 def test_a_failure_before_the_first_send_counts_the_body_not_sent() -> None:
     from tests.net.clirun import amqp, json_lines
 
