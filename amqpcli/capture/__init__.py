@@ -12,7 +12,10 @@ says which protocol each flow speaks. The public API:
       without options or IPv6 without extension headers, no VLAN tag), else possibly a
       memoryview into the block (other frames, several files merged): it stays valid,
       but keeping it keeps that block alive, so `bytes()` what you hold on to,
-    - `Gap(flow, direction, time_ns, offset, size)` — bytes the capture does not hold,
+    - `Gap(flow, direction, time_ns, offset, size)` — bytes the capture does not hold
+      (at the time of the packet after the hole; the bytes held after it come next, each
+      segment's with its own time, and `dec.packets` of a `decoder` passed in is each
+      event's own packet number: see `amqpcli.capture.tcp`),
     - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
   `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
   `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`, `first_ns`,

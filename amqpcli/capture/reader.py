@@ -156,9 +156,12 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
     One file's packets are read in place, block by block (no object per packet); the
     usual IPv4 frame is decoded here (`PacketDecoder.decode_at`'s fast path, inlined: a
     property test holds the two together) and any other by the decoder, whose packet
-    count is kept right for the events handed out."""
+    count is kept right for the events handed out: it is the number of the packet each
+    event belongs to (the packet just read, or, for bytes held beyond a hole given up,
+    the packet that carried them: the tracker's `late_packets`)."""
     errors: list[CaptureError] = []
     out = tracker.events
+    late = tracker.late_packets
     feed = tracker.feed
     count = dec.packets
     try:
@@ -188,17 +191,27 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
                                 end = ip + total
                                 if end > stop or total < 40:
                                     end = stop
-                                feed(ts, src, sport, dst, dport, seq, ack, offflags & 0x1FF,
-                                     buf[ip + 20 + ((offflags >> 12) << 2) : end])
-                                if out:
-                                    dec.packets = count
-                                    yield from out
-                                    out.clear()
+                                # None: the in-order path, no event of an earlier packet
+                                if feed(ts, src, sport, dst, dport, seq, ack,
+                                        offflags & 0x1FF,
+                                        buf[ip + 20 + ((offflags >> 12) << 2) : end],
+                                        count) is None or not late:
+                                    if out:
+                                        dec.packets = count
+                                        yield from out
+                                        out.clear()
+                                    continue
+                                # (after the usual case's continue, which so stays a short
+                                # jump back: this loop is the reader's hot path)
+                                yield from _numbered(tracker, dec, count)
+                                out.clear()
                                 continue
                         seg = decode_at(linktype, buf, start, stop)
                         if seg is not None:
-                            feed(ts, *seg)
-                            if out:
+                            if feed(ts, *seg, count) is not None and late:
+                                yield from _numbered(tracker, dec, count)
+                                out.clear()
+                            elif out:
                                 dec.packets = count
                                 yield from out
                                 out.clear()
@@ -209,18 +222,33 @@ def _read(srcs: list[Source], tracker: FlowTracker, dec: PacketDecoder,
             for ts, linktype, data in merge_files(srcs, errors, waiting, found):
                 seg = decode(linktype, data)
                 if seg is not None:
-                    feed(ts, *seg)
-                    if out:
+                    if feed(ts, *seg, dec.packets) is not None and late:
+                        yield from _numbered(tracker, dec, dec.packets)
+                        out.clear()
+                    elif out:
                         yield from out
                         out.clear()
     except CaptureError as e:  # only from the single file: merged ones are guarded
         errors.append(e)
     tracker.finish()
     if out:
-        yield from out
+        yield from _numbered(tracker, dec, dec.packets)
         out.clear()
     if errors:
         raise first_of(errors)
+
+
+def _numbered(tracker: FlowTracker, dec: PacketDecoder, count: int) -> Iterator[Event]:
+    """The tracker's events, `dec.packets` set to the packet of each as it is handed
+    out (`FlowTracker.event_packets`: `count`, the packet read last, for most); `count`
+    again after them."""
+    numbers = tracker.event_packets(count)
+    try:
+        for ev, number in zip(tracker.events, numbers, strict=True):
+            dec.packets = number
+            yield ev
+    finally:
+        dec.packets = count
 
 
 def in_path_order(errors: Iterable[CaptureError]) -> list[CaptureError]:

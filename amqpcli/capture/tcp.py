@@ -9,8 +9,9 @@ streams longer than 4 GiB and sequence wrap-around are handled alike.
 
 * A segment at `nxt` is delivered at once (its payload is passed on as it came: a
   slice of the capture's block); one that starts before `nxt` is trimmed
-  (retransmission, overlap); one beyond `nxt` is copied into a small heap and delivered
-  when the hole before it fills.
+  (retransmission, overlap); one beyond `nxt` is copied into a small heap, with its time
+  and packet number, and delivered when the hole before it fills (or, the hole given up,
+  with its own time and packet).
 * A hole is given up on, and reported as a `Gap` with its size, when the other side
   acknowledges bytes beyond it (the bytes were sent; the capture lost them), when the
   half's buffer exceeds `max_buffer` bytes, when the oldest buffered segment waited
@@ -36,8 +37,22 @@ Events (plain tuples, in the order things became known):
 `Opened(flow, time_ns)`, `Data(flow, direction, time_ns, data, offset)`,
 `Gap(flow, direction, time_ns, offset, size)`, `Closed(flow, direction, time_ns, how)`
 with `how` one of "fin", "rst", "end" (input ended first). `time_ns` of a `Data` event is
-the capture time at which its bytes became contiguous. A flow's state is dropped when
-both directions are closed, so memory follows the open conversations, not the input.
+the capture time at which its bytes became contiguous: the time of the packet that
+carried them, or, for bytes held beyond a hole that the packet filled, of that packet.
+When a hole is given up instead (by any of the causes above), the bytes held beyond it
+are delivered as they came, one `Data` per segment with that segment's own time, and the
+`Gap` takes the time of the first of them (the packet after the hole, where tshark says
+"previous segment not captured"); a hole with nothing held after it is reported at the
+time it is given up. A flow's state is dropped when both directions are closed, so
+memory follows the open conversations, not the input.
+
+Packet numbers: `feed` takes the caller's number for the packet (`packet`, 0 when not
+given) and keeps it with every segment it holds. The events a `feed` (or `finish`)
+appends belong to the packet fed last, except those listed in `late_packets` as
+`(index in events, event, packet)`: events made of bytes (or reporting a hole before
+bytes) that an earlier packet carried. Entries whose event is no longer at its index in
+`events` are stale (the caller cleared `events` without reading them) and are dropped
+when the next one is added; `event_packets` reads the list and clears it.
 """
 
 from __future__ import annotations
@@ -132,7 +147,8 @@ class Flow:
         self.reordered = 0  # segments that arrived ahead of a hole
         self._state = _PROBING
         self._halves: tuple[_Half, _Half] | None = None
-        self._early: list[tuple[_Half, int, bytes | None, int, int]] = []
+        # (half, time, bytes or None for a hole, offset, size, packet)
+        self._early: list[tuple[_Half, int, bytes | None, int, int, int]] = []
         self._probe: _Half | None = None
 
     @property
@@ -221,7 +237,8 @@ class _Half:
         self.isn: int | None = None  # sequence number of the SYN, when seen
         self.nxt = 0
         self.off = 0
-        self.pending: list[tuple[int, bytes]] = []
+        # (stream offset, bytes, time, packet) of segments held beyond a hole
+        self.pending: list[tuple[int, bytes, int, int]] = []
         self.pbytes = 0
         self.since = 0
         self.fin: int | None = None
@@ -231,9 +248,12 @@ class _Half:
 class FlowTracker:
     """Reassembles the TCP flows of one capture (or of one flow's packets, in time order).
 
-    `feed(time_ns, src, sport, dst, dport, seq, ack, flags, payload)` appends events to
-    `self.events`; the caller takes them and clears the list. `finish(time_ns)` closes
-    what is still open. `feed_segment(time_ns, segment)` takes a `Segment` tuple.
+    `feed(time_ns, src, sport, dst, dport, seq, ack, flags, payload, packet)` appends
+    events to `self.events`; the caller takes them and clears the list. `finish(time_ns)`
+    closes what is still open. `feed_segment(time_ns, segment, packet)` takes a `Segment`
+    tuple. `packet` (optional) is the caller's number for the packet: the events of
+    bytes an earlier packet carried are listed with it in `late_packets` (see the
+    module's docstring and `event_packets`).
     """
 
     def __init__(self, ports: Collection[int] = (), *, all_flows: bool = False,
@@ -245,6 +265,8 @@ class FlowTracker:
         self.gap_timeout_ns = int(gap_timeout * 1e9)
         self.closed_memory = closed_memory
         self.events: list[Event] = []
+        # (index in events, event, packet) of the events of an earlier packet's bytes
+        self.late_packets: list[tuple[int, Event, int]] = []
         self.flow_count = 0
         self._halves: dict[FlowKey, _Half] = {}
         self._recent: dict[FlowKey, None] = {}
@@ -252,11 +274,38 @@ class FlowTracker:
 
     # -- input -------------------------------------------------------------------------
 
-    def feed_segment(self, time_ns: int, s: Segment | SegmentTuple) -> None:
-        self.feed(time_ns, *s)
+    def feed_segment(self, time_ns: int, s: Segment | SegmentTuple, packet: int = 0) -> None:
+        src, sport, dst, dport, seq, ack, flags, payload = s
+        self.feed(time_ns, src, sport, dst, dport, seq, ack, flags, payload, packet)
+
+    def event_packets(self, current: int) -> list[int]:
+        """The packet of each event in `events`: `current` (the packet fed last, or the
+        last one before `finish`) but for those in `late_packets`, which this clears."""
+        out = self.events
+        numbers = [current] * len(out)
+        for i, ev, packet in self.late_packets:
+            if i < len(out) and out[i] is ev:
+                numbers[i] = packet
+        self.late_packets.clear()
+        return numbers
+
+    def _late(self, packet: int) -> None:
+        """The event appended last carries bytes (or a hole before bytes) of `packet`."""
+        out = self.events
+        late = self.late_packets
+        if late:
+            i, ev = late[0][0], late[0][1]
+            if i >= len(out) or out[i] is not ev:  # the caller cleared events unread
+                late.clear()
+        late.append((len(out) - 1, out[-1], packet))
 
     def feed(self, ts: int, src: Address, sport: int, dst: Address, dport: int, seq: int,
-             ack: int, flags: int, payload: memoryview | bytes) -> None:
+             ack: int, flags: int, payload: memoryview | bytes,
+             packet: int = 0) -> bool | None:
+        """Take one segment (`packet`: the caller's number for its packet). Returns None
+        when it took the in-order path, which adds no event of an earlier packet (none
+        to `late_packets`), else True: a caller that numbers events need look at
+        `late_packets` only then."""
         self._last_ns = ts
         dkey = (src, sport, dst, dport)
         h = self._halves.get(dkey)
@@ -267,22 +316,24 @@ class FlowTracker:
             n = len(payload)
             if not n:
                 if not h.pending and not h.peer.pending:
-                    return
+                    return None
             elif seq == h.nxt:
                 off = h.off
                 h.off = off + n
                 h.nxt = (seq + n) & _M
                 self.events.append(_new(Data, (h.flow, h.dir, ts, payload, off)))
                 if h.pending or h.fin is not None:  # (drain also closes at the FIN)
-                    self._drain(h, ts)
+                    self._drain(h, ts, packet)
                 if h.peer.pending and ts - h.peer.since > self.gap_timeout_ns:
                     self._skip_hole(h.peer, ts)
-                return
-        self._feed(ts, src, sport, dst, dport, seq, ack, flags, payload, dkey, h)
+                    return True
+                return None
+        self._feed(ts, src, sport, dst, dport, seq, ack, flags, payload, dkey, h, packet)
+        return True
 
     def _feed(self, ts: int, src: Address, sport: int, dst: Address, dport: int, seq: int,
               ack: int, flags: int, payload: memoryview | bytes, dkey: FlowKey,
-              h: _Half | None) -> None:
+              h: _Half | None, packet: int) -> None:
         n = len(payload)
         if h is not None and flags & SYN and not flags & ACK and seq != h.isn:
             self._end_flow(h.flow, ts)  # the 4-tuple is reused by a new connection
@@ -305,7 +356,7 @@ class FlowTracker:
         if ack != peer.nxt and flags & ACK and peer.started and not peer.closed:
             d = ((ack - peer.nxt + _H) & _M) - _H
             if d > 0:
-                self._acked_past(peer, ts, d)
+                self._acked_past(peer, ts, d, packet)
                 if flow._state == _SKIP:  # decided while filling the hole
                     return
         if h.closed:
@@ -329,18 +380,18 @@ class FlowTracker:
                 h.nxt = (h.nxt + n) & _M
                 self.events.append(_new(Data, (flow, h.dir, ts, payload, off)))
                 if h.pending:
-                    self._drain(h, ts)
+                    self._drain(h, ts, packet)
             elif delta <= 0:
                 flow.retransmitted += min(n, -delta)
                 if n + delta > 0:
-                    self._deliver(h, ts, payload[-delta:] if delta else payload)
+                    self._deliver(h, ts, payload[-delta:] if delta else payload, packet)
                     if h.pending:
-                        self._drain(h, ts)
+                        self._drain(h, ts, packet)
             else:
                 flow.reordered += 1
                 if not h.pending:
                     h.since = ts
-                heappush(h.pending, (h.off + delta, bytes(payload)))
+                heappush(h.pending, (h.off + delta, bytes(payload), ts, packet))
                 h.pbytes += n
                 if h.pbytes > self.max_buffer:
                     self._skip_hole(h, ts)
@@ -439,11 +490,12 @@ class FlowTracker:
         flow._early = []
         if flow.selected:
             flow._state = _LIVE
-            for h, t, data, off, size in early:
+            for h, t, data, off, size, packet in early:
                 if data is None:
                     out.append(Gap(flow, h.dir, t, off, size))
                 else:
                     out.append(Data(flow, h.dir, t, data, off))
+                self._late(packet)  # (held until now: perhaps an earlier packet's)
         else:
             flow._state = _SKIP
             for h in (a, b):
@@ -469,7 +521,10 @@ class FlowTracker:
 
     # -- reassembly ----------------------------------------------------------------------
 
-    def _deliver(self, h: _Half, ts: int, data: memoryview | bytes) -> None:
+    def _deliver(self, h: _Half, ts: int, data: memoryview | bytes, packet: int,
+                 late: bool = False) -> None:
+        """Pass on `data`, the next bytes of `h`, with the time and packet they go with;
+        `late`: those of the segment that carried them, not of the packet fed last."""
         off = h.off
         n = len(data)
         h.off = off + n
@@ -477,11 +532,13 @@ class FlowTracker:
         flow = h.flow
         if flow._state == _LIVE:
             self.events.append(_new(Data, (flow, h.dir, ts, data, off)))
+            if late:
+                self._late(packet)
         elif flow._state == _PROBING:
             if flow._probe is None:
                 flow._probe = h
             early = flow._early
-            early.append((h, ts, bytes(data), off, n))
+            early.append((h, ts, bytes(data), off, n, packet))
             if h is flow._probe:
                 if sum(e[4] for e in early if e[0] is h and e[2] is not None) >= NEEDED:
                     self._decide(flow, ts)
@@ -490,57 +547,73 @@ class FlowTracker:
                 # decide with what there is rather than hold the other side's bytes
                 self._decide(flow, ts)
 
-    def _gap(self, h: _Half, ts: int, size: int) -> None:
+    def _gap(self, h: _Half, ts: int, size: int, packet: int, late: bool = False) -> None:
+        """Report `size` bytes lost, at `ts` and `packet`: those of the packet fed last
+        (the hole has nothing held after it), or with `late` those of the segment held
+        that the hole ends at."""
         off = h.off
         h.off = off + size
         h.nxt = (h.nxt + size) & _M
         flow = h.flow
         if flow._state == _LIVE:
             self.events.append(Gap(flow, h.dir, ts, off, size))
+            if late:
+                self._late(packet)
         elif flow._state == _PROBING:
-            flow._early.append((h, ts, None, off, size))
+            flow._early.append((h, ts, None, off, size, packet))
 
-    def _drain(self, h: _Half, ts: int) -> None:
+    def _drain(self, h: _Half, ts: int, packet: int, own: bool = False) -> None:
+        """Deliver the segments held that have become contiguous: at `ts` and `packet`
+        (a packet filled the hole before them), or with `own`, each at its own time and
+        packet (the hole was given up)."""
         pend = h.pending
         while pend and pend[0][0] <= h.off:
-            off, data = heappop(pend)
+            off, data, t, p = heappop(pend)
             h.pbytes -= len(data)
             end = off + len(data)
             h.flow.retransmitted += min(end, h.off) - off
             if end > h.off:
-                self._deliver(h, ts, memoryview(data)[h.off - off :])
+                if own:
+                    self._deliver(h, t, memoryview(data)[h.off - off :], p, True)
+                else:
+                    self._deliver(h, ts, memoryview(data)[h.off - off :], packet)
         if pend:
             h.since = ts
         if h.fin is not None and h.off >= h.fin and not h.closed:
             self._close(h, ts, "fin")
 
     def _skip_hole(self, h: _Half, ts: int) -> None:
-        """Give up on the hole before the first buffered segment."""
+        """Give up on the hole before the first buffered segment: the segments held
+        after it go out with their own times and packets."""
         if h.pending:
-            first = h.pending[0][0]
+            first, _data, t, p = h.pending[0]
             if first > h.off:
-                self._gap(h, ts, first - h.off)
-            self._drain(h, ts)
+                self._gap(h, t, first - h.off, p, True)
+            self._drain(h, ts, 0, True)
 
     def _flush(self, h: _Half, ts: int, upto: int | None) -> None:
         """Deliver everything buffered, reporting holes; then a hole up to `upto`."""
         while h.pending and not h.closed:
             self._skip_hole(h, ts)
         if upto is not None and upto > h.off and not h.closed:
-            self._gap(h, ts, upto - h.off)
+            self._gap(h, ts, upto - h.off, 0)  # (live: finish and reset decide first)
 
-    def _acked_past(self, h: _Half, ts: int, d: int) -> None:
-        """The other side acknowledged `d` bytes beyond what `h` delivered."""
+    def _acked_past(self, h: _Half, ts: int, d: int, packet: int) -> None:
+        """The other side acknowledged `d` bytes beyond what `h` delivered (in `packet`,
+        at `ts`)."""
         target = h.off + d
         if h.fin is not None and target > h.fin:
             target = h.fin  # the FIN takes one sequence number
         while h.off < target and not h.closed:
             if h.pending and h.pending[0][0] <= h.off:
-                self._drain(h, ts)
+                self._drain(h, ts, 0, True)
                 continue
-            hole_end = h.pending[0][0] if h.pending else target
-            self._gap(h, ts, min(hole_end, target) - h.off)
-            self._drain(h, ts)
+            if h.pending and h.pending[0][0] <= target:  # the hole ends at a segment held
+                first, _data, t, p = h.pending[0]
+                self._gap(h, t, first - h.off, p, True)
+            else:
+                self._gap(h, ts, target - h.off, packet)
+            self._drain(h, ts, 0, True)
 
     def _close(self, h: _Half, ts: int, how: str) -> None:
         flow = h.flow

@@ -67,8 +67,40 @@ def _odd_frames(fmt: str) -> bytes:
     return buf.getvalue()
 
 
+def _holes(fmt: str) -> bytes:
+    """Holes given up with segments held after them, each segment to be handed out with
+    its own packet: by the other side's acknowledgement, the gap timeout, the end of
+    the capture (a mid-stream flow, its roles by port), and a FIN; and a hole filled
+    late."""
+    from amqpcli.capture.decode import ACK, FIN, PSH
+
+    buf = io.BytesIO()
+    with CaptureWriter(buf, format=fmt) as w:
+        c = TcpConversation(w, mss=40)
+        c.handshake()
+        c.send(C2S, b"AMQP\x00\x01\x00\x00" + bytes(range(200)), drop={2})  # acked past
+        c.send(S2C, b"AMQP\x00\x01\x00\x00", ack=False)
+        acked = c.seq[S2C]
+        segs = c.segments(S2C, bytes(range(56, 256)))
+        for i, (seq, data) in enumerate(segs):
+            if i != 1:
+                c.packet(S2C, seq, data, ACK | PSH, ack=c.seq[C2S])
+        c.now += 31_000_000_000  # the gap timeout, seen on the client's next segment
+        c.packet(C2S, c.seq[C2S], b"ping", ACK | PSH, ack=acked)
+        c.seq[C2S] += 4
+        segs = c.segments(C2S, bytes(range(160)))
+        for seq, data in [segs[1], segs[0], segs[3]]:  # a hole filled late, one left open
+            c.packet(C2S, seq, data, ACK | PSH, ack=c.seq[S2C])
+        c.packet(C2S, c.seq[C2S], flags=FIN | ACK, ack=c.seq[S2C])
+        m = TcpConversation(w, client=("10.0.0.3", 40001), mss=30)  # no handshake
+        segs = m.segments(S2C, bytes(range(150)))
+        for seq, data in segs[:1] + segs[2:]:
+            m.packet(S2C, seq, data, ACK | PSH)
+    return buf.getvalue()
+
+
 SAMPLES = [_capture(f, lt) for f in ("pcap", "pcapng") for lt in (1, 113, 276, 0, 101)] + [
-    _odd_frames(f) for f in ("pcap", "pcapng")]
+    _holes(f) for f in ("pcap", "pcapng")] + [_odd_frames(f) for f in ("pcap", "pcapng")]
 
 
 def _read(data: bytes) -> None:
@@ -102,11 +134,13 @@ def test_random_bytes_are_not_a_capture(data: bytes) -> None:
 
 
 def _events(data: bytes, in_place: bool) -> tuple[list[tuple[object, ...]], str | None]:
-    """The events of a capture, normalised, each with the number of packets read when it
-    was handed out, and the capture's error: read by `read_capture` (the packets read in
-    place from each block, the usual frame decoded inline, `decode_at` for the others)
-    or packet by packet (`read_packets`, a memoryview per packet, `decode`), the general
-    path."""
+    """The events of a capture, normalised, each with the decoder's packet count when it
+    was handed out (the number of the packet it belongs to: the packet read last, or the
+    earlier one that carried bytes held beyond a hole given up), and the capture's error:
+    read by `read_capture` (the packets read in place from each block, the usual frame
+    decoded inline, `decode_at` for the others) or packet by packet (`read_packets`, a
+    memoryview per packet, `decode`, each packet's number given to the tracker and the
+    events numbered by `FlowTracker.event_packets`), the general path."""
     from amqpcli.capture import FlowTracker, read_packets
 
     out: list[tuple[object, ...]] = []
@@ -115,18 +149,25 @@ def _events(data: bytes, in_place: bool) -> tuple[list[tuple[object, ...]], str 
     if in_place:
         events = read_capture(io.BytesIO(data), all_flows=True, decoder=dec)
     else:
+        def numbered(tracker: FlowTracker) -> Iterator[object]:
+            count = dec.packets
+            for ev, number in zip(tracker.events, tracker.event_packets(count), strict=True):
+                dec.packets = number
+                yield ev
+            dec.packets = count
+            tracker.events.clear()
+
         def general() -> Iterator[object]:
             tracker = FlowTracker(all_flows=True)
             try:
                 for ts, lt, frame in read_packets(io.BytesIO(data)):
                     seg = dec.decode(lt, frame)
                     if seg is not None:
-                        tracker.feed(ts, *seg)
-                        yield from tracker.events
-                        tracker.events.clear()
+                        tracker.feed(ts, *seg, dec.packets)
+                        yield from numbered(tracker)
             finally:
                 tracker.finish()
-                yield from tracker.events
+                yield from numbered(tracker)
         events = general()
     try:
         for ev in events:
@@ -155,6 +196,20 @@ def test_odd_frames_read_in_place_as_packet_by_packet(sample: bytes) -> None:
     events, error = _events(sample, True)
     assert error is None and len(events) > 5
     assert (events, error) == _events(sample, False)
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_held_segments_read_in_place_as_packet_by_packet(fmt: str) -> None:
+    events, error = _events(_holes(fmt), True)
+    assert error is None
+    assert (events, error) == _events(_holes(fmt), False)
+    # the bytes held after the holes given up went out with packets before the one read
+    # when they did (each its own), and so did the gaps before them
+    gaps = [e for e in events if e[1] == "Gap"]
+    assert len(gaps) == 4
+    late = [e for e in events if e[1] in ("Data", "Gap") and e[0] != max(
+        x[0] for x in events[: events.index(e) + 1] if x[0] != "packets")]
+    assert len(late) >= 8
 
 
 @settings(max_examples=300, deadline=None)
