@@ -315,7 +315,13 @@ def _failed_before_start(s: RecvSummary) -> bool:
 
 
 def warn(text: str) -> None:
-    print(f"amqp: {text}", file=sys.stderr, flush=True)
+    """A warning of the run (its summary's `warnings` hold the same text)."""
+    print(f"amqp: warning: {text}", file=sys.stderr, flush=True)
+
+
+def note(text: str) -> None:
+    """Word of what the run found, no fault of anyone's (a dynamic node's address)."""
+    print(f"amqp: note: {text}", file=sys.stderr, flush=True)
 
 
 @app.command(help=COMMANDS["recv"].help, epilog=(
@@ -411,12 +417,12 @@ def recv(
     # which cuts long binary values.
     sink = Sink(json_out or out is not None, out, bodies=bodies_only)
     if not sink.json_lines and not sink.bodies and sink.regular and not quiet:
-        sink.before_first = lambda: warn(
-            "note: standard output is a file, and the text view cuts long binary values "
+        sink.before_first = lambda: note(
+            "standard output is a file, and the text view cuts long binary values "
             "(data bodies): it does not replay with send --from (--json or --out FILE "
             "write messages whole)")
     summary = run_recv(conn, plan, sink, on_warning=warn,
-                       on_address=lambda a: warn(f"dynamic node address: {a}"))
+                       on_address=lambda a: note(f"dynamic node address: {a}"))
     code, why = recv_exit(summary, count)
     if quiet or unsubscribe:
         pass

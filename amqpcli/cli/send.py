@@ -232,7 +232,7 @@ def _may_wait(path: str) -> bool:
 
 def _warn(text: str) -> None:
     """A warning, said as it happens (a reconnect in a long run is news then)."""
-    print(f"amqp: {text}", file=sys.stderr, flush=True)
+    print(f"amqp: warning: {text}", file=sys.stderr, flush=True)
 
 
 def _is_fifo(path: str) -> bool:

@@ -809,7 +809,7 @@ class Client:
         if self.unanswered:
             return
         self.unanswered = True
-        text = f"warning: the peer did not answer our {step} within {waited:g}s (it may have stopped)"
+        text = f"the peer did not answer our {step} within {waited:g}s (it may have stopped)"
         unheard = self._settled_unheard if self.transport.bytes_in == self._heard_at else 0
         if unheard:
             text += (f": {unheard} settlement(s) sent after the peer last sent anything may "
@@ -1298,10 +1298,10 @@ def _difference_warning(d: Any) -> str:
     asked = terminus_field_text(d.field, d.requested)
     got = terminus_field_text(d.field, d.granted)
     if d.granted is None:
-        return f"warning: the peer dropped {d.field}: asked {asked}"
+        return f"the peer dropped {d.field}: asked {asked}"
     if d.requested is None:
-        return f"warning: the peer added {d.field}: got {got}"
-    return f"warning: the peer changed {d.field}: asked {asked}, got {got}"
+        return f"the peer added {d.field}: got {got}"
+    return f"the peer changed {d.field}: asked {asked}, got {got}"
 
 
 def _encode_value(value: Any) -> bytes:

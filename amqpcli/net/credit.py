@@ -74,7 +74,7 @@ class QuietDrain:
         return n
 
     def warning(self) -> str:
-        return (f"warning: messages kept coming, and the peer can neither drain nor said how "
+        return (f"messages kept coming, and the peer can neither drain nor said how "
                 f"many it held: the drain asked for no more after {self.bound:g}s "
                 "(--timeout); the node may hold more")
 

@@ -1057,7 +1057,7 @@ class _Receiver:
         listed.add(self.held_idents)
         if at_count and len(listed.counts) < len(self.held_idents):
             self.s.copy_unchecked = "identical messages: cannot tell a copy from the next ones"
-            self._warn("warning: whether the peer copied or consumed was not checked: with "
+            self._warn("whether the peer copied or consumed was not checked: with "
                        "--count, identical messages cannot be told apart")
             return
         probe = await client.open_receiver(
@@ -1107,7 +1107,7 @@ class _Receiver:
             also = (f" (and {others} other{'' if others == 1 else 's'} it had not listed, "
                     f"which are not copies)" if others else "")
             self._warn(
-                f"warning: the peer accepted distribution-mode copy but a second browse saw "
+                f"the peer accepted distribution-mode copy but a second browse saw "
                 f"{copied} of the {seen} messages listed{also}: it delivered them as consumed, "
                 f"not copied. They are released back to it now (their order and delivery "
                 f"counts may change)."

@@ -447,7 +447,7 @@ class _Requester:
             if not self.warned_unmatched:
                 self.warned_unmatched = True
                 said = "no correlation-id" if corr is None else f"correlation-id {_id_text(corr)}"
-                self.on_warning(f"warning: a reply with {said} answers no request waiting for "
+                self.on_warning(f"a reply with {said} answers no request waiting for "
                                 "one: not printed, counted as unmatched (said once)")
         else:
             self._done(req)

@@ -37,7 +37,7 @@ def _node(serve: ServePeers, *send_args: str, count: int = 10) -> int:
 
 
 def _skipped(stderr: str) -> list[int]:
-    return [int(n) for n in re.findall(r"^amqp: reconnected: skipped (\d+) messages? already shown$",
+    return [int(n) for n in re.findall(r"^amqp: warning: reconnected: skipped (\d+) messages? already shown$",
                                        stderr, re.MULTILINE)]
 
 

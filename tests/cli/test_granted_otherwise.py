@@ -63,7 +63,7 @@ class _GrantingSender(DirectSender):
 
 
 def _warnings(stderr: str) -> list[str]:
-    return [line.removeprefix("amqp: ") for line in stderr.splitlines() if "warning" in line]
+    return [line.removeprefix("amqp: warning: ") for line in stderr.splitlines() if "warning" in line]
 
 
 def _unchanged(link: Any) -> None:
@@ -78,7 +78,7 @@ def test_send_to_an_address_the_peer_changes(peers: Callable[..., Any]) -> None:
     rcv = peers(_GrantingReceiver(_target_elsewhere))
     r = amqp("send", f"{rcv.url}/q", "x")
     assert r.returncode == 0, r.stderr
-    assert _warnings(r.stderr) == [('warning: the peer changed target.address: asked "q", '
+    assert _warnings(r.stderr) == [('the peer changed target.address: asked "q", '
                                    'got "elsewhere"')]
     # the anonymous relay asks for no address: whatever the peer names is its business
     r = amqp("send", rcv.url, "x", "--to", "q", "--force-relay")
@@ -103,7 +103,7 @@ def test_send_with_a_receiver_settle_mode_the_peer_changes(peers: Callable[..., 
     rcv = peers(_GrantingReceiver(_unchanged, rcv_settle_mode=Link.RCV_SECOND))
     r = amqp("send", f"{rcv.url}/q", "x", "--json")
     assert r.returncode == 0, r.stderr
-    assert _warnings(r.stderr) == [("warning: the peer changed rcv-settle-mode: asked first, "
+    assert _warnings(r.stderr) == [("the peer changed rcv-settle-mode: asked first, "
                                    "got second")]
 
 
@@ -134,24 +134,24 @@ def _filters_otherwise(link: Any) -> None:
 
 
 @pytest.mark.parametrize(("change", "presettle", "args", "said"), [
-    (_source_other, None, [], [('warning: the peer changed source.address: asked "src", '
+    (_source_other, None, [], [('the peer changed source.address: asked "src", '
                                'got "other"')]),
     (_unchanged, False, ["--presettled"],
-     ["warning: the peer changed snd-settle-mode: asked settled, got unsettled"]),
+     ["the peer changed snd-settle-mode: asked settled, got unsettled"]),
     (_unchanged, True, [], []),  # (a sender settle mode we left to the peer)
     (_not_durable, None, ["--subscription", "s1"],
-     ["warning: the peer changed source.durable: asked unsettled-state, got none",
-      "warning: the peer changed source.expiry-policy: asked never, got link-detach"]),
+     ["the peer changed source.durable: asked unsettled-state, got none",
+      "the peer changed source.expiry-policy: asked never, got link-detach"]),
     (_moved, None, ["--copy"],
-     ["warning: the peer changed source.distribution-mode: asked copy, got move"]),
+     ["the peer changed source.distribution-mode: asked copy, got move"]),
     (_filters_otherwise, None, ["--selector", "n > 3",
                                 "--filter", ('odd={"described": {"symbol": "example.org:odd"}, '
                                             '"value": 1}')],
-     [('warning: the peer changed source.filter.jms-selector: asked '
+     [('the peer changed source.filter.jms-selector: asked '
       '@(apache.org:selector-filter:string = 0x468c00000004) "n > 3", got '
       '@(apache.org:selector-filter:string = 0x468c00000004) "n > 1"'),
-      "warning: the peer dropped source.filter.odd: asked @(example.org:odd) long:1",
-      "warning: the peer added source.filter.extra: got @(example.org:extra) long:7"]),
+      "the peer dropped source.filter.odd: asked @(example.org:odd) long:1",
+      "the peer added source.filter.extra: got @(example.org:extra) long:7"]),
 ], ids=["address", "snd-settle-mode", "left-to-the-peer", "durable", "distribution-mode",
         "filters"])
 def test_recv_from_a_source_the_peer_changes(peers: Callable[..., Any], change: Change,
@@ -169,5 +169,5 @@ def test_recv_from_a_dynamic_node(peers: Callable[..., Any]) -> None:
     snd = peers(_GrantingSender(_not_dynamic))
     r = amqp("recv", snd.url, "--dynamic", "-c", "1", "-t", "10")
     assert r.returncode == 0, r.stderr
-    assert _warnings(r.stderr) == [("warning: the peer changed source.dynamic: asked true, "
+    assert _warnings(r.stderr) == [("the peer changed source.dynamic: asked true, "
                                    "got false")]

@@ -29,7 +29,7 @@ FORCED = ("connection lost (the peer closed the connection: amqp:connection:forc
 
 
 def _said(stderr: str, text: str) -> int:
-    return stderr.splitlines().count(f"amqp: {text}")
+    return stderr.splitlines().count(f"amqp: warning: {text}")
 
 
 def _filled(serve: ServePeers, address: str, count: int = 8) -> str:
@@ -73,7 +73,7 @@ def test_recv_says_each_lost_connection(serve: ServePeers) -> None:
     assert summary["warnings"].count(FORCED) == drops
     # said before what the drop did to the messages in flight
     lines = r.stderr.splitlines()
-    first = lines.index(f"amqp: {FORCED}")
+    first = lines.index(f"amqp: warning: {FORCED}")
     assert "came with the end" in lines[first + 1], r.stderr
 
 
@@ -94,7 +94,7 @@ def test_browse_says_the_lost_connection_before_what_it_skipped(serve: ServePeer
     warnings = json.loads(r.stderr.splitlines()[-1])["browse"]["warnings"]
     assert len(warnings) == 2 and warnings[0] == lost, warnings
     assert re.fullmatch(r"reconnected: skipped \d+ messages already shown", warnings[1])
-    assert r.stderr.splitlines()[:2] == [f"amqp: {w}" for w in warnings]
+    assert r.stderr.splitlines()[:2] == [f"amqp: warning: {w}" for w in warnings]
 
 
 @pytest.mark.parametrize(("command", "direction"), [
@@ -116,10 +116,10 @@ def test_a_reconnect_of_several_attempts_says_each(serve: ServePeers, command: l
     said = [line for line in r.stderr.splitlines() if "reconnecting" in line]
     assert len(said) == 3, r.stderr
     hostport = f"127.0.0.1:{urlsplit(target).port}"
-    assert re.fullmatch(rf"amqp: connection lost \(.*{re.escape(hostport)}.*\); "
+    assert re.fullmatch(rf"amqp: warning: connection lost \(.*{re.escape(hostport)}.*\); "
                         r"reconnecting \(1 of 3\)", said[0]), said
     for k, line in enumerate(said[1:], 2):
-        assert line.startswith(f"amqp: cannot connect to {hostport}: "), said
+        assert line.startswith(f"amqp: warning: cannot connect to {hostport}: "), said
         assert line.endswith(f"; reconnecting ({k} of 3)"), said
     assert "sekrit" not in r.stderr
 
@@ -139,7 +139,7 @@ def test_send_says_it_when_it_happens(serve: ServePeers) -> None:
         proc.stdin.write("one\ntwo\n")
         proc.stdin.flush()
         first = lines.get(timeout=30)  # (a hang guard: before, it came only at the end)
-        assert first.startswith("amqp: connection lost (the peer closed the connection: "
+        assert first.startswith("amqp: warning: connection lost (the peer closed the connection: "
                                 "amqp:connection:forced"), first
         assert proc.poll() is None  # said while the run waits for its input
         proc.stdin.close()

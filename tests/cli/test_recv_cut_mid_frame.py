@@ -38,7 +38,7 @@ def test_a_cut_inside_a_frame_is_a_lost_connection(serve: ServePeers, command: s
     assert proxy.cut_count == 1
     assert r.returncode == 0, r.stderr
     assert "broke the protocol" not in r.stderr
-    assert (f"amqp: connection lost (cannot keep the connection to 127.0.0.1:{proxy.port}: "
+    assert (f"amqp: warning: connection lost (cannot keep the connection to 127.0.0.1:{proxy.port}: "
             f"{ENDED[how]}); reconnecting (1 of 3)") in r.stderr.splitlines(), r.stderr
     messages = json_lines(r.stdout)
     assert [m["properties"]["message-id"] for m in messages] == ["1", "2", "3"]

@@ -68,6 +68,6 @@ def test_recv_that_drains_after_a_timed_out_connection_is_not_a_timeout(peer: Pe
     # (this peer sends its messages again on every link, settled or not)
     assert [m["body"]["value"] for m in json_lines(r.stdout)] == ["a", "b", "a", "b"]
     lost, summary = r.stderr.splitlines()
-    assert lost == ("amqp: connection lost (the peer closed the connection: "
+    assert lost == ("amqp: warning: connection lost (the peer closed the connection: "
                     "amqp:connection:forced: going away); reconnecting (1 of 2)")
     assert summary.startswith("amqp: received 4, accept 4, 1 reconnect(s) in "), r.stderr

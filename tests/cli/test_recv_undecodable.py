@@ -56,11 +56,11 @@ def test_json_keeps_what_does_not_decode_and_send_from_replays_it(
     r = amqp("recv", f"{url}/q", "--json", "--out", str(out), "--drain")
     assert r.returncode == 0, r.stderr
     assert "internal error" not in r.stderr
-    assert ('amqp: message 1: its properties section does not decode (at offset 11: expected '
+    assert ('amqp: warning: message 1: its properties section does not decode (at offset 11: expected '
             'UTF-8 string, found byte 0xff); kept as bytes in "encoded-sections"') in r.stderr
-    assert "amqp: message 2: not an AMQP message (at offset 0:" in r.stderr
+    assert "amqp: warning: message 2: not an AMQP message (at offset 0:" in r.stderr
     assert 'found 0x01); written whole in "encoded"' in r.stderr
-    assert "amqp: message 3" not in r.stderr
+    assert "amqp: warning: message 3" not in r.stderr
     assert "received 3, accept 3 " in r.stderr
     objs = json_lines(out.read_text())
     assert base64.b64decode(objs[0]["encoded-sections"]["properties"]) == BAD_SUBJECT[:13]

@@ -70,7 +70,7 @@ def test_send_is_done_when_the_peer_closes_after_the_last_outcome(serve: ServePe
     assert s["accepted"] == 5 and s["in-doubt"] == 0
     assert "after the last outcome: the peer closed the connection: amqp:connection:forced" \
         in r.stderr
-    assert s["warnings"] == [r.stderr.strip().removeprefix("amqp: ")]
+    assert s["warnings"] == [r.stderr.strip().removeprefix("amqp: warning: ")]
 
 
 @pytest.mark.integration

@@ -120,7 +120,7 @@ def test_request_says_where_it_failed_over(serve: ServePeers) -> None:
     said = f"failover: connected to 127.0.0.1:{live.port} (passed over 127.0.0.1:{dead}: " \
         "connection refused)"
     lines = r.stderr.splitlines()
-    assert lines.count(f"amqp: {said}") == 1
+    assert lines.count(f"amqp: warning: {said}") == 1
     summary = json.loads(next(x for x in lines if x.startswith('{"request"')))
     assert summary["request"]["warnings"] == [said]
 

@@ -74,8 +74,8 @@ def test_a_peer_silent_from_our_detach_is_said_and_waited_for_once() -> None:
     code, _, lines, summary = _run(port, "recv", "-t", "2")
     th.join(HANG_GUARD)
     assert code == 0, lines
-    warning = "warning: the peer did not answer our detach within 2s (it may have stopped)"
-    assert _unanswered(lines) == [f"amqp: {warning}"], lines
+    warning = "the peer did not answer our detach within 2s (it may have stopped)"
+    assert _unanswered(lines) == [f"amqp: warning: {warning}"], lines
     assert summary["warnings"] == [warning]
 
 
@@ -85,10 +85,10 @@ def test_settlements_sent_after_the_peer_went_silent_are_said() -> None:
     th.join(HANG_GUARD)
     assert code == 0, lines  # written and settled: the run did what it was asked
     assert [m["body"] for m in json_lines(out)] == [{"value": "m1"}, {"value": "m2"}]
-    warning = ("warning: the peer did not answer our detach within 5s (it may have stopped): "
+    warning = ("the peer did not answer our detach within 5s (it may have stopped): "
                "2 settlement(s) sent after the peer last sent anything may not have reached "
                "it: it may deliver those messages again")
-    assert _unanswered(lines) == [f"amqp: {warning}"], lines
+    assert _unanswered(lines) == [f"amqp: warning: {warning}"], lines
     assert summary["warnings"] == [warning]
 
 
@@ -110,6 +110,6 @@ def test_browse_says_it_too() -> None:
     assert [m["body"] for m in json_lines(out)] == [{"value": "m1"}, {"value": "m2"}]
     # What a browse settles it releases, and a message released comes again whether the
     # release reached the peer or not: nothing to say of it.
-    warning = "warning: the peer did not answer our detach within 2s (it may have stopped)"
-    assert _unanswered(lines) == [f"amqp: {warning}"], lines
+    warning = "the peer did not answer our detach within 2s (it may have stopped)"
+    assert _unanswered(lines) == [f"amqp: warning: {warning}"], lines
     assert summary["warnings"] == [warning]
