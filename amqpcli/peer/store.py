@@ -312,9 +312,14 @@ class Nodes:
         return q
 
     def subscribe(self, topic: str, durable_key: tuple[str, str] | None = None) -> tuple[Queue, bool]:
-        """A subscription queue on `topic` and whether it existed (a durable one resumed)."""
+        """A subscription queue on `topic` and whether it existed (a durable one resumed).
+        A durable subscription attached again on another topic is a new one: the old one
+        goes, with what it held, as JMS has it for a subscription whose topic changes."""
         if durable_key is not None and durable_key in self.durable:
-            return self.durable[durable_key][1], True
+            was, q = self.durable[durable_key]
+            if was == topic:
+                return q, True
+            self.delete(q)
         q = Queue(f"{topic}#sub.{next(self._tmp)}", kind="subscription")
         self.topics.setdefault(topic, []).append(q)
         if durable_key is not None:

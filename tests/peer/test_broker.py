@@ -439,6 +439,32 @@ def test_topic_fans_out_and_durable_subscription_survives_a_dropped_connection()
     assert net.broker.nodes.durable == {}
 
 
+def test_a_durable_subscription_attached_on_another_topic_is_a_new_one() -> None:
+    """(container-id, link name) attached again with another topic: the attach's source
+    and what is delivered agree — the new topic's messages (it got the old one's, while
+    its attach said the new topic), the old subscription gone, as JMS has it."""
+    net = Net(Broker())
+    kw: dict[str, Any] = {"name": "S", "durable": 1, "expiry_policy": Symbol("never")}
+    c1, _ = net.connect("qa7")
+    first = _receiver(net, c1, "/topic/A7", **kw)
+    c1.detach(first, closed=False)
+    second = _receiver(net, c1, "/topic/B7", **kw)
+    c1.detach(second, closed=False)
+    net.pump()
+    client, _ = net.connect()
+    for topic in ("/topic/B7", "/topic/A7"):
+        client.send(_sender(net, client, topic), Message(f"to-{topic[-2]}".encode()))
+    net.pump()
+    c2, ev = net.connect("qa7")
+    again = _receiver(net, c2, "/topic/B7", **kw)
+    assert str(again.granted.source.address) == "/topic/B7"
+    c2.flow(again, 5)
+    net.pump()
+    assert [_body(d) for d in _got(ev, again)] == ["to-B"]
+    assert [t for t, _ in net.broker.nodes.durable.values()] == ["/topic/B7"]
+    assert net.broker.nodes.topics["/topic/A7"] == []
+
+
 def _payload_bodies(q: Any) -> list[str]:
     return [bytes(Message.decode(e.payload).value).decode() for e in q.entries.values()]
 
