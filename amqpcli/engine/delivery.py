@@ -265,9 +265,18 @@ class Delivery:
         return False
 
     @property
+    def settled(self) -> bool:
+        """Whether a side settled it: a disposition or a transfer of either side said
+        settled (`settled_by` names the first). Not one that nothing settled, that was
+        given up: abandoned while unsettled (its link or connection went away), aborted
+        (an abort transfer may say settled: it gives the delivery up, with no outcome)."""
+        return (self.settled_by is not None or self.presettled) and not self.aborted
+
+    @property
     def latency(self) -> float | None:
-        """Seconds from the first transfer frame to settlement."""
-        if self.settled_time is None or self.first_time is None:
+        """Seconds from the first transfer frame to settlement; None for one never
+        settled (see `settled`), though it is final (`settled_time`) when abandoned."""
+        if not self.settled or self.settled_time is None or self.first_time is None:
             return None
         return self.settled_time - self.first_time
 

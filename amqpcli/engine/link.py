@@ -46,6 +46,7 @@ class Link:
 
     __slots__ = (
         "__weakref__",
+        "abandoned_count",
         "aborted_count",
         "attach",
         "available",
@@ -112,6 +113,7 @@ class Link:
         self.deliveries = 0
         self.settled_count = 0
         self.aborted_count = 0
+        self.abandoned_count = 0  # final with nothing having settled them (in doubt)
         self.outcomes: dict[str, int] = {}
         self.refused = False
         self.coordinator = False
@@ -296,8 +298,10 @@ class Link:
             self.current = None
         if d.aborted:
             self.aborted_count += 1
-        else:
+        elif d.settled:
             self.settled_count += 1
+        else:  # abandoned, nothing having settled it: in doubt, not settled
+            self.abandoned_count += 1
         o = d.outcome
         self.outcomes[o] = self.outcomes.get(o, 0) + 1
 
