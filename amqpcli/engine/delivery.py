@@ -273,12 +273,29 @@ class Delivery:
         return (self.settled_by is not None or self.presettled) and not self.aborted
 
     @property
-    def latency(self) -> float | None:
-        """Seconds from the first transfer frame to settlement; None for one never
-        settled (see `settled`), though it is final (`settled_time`) when abandoned."""
-        if not self.settled or self.settled_time is None or self.first_time is None:
+    def first_settled_time(self) -> float | None:
+        """The time of the first frame, from either side, that settled it: the one
+        `settled_by` names (a disposition, or a transfer, that said settled). In
+        receiver-settle-mode second the sender's settlement, not the receiver's final one
+        after it; a pre-settled delivery's first transfer, in one frame or several; a
+        receiver's that settled it before its last transfer. None for one never settled
+        (see `settled`). `settled_time` is when it became final."""
+        if not self.settled:
             return None
-        return self.settled_time - self.first_time
+        for e in self.timeline:
+            if e[5]:  # (e.settled)
+                return e[0]  # (e.time)
+        return self.settled_time
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from the first transfer frame to the first frame that settled it
+        (`first_settled_time`), as `pcap-dump` has it; None for one never settled (see
+        `settled`), though it is final (`settled_time`) when abandoned."""
+        settled = self.first_settled_time
+        if settled is None or self.first_time is None:
+            return None
+        return settled - self.first_time
 
     def __repr__(self) -> str:
         return (

@@ -1,10 +1,12 @@
 """What the TUI says of a delivery's settlement is what `amqp pcap-dump` says of it: a
-delivery nothing settled (abandoned when its connection closed) is not called settled."""
+delivery nothing settled (abandoned when its connection closed) is not called settled;
+`settled after` runs to the first frame that settled it, as pcap-dump's latency does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from amqpcli.capture.tcp import C2S
 from amqpcli.codec import composites as c
 from tests.dissect.helpers import Script, dissect, write
 from tests.tui.replaying import replayed
@@ -44,3 +46,60 @@ def test_an_abandoned_delivery_is_not_settled(tmp_path: Path) -> None:
     recs = {r.delivery_id: r for r in dissect(path).deliveries}
     assert recs[4].outcome == "abandoned" and recs[4].latency is None
     assert recs[0].latency is not None and abs(recs[0].latency - 0.5) < 1e-6
+
+
+def _summaries(path: Path) -> dict[bytes, str]:
+    src = replayed(path)
+    out = {}
+    for tag in (b"t0", b"t1"):
+        d = _delivery(src, tag)
+        if d is not None:
+            out[tag] = d.summary  # type: ignore[attr-defined]
+    return out
+
+
+def test_settled_after_runs_to_the_first_frame_that_settled_it(tmp_path: Path) -> None:
+    """As pcap-dump's latency (the frame `settled by` names): in receiver-settle-mode
+    second the sender's settlement (20 ms), not the receiver's final one (50 ms)."""
+    s = Script().open().sender_link(rcv_mode=1)
+    s.at(1.0).transfer(0)
+    s.at(1.010).dispose(0, c.Accepted(), settled=False)
+    s.at(1.020).dispose(0, c.Accepted(), side=C2S)
+    s.at(1.050).dispose(0, c.Accepted())
+    path = write(tmp_path / "second.pcapng", s.at(2.0).close())
+    (rec,) = dissect(path).deliveries
+    assert rec.latency is not None and abs(rec.latency - 0.020) < 1e-6
+    assert _summaries(path)[b"t0"] == (
+        "[settled] outcome accepted  settled after 20.0 ms by client")
+
+
+def test_a_receiver_that_settles_mid_transfer_settles_it_then(tmp_path: Path) -> None:
+    s = Script().open().sender_link()
+    s.at(1.0).c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", message_format=0,
+                           more=True), payload=b"\x00Sw\xa1\x05hel")
+    s.at(1.010).dispose(0, c.Accepted())
+    s.at(1.030).c(c.Transfer(handle=0, more=False), payload=b"lo")
+    path = write(tmp_path / "early.pcapng", s.at(2.0).close())
+    (rec,) = dissect(path).deliveries
+    assert rec.latency is not None and abs(rec.latency - 0.010) < 1e-6
+    assert _summaries(path)[b"t0"] == (
+        "[settled] outcome accepted  settled after 10.0 ms by server")
+
+
+def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
+        tmp_path: Path) -> None:
+    """0 ms, as pcap-dump's `presettled 0.000 ms [3 frames]` (it said 20.0 ms)."""
+    from amqpcli.codec.message import Message
+
+    body = Message(body="x" * 30).encode()
+    s = Script().open().sender_link()
+    s.at(1.0).transfer(0, "one", settled=True)
+    s.at(1.100).c(c.Transfer(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0,
+                             settled=True, more=True), payload=body[:10])
+    s.at(1.110).c(c.Transfer(handle=0, more=True), payload=body[10:20])
+    s.at(1.120).c(c.Transfer(handle=0), payload=body[20:])
+    path = write(tmp_path / "pre.pcapng", s.at(2.0).close())
+    assert [r.latency for r in dissect(path).deliveries] == [0.0, 0.0]
+    assert _summaries(path) == {
+        b"t0": "[settled] outcome settled  settled after 0.0 ms by client",
+        b"t1": "[settled] outcome settled  settled after 0.0 ms by client"}
