@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from amqpcli.proxy import Proxy, ProxyConnection
 
 
+PAYLOAD_LIMIT = 16 * 1024  # the longest transfer payload the frame log keeps
+
+
 class ProxySource(ThreadedSource):
     kind = "live"
     thread_name = "proxy"
@@ -38,6 +41,10 @@ class ProxySource(ThreadedSource):
         frames: int = 200_000,
     ) -> None:
         super().__init__(history=frames)
+        # the frame log keeps no big transfer payload: the memory of a proxy watching
+        # large messages is that of what it shows (a delivery's message, once, in the
+        # engine model), not of every frame's bytes as well
+        self.store.payload_limit = PAYLOAD_LIMIT
         self.listen = listen
         self.upstream = upstream
         self.record = record
