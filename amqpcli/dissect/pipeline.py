@@ -752,6 +752,12 @@ class _Handler10(_Handler):
 _NO_EVENTS: list[Any] = []
 
 
+# A packet as the tracker keeps it for bytes held beyond a hole: its file's index and its
+# number in that file in one int (numbers stay far below 2**40)
+_FILE_SHIFT = 40
+_NUMBER_MASK = (1 << _FILE_SHIFT) - 1
+
+
 class _MergedFiles:
     """Several capture files as `read_capture` reads them (merged by time, ties in the
     order given, each file opened when the merge reaches its first packet), and which
@@ -779,12 +785,16 @@ class _MergedFiles:
         decode = self.decoder.decode
         names = self.names
         errors: list[CaptureError] = []
+        late = tracker.late_packets
         file = number = 0
         for ts, file, number, linktype, data in self._packets(errors):
             seg = decode(linktype, data)
             if seg is not None:
-                feed(ts, *seg)
-                if out:
+                # (the tracker keeps the packet of bytes held beyond a hole: file and
+                # number in one int, `_FILE_SHIFT`)
+                if feed(ts, *seg, file << _FILE_SHIFT | number) is not None and late:
+                    yield from self._numbered(tracker, file << _FILE_SHIFT | number)
+                elif out:
                     self.packets = FilePacket(number, names[file])
                     yield from out
                     out.clear()
@@ -792,10 +802,20 @@ class _MergedFiles:
             self.packets = FilePacket(number, names[file])
         tracker.finish()
         if out:
-            yield from out
-            out.clear()
+            yield from self._numbered(tracker, file << _FILE_SHIFT | number)
         if errors:
             raise first_of(errors)
+
+    def _numbered(self, tracker: FlowTracker, current: int) -> Iterator[Any]:
+        """The tracker's events, each with its own packet in `packets` (those of bytes held
+        beyond a hole are an earlier packet's: `FlowTracker.event_packets`)."""
+        names = self.names
+        numbers = tracker.event_packets(current)
+        for ev, key in zip(tracker.events, numbers, strict=True):
+            if key & _NUMBER_MASK:
+                self.packets = FilePacket(key & _NUMBER_MASK, names[key >> _FILE_SHIFT])
+            yield ev
+        tracker.events.clear()
 
     def _packets(self, errors: list[CaptureError]) -> Iterator[_Numbered]:
         """`(time, file index, number in the file, linktype, data)` of every packet of

@@ -382,6 +382,12 @@ def _message_facts(payload: bytes) -> tuple[str | None, int | None]:
     return mid, int(count) if count is not None else 0
 
 
+# A packet as the tracker keeps it for bytes held beyond a hole: its file's index and its
+# number in that file in one int (numbers stay far below 2**40)
+_FILE_SHIFT = 40
+_NUMBER_MASK = (1 << _FILE_SHIFT) - 1
+
+
 class FlowJob:
     """The segments of one flow key → rows. `feed` them in canonical order with the file
     and packet they came from; `finish()` at the end. Connections are written out as soon
@@ -409,22 +415,50 @@ class FlowJob:
     def feed(self, ts: int, seg: tuple[Any, ...], file: int, packet: int) -> None:
         tr = self.tracker
         n = tr.flow_count
-        tr.feed(ts, *seg)
-        if tr.flow_count != n:
-            self._flow_files[n] = self.captures[file]
-        if tr.events:
+        # (the tracker keeps the packet of bytes held beyond a hole: file and number in
+        # one int)
+        src, sport, dst, dport, seq, ack, flags, payload = seg
+        if (tr.feed(ts, src, sport, dst, dport, seq, ack, flags, payload,
+                    file << _FILE_SHIFT | packet) is not None and tr.late_packets):
+            if tr.flow_count != n:
+                self._flow_files[n] = self.captures[file]
+            self._run_numbered(file << _FILE_SHIFT | packet)
+        else:
+            if tr.flow_count != n:
+                self._flow_files[n] = self.captures[file]
+            if not tr.events:
+                return
             self._run(tr.events, self.captures[file], packet)
             tr.events.clear()
-            if tr.open_flows() == 0:
-                self._retire()
+        if tr.open_flows() == 0:
+            self._retire()
 
     def finish(self) -> None:
         tr = self.tracker
         tr.finish()
         if tr.events:
-            self._run(tr.events, None, None)
-            tr.events.clear()
+            self._run_numbered(0)  # (0: no packet, but for bytes held beyond a hole)
         self._retire()
+
+    def _run_numbered(self, current: int) -> None:
+        """Hand the tracker's events over in runs of one packet each (`current`, the
+        packet fed last, but for bytes held beyond a hole: `FlowTracker.event_packets`)."""
+        tr = self.tracker
+        events = tr.events
+        keys = tr.event_packets(current)
+        i, n = 0, len(events)
+        while i < n:
+            key = keys[i]
+            j = i + 1
+            while j < n and keys[j] == key:
+                j += 1
+            number = key & _NUMBER_MASK
+            if number:
+                self._run(events[i:j], self.captures[key >> _FILE_SHIFT], number)
+            else:
+                self._run(events[i:j], None, None)
+            i = j
+        events.clear()
 
     def _run(self, events: list[Any], capture: str | None, packet: int | None) -> None:
         """Hand events to the dissector. Its connections appear when a flow is opened or,

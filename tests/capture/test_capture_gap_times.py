@@ -157,3 +157,34 @@ def test_pcap_dump_json_packets_after_a_gap(tmp_path: Path) -> None:
     flows = [r for r in lines if r.get("record") == "frame" and r.get("from") == "server"
              and "flow" in r.get("performative", {})]
     assert [r["packet"] for r in flows[cr.hole:]] == [p for p, _t in cr.after]
+
+
+def test_several_files_number_held_bytes_by_their_own_file_and_packet(tmp_path: Path) -> None:
+    """Read with another file (merged by time), the frames after the hole keep their
+    packets, each a number in its own file with that file's name."""
+    cr = craft(tmp_path / "fin.pcapng", "fin")
+    other = tmp_path / "other.pcapng"  # another connection, its packets among these
+    with CaptureWriter(other) as w:
+        conv = TcpConversation(w, client=("10.0.0.3", 41000), start_ns=START + STEP // 2,
+                               step_ns=STEP)
+        conv.handshake()
+        for _ in range(12):
+            conv.send(C2S, encode_protocol_header("amqp"))
+    recs = list(Dissector().read([str(other), str(cr.path)]))
+    flows = [r for r in recs if isinstance(r, FrameRecord) and r.side == "server"
+             and getattr(r.item, "body", None).__class__ is c.Flow]
+    assert [(int(f.packet), f.packet.file) for f in flows[cr.hole:]] == [
+        (p, str(cr.path)) for p, _t in cr.after]
+
+
+def test_the_tables_number_held_bytes_by_their_own_packet(tmp_path: Path) -> None:
+    from amqpcli.pipeline.run import write_tables
+    from tests.pipeline.helpers import rows
+
+    cr = craft(tmp_path / "fin.pcapng", "fin")
+    write_tables([str(cr.path)], str(tmp_path / "t"))
+    frames = sorted((r["frame_no"], r["packet"], r["capture"])
+                    for r in rows(tmp_path / "t", "frames")
+                    if r["side"] == "server" and r["performative"] == "flow")
+    assert [(p, cap) for _n, p, cap in frames[cr.hole:]] == [
+        (p, str(cr.path)) for p, _t in cr.after]
