@@ -143,6 +143,43 @@ class LinePrinter:
             line = item_line(item, time=t, connection=conn.key,
                              direction="->" if side == "client" else "<-",
                              show_secrets=self.show_secrets)
+        self._write(line)
+        self.on_events(conn, side, events)
+
+    def on_events(self, conn: Any, side: str, events: list[Any]) -> None:
+        """The protocol violations among the events a frame (or a stream's end) caused:
+        pcap-dump's lines (records) of its recording, but for the packet number."""
+        if not self.printing:
+            return
+        from amqpcli.engine.events import Violation
+
+        for ev in events:
+            if ev.__class__ is Violation:
+                self._write(self._violation(conn, ev))
+                if not self.printing:
+                    return
+
+    def _violation(self, conn: Any, ev: Any) -> str:
+        from types import SimpleNamespace
+
+        from amqpcli.dissect.records import AMQP10
+
+        # what `violation_line`/`violation_json` read of pcap-dump's ViolationRecord
+        rec = SimpleNamespace(conn=SimpleNamespace(label=conn.key), protocol=AMQP10,
+                              kind=ev.kind, side=ev.side, detail=ev.detail,
+                              frame_no=ev.frame_no, packet=0, time=ev.time,
+                              link=str(ev.link.name) if ev.link is not None else None)
+        if not self.as_json:
+            from amqpcli.render.traffic import violation_line
+
+            return violation_line(rec)  # type: ignore[arg-type]
+        from amqpcli.render.jsonvalues import safe_json_text
+        from amqpcli.render.traffic import violation_json
+
+        return safe_json_text(json.dumps(violation_json(rec),  # type: ignore[arg-type]
+                                         ensure_ascii=False, separators=(",", ":")))
+
+    def _write(self, line: str) -> None:
         try:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
@@ -184,7 +221,8 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
 
     recorder = Recorder(record, on_failure=printer.on_record_failure) if record else None
     proxy = Proxy(listen, cfg, on_open=printer.on_open, on_item=printer.on_item,
-                  on_close=printer.on_close, recorder=recorder)
+                  on_close=printer.on_close, on_events=printer.on_events,
+                  recorder=recorder)
     try:
         host, port = await proxy.start()
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
