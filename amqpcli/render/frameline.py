@@ -463,6 +463,8 @@ _CHANNELS: dict[int, str] = {}
 # a SASL frame of any type may hide a secret (a sasl-init damaged into another type)
 _SASL = frozenset((SaslMechanisms, SaslInit, SaslChallenge, SaslResponse, SaslOutcome))
 _HEARTBEAT = "heartbeat".ljust(_NAME_WIDTH)
+# the SASL frames that carry a client's credentials, and the field that does
+_SASL_ANSWERS = {SaslInit: "initial_response", SaslResponse: "response"}
 
 
 def frame_line(
@@ -497,6 +499,13 @@ def frame_line(
                 raise
             parts = [chan, body.NAME.ljust(_NAME_WIDTH)]
             _fields(body, parts)
+        if show_secrets and body.__class__ in _SASL_ANSWERS:
+            # what the user asked to see is shown whole: a SASL response is not cut at
+            # 32 bytes as other binaries are (an AMQPLAIN password is at its end)
+            v = getattr(body, _SASL_ANSWERS[body.__class__], None)
+            if v.__class__ is bytes and len(v) > 32:
+                cut, whole = _binary(v, 32), _binary(v, len(v))
+                parts = [p.replace(cut, whole, 1) if cut in p else p for p in parts]
         if payload and (frame.payload or message is not None):
             # a transfer without a delivery-id continues a delivery: no message of its own
             if body.NAME == "transfer" and not body.more and (  # type: ignore[attr-defined]
