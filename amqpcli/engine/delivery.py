@@ -114,7 +114,9 @@ class TimelineEntry(NamedTuple):
     Python-level constructor call (`new_entry`)."""
 
     time: float
-    side: str
+    # the side whose frame (or end of stream) it was; None for what no side did: an
+    # `abandon` by the connection's close (both sides closed it)
+    side: str | None
     kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon", "gap"
     frame_no: int
     state: Any = None  # the delivery state the frame carried

@@ -368,8 +368,11 @@ class Session:
         """Unsettled when its link or connection went away: the outcome is in doubt."""
         conn = self.conn
         if d.step("abandon"):
-            # the side is the one whose frame (or end of stream) ended it
-            e = TimelineEntry(conn.time, conn.side, "abandon", conn.frame_no, detail=why)
+            # the side is the one whose frame (a detach) or end of stream ended it; none
+            # when the connection's close did: both sides closed it, the second close
+            # (the frame named) ending it is no more one side's doing than the first
+            side = None if why == "connection closed" else conn.side
+            e = TimelineEntry(conn.time, side, "abandon", conn.frame_no, detail=why)
             d.timeline.append(e)
             self._finish(d)
         else:

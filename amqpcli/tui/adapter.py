@@ -452,7 +452,9 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     for e in d.timeline:
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
-        rows.append(TimelineRow(e.time, delta, e.side, e.kind, _entry_detail(e, cw.key)))
+        # no side: a step the connection's end took (an abandon by its close)
+        rows.append(TimelineRow(e.time, delta, e.side or "-", e.kind,
+                                _entry_detail(e, cw.key)))
     payload = d.payload if d.size else b""
     message = message_view(payload) if payload else None
     lat = d.latency

@@ -103,3 +103,24 @@ def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
     assert _summaries(path) == {
         b"t0": "[settled] outcome settled  settled after 0.0 ms by client",
         b"t1": "[settled] outcome settled  settled after 0.0 ms by client"}
+
+
+def test_an_abandon_by_the_close_is_no_sides(tmp_path: Path) -> None:
+    """The client closes (frame 11), the server answers (frame 12): the connection's end
+    abandoned #1, not the server (it said `server  abandon  connection closed  c1 frame
+    12`); pcap-dump's JSON timeline has the same step, with no side."""
+    from amqpcli.render.deliveries import delivery_json
+
+    s = Script().open().sender_link()
+    s.at(1.0).transfer(0)
+    s.at(1.1).transfer(1)
+    s.at(1.2).dispose(0, c.Accepted())
+    path = write(tmp_path / "closed.pcapng", s.at(2.0).close())
+    d1 = _delivery(replayed(path), b"t1")
+    assert d1 is not None
+    last = d1.timeline[-1]  # type: ignore[attr-defined]
+    assert (last.side, last.what, last.detail) == (
+        "-", "abandon", "connection closed  c1 frame 12")
+    recs = {r.delivery_id: r for r in dissect(path).deliveries}
+    step = delivery_json(recs[1])["timeline"][-1]
+    assert (step["kind"], step["side"], step["frame"]) == ("abandon", None, 12)
