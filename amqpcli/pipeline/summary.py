@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from amqpcli.dissect.records import ViolationRecord
+from amqpcli.dissect.records import FilePacket, ViolationRecord
 from amqpcli.dissect.stats import MAX_LISTED_VIOLATIONS, LinkSummary, Summary, percentile
 
 
@@ -52,6 +52,9 @@ class Facts:
     # the --stall the links' stalls were found with; None: no link says (no links, or
     # tables written before links held it)
     stall_threshold: float | None = None
+    # the capture files the connections and violations come from: of several, a
+    # violation's packet names its file, as when the captures are read
+    captures: set[str] = field(default_factory=set)
 
 
 def _sec(t: Any) -> float | None:
@@ -118,9 +121,12 @@ def build(f: Facts, stall: float | None = None) -> Summary:
                                        a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
     s.by_violation = dict(f.by_violation)
     for v in f.violations[:MAX_LISTED_VIOLATIONS]:
+        packet = v["packet"] or 0
+        if len(f.captures) > 1 and packet and v["capture"]:
+            packet = FilePacket(packet, v["capture"])
         s.violations.append(ViolationRecord(
             _Label(labels.get(v["connection_id"], "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
-            v["side"], v["detail"], v["frame_no"] or 0, v["packet"] or 0,
+            v["side"], v["detail"], v["frame_no"] or 0, packet,
             _sec(v["time"]) or 0.0, v["link"]))
     s.notices = dict(f.notices)
     return s
@@ -167,8 +173,10 @@ def facts_local(out: str) -> Facts:
     from amqpcli.pipeline.output import read_table
 
     f = Facts()
-    c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices"])
+    c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices",
+                                        "capture"])
     f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
+    f.captures.update(x for x in c.column("capture").to_pylist() if x)
     _add_notices(f, c.column("notices").to_pylist())
     fr = read_table(out, "frames", ["performative", "time", "frames"])
     f.frames = _wire_frames(fr.num_rows, pc.sum(fr.column("frames")).as_py(),
@@ -192,7 +200,8 @@ def facts_local(out: str) -> Facts:
     f.stall_threshold = _stall_threshold(f.links)
     f.addresses = _shared_addresses(f.links, d.to_pylist())
     v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
-                                       "link", "frame_no", "packet", "detail"])
+                                       "link", "frame_no", "capture", "packet", "detail"])
+    f.captures.update(x for x in v.column("capture").to_pylist() if x)
     if v.num_rows:
         f.by_violation = _counts(v, "kind")
         v = v.sort_by([("time", "ascending"), ("connection_id", "ascending"),
@@ -253,8 +262,9 @@ def facts_spark(spark: Any, out: str) -> Facts:
 
     f = Facts()
     conns = table("connections").select("connection_id", "first_time", "protocol",
-                                        "notices").collect()
+                                        "notices", "capture").collect()
     f.conns = [(r[0], r[1], r[2]) for r in conns]
+    f.captures.update(r[4] for r in conns if r[4])
     _add_notices(f, [[n.asDict() for n in r[3] or ()] for r in conns])
     fr = table("frames")
     agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time"), F.sum("frames"),
@@ -299,6 +309,7 @@ def facts_spark(spark: Any, out: str) -> Facts:
             "p50": st["p50"] if st else None, "p90": st["p90"] if st else None,
             "p99": st["p99"] if st else None, "max": st["max"] if st else None})
     v = table("violations")
+    f.captures.update(r[0] for r in v.select("capture").distinct().collect() if r[0])
     f.by_violation = {r[0]: r[1] for r in v.groupBy("kind").count().collect()}
     f.violations = [r.asDict() for r in v.orderBy("time", "connection_id", "frame_no")
                     .limit(MAX_LISTED_VIOLATIONS).collect()]

@@ -651,3 +651,30 @@ def test_summary_of_tables_counts_the_coordinators_requests_as_transactions(
         ("committed", 1), ("declared", 4), ("failed", 1), ("rolled-back", 1)]
     reqs = [r["coordinator"] for r in rows(out, "deliveries") if r["coordinator"]]
     assert sorted(reqs) == ["declare"] * 4 + ["discharge"] * 3
+
+
+def test_summary_of_tables_names_the_file_of_a_violations_packet(tmp_path: Path) -> None:
+    """Of several capture files, a violation's packet is a number in its own file: the
+    summary of the tables names the file, as the summary of the captures does (it said
+    `packet 14` alone)."""
+    import json
+
+    from tests.paths import REPO_ROOT
+
+    gen = REPO_ROOT / "bench" / "gen_capture.py"
+    folder = tmp_path / "set"
+    folder.mkdir()
+    small = ["--files", "2", "--connections", "2", "--links", "1", "--messages", "20"]
+    for name, more in (("a", ["--seed", "7"]), ("b", ["--seed", "11", "--max-frame", "1024"])):
+        # the same addresses and times in both: their connections collide (violations)
+        subprocess.run([sys.executable, str(gen), str(folder / name), *small, *more],
+                       check=True, capture_output=True)
+    out = tmp_path / "t"
+    write_tables([str(folder)], str(out))
+    listed = summary_json(summary_of(str(out)))["violations"]
+    code, stdout, _err = run_cli("pcap-dump", str(folder), "--summary", "--json")
+    assert code == 0
+    from_captures = json.loads(stdout.strip().splitlines()[-1])["violations"]
+    assert listed and {v["file"] for v in listed} <= {str(p) for p in folder.iterdir()}
+    assert {(v["packet"], v["file"]) for v in from_captures} <= {
+        (v["packet"], v["file"]) for v in listed}
