@@ -87,6 +87,9 @@ class Connection:
         self.side_state: dict[str, str] = {a: "start", b: "start"}
         self.open: dict[str, Any] = {}
         self.close: dict[str, Any] = {}
+        # how each side's byte stream ended: "fin", "rst", "end" (the capture stopped:
+        # not the connection's end), "" (not said)
+        self.stream_ends: dict[str, str] = {}
         self.sasl_mechanisms: tuple[str, ...] = ()
         self.sasl_mechanism: str | None = None
         self.sasl_code: int | None = None
@@ -152,6 +155,15 @@ class Connection:
         return bool(self.close)
 
     @property
+    def lost(self) -> bool:
+        """The connection ended without its close exchange: a side's byte stream ended
+        (FIN or reset; not the end of a capture) after an open, before both sides had
+        sent their close (a peer killed, a network cut). A transport that ends before any
+        open (a login refused) is no lost connection."""
+        return bool(self.open) and len(self.close) < 2 and any(
+            how != "end" for how in self.stream_ends.values())
+
+    @property
     def state(self) -> str:
         s = set(self.side_state.values())
         if s == {"opened"}:
@@ -202,10 +214,12 @@ class Connection:
             self.violation("out-of-order", f"{header.name} header in state {self.side_state[side]}")
         return self._take()
 
-    def on_transport_closed(self, side: str, time: float) -> list[Event]:
-        """The byte stream from `side` ended (FIN, reset, end of capture)."""
+    def on_transport_closed(self, side: str, time: float, how: str = "") -> list[Event]:
+        """The byte stream from `side` ended (`how`: "fin", "rst", "end" of a capture, ""
+        not said)."""
         self.time = time
         self.side = side
+        self.stream_ends.setdefault(side, how)
         clean = len(self.close) == 2
         self.emit(TransportClosed(self, side, clean, time))
         if not clean:

@@ -362,7 +362,7 @@ class Endpoint:
             self.cut_short = cut.text(self.remote, how, self.connection.frame_no + 1)
         for item in errors:
             self._receive_item(item, time)
-        self._collect(self.connection.on_transport_closed(self.remote, time))
+        self._collect(self.connection.on_transport_closed(self.remote, time, how))
         for link in list(self._outgoing):
             self._drop_outgoing(link)
         return self.take_events()

@@ -129,10 +129,27 @@ def delivery_key(lkey: str, d: Any) -> str:
 # -- tree -------------------------------------------------------------------------------------
 
 
-def _lost(cw: Any) -> str:
-    """How the connection's transport ended under it ("" if it did not)."""
+def _ended(cw: Any) -> str:
+    """How the connection's transport ended ("" while it is up, or when a capture's end
+    alone ended it): the source's word for it (a proxied connection whose TCP closed:
+    "closed"), and "lost" where the engine saw a stream end (FIN, reset) without the
+    close exchange, the source having no word for it or calling it closed."""
     ended = getattr(cw, "ended", "")
+    if (not ended or ended == "closed") and cw.connection.lost:
+        return "lost"
+    return ended
+
+
+def _lost(cw: Any) -> str:
+    """How the connection's transport ended under it ("" if it did not, or closed)."""
+    ended = _ended(cw)
     return ended if ended and ended != "closed" else ""
+
+
+def _stream_ends_text(conn: Any) -> str:
+    """How each side's stream ended, as pcap-dump's `tcp:` line says it."""
+    return ", ".join(f"{side} {conn.stream_ends[side] or 'ended'}" for side in conn.sides
+                     if side in conn.stream_ends and conn.stream_ends[side] != "end")
 
 
 def _link_warnings(link: Any, violations: int, lost: str = "") -> list[str]:
@@ -171,7 +188,8 @@ def conn_state(cw: Any) -> str:
     if conn.sasl_code and state == "opening":
         state = f"login refused ({sasl_code_name(conn.sasl_code) or conn.sasl_code})"
     # the transport's end, unless it says the same again (a proxied connection: "closed")
-    return f"{state}, {cw.ended}" if cw.ended and cw.ended != state else state
+    ended = _ended(cw)
+    return f"{state}, {ended}" if ended and ended != state else state
 
 
 def session_state(s: Any) -> str:
@@ -238,6 +256,9 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
         crow.violations = [f"{v.kind}: {v.detail}" for v in cw.violations]
         if cw.gaps:
             crow.warnings.append(_gap_text(cw))
+        if conn.lost:
+            crow.warnings.append("the transport ended without a close: "
+                                 + _stream_ends_text(conn))
         for sk, s, links in _iter_links(cw):
             a, b = (s.channel.get(x) for x in conn.sides)
             state = session_state(s)
@@ -511,6 +532,12 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
             err = cl.error
             text = f"{getattr(err, 'condition', '')}: {getattr(err, 'description', '') or ''}".strip(": ")
             rows.append(("close error", text if col == 1 else "", text if col == 2 else ""))
+    ends = conn.stream_ends
+    if any(how != "end" for how in ends.values()):
+        # how each stream ended (pcap-dump's `tcp:`), and whether its side had closed
+        how = ["" if ends.get(x, "end") == "end" else
+               f"{ends[x] or 'ended'}{'' if x in conn.close else ', no close'}" for x in (a, b)]
+        rows.append(("stream ended", how[0], how[1]))
     if cw.gaps:
         lost = [f"{cw.gap_bytes[s]} bytes" if cw.gap_bytes.get(s) else "" for s in (a, b)]
         rows.append(("lost in capture", lost[0], lost[1]))

@@ -173,7 +173,7 @@ class ConnWatch:
 
     def feed(self, side: str, item: Any, time: float) -> list[Event]:
         if isinstance(item, EndOfStream):
-            return self.take(self.observer.transport_closed(side, time))
+            return self.take(self.observer.transport_closed(side, time, item.how))
         if isinstance(item, CaptureNotice):
             if item.kind == "midstream":  # what was set up before it is taken as it comes
                 self.connection.midstream = True
