@@ -654,13 +654,8 @@ class _Handler10(_Handler):
         # aborted, abandoned, unsettled: never settled, so no settlement time or latency
         # (an abort frame may say settled, as proton's does: it gives the delivery up,
         # with no outcome; `settled_by` still says who). Settled: the time of the frame
-        # that settled it first, the one `settled_by` names (receiver-settle-mode second:
-        # the sender's settlement, not the receiver's after it; pre-settled: its first
-        # transfer, in one frame or several: latency 0)
-        settled_time = None
-        if (d.settled_by is not None or d.presettled) and not d.aborted and (
-                d.settled_time is not None):
-            settled_time = _first_settled(d)
+        # that settled it first, the one `settled_by` names (`first_settled_time`)
+        settled_time = d.first_settled_time if d.settled_time is not None else None
         if end:
             outcome = "unsettled"
         state = d.receiver_state if d.receiver_state is not None else d.sender_state
@@ -870,15 +865,6 @@ def _ended_by_capture(d: Any, conn: Conn) -> bool:
     tl = d.timeline
     last = tl[-1] if tl else None
     return last is not None and last.kind == "abandon" and conn.closed.get(last.side) == "end"
-
-
-def _first_settled(d: Any) -> float:
-    """The time of the first frame that settled `d`, from either side: a transfer that
-    said settled (the first of a pre-settled delivery), or a disposition that did."""
-    for e in d.timeline:
-        if e[5]:  # (e.settled)
-            return e[0]  # (e.time)
-    return d.settled_time  # type: ignore[no-any-return]
 
 
 def _binary(v: Any) -> bytes | None:
