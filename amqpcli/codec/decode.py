@@ -36,6 +36,7 @@ from .types import (
     UInt,
     ULong,
     UShort,
+    add_map_entry,
 )
 
 __all__ = ["MAX_DEPTH", "TYPE_NAMES", "decode", "decode_all", "skip"]
@@ -370,17 +371,33 @@ def _map_items(b: Any, p: int, end: int, count: int, d: int, start: int, out: An
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1
     t = _T
-    for _ in range(count >> 1):
-        kp = p
-        k, p = t[b[p]](b, p + 1, d)
-        v, p = t[b[p]](b, p + 1, d)
-        try:
+    try:
+        for _ in range(count >> 1):
+            k, p = t[b[p]](b, p + 1, d)
+            v, p = t[b[p]](b, p + 1, d)
             out[k] = v
-        except TypeError:
-            raise DecodeError(kp, "a hashable map key", type(k).__name__) from None
+    except TypeError:  # an unhashable key (a list, a map, an array)
+        p = _map_items_kept(b, start, count, d, out)
+    else:
+        if len(out) << 1 != count:  # keys equal in Python, distinct in AMQP: Int(1), Long(1)
+            p = _map_items_kept(b, start, count, d, out)
     if p != end:
         raise DecodeError(p, f"map items ending at {end}", f"items ending at {p}")
     return p
+
+
+def _map_items_kept(b: Any, start: int, count: int, d: int, out: Any) -> int:
+    """`_map_items`'s loop again from the first key of the map at `start`, for a map whose
+    keys Python merges or cannot hash: such keys are kept wrapped (`add_map_entry`), so no
+    entry is lost. The usual map pays nothing for it but a length check."""
+    out.clear()
+    p = start + (3 if b[start] == 0xC1 else 9)  # past map8's or map32's size and count
+    t = _T
+    for _ in range(count >> 1):
+        k, p = t[b[p]](b, p + 1, d)
+        v, p = t[b[p]](b, p + 1, d)
+        add_map_entry(out, k, v)
+    return p  # type: ignore[no-any-return]
 
 
 def _d_map8(b: Any, p: int, d: int) -> tuple[Any, int]:

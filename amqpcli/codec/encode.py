@@ -31,6 +31,7 @@ from .types import (
     Float,
     Int,
     Long,
+    MapKey,
     Short,
     Symbol,
     Timestamp,
@@ -261,6 +262,12 @@ def _map_body(out: bytearray, v: Any, key_enc: Encoder | None) -> None:
         else:
             (_ENC.get(type(k)) or _resolve(k))(out, k)
         (_ENC.get(type(x)) or _resolve(x))(out, x)
+
+
+def _e_map_key(out: bytearray, k: MapKey) -> None:
+    """A map key kept apart from an equal-in-Python one: its value by its own type."""
+    v = k.value
+    (_ENC.get(type(v)) or _resolve(v))(out, v)
 
 
 def _e_map(out: bytearray, v: Any) -> None:
@@ -708,6 +715,7 @@ _ENC: dict[type, Encoder] = {
     AmqpList: _e_amqp_list,
     dict: _e_map,
     AmqpMap: _e_amqp_map,
+    MapKey: _e_map_key,
     Array: _e_array,
     Described: _e_described,
     _dt.datetime: _e_timestamp,
@@ -989,6 +997,8 @@ def _map_end(b: Any, p: int, m: Any, symbol_keys: bool) -> int:
     for k, x in m.items():
         if symbol_keys and type(k) is str:
             return -1
+        if type(k) is MapKey:
+            k = k.value
         p = _value_end(b, p, k)
         if p < 0:
             return -1

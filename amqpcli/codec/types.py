@@ -31,6 +31,7 @@ __all__ = [
     "Float",
     "Int",
     "Long",
+    "MapKey",
     "Short",
     "Symbol",
     "Timestamp",
@@ -38,7 +39,9 @@ __all__ = [
     "UInt",
     "ULong",
     "UShort",
+    "add_map_entry",
     "bid_decimal",
+    "key_value",
 ]
 
 UUID = uuid.UUID
@@ -262,6 +265,80 @@ class AmqpMap(dict):  # type: ignore[type-arg]
     def __init__(self, items: Any = (), code: int = 0xD1) -> None:
         super().__init__(items)
         self.code = code
+
+
+class MapKey:
+    """A map key that Python would merge with an earlier key of the same map, or could not
+    use as a dict key at all, although it is a distinct AMQP value (Part 1 §1.6.23):
+    `Long(1)` after `Int(1)`, `True` after `UByte(1)`, `Char("a")` after `"a"`, a list, a
+    map or an array as a key. The map holds it wrapped so that no entry is lost; it encodes,
+    renders and converts to JSON as its `value`. The first key of a kind stays plain, so
+    lookups (`m.get(Symbol("x"))`) find it as before.
+
+    Two MapKeys are equal when their values encode alike (same AMQP type and value) and
+    their `n` (0, or 1, 2, … for repeats of the same AMQP value in one map) is the same.
+    """
+
+    __slots__ = ("_bytes", "n", "value")
+
+    def __init__(self, value: Any, n: int = 0) -> None:
+        self.value = value
+        self.n = n
+        self._bytes: bytes | None = None
+
+    def _key(self) -> bytes:
+        b = self._bytes
+        if b is None:
+            from .encode import encode
+
+            try:
+                b = encode(self.value)
+            except (ValueError, TypeError):  # no AMQP encoding: told apart by its repr
+                b = repr(self.value).encode("utf-8", "surrogatepass")
+            self._bytes = b
+        return b
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is MapKey
+            and (self is other or (self.n == other.n and self._key() == other._key()))
+        )
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((self._key(), self.n))
+
+    def __repr__(self) -> str:
+        n = f", n={self.n}" if self.n else ""
+        return f"MapKey({self.value!r}{n})"
+
+    def __reduce__(self) -> Any:
+        return (MapKey, (self.value, self.n))
+
+
+def key_value(key: Any) -> Any:
+    """A map key as the AMQP value it is (a `MapKey` unwrapped)."""
+    return key.value if type(key) is MapKey else key
+
+
+def add_map_entry(out: dict[Any, Any], key: Any, value: Any) -> None:
+    """Add one decoded (or read) entry to the map `out`, keeping it when its key collides
+    with an earlier one under Python equality or is unhashable (wrapped in a `MapKey`)."""
+    if type(key) is not MapKey:
+        try:
+            if key not in out:
+                out[key] = value
+                return
+        except TypeError:  # unhashable: a list, a map, an array, a value holding one
+            pass
+        wrapped = MapKey(key)
+    else:
+        wrapped = key
+    while wrapped in out:
+        wrapped = MapKey(wrapped.value, wrapped.n + 1)
+    out[wrapped] = value
 
 
 class Array(list):  # type: ignore[type-arg]

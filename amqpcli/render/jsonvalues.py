@@ -53,6 +53,7 @@ from amqpcli.codec.types import (
     Float,
     Int,
     Long,
+    MapKey,
     Short,
     Symbol,
     Timestamp,
@@ -60,6 +61,7 @@ from amqpcli.codec.types import (
     UInt,
     ULong,
     UShort,
+    add_map_entry,
 )
 from amqpcli.render.redact import SASL_PERFORMATIVES, redact
 from amqpcli.render.types import _TYPE_NAMES, amqp_type, field_type, iso_time, parse_iso_time
@@ -357,8 +359,9 @@ def _map_to_json(m: dict[Any, Any], exact: bool, hide: Redactions | None) -> dic
     if kinds == {Symbol}:
         return {"map": {str(k): to_json(v, exact, hide) for k, v in m.items()},
                 "keys": "symbol"}
-    return {"map": [[to_json(k, exact, hide), to_json(v, exact, hide)]
-                    for k, v in m.items()]}
+    # (a key kept apart from an equal-in-Python one is written as the value it wraps)
+    return {"map": [[to_json(k.value if type(k) is MapKey else k, exact, hide),
+                     to_json(v, exact, hide)] for k, v in m.items()]}
 
 
 def _array_to_json(a: Array, exact: bool, hide: Redactions | None) -> dict[str, Any]:
@@ -599,7 +602,10 @@ def _map_from_json(obj: dict[str, Any], v: Any, p: str) -> dict[Any, Any]:
         for i, pair in enumerate(v):
             if type(pair) is not list or len(pair) != 2:
                 raise JsonValueError(f"{p}[{i}]", "expected a [key, value] pair")
-            out[from_json(pair[0], f"{p}[{i}][0]")] = from_json(pair[1], f"{p}[{i}][1]")
+            # every pair kept: keys equal in Python (int 1, long 1, true) or unhashable
+            # (a list) are distinct AMQP keys
+            add_map_entry(out, from_json(pair[0], f"{p}[{i}][0]"),
+                          from_json(pair[1], f"{p}[{i}][1]"))
         return out
     raise JsonValueError(p, "expected an object or an array of [key, value] pairs")
 

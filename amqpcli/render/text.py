@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from amqpcli.codec.types import Array, Composite, Described
+from amqpcli.codec.types import Array, Composite, Described, MapKey
 from amqpcli.render.redact import redact
 from amqpcli.render.types import (
     DECIMAL_TYPES,
@@ -82,6 +82,16 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
     return repr(value), t
 
 
+def _key(k: Any) -> Any:
+    """A map key as the AMQP value it is (one kept apart from an equal-in-Python key of
+    the same map is held in a `MapKey`)."""
+    return k.value if type(k) is MapKey else k
+
+
+# A list or map key says what it is (an array's or a described value's text says it).
+_CONTAINER_KEYS = {"list": "list", "map": "map"}
+
+
 def format_value(value: Any, show_secrets: bool = False) -> str:
     """A compact one-line rendering: `@transfer [handle=0, delivery-id=3]`, `[1, "a"]`."""
     value = redact(value, show_secrets)
@@ -102,7 +112,7 @@ def format_value(value: Any, show_secrets: bool = False) -> str:
         return (
             "{"
             + ", ".join(
-                f"{format_value(k, show_secrets)}: {format_value(v, show_secrets)}"
+                f"{format_value(_key(k), show_secrets)}: {format_value(v, show_secrets)}"
                 for k, v in value.items()
             )
             + "}"
@@ -218,10 +228,11 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
     if t == "map":
         children = []
         for k, v in value.items():
+            k = _key(k)
             kt, ka = (
                 format_scalar(k)
                 if not isinstance(k, (list, dict, Composite, Described))
-                else (format_value(k), None)
+                else (format_value(k, show_secrets), _CONTAINER_KEYS.get(amqp_type(k)))
             )
             child = value_tree(v, kt, show_secrets)
             if ka:

@@ -118,10 +118,6 @@ def test_odd_map_count() -> None:
     assert "even" in err(b"\xc1\x02\x01\x40").expected
 
 
-def test_unhashable_map_key() -> None:
-    assert "hashable" in err(b"\xc1\x03\x02\x45\x40").expected
-
-
 def test_skip_checks_bounds() -> None:
     assert skip(b"\xa1\x01a\x40") == 3
     with pytest.raises(DecodeError):
