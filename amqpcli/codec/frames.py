@@ -37,7 +37,7 @@ from amqpcli.codec.composites import (
     Transfer,
 )
 from amqpcli.codec.framestart import CutShort, cut_short
-from amqpcli.codec.types import Composite, DecodeError, UByte, UInt
+from amqpcli.codec.types import Composite, DecodeError, Described, UByte, UInt, key_value
 
 __all__ = [
     "AMQP_HEADER",
@@ -241,14 +241,53 @@ def parse_protocol_header(
 
 
 def _describe(value: Any) -> str:
+    """A value that is no performative, in AMQP terms (no Python class names)."""
     if isinstance(value, Composite):
         return f"{value.NAME} (descriptor 0x{value.CODE:x})"
-    name = type(value).__name__
-    text = repr(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    # a repr that starts with its type's name says it once: "Described(ULong(238), ...)"
-    return text if text.startswith(name) else f"{name} {text}"
+    if type(value) is Described:
+        d = value.descriptor
+        desc = (f"0x{d:x}" if isinstance(d, int) and not isinstance(d, bool)
+                else _short_text(key_value(d)))
+        return f"a described value (descriptor {desc}) holding {_describe(value.value)}"
+    kind = _kind(value)
+    if kind.startswith("a ") or value is None or kind == "described":
+        return kind
+    if kind == "binary":
+        return f"binary of {len(value)} bytes"
+    return f"{kind} {_short_text(value)}"
+
+
+def _type_name(value: Any) -> str:
+    from amqpcli.codec.encode import PYTHON_TYPE_NAMES
+
+    t = type(value)
+    name = PYTHON_TYPE_NAMES.get(t)
+    if name is None:
+        name = next((n for c, n in PYTHON_TYPE_NAMES.items()
+                     if c is not type(None) and isinstance(value, c)), "described")
+    return name
+
+
+def _kind(value: Any) -> str:
+    """What a value is, for a SASL frame body too (its type and size: no content)."""
+    if type(value) is Described or isinstance(value, Composite):
+        return "a described value"
+    name = _type_name(value)
+    if name in ("list", "map", "array"):
+        n = len(value)
+        unit = "entr" if name == "map" else "item"
+        plural = ("ies" if n != 1 else "y") if name == "map" else ("s" if n != 1 else "")
+        return f"a {name} of {n} {unit}{plural}"
+    return name
+
+
+def _short_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = repr(str(value)) if isinstance(value, str) else str(
+        float(value) if isinstance(value, float) else int(value) if isinstance(value, int)
+        else value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class FrameReader:
@@ -527,7 +566,7 @@ class FrameReader:
             kind = "an AMQP performative" if ftype == 0 else "a SASL frame body"
             # Not what a SASL body holds: a damaged sasl-init or sasl-response holds a secret.
             shown = ftype == 0 or isinstance(perf, Composite)
-            found = _describe(perf) if shown else type(perf).__name__
+            found = _describe(perf) if shown else _kind(perf)
             return FrameError(body_off, kind, found, off, channel=channel)
         payload = bytes(body[end:]) if end < len(body) else b""
         return Frame(off, size, doff, ftype, channel, ext, perf, payload)

@@ -174,7 +174,35 @@ def test_a_frame_body_that_is_no_performative_names_its_type_once() -> None:
     frame = struct.pack(">IBBH", 8 + len(body), 2, 0, 0) + body
     (err,) = FrameReader().feed(b"AMQP\x00\x01\x00\x00" + frame)[1:]
     text = str(err)
-    assert "found Described(" in text and "Described Described" not in text, text
+    assert "found a described value (descriptor 0xee) holding a list of 0 items" in text, text
+
+
+@pytest.mark.parametrize(("body", "found"), [
+    ("c0020140", "found a list of 1 item"),  # not "list [None]"
+    ("5201", "found uint 1"),  # not "UInt(1)"
+    ("4101", "found boolean true"),
+    ("0053eea10178", "holding string 'x'"),
+    ("00a30178c10100", "(descriptor 'x') holding a map of 0 entries"),
+])
+def test_a_frame_body_that_is_no_performative_is_told_in_amqp_terms(body: str,
+                                                                   found: str) -> None:
+    from amqpcli.codec.frames import FrameReader
+
+    b = bytes.fromhex(body)
+    frame = struct.pack(">IBBH", 8 + len(b), 2, 0, 0) + b
+    (err,) = FrameReader().feed(b"AMQP\x00\x01\x00\x00" + frame)[1:]
+    assert found in str(err), str(err)
+    for name in ("Described", "UInt", "AmqpList", "Symbol", "None]"):
+        assert name not in str(err), str(err)
+
+
+def test_a_sasl_frame_body_that_is_none_says_only_its_kind() -> None:
+    from amqpcli.codec.frames import FrameReader
+
+    b = bytes.fromhex("00534fc0020140")  # an unknown descriptor: may be a damaged sasl-init
+    frame = struct.pack(">IBBH", 8 + len(b), 2, 1, 0) + b
+    (err,) = FrameReader().feed(b"AMQP\x03\x01\x00\x00" + frame)[1:]
+    assert str(err).endswith("expected a SASL frame body, found a described value"), str(err)
 
 
 def test_a_frame_size_past_a_sanity_limit_is_not_called_max_frame_size() -> None:
