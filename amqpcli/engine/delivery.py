@@ -217,6 +217,18 @@ class Delivery:
             self._chunks = [b"".join(self._chunks)]
         return self._chunks[0]
 
+    def head(self, n: int) -> bytes:
+        """The payload's first `n` bytes, without joining the rest (a view of a large
+        message in the middle of its transfer need not copy it all)."""
+        out: list[bytes] = []
+        got = 0
+        for chunk in self._chunks:
+            if got >= n:
+                break
+            out.append(chunk[: n - got])
+            got += len(out[-1])
+        return b"".join(out)
+
     def message(self) -> Any:
         """The payload decoded as a `Message` (decoding is lazy in the codec)."""
         return _message_decode(self.payload)

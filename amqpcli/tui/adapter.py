@@ -31,6 +31,7 @@ from amqpcli.render.types import (
 )
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
+    RAW_SHOWN,
     ConnDetail,
     ConnRow,
     DeliveryDetail,
@@ -467,6 +468,26 @@ def message_view(payload: bytes) -> RenderableType:
         return Text(f"message does not decode: {e} (x shows the bytes)", style="bold red")
 
 
+# The message view of the delivery shown last: (key, size, phase) and its view. The view
+# is asked for at every refresh while a delivery is open; a large message is decoded and
+# drawn once, not ten times a second (with its payload joined each time).
+_shown_message: list[Any] = [None, None]
+
+
+def _message_of(d: Any, key: str) -> Any:
+    """The message view of `d`: none without bytes, a line while they are still coming
+    (what came so far does not decode), else its sections, drawn once per change."""
+    if not d.size:
+        return None
+    if d.phase in (Phase.QUEUED, Phase.TRANSFERRING):
+        return Text(f"(the message is arriving: {d.size} bytes so far; x shows them)",
+                    style="dim")
+    mark = (key, d.size, d.phase, id(d))
+    if _shown_message[0] != mark:
+        _shown_message[:] = [mark, message_view(d.payload)]
+    return _shown_message[1]
+
+
 def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     rows: list[TimelineRow] = []
     prev = d.first_time
@@ -476,8 +497,7 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
         # no side: a step the connection's end took (an abandon by its close)
         rows.append(TimelineRow(e.time, delta, e.side or "-", e.kind,
                                 _entry_detail(e, cw.key)))
-    payload = d.payload if d.size else b""
-    message = message_view(payload) if payload else None
+    message = _message_of(d, key)
     lat = d.latency
     summary = f"[{getattr(d.phase, 'value', d.phase)}] outcome {d.outcome}"
     if lat is not None:
@@ -487,8 +507,9 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
         title=f"delivery id {d.delivery_id} tag {_fmt(bytes(d.tag))} on {d.link.name}",
         timeline=rows,
         message=message,
-        raw=payload,
+        raw=d.head(RAW_SHOWN),
         summary=summary,
+        size=d.size,
     )
 
 

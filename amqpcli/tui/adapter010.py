@@ -33,6 +33,7 @@ from rich.text import Text
 from amqpcli.tui.adapter import MAX_ROWS, SEP
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.view import (
+    RAW_SHOWN,
     ConnDetail,
     ConnRow,
     DeliveryDetail,
@@ -225,8 +226,9 @@ def message_detail(msg: Any, key: str) -> DeliveryDetail:
                f" on session {msg.session or '-'}"),
         timeline=rows,
         message=message_view(msg),
-        raw=bytes(msg.body),
+        raw=bytes(msg.body[:RAW_SHOWN]),
         summary=f"[{msg.state}]",
+        size=len(msg.body),
     )
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+RAW_SHOWN = 64 * 1024  # message bytes the hex view shows; the rest is counted
+
 
 @dataclass(slots=True)
 class LinkRow:
@@ -97,8 +99,9 @@ class DeliveryDetail:
     title: str
     timeline: list[TimelineRow]
     message: Any  # a rich renderable of every section, or None
-    raw: bytes  # the message bytes as transferred
+    raw: bytes  # the message bytes as transferred: the first RAW_SHOWN of them
     summary: str = ""
+    size: int = 0  # the message bytes there are (`raw` may be only their start)
 
 
 @dataclass(slots=True)

@@ -10,14 +10,15 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from amqpcli.tui.view import DeliveryDetail, TimelineRow
+from amqpcli.tui.view import RAW_SHOWN, DeliveryDetail, TimelineRow
 from amqpcli.tui.widgets import quiet
 from amqpcli.tui.widgets.safe import literal, printable
 
-HEX_LIMIT = 64 * 1024  # bytes shown in the hex view; the rest is counted
 
-
-def hex_lines(data: bytes, limit: int = HEX_LIMIT) -> Text:
+def hex_lines(data: bytes, limit: int = RAW_SHOWN, size: int | None = None) -> Text:
+    """`data`'s first `limit` bytes as hex lines; those left out of `size` (the whole
+    message's, `data` being its start: by default its own length) are counted."""
+    size = len(data) if size is None else size
     out = Text()
     view = data[:limit]
     for off in range(0, len(view), 16):
@@ -27,8 +28,8 @@ def hex_lines(data: bytes, limit: int = HEX_LIMIT) -> Text:
         out.append(f"{off:08x}  ", style="dim")
         out.append(f"{hx:<47}  ")
         out.append(f"{asc}\n", style="cyan")
-    if len(data) > limit:
-        out.append(f"… {len(data) - limit} more bytes\n", style="dim")
+    if size > len(view):
+        out.append(f"… {size - len(view)} more bytes\n", style="dim")
     if not data:
         out.append("(no bytes)", style="dim")
     return out
@@ -97,7 +98,8 @@ class DeliveryPanel(VerticalScroll):
         self.query_one("#delivery-timeline", Static).update(timeline_table(detail.timeline))
         body: RenderableType
         if self.raw:
-            body = Group(Text(f"message bytes ({len(detail.raw)})", style="bold"), hex_lines(detail.raw))
+            body = Group(Text(f"message bytes ({detail.size})", style="bold"),
+                         hex_lines(detail.raw, size=detail.size))
         elif detail.message is None:
             body = Text("(no message bytes)", style="dim")
         else:
