@@ -314,6 +314,9 @@ class MapKey:
         n = f", n={self.n}" if self.n else ""
         return f"MapKey({self.value!r}{n})"
 
+    def __str__(self) -> str:  # (a caller that names keys as text names the value)
+        return str(self.value)
+
     def __reduce__(self) -> Any:
         return (MapKey, (self.value, self.n))
 

@@ -143,3 +143,8 @@ def test_any_keys_round_trip(pairs: list[tuple[Any, Any]]) -> None:
     assert len(back) == len(pairs)
     assert encode(back) == raw
     assert same(back, decode(raw)[0])
+
+
+def test_a_wrapped_key_names_its_value_as_text() -> None:
+    """A caller that names keys as text (`str(k)`) gets the value, not the wrapper."""
+    assert str(MapKey(Long(1))) == "1" and str(MapKey([1, 2])) == "[1, 2]"
