@@ -222,7 +222,7 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         return Node(
             label,
             "",
-            f"list, {len(value)} items",
+            f"list, {_count(len(value), 'item')}",
             [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)],
         )
     if t == "map":
@@ -253,7 +253,7 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
         return Node(
             label,
             "",
-            f"array of {value.type}, {len(value)} items{desc}",
+            f"array of {value.type}, {_count(len(value), 'item')}{desc}",
             [value_tree(x, f"[{i}]", show_secrets) for i, x in enumerate(value)],
         )
     if t == "described":
@@ -301,3 +301,8 @@ def rich_tree(node: Node) -> Any:
     root = Tree(label(node))
     add(root, node)
     return root
+
+
+def _count(n: int, noun: str) -> str:
+    """`1 item`, `2 items`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
