@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from amqpcli.amqp010.values import Array, Datetime
 from amqpcli.render.redact import redact_010_fields
 from amqpcli.render.text import format_binary
 from amqpcli.render.traffic import plain_010
-from amqpcli.render.types import quoted
+from amqpcli.render.types import iso_time, quoted
 
 
 class Choice(str):
@@ -41,12 +42,22 @@ def octets(n: int) -> str:
 def _value(v: Any) -> str:
     if isinstance(v, Choice):
         return str(v)
+    if v is None or isinstance(v, bool):  # the words, not Python's True, False and None
+        return "void" if v is None else "true" if v else "false"
+    if isinstance(v, Datetime):  # seconds since the epoch, read as a time where it is one
+        iso = iso_time(int(v) * 1000)
+        return f"{iso[:-5]}Z ({int(v)})" if iso is not None else str(int(v))
+    if isinstance(v, dict):  # a map in a map or list: its entries, each with its type
+        return "{" + ", ".join(f"{k!s}: {_type_name(x)}{_value(x)}"
+                               for k, x in v.items()) + "}"
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), 60)
     if isinstance(v, str):  # quoted as a 1.0 string: escapes, and its backslashes too
         return quoted(v)
-    if isinstance(v, list):
+    if isinstance(v, Array):  # of one type, which the field or entry says
         return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, list):  # each item with its own type, as a map's entries
+        return "[" + ", ".join(f"{_type_name(x)}{_value(x)}" for x in v) + "]"
     fields = getattr(v, "fields", None)
     if isinstance(fields, dict):  # a struct: its name and fields, as header lines give them
         inner = ", ".join(f"{k}: {_value(x)}" for k, x in with_choices(v, fields).items())
@@ -55,12 +66,39 @@ def _value(v: Any) -> str:
     return str(plain) if not isinstance(plain, str) else plain
 
 
+def _wire_type(v: Any) -> str | None:
+    """The type a map entry's value carries on the wire (a field's own type is its
+    definition's); None for true, false and void, whose words say it."""
+    from amqpcli.amqp010.codec import code_of
+    from amqpcli.amqp010.model import TYPES_BY_CODE
+
+    if v is None or isinstance(v, bool):
+        return None
+    try:
+        code = code_of(v)
+    except (TypeError, ValueError, KeyError):
+        return None
+    return TYPES_BY_CODE.get(code, f"0x{code:02x}")
+
+
+def _entry_type(v: Any) -> str:
+    """`  (int64)` after an entry's value on its own line."""
+    t = _wire_type(v)
+    return f"  ({t})" if t is not None else ""
+
+
+def _type_name(v: Any) -> str:
+    """`int64:` before an entry's value inside a map written on one line."""
+    t = _wire_type(v)
+    return f"{t}:" if t is not None and t not in ("map", "list") else ""
+
+
 def _field_lines(obj: Any, fields: dict[str, Any], indent: str) -> list[str]:
     lines: list[str] = []
     for name, v in with_choices(obj, fields).items():
         if isinstance(v, dict) and v:
             lines.append(f"{indent}{name}:  (map, {len(v)} entr{'y' if len(v) == 1 else 'ies'})")
-            lines += [f"{indent}  {k!s}: {_value(x)}" for k, x in v.items()]
+            lines += [f"{indent}  {k!s}: {_value(x)}{_entry_type(x)}" for k, x in v.items()]
         else:
             lines.append(f"{indent}{name}: {_value(v)}")
     return lines

@@ -138,3 +138,27 @@ def test_header_map_keys_in_a_line_are_escaped() -> None:
                                           1, (props,)))
     line = line_010(transfer)
     assert "k\\x1b[2J=1" in line and "\x1b" not in line
+
+
+def test_a_maps_entries_say_their_types_and_are_written_in_words() -> None:
+    """A 0-10 map entry carries its type on the wire: the tree says it (a datetime was
+    `1700000000`, as an int64; a double `1.5`), a datetime reads as a time, and true,
+    false, void and nested maps are written in words, not as Python's True, None, {...}."""
+    from amqpcli.amqp010.values import Datetime
+
+    props = Struct.make("message.message-properties", application_headers={
+        "n": 1, "t": Datetime(1700000000), "f": 1.5, "b": True, "v": None,
+        "m": {"x": 1, "q": {"z": "s"}}, "l": [1, "a"]})
+    (transfer,) = _stream(encode_assembly(Command.make("message.transfer", destination="d"),
+                                          1, (props,)))
+    tree = tree_010(transfer)
+    at = tree.index("    application-headers:  (map, 7 entries)")
+    assert tree[at + 1:at + 8] == [
+        "      n: 1  (int64)",
+        "      t: 2023-11-14T22:13:20Z (1700000000)  (datetime)",
+        "      f: 1.5  (double)",
+        "      b: true",
+        "      v: void",
+        '      m: {x: int64:1, q: {z: str16:"s"}}  (map)',
+        '      l: [int64:1, str16:"a"]  (list)',
+    ]
