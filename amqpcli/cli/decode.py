@@ -375,7 +375,7 @@ def _value_items(src: Decoded) -> "Iterator[Item]":
         try:
             while p < n:
                 value, end = decode_value(buf, p)
-                yield ValueItem(base + p, value, end - p)
+                yield ValueItem(base + p, value, end - p, buf[p:end])
                 p = end
         except DecodeError as e:
             if ended or not _needs_more_input(e):

@@ -2,18 +2,35 @@
 
 One JSON object per item, with `"item"` saying which; every item carries its `offset`
 in the input. Each can be turned back into its bytes (`item_bytes_from_json`), so
-`amqp decode --json` output re-encodes to the input.
+`amqp decode --json` output re-encodes to the input (but where a SASL secret was masked).
+
+Where an item's members alone would give other bytes than the ones it was decoded from (a
+value or a field in a wider encoding than needed, `71ffffffff` for the int -1, a str32, a
+NaN with a payload or a sign), the item also carries those bytes, base64, as messages and
+composites do (docs/message-format.md): a value item as `"encoded"` next to its
+`"value"`, a frame's performative as the `"encoded"` of its composite object. Items whose
+bytes are canonical (the usual case) carry nothing more.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from amqpcli.codec.composites import Transfer
+from amqpcli.codec.encode import encode  # (loaded with jsonvalues all the same)
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
-from amqpcli.codec.types import Composite
-from amqpcli.render.jsonvalues import JsonValueError, Redactions, b64, from_json, to_json, unb64
+from amqpcli.codec.types import Composite, DecodeError
+from amqpcli.render.jsonvalues import (
+    JsonValueError,
+    Redactions,
+    b64,
+    from_json,
+    odd_nans_written,
+    to_json,
+    unb64,
+)
 from amqpcli.render.message import (
     load_sections,
     message_bytes_from_json,
@@ -39,14 +56,16 @@ _FRAME_TYPES = {0: "amqp", 1: "sasl"}
 
 
 class ValueItem:
-    """One AMQP value found at `offset` in a sequence of values."""
+    """One AMQP value found at `offset` in a sequence of values; `raw`, the bytes it was
+    decoded from (None: not known, taken to be `value`'s own encoding)."""
 
-    __slots__ = ("offset", "size", "value")
+    __slots__ = ("offset", "raw", "size", "value")
 
-    def __init__(self, offset: int, value: Any, size: int) -> None:
+    def __init__(self, offset: int, value: Any, size: int, raw: bytes | None = None) -> None:
         self.offset = offset
         self.value = value
         self.size = size
+        self.raw = raw
 
 
 class MessageItem:
@@ -104,7 +123,13 @@ def frame_to_json(
         out["doff"] = frame.doff
     if frame.ext:
         out["ext"] = b64(frame.ext)
-    out["performative"] = None if shown.body is None else to_json(shown.body, exact, hide)
+    if shown.body is None:
+        out["performative"] = None
+    else:
+        odd_nans = odd_nans_written()
+        perf = out["performative"] = to_json(shown.body, exact, hide)
+        if odd_nans_written() != odd_nans and exact and shown is frame and not hide:
+            _keep_performative_bytes(shown.body, perf)
     if (secret and not show_secrets) or hide:
         out["redacted"] = True
     # the last frame of a multi-frame delivery may carry no payload (only `more=false`):
@@ -121,6 +146,28 @@ def frame_to_json(
     if msg_json is not None:
         out["message"] = msg_json
     return out
+
+
+def _keep_performative_bytes(body: Composite, perf: dict[str, Any]) -> None:
+    """Give the performative's JSON object `perf` the bytes `body` was decoded from, as
+    `"encoded"`, when it would not encode back to them without.
+
+    Called only for a performative that holds a NaN "NaN" does not keep (a payload, the
+    sign bit: `odd_nans_written` went up while it was converted): a performative whose
+    fields alone would not give its bytes back already carries them (`to_json`, exact),
+    and any other's JSON encodes back to the same bytes as its fields. So the common
+    case costs no encoding."""
+    raw = bytes(body._raw[0]) if body._raw is not None else encode(body)
+    if _json_bytes(perf) != raw:
+        perf["encoded"] = b64(raw)
+
+
+def _json_bytes(obj: Any) -> bytes | None:
+    """What the JSON form of a value encodes back to (None: it does not)."""
+    try:
+        return encode(from_json(obj))
+    except Exception:  # noqa: BLE001 - it cannot: keep the bytes
+        return None
 
 
 def item_to_json(
@@ -158,6 +205,7 @@ def item_to_json(
         return out
     value = redact(item.value, show_secrets)
     hide: Redactions | None = None if show_secrets else []  # nested in it
+    odd_nans = odd_nans_written()
     out = {
         "item": "value",
         "offset": item.offset,
@@ -166,7 +214,52 @@ def item_to_json(
     }
     if value is not item.value or hide:
         out["redacted"] = True
+    elif exact and item.raw is not None and not _value_keeps_bytes(
+            item.value, item.raw, out["value"], odd_nans):
+        out["encoded"] = b64(item.raw)  # (its bytes hold no secret: none was masked)
     return out
+
+
+# The format codes of the scalars written in the one form the encoder writes for their
+# value (null, booleans, uint 0, ulong 0, list0, the fixed-width types, str8, sym8, vbin8):
+# such a value needs no encoding to tell that it encodes back to its bytes.
+_ONE_FORM = frozenset((0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x50, 0x51, 0x54, 0x55, 0x60,
+                       0x61, 0x72, 0x73, 0x74, 0x82, 0x83, 0x84, 0x94, 0x98, 0xA0, 0xA1, 0xA3))
+# The wider forms of scalars, and whether the encoder writes them for value `v` taking
+# `n` bytes in all: as it does when the narrower form cannot hold it.
+_WIDE_FORMS: dict[int, Any] = {
+    0x52: lambda v, n: v != 0,  # smalluint, smallulong (not for 0: uint0, ulong0)
+    0x53: lambda v, n: v != 0,
+    0x70: lambda v, n: v > 0xFF,  # uint, ulong
+    0x80: lambda v, n: v > 0xFF,
+    0x71: lambda v, n: not -0x80 <= v <= 0x7F,  # int, long
+    0x81: lambda v, n: not -0x80 <= v <= 0x7F,
+    0xB0: lambda v, n: n > 5 + 0xFF,  # vbin32, str32, sym32
+    0xB1: lambda v, n: n > 5 + 0xFF,
+    0xB3: lambda v, n: n > 5 + 0xFF,
+}
+
+
+def _value_keeps_bytes(value: Any, raw: bytes, value_json: Any, odd_nans: int) -> bool:
+    """Whether `value_json`, the JSON form of `value` (decoded from `raw`; `odd_nans`: the
+    count of odd NaNs written before it was converted), encodes back to `raw`.
+
+    A value whose JSON reads back as it is (it holds no NaN "NaN" does not keep) does when
+    it encodes to `raw` itself: a scalar in the form the encoder writes for it is known to
+    by its format code (`_ONE_FORM`, `_WIDE_FORMS`), anything else is encoded and compared;
+    only a value that does not encode to its bytes has its JSON read back and encoded. The
+    common case costs no encoding (a scalar) or one (a list, a map, ...)."""
+    if odd_nans_written() == odd_nans:
+        code = raw[0]
+        if code in _ONE_FORM:
+            return True
+        wide = _WIDE_FORMS.get(code)
+        if wide is not None:
+            return wide(value, len(raw)) or _json_bytes(value_json) == raw
+        with suppress(Exception):  # (if it cannot, see what its JSON gives)
+            if encode(value) == raw:
+                return True
+    return _json_bytes(value_json) == raw
 
 
 def _type_name(value: Any) -> str:
@@ -200,12 +293,36 @@ def item_bytes_from_json(obj: Any) -> bytes:
     if kind == "message":
         return message_bytes_from_json(obj.get("message"))
     if kind == "value":
-        from amqpcli.codec.encode import encode
-
-        return encode(from_json(obj.get("value"), "value"))
+        value = from_json(obj.get("value"), "value")
+        if "encoded" in obj:
+            raw = _encoded_value(obj["encoded"], obj.get("value"))
+            if raw is not None:
+                return raw
+        return encode(value)
     if kind == "error":
         return b""
     raise JsonValueError("item", f"unknown item {kind!r}")
+
+
+def _encoded_value(text: Any, value_json: Any) -> bytes | None:
+    """The bytes a value item's `"encoded"` keeps, if they still stand for its `"value"`:
+    they decode to one value whose JSON form is `value_json` exactly (member order too).
+    None when `"value"` was edited: the edit wins, encoded afresh."""
+    import json
+
+    from amqpcli.codec.decode import decode
+
+    raw = unb64(text, "encoded")
+    try:
+        original, end = decode(raw)
+    except (DecodeError, RecursionError) as e:
+        raise JsonValueError("encoded", f"not the bytes of an AMQP value: {e}") from None
+    if end != len(raw):
+        raise JsonValueError("encoded", f"not the bytes of one AMQP value: {len(raw) - end} "
+                                        "bytes after the first")
+    if json.dumps(to_json(original)) != json.dumps(value_json):
+        return None
+    return raw
 
 
 def item_tree(item: Item, show_secrets: bool = False, message: Message | None = None,
