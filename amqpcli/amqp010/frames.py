@@ -183,6 +183,7 @@ class Assembly:
     frames: int = 1
     end_offset: int = 0  # stream offset just after the last frame
     header_size: int = 0  # octets of the header segment (byte credit counts them)
+    last_frame: int = 0  # its last frame's number among the frames of its direction, from 1
 
     @property
     def is_command(self) -> bool:
@@ -210,12 +211,16 @@ class _Partial:
 
 
 class Assembler:
-    """Frames in, assemblies out; state per (channel, track). Errors raise DecodeError."""
+    """Frames in, assemblies out; state per (channel, track). Errors raise DecodeError.
+    `frames` counts the frames pushed; an assembly's `last_frame` is that count when its
+    last frame came (assemblies on other channels may take frames in between)."""
 
     def __init__(self) -> None:
         self._open: dict[tuple[int, int], _Partial] = {}
+        self.frames = 0
 
     def push(self, frame: Frame) -> Assembly | None:
+        self.frames += 1
         key = (frame.channel, frame.track)
         p = self._open.get(key)
         if p is None:
@@ -249,7 +254,7 @@ class Assembler:
         if not frame.last_segment:
             return None
         del self._open[key]
-        return _decode_assembly(p, frame)
+        return _decode_assembly(p, frame, self.frames)
 
 
 def _in_stream(e: DecodeError, chunks: list[tuple[int, int]]) -> DecodeError:
@@ -258,7 +263,7 @@ def _in_stream(e: DecodeError, chunks: list[tuple[int, int]]) -> DecodeError:
     return DecodeError(at + e.offset - start, e.expected, e.found)
 
 
-def _decode_assembly(p: _Partial, last: Frame) -> Assembly:
+def _decode_assembly(p: _Partial, last: Frame, last_no: int) -> Assembly:
     (mtype, moff, mdata, mchunks), *rest = p.segments
     try:
         method, _ = decode_method(mdata, 0, len(mdata), mtype == SEGMENT_COMMAND)
@@ -268,7 +273,7 @@ def _decode_assembly(p: _Partial, last: Frame) -> Assembly:
         raise DecodeError(moff + 5, f"track {'control' if mtype == 0 else 'command'}",
                           f"track {last.track}")
     asm = Assembly(p.first_offset, last.channel, last.track, method, frames=p.frames,
-                   end_offset=last.offset + last.size)
+                   end_offset=last.offset + last.size, last_frame=last_no)
     expect = [SEGMENT_HEADER, SEGMENT_BODY] if mtype == SEGMENT_COMMAND else []
     for stype, soff, data, chunks in rest:
         if stype not in expect:

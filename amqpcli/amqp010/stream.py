@@ -32,7 +32,8 @@ Item = ProtocolHeader | Assembly | StreamError
 class StreamDecoder:
     """Incremental: `feed(data)` returns the items completed by `data`, `close()` the error
     for a truncated tail. After an error nothing more is returned. `frames` collects every
-    frame read when `keep_frames` is set (for frame-by-frame views)."""
+    frame read when `keep_frames` is set (for frame-by-frame views); `frames_read` counts
+    the frames read so far, and an assembly's `last_frame` is that count at its last frame."""
 
     def __init__(self, expect_header: bool = True, keep_frames: bool = False) -> None:
         self._reader = FrameReader(expect_header)
@@ -40,6 +41,10 @@ class StreamDecoder:
         self._broken = False
         self.keep_frames = keep_frames
         self.frames: list[Frame] = []
+
+    @property
+    def frames_read(self) -> int:
+        return self._asm.frames
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
         if self._broken:

@@ -916,7 +916,6 @@ class _Handler010(_Handler):
         self.observer = ConnectionObserver()
         conn.observer = self.observer
         self.dead: set[str] = set()
-        self.frame_no = 0
         self.reported: set[int] = set()  # id() of messages already handed out
 
     def data(self, ev: Any, packet: int) -> Iterator[Record]:
@@ -939,10 +938,10 @@ class _Handler010(_Handler):
             item = o.item
             no = 0
             if isinstance(item, Assembly):
-                # numbered by its last frame on the wire (both sides), as a 1.0 record by
-                # its frame: the frame that completed it, as `packet` is the packet
-                self.frame_no += item.frames
-                no = self.frame_no
+                # numbered by its last frame on the wire (both sides, as they came), as a
+                # 1.0 record by its frame: the frame that completed it, as `packet` is the
+                # packet; frames of other assemblies between its first and last count too
+                no = o.frame
                 conn.frames[o.side] += item.frames  # wire frames, as for 1.0
                 conn.sessions = len(self.observer.model.sessions)
             elif isinstance(item, StreamError):
