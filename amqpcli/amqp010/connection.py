@@ -43,7 +43,7 @@ class ConnectionObserver:
         dec = self._decoders[side]
         before = dec.frames_read
         out: list[Observed] = []
-        for item in dec.feed(data):
+        for item in dec.feed(data, time):
             obs = self._observe(side, item, time)
             if isinstance(item, Assembly):
                 # the frames of this chunk come after every frame already read, either side

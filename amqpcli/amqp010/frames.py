@@ -184,6 +184,7 @@ class Assembly:
     end_offset: int = 0  # stream offset just after the last frame
     header_size: int = 0  # octets of the header segment (byte credit counts them)
     last_frame: int = 0  # its last frame's number among the frames of its direction, from 1
+    first_time: float | None = None  # when its first frame came (a time given to push)
 
     @property
     def is_command(self) -> bool:
@@ -208,18 +209,20 @@ class _Partial:
     in_segment: bool = False
     first_offset: int = 0
     frames: int = 0
+    first_time: float | None = None
 
 
 class Assembler:
     """Frames in, assemblies out; state per (channel, track). Errors raise DecodeError.
     `frames` counts the frames pushed; an assembly's `last_frame` is that count when its
-    last frame came (assemblies on other channels may take frames in between)."""
+    last frame came (assemblies on other channels may take frames in between), its
+    `first_time` the time pushed with its first frame."""
 
     def __init__(self) -> None:
         self._open: dict[tuple[int, int], _Partial] = {}
         self.frames = 0
 
-    def push(self, frame: Frame) -> Assembly | None:
+    def push(self, frame: Frame, time: float | None = None) -> Assembly | None:
         self.frames += 1
         key = (frame.channel, frame.track)
         p = self._open.get(key)
@@ -230,7 +233,7 @@ class Assembler:
             if frame.type not in (SEGMENT_CONTROL, SEGMENT_COMMAND):
                 raise DecodeError(frame.offset + 1, "a control or command segment first",
                                   SEGMENT_NAMES[frame.type])
-            p = self._open[key] = _Partial(first_offset=frame.offset)
+            p = self._open[key] = _Partial(first_offset=frame.offset, first_time=time)
         if not p.in_segment:
             if not frame.first_frame:
                 raise DecodeError(frame.offset, "the first frame of a segment",
@@ -273,7 +276,8 @@ def _decode_assembly(p: _Partial, last: Frame, last_no: int) -> Assembly:
         raise DecodeError(moff + 5, f"track {'control' if mtype == 0 else 'command'}",
                           f"track {last.track}")
     asm = Assembly(p.first_offset, last.channel, last.track, method, frames=p.frames,
-                   end_offset=last.offset + last.size, last_frame=last_no)
+                   end_offset=last.offset + last.size, last_frame=last_no,
+                   first_time=p.first_time)
     expect = [SEGMENT_HEADER, SEGMENT_BODY] if mtype == SEGMENT_COMMAND else []
     for stype, soff, data, chunks in rest:
         if stype not in expect:

@@ -86,7 +86,7 @@ class Message:
     session: str | None
     sender: str
     command_id: int
-    time: float
+    time: float  # of its first frame (Assembly.first_time), else when it was fed
     destination: str | None
     accept_mode: int  # 0 explicit, 1 none
     acquire_mode: int  # 0 pre-acquired, 1 not-acquired
@@ -314,19 +314,22 @@ class SessionObserver:
 
     def _transfer(self, s: SessionInfo, asm: Assembly, c: Command, rec: CommandRecord,
                   time: float, side: str) -> None:
-        msg = Message(s.channel, s.label, side, rec.command_id, time, c.get("destination"),
+        # a message's time is its first frame's (as a 1.0 delivery's is its first
+        # transfer's): a transfer in many frames began then, though it completes now
+        start = time if asm.first_time is None else asm.first_time
+        msg = Message(s.channel, s.label, side, rec.command_id, start, c.get("destination"),
                       c.get("accept-mode", 0), c.get("acquire-mode", 0), asm.header,
                       asm.body or b"", c.sync, asm.header_size, asm.frames)
         s.messages[side][rec.command_id] = msg
         s.transfers.append(msg)
         self.messages.append(msg)
-        self._note(msg, time, side, "transfer", rec.command_id,
+        self._note(msg, start, side, "transfer", rec.command_id,
                    destination=msg.destination, size=msg.size)  # size: as Message.size
         if msg.acquire_mode == 0:
             msg.acquired = True
-        if msg.accept_mode == 1:
+        if msg.accept_mode == 1:  # settled by its sending, as a pre-settled 1.0 delivery
             msg.outcome = "accepted"
-            self._note(msg, time, side, "accepted", rec.command_id, implicit="accept-mode none")
+            self._note(msg, start, side, "accepted", rec.command_id, implicit="accept-mode none")
         sub = s.subscriptions.get(msg.destination or "")
         if sub is not None and side == SERVER:
             self._spend_credit(sub, msg, asm, time, side)

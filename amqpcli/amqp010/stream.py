@@ -46,7 +46,9 @@ class StreamDecoder:
     def frames_read(self) -> int:
         return self._asm.frames
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[Item]:
+    def feed(self, data: bytes | bytearray | memoryview, time: float | None = None
+             ) -> list[Item]:
+        """`time`: when `data` came; an assembly's `first_time` is that of its first frame."""
         if self._broken:
             return []
         out: list[Item] = []
@@ -61,7 +63,7 @@ class StreamDecoder:
             if self.keep_frames:
                 self.frames.append(item)
             try:
-                asm = self._asm.push(item)
+                asm = self._asm.push(item, time)
             except DecodeError as e:
                 self._broken = True
                 out.append(StreamError(e))

@@ -47,3 +47,18 @@ def test_an_assembly_knows_its_last_frame_in_its_direction() -> None:
     items = dec.feed(a[0] + b + b"".join(a[1:]))
     assert [(i.channel, i.last_frame) for i in items] == [(2, 2), (1, 4)]  # type: ignore[union-attr]
     assert dec.frames_read == 4
+
+
+def test_a_message_has_its_first_frames_time() -> None:
+    transfer = _frames(encode_assembly(Command.make("message.transfer", destination="d"), 1,
+                                       (), b"x" * 40, max_frame_size=32))
+    conn = ConnectionObserver()
+    conn.feed("client", PROTOCOL_HEADER + transfer[0], 1.0)
+    (o,) = conn.feed("client", b"".join(transfer[1:]), 2.0)
+    assert o.time == 2.0 and o.item.first_time == 1.0  # type: ignore[union-attr]
+    (m,) = conn.model.messages
+    assert m.time == 1.0 and m.timeline[0].time == 1.0
+    # without times given to the decoder, the time the model was fed
+    dec = StreamDecoder(expect_header=False)
+    (asm,) = dec.feed(b"".join(transfer))
+    assert asm.first_time is None  # type: ignore[union-attr]
