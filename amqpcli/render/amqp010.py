@@ -13,7 +13,7 @@ from typing import Any
 from amqpcli.amqp010.values import Array, Datetime
 from amqpcli.render.redact import redact_010_fields
 from amqpcli.render.text import format_binary
-from amqpcli.render.traffic import plain_010
+from amqpcli.render.traffic import body_text_010, plain_010
 from amqpcli.render.types import iso_time, quoted
 
 
@@ -121,7 +121,7 @@ def tree_010(item: Any, show_secrets: bool = False) -> list[str]:
         lines.append(f"  header {struct.qname}")
         lines += _field_lines(struct, dict(struct.fields), "    ")
     if item.body is not None:
-        lines.append(f"  body: {_value(item.body)}  ({octets(len(item.body))})")
+        lines.append(f"  body: {body_text_010(item.body)}  ({octets(len(item.body))})")
     return lines
 
 

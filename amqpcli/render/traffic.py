@@ -146,6 +146,12 @@ def _v010(v: Any, limit: int = 40) -> str:
     return str(v)
 
 
+def body_text_010(body: bytes, limit: int = 60) -> str:
+    """A 0-10 body cut at `limit` bytes, `…` where it was cut, without its size: the line
+    and the tree say that once after it (`b"BBB…" (700 bytes)`)."""
+    return format_binary(body[:limit], limit) + ("…" if len(body) > limit else "")
+
+
 def _fields_text(fields: dict[str, Any], sep: str = " ") -> str:
     return sep.join(f"{k}={_v010(v)}" for k, v in fields.items())
 
@@ -172,7 +178,7 @@ def line_010(item: Any, bodies: bool = True, *, show_secrets: bool = False) -> s
         parts.append(f"| {s.name}{{{_fields_text(with_choices(s, s.fields))}}}")
     if item.body is not None:
         if bodies:
-            parts.append(f"| body {_v010(item.body, 60)} ({octets(len(item.body))})")
+            parts.append(f"| body {body_text_010(item.body)} ({octets(len(item.body))})")
         else:
             parts.append(f"| body ({octets(len(item.body))})")
     return " ".join(parts)
@@ -385,6 +391,7 @@ def violation_json(rec: ViolationRecord) -> dict[str, Any]:
 
 __all__ = [
     "b64",
+    "body_text_010",
     "clock",
     "iso",
     "json_010",
