@@ -8,12 +8,13 @@ are masked here unless asked, as they are for 1.0's sasl-init.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from amqpcli.amqp010.values import Array, Datetime
 from amqpcli.render.redact import redact_010_fields
 from amqpcli.render.text import format_binary
-from amqpcli.render.traffic import body_text_010, plain_010
+from amqpcli.render.traffic import body_text_010, plain_010, ranges_text
 from amqpcli.render.types import iso_time, quoted
 
 
@@ -62,6 +63,11 @@ def _value(v: Any) -> str:
     if isinstance(fields, dict):  # a struct: its name and fields, as header lines give them
         inner = ", ".join(f"{k}: {_value(x)}" for k, x in with_choices(v, fields).items())
         return f"{v.qname} {{{inner}}}"
+    ranges = getattr(v, "ranges", None)
+    if ranges is not None:  # a sequence-set, byte-ranges: as pcap-dump's line, 0-3,7
+        return ranges_text(ranges)
+    if isinstance(v, uuid.UUID):
+        return str(v)
     plain = plain_010(v)
     return str(plain) if not isinstance(plain, str) else plain
 

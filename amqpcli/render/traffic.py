@@ -124,6 +124,8 @@ def _v010(v: Any, limit: int = 40) -> str:
 
     if isinstance(v, Choice):
         return str(v)
+    if v is None or isinstance(v, bool):  # the words, not Python's True, False and None
+        return "void" if v is None else "true" if v else "false"
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), limit)
     if isinstance(v, str):  # peer text: bare when plain, else quoted with controls escaped
@@ -142,8 +144,14 @@ def _v010(v: Any, limit: int = 40) -> str:
         return f"{v.qname}{{{_fields_text(with_choices(v, fields))}}}"
     ranges = getattr(v, "ranges", None)
     if ranges is not None:
-        return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
-    return str(v)
+        return ranges_text(ranges)
+    return str(v)  # a uuid as a uuid, numbers as numbers
+
+
+def ranges_text(ranges: Any) -> str:
+    """A sequence-set's (or byte-ranges') inclusive ranges as the text views write them:
+    `0-3,7`."""
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in ranges)
 
 
 def body_text_010(body: bytes, limit: int = 60) -> str:
@@ -400,6 +408,7 @@ __all__ = [
     "notice_json",
     "notice_line",
     "plain_010",
+    "ranges_text",
     "record_json",
     "record_line",
     "styled",

@@ -3,11 +3,14 @@ body says its size once, a sequence-set as ranges, a uuid as a uuid, booleans in
 
 from __future__ import annotations
 
+import uuid
+
 from amqpcli.amqp010 import (
     PROTOCOL_HEADER,
     Assembly,
     Command,
     Control,
+    SequenceSet,
     StreamDecoder,
     Struct,
     encode_assembly,
@@ -37,3 +40,23 @@ def test_a_long_body_says_its_size_once() -> None:
     short = _one(Command.make("message.transfer", destination="d"), body=b"B" * 60)
     assert line_010(short).endswith('"' + "B" * 60 + '" (60 bytes)')
     assert tree_010(short)[-1] == '  body: b"' + "B" * 60 + '"  (60 bytes)'
+
+
+def test_sets_uuids_and_booleans_read_alike_in_both_views() -> None:
+    # decode's tree gave {'sequence-set': [[0, 3]]} and {'uuid': '…abc'} (Python reprs of
+    # their JSON); pcap-dump's line set-redelivered=True and redelivered=True
+    completed = _one(Control.make("session.completed", commands=SequenceSet(((0, 3), (7, 7)))))
+    assert "commands=0-3,7" in line_010(completed)
+    assert "  commands: 0-3,7" in tree_010(completed)
+    release = _one(Command.make("message.release", transfers=SequenceSet.of(102),
+                                set_redelivered=True))
+    assert "transfers=102 set-redelivered=true" in line_010(release)
+    assert {"  transfers: 102", "  set-redelivered: true"} <= set(tree_010(release))
+    transfer = _one(Command.make("message.transfer", destination="d"),
+                    (Struct.make("message.delivery-properties", redelivered=True),
+                     Struct.make("message.message-properties", message_id=uuid.UUID(int=0xabc))))
+    line, tree = line_010(transfer), tree_010(transfer)
+    assert "delivery-properties{redelivered=true}" in line
+    assert "message-properties{message-id=00000000-0000-0000-0000-000000000abc}" in line
+    assert "    redelivered: true" in tree
+    assert "    message-id: 00000000-0000-0000-0000-000000000abc" in tree
