@@ -126,6 +126,7 @@ class Flow:
         "handshake",
         "index",
         "key",
+        "last_ns",
         "protocol",
         "reordered",
         "retransmitted",
@@ -143,6 +144,9 @@ class Flow:
         self.by_port = False
         self.handshake = False
         self.first_ns = first_ns
+        # of a flow not reassembled (not selected: TLS, another protocol), the time of its
+        # last packet with payload, which no event carries (a reader's last-packet time)
+        self.last_ns = first_ns
         self.retransmitted = 0  # payload bytes seen again (retransmissions, overlaps)
         self.reordered = 0  # segments that arrived ahead of a hole
         self._state = _PROBING
@@ -346,6 +350,8 @@ class FlowTracker:
             h = self._new_flow(ts, src, sport, dst, dport, flags)
         flow = h.flow
         if flow._state == _SKIP:
+            if n:
+                flow.last_ns = ts
             if flags & (FIN | RST):
                 self._skip_close(h, flags)
             return

@@ -118,6 +118,7 @@ class Dissector:
         self.first_time: float | None = None
         self.last_time = 0.0
         self._handlers: dict[int, Any] = {}  # flow index -> handler
+        self._encrypted: list[tuple[Conn, Any]] = []  # (connection, flow) not decoded
         self.decoder = PacketDecoder()  # counts the packets: see `packets`
 
     @property
@@ -175,6 +176,8 @@ class Dissector:
                         if h.__class__ is _Deferred:
                             h = yield from self._start(h, packet)
                         yield from h.data(ev, packet)
+                    else:  # (an encrypted connection's bytes: only their time is kept)
+                        ev.flow.last_ns = ev.time_ns
                 elif cls is Opened:
                     yield from self._opened(ev, packet)
                 elif cls is Gap:
@@ -192,6 +195,8 @@ class Dissector:
             # (of several files, which one's packet is in the error's text)
             packet = self.packets if numbering is self.decoder else 0
             yield Notice(None, None, self.last_time, packet, "capture-error", str(e))
+        for conn, flow in self._encrypted:  # (their packets are not read: no event says)
+            conn.last_time = max(conn.last_time, flow.last_ns / 1e9)
 
     def _opened(self, ev: Opened, packet: int) -> Iterator[Record]:
         flow = ev.flow
@@ -218,6 +223,7 @@ class Dissector:
             self._handlers[flow.index] = _Handler010(self, conn)
         elif tls or proto == AMQP_TLS:
             self._handlers[flow.index] = None
+            self._encrypted.append((conn, flow))  # (its last packet's time: end of `_run`)
             what = "TLS" if tls else "AMQP over TLS (protocol id 2)"
             text = f"{what}: encrypted, not decoded (give --tls-keylog FILE to decrypt)"
             conn.notes.append(text)

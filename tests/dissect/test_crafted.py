@@ -12,7 +12,7 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Symbol
-from tests.dissect.helpers import C2S, Script, basic, dissect, gap_capture, write
+from tests.dissect.helpers import C2S, S2C, Script, basic, dissect, gap_capture, write
 
 C2S_ = C2S
 
@@ -300,6 +300,27 @@ def test_tls_and_other_flows(tmp_path: Path) -> None:
     (n,) = res.notices
     assert n.kind == "encrypted" and "--tls-keylog" in n.text
     assert res.dissector.other_flows == {"unknown": 1}
+
+
+def test_an_encrypted_connection_runs_to_its_last_packet(tmp_path: Path) -> None:
+    """Its packets are not read, yet `--connections` gives the first and the last with
+    payload (it gave the first twice): the flow keeps the time of its last one."""
+    from amqpcli.capture.writer import CaptureWriter, TcpConversation
+
+    path = tmp_path / "tls.pcapng"
+    start = 1_700_000_000_000_000_000
+    with CaptureWriter(path) as w:
+        tls = TcpConversation(w, server=("10.0.0.2", 5671), start_ns=start,
+                              step_ns=1_000_000)
+        tls.handshake()
+        tls.send(C2S, b"\x16\x03\x01\x00\x05\x01\x00\x00\x01\x00")
+        tls.now += 5_000_000_000
+        last = tls.now
+        tls.send(S2C, b"\x17\x03\x03\x00\x03abc")  # application data, 5 s later
+        tls.close()
+    (conn,) = dissect(path).dissector.conns
+    assert conn.protocol == "tls"
+    assert round(conn.last_time * 1e9) == pytest.approx(last, abs=1000)
 
 
 def test_unsettled_map_on_reattach_is_reconciled(tmp_path: Path) -> None:
