@@ -304,7 +304,14 @@ def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) ->
 
 
 def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool:
-    from amqpcli.pipeline.run import wants_tables
+    try:
+        from amqpcli.pipeline.run import wants_tables
+    except ModuleNotFoundError as e:  # (a dependency, unless installed without them)
+        if e.name != "pyarrow":
+            raise
+        raise UserError("the tables of --out, and --summary of folders, are read and "
+                        "written with pyarrow, which is not installed: pip install pyarrow",
+                        Exit.USAGE) from None
 
     return wants_tables(files, out_dir, summary)
 

@@ -678,3 +678,18 @@ def test_summary_of_tables_names_the_file_of_a_violations_packet(tmp_path: Path)
     assert listed and {v["file"] for v in listed} <= {str(p) for p in folder.iterdir()}
     assert {(v["packet"], v["file"]) for v in from_captures} <= {
         (v["packet"], v["file"]) for v in listed}
+
+
+def test_without_pyarrow_the_tables_path_says_so(tmp_path: Path) -> None:
+    """pyarrow is a dependency; installed without it, `--out` is a one-line usage error
+    naming it (it was an internal error: ModuleNotFoundError)."""
+    from tests.paths import REPO_ROOT
+
+    code = ("import sys; sys.modules['pyarrow'] = None\n"
+            "from amqpcli.cli.app import main\nmain()")
+    r = subprocess.run([sys.executable, "-c", code, "pcap-dump", str(RABBIT), "--out",
+                        str(tmp_path / "t")], capture_output=True, text=True, cwd=REPO_ROOT,
+                       timeout=120, check=False)
+    assert (r.returncode, r.stderr) == (2, (
+        "amqp: error: the tables of --out, and --summary of folders, are read and written "
+        "with pyarrow, which is not installed: pip install pyarrow\n"))
