@@ -219,12 +219,12 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
                     printer: LinePrinter) -> None:
     from amqpcli.proxy import Proxy, Recorder
 
-    recorder = Recorder(record, on_failure=printer.on_record_failure) if record else None
     proxy = Proxy(listen, cfg, on_open=printer.on_open, on_item=printer.on_item,
-                  on_close=printer.on_close, on_events=printer.on_events,
-                  recorder=recorder)
+                  on_close=printer.on_close, on_events=printer.on_events)
     try:
         host, port = await proxy.start()
+        if record:  # opened once listening: a proxy that cannot start empties no file
+            proxy.recorder = Recorder(record, on_failure=printer.on_record_failure)
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         printer._note(f"listening on {where}, forwarding to {cfg.endpoint.hostport}"
                       f"{' (TLS)' if cfg.endpoint.tls else ''}"

@@ -38,6 +38,26 @@ def test_a_file_that_takes_nothing_is_refused_at_the_start() -> None:
     assert r.stderr == "amqp: error: cannot write /dev/full: no space left on device\n"
 
 
+def test_a_proxy_that_cannot_listen_leaves_the_file_alone(tmp_path: Path) -> None:
+    """The recording is opened once the proxy listens: a port in use left an existing
+    capture emptied (a header-only file), a new name a capture of nothing."""
+    import socket
+
+    kept = tmp_path / "keep.pcapng"
+    kept.write_bytes(b"an earlier capture")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for path in (kept, tmp_path / "new.pcapng"):
+            r = amqp("proxy", f"127.0.0.1:{port}", "amqp://127.0.0.1:1", "--record", str(path),
+                     timeout=60)
+            assert r.returncode == 3, r.stderr
+            assert "address already in use" in r.stderr
+    assert kept.read_bytes() == b"an earlier capture"
+    assert not (tmp_path / "new.pcapng").exists()
+
+
 # `amqp ARGS` with a file size limit, which makes writes past it fail (EFBIG: Python
 # ignores SIGXFSZ)
 _LIMITED = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)); "

@@ -59,13 +59,16 @@ class ProxySource(ThreadedSource):
     async def _main(self) -> None:
         from amqpcli.proxy import Proxy, Recorder
 
-        recorder = (Recorder(self.record, on_failure=self._record_failed)
-                    if self.record else None)
         self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
                            on_item=self._on_item, on_close=self._on_close,
-                           on_events=self._on_events, recorder=recorder,
-                           lock=self.lock)
+                           on_events=self._on_events, lock=self.lock)
         self.bound = await self.proxy.start()
+        if self.record:  # (opened once listening: a proxy that cannot start empties no file)
+            try:
+                self.proxy.recorder = Recorder(self.record, on_failure=self._record_failed)
+            except BaseException:
+                await self.proxy.close()
+                raise
         self.ready.set()
         self._post(SourceNotice(f"listening on {self.bound[0]}:{self.bound[1]}"))
         await self.proxy.serve()
