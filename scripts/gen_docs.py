@@ -29,6 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 MAN_SOURCES = Path(__file__).resolve().parent / "man"
 sys.path.insert(0, str(REPO))
 
+from amqpcli.cli.app import value_name  # (the checkout's package: sys.path above)
+
 PROG = "amqp"
 
 # --- what an option's values are -----------------------------------------------------------
@@ -207,20 +209,6 @@ def _plain(text: str | None) -> str:
     return text.replace("\\[", "[")
 
 
-def _metavar(p: Any) -> str:
-    if p.metavar:
-        return str(p.metavar)
-    td = p.type_descriptor
-    if td.is_choice:
-        return "[" + "|".join(_choice_values(td.choices)) + "]"
-    ann = td.annotation
-    args = getattr(ann, "__args__", ())
-    base = args[0] if td.is_list and args else ann
-    if td.is_path or base is Path:
-        return "PATH"
-    return {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}.get(base, "VALUE")
-
-
 def _choice_values(choices: Iterable[Any]) -> list[str]:
     return [str(c.value) if isinstance(c, enum.Enum) else str(c) for c in choices]
 
@@ -250,7 +238,7 @@ def _option(cmd: str, p: Any) -> Opt:
         names=names,
         off=list(p.secondary_opts),
         takes_value=takes,
-        metavar=_metavar(p) if takes else "",
+        metavar=value_name(p) if takes else "",
         help=help_text,
         values=_values(cmd, longs[0] if longs else names[0], p) if takes else ANY,
         multiple=bool(p.multiple),

@@ -48,10 +48,42 @@ def _root(
     _state["debug"] = debug or bool(os.environ.get("AMQP_DEBUG"))
 
 
+def value_name(param: Any) -> str:
+    """What help and the man pages call a parameter's value: its metavar if it has one,
+    else a choice's values ([a|b]) or the type's name as Click writes it (TEXT, INTEGER,
+    FLOAT, PATH) — not Typer's Python type names (<str>, <list[int]>)."""
+    if param.metavar:
+        return str(param.metavar)
+    td = param.type_descriptor
+    if td.is_choice:
+        return "[" + "|".join(str(getattr(c, "value", c)) for c in td.choices) + "]"
+    args = getattr(td.annotation, "__args__", ())
+    base = args[0] if td.is_list and args else td.annotation
+    if td.is_path or getattr(base, "__name__", "") == "Path":
+        return "PATH"
+    return {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}.get(base, "VALUE")
+
+
+class _Group(typer.core.TyperGroup):
+    """The `amqp` group: its commands' help names values as `value_name` does (an argument
+    by its name: FILES...)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            for p in command.params:
+                if p.param_type_name == "argument":
+                    p.metavar = (p.metavar or p.name or "").upper()
+                    p.display_type_rich = lambda ctx: None  # type: ignore[attr-defined] # (the name says it)
+                elif not getattr(p, "is_flag", False) and not getattr(p, "count", False):
+                    p.metavar = value_name(p)
+
+
 def _new_app() -> typer.Typer:
     """The `amqp` group with its root options and no commands yet."""
     new = typer.Typer(
         name="amqp",
+        cls=_Group,
         help="A command-line toolkit for AMQP 1.0: send, receive, browse, decode, dissect captures.",
         no_args_is_help=True,
         add_completion=False,

@@ -52,6 +52,14 @@ def test_no_markup_escapes_or_emoji_in_any_help(command: str) -> None:
     assert not EMOJI.search(text), EMOJI.findall(text)
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_values_are_named_as_the_man_pages_name_them(command: str) -> None:
+    """TEXT, INTEGER, PATH, a choice's values: not Python's type names (`--amqp-port
+    <list[int]>`, `files... <list[str]>`, `--live <str>`)."""
+    text = _help(command)
+    assert not re.search(r"<(str|int|float|bool|list\[[^]]*\])>", text), text
+
+
 def test_top_level_help_lists_every_command() -> None:
     text = _help()
     for name in COMMANDS:
