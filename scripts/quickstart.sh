@@ -13,7 +13,9 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck disable=SC1091
 source "$REPO/.venv/bin/activate"
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*" >&2; "$@"; }
+# (bold on a terminal; plain when stderr is a file or a pipe, or NO_COLOR is set)
+if [ -t 2 ] && [ -z "${NO_COLOR:-}" ]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD= PLAIN=; fi
+step() { printf '\n%s$ %s%s\n' "$BOLD" "$*" "$PLAIN" >&2; "$@"; }
 
 port="$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 log="$(mktemp)"

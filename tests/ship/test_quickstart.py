@@ -14,3 +14,4 @@ def test_quickstart_runs_through() -> None:
     assert r.returncode == 0, r.stderr[-3000:]
     assert "sent 3, accepted 3" in r.stdout + r.stderr
     assert r.stdout.count("qs-") >= 3  # the three message-ids, received
+    assert "\033[" not in r.stderr  # (bold only on a terminal: here stderr is a pipe)
