@@ -259,7 +259,9 @@ def _default(p: Any) -> str:
 def _command(name: str, c: Any, ctx: Any) -> Cmd:
     from typer._click import Context
 
-    out = Cmd(name=name, help=_plain(c.help), epilog=_plain(c.epilog))
+    # (Click's "\b" marks a paragraph it must not rewrap: --help's business, not a page's)
+    out = Cmd(name=name, help=_plain(c.help),
+              epilog=_plain(c.epilog.replace("\b\n", "") if c.epilog else c.epilog))
     sub_ctx = Context(c, parent=ctx, info_name=name) if name else ctx
     for p in c.params:
         if getattr(p, "hidden", False):

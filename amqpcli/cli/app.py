@@ -64,6 +64,18 @@ def value_name(param: Any) -> str:
     return {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}.get(base, "VALUE")
 
 
+def _examples_kept_whole(epilog: str) -> str:
+    """An epilog whose example commands (paragraphs that begin `amqp `) Click leaves on
+    one line each, at one indent: wrapped to the terminal, they broke when copied."""
+    out = []
+    for para in epilog.split("\n\n"):
+        if para.lstrip().startswith("amqp ") or (
+                para.lstrip().startswith(("ssh ", "tcpdump ", "cat ", "xxd ")) and "amqp " in para):
+            para = "\b\n  " + para.strip()  # (Click's mark: this paragraph as it is)
+        out.append(para)
+    return "\n\n".join(out)
+
+
 class _Group(typer.core.TyperGroup):
     """The `amqp` group: its commands' help names values as `value_name` does (an argument
     by its name: FILES...)."""
@@ -71,6 +83,8 @@ class _Group(typer.core.TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for command in self.commands.values():
+            if command.epilog:
+                command.epilog = _examples_kept_whole(command.epilog)
             for p in command.params:
                 if p.param_type_name == "argument":
                     p.metavar = (p.metavar or p.name or "").upper()

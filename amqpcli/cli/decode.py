@@ -477,8 +477,9 @@ class _Out:
 
 @app.command(
     help=COMMANDS["decode"].help,
-    epilog="Examples: amqp decode --example client-session;  amqp decode 00 53 77 a1 02 68 69;  "
-    "xxd capture.bin | amqp decode --json",
+    epilog="Examples:\n\n  amqp decode --example client-session\n\n"
+    "  amqp decode 00 53 77 a1 02 68 69\n\n"
+    "  xxd capture.bin | amqp decode --json",
 )
 def decode(
     data: Annotated[

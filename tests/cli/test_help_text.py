@@ -60,6 +60,21 @@ def test_values_are_named_as_the_man_pages_name_them(command: str) -> None:
     assert not re.search(r"<(str|int|float|bool|list\[[^]]*\])>", text), text
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_examples_are_whole_lines_however_narrow(command: str) -> None:
+    """An example command is one line at one indent, whatever the width (wrapped to the
+    terminal it broke when copied: `... --json | jq` / `.body`)."""
+    r = CliRunner().invoke(app, [command, "--help"], prog_name="amqp",
+                           env={"COLUMNS": "50", "NO_COLOR": "1"}, terminal_width=50)
+    text = r.output
+    cmd = next(c for c in app.registered_commands if (c.name or c.callback.__name__) == command)
+    epilog = cmd.epilog or ""
+    for line in epilog.split("\n\n"):
+        line = line.strip()
+        if line.startswith("amqp ") and "\n" not in line:
+            assert f"\n    {line}\n" in text, (line, text)
+
+
 def test_top_level_help_lists_every_command() -> None:
     text = _help()
     for name in COMMANDS:
