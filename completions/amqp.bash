@@ -13,18 +13,29 @@ _amqp_files() {
     fi
 }
 
+_amqp_profile_names() {
+    # One name a line, each as typed on a command line (a space escaped: printf %q),
+    # those that begin with $1.
+    local name q
+    while IFS= read -r name; do
+        q=$(printf '%q' "$name")
+        [[ $q == "$1"* ]] && printf '%s\n' "$q"
+    done < <(command amqp --list-profiles 2>/dev/null)
+}
+
 _amqp_profiles() {
-    local names
-    names=$(command amqp --list-profiles 2>/dev/null)
-    COMPREPLY=($(compgen -W "$names" -- "$cur"))
+    local IFS=$'\n'
+    COMPREPLY=($(_amqp_profile_names "$cur"))
 }
 
 _amqp_url() {
     # @NAME/ from the config file's profiles; the rest of a URL is free text.
     [[ $cur == @* && $cur != */* ]] || return 0
-    local names
-    names=$(command amqp --list-profiles 2>/dev/null)
-    COMPREPLY=($(compgen -P @ -S / -W "$names" -- "${cur#@}"))
+    local IFS=$'\n' name
+    COMPREPLY=()
+    for name in $(_amqp_profile_names "${cur#@}"); do
+        COMPREPLY+=("@$name/")
+    done
     compopt -o nospace 2>/dev/null
 }
 

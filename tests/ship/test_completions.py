@@ -176,6 +176,23 @@ def test_bash(env: dict[str, str], workdir: Path) -> None:
     assert got["amqp recv amqp://h:5672//queue/x --sasl-mechanism A"] == {"ANONYMOUS"}
 
 
+def test_bash_profile_name_with_a_space(env: dict[str, str], workdir: Path) -> None:
+    """A profile name is one word as typed (its space escaped), not two (it was offered
+    as @with/ and @space/)."""
+    config = workdir / "spaced.toml"
+    config.write_text('[profiles."with space"]\nurl = "amqp://127.0.0.1"\n')
+    r = subprocess.run(
+        [_shell("bash"), "--norc", "--noprofile", "-c", BASH_DRIVER, "bash", str(BASH),
+         "amqp send @w", "amqp send --profile w", "amqp send @x"],
+        capture_output=True, text=True, env={**env, "AMQP_CONFIG": str(config)}, cwd=workdir,
+        timeout=120, check=False)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    got = {k: [x for x in v.splitlines() if x] for k, v in _sections(r.stdout).items()}
+    assert got["amqp send @w"] == ["@with\\ space/"]
+    assert got["amqp send --profile w"] == ["with\\ space"]
+    assert got["amqp send @x"] == []
+
+
 def test_bash_every_option_of_every_command(env: dict[str, str], workdir: Path) -> None:
     model = _model()
     lines = [f"amqp {c.name} -" for c in model.commands]
