@@ -695,8 +695,9 @@ class _Receiver:
         return True
 
     def _release_held(self) -> None:
-        """Copy mode, interrupted: release what was held (a peer that consumed rather than
-        copied takes them back now, not only when the link ends), counted as at the end."""
+        """Copy mode: release what was held, and count it; at the run's end, or when it is
+        interrupted (a peer that consumed rather than copied takes them back then, not
+        only when the link ends)."""
         link = self.link
         if not self.held or link is None or link.ended:
             return
@@ -775,12 +776,7 @@ class _Receiver:
                 # has the next messages to show the second link.
                 at_count = self._done() and not self.s.drained
                 await self._check_copy(client, len(self.held), at_count)
-            released = c.Released()
-            for inc in self.held:
-                link.settle(inc, released)
-            self.s.held += len(self.held)
-            self.held.clear()
-            self.held_idents.clear()
+            self._release_held()
         await self._settle_second_mode(link)
         # The peer's own detach, if it came meanwhile, is said (not passed over by the close).
         link._check()
