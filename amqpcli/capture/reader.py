@@ -55,6 +55,13 @@ T = TypeVar("T", bound=tuple[Any, ...])
 OpenSource = Callable[[int, "list[CaptureError] | None", int], Generator[T, None, None]]
 
 
+# A packet of several files as one int, for the tracker to keep with bytes held beyond a
+# hole (`FlowTracker.feed`'s `packet`): the file's index and the packet's number in that
+# file (numbers stay far below 2**40). `file << FILE_SHIFT | number`; `key & NUMBER_MASK`.
+FILE_SHIFT = 40
+NUMBER_MASK = (1 << FILE_SHIFT) - 1
+
+
 def merge_by_time(sources: list[Source], open_source: OpenSource[T],
                   errors: list[CaptureError]) -> Iterator[T]:
     """The items of several captures merged by time, ties in the order given, opening

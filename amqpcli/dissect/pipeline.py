@@ -35,7 +35,7 @@ from amqpcli.capture import (
     read_packets,
 )
 from amqpcli.capture.files import found_paths, was_found
-from amqpcli.capture.reader import first_of, merge_by_time
+from amqpcli.capture.reader import FILE_SHIFT, NUMBER_MASK, first_of, merge_by_time
 from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
@@ -195,8 +195,15 @@ class Dissector:
             # (of several files, which one's packet is in the error's text)
             packet = self.packets if numbering is self.decoder else 0
             yield Notice(None, None, self.last_time, packet, "capture-error", str(e))
-        for conn, flow in self._encrypted:  # (their packets are not read: no event says)
+        if numbering is not None:  # a whole capture read (`run`'s callers: `finish`)
+            self._end_encrypted()
+
+    def _end_encrypted(self) -> None:
+        """Encrypted connections run to their flows' last packets, which no event says
+        (their packets are not read): once, at the end."""
+        for conn, flow in self._encrypted:
             conn.last_time = max(conn.last_time, flow.last_ns / 1e9)
+        self._encrypted.clear()
 
     def _opened(self, ev: Opened, packet: int) -> Iterator[Record]:
         flow = ev.flow
@@ -223,7 +230,7 @@ class Dissector:
             self._handlers[flow.index] = _Handler010(self, conn)
         elif tls or proto == AMQP_TLS:
             self._handlers[flow.index] = None
-            self._encrypted.append((conn, flow))  # (its last packet's time: end of `_run`)
+            self._encrypted.append((conn, flow))  # (its last packet's time: `_end_encrypted`)
             what = "TLS" if tls else "AMQP over TLS (protocol id 2)"
             text = f"{what}: encrypted, not decoded (give --tls-keylog FILE to decrypt)"
             conn.notes.append(text)
@@ -250,6 +257,7 @@ class Dissector:
     def finish(self) -> Iterator[Record]:
         """Nothing left open after `run`: the capture's end closes every flow (how="end");
         kept for callers that feed events themselves and stop early."""
+        self._end_encrypted()
         for h in list(self._handlers.values()):
             if h is not None and not h.done:
                 yield from h.finish(self.last_time, self.packets)
@@ -331,8 +339,12 @@ class _Handler10(_Handler):
         side = SIDES[ev.direction]
         t = ev.time_ns / 1e9
         conn = self.conn
-        conn.last_time = t
-        self.dis.last_time = t
+        # (bytes held beyond a hole keep their own, earlier time: never go back; a compare,
+        # not a call of max, on this path of every chunk)
+        if t > conn.last_time:  # noqa: PLR1730
+            conn.last_time = t
+        if t > self.dis.last_time:  # noqa: PLR1730
+            self.dis.last_time = t
         data = ev.data
         conn.bytes[side] += len(data)
         reader = self.readers[side]
@@ -718,7 +730,7 @@ class _Handler10(_Handler):
             yield Notice(conn, side, t, packet, "opaque",
                          f"after its {reader.opaque} header the {side}'s bytes are not decoded")
         if self.observer is not None:
-            events = self.observer.transport_closed(side, t)
+            events = self.observer.transport_closed(side, t, how)
             for ls in conn.links:
                 self._stall_end(ls, t, False)
             yield from self._events(events, t, packet)
@@ -751,12 +763,6 @@ class _Handler10(_Handler):
 
 
 _NO_EVENTS: list[Any] = []
-
-
-# A packet as the tracker keeps it for bytes held beyond a hole: its file's index and its
-# number in that file in one int (numbers stay far below 2**40)
-_FILE_SHIFT = 40
-_NUMBER_MASK = (1 << _FILE_SHIFT) - 1
 
 
 class _MergedFiles:
@@ -792,9 +798,9 @@ class _MergedFiles:
             seg = decode(linktype, data)
             if seg is not None:
                 # (the tracker keeps the packet of bytes held beyond a hole: file and
-                # number in one int, `_FILE_SHIFT`)
-                if feed(ts, *seg, file << _FILE_SHIFT | number) is not None and late:
-                    yield from self._numbered(tracker, file << _FILE_SHIFT | number)
+                # number in one int, `FILE_SHIFT`)
+                if feed(ts, *seg, file << FILE_SHIFT | number) is not None and late:
+                    yield from self._numbered(tracker, file << FILE_SHIFT | number)
                 elif out:
                     self.packets = FilePacket(number, names[file])
                     yield from out
@@ -803,7 +809,7 @@ class _MergedFiles:
             self.packets = FilePacket(number, names[file])
         tracker.finish()
         if out:
-            yield from self._numbered(tracker, file << _FILE_SHIFT | number)
+            yield from self._numbered(tracker, file << FILE_SHIFT | number)
         if errors:
             raise first_of(errors)
 
@@ -813,8 +819,8 @@ class _MergedFiles:
         names = self.names
         numbers = tracker.event_packets(current)
         for ev, key in zip(tracker.events, numbers, strict=True):
-            if key & _NUMBER_MASK:
-                self.packets = FilePacket(key & _NUMBER_MASK, names[key >> _FILE_SHIFT])
+            if key & NUMBER_MASK:
+                self.packets = FilePacket(key & NUMBER_MASK, names[key >> FILE_SHIFT])
             yield ev
         tracker.events.clear()
 
@@ -929,8 +935,8 @@ class _Handler010(_Handler):
         if side in self.dead:
             return
         t = ev.time_ns / 1e9
-        self.conn.last_time = t
-        self.dis.last_time = t
+        self.conn.last_time = max(self.conn.last_time, t)  # (held bytes are earlier)
+        self.dis.last_time = max(self.dis.last_time, t)
         self.conn.bytes[side] += len(ev.data)
         yield from self._observed(self.observer.feed(side, ev.data, t), packet)
 

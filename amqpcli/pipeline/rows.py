@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from amqpcli.capture import FlowTracker, Opened, format_ip
+from amqpcli.capture.reader import FILE_SHIFT, NUMBER_MASK
 from amqpcli.dissect import (
     AMQP10,
     DEFAULT_PORTS,
@@ -382,12 +383,6 @@ def _message_facts(payload: bytes) -> tuple[str | None, int | None]:
     return mid, int(count) if count is not None else 0
 
 
-# A packet as the tracker keeps it for bytes held beyond a hole: its file's index and its
-# number in that file in one int (numbers stay far below 2**40)
-_FILE_SHIFT = 40
-_NUMBER_MASK = (1 << _FILE_SHIFT) - 1
-
-
 class FlowJob:
     """The segments of one flow key → rows. `feed` them in canonical order with the file
     and packet they came from; `finish()` at the end. Connections are written out as soon
@@ -419,10 +414,10 @@ class FlowJob:
         # one int)
         src, sport, dst, dport, seq, ack, flags, payload = seg
         if (tr.feed(ts, src, sport, dst, dport, seq, ack, flags, payload,
-                    file << _FILE_SHIFT | packet) is not None and tr.late_packets):
+                    file << FILE_SHIFT | packet) is not None and tr.late_packets):
             if tr.flow_count != n:
                 self._flow_files[n] = self.captures[file]
-            self._run_numbered(file << _FILE_SHIFT | packet)
+            self._run_numbered(file << FILE_SHIFT | packet)
         else:
             if tr.flow_count != n:
                 self._flow_files[n] = self.captures[file]
@@ -452,9 +447,9 @@ class FlowJob:
             j = i + 1
             while j < n and keys[j] == key:
                 j += 1
-            number = key & _NUMBER_MASK
+            number = key & NUMBER_MASK
             if number:
-                self._run(events[i:j], self.captures[key >> _FILE_SHIFT], number)
+                self._run(events[i:j], self.captures[key >> FILE_SHIFT], number)
             else:
                 self._run(events[i:j], None, None)
             i = j

@@ -276,7 +276,7 @@ class Proxy:
                     # numbered as the frame it would have been, as pcap-dump numbers it
                     item = ProxyNotice("truncated", item.text(side, how, conn.frames + 1))
                 self._guarded(conn, self._item, conn, side, item, t, events)
-            events = conn.observer.transport_closed(side, t)
+            events = conn.observer.transport_closed(side, t, how)
             self._guarded(conn, self.on_events, conn, side, events)
 
     def _stream_ended(self, conn: ProxyConnection, side: str, how: str, t: float) -> None:

@@ -188,3 +188,16 @@ def test_the_tables_number_held_bytes_by_their_own_packet(tmp_path: Path) -> Non
                     if r["side"] == "server" and r["performative"] == "flow")
     assert [(p, cap) for _n, p, cap in frames[cr.hole:]] == [
         (p, str(cr.path)) for p, _t in cr.after]
+
+
+def test_the_connection_ends_with_its_last_packet_not_with_held_bytes(tmp_path: Path) -> None:
+    """Bytes held beyond a hole are handed out, with their own earlier time, when the hole
+    is given up (here by a client frame 31 s later): the connection's last time stays that
+    frame's (it went back to the held bytes' time)."""
+    cr = craft(tmp_path / "timeout.pcapng", "timeout")
+    dis = Dissector()
+    list(dis.read(str(cr.path)))
+    (conn,) = dis.conns
+    last_client = cr.after[-1][1] + 31_000_000_000 + STEP  # (the client frame's time)
+    assert round(conn.last_time * 1e9) >= last_client - 1000
+    assert round(dis.last_time * 1e9) >= last_client - 1000
