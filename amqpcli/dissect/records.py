@@ -160,6 +160,15 @@ def txn_outcome(outcome: str, result: str | None) -> str:
     return UNDECIDED if result is None else ROLLED_BACK
 
 
+def replaced_outcome(outcome: str, state: Any, result: str | None) -> str | None:
+    """The outcome a transaction not committed (rolled back, undecided) took the place
+    of: the one its transactional state carries (`accepted`; `settled` for none); None
+    for a delivery whose outcome is its own."""
+    if result is None or outcome not in (ROLLED_BACK, UNDECIDED):
+        return None
+    return getattr(getattr(state, "outcome", None), "NAME", None) or "settled"
+
+
 def latency(first_time: float | None, settled_time: float | None) -> float | None:
     """A delivery's settlement latency: from its first transfer to its settlement, when
     both were seen."""

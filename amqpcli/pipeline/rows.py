@@ -37,6 +37,7 @@ from amqpcli.dissect import (
     ViolationRecord,
 )
 from amqpcli.dissect.filters import frame_state, performative_name
+from amqpcli.dissect.records import replaced_outcome
 from amqpcli.dissect.stats import percentile
 from amqpcli.engine import LinkAttached, SessionBegun, SessionEnded
 from amqpcli.pipeline.schema import PARTITION, TABLES
@@ -252,10 +253,8 @@ class RowBuilder:
             if rec.payload:
                 message_id, redeliveries = _message_facts(rec.payload)
             detail = _state_detail(rec.state)
-            if rec.outcome in ("rolled-back", "undecided") and rec.txn_result is not None:
-                # the outcome its transaction (rolled back, not discharged) took the
-                # place of: `accepted`, `rejected: amqp:x: why`
-                inner = getattr(getattr(rec.state, "outcome", None), "NAME", None) or "settled"
+            inner = replaced_outcome(rec.outcome, rec.state, rec.txn_result)
+            if inner is not None:  # (`accepted`, `rejected: amqp:x: why`)
                 detail = inner + (f": {detail}" if detail else "")
         else:
             link_id = f"{info.id}/0-10/{rec.link}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats
+from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats, replaced_outcome
 from amqpcli.dissect.stats import link_summary
 from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
@@ -88,9 +88,10 @@ def txn_outcome_text(outcome: str, state: Any, txn_result: str | None) -> str:
     """An outcome with its detail (`accepted in txn b"txn-1"`); one a transaction not
     committed replaced (rolled-back, undecided) with the outcome its state carries."""
     detail = outcome_detail(state)
-    if txn_result is None or outcome not in ("rolled-back", "undecided"):
+    inner = replaced_outcome(outcome, state, txn_result)
+    if inner is None:
         return outcome + detail
-    inner = getattr(getattr(state, "outcome", None), "NAME", None) or "settled"
+    assert txn_result is not None
     why = ""
     if txn_result == "undecided":
         why = ", not discharged"
