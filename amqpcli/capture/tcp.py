@@ -144,8 +144,9 @@ class Flow:
         self.by_port = False
         self.handshake = False
         self.first_ns = first_ns
-        # of a flow not reassembled (not selected: TLS, another protocol), the time of its
-        # last packet with payload, which no event carries (a reader's last-packet time)
+        # the time of its last packet with payload, for a flow whose bytes nobody reads:
+        # set here for one not reassembled (not selected: TLS, another protocol), which no
+        # event carries, and by the dissector for one it reads no bytes of (AMQP over TLS)
         self.last_ns = first_ns
         self.retransmitted = 0  # payload bytes seen again (retransmissions, overlaps)
         self.reordered = 0  # segments that arrived ahead of a hole
