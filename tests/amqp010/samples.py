@@ -119,3 +119,14 @@ def sample_method(md: MethodDef, k: int, mask: int = -1, tame: bool = False
     if md.kind == "control":
         return Control(md, fields)
     return Command(md, fields, sync=k % 2 == 1)
+
+
+def frames_of(data: bytes) -> list[bytes]:
+    """Encoded 0-10 frames (`encode_assembly`'s bytes) one by one: each frame's size is
+    in its header's bytes 2-3."""
+    out = []
+    while data:
+        n = data[2] * 256 + data[3]
+        out.append(data[:n])
+        data = data[n:]
+    return out

@@ -11,15 +11,7 @@ from amqpcli.amqp010 import (
     StreamDecoder,
     encode_assembly,
 )
-
-
-def _frames(data: bytes) -> list[bytes]:
-    out = []
-    while data:
-        n = data[2] * 256 + data[3]
-        out.append(data[:n])
-        data = data[n:]
-    return out
+from tests.amqp010.samples import frames_of as _frames
 
 
 def test_frames_between_an_assemblys_first_and_last_frame_count() -> None:

@@ -6,16 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.amqp010.samples import frames_of as _frames
 from tests.cli.test_decode_secrets import run
-
-
-def _frames(data: bytes) -> list[bytes]:
-    out = []
-    while data:
-        n = data[2] * 256 + data[3]
-        out.append(data[:n])
-        data = data[n:]
-    return out
 
 
 def _interleaved(path: Path) -> Path:

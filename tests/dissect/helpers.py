@@ -201,6 +201,19 @@ def basic(n: int = 4, *, sasl: bool = True) -> Script:
     return s.close()
 
 
+def presettled_capture(path: Path) -> Path:
+    """Two pre-settled deliveries: "one" in one frame at 1.0 s, then one in three frames
+    (1.100, 1.110, 1.120 s), the first saying settled; nothing else settles them."""
+    body = Message(body="x" * 30).encode()
+    s = Script().open().sender_link()
+    s.at(1.0).transfer(0, "one", settled=True)
+    s.at(1.100).c(c.Transfer(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0,
+                             settled=True, more=True), payload=body[:10])
+    s.at(1.110).c(c.Transfer(handle=0, more=True), payload=body[10:20])
+    s.at(1.120).c(c.Transfer(handle=0), payload=body[20:])
+    return write(path, s.at(2.0).close())
+
+
 def gap_capture(path: Path) -> Path:
     """Ten transfers in one send of 100-byte segments with the 12th segment lost, then
     their ten dispositions and the close: a TCP gap inside the transfers, the frames after

@@ -14,7 +14,7 @@ from amqpcli.capture.tcp import C2S
 from amqpcli.codec import composites as c
 from amqpcli.render.deliveries import delivery_json, delivery_line
 from amqpcli.render.traffic import iso
-from tests.dissect.helpers import Script, dissect, write
+from tests.dissect.helpers import Script, dissect, presettled_capture, write
 from tests.net.clirun import amqp_in_process
 
 
@@ -82,16 +82,7 @@ def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
     """A pre-settled delivery is settled by its first transfer, which says so: in three
     frames as in one, its latency is 0 and its settled-time that of its first frame (it
     showed the time to its last frame, `presettled 20.000 ms [3 frames]`)."""
-    from amqpcli.codec.message import Message
-
-    body = Message(body="x" * 30).encode()
-    s = Script().open().sender_link()
-    s.at(1.0).transfer(0, "one", settled=True)
-    s.at(1.100).c(c.Transfer(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0,
-                             settled=True, more=True), payload=body[:10])
-    s.at(1.110).c(c.Transfer(handle=0, more=True), payload=body[10:20])
-    s.at(1.120).c(c.Transfer(handle=0), payload=body[20:])
-    path = write(tmp_path / "pre.pcapng", s.at(2.0).close())
+    path = presettled_capture(tmp_path / "pre.pcapng")
     one, three = dissect(path).deliveries
     assert one.presettled and three.presettled and three.frames == 3
     for rec in (one, three):

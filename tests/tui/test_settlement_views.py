@@ -8,7 +8,7 @@ from pathlib import Path
 
 from amqpcli.capture.tcp import C2S
 from amqpcli.codec import composites as c
-from tests.dissect.helpers import Script, dissect, write
+from tests.dissect.helpers import Script, dissect, presettled_capture, write
 from tests.tui.replaying import replayed
 
 LINK = "c1|s0.0|client|sender"
@@ -89,16 +89,7 @@ def test_a_receiver_that_settles_mid_transfer_settles_it_then(tmp_path: Path) ->
 def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
         tmp_path: Path) -> None:
     """0 ms, as pcap-dump's `presettled 0.000 ms [3 frames]` (it said 20.0 ms)."""
-    from amqpcli.codec.message import Message
-
-    body = Message(body="x" * 30).encode()
-    s = Script().open().sender_link()
-    s.at(1.0).transfer(0, "one", settled=True)
-    s.at(1.100).c(c.Transfer(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0,
-                             settled=True, more=True), payload=body[:10])
-    s.at(1.110).c(c.Transfer(handle=0, more=True), payload=body[10:20])
-    s.at(1.120).c(c.Transfer(handle=0), payload=body[20:])
-    path = write(tmp_path / "pre.pcapng", s.at(2.0).close())
+    path = presettled_capture(tmp_path / "pre.pcapng")
     assert [r.latency for r in dissect(path).deliveries] == [0.0, 0.0]
     assert _summaries(path) == {
         b"t0": "[settled] outcome settled  settled after 0.0 ms by client",
