@@ -65,15 +65,10 @@ def value_name(param: Any) -> str:
 
 
 def _examples_kept_whole(epilog: str) -> str:
-    """An epilog whose example commands (paragraphs that begin `amqp `) Click leaves on
-    one line each, at one indent: wrapped to the terminal, they broke when copied."""
-    out = []
-    for para in epilog.split("\n\n"):
-        if para.lstrip().startswith("amqp ") or (
-                para.lstrip().startswith(("ssh ", "tcpdump ", "cat ", "xxd ")) and "amqp " in para):
-            para = "\b\n  " + para.strip()  # (Click's mark: this paragraph as it is)
-        out.append(para)
-    return "\n\n".join(out)
+    """An epilog whose examples (the paragraphs written indented: commands) Click leaves
+    on one line each, at one indent: wrapped to the terminal, they broke when copied."""
+    return "\n\n".join("\b\n  " + para.strip() if para.startswith("  ") else para
+                       for para in epilog.split("\n\n"))  # (\b: Click's "as it is")
 
 
 class _Group(typer.core.TyperGroup):

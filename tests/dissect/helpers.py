@@ -201,6 +201,17 @@ def basic(n: int = 4, *, sasl: bool = True) -> Script:
     return s.close()
 
 
+def second_mode_capture(path: Path) -> Path:
+    """One delivery in receiver-settle-mode second, sent at 1.0 s: the receiver answers
+    accepted unsettled (1.010), the sender settles (1.020), the receiver settles (1.050)."""
+    s = Script().open().sender_link(rcv_mode=1)
+    s.at(1.0).transfer(0)
+    s.at(1.010).dispose(0, c.Accepted(), settled=False)
+    s.at(1.020).dispose(0, c.Accepted(), side=C2S)
+    s.at(1.050).dispose(0, c.Accepted())
+    return write(path, s.at(2.0).close())
+
+
 def presettled_capture(path: Path) -> Path:
     """Two pre-settled deliveries: "one" in one frame at 1.0 s, then one in three frames
     (1.100, 1.110, 1.120 s), the first saying settled; nothing else settles them."""

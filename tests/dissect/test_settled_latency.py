@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 
-from amqpcli.capture.tcp import C2S
 from amqpcli.codec import composites as c
 from amqpcli.render.deliveries import delivery_json, delivery_line
 from amqpcli.render.traffic import iso
-from tests.dissect.helpers import Script, dissect, presettled_capture, write
+from tests.dissect.helpers import Script, dissect, presettled_capture, second_mode_capture, write
 from tests.net.clirun import amqp_in_process
 
 
@@ -42,12 +41,7 @@ def test_settle_mode_second_latency_is_to_the_first_settlement(tmp_path: Path) -
     sender settles (20 ms), the receiver settles last (50 ms). Settled first by the
     sender, 20 ms after the transfer (it said `by sender (second)` with the receiver's
     50 ms)."""
-    s = Script().open().sender_link(rcv_mode=1)
-    s.at(1.0).transfer(0)
-    s.at(1.010).dispose(0, c.Accepted(), settled=False)
-    s.at(1.020).dispose(0, c.Accepted(), side=C2S)
-    s.at(1.050).dispose(0, c.Accepted())
-    path = write(tmp_path / "second.pcapng", s.at(2.0).close())
+    path = second_mode_capture(tmp_path / "second.pcapng")
     (rec,) = dissect(path).deliveries
     assert rec.second_mode and rec.settled_by == "sender"
     assert rec.latency == pytest.approx(0.020, abs=1e-6)

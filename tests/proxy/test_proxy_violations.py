@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import FrameReader, encode_frame, encode_protocol_header
+from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.message import Message
+from tests.proxy.dying_client import read_to_end, read_until_flow, sender_opening
 
 PROXY = [sys.executable, "-m", "amqpcli", "proxy"]
 
@@ -36,28 +37,10 @@ def _eager_sender(port: int) -> None:
                                 message_format=0, settled=True), 0,
                      Message(body=b"m%d" % i).encode()) for i in range(3))
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall(
-            encode_protocol_header("amqp")
-            + encode_frame(c.Open(container_id="eager"))
-            + encode_frame(c.Begin(next_outgoing_id=0, incoming_window=1000,
-                                   outgoing_window=1000))
-            + encode_frame(c.Attach(name="sender", handle=0, role=False,
-                                    source=c.Source(), target=c.Target(address="q"),
-                                    initial_delivery_count=0))
-            + transfers)
-        reader = FrameReader()
-        got: list[object] = []
-        while not any(isinstance(getattr(i, "body", None), c.Flow) for i in got):
-            data = sock.recv(65536)
-            assert data, "the peer closed before granting credit"
-            got += reader.feed(data)
+        sock.sendall(sender_opening("eager") + transfers)
+        read_until_flow(sock)
         sock.sendall(encode_frame(c.Close()))
-        sock.shutdown(socket.SHUT_WR)
-        try:
-            while sock.recv(65536):
-                pass
-        except ConnectionResetError:
-            pass
+        read_to_end(sock)
 
 
 @pytest.mark.parametrize("as_json", [False, True])

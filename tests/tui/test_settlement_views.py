@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from amqpcli.capture.tcp import C2S
 from amqpcli.codec import composites as c
-from tests.dissect.helpers import Script, dissect, presettled_capture, write
+from tests.dissect.helpers import Script, dissect, presettled_capture, second_mode_capture, write
 from tests.tui.replaying import replayed
 
 LINK = "c1|s0.0|client|sender"
@@ -61,12 +60,7 @@ def _summaries(path: Path) -> dict[bytes, str]:
 def test_settled_after_runs_to_the_first_frame_that_settled_it(tmp_path: Path) -> None:
     """As pcap-dump's latency (the frame `settled by` names): in receiver-settle-mode
     second the sender's settlement (20 ms), not the receiver's final one (50 ms)."""
-    s = Script().open().sender_link(rcv_mode=1)
-    s.at(1.0).transfer(0)
-    s.at(1.010).dispose(0, c.Accepted(), settled=False)
-    s.at(1.020).dispose(0, c.Accepted(), side=C2S)
-    s.at(1.050).dispose(0, c.Accepted())
-    path = write(tmp_path / "second.pcapng", s.at(2.0).close())
+    path = second_mode_capture(tmp_path / "second.pcapng")
     (rec,) = dissect(path).deliveries
     assert rec.latency is not None and abs(rec.latency - 0.020) < 1e-6
     assert _summaries(path)[b"t0"] == (
