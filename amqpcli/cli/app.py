@@ -109,11 +109,6 @@ def _new_app() -> typer.Typer:
 app = _new_app()
 
 
-def not_built(name: str) -> None:
-    """For subcommands that are part of the product but not built yet: say so, exit 2."""
-    raise UserError(f"amqp {name}: not built yet in this version", Exit.USAGE)
-
-
 def _register(command: str | None = None) -> None:
     """Add the subcommand `command` to `app`, or every subcommand (None, or no command's
     name)."""

@@ -71,7 +71,7 @@ def register(name: str | None = None) -> None:
     no command's name."""
     command = COMMANDS.get(name) if name is not None else None
     modules = [command.module] if command is not None else [
-        *(c.module for c in COMMANDS.values()), "stubs"]
+        c.module for c in COMMANDS.values()]
     for m in modules:
         # __import__, not importlib.import_module: the same import path as an import
         # statement, so `python -X importtime` still reports these modules.
