@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
@@ -21,7 +23,8 @@ _TLS = "TLS to the broker"
 
 LISTEN_HELP = (
     "Where applications connect: PORT, HOST:PORT or [V6]:PORT. Loopback (127.0.0.1) unless "
-    "a host is given (0.0.0.0 listens on every interface)."
+    "a host is given (0.0.0.0 listens on every interface). Port 0 picks a free one (the "
+    "'listening on' line names it)."
 )
 URL_HELP = "The broker: amqp://host[:port] or amqps://host[:port] (TLS to the broker)."
 
@@ -215,6 +218,39 @@ class LinePrinter:
         self._note(f"output stopped: {why}; still forwarding{rec} until stopped")
 
 
+class _ProxyCommand(typer.core.TyperCommand):
+    """A negative number where LISTEN goes (`amqp proxy -1 URL`, a port meant as "any")
+    is a bad port, said as `parse_listen` says it: Click takes anything after a dash for
+    an option and said "No such option: -1"."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given = list(args)  # (the parser takes the words off `args` as it goes)
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as e:  # (Click's NoSuchOption: typer vendors its own click)
+            name = getattr(e, "option_name", None)
+            if (type(e).__name__ == "NoSuchOption" and name and re.fullmatch(r"-\d+", name)
+                    and self._in_listens_place(given, name)):
+                from amqpcli.proxy import parse_listen
+
+                parse_listen(name)  # raises: the port is out of range
+            raise
+
+    def _in_listens_place(self, args: list[str], word: str) -> bool:
+        """Whether `word` comes where LISTEN does: before any argument, and no --listen."""
+        takes_value = {opt for p in self.params if p.param_type_name == "option"
+                       and not getattr(p, "is_flag", False) for opt in p.opts}
+        words = iter(args)
+        for a in words:
+            if a == word:
+                return True
+            if a in ("--listen", "-l") or a.startswith("--listen=") or not a.startswith("-"):
+                return False
+            if a in takes_value:
+                next(words, None)
+        return False
+
+
 async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str | None,
                     printer: LinePrinter) -> None:
     from amqpcli.proxy import Proxy, Recorder
@@ -234,7 +270,7 @@ async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str 
         await proxy.close()
 
 
-@app.command(help=COMMANDS["proxy"].help,
+@app.command(help=COMMANDS["proxy"].help, cls=_ProxyCommand,
              epilog="Examples:\n\n  amqp proxy --listen 5673 amqp://broker:5672\n\n"
              "  amqp proxy 5673 amqps://broker:5671 --record session.pcapng --json")
 def proxy(

@@ -129,7 +129,8 @@ def parse_listen(spec: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
     except ValueError:
         raise UserError(f"bad listen address {spec!r}: the port must be a number", Exit.USAGE) from None
     if not 0 <= port < 65536:
-        raise UserError(f"bad listen port {port}: must be 0-65535", Exit.USAGE)
+        raise UserError(f"bad listen port {port}: must be 0-65535 (0 picks a free one)",
+                        Exit.USAGE)
     return host, port
 
 
