@@ -73,8 +73,8 @@ class LinePrinter:
     with one note on stderr and the proxy goes on forwarding (and recording) the
     applications' connections until it is stopped. A stderr that cannot be written loses
     the notes, nothing else. A recording that cannot be written any more stops with a
-    warning at once, the forwarding and printing going on; the last line then says that
-    the recording is incomplete."""
+    warning at once, the forwarding and printing going on; the run has then failed: once
+    stopped, it ends with an error saying that the recording is incomplete (`stopped`)."""
 
     def __init__(self, as_json: bool, show_secrets: bool, record: str | None = None) -> None:
         self.as_json = as_json
@@ -106,13 +106,15 @@ class LinePrinter:
         self._note(f"cannot write the recording {self.record}: {why}; recording stopped, "
                    "still forwarding", "amqp: warning")
 
-    def stopped(self) -> None:
-        """The last line, when the proxy was stopped."""
-        if self.record_failed is not None:
-            self._note(f"stopped; the recording {self.record} is incomplete: it stopped "
-                       f"when it could not be written ({self.record_failed})")
-        else:
-            self._note("stopped")
+    def stopped(self) -> UserError | None:
+        """Say that the proxy was stopped; the run's error, if its recording failed (it
+        asked for a whole recording and has not got one: its output could not be
+        written, exit 2, not the 130 of a proxy stopped as proxies are)."""
+        self._note("stopped")
+        if self.record_failed is None:
+            return None
+        return UserError(f"the recording {self.record} is incomplete: it stopped when it "
+                         f"could not be written ({self.record_failed})", Exit.USAGE)
 
     def on_item(self, conn: Any, side: str, item: Any, t: float, events: list[Any]) -> None:
         if not self.printing:
@@ -316,6 +318,9 @@ def proxy(
         run_interruptible(run_proxy(where, cfg, record, printer))
     except KeyboardInterrupt:
         # Ctrl-C (or SIGTERM) is how a proxy is stopped: the recording was closed on the way
-        # out. Still an interruption by the exit-status table: 130, after the clean stop.
-        printer.stopped()
+        # out. Still an interruption by the exit-status table: 130, after the clean stop,
+        # unless the run failed (its recording).
+        failed = printer.stopped()
+        if failed is not None:
+            raise failed from None
         sys.exit(int(Exit.INTERRUPTED))
