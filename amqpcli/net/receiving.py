@@ -14,6 +14,11 @@ the head of the queue) and the run would see the same messages for ever, its tim
 never reached. Messages that went back with a lost link and come again on the next one
 are recognised and not written twice.
 
+Messages written and settled whose settlement the lost connection may not have taken to the
+peer (amqpcli/net/redelivery.py) are written again when they come again (the peer held
+them: at least once), but --count counts distinct messages: the summary says how many
+were redelivered.
+
 Transactions (``--txn-size N``): the outcomes of every N messages are sent inside one
 transaction, discharged when it holds N; amqpcli/net/txnreceive.py keeps them and says
 what becomes of their messages (in doubt on an unanswered commit, again after a drop).
@@ -69,6 +74,7 @@ from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.credit import QUIET, CreditWindow, QuietDrain
 from amqpcli.net.latency import STAMP_NEEDLE, Latencies, figures_text, stamp_of
 from amqpcli.net.reconnecting import Reconnects
+from amqpcli.net.redelivery import InDoubtSettlements
 from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sequence import SequenceCheck
 from amqpcli.net.txn import txn_json, txn_parts
@@ -240,6 +246,8 @@ class RecvSummary:
     presettled_lost: int = 0
     held: int = 0  # copy mode: held and released at the end
     seen_again: int = 0  # given back earlier in the run, came again, not written
+    # settled as a connection was lost, came again: written again, not counted in `received`
+    redelivered: int = 0
     address: str | None = None  # the dynamic node's address
     reconnects: int = 0
     committed: int = 0  # transactions
@@ -276,6 +284,8 @@ class RecvSummary:
             out["held-and-released"] = self.held
         if self.seen_again:
             out["seen-again"] = self.seen_again
+        if self.redelivered:
+            out["redelivered"] = self.redelivered
         if self.address is not None:
             out["address"] = self.address
         if self.reconnects:
@@ -311,6 +321,8 @@ class RecvSummary:
             parts.append(f"released back {self.held}")
         if self.seen_again:
             parts.append(f"seen again {self.seen_again} (released, not written)")
+        if self.redelivered:
+            parts.append(f"{self.redelivered} redelivered (written again, not counted)")
         if self.reconnects:
             parts.append(f"{self.reconnects} reconnect(s)")
         if self.in_doubt:
@@ -485,6 +497,11 @@ class _Receiver:
         self.gone_back = Identities()
         # Copy mode with --reconnect: what was shown, passed over by the next link.
         self.shown_before = ShownBefore(_identity) if plan.copy and cfg.reconnect.limit else None
+        # With --reconnect: what a lost connection may deliver again though it was settled
+        # (a transaction's outcomes are its own: amqpcli/net/txnreceive.py)
+        self.in_doubt = (InDoubtSettlements(_identity, _first_acquired)
+                         if cfg.reconnect.limit and not (plan.copy or plan.presettled
+                                                         or plan.txn_size) else None)
         self.link: ReceiverLink | None = None  # the current connection's link
         # --rate: no more credit than a second at the rate takes (see the module doc)
         self.full_credit = plan.credit if plan.rate is None else max(
@@ -544,6 +561,8 @@ class _Receiver:
                     self.held_idents.clear()
                     self.gone_back.add(ident for _, _, ident in self.given_back)
                     self.given_back.clear()
+                    if self.in_doubt is not None:
+                        self.in_doubt.lost()
                     self._say_passed_over()
                     if client is not None:
                         await client.abort()
@@ -825,7 +844,8 @@ class _Receiver:
                 n = quiet_drain.credit(n)
             if remaining is None:
                 return n
-            return min(n, remaining + self._to_pass_over())
+            again = len(self.in_doubt) if self.in_doubt is not None else 0
+            return min(n, remaining + self._to_pass_over() + again)
 
         window = self.credit
         credit = CreditWindow(link)
@@ -835,6 +855,8 @@ class _Receiver:
             if want:
                 link.flow(want, drain=drain)
             credit.granted(want)
+            if self.in_doubt is not None:
+                self.in_doubt.granted()
 
         def grant_next() -> None:
             """`get`'s idle: the next window, once this one is used up (the messages taken
@@ -893,13 +915,16 @@ class _Receiver:
                 if not batch:
                     continue
             self._say_passed_over()  # (where the output goes on)
+            # the places in `batch` of messages that come again: written, not counted
+            again = self._redelivered(batch)
             if plan.rate:
                 await self._pace(link)
             # send --timestamp's stamps: the latency runs to now, when the message is
-            # handed to be written (one clock read for the run, only if one is stamped)
+            # handed to be written (one clock read for the run, only if one is stamped); a
+            # redelivery's would be the drop's, not the path's
             stamps = [(j, ts) for j, inc in enumerate(batch)
                       if STAMP_NEEDLE in (p := inc.delivery.payload)
-                      and (ts := stamp_of(p)) is not None]
+                      and (ts := stamp_of(p)) is not None and j not in again]
             arrived = time.time_ns() if stamps else 0
             failed: OutputError | None = None
             try:
@@ -911,6 +936,7 @@ class _Receiver:
                 failed = e
                 self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
+                again = {j for j in again if j < e.written}
             for j, ts in stamps:  # of the messages written
                 if j < len(batch):
                     latency.add_ns(arrived, ts)
@@ -930,20 +956,27 @@ class _Receiver:
                         self.s.presettled += 1
                     else:
                         ds.append(d)
-                self.s.received += k
+                new = k - len(again)
+                self.s.received += new
+                self.s.redelivered += k - new
                 if remaining is not None:
-                    remaining -= k
+                    remaining -= new
                 if ds:
                     link.settle_many(ds, only_state)
                     counts[only_name] = counts.get(only_name, 0) + len(ds)
                     i += len(ds)
+                    if self.in_doubt is not None:
+                        self.in_doubt.settled(inc for inc in batch if not inc.settled)
                 if failed is not None:
                     raise failed
                 continue
-            for inc in batch:
-                self.s.received += 1
-                if remaining is not None:
-                    remaining -= 1
+            for j, inc in enumerate(batch):
+                if j in again:
+                    self.s.redelivered += 1
+                else:
+                    self.s.received += 1
+                    if remaining is not None:
+                        remaining -= 1
                 if inc.settled:
                     self.s.presettled += 1
                 elif plan.copy:
@@ -963,6 +996,8 @@ class _Receiver:
                         inc.delivery.drop_payload()
                     else:
                         self._settle(link, inc, state)
+                        if self.in_doubt is not None:
+                            self.in_doubt.settled((inc,))
                     counts[name] = counts.get(name, 0) + 1
             if failed is not None:
                 raise failed
@@ -1016,6 +1051,15 @@ class _Receiver:
                     continue
             keep.append(inc)
         return keep
+
+    def _redelivered(self, batch: list[Incoming]) -> set[int]:
+        """The places in `batch` of messages settled as a connection was lost, come again:
+        written again, since the peer held them (nothing it holds is settled unwritten),
+        but not counted as new ones (amqpcli/net/redelivery.py)."""
+        in_doubt = self.in_doubt
+        if in_doubt is None or not len(in_doubt):
+            return set()
+        return {j for j, inc in enumerate(batch) if in_doubt.redelivered(inc)}
 
     def _to_pass_over(self) -> int:
         """How many messages this link passes over if they come: given back before (a lost
