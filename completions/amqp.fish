@@ -255,6 +255,7 @@ complete -c amqp -n '__amqp_is request' -l connect-timeout -x -d 'Seconds to con
 complete -c amqp -n '__amqp_is request' -l idle-timeout -x -d 'Close the connection when the peer is silent this many seconds (the open asks it for heartbeats at half that)'
 complete -c amqp -n '__amqp_is request' -l container-id -x -d 'Our container-id (default: random; a subscription needs a stable one)'
 complete -c amqp -n '__amqp_is request' -l max-frame-size -x -d 'Largest frame we accept, in bytes (min 512)'
+complete -c amqp -n '__amqp_is request' -l reconnect -x -d 'Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s)'
 complete -c amqp -n '__amqp_is request' -l trace -d 'Print every frame both ways on stderr as it happens, one line each (SASL passwords masked)'
 complete -c amqp -n '__amqp_is request' -l profile -x -a '(__amqp_profiles)' -d 'Use the named connection NAME from the config file (docs/config.md)'
 complete -c amqp -n '__amqp_is request' -l help -s h -d 'Show this message and exit'

@@ -68,11 +68,17 @@ def _several(template: MessageTemplate, bodies: list[str],
 
 
 @app.command(help=COMMANDS["request"].help, epilog=(
+    "With --reconnect, a request whose reply had not come when the connection was lost is "
+    "in doubt (the service may have acted on it), and each is said. As send does with a "
+    "message whose outcome had not come, a request with no outcome is sent again on the "
+    "next connection (at least once: the service may get it twice); one accepted is not, "
+    "and stays in doubt (exit 7) unless its reply still comes on a --reply-to node. A "
+    "dynamic reply node is made again on each connection.\n\n"
     "Examples:\n\n"
     "  amqp request amqp://localhost/service 'Twas brillig' 'and the slithy toves'\n\n"
     "  amqp request @prod/rpc --json-body '{\"map\": {\"op\": \"sum\"}}' --json | jq .body\n\n"
     "  amqp request amqp://router/service hello --count 100 --concurrency 10 --reply-to replies"))
-@connection_options(without=("reconnect",), body="bodies")
+@connection_options(body="bodies")
 def request(
     conn: ConnectionConfig,
     bodies: list[str] | None = typer.Argument(None, metavar="body", help="The body of each request, one request per BODY (default: one request, its body from stdin when it is not a terminal).", show_default=False),  # noqa: B008 - several
@@ -177,8 +183,6 @@ def request(
                                on_reply=sink.write, on_warning=warn, input_waits=lines)
     finally:
         sink.close()
-    for text in summary.send.warnings:
-        warn(text)
     code, why = request_exit(summary)
     failure = summary.failure
     # As send: a run that failed before its first request says only why, unless asked

@@ -11,8 +11,16 @@ At most `concurrency` requests wait for their reply at a time; the next one goes
 reply comes, or when a request is refused (rejected, released, modified: no reply will
 come). A request's send follows `amqp send`'s rules (unsettled, outcomes counted in a
 `SendSummary`, in doubt when the connection ends first or --timeout passes without its
-outcome); there is no reconnect: a dynamic reply node goes with its connection, and a
-request sent again could be served twice.
+outcome).
+
+--reconnect, as send's (`Reconnects`: the attempts, their pauses, a warning for each loss):
+a request whose reply had not come when the connection was lost is in doubt, since the
+service may have acted on it, and is said one by one. As send does with a message whose
+outcome had not come, a request with no outcome is sent again on the next connection
+(at least once: the service may get it twice); one the peer had accepted is not (the
+service had it) and stays in doubt, unless its reply still comes on a --reply-to node.
+A dynamic reply node goes with its connection: the next connection makes a new one, and
+a request sent on it names that one in its reply-to.
 
 --timeout is the longest wait with nothing happening to the requests: only a matched
 reply or a request's outcome starts it again. A reply that answers no request does not
@@ -45,13 +53,13 @@ from amqpcli.net.client import (
     Pending,
     ReceiverLink,
     close_interrupted,
-    connect_retrying,
     describe_error,
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
 from amqpcli.net.sending import _id_text as _json_id
 from amqpcli.net.sendrun import Offering, close_failed
@@ -98,7 +106,7 @@ class RequestSummary:
     def to_json(self) -> dict[str, Any]:
         s = self.send
         out: dict[str, Any] = {
-            "requests": s.sent,
+            "requests": s.messages,
             **{name: getattr(s, name) for name in OUTCOMES},
             "in-doubt": len(s.in_doubt),
             "replies": self.replies,
@@ -107,6 +115,10 @@ class RequestSummary:
         }
         if self.not_sent:
             out["not-sent"] = self.not_sent
+        if s.resent:
+            out["resent"] = s.resent
+        if s.reconnects:
+            out["reconnects"] = s.reconnects
         if s.in_doubt:
             out["in-doubt-messages"] = [
                 {"number": n, "message-id": _json_id(mid)} for n, mid in s.in_doubt
@@ -128,7 +140,7 @@ class RequestSummary:
 
     def text(self) -> str:
         s = self.send
-        parts = [f"requests sent {s.sent}"]
+        parts = [f"requests sent {s.messages}"]
         for name in OUTCOMES:
             n = getattr(s, name)
             if n or name == "accepted":
@@ -142,18 +154,26 @@ class RequestSummary:
             parts.append(f"missing {len(self.missing)}")
         if self.not_sent:
             parts.append(f"not sent {self.not_sent}")
+        if s.resent:
+            parts.append(f"resent {s.resent}")
+        if s.reconnects:
+            parts.append(f"{s.reconnects} reconnect(s)")
         if self.round_trips:
             p50 = self.percentile(50) or 0.0
             parts.append(f"round trip p50 {p50 * 1000:.1f} ms, max "
                          f"{max(self.round_trips) * 1000:.1f} ms")
         lines = [", ".join(parts) + f" in {s.elapsed:.2f}s"]
         for n, mid in s.in_doubt[:SHOWN]:  # as send lists them
-            lines.append(f"in doubt: request {n}"
-                         + (f" (message-id {_json_id(mid)!r})" if mid is not None else ""))
+            lines.append(f"in doubt: request {n}{_named(mid)}")
         if len(s.in_doubt) > SHOWN:
             lines.append(f"in doubt: … and {len(s.in_doubt) - SHOWN} more (see --json)")
         lines.extend(s.errors[:SHOWN])
         return "\n".join(lines)
+
+
+def _named(message_id: Any) -> str:
+    """How a request's message-id is said after its number (nothing when it has none)."""
+    return f" (message-id {_json_id(message_id)!r})" if message_id is not None else ""
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -167,7 +187,7 @@ def request_exit(s: RequestSummary) -> tuple[Exit, str]:
     if code != Exit.OK:
         return code, why
     if s.missing:
-        n, sent = len(s.missing), s.send.sent
+        n, sent = len(s.missing), s.send.messages
         return Exit.TIMEOUT, (f"no reply to {n} of {sent} request(s)"
                               + (" within the timeout" if s.timed_out else "")
                               + (f" ({s.not_sent} more not sent)" if s.not_sent else ""))
@@ -203,11 +223,18 @@ def id_key(value: Any) -> tuple[str, Any] | None:
 
 @dataclass(eq=False)
 class _Request:
-    number: int
-    message_id: Any
+    msg: OutgoingMessage
     keys: tuple[tuple[str, Any], ...]
     sent_at: float
     pending: Pending
+
+    @property
+    def number(self) -> int:
+        return self.msg.number
+
+    @property
+    def message_id(self) -> Any:
+        return self.msg.message_id
 
 
 class _Requester:
@@ -223,6 +250,14 @@ class _Requester:
         self.waiting: dict[int, _Request] = {}  # number -> request waiting for its reply
         self.by_key: dict[tuple[str, Any], _Request] = {}
         self.unsettled: dict[int, _Request] = {}  # number -> request with no outcome yet
+        # --reconnect: what the next connection sends first, in number order, each with
+        # whether it went out before (a resend); the request taken and not yet sent
+        self.again: list[tuple[OutgoingMessage, bool]] = []
+        self.holding: OutgoingMessage | None = None
+        # accepted, no reply when a connection was lost: in doubt; a reply that still comes
+        # (a --reply-to node outlives the connection) answers it, by its ids (`late`)
+        self.doubtful: dict[int, _Request] = {}
+        self.late: dict[tuple[str, Any], _Request] = {}
         self.replies: ReceiverLink | None = None
         self.warned_unmatched = False
         self.progress = 0  # matched replies and outcomes so far: what restarts --timeout
@@ -231,18 +266,38 @@ class _Requester:
         # of the request link waits for them
         self.offering = Offering()
 
+    def _warn(self, text: str) -> None:
+        self.s.send.warnings.append(text)
+        self.on_warning(text)
+
     async def run(self, messages: Iterator[OutgoingMessage]) -> RequestSummary:
         start = time.monotonic()
+        reconnects = Reconnects(self.cfg.reconnect, self._warn)
         client: Client | None = None
         s = self.s.send
         try:
-            client = await connect_retrying(self.cfg, None, s.warnings.append,
-                                            on_engine=self.offering.on_engine)
-            await run_on(client, lambda cl: self._exchange(cl, messages), lambda e: False)
-            client = None
-            s.failure = self.input_error
-        except ConnectionLost as e:
-            s.failure = e.error
+            while True:
+                progress = self.progress
+                try:
+                    client = await reconnects.connect(self.cfg, on_engine=self.offering.on_engine)
+                    s.reconnects = reconnects.made
+                    await run_on(client, lambda cl: self._exchange(cl, messages),
+                                 lambda e: False)
+                    client = None
+                    s.failure = self.input_error
+                    break
+                except ConnectionLost as e:
+                    if client is not None:
+                        await client.abort()
+                        client = None
+                    if self.progress > progress:  # a connection that got somewhere
+                        reconnects.got_somewhere()
+                    pause = reconnects.after_loss(e.error)
+                    self._lost(again=pause is not None)
+                    if pause is None:
+                        s.failure = e.error
+                        break
+                    await asyncio.sleep(pause)
         except UserError as e:
             s.failure = e
             if client is not None:  # (no credit, no outcome): the peer is still there
@@ -265,12 +320,53 @@ class _Requester:
                         f"no outcome for {len(self.unsettled)} request(s) within "
                         f"{self.plan.timeout:g}s", Exit.TIMEOUT)
                 s.in_doubt.extend((r.number, r.message_id) for r in self.unsettled.values())
-                s.in_doubt.sort(key=lambda nm: nm[0])
+            s.in_doubt.extend((r.number, r.message_id) for r in self.doubtful.values())
+            # to be sent again when no connection came back: in doubt as they were
+            s.in_doubt.extend((m.number, m.message_id) for m, sent in self.again if sent)
+            s.in_doubt.sort(key=lambda nm: nm[0])
             self.s.missing = sorted(self.waiting)
             if self.plan.expected is not None:
-                self.s.not_sent = max(0, self.plan.expected - s.sent)
+                self.s.not_sent = max(0, self.plan.expected - s.messages)
             s.elapsed = time.monotonic() - start
         return self.s
+
+    def _lost(self, again: bool) -> None:
+        """The connection was lost: each request still without its reply is in doubt (the
+        service may have acted on it). `again` (a reconnect follows): one with no outcome
+        is sent again, as send does, and one taken and not yet sent goes first; each is
+        said. Else those with no outcome are left to the run's end, which says them."""
+        said: list[str] = []
+        for number in sorted(self.waiting):
+            req = self.waiting[number]
+            if number in self.unsettled:
+                if not again:
+                    continue  # in doubt at the run's end (`run`)
+                self.again.append((req.msg, True))
+                said.append(f"request {number}{_named(req.message_id)}: no outcome when the "
+                            "connection was lost: sent again (the service may get it twice)")
+            else:
+                self.doubtful[number] = req
+                for k in req.keys:
+                    self.late[k] = req
+                said.append(f"request {number}{_named(req.message_id)}: accepted, no reply "
+                            "when the connection was lost: in doubt (the service may have "
+                            "acted on it); not sent again")
+        if not again:
+            # answered, the outcome unheard: the reply says the service had it
+            self.unsettled = {n: r for n, r in self.unsettled.items() if n in self.waiting}
+        else:
+            if self.holding is not None:
+                self.again.append((self.holding, False))
+            self.again.sort(key=lambda mw: mw[0].number)
+            self.unsettled.clear()
+            for text in said[:SHOWN]:
+                self._warn(text)
+            if len(said) > SHOWN:
+                self._warn(f"… and {len(said) - SHOWN} more request(s) in doubt or sent again "
+                           "(see the summary)")
+        self.holding = None
+        self.waiting.clear()
+        self.by_key.clear()
 
     # --- the links --------------------------------------------------------------
 
@@ -311,35 +407,43 @@ class _Requester:
 
     async def _exchange(self, client: Client, messages: Iterator[OutgoingMessage]) -> None:
         plan = self.plan
+        first = self.s.reply_address is None
         replies = self.replies = await self._open_replies(client)
         assert self.s.reply_address is not None
-        self.on_reply_to(self.s.reply_address)
         pulled = messages if isinstance(messages, PulledInThread) else None
-        if pulled is not None:
-            # read from now on (the requests carry the reply node's address): a drain that
-            # comes with the request link's attach finds the lines already written there
-            pulled.start()
+        if first:
+            self.on_reply_to(self.s.reply_address)
+            if pulled is not None:
+                # read from now on (the requests carry the reply node's address): a drain
+                # that comes with the request link's attach finds the lines already there
+                pulled.start()
         sender = await client.open_sender(plan.address)
         offering = self.offering
         while True:
             if len(self.waiting) >= plan.concurrency and not await self._take_replies(
                     replies, sender, lambda: len(self.waiting) < plan.concurrency):
                 break  # no reply in time: the rest is not sent
-            if pulled is not None:
-                # (the loop goes on serving the connection meanwhile)
-                await offering.wait_input(pulled, sender)
-            try:
-                msg = next(messages, None)
-            except UserError as e:
-                # (a bad line of --lines) what was sent is seen through to its reply, then
-                # the error ends the run (`run`), as send does
-                self.input_error = e
-                break
-            if msg is None:
-                break
-            keys = self._keys(msg)
+            if self.again:
+                msg, was_sent = self.again.pop(0)
+            else:
+                if pulled is not None and self.input_error is None:
+                    # (the loop goes on serving the connection meanwhile)
+                    await offering.wait_input(pulled, sender)
+                try:
+                    taken = next(messages, None) if self.input_error is None else None
+                except UserError as e:
+                    # (a bad line of --lines) what was sent is seen through to its reply,
+                    # then the error ends the run (`run`), as send does
+                    self.input_error = e
+                    break
+                if taken is None:
+                    break
+                msg, was_sent = taken, False
+            self.holding = msg
+            msg, keys = self._prepared(msg)
             await sender.wait_sendable(plan.concurrency, plan.timeout)
-            self._sent(msg, keys, sender.send(msg.payload, settled=False))
+            self.holding = None
+            self._sent(msg, keys, sender.send(msg.payload, settled=False), was_sent)
         # no more requests: a drain of the request link is answered now, the credit they
         # left unused going back (Part 2 §2.6.7)
         offering.offer(False, sender)
@@ -352,10 +456,23 @@ class _Requester:
         await sender.close()
         await replies.close()
 
-    def _keys(self, msg: OutgoingMessage) -> tuple[tuple[str, Any], ...]:
-        """The ids a reply to `msg` may carry; an id of a request still waiting for its
-        reply is a usage error (their replies could not be told apart)."""
-        keys = _request_keys(msg)
+    def _prepared(self, msg: OutgoingMessage) -> tuple[OutgoingMessage,
+                                                       tuple[tuple[str, Any], ...]]:
+        """`msg` as it goes, its reply-to the reply node of this connection (a request
+        made, or sent before, for a dynamic node a lost connection took with it), and the
+        ids a reply to it may carry; an id of a request still waiting for its reply is a
+        usage error (their replies could not be told apart)."""
+        try:
+            decoded: Message | None = Message.decode(msg.payload)
+            props = decoded.properties if decoded is not None else None
+        except (DecodeError, ValueError):
+            decoded = props = None
+        address = self.s.reply_address
+        if decoded is not None and props is not None and props.reply_to != address:
+            props.reply_to = address
+            decoded.properties = props
+            msg = OutgoingMessage(msg.number, decoded.encode(), msg.message_id)
+        keys = _request_keys(msg, props)
         for k in keys:
             other = self.by_key.get(k)
             if other is not None:
@@ -363,13 +480,18 @@ class _Requester:
                     f"request {msg.number} has the id {k[1]!r} of request {other.number}, which "
                     "still waits for its reply: replies could not be told apart (use {n} or "
                     "{uuid} in --message-id / --correlation-id)", Exit.USAGE)
-        return keys
+            # the newer request's reply, should one come (`late`: a request in doubt)
+            self.late.pop(k, None)
+        return msg, keys
 
     def _sent(self, msg: OutgoingMessage, keys: tuple[tuple[str, Any], ...],
-              pending: Pending) -> None:
-        req = _Request(msg.number, msg.message_id, keys, time.monotonic(), pending)
+              pending: Pending, was_sent: bool) -> None:
+        req = _Request(msg, keys, time.monotonic(), pending)
         self.s.send.sent += 1
-        self.s.send.messages += 1
+        if was_sent:
+            self.s.send.resent += 1
+        else:
+            self.s.send.messages += 1
         self.waiting[req.number] = req
         self.unsettled[req.number] = req
         for k in keys:
@@ -377,7 +499,9 @@ class _Requester:
         pending.on_done(lambda p: self._outcome(req, p.state))
 
     def _outcome(self, req: _Request, state: Any) -> None:
-        self.unsettled.pop(req.number, None)
+        if self.unsettled.get(req.number) is not req:
+            return  # (sent on a connection since lost: it is in doubt or sent again)
+        del self.unsettled[req.number]
         self.progress += 1
         s = self.s.send
         name = getattr(state, "NAME", None)
@@ -442,6 +566,14 @@ class _Requester:
             corr = None
         key = id_key(corr)
         req = self.by_key.get(key) if key is not None else None
+        if req is None and key is not None and (late := self.late.pop(key, None)) is not None:
+            # the reply to a request in doubt since a lost connection: answered after all
+            for k in late.keys:
+                self.late.pop(k, None)
+            if self.doubtful.pop(late.number, None) is late:
+                self.waiting[late.number] = late
+                self.by_key.update((k, late) for k in late.keys)
+                req = late
         if req is None:
             self.s.unmatched += 1
             if not self.warned_unmatched:
@@ -462,13 +594,9 @@ class _Requester:
 _ACCEPTED = c.Accepted()
 
 
-def _request_keys(msg: OutgoingMessage) -> tuple[tuple[str, Any], ...]:
-    """What a reply's correlation-id may hold to answer this request: its message-id and
-    its correlation-id."""
-    try:
-        props = Message.decode(msg.payload).properties
-    except (DecodeError, ValueError):
-        props = None
+def _request_keys(msg: OutgoingMessage, props: Any) -> tuple[tuple[str, Any], ...]:
+    """What a reply's correlation-id may hold to answer this request (its properties
+    `props`): its message-id and its correlation-id."""
     ids = [msg.message_id] if props is None else [props.message_id, props.correlation_id]
     keys = []
     for value in ids:

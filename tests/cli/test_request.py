@@ -147,7 +147,7 @@ def test_named_reply_node_on_serve(serve: ServePeers, peers: Start) -> None:
     (["amqp://127.0.0.1:1/q", "--lines", "--concurrency", "2", "--correlation-id", "{{n}}"],
      "--correlation-id without {n} or {uuid}"),
     (["amqp://127.0.0.1:1/q", "x", "--reply-to", ""], "--reply-to needs a node address"),
-    (["amqp://127.0.0.1:1/q", "x", "--reconnect", "2"], "No such option: --reconnect"),
+    (["amqp://127.0.0.1:1/q", "x", "--reconnect", "-1"], "--reconnect must be 0 or more"),
 ])
 def test_usage_errors(args: list[str], said: str) -> None:
     p = amqp("request", *args)
