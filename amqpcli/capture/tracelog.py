@@ -1,0 +1,754 @@
+"""Frame-trace logs → the capture events `read_capture` yields, so every view of
+`pcap-dump` (and the TUI's capture input) reads them as it reads a capture.
+
+A frame-trace log is the text Apache Qpid Proton writes with `PN_TRACE_FRM=1` (any
+proton-based client or broker), or a router's PROTOCOL log (qpid-dispatch, skupper-router),
+which carries the same frame text after a timestamp:
+
+    [0x55d0c8a4f2a0]: AMQP:FRAME:0 -> @open(16) [container-id="a", channel-max=0x7fff]
+    [0x55d0c8a4f2a0]:0 <- @transfer(20) [handle=0, delivery-id=0, ...] (42) "\\x00Sp..."
+    2023-05-01 10:00:00.123456 +0000 PROTOCOL (trace) [C3]:0 -> @attach(18) [...]
+
+Each frame line is parsed (`parse_frame_line`), its performative rebuilt as the composite
+its descriptor names (field types from the spec, so an `0x0` prints back as the ubyte, uint
+or ulong the field is) and encoded with the codec, its payload appended: the bytes that
+went over the wire, give or take an encoding width. A connection is the id in brackets
+(the transport's address, or the router's `C3`), per file; its endpoints are named
+`ID:0` (the side that wrote the log) and `ID:1` (its peer), and the client is the side
+whose protocol header comes first. A frame's number is its line number in the log; a line
+without a time takes the time of the line before it (0, the epoch, before any).
+Other log lines are skipped; a frame line that does not parse is a warning, with its line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import os
+import re
+import stat
+import sys
+import uuid
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
+from typing import IO, Any, cast
+
+from amqpcli.capture.detect import AMQP_1_0, AMQP_SASL, UNKNOWN
+from amqpcli.capture.tcp import C2S, S2C, Closed, Data, Direction, Event, Flow, Opened
+from amqpcli.codec import composites as _c
+from amqpcli.codec.frames import (
+    AMQP_HEADER,
+    FRAME_TYPE_AMQP,
+    FRAME_TYPE_SASL,
+    SASL_HEADER,
+    encode_frame,
+)
+from amqpcli.codec.types import (
+    Array,
+    Composite,
+    Decimal32,
+    Decimal64,
+    Decimal128,
+    Described,
+    Int,
+    Long,
+    Symbol,
+    UInt,
+    ULong,
+)
+from amqpcli.errors import Exit, UserError
+
+# How many lines (and bytes) of a file are looked at to tell a frame-trace log
+SNIFF_LINES = 200
+SNIFF_BYTES = 1 << 16
+
+# The line: an optional timestamp (a router's), anything (a router's module and level),
+# the connection id in brackets, proton's optional subsystem tag, the channel, the
+# direction, the frame text.
+_LINE = re.compile(
+    r"^(?:(?P<date>\d{4}-\d\d-\d\d)[ T](?P<clock>\d\d:\d\d:\d\d(?:\.\d+)?)"
+    r"(?:\s*(?P<zone>Z|UTC|[+-]\d\d:?\d\d))?\s+)?"
+    r".*?\[(?P<conn>[^\[\]\s]+)\]:\s*(?:[A-Z]+:)?(?:FRAME:)?\s*(?P<channel>\d+)?\s*"
+    r"(?P<dir>->|<-)\s+(?P<body>\S.*?)\s*$")
+# A router's log lines may end with the source location (`(server.c:1234)`)
+_LOCATION = re.compile(r"\s+\((?:/?[\w./-]+)\.c:\d+\)$")
+_TRUNCATED = re.compile(r"\s*\.\.\.\s*\(truncated\)$")
+_HEADERS = {"AMQP": AMQP_HEADER, "SASL": SASL_HEADER}
+
+
+class TraceSyntaxError(ValueError):
+    """Frame text that does not parse: what, and where in the text (a character index)."""
+
+    def __init__(self, problem: str, at: int) -> None:
+        super().__init__(f"{problem} at column {at + 1}")
+        self.at = at
+
+
+# --- values: proton's inspect format -------------------------------------------------
+
+# Array element type names, proton's and older proton's (`@PN_SYMBOL[...]`)
+_ARRAY_TYPES = {
+    "bool": "boolean", "boolean": "boolean", "byte": "byte", "ubyte": "ubyte",
+    "short": "short", "ushort": "ushort", "int": "int", "uint": "uint", "long": "long",
+    "ulong": "ulong", "float": "float", "double": "double", "decimal32": "decimal32",
+    "decimal64": "decimal64", "decimal128": "decimal128", "uuid": "uuid",
+    "timestamp": "timestamp", "symbol": "symbol", "string": "string", "binary": "binary",
+    "list": "list", "map": "map", "char": "char", "null": "null", "true": "boolean",
+    "false": "boolean",
+}
+_NAME = re.compile(r"[a-z][a-z0-9-]*=")
+_NUMBER = re.compile(r"[+-]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*(?:[eE][+-]?\d+)?|inf|nan))")
+_WORD = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+class _Parser:
+    """One frame text, parsed from `pos` on. Values come out typed as far as the text
+    tells: `0x..` (proton's unsigned integers) as UInt or ULong by size, signed ones as
+    Int or Long, floats as doubles; a composite field retypes them as its spec says."""
+
+    def __init__(self, text: str, pos: int = 0) -> None:
+        self.text = text
+        self.pos = pos
+
+    def fail(self, problem: str) -> TraceSyntaxError:
+        return TraceSyntaxError(problem, self.pos)
+
+    def skip_spaces(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n and text[self.pos] == " ":
+            self.pos += 1
+
+    def peek(self, s: str) -> bool:
+        return self.text.startswith(s, self.pos)
+
+    def expect(self, s: str) -> None:
+        if not self.peek(s):
+            found = self.text[self.pos:self.pos + 12] or "the end"
+            raise self.fail(f"expected {s!r}, found {found!r}")
+        self.pos += len(s)
+
+    def value(self) -> Any:
+        self.skip_spaces()
+        text, pos = self.text, self.pos
+        if pos >= len(text):
+            raise self.fail("expected a value, found the end")
+        c = text[pos]
+        if c == "@":
+            return self._described_or_array()
+        if c == "[":
+            return [v for _, v in self._items()]
+        if c == "{":
+            return self._map()
+        if c == '"':
+            return self.quoted().decode("utf-8", "replace")
+        if c == "b" and text.startswith('b"', pos):
+            self.pos += 1
+            return self.quoted()
+        if c == ":":
+            self.pos += 1
+            if self.peek('"'):
+                return Symbol(self.quoted().decode("utf-8", "replace"))
+            m = re.compile(r"[^\s,\]}=\[{]+").match(text, self.pos)
+            if m is None:
+                raise self.fail("an empty symbol")
+            self.pos = m.end()
+            return Symbol(m.group())
+        for word, v in (("null", None), ("true", True), ("false", False)):
+            if text.startswith(word, pos) and not _continues(text, pos + len(word)):
+                self.pos += len(word)
+                return v
+        for prefix in ("UUID(", "D32(", "D64(", "D128("):
+            if text.startswith(prefix, pos):
+                return self._special(prefix[:-1])
+        m = _NUMBER.match(text, pos)
+        if m is not None and not _continues(text, m.end()):
+            self.pos = m.end()
+            return _number(m.group())
+        raise self.fail(f"not a value: {text[pos:pos + 12]!r}")
+
+    def quoted(self) -> bytes:
+        """A `"..."` string as bytes: proton writes every byte outside printable ASCII,
+        and the quote and the backslash, as `\\xNN` (older ones `\\"`, `\\\\`)."""
+        self.expect('"')
+        text = self.text
+        out = bytearray()
+        i = self.pos
+        n = len(text)
+        while True:
+            if i >= n:
+                self.pos = i
+                raise self.fail("a string that does not end")
+            c = text[i]
+            if c == '"':
+                self.pos = i + 1
+                return bytes(out)
+            if c == "\\":
+                i = _escape(text, i, out, self)
+                continue
+            out += c.encode("utf-8")
+            i += 1
+
+    def _special(self, kind: str) -> Any:
+        self.expect(kind + "(")
+        end = self.text.find(")", self.pos)
+        if end < 0:
+            raise self.fail(f"{kind}( without its )")
+        inner = self.text[self.pos:end]
+        self.pos = end + 1
+        try:
+            if kind == "UUID":
+                return uuid.UUID(inner)
+            bits = {"D32": 32, "D64": 64, "D128": 128}[kind]
+            raw = int(inner, 16).to_bytes(bits // 8, "big")
+        except (ValueError, OverflowError):
+            raise self.fail(f"not a {kind}: {inner!r}") from None
+        return {"D32": Decimal32, "D64": Decimal64, "D128": Decimal128}[kind](raw)
+
+    def _items(self, close: str = "]") -> list[tuple[str | None, Any]]:
+        """The items of a list (`[`...`]`): (field name or None, value) each, as a
+        described list names its fields."""
+        self.expect("[" if close == "]" else "{")
+        items: list[tuple[str | None, Any]] = []
+        self.skip_spaces()
+        if self.peek(close):
+            self.pos += 1
+            return items
+        while True:
+            self.skip_spaces()
+            name = None
+            m = _NAME.match(self.text, self.pos)
+            if m is not None:
+                name = m.group()[:-1]
+                self.pos = m.end()
+            items.append((name, self.value()))
+            self.skip_spaces()
+            if self.peek(","):
+                self.pos += 1
+                continue
+            self.expect(close)
+            return items
+
+    def _map(self) -> dict[Any, Any]:
+        self.expect("{")
+        out: dict[Any, Any] = {}
+        self.skip_spaces()
+        if self.peek("}"):
+            self.pos += 1
+            return out
+        while True:
+            key = self.value()
+            self.skip_spaces()
+            self.expect("=")
+            out[key] = self.value()
+            self.skip_spaces()
+            if self.peek(","):
+                self.pos += 1
+                continue
+            self.expect("}")
+            return out
+
+    def _described_or_array(self) -> Any:
+        self.expect("@")
+        text = self.text
+        if self.peek("<") or self.peek("PN_"):
+            return self._array()
+        m = re.compile(r"([a-z][a-z0-9-]*)\((\d+)\)").match(text, self.pos)
+        if m is not None:  # @name(code) value
+            self.pos = m.end()
+            code: Any = int(m.group(2))
+        else:
+            descriptor = self.value()  # @123 value, @0x7b value, @:sym value
+            if isinstance(descriptor, int) and not isinstance(descriptor, bool):
+                code = int(descriptor)
+            else:
+                return Described(descriptor, self.value())
+        self.skip_spaces()
+        cls = _c.BY_CODE.get(code)
+        if cls is None:
+            return Described(ULong(code), self.value())
+        if cls.HAS_VALUE or not self.peek("["):
+            value = self.value()
+            return cast(Any, cls)(value) if cls.HAS_VALUE else Described(ULong(code), value)
+        return build(cls, self._items(), self)
+
+    def _array(self) -> Array:
+        text = self.text
+        if self.peek("<"):
+            end = text.find(">", self.pos)
+            name = text[self.pos + 1:end] if end > 0 else ""
+            self.pos = end + 1 if end > 0 else len(text)
+        else:
+            m = _WORD.match(text, self.pos)
+            name = m.group()[3:].lower() if m else ""
+            self.pos = m.end() if m else self.pos
+        kind = _ARRAY_TYPES.get(name.lower())
+        if kind is None:
+            raise self.fail(f"an array of an unknown type {name!r}")
+        self.skip_spaces()
+        self.expect("[")
+        items: list[Any] = []
+        self.skip_spaces()
+        while not self.peek("]"):
+            if self.peek("..."):  # proton shows one of an array of true, false or null
+                raise self.fail("an array proton shows only in part")
+            items.append(_retype(self.value(), kind))
+            self.skip_spaces()
+            if self.peek(","):
+                self.pos += 1
+                self.skip_spaces()
+        self.pos += 1
+        return Array(items, kind)
+
+
+def _continues(text: str, i: int) -> bool:
+    """Whether a word or number read up to `i` goes on (so it was not one)."""
+    return i < len(text) and (text[i].isalnum() or text[i] in "_-.")
+
+
+def _escape(text: str, i: int, out: bytearray, p: _Parser) -> int:
+    """One backslash escape at `text[i]` into `out`; the index after it."""
+    nxt = text[i + 1:i + 2]
+    if nxt == "x":
+        digits = text[i + 2:i + 4]
+        if len(digits) == 2 and all(c in "0123456789abcdefABCDEF" for c in digits):
+            out.append(int(digits, 16))
+            return i + 4
+        p.pos = i
+        raise p.fail("a bad \\x escape")
+    simple = {"n": 10, "r": 13, "t": 9, "0": 0}
+    if nxt in simple:
+        out.append(simple[nxt])
+        return i + 2
+    if nxt:
+        out += nxt.encode("utf-8")
+        return i + 2
+    p.pos = i
+    raise p.fail("a backslash at the end")
+
+
+def _number(text: str) -> Any:
+    low = text.lower()
+    if "0x" in low:
+        v = int(low, 16)
+        return UInt(v) if v <= 0xFFFFFFFF else ULong(v)
+    if any(c in low for c in ".en") or "inf" in low:
+        return float(low)  # (a double, as Python's float encodes)
+    v = int(low)
+    return Int(v) if -(1 << 31) <= v < (1 << 31) else Long(v)
+
+
+# Plain Python types for a field's primitive type: the field's encoder then writes the
+# value in that type (an AMQP-typed value would keep its own)
+_INT_TYPES = frozenset({"ubyte", "ushort", "uint", "ulong", "byte", "short", "int", "long",
+                        "timestamp"})
+_FLOAT_TYPES = frozenset({"float", "double"})
+
+
+def _primitive(type_name: str) -> str:
+    while type_name in _c.RESTRICTED:
+        type_name = _c.RESTRICTED[type_name]
+    return type_name
+
+
+def _retype(v: Any, type_name: str) -> Any:
+    """`v` as a value of the spec type `type_name` (plain, for the field encoder)."""
+    prim = _primitive(type_name)
+    if prim in _INT_TYPES and isinstance(v, int) and not isinstance(v, bool):
+        return int(v)
+    if prim in _FLOAT_TYPES and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    if prim == "symbol" and type(v) is str:
+        return Symbol(v)
+    if isinstance(v, Array) and prim in _INT_TYPES | _FLOAT_TYPES:
+        return Array([_retype(x, prim) for x in v], prim)
+    return v
+
+
+def build(cls: type[Composite], items: list[tuple[str | None, Any]],
+          p: _Parser | None = None) -> Composite:
+    """A composite from its described list's items: named ones by name (proton leaves
+    null fields out), unnamed ones by position."""
+    obj = cls()
+    fields = {f.name: f for f in cls.FIELDS}
+    for i, (name, value) in enumerate(items):
+        if name is None:
+            if i >= len(cls.FIELDS):
+                raise (p or _Parser("")).fail(f"{cls.NAME} has {len(cls.FIELDS)} fields, "
+                                              f"not {len(items)}")
+            field = cls.FIELDS[i]
+        else:
+            found = fields.get(name)
+            if found is None:
+                raise (p or _Parser("")).fail(f"{cls.NAME} has no field {name!r}")
+            field = found
+        if value is not None:
+            value = _retype(value, field.type)
+        setattr(obj, field.attr, value)
+    return obj
+
+
+def parse_value(text: str) -> Any:
+    """One value in proton's inspect format (the whole text)."""
+    p = _Parser(text)
+    v = p.value()
+    p.skip_spaces()
+    if p.pos != len(text):
+        raise p.fail(f"more after the value: {text[p.pos:p.pos + 12]!r}")
+    return v
+
+
+# --- lines ----------------------------------------------------------------------------
+
+
+class FrameLine:
+    """What one frame line says. `kind` is "header" (`data` the header's bytes), "frame"
+    (`data` the frame's bytes), "eos" (proton's end of stream in that direction) or
+    "empty" (an empty frame: `data` its 8 bytes). `outgoing`: written by the process
+    that logged it (`->`). `time_ns`: None when the line has no time. `cut`: the payload
+    was cut short in the log (`... (truncated)`), `data` holds what it shows."""
+
+    __slots__ = ("conn", "cut", "data", "kind", "outgoing", "performative", "time_ns")
+
+    def __init__(self, conn: str, outgoing: bool, kind: str, data: bytes,
+                 time_ns: int | None, performative: Composite | None = None,
+                 cut: bool = False) -> None:
+        self.conn = conn
+        self.outgoing = outgoing
+        self.kind = kind
+        self.data = data
+        self.time_ns = time_ns
+        self.performative = performative
+        self.cut = cut
+
+
+class NotAFrame(Exception):
+    """A line that is no frame line (other log text): skipped."""
+
+
+def parse_frame_line(line: str) -> FrameLine:
+    """One log line → `FrameLine`; `NotAFrame` for other log text, `TraceSyntaxError`
+    for a frame line whose frame does not parse."""
+    m = _LINE.match(line)
+    if m is None:
+        raise NotAFrame
+    body = _LOCATION.sub("", m.group("body"))
+    conn, outgoing = m.group("conn"), m.group("dir") == "->"
+    t = _time(m) if m.group("date") else None
+    word = body.split(" ", 1)[0]
+    if word in _HEADERS:
+        return FrameLine(conn, outgoing, "header", _HEADERS[word], t)
+    if word == "EOS":
+        return FrameLine(conn, outgoing, "eos", b"", t)
+    channel = int(m.group("channel") or 0)
+    if body.upper() == "(EMPTY FRAME)":
+        return FrameLine(conn, outgoing, "empty", encode_frame(None, channel), t)
+    if not body.startswith("@"):
+        raise NotAFrame
+    cut = False
+    if _TRUNCATED.search(body):
+        body = _TRUNCATED.sub("", body)
+        cut = True
+    p = _Parser(body)
+    performative = p.value()
+    if not isinstance(performative, Composite) or performative.CODE not in _FRAME_TYPES:
+        raise TraceSyntaxError(f"not a performative: {body[:p.pos][:40]!r}", 0)
+    payload = b""
+    p.skip_spaces()
+    if p.pos < len(body):
+        size_m = re.compile(r"\((\d+)\)\s?").match(body, p.pos)
+        if size_m is None:
+            raise p.fail(f"more after the performative: {body[p.pos:p.pos + 12]!r}")
+        p.pos = size_m.end()
+        payload = _payload(p)
+        if not cut and len(payload) != int(size_m.group(1)):
+            raise TraceSyntaxError(f"the payload is {len(payload)} bytes, the line says "
+                                   f"{size_m.group(1)}", size_m.start())
+    try:
+        frame = encode_frame(performative, channel, payload, _FRAME_TYPES[performative.CODE])
+    except (ValueError, TypeError, OverflowError) as e:
+        raise TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
+    return FrameLine(conn, outgoing, "frame", frame, t, performative, cut)
+
+
+_FRAME_TYPES = {**dict.fromkeys(range(0x10, 0x19), FRAME_TYPE_AMQP),
+                **dict.fromkeys(range(0x40, 0x45), FRAME_TYPE_SASL)}
+
+
+def _payload(p: _Parser) -> bytes:
+    """A transfer's payload: quoted by older proton, bare escapes by newer, to the end."""
+    text = p.text
+    if p.peek('"'):
+        data = p.quoted()
+        p.skip_spaces()
+        if p.pos != len(text):
+            raise p.fail("more after the payload")
+        return data
+    out = bytearray()
+    i = p.pos
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i = _escape(text, i, out, p)
+        else:
+            out += c.encode("utf-8")
+            i += 1
+    p.pos = i
+    return bytes(out)
+
+
+def _time(m: re.Match[str]) -> int:
+    clock = m.group("clock")
+    whole, _, frac = clock.partition(".")
+    zone = m.group("zone") or "+0000"
+    if zone in ("Z", "UTC"):
+        zone = "+0000"
+    stamp = _dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
+                                  "%Y-%m-%d %H:%M:%S %z")
+    ns = int((frac + "000000000")[:9]) if frac else 0
+    return int(stamp.timestamp()) * 1_000_000_000 + ns
+
+
+# --- files → events -------------------------------------------------------------------
+
+
+def _open_text(source: str | os.PathLike[str] | IO[bytes]) -> tuple[str, IO[bytes], bool]:
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        f: IO[bytes] = open(name, "rb")  # noqa: SIM115 (closed by the caller)
+        return name, f, True
+    label = getattr(source, "name", None)
+    return (label if isinstance(label, str) else "<stream>"), source, False
+
+
+def _first_bytes(source: Any) -> bytes:
+    """The start of a file, or of a stream that can be peeked at without consuming it."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, "rb") as f:
+                head = f.read(SNIFF_BYTES)
+        except OSError:
+            return b""
+    else:
+        peek = getattr(source, "peek", None)
+        if peek is None:
+            return b""
+        try:
+            head = peek(SNIFF_BYTES)[:SNIFF_BYTES]
+        except OSError:
+            return b""
+    if head[:2] == b"\x1f\x8b":  # (a gzipped log: its first bytes, as far as they go)
+        try:
+            head = zlib.decompressobj(31).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return b""
+    return head
+
+
+def is_trace_log(source: Any) -> bool:
+    """Whether a file (or a peekable stream) is a frame-trace log, by its first lines: one
+    of them is a protocol header or frame line of proton's, and the file is text."""
+    if isinstance(source, (str, os.PathLike)):
+        try:  # (a named pipe or a device is read once: by the capture reader)
+            if not stat.S_ISREG(os.stat(source).st_mode):
+                return False
+        except (OSError, ValueError):
+            return False
+    head = _first_bytes(source)
+    if not head or b"\x00" in head[:4096]:
+        return False
+    for line in head.decode("utf-8", "replace").splitlines()[:SNIFF_LINES]:
+        m = _LINE.match(line)
+        if m is not None:
+            word = m.group("body").split(" ", 1)[0]
+            if word in _HEADERS or re.match(r"@[a-z-]+\(\d+\)", word):
+                return True
+    return False
+
+
+class _Conn:
+    """A connection of the log: its flow, the bytes so far each way, its state."""
+
+    __slots__ = ("closed", "flow", "headers", "logger_is_client", "offsets")
+
+    def __init__(self, flow: Flow, logger_is_client: bool) -> None:
+        self.flow = flow
+        self.logger_is_client = logger_is_client
+        self.offsets = [0, 0]
+        self.headers: list[set[bytes]] = [set(), set()]
+        self.closed = [False, False]
+
+    def direction(self, outgoing: bool) -> Direction:
+        return C2S if outgoing == self.logger_is_client else S2C
+
+
+Warn = Callable[[str], None]
+
+
+def _stderr_warning(text: str) -> None:
+    print(f"amqp: warning: {text}", file=sys.stderr, flush=True)
+
+
+class TraceReader:
+    """Frame-trace logs → capture events (`events`), with `packets` the line number of
+    the line each event came from (as the file reader numbers packets: the number a
+    frame record carries). Several files are read one after the other; a connection is
+    one file's. `warn` is told of every frame line that does not parse."""
+
+    def __init__(self, sources: Iterable[Any], *, warn: Warn = _stderr_warning,
+                 waiting: AbstractContextManager[Any] | None = None,
+                 numbering: Any = None) -> None:
+        self.sources = list(sources)
+        self.warn = warn
+        self.waiting = waiting if waiting is not None else nullcontext()
+        self.numbering = numbering  # an object whose `packets` is set (a PacketDecoder)
+        self.packets = 0
+        self.cut = 0  # payloads the log cut short
+        self._flows = 0
+
+    def _number(self, n: int) -> None:
+        self.packets = n
+        if self.numbering is not None:
+            self.numbering.packets = n
+
+    def events(self) -> Iterator[Event]:
+        for source in self.sources:
+            yield from self._file(source)
+
+    def _file(self, source: Any) -> Iterator[Event]:
+        try:
+            name, f, own = _open_text(source)
+        except OSError as e:
+            raise UserError(f"{os.fspath(source)}: cannot open: {e.strerror or e}",
+                            Exit.USAGE) from None
+        conns: dict[str, _Conn] = {}
+        last_ns = 0
+        first_cut = 0
+        try:
+            stream: Any = f
+            if _gzipped(f, name if own else None):
+                stream = gzip.GzipFile(fileobj=f)
+            lineno = 0
+            while True:
+                with self.waiting:
+                    raw = stream.readline()
+                if not raw:
+                    break
+                lineno += 1
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                try:
+                    fl = parse_frame_line(line)
+                except NotAFrame:
+                    continue
+                except TraceSyntaxError as e:
+                    self.warn(f"{name}:{lineno}: a frame line that does not parse ({e}); "
+                              "skipped")
+                    continue
+                if fl.time_ns is not None:
+                    last_ns = fl.time_ns
+                if fl.cut:
+                    self.cut += 1
+                    if not first_cut:
+                        first_cut = lineno
+                self._number(lineno)
+                yield from self._line(fl, conns, name, last_ns)
+        except (OSError, EOFError) as e:
+            self.warn(f"{name}: cannot read on: {getattr(e, 'strerror', None) or e}")
+        finally:
+            if own:
+                f.close()
+        for conn in conns.values():
+            for d in (C2S, S2C):
+                if not conn.closed[d]:
+                    yield Closed(conn.flow, d, last_ns, "end")
+        if first_cut:
+            self.warn(f"{name}:{first_cut}: the log cut {self.cut} transfer payload"
+                      f"{'s' if self.cut != 1 else ''} short (proton shows at most about "
+                      "1 KiB of a frame): those messages are incomplete")
+
+    def _line(self, fl: FrameLine, conns: dict[str, _Conn], name: str,
+              t: int) -> Iterator[Event]:
+        conn = conns.get(fl.conn)
+        if conn is not None and _starts_again(conn, fl):
+            conns.pop(fl.conn)
+            for d in (C2S, S2C):
+                if not conn.closed[d]:
+                    yield Closed(conn.flow, d, t, "end")
+            conn = None
+        if conn is None:
+            if fl.kind == "eos":
+                return
+            conn = self._new_conn(fl, name, t)
+            conns[fl.conn] = conn
+            yield Opened(conn.flow, t)
+        d = conn.direction(fl.outgoing)
+        if fl.kind == "eos":
+            if not conn.closed[d]:
+                conn.closed[d] = True
+                yield Closed(conn.flow, d, t, "fin")
+            return
+        if fl.kind == "header":
+            conn.headers[d].add(fl.data)
+        offset = conn.offsets[d]
+        conn.offsets[d] += len(fl.data)
+        yield Data(conn.flow, d, t, fl.data, offset)
+
+    def _new_conn(self, fl: FrameLine, name: str, t: int) -> _Conn:
+        self._flows += 1
+        ident = fl.conn
+        key = (ident, 0, ident, 1)
+        flow = Flow(self._flows, key, t)
+        # the client is the side whose protocol header comes first (a listener's proton
+        # answers the client's); with no header, the side of the first frame, unless that
+        # is a server's sasl-mechanisms
+        if fl.kind == "header":
+            logger_is_client = fl.outgoing
+            flow.protocol = AMQP_SASL if fl.data == SASL_HEADER else AMQP_1_0
+            flow.handshake = True
+        else:
+            server_first = fl.performative is not None and fl.performative.NAME == (
+                "sasl-mechanisms")
+            logger_is_client = fl.outgoing != server_first
+            flow.protocol = UNKNOWN
+            flow.by_port = True  # read as AMQP joined mid-connection
+        flow.selected = True
+        here, peer = (ident, 0), (ident, 1)
+        flow.client, flow.server = (here, peer) if logger_is_client else (peer, here)
+        return _Conn(flow, logger_is_client)
+
+
+def _starts_again(conn: _Conn, fl: FrameLine) -> bool:
+    """Whether a line of a known connection id is of a new connection (proton's ids are
+    addresses, which a later connection may take again): one whose both directions ended,
+    or a protocol header again in a direction that had it."""
+    if all(conn.closed):
+        return fl.kind != "eos"
+    return fl.kind == "header" and fl.data in conn.headers[conn.direction(fl.outgoing)]
+
+
+def _gzipped(f: IO[bytes], path: str | None) -> bool:
+    """Whether the log is gzipped: by its first bytes, peeked at (a stream) or read
+    again (a file)."""
+    peek = getattr(f, "peek", None)
+    if peek is not None:
+        return bool(peek(2)[:2] == b"\x1f\x8b")
+    if path is None:
+        return False
+    with open(path, "rb") as again:
+        return again.read(2) == b"\x1f\x8b"
+
+
+def read_trace_logs(sources: Iterable[Any], *, numbering: Any = None,
+                    warn: Warn = _stderr_warning,
+                    waiting: AbstractContextManager[Any] | None = None) -> Iterator[Event]:
+    """The capture events of frame-trace logs (see the module's text). `numbering`, if
+    given, has its `packets` set to each event's line number (a `PacketDecoder`, for the
+    dissector's frame numbers). A source that is not a frame-trace log is a usage error:
+    trace logs and captures are not read together."""
+    srcs = list(sources)
+    for s in srcs:
+        if not is_trace_log(s):
+            name = os.fspath(s) if isinstance(s, (str, os.PathLike)) else "standard input"
+            raise UserError(f"{name}: not a frame-trace log (trace logs and captures are "
+                            "read apart, not together)", Exit.USAGE)
+    return TraceReader(srcs, warn=warn, waiting=waiting, numbering=numbering).events()
