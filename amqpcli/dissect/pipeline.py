@@ -36,6 +36,7 @@ from amqpcli.capture import (
 )
 from amqpcli.capture.files import found_paths, was_found
 from amqpcli.capture.reader import FILE_SHIFT, NUMBER_MASK, first_of, merge_by_time
+from amqpcli.capture.tracelog import is_trace_log, read_trace_logs
 from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
@@ -144,6 +145,10 @@ class Dissector:
         if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
             sources = [sources]
         srcs = list(sources)
+        if is_trace_log(srcs[0]):
+            # frame-trace logs, not captures: each frame numbered by its line
+            return self._run(read_trace_logs(srcs, numbering=self.decoder, waiting=waiting),
+                             self.decoder, stopped)
         if len(srcs) == 1:
             # the decoder's count is the packet's number: records yielded right after a
             # packet was fed belong to that packet

@@ -103,12 +103,17 @@ class CaptureLoader:
         with frames before the damage is read up to it (a note says where), as pcap-dump
         reads it."""
         from amqpcli.capture import CaptureError, read_capture
+        from amqpcli.capture.tracelog import is_trace_log, read_trace_logs
 
         out, framer = self.out, self.framer
         records = out.records
         try:
             if self._events is None:
-                self._events = read_capture(capture_files(self.path), ports=framer.ports)
+                files = capture_files(self.path)
+                if files and is_trace_log(files[0]):  # a frame-trace log
+                    self._events = read_trace_logs(files, warn=out.notes.append)
+                else:
+                    self._events = read_capture(files, ports=framer.ports)
             if not self.done:
                 for ev in self._events:
                     framer.event(ev)
