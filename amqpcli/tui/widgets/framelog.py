@@ -30,6 +30,8 @@ from textual.strip import Strip
 
 from amqpcli.tui.store import FrameRecord
 
+_PLAIN = Style()
+
 SCAN_PER_REFRESH = 20_000  # frames tested against a filter per refresh, at most...
 SCAN_BUDGET = 0.012  # ...and seconds spent on it: a key press never waits on a long scan
 
@@ -275,8 +277,10 @@ class FrameLog(ScrollView, can_focus=True):
         if self.filter.words:  # show where the search terms matched
             text = text.copy()
             text.highlight_words(self.filter.words, style="reverse", case_sensitive=False)
+        # Rich gives unstyled text no style at all; Textual's NO_COLOR filter needs one
         segments = [
-            Segment(s.text.replace("\n", " "), s.style) for s in text.render(self.app.console)
+            Segment(s.text.replace("\n", " "), s.style or _PLAIN)
+            for s in text.render(self.app.console)
         ]
         strip = Strip(segments).crop(scroll_x, scroll_x + width)
-        return strip.extend_cell_length(width, Style())
+        return strip.extend_cell_length(width, _PLAIN)
