@@ -97,6 +97,9 @@ _ARRAY_TYPES = {
     "list": "list", "map": "map", "char": "char", "null": "null", "true": "boolean",
     "false": "boolean",
 }
+# What may follow a string at the top of a text: its end, or a space (a descriptor's
+# value, a performative's payload)
+_AFTER_TOP = " "
 _NAME = re.compile(r"[a-z][a-z0-9-]*=")
 _NUMBER = re.compile(r"[+-]?(?:0x[0-9a-fA-F]+|(?:\d+\.?\d*(?:[eE][+-]?\d+)?|inf|nan))")
 _WORD = re.compile(r"[A-Za-z_][\w.-]*")
@@ -110,6 +113,9 @@ class _Parser:
     def __init__(self, text: str, pos: int = 0) -> None:
         self.text = text
         self.pos = pos
+        # what may follow a string where the parser stands (older proton did not
+        # escape a quote inside one: a quote followed by anything else is that byte)
+        self.after_string = _AFTER_TOP
 
     def fail(self, problem: str) -> TraceSyntaxError:
         return TraceSyntaxError(problem, self.pos)
@@ -141,14 +147,14 @@ class _Parser:
         if c == "{":
             return self._map()
         if c == '"':
-            return self.quoted().decode("utf-8", "replace")
+            return self.quoted(self.after_string).decode("utf-8", "replace")
         if c == "b" and text.startswith('b"', pos):
             self.pos += 1
-            return self.quoted()
+            return self.quoted(self.after_string)
         if c == ":":
             self.pos += 1
             if self.peek('"'):
-                return Symbol(self.quoted().decode("utf-8", "replace"))
+                return Symbol(self.quoted(self.after_string).decode("utf-8", "replace"))
             m = re.compile(r"[^\s,\]}=\[{]+").match(text, self.pos)
             if m is None:
                 raise self.fail("an empty symbol")
@@ -167,9 +173,11 @@ class _Parser:
             return _number(m.group())
         raise self.fail(f"not a value: {text[pos:pos + 12]!r}")
 
-    def quoted(self) -> bytes:
+    def quoted(self, after: str) -> bytes:
         """A `"..."` string as bytes: proton writes every byte outside printable ASCII,
-        and the quote and the backslash, as `\\xNN` (older ones `\\"`, `\\\\`)."""
+        and the quote and the backslash, as `\\xNN` (older ones `\\"`, `\\\\`, or the
+        quote bare). The string ends at a quote followed by the end of the text or by a
+        character of `after`; another quote is a byte of the string."""
         self.expect('"')
         text = self.text
         out = bytearray()
@@ -180,7 +188,7 @@ class _Parser:
                 self.pos = i
                 raise self.fail("a string that does not end")
             c = text[i]
-            if c == '"':
+            if c == '"' and (i + 1 == n or text[i + 1] in after):
                 self.pos = i + 1
                 return bytes(out)
             if c == "\\":
@@ -188,6 +196,14 @@ class _Parser:
                 continue
             out += c.encode("utf-8")
             i += 1
+
+    def value_before(self, after: str) -> Any:
+        """A value where a string in it ends before one of `after` (see `quoted`)."""
+        outer, self.after_string = self.after_string, after
+        try:
+            return self.value()
+        finally:
+            self.after_string = outer
 
     def _special(self, kind: str) -> Any:
         self.expect(kind + "(")
@@ -221,7 +237,7 @@ class _Parser:
             if m is not None:
                 name = m.group()[:-1]
                 self.pos = m.end()
-            items.append((name, self.value()))
+            items.append((name, self.value_before("," + close)))
             self.skip_spaces()
             if self.peek(","):
                 self.pos += 1
@@ -237,10 +253,10 @@ class _Parser:
             self.pos += 1
             return out
         while True:
-            key = self.value()
+            key = self.value_before("=")
             self.skip_spaces()
             self.expect("=")
-            out[key] = self.value()
+            out[key] = self.value_before(",}")
             self.skip_spaces()
             if self.peek(","):
                 self.pos += 1
@@ -258,7 +274,7 @@ class _Parser:
             self.pos = m.end()
             code: Any = int(m.group(2))
         else:
-            descriptor = self.value()  # @123 value, @0x7b value, @:sym value
+            descriptor = self.value_before(" ")  # @123 value, @0x7b value, @:sym value
             if isinstance(descriptor, int) and not isinstance(descriptor, bool):
                 code = int(descriptor)
             else:
@@ -292,7 +308,7 @@ class _Parser:
         while not self.peek("]"):
             if self.peek("..."):  # proton shows one of an array of true, false or null
                 raise self.fail("an array proton shows only in part")
-            items.append(_retype(self.value(), kind))
+            items.append(_retype(self.value_before(",]"), kind))
             self.skip_spaces()
             if self.peek(","):
                 self.pos += 1
@@ -476,24 +492,27 @@ _FRAME_TYPES = {**dict.fromkeys(range(0x10, 0x19), FRAME_TYPE_AMQP),
 
 
 def _payload(p: _Parser) -> bytes:
-    """A transfer's payload: quoted by older proton, bare escapes by newer, to the end."""
+    """A transfer's payload: quoted by older proton, bare escapes by newer, to the end.
+    A quoted payload runs to the line's last quote: older proton left a quote inside it
+    bare (the size the line says, which the caller holds the payload to, tells)."""
     text = p.text
-    if p.peek('"'):
-        data = p.quoted()
-        p.skip_spaces()
-        if p.pos != len(text):
-            raise p.fail("more after the payload")
-        return data
+    quoted = p.peek('"')
     out = bytearray()
-    i = p.pos
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
+    i = p.pos + quoted
+    end = len(text)
+    if quoted:
+        end = text.rstrip(" ").rfind('"')
+        if end == p.pos:
+            raise p.fail("a payload that does not end")
+    while i < end:
+        if text[i] == "\\":
             i = _escape(text, i, out, p)
         else:
-            out += c.encode("utf-8")
+            out += text[i].encode("utf-8")
             i += 1
-    p.pos = i
+    p.pos = i + quoted
+    if p.pos < len(text.rstrip(" ")):
+        raise p.fail(f"more after the payload: {text[p.pos:p.pos + 12]!r}")
     return bytes(out)
 
 

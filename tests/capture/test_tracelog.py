@@ -4,22 +4,33 @@ times) read by pcap-dump like a capture."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from amqpcli.capture.tcp import Closed, Data, Opened
 from amqpcli.capture.tracelog import (
     NotAFrame,
+    TraceReader,
     TraceSyntaxError,
     is_trace_log,
     parse_frame_line,
     parse_value,
 )
-from amqpcli.codec.composites import Attach, Disposition, Open, Rejected, Source
+from amqpcli.codec.composites import (
+    Attach,
+    DeleteOnClose,
+    Disposition,
+    Open,
+    Rejected,
+    Source,
+)
 from amqpcli.codec.decode import decode
 from amqpcli.codec.frames import FrameReader
 from amqpcli.codec.types import Array, Described, Symbol, UByte, UInt, ULong
@@ -217,3 +228,88 @@ def test_a_capture_is_no_trace_log(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("nothing here\n[x] -> y\n")
     assert not is_trace_log(str(text))
+
+
+def _one_frame(line: str) -> Any:
+    (f,) = _frames(parse_frame_line(line).data)
+    return f
+
+
+def test_bare_quotes_older_proton_left_in_binaries_and_payloads() -> None:
+    """A quote that does not end its value (by what follows it where it stands) is a byte:
+    a tag whose first byte is 0x22, a payload whose last is."""
+    f = _one_frame('2019-03-02 08:01:02.000100 +0100 ROUTER_CORE (trace) [C7]:0 <- '
+                   '@transfer(20) [handle=0, delivery-id=5, delivery-tag=b""\\x03\\x00\\x00'
+                   '\\x00\\x00\\x00\\x00", message-format=0] (6) "\\x00Sw\\xa0\\x02""')
+    assert f.body.delivery_tag == b'"\x03\x00\x00\x00\x00\x00\x00'
+    assert f.body.message_format == 0
+    assert bytes(f.payload) == b'\x00Sw\xa0\x02"'
+    # a quote inside a string, a map key and a symbol descriptor
+    assert parse_value('{:"k"1"="v"2", "l"=[b"""]}') == {Symbol('k"1'): 'v"2', "l": [b'"']}
+    d = parse_value('@:"de"sc" "x"y"')
+    assert isinstance(d, Described) and d.descriptor == Symbol('de"sc') and d.value == 'x"y'
+    # the size the line says holds the payload to the line's last quote
+    with pytest.raises(TraceSyntaxError, match="the payload is 3 bytes"):
+        parse_frame_line('[C7]:0 <- @transfer(20) [handle=0] (4) "ab""')
+    # a payload cut short with a bare quote in what it shows
+    cut = parse_frame_line('[C7]:0 <- @transfer(20) [handle=0, delivery-id=0, delivery-tag=b"1"'
+                           ', message-format=0] (3000) "\\x00Sw\\xb1say "hi""... (truncated)')
+    assert cut.cut
+    (f,) = _frames(cut.data)
+    assert bytes(f.payload) == b'\x00Sw\xb1say "hi"'
+
+
+@pytest.mark.parametrize(("line", "kind", "conn", "time_ns"), [
+    # an older router's lines: the frame text after the id, its source location after it
+    ("2018-07-20 10:58:40.176628 -0400 SERVER (trace) [2]:  -> SASL (/src/router/server.c:106)",
+     "header", "2", 1532098720_176628000),
+    (('2018-07-20 10:58:40.176900 -0400 SERVER (trace) [2]:0 <- @open(16) [container-id="peer",'
+      ' channel-max=0x7fff] (/src/router/server.c:106)'), "frame", "2", 1532098720_176900000),
+    # a newer one's, `FRAME:` before the channel
+    ("2019-11-25 14:35:55.022016 -0500 SERVER (trace) [2]:FRAME: 0 -> @close(24) []",
+     "frame", "2", 1574710555_022016000),
+    ("2019-11-25 14:35:55.022100 -0500 SERVER (trace) [2]:FRAME:   <- EOS", "eos", "2",
+     1574710555_022100000),
+    ("2019-11-25 14:35:55.022200 -0500 PROTOCOL (trace) [C3]:FRAME: 0 -> @end(23) []",
+     "frame", "C3", 1574710555_022200000),
+    # a fraction of five digits
+    ("2020-01-06 10:52:52.34008 +0000 PROTOCOL (trace) [C3]:0 -> (EMPTY FRAME)", "empty",
+     "C3", 1578307972_340080000),
+])
+def test_router_line_forms(line: str, kind: str, conn: str, time_ns: int) -> None:
+    fl = parse_frame_line(line)
+    assert (fl.kind, fl.conn, fl.time_ns) == (kind, conn, time_ns)
+
+
+def test_router_field_shapes() -> None:
+    o = _one_frame('[C1]:0 -> @open(16) [container-id="r", offered-capabilities=:"ANONYMOUS-RELAY"]')
+    assert o.body.offered_capabilities == Symbol("ANONYMOUS-RELAY")  # one symbol, no array
+    a = _one_frame('[C1]:1 <- @attach(18) [name="dyn", handle=0, role=true, source=@source(40) '
+                   '[dynamic=true, dynamic-node-properties={:"lifetime-policy"=@:"amqp:delete-'
+                   'on-close:list" []}, outcomes=@PN_SYMBOL[:"amqp:accepted:list", '
+                   ':"amqp:rejected:list"]]]')
+    policy = a.body.source.dynamic_node_properties[Symbol("lifetime-policy")]
+    assert isinstance(policy, DeleteOnClose)  # (the spec's, named by its symbol)
+    assert a.body.source.outcomes == Array([Symbol("amqp:accepted:list"),
+                                            Symbol("amqp:rejected:list")], "symbol")
+    with pytest.raises(NotAFrame):  # other text of a router's, with an id in brackets
+        parse_frame_line("2021-02-03 04:05:06.000001 +0000 SERVER (info) [2] Connecting to "
+                         "127.0.0.1:23731")
+    with pytest.raises(NotAFrame):
+        parse_frame_line("[2] Connecting to 127.0.0.1:23731")
+
+
+def test_an_id_used_again_after_eos_is_a_new_connection() -> None:
+    lines = ["[9]:  -> AMQP", "[9]:  <- AMQP", '[9]:0 -> @open(16) [container-id="a"]',
+             "[9]:  -> EOS", "[9]:  <- EOS",
+             "[9] Connecting to 127.0.0.1:23731",
+             "[9]:  -> AMQP", "[9]:  <- AMQP", '[9]:0 -> @open(16) [container-id="b"]']
+    events = list(TraceReader([io.BytesIO("\n".join(lines).encode())]).events())
+    opened = [e for e in events if isinstance(e, Opened)]
+    assert len(opened) == 2 and opened[0].flow is not opened[1].flow
+    fins = [e for e in events if isinstance(e, Closed)]
+    assert [(e.flow is opened[0].flow, e.how) for e in fins] == [
+        (True, "fin"), (True, "fin"), (False, "end"), (False, "end")]
+    # each connection's bytes start again at 0
+    second = [e for e in events if isinstance(e, Data) and e.flow is opened[1].flow]
+    assert second[0].offset == 0 and second[0].data == b"AMQP\x00\x01\x00\x00"
