@@ -23,7 +23,7 @@ Other log lines are skipped; a frame line that does not parse is a warning, with
 from __future__ import annotations
 
 import datetime as _dt
-import gzip
+import io
 import os
 import re
 import stat
@@ -556,11 +556,16 @@ def _first_bytes(source: Any) -> bytes:
             head = peek(SNIFF_BYTES)[:SNIFF_BYTES]
         except OSError:
             return b""
-    if head[:2] == b"\x1f\x8b":  # (a gzipped log: its first bytes, as far as they go)
+    if head[:2] == b"\x1f\x8b":  # (a gzipped log: its first lines, as far as they go)
+        lines: list[bytes] = []
         try:
-            head = zlib.decompressobj(31).decompress(head, SNIFF_BYTES)
-        except zlib.error:
-            return b""
+            for line in _gunzipped_lines(io.BytesIO(head), nullcontext()):
+                lines.append(line)
+                if len(lines) >= SNIFF_LINES:
+                    break
+        except LogDamage:
+            pass
+        head = b"".join(lines)
     return head
 
 
@@ -644,15 +649,10 @@ class TraceReader:
         last_ns = 0
         first_cut = 0
         try:
-            stream: Any = f
-            if _gzipped(f, name if own else None):
-                stream = gzip.GzipFile(fileobj=f)
+            lines = (_gunzipped_lines(f, self.waiting) if _gzipped(f, name if own else None)
+                     else _plain_lines(f, self.waiting))
             lineno = 0
-            while True:
-                with self.waiting:
-                    raw = stream.readline()
-                if not raw:
-                    break
+            for raw in lines:
                 lineno += 1
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 try:
@@ -671,8 +671,10 @@ class TraceReader:
                         first_cut = lineno
                 self._number(lineno)
                 yield from self._line(fl, conns, name, last_ns)
-        except (OSError, EOFError) as e:
-            self.warn(f"{name}: cannot read on: {getattr(e, 'strerror', None) or e}")
+        except OSError as e:
+            self.warn(f"{name}: cannot read on: {e.strerror or e}")
+        except LogDamage as e:
+            self.warn(f"{name}: {e} (the lines before it were read)")
         finally:
             if own:
                 f.close()
@@ -743,6 +745,60 @@ def _starts_again(conn: _Conn, fl: FrameLine) -> bool:
     if all(conn.closed):
         return fl.kind != "eos"
     return fl.kind == "header" and fl.data in conn.headers[conn.direction(fl.outgoing)]
+
+
+class LogDamage(Exception):
+    """A gzipped log that does not decompress on (cut short, or a bad byte)."""
+
+
+_GZIP_PIECE = 1 << 10  # compressed bytes per step: a bad byte loses at most this much
+
+
+def _plain_lines(f: IO[bytes], waiting: AbstractContextManager[Any]) -> Iterator[bytes]:
+    while True:
+        with waiting:
+            line = f.readline()
+        if not line:
+            return
+        yield line
+
+
+def _gunzipped_lines(f: IO[bytes], waiting: AbstractContextManager[Any]) -> Iterator[bytes]:
+    """The lines of a gzipped log as they decompress, member after member (zero padding
+    between members skipped, as gzip does). As with a gzipped capture, a log cut short or
+    damaged gives the whole lines that decompress first, then `LogDamage` saying where."""
+    d: Any = zlib.decompressobj(31)
+    pending = b""
+    at = 0  # the compressed bytes fed so far
+    started = False  # a member begun (its header read), not ended
+    while True:
+        with waiting:
+            raw = f.read(_GZIP_PIECE)
+        if not raw:
+            break
+        while raw:
+            if not started:
+                raw = raw.lstrip(b"\x00")  # (padding between members)
+                if not raw:
+                    break
+                started = True
+            try:
+                out = d.decompress(raw)
+            except zlib.error as e:
+                raise LogDamage(f"damaged gzip data ({e}) within compressed bytes {at}-"
+                                f"{at + len(raw)}") from None
+            at += len(raw) - len(d.unused_data)
+            pending += out
+            *whole, pending = pending.split(b"\n")
+            for line in whole:
+                yield line + b"\n"
+            raw = d.unused_data if d.eof else b""
+            if d.eof:
+                d, started = zlib.decompressobj(31), False
+    if started:  # (the line it cut is left out, as a capture's cut packet is)
+        raise LogDamage(f"the gzip data is cut short after {at} compressed bytes")
+    if pending:
+        yield pending
 
 
 def _gzipped(f: IO[bytes], path: str | None) -> bool:

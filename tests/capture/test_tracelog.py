@@ -4,6 +4,7 @@ times) read by pcap-dump like a capture."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import subprocess
@@ -313,3 +314,59 @@ def test_an_id_used_again_after_eos_is_a_new_connection() -> None:
     # each connection's bytes start again at 0
     second = [e for e in events if isinstance(e, Data) and e.flow is opened[1].flow]
     assert second[0].offset == 0 and second[0].data == b"AMQP\x00\x01\x00\x00"
+
+
+def _delivery_lines(*args: str) -> tuple[list[str], list[str]]:
+    r = _pcap_dump(*args, "--deliveries")
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines(), [w for w in r.stderr.splitlines() if "warning" in w]
+
+
+def test_gzipped_logs_read_as_gzipped_captures(tmp_path: Path) -> None:
+    """By its first bytes, whatever its name; member after member with zero padding
+    between (as gzip reads them); from standard input too."""
+    plain = tmp_path / "router.log"
+    plain.write_text(ROUTER_LOG)
+    expected, _ = _delivery_lines(str(plain))
+    assert len(expected) == 2
+    data = ROUTER_LOG.encode()
+    half = data.index(b"\n", len(data) // 2) + 1
+    gz = tmp_path / "router.log.gz"
+    gz.write_bytes(gzip.compress(data[:half]) + b"\x00" * 64 + gzip.compress(data[half:]))
+    assert is_trace_log(str(gz))
+    got, warnings = _delivery_lines(str(gz))
+    assert got == expected
+    assert len(warnings) == 1 and f"{gz}:17:" in warnings[0]  # (its malformed line)
+    with open(gz, "rb") as f:
+        piped = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", "-",
+                                "--deliveries"], stdin=f, capture_output=True, text=True,
+                               check=False, timeout=120)
+    assert piped.stdout.splitlines() == expected, piped.stderr
+
+
+def _long_log(transfers: int) -> bytes:
+    lines = [ROUTER_LOG.split("this is a line")[0]]
+    for n in range(transfers):
+        lines.append(f'2023-05-01 10:00:01.{n:06d} +0000 PROTOCOL (trace) [C3]:0 <- @transfer(20)'
+                     f' [handle=0, delivery-id={n + 1}, delivery-tag=b"t{n}", message-format=0,'
+                     ' settled=true] (10) "\\x00Sw\\xa1\\x05hello"\n')
+    return "".join(lines).encode()
+
+
+def test_a_gzipped_log_cut_short_or_damaged_gives_the_lines_before(tmp_path: Path) -> None:
+    data = _long_log(400)
+    packed = gzip.compress(data)
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(packed[:len(packed) // 2])
+    got, warnings = _delivery_lines(str(cut))
+    assert 50 < len(got) < 400
+    assert warnings == [(f"amqp: warning: {cut}: the gzip data is cut short after "
+                         f"{len(packed) // 2} compressed bytes (the lines before it were read)")]
+    bad = bytearray(packed)
+    bad[len(bad) // 2] ^= 0xFF
+    damaged = tmp_path / "damaged.log.gz"
+    damaged.write_bytes(bytes(bad))
+    got, warnings = _delivery_lines(str(damaged))
+    assert 50 < len(got) < 400
+    # (what the bad byte garbled before zlib saw it are lines that do not parse)
+    assert "damaged gzip data" in warnings[-1], warnings[-1]
