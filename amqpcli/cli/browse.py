@@ -12,7 +12,7 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
 from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
@@ -70,6 +70,7 @@ def browse(
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
 ) -> None:
+    from amqpcli.net.client import raise_exit
     from amqpcli.net.receiving import run_recv
 
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
@@ -85,5 +86,4 @@ def browse(
             print(json.dumps({"browse": obj}), file=sys.stderr)
         elif not _failed_before_attach(summary):
             print(f"amqp: {browse_text(summary, count, conn.endpoint.address)}", file=sys.stderr)
-    if code.value:
-        raise UserError(why, code)
+    raise_exit(code, why, summary.failure)  # an internal error's own line, once the summary is out

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, cut_middle
 
 if TYPE_CHECKING:  # the net layer, the codec and profiles load when a command runs, not for --help
     from amqpcli.codec import types as t
@@ -250,6 +250,13 @@ def build_config(
         raise UserError(f"{named}, but amqp://{ep.hostport} is plain TCP: use amqps://"
                         f"{' (or --tls-upgrade)' if upgrade_offered else ''} for TLS",
                         Exit.USAGE)
+    if server_name is not None:
+        from amqpcli.net.connect import name_refused
+
+        refused = name_refused(server_name)
+        if refused is not None:  # (TLS would refuse it only once connected)
+            raise UserError(f"--server-name {cut_middle(server_name)!r} is not a host name "
+                            f"({refused})", Exit.USAGE)
     if key_file is not None and cert_file is None:
         # the key alone sends no client certificate: it would be ignored without a word
         raise UserError("--key needs --cert (the client certificate it goes with)", Exit.USAGE)

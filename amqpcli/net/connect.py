@@ -10,12 +10,12 @@ import ssl
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, cut_middle
 from amqpcli.net.certinfo import CertInfo, cert_info
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.render.types import printable
 
-__all__ = ["TLS_HEADER", "connection_error", "open_stream"]
+__all__ = ["TLS_HEADER", "check_resolvable", "connection_error", "name_refused", "open_stream"]
 
 TLS_HEADER = b"AMQP\x02\x01\x00\x00"
 _READ_LIMIT = 1 << 20
@@ -52,6 +52,27 @@ _ENDED = (ConnectionResetError, BrokenPipeError, EOFError, asyncio.IncompleteRea
           ssl.SSLEOFError)
 
 
+def name_refused(host: str) -> str | None:
+    """Why Python refuses the host name `host` before any resolver sees it, or None.
+    getaddrinfo and TLS's server name encode a name with the idna codec, which raises a
+    UnicodeError (no OSError) for a label over 63 characters, an empty one ("a..b", ".")
+    or a character IDNA forbids."""
+    try:
+        host.encode("idna")
+    except UnicodeError as e:
+        return str(e.__cause__ or e)
+    return None
+
+
+def check_resolvable(host: str) -> None:
+    """Raise for a name Python would refuse to look up (`name_refused`) the error a name
+    the resolver does not know gets, `socket.gaierror`: connecting or listening says
+    "cannot resolve" either way, not an internal error."""
+    reason = name_refused(host)
+    if reason is not None:
+        raise socket.gaierror(socket.EAI_NONAME, reason)
+
+
 class _Phase:
     """How far `_open` got, for an error that does not say: "tcp", "tls-header", "tls"."""
 
@@ -68,11 +89,12 @@ def connection_error(cfg: ConnectionConfig, exc: BaseException, during: str = "c
     ends the stream having said nothing tells something: a TLS port that met our AMQP
     header, a TLS peer that wants a client certificate. `cert`: for a certificate that did
     not verify, what it says (its dates and names), when it could be read."""
-    where = cfg.endpoint.hostport
+    # (a name hundreds of characters long, said twice, would bury the line)
+    where = cut_middle(cfg.endpoint.hostport)
     if isinstance(exc, UserError):
         return exc
     if isinstance(exc, socket.gaierror):
-        reason = f"cannot resolve host {cfg.endpoint.host!r}"
+        reason = f"cannot resolve host {cut_middle(cfg.endpoint.host)!r}"
     elif isinstance(exc, ssl.SSLCertVerificationError):
         reason = _verification_failed(cfg, exc, cert)
     elif isinstance(exc, ssl.SSLError) and not isinstance(exc, ssl.SSLEOFError):
@@ -225,6 +247,7 @@ async def _open(cfg: ConnectionConfig, phase: _Phase,
     ep = cfg.endpoint
     server_name = cfg.tls.server_name or ep.host
     ctx = cfg.tls.context() if cfg.uses_tls else None  # a bad file: before connecting
+    check_resolvable(ep.host)
     reader, writer = await asyncio.open_connection(ep.host, ep.port, limit=_READ_LIMIT)
     _nodelay(writer)
     try:

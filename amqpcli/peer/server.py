@@ -29,6 +29,7 @@ from amqpcli.engine import ConnectionClosed
 from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.engine.frametap import FrameTap
 from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
+from amqpcli.net.connect import check_resolvable
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 
 from .broker import Broker, PeerConnection
@@ -96,8 +97,10 @@ class Server:
     # --- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> tuple[str, int]:
-        """Bind and listen; returns the address bound (port 0 picks a free port)."""
+        """Bind and listen; returns the address bound (port 0 picks a free port). A host
+        that cannot be resolved or bound: OSError (`socket.gaierror` for the name)."""
         host, port = self.listen
+        check_resolvable(host)  # (an OSError, as for a name the resolver does not know)
         self._server = await asyncio.start_server(self._accept, host, port, limit=1 << 20)
         sock = self._server.sockets[0].getsockname()
         return str(sock[0]), int(sock[1])
