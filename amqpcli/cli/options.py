@@ -217,6 +217,10 @@ def build_config(
     _check_secret(password, "the profile's password" if password_from_profile else "--password")
     if password is None and password_file is None:
         _check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
+    if host == "":
+        # no host at all, not a name that does not resolve (an empty host in the URL is
+        # the default one: --host is there to name one)
+        raise UserError("--host needs a name or address", Exit.USAGE)
     if container_id == "":
         # an empty id is no id: a durable subscription could not be found again by it
         raise UserError("--container-id needs an id", Exit.USAGE)
