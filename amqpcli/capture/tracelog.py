@@ -649,7 +649,11 @@ class TraceReader:
         last_ns = 0
         first_cut = 0
         try:
-            lines = (_gunzipped_lines(f, self.waiting) if _gzipped(f, name if own else None)
+            try:
+                gzipped = _gzipped(f, name if own else None)
+            except OSError as e:
+                raise LogUnreadable(e.strerror or str(e)) from None
+            lines = (_gunzipped_lines(f, self.waiting) if gzipped
                      else _plain_lines(f, self.waiting))
             lineno = 0
             for raw in lines:
@@ -671,8 +675,8 @@ class TraceReader:
                         first_cut = lineno
                 self._number(lineno)
                 yield from self._line(fl, conns, name, last_ns)
-        except OSError as e:
-            self.warn(f"{name}: cannot read on: {e.strerror or e}")
+        except LogUnreadable as e:
+            self.warn(f"{name}: cannot read on: {e}")
         except LogDamage as e:
             self.warn(f"{name}: {e} (the lines before it were read)")
         finally:
@@ -751,13 +755,26 @@ class LogDamage(Exception):
     """A gzipped log that does not decompress on (cut short, or a bad byte)."""
 
 
+class LogUnreadable(Exception):
+    """A log that cannot be read on (an I/O error). Only the read's own errors: entering
+    `waiting` flushes the output, and a reader of it gone (`| head`) is not the log's."""
+
+
+def _read(f: IO[bytes], waiting: AbstractContextManager[Any], size: int | None) -> bytes:
+    """A line of `f` (`size` None), or up to `size` bytes, waited for in `waiting`."""
+    with waiting:
+        try:
+            return f.readline() if size is None else f.read(size)
+        except OSError as e:
+            raise LogUnreadable(e.strerror or str(e)) from None
+
+
 _GZIP_PIECE = 1 << 10  # compressed bytes per step: a bad byte loses at most this much
 
 
 def _plain_lines(f: IO[bytes], waiting: AbstractContextManager[Any]) -> Iterator[bytes]:
     while True:
-        with waiting:
-            line = f.readline()
+        line = _read(f, waiting, None)
         if not line:
             return
         yield line
@@ -772,8 +789,7 @@ def _gunzipped_lines(f: IO[bytes], waiting: AbstractContextManager[Any]) -> Iter
     at = 0  # the compressed bytes fed so far
     started = False  # a member begun (its header read), not ended
     while True:
-        with waiting:
-            raw = f.read(_GZIP_PIECE)
+        raw = _read(f, waiting, _GZIP_PIECE)
         if not raw:
             break
         while raw:

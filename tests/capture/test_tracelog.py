@@ -370,3 +370,15 @@ def test_a_gzipped_log_cut_short_or_damaged_gives_the_lines_before(tmp_path: Pat
     assert 50 < len(got) < 400
     # (what the bad byte garbled before zlib saw it are lines that do not parse)
     assert "damaged gzip data" in warnings[-1], warnings[-1]
+
+
+def test_a_reader_of_the_output_gone_is_no_read_error(tmp_path: Path) -> None:
+    """`amqp pcap-dump LOG | head -1`: the output's reader gone ends the run quietly, as
+    for a capture; it was taken for the log's read error ("cannot read on: Broken pipe"):
+    the output is flushed as each line of the log is waited for."""
+    log = tmp_path / "router.log"
+    log.write_bytes(_long_log(3000))
+    r = subprocess.run(f"'{sys.executable}' -m amqpcli pcap-dump '{log}' | head -1",
+                       shell=True, capture_output=True, text=True, check=False, timeout=120)
+    assert len(r.stdout.splitlines()) == 1
+    assert "cannot read on" not in r.stderr and "Broken pipe" not in r.stderr, r.stderr
