@@ -17,6 +17,7 @@ from amqpcli.cli.options import (
     check_path,
     check_positive,
     check_seconds,
+    check_selector,
     check_text,
     connection_options,
 )
@@ -486,6 +487,7 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
                        (outcome, "--outcome"), *((f, "--filter") for f in filters)):
         check_text(text, what)
     check_link_options(link_name, capabilities)
+    check_selector(selector)
     if subscription == "":
         raise UserError("--subscription needs a NAME", Exit.USAGE)
     if link_name is not None and subscription is not None:

@@ -113,7 +113,10 @@ def test_selector_and_filter(peers: Callable[..., Any]) -> None:
 
 def test_bad_selector_is_refused(peers: Callable[..., Any]) -> None:
     broker = peers(Broker())
-    r = amqp("recv", f"{broker.url}/q", "--selector", "n >>> 3", "-c", "1", "-t", "5")
+    # (--selector would be refused before connecting: the peer gets it as a raw filter)
+    flt = json.dumps({"described": {"symbol": "apache.org:selector-filter:string"},
+                      "value": "n >>> 3"})
+    r = amqp("recv", f"{broker.url}/q", "--filter", f"jms-selector={flt}", "-c", "1", "-t", "5")
     assert r.returncode == 4, r.stderr
     assert "amqp:invalid-field" in r.stderr
 

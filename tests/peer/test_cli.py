@@ -100,7 +100,10 @@ def test_selectors(serve: Serve) -> None:
 
 def test_bad_selector_is_refused(serve: Serve) -> None:
     s = serve()
-    r = amqp("recv", f"{s.url}/q", "--selector", "n >>> 3", "-c", "1", "-t", "5")
+    # (--selector would be refused before connecting: the peer gets it as a raw filter)
+    flt = json.dumps({"described": {"symbol": "apache.org:selector-filter:string"},
+                      "value": "n >>> 3"})
+    r = amqp("recv", f"{s.url}/q", "--filter", f"jms-selector={flt}", "-c", "1", "-t", "5")
     assert r.returncode == 4, r.stderr
     assert "amqp:invalid-field" in r.stderr
     s.wait_log(r"refused link .*amqp:invalid-field")
