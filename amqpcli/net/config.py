@@ -157,8 +157,12 @@ class ConnectionConfig:
 
 def choose_mechanism(explicit: str | None, user: str | None, client_cert: bool) -> str:
     """The SASL mechanism: the one asked for; else PLAIN with a user, EXTERNAL with a
-    client certificate, ANONYMOUS otherwise."""
-    if explicit:
+    client certificate, ANONYMOUS otherwise. One asked for empty is a usage error, not
+    the default chosen unasked."""
+    if explicit is not None:
+        if not explicit.strip():
+            raise UserError(f"--sasl-mechanism needs a name: one of {', '.join(MECHANISMS)}",
+                            Exit.USAGE)
         mech = explicit.upper()
         if mech not in MECHANISMS:
             raise UserError(
