@@ -228,9 +228,16 @@ def _d_dec128(b: Any, p: int, d: int) -> tuple[Any, int]:
 
 def _d_char(b: Any, p: int, d: int) -> tuple[Any, int]:
     v = _u32(b, p)[0]
-    if v > 0x10FFFF:
-        raise DecodeError(p, "a Unicode code point", f"0x{v:x}")
+    if v > 0x10FFFF or 0xD800 <= v <= 0xDFFF:
+        raise _not_a_char(p, v)
     return Char(chr(v)), p + 4
+
+
+def _not_a_char(p: int, v: int) -> DecodeError:
+    # A char is "a single Unicode character": a scalar value, so no surrogate (UTF-32
+    # cannot carry one either), and nothing past U+10FFFF.
+    found = f"surrogate U+{v:04X}" if v <= 0xDFFF else f"0x{v:x} (past U+10FFFF)"
+    return DecodeError(p, "char holding a Unicode scalar value", found)
 
 
 def _d_timestamp(b: Any, p: int, d: int) -> tuple[Any, int]:
@@ -282,20 +289,30 @@ def _d_str32(b: Any, p: int, d: int) -> tuple[Any, int]:
     return _utf8(b, p + 4, e), e
 
 
-# Symbols should be ASCII; anything else is kept byte-exact (surrogateescape) rather than
-# refused, so a peer's odd symbol can still be shown and re-encoded unchanged.
+# A symbol is seven-bit ASCII (Part 1 §1.6.21): other bytes are refused as a string's bad
+# UTF-8 is; the "ascii" codec checks that at no cost beyond the decoding itself.
+def _ascii(b: Any, p: int, e: int) -> str:
+    try:
+        return str(b[p:e], "ascii")
+    except UnicodeDecodeError as x:
+        raise DecodeError(p + x.start, "ASCII symbol", f"byte 0x{b[p + x.start]:02x}") from None
+
+
 def _d_sym8(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 1 + b[p]
     if e > len(b):
         raise _short(b, p - 1, f"symbol of {e - p - 1} bytes")
-    return Symbol(str(b[p + 1 : e], "utf-8", "surrogateescape")), e
+    try:  # inline, as for strings: symbols are map keys, descriptors, capabilities
+        return Symbol(str(b[p + 1 : e], "ascii")), e
+    except UnicodeDecodeError:
+        return _ascii(b, p + 1, e), e
 
 
 def _d_sym32(b: Any, p: int, d: int) -> tuple[Any, int]:
     e = p + 4 + _u32(b, p)[0]
     if e > len(b):
         raise _short(b, p - 1, f"symbol of {e - p - 4} bytes")
-    return Symbol(str(b[p + 4 : e], "utf-8", "surrogateescape")), e
+    return Symbol(_ascii(b, p + 4, e)), e
 
 
 # --- compound --------------------------------------------------------------------------

@@ -168,7 +168,10 @@ def _e_dec128(out: bytearray, v: Any) -> None:
 def _e_char(out: bytearray, v: Any) -> None:
     if len(v) != 1:
         raise EncodeError(f"char needs exactly one code point, got {v!r}")
-    out += _pBI(0x73, ord(v))
+    n = ord(v)
+    if 0xD800 <= n <= 0xDFFF:  # (the decoder refuses one too)
+        raise EncodeError(f"char {str(v)!r} is surrogate U+{n:04X}, not a Unicode scalar value")
+    out += _pBI(0x73, n)
 
 
 def _e_timestamp(out: bytearray, v: Any) -> None:
@@ -210,8 +213,18 @@ def _e_string(out: bytearray, v: Any) -> None:
     out += b
 
 
+def _symbol_bytes(v: str) -> bytes:
+    """A symbol's bytes: seven-bit ASCII only (Part 1 §1.6.21; the decoder refuses others)."""
+    try:
+        return v.encode("ascii")
+    except UnicodeEncodeError as x:
+        bad = v[x.start]
+        raise EncodeError(f"symbol {str(v)!r:.60} is not ASCII: {bad!r} (U+{ord(bad):04X}) at "
+                          f"index {x.start}") from None
+
+
 def _e_symbol(out: bytearray, v: Any) -> None:
-    b = v.encode("utf-8", "surrogateescape")
+    b = _symbol_bytes(v)
     n = len(b)
     if n <= 0xFF:
         out += _pBB(0xA3, n)
@@ -404,7 +417,7 @@ def _payload(x: Any, code: int) -> bytes:
     if not isinstance(x, str):
         raise EncodeError(f"array of {TYPE_OF_CODE[code]} got {type(x).__name__}")
     if code in (0xA3, 0xB3):
-        return x.encode("utf-8", "surrogateescape")
+        return _symbol_bytes(x)
     return x.encode("utf-8")
 
 
@@ -962,11 +975,11 @@ def _value_end(b: Any, p: int, x: Any) -> int:
 
 
 def _text_at(b: Any, p: int, e: int, x: Any, t: type, c: int) -> bool:
-    """`x` is the string (0xA1) or symbol (0xA3) whose UTF-8 is `b[p:e]`."""
+    """`x` is the string (0xA1) whose UTF-8 or the symbol (0xA3) whose ASCII is `b[p:e]`."""
     try:
         if c == 0xA1:
             return t is str and x.encode("utf-8") == b[p:e]
-        return t is Symbol and x.encode("utf-8", "surrogateescape") == b[p:e]
+        return t is Symbol and x.encode("ascii") == b[p:e]
     except UnicodeEncodeError:
         return False
 

@@ -93,7 +93,7 @@ def any_width(draw: st.DrawFn, v: Any) -> bytes:
     if t is str:
         return _sized(draw, 0xA1, v.encode("utf-8"))
     if t is Symbol:
-        return _sized(draw, 0xA3, v.encode("utf-8", "surrogateescape"))
+        return _sized(draw, 0xA3, v.encode("ascii"))
     if isinstance(v, Array):
         return encode(v)
     if isinstance(v, list):
@@ -348,7 +348,7 @@ def _forms(v: Any) -> list[bytes]:
         full, fmt = (0x71, ">i") if t is Int else (0x81, ">q")
         out.append(bytes((full,)) + struct.pack(fmt, v))
     elif t in (bytes, str, Symbol):
-        body = v if t is bytes else v.encode("utf-8", "surrogateescape")
+        body = v if t is bytes else v.encode("utf-8")  # (a symbol's ASCII is its UTF-8)
         code = {bytes: 0xB0, str: 0xB1, Symbol: 0xB3}[t]
         out.append(bytes((code,)) + struct.pack(">I", len(body)) + body)
     return list(dict.fromkeys(out))

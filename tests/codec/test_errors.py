@@ -110,7 +110,7 @@ def test_size_mismatch() -> None:
 
 def test_bad_boolean_and_char_and_utf8() -> None:
     assert "boolean" in err(b"\x56\x02").expected
-    assert "code point" in err(b"\x73\x00\x11\x00\x00").expected
+    assert "Unicode scalar value" in err(b"\x73\x00\x11\x00\x00").expected
     assert "UTF-8" in err(b"\xa1\x02\xc3\x28").expected
 
 
