@@ -38,13 +38,14 @@ def listen_error(host: str, port: int, e: OSError) -> UserError:
     import os
     import socket
 
+    shown = cut_middle(host)
     if isinstance(e, socket.gaierror):
-        reason = f"cannot resolve {host!r} ({(e.strerror or str(e)).lower()})"
+        reason = f"cannot resolve {shown!r} ({(e.strerror or str(e)).lower()})"
     elif e.errno:
         reason = os.strerror(e.errno).lower()
     else:
         reason = (e.strerror or str(e)).lower()
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    where = f"[{shown}]:{port}" if ":" in host else f"{shown}:{port}"
     return UserError(f"cannot listen on {where}: {reason}", Exit.CONNECTION)
 
 

@@ -48,7 +48,7 @@ from amqpcli.engine.events import Event
 from amqpcli.engine.observer import Observer
 from amqpcli.errors import Exit, UserError, listen_error
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.connect import connection_error, open_stream
+from amqpcli.net.connect import check_resolvable, connection_error, open_stream
 
 CLIENT, SERVER = "client", "server"
 READ_SIZE = 64 * 1024
@@ -173,6 +173,7 @@ class Proxy:
     async def start(self) -> tuple[str, int]:
         host, port = self.listen
         try:
+            check_resolvable(host)  # (an OSError, as for a name the resolver does not know)
             self._server = await asyncio.start_server(self._accept, host, port, reuse_address=True)
         except OSError as e:
             raise listen_error(host, port, e) from None

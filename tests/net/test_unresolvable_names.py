@@ -85,3 +85,19 @@ def test_the_peer_server_raises_the_resolvers_error() -> None:
     server = Server(("a..b", 0), Broker(Faults(), log=lambda _t: None))
     with pytest.raises(socket.gaierror):
         asyncio.run(server.start())
+
+
+@pytest.mark.parametrize("host", [LONG_LABEL, "a..b"])
+def test_proxy_cannot_listen_on_a_refused_name(host: str) -> None:
+    """As serve: it was an internal error (exit 1)."""
+    r = amqp("proxy", "--listen", f"{host}:0", "amqp://127.0.0.1:1", timeout=60)
+    assert r.returncode == Exit.CONNECTION, r.stderr
+    assert r.stderr.startswith(f"amqp: error: cannot listen on {host}:0: cannot resolve "
+                               f"{host!r} ("), r.stderr
+
+
+def test_a_very_long_listen_name_is_cut_in_the_line() -> None:
+    host = ".".join(["b" * 60] * 5)
+    r = amqp("serve", "--listen", f"{host}:0", timeout=60)
+    assert r.returncode == Exit.CONNECTION, r.stderr
+    assert host not in r.stderr and "…(" in r.stderr and len(r.stderr) < 400, r.stderr
