@@ -235,6 +235,9 @@ def build_config(
         # no host at all, not a name that does not resolve (an empty host in the URL is
         # the default one: --host is there to name one)
         raise UserError("--host needs a name or address", Exit.USAGE)
+    if server_name == "":
+        # (it fell back to the host without a word: the certificate checked for another name)
+        raise UserError("--server-name needs a name", Exit.USAGE)
     if container_id == "":
         # an empty id is no id: a durable subscription could not be found again by it
         raise UserError("--container-id needs an id", Exit.USAGE)

@@ -248,8 +248,8 @@ def _why_unencodable(value: Any, e: Exception) -> str:
         return f"{float(bad)!r} is out of range for float (32-bit: use double for larger numbers)"
     if isinstance(bad, int) and not isinstance(bad, bool):
         return f"{int(bad)} is out of range for {name}"
-    if isinstance(bad, Char):
-        return f"{str(bad)!r} is not one character, as a char must be"
+    if isinstance(bad, Char):  # (one character may still be no char: a surrogate)
+        return f"{str(bad)!r} is not one character, as a char must be" if len(bad) != 1 else str(e)
     if isinstance(bad, str) and type(bad) is not Symbol:
         return f"{bad!r} is not valid Unicode text"
     return str(e)
@@ -375,6 +375,9 @@ class MessageTemplate:
             check = (_check_application_property if section == "application_properties"
                      else check_encodes)
             for key, value in getattr(self, section).items():
+                if section != "application_properties":  # (its keys are strings)
+                    # an annotation's key is a symbol: ASCII, checked before connecting
+                    yield f"{option} {str(key)!r}", check_encodes, key
                 yield f"{option} {str(key)!r}", check, value
 
     def check_body(self, body: Any) -> None:

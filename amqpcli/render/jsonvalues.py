@@ -80,7 +80,7 @@ class JsonValueError(ValueError):
 # What a JSON line keeps escaped although it leaves other non-ASCII text readable: C1
 # controls and bidi overrides (a terminal acts on them), NEL and the line and paragraph
 # separators (line breaks to many readers: one record would read as several), and lone
-# surrogates (a `char` may be one; UTF-8 cannot carry it).
+# surrogates (UTF-8 cannot carry one; decoded values hold none, other text may).
 _JSON_UNSAFE = re.compile("[\x80-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 

@@ -100,7 +100,12 @@ def test_pcap_dump_shows_a_frame_error_and_reads_on(tmp_path: Path, kind: str, e
     (["--body-type", "value", "symbol:é"], "body: symbol 'é' is not ASCII"),
     (["--body-type", "value", 'json:{"array":["é"],"type":"symbol"}'],
      "body: symbol 'é' is not ASCII"),
-    (["--body-type", "value", 'json:{"char":"\\ud800"}'], "body: '\\ud800'"),
+    (["--body-type", "value", 'json:{"char":"\\ud800"}'],
+     "body: char '\\ud800' is surrogate U+D800, not a Unicode scalar value"),
+    # an annotation's or footer's key is a symbol: checked before connecting too
+    (["x", "-A", "é=v"], "--annotation 'é': symbol 'é' is not ASCII"),
+    (["x", "--delivery-annotation", "é=v"], "--delivery-annotation 'é': symbol 'é' is not"),
+    (["x", "--footer", "é=v"], "--footer 'é': symbol 'é' is not ASCII"),
 ])
 def test_send_refuses_a_bad_symbol_or_char_before_connecting(args: list[str],
                                                             said: str) -> None:

@@ -26,3 +26,11 @@ def test_an_empty_host_in_the_url_is_the_default_one(url: str) -> None:
     r = amqp("send", url, "hi", "--port", "1")
     assert r.returncode == Exit.CONNECTION, r.stderr
     assert r.stderr == "amqp: error: cannot connect to 127.0.0.1:1: connection refused\n"
+
+
+@pytest.mark.parametrize("url", [U, "amqps://127.0.0.1:1/q"])
+def test_an_empty_server_name_is_a_usage_error(url: str) -> None:
+    # (it fell back to the host without a word, the certificate checked for that name)
+    r = amqp("send", url, "hi", "--server-name", "")
+    assert r.returncode == Exit.USAGE, r.stderr
+    assert r.stderr == "amqp: error: --server-name needs a name\n"
