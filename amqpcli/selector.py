@@ -61,7 +61,7 @@ from collections.abc import Callable, Mapping
 from difflib import get_close_matches
 from typing import Any
 
-from amqpcli.errors import cut_middle
+from amqpcli.errors import Exit, UserError, cut_middle
 
 __all__ = ["Fields", "Selector", "SelectorError", "compile_selector"]
 
@@ -572,6 +572,18 @@ def compile_selector(text: str) -> Selector:
     if not text.strip():
         raise SelectorError("empty selector")
     return Selector(text)
+
+
+def selector_option(text: str | None) -> Selector | None:
+    """A `--selector` given on the command line (pcap-dump's, and recv's and browse's,
+    checked before connecting), compiled; one that does not parse, or an empty one, is a
+    usage error saying what is wrong and where. None is no selector."""
+    if text is None:
+        return None
+    try:
+        return compile_selector(text)
+    except SelectorError as e:
+        raise UserError(f"--selector: {e}", Exit.USAGE) from None
 
 
 # --- what a message offers a selector -------------------------------------------------

@@ -156,20 +156,6 @@ def check_given(value: str | None, what: str, needed: str, hint: str = "") -> No
     check_text(value, what)
 
 
-def check_selector(text: str | None) -> None:
-    """A JMS-style `--selector` (recv, browse) is parsed before connecting, as pcap-dump
-    parses its own: one that does not parse, or an empty one, is a usage error saying
-    what is wrong and where, not the broker's refusal of the link. None passes."""
-    if text is None:
-        return
-    from amqpcli.selector import SelectorError, compile_selector
-
-    try:
-        compile_selector(text)
-    except SelectorError as e:
-        raise UserError(f"--selector: {e}", Exit.USAGE) from None
-
-
 def check_positive(value: float | None, option: str) -> None:
     """A rate-like option: a finite number above 0."""
     if value is not None and (not math.isfinite(value) or value <= 0):

@@ -17,7 +17,6 @@ from amqpcli.cli.options import (
     check_path,
     check_positive,
     check_seconds,
-    check_selector,
     check_text,
     connection_options,
 )
@@ -487,7 +486,10 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
                        (outcome, "--outcome"), *((f, "--filter") for f in filters)):
         check_text(text, what)
     check_link_options(link_name, capabilities)
-    check_selector(selector)
+    if selector is not None:
+        from amqpcli.selector import selector_option
+
+        selector_option(selector)  # (checked before connecting)
     if subscription == "":
         raise UserError("--subscription needs a NAME", Exit.USAGE)
     if link_name is not None and subscription is not None:

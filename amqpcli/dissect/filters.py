@@ -170,7 +170,11 @@ class Filter:
         self._until_us: int | None = None
         self._resolved = since is None and until is None
         self._conn_cache: dict[int, bool] = {}
-        self.selector = _selector(selector)
+        self.selector: Any = None
+        if selector is not None:
+            from amqpcli.selector import selector_option
+
+            self.selector = selector_option(selector)
         # a message in several transfers is judged by its first: the verdict for the
         # rest, per (connection, sender, handle)
         self._judged: dict[tuple[int, str, int], bool] = {}
@@ -397,18 +401,6 @@ def notice_links(rec: Notice) -> list[LinkStats]:
 _Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
 _CONN_FORMS = ("a label (c2), a number, an IP address, ip:port, [ipv6]:port, :port or a "
                "network (10.1.0.0/24)")
-
-
-def _selector(text: str | None) -> Any:
-    """`--selector`, compiled; a usage error says what is wrong with it and where."""
-    if text is None:
-        return None
-    from amqpcli.selector import SelectorError, compile_selector
-
-    try:
-        return compile_selector(text)
-    except SelectorError as e:
-        raise UserError(f"--selector: {e}", Exit.USAGE) from None
 
 
 def _conn_values(values: Iterable[str]) -> tuple[str, ...]:
