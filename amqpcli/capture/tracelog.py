@@ -22,7 +22,9 @@ Other log lines are skipped; a frame line that does not parse is a warning, with
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
+import functools
 import io
 import os
 import re
@@ -70,9 +72,9 @@ _LINE = re.compile(
     r"^(?:(?P<date>\d{4}-\d\d-\d\d)[ T](?P<clock>\d\d:\d\d:\d\d(?:\.\d+)?)"
     r"(?:\s*(?P<zone>Z|UTC|[+-]\d\d:?\d\d))?\s+)?"
     r".*?\[(?P<conn>[^\[\]\s]+)\]:\s*(?:[A-Z]+:)?(?:FRAME:)?\s*(?P<channel>\d+)?\s*"
-    r"(?P<dir>->|<-)\s+(?P<body>\S.*?)\s*$")
+    r"(?P<dir>->|<-)\s+(?P<body>\S(?:.*\S)?)\s*$")
 # A router's log lines may end with the source location (`(server.c:1234)`)
-_LOCATION = re.compile(r"\s+\((?:/?[\w./-]+)\.c:\d+\)$")
+_LOCATION = re.compile(r"\((?:/?[\w./-]+)\.c:\d+\)")
 _TRUNCATED = re.compile(r"\s*\.\.\.\s*\(truncated\)$")
 _HEADERS = {"AMQP": AMQP_HEADER, "SASL": SASL_HEADER}
 
@@ -178,6 +180,18 @@ class _Parser:
         and the quote and the backslash, as `\\xNN` (older ones `\\"`, `\\\\`, or the
         quote bare). The string ends at a quote followed by the end of the text or by a
         character of `after`; another quote is a byte of the string."""
+        text = self.text
+        end = _string_end(text, self.pos, after)
+        if end >= 0:
+            data = _unescaped(text[self.pos + 1:end])
+            if data is not None:
+                self.pos = end + 1
+                return data
+        return self._quoted_each(after)
+
+    def _quoted_each(self, after: str) -> bytes:
+        """`quoted` character by character: for the escapes `_unescaped` leaves, and for
+        the errors, where they are."""
         self.expect('"')
         text = self.text
         out = bytearray()
@@ -322,6 +336,40 @@ def _continues(text: str, i: int) -> bool:
     return i < len(text) and (text[i].isalnum() or text[i] in "_-.")
 
 
+# A string's characters up to a quote or a backslash, escapes (a backslash and what it
+# takes) among them
+_STRING_RUN = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+# Text whose escapes `codecs.escape_decode` reads as `_escape` does: `\\xNN`, `\\\\`,
+# `\\"`, `\\n`, `\\r`, `\\t` (`\\0` it would take for an octal escape), read from the left
+_COMMON_ESCAPES = re.compile(rb'[^\\]*(?:\\(?:x[0-9a-fA-F]{2}|[\\"nrt])[^\\]*)*')
+
+
+def _string_end(text: str, start: int, after: str) -> int:
+    """The index of the quote that ends the string whose opening quote is at `start`
+    (see `_Parser.quoted`), or -1 (no such quote, or a backslash at the end)."""
+    if not text.startswith('"', start):
+        return -1
+    i, n = start + 1, len(text)
+    while True:
+        i = _STRING_RUN.match(text, i).end()  # type: ignore[union-attr]
+        if i >= n or text[i] != '"':
+            return -1
+        if i + 1 == n or text[i + 1] in after:
+            return i
+        i += 1
+
+
+def _unescaped(text: str) -> bytes | None:
+    """The bytes an escaped text stands for, in one step; None where it holds an escape
+    other than proton's and older proton's (read one by one then, by `_escape`)."""
+    raw = text.encode("utf-8")
+    if b"\\" not in raw:
+        return raw
+    if _COMMON_ESCAPES.fullmatch(raw) is None:
+        return None
+    return cast(bytes, codecs.escape_decode(raw)[0])
+
+
 def _escape(text: str, i: int, out: bytearray, p: _Parser) -> int:
     """One backslash escape at `text[i]` into `out`; the index after it."""
     nxt = text[i + 1:i + 2]
@@ -361,6 +409,7 @@ _INT_TYPES = frozenset({"ubyte", "ushort", "uint", "ulong", "byte", "short", "in
 _FLOAT_TYPES = frozenset({"float", "double"})
 
 
+@functools.cache
 def _primitive(type_name: str) -> str:
     while type_name in _c.RESTRICTED:
         type_name = _c.RESTRICTED[type_name]
@@ -381,26 +430,37 @@ def _retype(v: Any, type_name: str) -> Any:
     return v
 
 
+_FIELDS_BY_NAME: dict[type[Composite], dict[str, tuple[str, str]]] = {}
+
+
+def _fields_by_name(cls: type[Composite]) -> dict[str, tuple[str, str]]:
+    """A composite's fields by name: (attribute, spec type) each."""
+    fields = _FIELDS_BY_NAME.get(cls)
+    if fields is None:
+        fields = _FIELDS_BY_NAME[cls] = {f.name: (f.attr, f.type) for f in cls.FIELDS}
+    return fields
+
+
 def build(cls: type[Composite], items: list[tuple[str | None, Any]],
           p: _Parser | None = None) -> Composite:
     """A composite from its described list's items: named ones by name (proton leaves
     null fields out), unnamed ones by position."""
     obj = cls()
-    fields = {f.name: f for f in cls.FIELDS}
+    fields = _fields_by_name(cls)
     for i, (name, value) in enumerate(items):
         if name is None:
             if i >= len(cls.FIELDS):
                 raise (p or _Parser("")).fail(f"{cls.NAME} has {len(cls.FIELDS)} fields, "
                                               f"not {len(items)}")
-            field = cls.FIELDS[i]
+            attr, type_name = cls.FIELDS[i].attr, cls.FIELDS[i].type
         else:
             found = fields.get(name)
             if found is None:
                 raise (p or _Parser("")).fail(f"{cls.NAME} has no field {name!r}")
-            field = found
+            attr, type_name = found
         if value is not None:
-            value = _retype(value, field.type)
-        setattr(obj, field.attr, value)
+            value = _retype(value, type_name)
+        setattr(obj, attr, value)
     return obj
 
 
@@ -412,6 +472,111 @@ def parse_value(text: str) -> Any:
     if p.pos != len(text):
         raise p.fail(f"more after the value: {text[p.pos:p.pos + 12]!r}")
     return v
+
+
+# --- the common shapes, in one pass ---------------------------------------------------
+#
+# Most frame lines are composites of named fields holding numbers, words, symbols,
+# strings, binaries and composites of the same (transfers, flows, dispositions). They are
+# read field by field with one regular expression each; anything else (a map, a list, an
+# array, an unnamed field, a value the expression does not take, any error) leaves the
+# whole text to `_Parser`, which reads it as it reads every text. The values are those
+# `_Parser.value` gives (tests/capture/test_tracelog_fast.py holds the two together).
+
+# `@name(code) [`: a composite's start (its code names it, as in `_described_or_array`)
+_COMPOSITE_START = re.compile(r"@[a-z][a-z0-9-]*\((\d+)\) *\[ *")
+# One named field and its value, or the start of a composite as its value. A string ends at
+# a quote followed by `,` or `]` (as `_items` reads it: other quotes are bytes of it).
+_FIELD = re.compile(
+    r" *([a-z][a-z0-9-]*)= *(?:(?:"
+    r"(0x[0-9a-fA-F]+)"  # 2: proton's unsigned
+    r"|(-?\d+)"  # 3: a signed integer
+    r"|(true|false|null)"  # 4
+    r"|:([^\s,\]}=\[{\"][^\s,\]}=\[{]*)"  # 5: a plain symbol
+    r"|(b|:)?\"([^\"\\]*(?:(?:\\.|\"(?![,\]]))[^\"\\]*)*)\"(?=[,\]])"  # 6, 7: a string
+    r")(?: *([,\]]) *)?"  # 8: what follows the value
+    r"|@[a-z][a-z0-9-]*\((\d+)\) *\[ *"  # 9: a composite's code
+    r")", re.DOTALL)
+# What follows a value in a composite's list: the next field, or its end
+_SEPARATOR = re.compile(r" *([,\]]) *")
+_WORDS = {"true": True, "false": False, "null": None}
+
+
+def _common_performative(text: str) -> tuple[Composite, int] | None:
+    """The composite `text` starts with and the index after it, if it has only the common
+    shapes; None to leave the text to `_Parser`."""
+    m = _COMPOSITE_START.match(text)
+    if m is None:
+        return None
+    cls = _c.BY_CODE.get(int(m.group(1)))
+    if cls is None or cls.HAS_VALUE:
+        return None
+    # the composites being read, innermost last: each its class and its items so far
+    stack: list[tuple[type[Composite], list[tuple[str | None, Any]]]] = [(cls, [])]
+    pos = m.end()
+    field_match, separator_match = _FIELD.match, _SEPARATOR.match
+    try:
+        if text.startswith("]", pos):
+            return build(cls, []), pos + 1
+        while True:
+            m = field_match(text, pos)
+            if m is None:
+                return None
+            name, unsigned, signed, word, symbol, prefix, string, after, code = m.groups()
+            pos = m.end()
+            value: Any
+            if code is not None:  # a composite: read its fields, then come back
+                inner = _c.BY_CODE.get(int(code))
+                if inner is None or inner.HAS_VALUE:
+                    return None
+                if not text.startswith("]", pos):
+                    stack[-1][1].append((name, None))  # (its value once it ends)
+                    stack.append((inner, []))
+                    continue
+                pos += 1
+                value = build(inner, [])
+                after = None
+            elif after is None:
+                return None
+            elif unsigned is not None:
+                v = int(unsigned, 16)
+                value = UInt(v) if v <= 0xFFFFFFFF else ULong(v)
+            elif signed is not None:
+                v = int(signed)
+                value = Int(v) if -(1 << 31) <= v < (1 << 31) else Long(v)
+            elif word is not None:
+                value = _WORDS[word]
+            elif symbol is not None:
+                value = Symbol(symbol)
+            else:
+                data = _unescaped(string)
+                if data is None:
+                    return None
+                value = (data if prefix == "b" else
+                         Symbol(data.decode("utf-8", "replace")) if prefix == ":" else
+                         data.decode("utf-8", "replace"))
+            stack[-1][1].append((name, value))
+            if after == ",":
+                continue
+            if after == "]":
+                pos = m.start(8)
+            # the separators after it: a `]` ends the composite being read
+            while True:
+                sep = separator_match(text, pos)
+                if sep is None:
+                    return None
+                if sep.group(1) == ",":
+                    pos = sep.end()
+                    break
+                pos = sep.start(1) + 1
+                cls, items = stack.pop()
+                done = build(cls, items)
+                if not stack:
+                    return done, pos
+                outer = stack[-1][1]
+                outer[-1] = (outer[-1][0], done)
+    except TraceSyntaxError:
+        return None
 
 
 # --- lines ----------------------------------------------------------------------------
@@ -448,7 +613,7 @@ def parse_frame_line(line: str) -> FrameLine:
     m = _LINE.match(line)
     if m is None:
         raise NotAFrame
-    body = _LOCATION.sub("", m.group("body"))
+    body = _without_location(m.group("body"))
     conn, outgoing = m.group("conn"), m.group("dir") == "->"
     t = _time(m) if m.group("date") else None
     word = body.split(" ", 1)[0]
@@ -462,11 +627,16 @@ def parse_frame_line(line: str) -> FrameLine:
     if not body.startswith("@"):
         raise NotAFrame
     cut = False
-    if _TRUNCATED.search(body):
+    if body.endswith("(truncated)") and _TRUNCATED.search(body):
         body = _TRUNCATED.sub("", body)
         cut = True
-    p = _Parser(body)
-    performative = p.value()
+    fast = _common_performative(body)
+    if fast is not None:
+        performative, end = fast
+        p = _Parser(body, end)
+    else:
+        p = _Parser(body)
+        performative = p.value()
     if not isinstance(performative, Composite) or performative.CODE not in _FRAME_TYPES:
         raise TraceSyntaxError(f"not a performative: {body[:p.pos][:40]!r}", 0)
     payload = b""
@@ -497,23 +667,39 @@ def _payload(p: _Parser) -> bytes:
     bare (the size the line says, which the caller holds the payload to, tells)."""
     text = p.text
     quoted = p.peek('"')
-    out = bytearray()
     i = p.pos + quoted
     end = len(text)
     if quoted:
         end = text.rstrip(" ").rfind('"')
         if end == p.pos:
             raise p.fail("a payload that does not end")
-    while i < end:
-        if text[i] == "\\":
-            i = _escape(text, i, out, p)
-        else:
-            out += text[i].encode("utf-8")
-            i += 1
+    data = _unescaped(text[i:end])
+    if data is not None:
+        i = end
+    else:
+        out = bytearray()
+        while i < end:
+            if text[i] == "\\":
+                i = _escape(text, i, out, p)
+            else:
+                out += text[i].encode("utf-8")
+                i += 1
+        data = bytes(out)
     p.pos = i + quoted
     if p.pos < len(text.rstrip(" ")):
         raise p.fail(f"more after the payload: {text[p.pos:p.pos + 12]!r}")
-    return bytes(out)
+    return data
+
+
+def _without_location(body: str) -> str:
+    """The frame text without the source location a router's line may end with, and the
+    spaces before it. (The location holds no parenthesis: it is at the last one.)"""
+    if not body.endswith(")"):
+        return body
+    at = body.rfind("(")
+    if at > 0 and body[at - 1].isspace() and _LOCATION.fullmatch(body, at):
+        return body[:at].rstrip()
+    return body
 
 
 def _time(m: re.Match[str]) -> int:
@@ -522,10 +708,27 @@ def _time(m: re.Match[str]) -> int:
     zone = m.group("zone") or "+0000"
     if zone in ("Z", "UTC"):
         zone = "+0000"
+    ns = int((frac + "000000000")[:9]) if frac else 0
+    hours, minutes, seconds = int(whole[:2]), int(whole[3:5]), int(whole[6:8])
+    if hours < 24 and minutes < 60 and seconds < 60:
+        try:
+            day = _day_start(m.group("date"), zone)
+        except ValueError:
+            pass  # (strptime of the whole time says what is wrong, as it always has)
+        else:
+            return (day + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000 + ns
     stamp = _dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
                                   "%Y-%m-%d %H:%M:%S %z")
-    ns = int((frac + "000000000")[:9]) if frac else 0
     return int(stamp.timestamp()) * 1_000_000_000 + ns
+
+
+@functools.lru_cache(maxsize=64)
+def _day_start(date: str, zone: str) -> int:
+    """The epoch second a log's day starts at, in its zone: a log's lines share a few
+    (strptime for each line was most of the time a router line took)."""
+    stamp = _dt.datetime.strptime(f"{date} 00:00:00 {zone.replace(':', '')}",
+                                  "%Y-%m-%d %H:%M:%S %z")
+    return int(stamp.timestamp())
 
 
 # --- files → events -------------------------------------------------------------------
