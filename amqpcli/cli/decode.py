@@ -13,7 +13,6 @@ and its counts close the output instead.
 
 import itertools
 import os
-import re
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -379,7 +378,7 @@ def _value_items(src: Decoded) -> "Iterator[Item]":
                 p = end
         except DecodeError as e:
             if ended or not _needs_more_input(e):
-                e = _at_offset(e, base)
+                e = e.moved(base)
                 yield FrameError(max(e.offset, base + p), e.expected, e.found, fatal=True)
                 return
             short = True
@@ -406,26 +405,6 @@ def _needs_more_input(e: "DecodeError") -> bool:
     """True for an error that more input may take away: the input ended within the value,
     or a count of zero-width array elements is bounded by the length of the input."""
     return e.found.startswith("end of input") or e.expected.endswith("zero-width elements")
-
-
-# Where a decode error's text holds an offset in the bytes decoded (or their length).
-_OFFSET_IN_TEXT = re.compile(r"(?<=ending at )\d+|(?<=end of input at )\d+|"
-                             r"(?<=^at most )\d+(?= zero-width elements$)")
-
-
-def _at_offset(e: "DecodeError", base: int) -> "DecodeError":
-    """`e`, found in bytes that start at offset `base` of the input, with the input's
-    offsets."""
-    from amqpcli.codec.types import DecodeError
-
-    if not base:
-        return e
-
-    def shifted(m: re.Match[str]) -> str:
-        return str(int(m.group()) + base)
-
-    return DecodeError(e.offset + base, _OFFSET_IN_TEXT.sub(shifted, e.expected),
-                       _OFFSET_IN_TEXT.sub(shifted, e.found))
 
 
 def _items_010(src: Decoded, has_header: bool) -> Iterator[Any]:

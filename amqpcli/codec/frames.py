@@ -553,7 +553,8 @@ class FrameReader:
         try:
             perf, end = _decode(body, 0)
         except DecodeError as e:
-            return FrameError(body_off + e.offset, e.expected, e.found, off, channel=channel)
+            e = e.moved(body_off)  # (the body's offsets, those in its text too)
+            return FrameError(e.offset, e.expected, e.found, off, channel=channel)
         except RecursionError:
             return FrameError(
                 body_off, "a performative", "values nested too deeply", off, channel=channel

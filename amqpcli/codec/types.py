@@ -7,6 +7,7 @@ hash like the builtins while keeping the AMQP type an encoder needs. Plain `int`
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -58,6 +59,23 @@ class DecodeError(ValueError):
 
     def __str__(self) -> str:
         return f"at offset {self.offset}: expected {self.expected}, found {self.found}"
+
+    def moved(self, by: int) -> DecodeError:
+        """This error, found in bytes that start `by` bytes into the input, with the
+        input's offsets: its own and those its text holds ("end of input at 11")."""
+        if not by:
+            return self
+
+        def shifted(m: re.Match[str]) -> str:
+            return str(int(m.group()) + by)
+
+        return DecodeError(self.offset + by, _OFFSET_IN_TEXT.sub(shifted, self.expected),
+                           _OFFSET_IN_TEXT.sub(shifted, self.found))
+
+
+# Where a decode error's text holds an offset in the bytes decoded (or their length).
+_OFFSET_IN_TEXT = re.compile(
+    r"(?<=ending at )\d+|(?<=end of input at )\d+|(?<=^at most )\d+(?= zero-width elements$)")
 
 
 class EncodeError(ValueError):

@@ -417,3 +417,14 @@ def test_fast_path_and_its_templates_agree_with_the_codec(
             if state is not None:
                 assert state._raw == generic.state._raw and id(state) not in states
                 states.add(id(state))
+
+
+def test_a_body_error_says_the_streams_offsets_in_its_text_too() -> None:
+    # an open whose container-id says 10 bytes and holds 3: the frame ends at byte 19 of
+    # the stream, which the text said as 11 (counted from the body) beside offset 14
+    body = bytes.fromhex("005310c00601a10a616263")
+    frame = (8 + len(body)).to_bytes(4, "big") + b"\x02\x00\x00\x00" + body
+    heartbeat = b"\x00\x00\x00\x08\x02\x00\x00\x00"
+    err = list(FrameReader().feed(heartbeat + frame))[-1]
+    assert isinstance(err, FrameError)
+    assert (err.offset, err.found, err.frame_offset) == (22, "end of input at 27", 8)
