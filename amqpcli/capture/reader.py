@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from heapq import heappop, heappush, heapreplace
 from typing import Any, BinaryIO, TypeVar
@@ -39,7 +39,7 @@ def _guarded(source: Source, errors: list[CaptureError] | None,
             errors.append(e)
 
 
-def merge_files(sources: list[Source], errors: list[CaptureError],
+def merge_files(sources: Sequence[Source], errors: list[CaptureError],
                 waiting: AbstractContextManager[Any] | None = None,
                 found: Collection[str] = ()) -> Iterator[Packet]:
     """The packets of several captures merged by time (`merge_by_time`). Each file's
@@ -62,14 +62,23 @@ FILE_SHIFT = 40
 NUMBER_MASK = (1 << FILE_SHIFT) - 1
 
 
-def merge_by_time(sources: list[Source], open_source: OpenSource[T],
+def merge_by_time(sources: Sequence[Source], open_source: OpenSource[T],
                   errors: list[CaptureError]) -> Iterator[T]:
-    """The items of several captures merged by time, ties in the order given, opening
-    each file only when the merged stream reaches its first item: files that follow
-    each other in time (a ring buffer's) are read one at a time, so a long set costs no
-    more memory or file handles than the files that overlap. A file is peeked at for its
-    first time and opened again when its turn comes; a stream cannot be read twice and
-    stays open, and so does a named pipe or a device (`rereadable`)."""
+    """The items of several captures merged by time, opening each file only when the
+    merged stream reaches its first item: files that follow each other in time (a ring
+    buffer's) are read one at a time, so a long set costs no more memory or file handles
+    than the files that overlap. A file is peeked at for its first time and opened again
+    when its turn comes; a stream cannot be read twice and stays open, and so does a
+    named pipe or a device (`rereadable`).
+
+    The order, the one every reader of a capture set follows (`pcap-dump` of the
+    captures, and both executors of `--out`, `amqpcli.pipeline.inputs`): by time, then
+    the file's place in `sources`, then the item's place in its file. An item's time is
+    its first member, an int (ns): each packet's own time (pcap-dump: nothing more to
+    do per packet) or its file's running maximum of them (the tables' effective time,
+    `inputs.file_segments`). The order is the same: a packet whose time goes back is,
+    once the packet before it in its file went out, before every other file's next item
+    by either key, so it goes next either way (tests/capture/test_merge_order.py)."""
     # (first time, index, open iterator, its first item); paths are peeked and closed
     queued: list[tuple[int, int, Generator[T, None, None] | None, T | None]] = []
     for i, s in enumerate(sources):
@@ -103,8 +112,11 @@ def merge_by_time(sources: list[Source], open_source: OpenSource[T],
         _t, i, p, cur = heap[0]
         yield p
         if len(heap) == 1:
-            # the only open file: stream it until the next file's first item is due
-            limit = queued[wi][0] if wi < len(queued) else None
+            # the only open file: stream it until the next file's first item is due; at
+            # the same time, that file's item goes first if that file comes first
+            limit = None
+            if wi < len(queued):
+                limit = queued[wi][0] - 1 if queued[wi][1] < i else queued[wi][0]
             for p in cur:
                 if limit is not None and p[0] > limit:
                     heapreplace(heap, (p[0], i, p, cur))

@@ -5,6 +5,7 @@ belong to, when the filters pick records inside them)."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,28 @@ from amqpcli.dissect.records import (
 from amqpcli.percentiles import percentile  # pipeline/ and render/ take it from here too
 
 MAX_LISTED_VIOLATIONS = 50
+
+
+def micros(t: float) -> int:
+    """Seconds → whole microseconds: how the tables keep times, and so the resolution at
+    which the summaries order violations."""
+    return round(t * 1_000_000)
+
+
+ViolationKey = tuple[int, int, int, str, str, str, str, int, str]
+
+
+def violation_order(rec: ViolationRecord, conn_no: int,
+                    time_us: int | None = None) -> ViolationKey:
+    """Where a violation goes in the summary's list: the one order of the summary of
+    captures and the summary of tables. By time (to the microsecond, as the tables keep
+    it: `time_us` when the caller has it so, else `micros(rec.time)`), then connection
+    (`conn_no`: n of its label cn), then frame, then what its line says (side, kind,
+    link, detail, packet, the packet's file): violations of one frame in one order too."""
+    packet = rec.packet or 0
+    return (micros(rec.time) if time_us is None else time_us, conn_no, rec.frame_no or 0,
+            rec.side or "", rec.kind or "", rec.link or "", rec.detail or "", int(packet),
+            getattr(packet, "file", ""))
 
 
 @dataclass(slots=True)
@@ -68,6 +91,7 @@ class Summary:
     deliveries: int = 0  # messages: a coordinator's requests are `transactions`
     # a transaction coordinator's requests by what they came to (`transaction_kind`)
     transactions: dict[str, int] = field(default_factory=dict)
+    # the first MAX_LISTED_VIOLATIONS in `violation_order` (`list_violation`)
     violations: list[ViolationRecord] = field(default_factory=list)
     by_violation: dict[str, int] = field(default_factory=dict)
     notices: dict[str, int] = field(default_factory=dict)
@@ -82,6 +106,7 @@ class Summary:
     # deliveries whose message was not seen whole (a gap took transfers, or it was
     # abandoned with transfers still to come)
     incomplete: int = 0
+    _violation_keys: list[ViolationKey] = field(default_factory=list, repr=False)
 
     def add(self, rec: Any) -> None:
         cls = rec.__class__
@@ -108,10 +133,24 @@ class Summary:
                 self.incomplete += 1
         elif cls is ViolationRecord:
             self.by_violation[rec.kind] = self.by_violation.get(rec.kind, 0) + 1
-            if len(self.violations) < MAX_LISTED_VIOLATIONS:
-                self.violations.append(rec)
+            self.list_violation(rec, rec.conn.index)
         elif cls is Notice:
             self.notices[rec.kind] = self.notices.get(rec.kind, 0) + 1
+
+    def list_violation(self, rec: ViolationRecord, conn_no: int,
+                       time_us: int | None = None) -> None:
+        """List `rec` if it is among the first `MAX_LISTED_VIOLATIONS` in
+        `violation_order` (its arguments), whatever order they come in; not counted."""
+        keys = self._violation_keys
+        key = violation_order(rec, conn_no, time_us)
+        if len(keys) >= MAX_LISTED_VIOLATIONS and key >= keys[-1]:
+            return  # (the usual case once the list is full: violations come in time order)
+        i = bisect_right(keys, key)
+        keys.insert(i, key)
+        self.violations.insert(i, rec)
+        if len(keys) > MAX_LISTED_VIOLATIONS:
+            keys.pop()
+            self.violations.pop()
 
     def finish(self, conns: list[Conn], flt: Filter | None = None,
                passed: Passed | None = None) -> None:

@@ -10,14 +10,16 @@ The canonical order of segments, which both executors follow for every flow key:
 *effective time*, then file index, then packet number. A file's effective time is the
 running maximum of its packets' times, so a packet whose timestamp goes backwards keeps
 its place in the file; within one file the order is therefore the file's own order, and
-across files it is a merge by time. The events still carry each packet's own time.
+across files it is a merge by time. The events still carry each packet's own time. It is
+the order in which `pcap-dump` reads the captures themselves: the in-process executor
+merges with its merge (`amqpcli.capture.reader.merge_by_time`, where the rule is), and
+the Spark executor sorts each key's segments by the same three columns.
 """
 
 from __future__ import annotations
 
 import errno
 import glob
-import heapq
 import os
 import stat
 import sys
@@ -26,8 +28,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from amqpcli.capture import CaptureError, PacketDecoder, flow_key, read_packets
-from amqpcli.capture.files import ExpandedPaths, found_paths, was_found
-from amqpcli.capture.reader import rereadable
+from amqpcli.capture.files import BLOCK_SIZE, ExpandedPaths, found_paths, was_found
+from amqpcli.capture.reader import merge_by_time
 from amqpcli.errors import Exit, UserError
 from amqpcli.render.types import printable
 
@@ -137,7 +139,7 @@ Source = str | BinaryIO
 
 
 def file_segments(source: Source, errors: list[CaptureError] | None = None,
-                  found: bool = False
+                  found: bool = False, block_size: int = BLOCK_SIZE
                   ) -> Generator[tuple[int, int, int, tuple[Any, ...]], None, None]:
     """`(effective time, time, packet number, segment tuple)` of one file, in file order.
     Packet numbers count every record (1-based); the segment's payload is a memoryview
@@ -149,7 +151,7 @@ def file_segments(source: Source, errors: list[CaptureError] | None = None,
     eff = -(1 << 62)
     n = 0
     try:
-        for ts, linktype, data in read_packets(source, found=found):
+        for ts, linktype, data in read_packets(source, found=found, block_size=block_size):
             n += 1
             eff = max(eff, ts)
             seg = decode(linktype, data)
@@ -164,55 +166,25 @@ def file_segments(source: Source, errors: list[CaptureError] | None = None,
 def merged_segments(paths: list[str], errors: list[CaptureError],
                     found: Collection[str] | None = None
                     ) -> Iterator[tuple[int, int, int, tuple[Any, ...]]]:
-    """`(time, file index, packet, segment)` of several files in canonical order. A file
-    is opened when the merge reaches its first packet, so a long set of consecutive files
-    costs one open file at a time (a named pipe, which cannot be read twice, is opened
-    once and stays open). Damaged files end early; their errors go to `errors`. `found`:
-    the paths found in folders or by globs (None: as `paths` says, when it is what
-    `expand` returns, an `ExpandedPaths`)."""
+    """`(time, file index, packet, segment)` of several files in canonical order: the
+    merge of `pcap-dump`'s reader (`amqpcli.capture.reader.merge_by_time`, which says
+    the order), over effective times. A file is opened when the merge reaches its first
+    packet, so a long set of consecutive files costs one open file at a time (a named
+    pipe, which cannot be read twice, is opened once and stays open). Damaged files end
+    early; their errors go to `errors`. `found`: the paths found in folders or by globs
+    (None: as `paths` says, when it is what `expand` returns, an `ExpandedPaths`)."""
     found = found_paths(paths, found)
-    firsts: list[tuple[int, int]] = []
-    kept: dict[int, tuple[Any, Iterator[Any]]] = {}
-    for i, p in enumerate(paths):
-        if not rereadable(p):
-            it = file_segments(p, errors, was_found(p, found))
-            first = next(it, None)
-            if first is not None:
-                firsts.append((first[0], i))
-                kept[i] = (first, it)
-            continue
-        it = file_segments(p, [], was_found(p, found))
-        first = next(it, None)
-        it.close()
-        if first is not None:
-            firsts.append((first[0], i))
-        else:
-            for _ in file_segments(p, errors, was_found(p, found)):  # its error, if any
-                pass
-    firsts.sort()
-    heap: list[tuple[int, int, int, int, tuple[Any, ...], Iterator[Any]]] = []
-    wi = 0
-    while True:
-        while wi < len(firsts) and (not heap or (firsts[wi][0], firsts[wi][1]) <= (
-                heap[0][0], heap[0][1])):
-            i = firsts[wi][1]
-            wi += 1
-            if i in kept:
-                item, opened = kept.pop(i)
-            else:
-                opened = file_segments(paths[i], errors, was_found(paths[i], found))
-                item = next(opened, None)
-            if item is not None:
-                heapq.heappush(heap, (item[0], i, item[2], item[1], item[3], opened))
-        if not heap:
-            return
-        _eff, i, pkt, ts, seg, cur = heap[0]
-        yield ts, i, pkt, seg
-        nxt = next(cur, None)
-        if nxt is None:
-            heapq.heappop(heap)
-        else:
-            heapq.heapreplace(heap, (nxt[0], i, nxt[2], nxt[1], nxt[3], cur))
+
+    def segments(i: int, errs: list[CaptureError] | None, block_size: int
+                 ) -> Generator[tuple[int, int, int, int, tuple[Any, ...]], None, None]:
+        path = paths[i]
+        # (errs None: a first look, whose error is not kept)
+        for eff, ts, n, seg in file_segments(path, [] if errs is None else errs,
+                                             was_found(path, found), block_size):
+            yield eff, ts, i, n, seg
+
+    for _eff, ts, i, n, seg in merge_by_time(paths, segments, errors):
+        yield ts, i, n, seg
 
 
 def key_of(seg: tuple[Any, ...]) -> tuple[Any, ...]:

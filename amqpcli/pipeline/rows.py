@@ -38,7 +38,7 @@ from amqpcli.dissect import (
 )
 from amqpcli.dissect.filters import frame_state, performative_name
 from amqpcli.dissect.records import replaced_outcome
-from amqpcli.dissect.stats import percentile
+from amqpcli.dissect.stats import micros, percentile
 from amqpcli.engine import LinkAttached, SessionBegun, SessionEnded
 from amqpcli.pipeline.schema import PARTITION, TABLES
 
@@ -65,8 +65,8 @@ class Tables:
 
 
 def _us(t: float | None) -> int | None:
-    """Seconds (float) → whole microseconds: how times are stored."""
-    return None if t is None else round(t * 1_000_000)
+    """Seconds (float) → whole microseconds: how times are stored (`micros`)."""
+    return None if t is None else micros(t)
 
 
 def _ep(e: Any) -> str:

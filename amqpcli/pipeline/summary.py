@@ -6,7 +6,9 @@ Connections are labelled c1, c2, … in order of their first packet across the w
 Links are listed one by one (latency percentiles from their own deliveries), as the
 summary of captures lists them: by connection (c2 before c10), then in order of attach; a
 section of its own (`Summary.addresses`) adds one line per address that several links
-share, with percentiles over all of that address's deliveries. Notices are counted from
+share, with percentiles over all of that address's deliveries. Violations are listed in
+the summary of captures' order (`dissect.stats.violation_order`: time, connection, frame,
+…), the first 50 of them. Notices are counted from
 the connections' `notices` (the damaged files of the set are not in the tables). `frames`
 counts frames on the wire, as the summary of captures does: a 0-10 row of the frames
 table is an assembly, and its `frames` says how many frames it took.
@@ -47,6 +49,8 @@ class Facts:
     links: list[dict[str, Any]] = field(default_factory=list)
     addresses: list[dict[str, Any]] = field(default_factory=list)
     by_violation: dict[str, int] = field(default_factory=dict)
+    # rows of the violations to list: the first MAX_LISTED_VIOLATIONS by time, and all
+    # those at the time of the last of them; each with `time_us` (its time in µs)
     violations: list[dict[str, Any]] = field(default_factory=list)
     notices: dict[str, int] = field(default_factory=dict)
     # the --stall the links' stalls were found with; None: no link says (no links, or
@@ -55,6 +59,12 @@ class Facts:
     # the capture files the connections and violations come from: of several, a
     # violation's packet names its file, as when the captures are read
     captures: set[str] = field(default_factory=set)
+
+
+# what the summary reads of a violation (and `time_us`, its time in microseconds, as the
+# summaries order violations: `dissect.stats.violation_order`)
+_VIOLATION_COLUMNS = ("connection_id", "protocol", "time", "kind", "side", "link", "frame_no",
+                      "capture", "packet", "detail")
 
 
 def _sec(t: Any) -> float | None:
@@ -120,14 +130,17 @@ def build(f: Facts, stall: float | None = None) -> Summary:
         s.addresses.append(LinkSummary("*", f"{a['links']} links", a["address"], "any",
                                        a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
     s.by_violation = dict(f.by_violation)
-    for v in f.violations[:MAX_LISTED_VIOLATIONS]:
+    # (`f.violations` holds the first ones by time, and all those at the same time as the
+    # last of them: the summary of captures' order picks among them)
+    for v in f.violations:
         packet = v["packet"] or 0
         if len(f.captures) > 1 and packet and v["capture"]:
             packet = FilePacket(packet, v["capture"])
-        s.violations.append(ViolationRecord(
-            _Label(labels.get(v["connection_id"], "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
+        cid = v["connection_id"]
+        s.list_violation(ViolationRecord(
+            _Label(labels.get(cid, "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
             v["side"], v["detail"], v["frame_no"] or 0, packet,
-            _sec(v["time"]) or 0.0, v["link"]))
+            _sec(v["time"]) or 0.0, v["link"]), numbers.get(cid, 0), v["time_us"])
     s.notices = dict(f.notices)
     return s
 
@@ -199,14 +212,15 @@ def facts_local(out: str) -> Facts:
     f.transactions = _transactions(f.links)
     f.stall_threshold = _stall_threshold(f.links)
     f.addresses = _shared_addresses(f.links, d.to_pylist())
-    v = read_table(out, "violations", ["connection_id", "protocol", "time", "kind", "side",
-                                       "link", "frame_no", "capture", "packet", "detail"])
+    v = read_table(out, "violations", list(_VIOLATION_COLUMNS))
     f.captures.update(x for x in v.column("capture").to_pylist() if x)
     if v.num_rows:
         f.by_violation = _counts(v, "kind")
-        v = v.sort_by([("time", "ascending"), ("connection_id", "ascending"),
-                       ("frame_no", "ascending")])
-        f.violations = v.slice(0, MAX_LISTED_VIOLATIONS).to_pylist()
+        v = v.append_column("time_us", pc.cast(v.column("time"), "int64"))
+        if v.num_rows > MAX_LISTED_VIOLATIONS:
+            cut = v.column("time_us").sort()[MAX_LISTED_VIOLATIONS - 1]
+            v = v.filter(pc.less_equal(v.column("time_us"), cut))
+        f.violations = v.to_pylist()
     return f
 
 
@@ -308,9 +322,12 @@ def facts_spark(spark: Any, out: str) -> Facts:
             "outcomes": sorted(outs.get(a, [])), "count": st["count"] if st else 0,
             "p50": st["p50"] if st else None, "p90": st["p90"] if st else None,
             "p99": st["p99"] if st else None, "max": st["max"] if st else None})
-    v = table("violations")
+    v = table("violations").select(*_VIOLATION_COLUMNS,
+                                   F.unix_micros("time").alias("time_us"))
     f.captures.update(r[0] for r in v.select("capture").distinct().collect() if r[0])
     f.by_violation = {r[0]: r[1] for r in v.groupBy("kind").count().collect()}
-    f.violations = [r.asDict() for r in v.orderBy("time", "connection_id", "frame_no")
-                    .limit(MAX_LISTED_VIOLATIONS).collect()]
+    first = v.orderBy("time_us").limit(MAX_LISTED_VIOLATIONS).collect()
+    if len(first) == MAX_LISTED_VIOLATIONS:  # (and those at the time of the last of them)
+        first = v.where(F.col("time_us") <= first[-1]["time_us"]).collect()
+    f.violations = [r.asDict() for r in first]
     return f

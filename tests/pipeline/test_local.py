@@ -22,7 +22,12 @@ from amqpcli.pipeline.run import summary_of, write_tables
 from amqpcli.pipeline.summary import build, facts_local
 from amqpcli.render.summary import summary_json
 from tests.paths import CAPTURES_DIR
-from tests.pipeline.helpers import assert_same_tables, rows, run_cli
+from tests.pipeline.helpers import (
+    assert_same_tables,
+    rows,
+    run_cli,
+    without_shared_addresses,
+)
 
 RABBIT = CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng"
 
@@ -453,10 +458,8 @@ def test_summary_of_tables_reads_as_the_summary_of_their_captures(
     assert code == 0, err
     code, from_captures, err = run_cli("pcap-dump", *files, "--summary")
     assert code == 0, err
-    lines = from_tables.splitlines()
-    start = lines.index("addresses shared by several links:")
-    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
-    assert lines[:start] + lines[end:] == from_captures.splitlines()
+    assert "addresses shared by several links:" in from_tables
+    assert without_shared_addresses(from_tables) == from_captures
     assert "  c10 " in from_captures and "notices: gap 1, midstream 1" in from_captures
 
 
@@ -656,28 +659,34 @@ def test_summary_of_tables_counts_the_coordinators_requests_as_transactions(
 def test_summary_of_tables_names_the_file_of_a_violations_packet(tmp_path: Path) -> None:
     """Of several capture files, a violation's packet is a number in its own file: the
     summary of the tables names the file, as the summary of the captures does (it said
-    `packet 14` alone)."""
+    `packet 14` alone). Here two runs of the generator collide (the same addresses and
+    times), so packets of two files share times: both readers take them in one order
+    (file, then packet), and the two summaries are the same, text and JSON, but for the
+    section only the tables' has (the captures' counted 8 violations, the tables' 9:
+    a file read alone went on past a packet of the next file at the same time)."""
     import json
 
-    from tests.paths import REPO_ROOT
+    from tests.pipeline.helpers import colliding_set
 
-    gen = REPO_ROOT / "bench" / "gen_capture.py"
-    folder = tmp_path / "set"
-    folder.mkdir()
-    small = ["--files", "2", "--connections", "2", "--links", "1", "--messages", "20"]
-    for name, more in (("a", ["--seed", "7"]), ("b", ["--seed", "11", "--max-frame", "1024"])):
-        # the same addresses and times in both: their connections collide (violations)
-        subprocess.run([sys.executable, str(gen), str(folder / name), *small, *more],
-                       check=True, capture_output=True)
+    folder = colliding_set(tmp_path / "set")
     out = tmp_path / "t"
     write_tables([str(folder)], str(out))
-    listed = summary_json(summary_of(str(out)))["violations"]
-    code, stdout, _err = run_cli("pcap-dump", str(folder), "--summary", "--json")
-    assert code == 0
-    from_captures = json.loads(stdout.strip().splitlines()[-1])["violations"]
-    assert listed and {v["file"] for v in listed} <= {str(p) for p in folder.iterdir()}
-    assert {(v["packet"], v["file"]) for v in from_captures} <= {
-        (v["packet"], v["file"]) for v in listed}
+    summaries = {}
+    for what, source in (("captures", folder), ("tables", out)):
+        code, text, err = run_cli("pcap-dump", str(source), "--summary")
+        assert code == 0, err
+        code, lines, err = run_cli("pcap-dump", str(source), "--summary", "--json")
+        assert code == 0, err
+        summary = json.loads(lines.strip().splitlines()[-1])
+        summary.pop("addresses", None)  # (the section only the summary of tables has)
+        summaries[what] = (without_shared_addresses(text), summary)
+    assert summaries["tables"] == summaries["captures"]
+    text, summary = summaries["captures"]
+    assert sum(summary["by-violation"].values()) == 9 and "violations: 9 " in text
+    listed = summary["violations"]
+    assert len(listed) == 9 and {v["file"] for v in listed} <= {
+        str(p) for p in folder.iterdir()}
+    assert listed == sorted(listed, key=lambda v: (v["time"], v["connection"], v["frame"]))
 
 
 def test_without_pyarrow_the_tables_path_says_so(tmp_path: Path) -> None:
@@ -693,3 +702,79 @@ def test_without_pyarrow_the_tables_path_says_so(tmp_path: Path) -> None:
     assert (r.returncode, r.stderr) == (2, (
         "amqp: error: the tables of --out, and --summary of folders, are read and written "
         "with pyarrow, which is not installed: pip install pyarrow\n"))
+
+
+def _same_time_violations(path: Path, connections: int) -> str:
+    """A capture of `connections` connections, 20 ms apart, each with a frame at the same
+    time (1 s in) that is a violation: a disposition for a delivery never sent (even
+    ones), or a transfer too large for max-frame-size and with no credit (odd ones: two
+    violations of one frame)."""
+    from amqpcli.capture.writer import CaptureWriter, TcpConversation
+    from amqpcli.codec import composites as c
+    from tests.dissect.helpers import Script
+
+    start = 1_700_000_000_000_000_000
+    with CaptureWriter(path) as w:
+        convs = []
+        for i in range(connections):
+            t0 = start + i * 20_000_000
+            conv = TcpConversation(w, client=("10.0.0.1", 40000 + i),
+                                   server=("10.0.0.2", 5672), start_ns=t0, mss=4000)
+            conv.handshake()
+            for d, data, t in Script().open(max_frame=512).sender_link(
+                    credit=0 if i % 2 else 100).steps:
+                conv.send(d, data, time_ns=t0 + int(t * 1e9))
+            convs.append(conv)
+        for i, conv in enumerate(convs):
+            late = Script().transfer(0, "x" * 2000) if i % 2 else Script().dispose(5, c.Accepted())
+            for d, data, _t in late.steps:
+                conv.send(d, data, time_ns=start + 1_000_000_000)
+        for i, conv in enumerate(convs):
+            conv.now = start + 2_000_000_000 + i * 1000
+            conv.close()
+    return str(path)
+
+
+def test_same_time_violations_are_listed_in_one_order(tmp_path: Path) -> None:
+    """Violations at the same time in several connections, two of them of one frame:
+    listed by connection (c1 first), then frame, then kind, by the summary of the captures
+    and by the summary of their tables alike (the tables' listed them in the order of
+    their connection ids, hashes)."""
+    import json
+
+    cap = _same_time_violations(tmp_path / "same-time.pcapng", 4)
+    out = tmp_path / "t"
+    write_tables([cap], str(out))
+    ids = {r["first_time"]: r["connection_id"] for r in rows(out, "connections")}
+    by_label = [ids[t] for t in sorted(ids)]
+    assert by_label != sorted(by_label)  # (else the ids' order would pass unnoticed)
+    summaries = []
+    for source in (cap, str(out)):
+        code, text, err = run_cli("pcap-dump", source, "--summary")
+        assert code == 0, err
+        code, lines, err = run_cli("pcap-dump", source, "--summary", "--json")
+        assert code == 0, err
+        summary = json.loads(lines.strip().splitlines()[-1])
+        summaries.append((without_shared_addresses(text), summary["violations"]))
+    assert summaries[0] == summaries[1]
+    listed = [(v["connection"], v["kind"]) for v in summaries[0][1]]
+    assert listed == [("c1", "unknown-delivery"), ("c2", "frame-too-large"),
+                      ("c2", "transfer-beyond-credit"), ("c3", "unknown-delivery"),
+                      ("c4", "frame-too-large"), ("c4", "transfer-beyond-credit")]
+    assert len({v["time"] for v in summaries[0][1]}) == 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "ndjson"])
+def test_summary_of_tables_lists_the_first_violations_in_the_captures_order(
+        tmp_path: Path, fmt: str) -> None:
+    """More than 50 violations, the 50th by time one of many at that time: the summary
+    of tables lists the first 50 by time, connection (c1 before c2, not by connection
+    id), frame, as the summary of captures does (`violation_order`)."""
+    from amqpcli.dissect.stats import micros
+    from tests.pipeline.helpers import many_violations
+
+    want = many_violations(tmp_path / "t", fmt)
+    s = summary_of(str(tmp_path / "t"))
+    assert sum(s.by_violation.values()) == 70
+    assert [(v.conn.label, micros(v.time), v.frame_no) for v in s.violations] == want
+    assert any(t == want[-1][1] for _c, t, _f in want[:-1])  # (ties at the 50th)

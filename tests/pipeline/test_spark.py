@@ -247,3 +247,39 @@ def test_spark_log_settings_come_from_a_private_folder_only(tmp_path: Path) -> N
     assert st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
     assert "appender.console.target = SYSTEM_ERR" in config.read_text()
     assert "File" not in config.read_text()
+
+
+def test_spark_lists_the_first_violations_in_the_captures_order(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    """The summary of tables read by Spark lists the first 50 violations as the summary
+    of captures would (by time, connection, frame), ties at the 50th included."""
+    from amqpcli.dissect.stats import micros
+    from tests.pipeline.helpers import many_violations
+
+    want = many_violations(tmp_path / "t")
+    s = summary_of(str(tmp_path / "t"), engine="spark", spark=spark)
+    assert [(v.conn.label, micros(v.time), v.frame_no) for v in s.violations] == want
+    assert summary_json(s) == summary_json(summary_of(str(tmp_path / "t")))
+
+
+def test_colliding_captures_give_one_summary_whatever_the_engine(spark: Any,
+                                                                 tmp_path: Path) -> None:
+    """Two capture files of colliding connections (packets of equal times in both): the
+    two executors write the same tables, and their summaries, read by either engine,
+    are the summary of the captures (but for the tables' own section)."""
+    import json
+
+    from tests.pipeline.helpers import colliding_set
+
+    folder = str(colliding_set(tmp_path / "set"))
+    write_tables([folder], str(tmp_path / "l"))
+    write_tables([folder], str(tmp_path / "s"), engine="spark", spark=spark)
+    assert assert_same_tables(tmp_path / "l", tmp_path / "s")["violations"] == 9
+    code, stdout, err = run_cli("pcap-dump", folder, "--summary", "--json")
+    assert code == 0, err
+    from_captures = json.loads(stdout.strip().splitlines()[-1])
+    for out in ("l", "s"):
+        for engine in ("local", "spark"):
+            got = summary_json(summary_of(str(tmp_path / out), engine=engine, spark=spark))
+            assert got.pop("addresses")
+            assert got == from_captures, (out, engine)

@@ -23,3 +23,14 @@ def test_one_day_shows_the_time_of_day() -> None:
 def test_over_midnight_shows_the_dates() -> None:
     line = _frames_line(DAY - 60, DAY + 95_310_000)
     assert "from 2023-11-14T23:59:00.000000Z to 2026-11-22T03:00:00.000000Z (95310060.000 s)" in line
+
+
+def test_the_span_is_the_same_of_captures_and_of_their_tables() -> None:
+    """A span of 1.5 ms: the captures' times (ns / 1e9) and the tables' (whole µs / 1e6)
+    are floats one rounding apart, whose differences said 0.002 s and 0.001 s; the span
+    is taken in whole microseconds, as the tables keep times."""
+    first, last = 1_700_000_000_000_060_000, 1_700_000_000_001_560_000  # (ns)
+    of_captures = _frames_line(first / 1e9, last / 1e9)
+    of_tables = _frames_line(first // 1000 / 1e6, last // 1000 / 1e6)
+    assert of_captures == of_tables
+    assert of_captures.endswith("from 22:13:20.000060 to 22:13:20.001560 (0.002 s)")
