@@ -12,6 +12,7 @@ import functools
 import inspect
 import math
 import os
+import re
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -419,19 +420,56 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
 
 # --- typed values: "5", "int:5", "symbol:x", "uuid:…" -------------------------------
 
+# What a value that does not parse is told, in place of the parser's own text (Python's
+# "invalid literal for int() with base 10", "Invalid isoformat string"): what is wrong and
+# what is taken.
+_NOT_INTEGER = "not an integer (decimal, or 0x hex, 0o octal, 0b binary; no _ separators)"
+_NOT_NUMBER = "not a number (decimal as in 2.5 or -1e-3, or inf, -inf, nan)"
+_NOT_TIME = ("not a time: give ISO 8601 (2024-05-01T12:00:00Z, 2024-05-01T14:00:00+02:00, "
+             "2024-05-01), milliseconds since the epoch, or now")
+_NOT_UUID = "not a UUID: 32 hex digits, hyphens optional (123e4567-e89b-12d3-a456-426614174000)"
+_NOT_HEX = "not hex: after hex:, pairs of hex digits (hex:00ff)"
+_NOT_BOOLEAN = "not a boolean (true, false, yes, no, 1 or 0)"
+
+# A decimal integer as int() reads one (signs, spaces around, any Unicode digits): when
+# int() still refuses it, it has more digits than Python converts (4300 by default),
+# which is past the range of every AMQP integer type.
+_DECIMAL = re.compile(r"\s*[+-]?(\d+)\s*")
+_TIMESTAMP_RANGE = (-0x8000000000000000, 0x7FFFFFFFFFFFFFFF)
+# datetime's complaints about one field of a well-formed time ("month must be in 1..12",
+# "day is out of range for month"): said as they are; any other is _NOT_TIME.
+_TIME_FIELD = re.compile(r"(year|month|day|hour|minute|second)\b")
+
+
+def _out_of_range(type_name: str, lo: int, hi: int) -> ValueError:
+    return ValueError(f"out of range for {type_name} ({lo} to {hi})")
+
+
 def _bool(s: str) -> bool:
     low = s.lower()
     if low in ("true", "1", "yes"):
         return True
     if low in ("false", "0", "no"):
         return False
-    raise ValueError(f"not a boolean: {s!r}")
+    raise ValueError(_NOT_BOOLEAN)
 
 
 def _binary(s: str) -> bytes:
     if s.startswith("hex:"):
-        return bytes.fromhex(s[4:])
+        try:
+            return bytes.fromhex(s[4:])
+        except ValueError:
+            raise ValueError(_NOT_HEX) from None
     return s.encode("utf-8")
+
+
+def _uuid(text: str) -> Any:
+    import uuid
+
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        raise ValueError(_NOT_UUID) from None
 
 
 def _timestamp(text: str) -> t.Timestamp:
@@ -445,9 +483,15 @@ def _timestamp(text: str) -> t.Timestamp:
     try:
         return t.Timestamp(int(text))
     except ValueError:
-        from amqpcli.render.types import parse_iso_time
+        if _DECIMAL.fullmatch(text):  # too many digits for int()
+            raise _out_of_range("timestamp", *_TIMESTAMP_RANGE) from None
+    from amqpcli.render.types import parse_iso_time
 
+    try:
         return t.Timestamp(parse_iso_time(text))
+    except ValueError as e:
+        field = str(e) if _TIME_FIELD.match(str(e)) else None
+        raise ValueError(f"not a time: {field}" if field else _NOT_TIME) from None
 
 
 def _null(text: str) -> None:
@@ -484,9 +528,16 @@ def _json(text: str) -> Any:
     """A value in the lossless JSON format of docs/message-format.md; nested deeper than
     `JSON_DEPTH` is an error (ValueError), not a RecursionError in the parser or the
     conversion."""
+    import json
+
     from amqpcli.render.jsonvalues import JsonValueError, from_json
 
-    obj = json_within_depth(text)  # (a JSONDecodeError is a ValueError)
+    try:
+        obj = json_within_depth(text)
+    except json.JSONDecodeError as e:
+        # where in the value, as a body's error says it (not JSON's "line 1 … (char 0)")
+        at = f"column {e.colno}" if "\n" not in text else f"line {e.lineno} column {e.colno}"
+        raise ValueError(f"not JSON: {e.msg} at {at}") from None
     try:
         return from_json(obj)
     except JsonValueError as e:
@@ -511,10 +562,7 @@ _INFINITY = frozenset(("inf", "+inf", "-inf", "infinity", "+infinity", "-infinit
 def _double(text: str) -> float:
     """A double; a number past its range is an error (Python reads it as infinity), an
     infinity asked for by name is not."""
-    v = float(text)
-    if math.isinf(v) and text.strip().lower() not in _INFINITY:
-        raise ValueError("out of range for a double (at most ±1.7976931348623157e+308)")
-    return v
+    return _finite_unless_named(text, "a double (at most ±1.7976931348623157e+308)")
 
 
 def _float(text: str) -> t.Float:
@@ -523,26 +571,45 @@ def _float(text: str) -> t.Float:
     number past a float's range is refused when the value is checked for encoding.)"""
     from amqpcli.codec import types as t
 
-    v = float(text)
+    return t.Float(_finite_unless_named(text, "a float (at most ±3.4028234663852886e+38)"))
+
+
+def _finite_unless_named(text: str, range_said: str) -> float:
+    """`text` as a double, refusing one Python reads as infinity unless it says so."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(_NOT_NUMBER) from None
     if math.isinf(v) and text.strip().lower() not in _INFINITY:
-        raise ValueError("out of range for a float (at most ±3.4028234663852886e+38)")
-    return t.Float(v)
+        raise ValueError(f"out of range for {range_said}")
+    return v
 
 
-def _integer(text: str) -> int:
-    """An integer in decimal (leading zeros allowed: `0{n}` gives 01, 02…) or, with its
-    prefix, hex, octal or binary (0x1f, 0o17, 0b101); no `_` separators."""
+def _integer(text: str, type_name: str, lo: int, hi: int) -> int:
+    """An integer of `type_name` (`lo` to `hi`) in decimal (leading zeros allowed: `0{n}`
+    gives 01, 02…) or, with its prefix, hex, octal or binary (0x1f, 0o17, 0b101); no `_`
+    separators."""
     digits = text.strip().lstrip("+-")
     if "_" in text:
-        raise ValueError("not an integer")
-    return int(text, 0 if digits[:2].lower() in ("0x", "0o", "0b") else 10)
+        raise ValueError(_NOT_INTEGER)
+    try:
+        v = int(text, 0 if digits[:2].lower() in ("0x", "0o", "0b") else 10)
+    except ValueError:
+        decimal = _DECIMAL.fullmatch(text)
+        if decimal is None:
+            raise ValueError(_NOT_INTEGER) from None
+        if len(decimal[1].lstrip("0")) <= len(str(hi)):  # (thousands of leading zeros)
+            raise ValueError(f"too many digits to read ({len(decimal[1])}, leading zeros "
+                             "included)") from None
+        raise _out_of_range(type_name, lo, hi) from None
+    if not lo <= v <= hi:
+        raise _out_of_range(type_name, lo, hi)
+    return v
 
 
 @functools.cache
 def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int, int]]]:
     """(type name -> converter, integer type -> its range), built on first use."""
-    import uuid
-
     from amqpcli.codec import types as t
 
     types: dict[str, Callable[[str], Any]] = {
@@ -564,7 +631,7 @@ def _converters() -> tuple[dict[str, Callable[[str], Any]], dict[type, tuple[int
         "double": _double,
         "char": t.Char,
         "timestamp": t.Timestamp,
-        "uuid": uuid.UUID,
+        "uuid": _uuid,
         "null": _null,
         "json": _json,
     }
@@ -595,27 +662,15 @@ def typed_value(type_name: str | None, text: str, what: str) -> Any:
         )
     try:
         if conv in ranges:
-            v = conv(_integer(text))
-            lo, hi = ranges[conv]
-            if not lo <= v <= hi:
-                raise ValueError(f"{v} out of range for {type_name}")
-            return v
+            return conv(_integer(text, type_name, *ranges[conv]))
         if conv is t.Timestamp:
             return _timestamp(text)
         if conv is t.Char and len(text) != 1:
             raise ValueError("a char is one character")
         return conv(text)
     except ValueError as e:
-        raise UserError(f"{what}: bad {type_name} value {_shown(text)}: {e}",
+        raise UserError(f"{what}: bad {type_name} value {cut_middle(text)!r}: {e}",
                         Exit.USAGE) from None
-
-
-def _shown(text: str, most: int = 60) -> str:
-    """`text` quoted for an error, cut short past `most` characters (a value thousands of
-    characters long would bury the error in it)."""
-    if len(text) <= most:
-        return repr(text)
-    return f"{text[:most]!r}… ({len(text)} characters)"
 
 
 def parse_key_value(item: str, what: str) -> tuple[str, Any]:

@@ -73,7 +73,8 @@ def test_a_bad_line_of_stdin_is_named_and_the_lines_before_it_sent(serve: ServeP
 @pytest.mark.parametrize(("args", "content", "said"), [
     (["-b", "value"], b"a\nb\n\xff\n", "line 3 of {file}: the body is not UTF-8 text"),
     (["-b", "value"], b"int:1\nint:99999999999\n",
-     "line 2 of {file}: body: bad int value '99999999999': 99999999999 out of range for int"),
+     ("line 2 of {file}: body: bad int value '99999999999': out of range for int "
+      "(-2147483648 to 2147483647)")),
     (["-b", "sequence"], b"[1]\n[2]\n3\n",
      "line 3 of {file}: --body-type sequence needs a JSON array body"),
     (["-b", "value"], b"float:1\r\n\r\nfloat:1e39\r\n",
@@ -130,7 +131,8 @@ def test_the_first_line_of_a_pipe_is_checked_before_connecting_when_it_has_come(
                       "--reconnect", "3")
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert r.stderr.strip() == ("amqp: error: line 1 of standard input: body: bad int value "
-                                "'x': invalid literal for int() with base 10: 'x'")
+                                "'x': not an integer (decimal, or 0x hex, 0o octal, 0b binary; "
+                                "no _ separators)")
     r = _send_reading(_filled_pipe(b""), nowhere, "--lines")
     assert r.returncode == 2 and r.stderr.strip() == (
         "amqp: error: standard input has no lines: nothing to send"), r.stderr
@@ -160,7 +162,8 @@ def test_a_bad_first_line_sends_nothing(serve: ServePeers) -> None:
     r = amqp("send", url, "--lines", "-b", "value", input=b"int:x\nint:1\n")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == ("amqp: error: line 1 of standard input: body: bad int value "
-                                "'x': invalid literal for int() with base 10: 'x'")
+                                "'x': not an integer (decimal, or 0x hex, 0o octal, 0b binary; "
+                                "no _ separators)")
     assert _bodies(url) == []
 
 

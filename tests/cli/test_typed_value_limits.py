@@ -14,7 +14,7 @@ import pytest
 
 from amqpcli.cli.options import typed_value
 from amqpcli.codec.types import Float
-from amqpcli.errors import UserError
+from amqpcli.errors import UserError, cut_middle
 from amqpcli.render.jsonvalues import JsonValueError, from_json
 from amqpcli.render.message import message_from_json
 from tests.net.clirun import amqp_in_process as run
@@ -32,8 +32,8 @@ def test_a_deep_json_value_is_a_usage_error(option: str) -> None:
     code, out, err = run("send", option, f"k:json={value}", NOWHERE, "hi")
     what = "--property" if option == "-P" else "--annotation"
     assert (code, out) == (2, "")
-    assert err == (f"amqp: error: {what} 'k': bad json value {value[:60]!r}… (55000 "
-                   "characters): nested more than 200 deep\n")
+    assert err == (f"amqp: error: {what} 'k': bad json value {cut_middle(value)!r}: "
+                   "nested more than 200 deep\n")
 
 
 def test_json_values_within_the_limit() -> None:
