@@ -175,7 +175,7 @@ print(json.dumps({"cpu": time.process_time() - t0, "wall": time.perf_counter() -
 
 
 def run_reader(code: Path, log: Path) -> float:
-    r = subprocess.run([sys.executable, "-c", _READER, str(log)], env=_env(code),
+    r = subprocess.run([sys.executable, "-c", _READER, str(log)], env=_env(code), cwd=code,
                        capture_output=True, text=True, check=True)
     return float(json.loads(r.stdout)["cpu"])
 
@@ -184,7 +184,7 @@ def run_command(code: Path, log: Path, *args: str) -> float:
     """CPU seconds (user + system) of one `pcap-dump` process, output to /dev/null."""
     with open(os.devnull, "wb") as null:
         p = subprocess.Popen([sys.executable, "-m", "amqpcli", "pcap-dump", str(log), *args],
-                             env=_env(code), stdout=null, stderr=null)
+                             env=_env(code), cwd=code, stdout=null, stderr=null)
         _, status, usage = os.wait4(p.pid, 0)
     if os.waitstatus_to_exitcode(status) not in (0,):
         raise SystemExit(f"pcap-dump {log} {' '.join(args)} failed ({status})")
@@ -192,6 +192,7 @@ def run_command(code: Path, log: Path, *args: str) -> float:
 
 
 def _env(code: Path) -> dict[str, str]:
+    """(Run in `code` too: a process's own directory comes first on its path.)"""
     return {**os.environ, "PYTHONPATH": str(code)}
 
 
