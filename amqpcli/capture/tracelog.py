@@ -16,7 +16,9 @@ went over the wire, give or take an encoding width. A connection is the id in br
 (the transport's address, or the router's `C3`), per file; its endpoints are named
 `ID:0` (the side that wrote the log) and `ID:1` (its peer), and the client is the side
 whose protocol header comes first. A frame's number is its line number in the log; a line
-without a time takes the time of the line before it (0, the epoch, before any).
+without a time takes the time of the line before it (0, the epoch, before any). A
+connection whose first line has no time (proton's trace has none) is a `TraceFlow` not
+`timed`: the views say its times are unknown.
 Other log lines are skipped; a frame line that does not parse is a warning, with its line.
 """
 
@@ -37,7 +39,17 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any, cast
 
 from amqpcli.capture.detect import AMQP_1_0, AMQP_SASL, UNKNOWN
-from amqpcli.capture.tcp import C2S, S2C, Closed, Data, Direction, Event, Flow, Opened
+from amqpcli.capture.tcp import (
+    C2S,
+    S2C,
+    Closed,
+    Data,
+    Direction,
+    Event,
+    Flow,
+    FlowKey,
+    Opened,
+)
 from amqpcli.codec import composites as _c
 from amqpcli.codec.frames import (
     AMQP_HEADER,
@@ -793,12 +805,23 @@ def is_trace_log(source: Any) -> bool:
     return False
 
 
+class TraceFlow(Flow):
+    """A connection of a frame-trace log: a `Flow`, and whether its lines carry times
+    (`timed`: its first line's has one; proton's trace has none, a router's log has)."""
+
+    __slots__ = ("timed",)
+
+    def __init__(self, index: int, key: FlowKey, first_ns: int, timed: bool) -> None:
+        super().__init__(index, key, first_ns)
+        self.timed = timed
+
+
 class _Conn:
     """A connection of the log: its flow, the bytes so far each way, its state."""
 
     __slots__ = ("closed", "flow", "headers", "logger_is_client", "offsets")
 
-    def __init__(self, flow: Flow, logger_is_client: bool) -> None:
+    def __init__(self, flow: TraceFlow, logger_is_client: bool) -> None:
         self.flow = flow
         self.logger_is_client = logger_is_client
         self.offsets = [0, 0]
@@ -925,7 +948,7 @@ class TraceReader:
         self._flows += 1
         ident = fl.conn
         key = (ident, 0, ident, 1)
-        flow = Flow(self._flows, key, t)
+        flow = TraceFlow(self._flows, key, t, timed=fl.time_ns is not None)
         # the client is the side whose protocol header comes first (a listener's proton
         # answers the client's); with no header, the side of the first frame, unless that
         # is a server's sasl-mechanisms

@@ -616,7 +616,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
     buf = out._buf
     for rec in records:  # (they end when a signal stops the reading: see Stopping)
         if not resolved and dis.first_time is not None:
-            flt.resolve(dis.first_time)
+            flt.resolve(dis.first_time, timed=rec.conn is None or rec.conn.timed)
             resolved = True
         cls = rec.__class__
         if cls is FrameRecord:

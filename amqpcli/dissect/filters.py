@@ -190,11 +190,17 @@ class Filter:
         self.by_content = bool(self.performatives or self.states
                                or self.selector is not None)
 
-    def resolve(self, first: float) -> None:
-        """Turn relative times into absolute ones, once the capture's start is known."""
+    def resolve(self, first: float, timed: bool = True) -> None:
+        """Turn relative times into absolute ones, once the capture's start is known.
+        `timed`: whether its first connection has times (a frame-trace log's may not:
+        then `--since` and `--until` are a usage error, as a time that is no time is)."""
         if self._resolved:
             return
         self._resolved = True
+        for text, option in ((self._since_text, "--since"), (self._until_text, "--until")):
+            if text is not None and not timed:
+                raise UserError(f"{option}: the log has no times to select by (proton's "
+                                "frame trace carries none)", Exit.USAGE)
         if self._since_text is not None:
             self._since_us = _micros(parse_time(self._since_text, first, "--since"))
         if self._until_text is not None:

@@ -32,7 +32,7 @@ from typing import Any
 from amqpcli.codec.decode import skip
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError
-from amqpcli.dissect.records import AMQP10, DeliveryRecord, latency
+from amqpcli.dissect.records import AMQP10, DeliveryRecord, known_time, latency
 
 
 @dataclass(slots=True, eq=False)
@@ -121,9 +121,11 @@ class Journeys:
             j = self._by_digest[digest] = Journey(
                 digest, len(bare), getattr(props, "message_id", None), _holds_secret(msg, bare),
                 without_properties)
-        j.hops.append(Hop(rec.conn.label, rec.link, rec.address, rec.sender, rec.delivery_id,
-                          rec.first_time, rec.outcome, rec.state, rec.settled_by,
-                          rec.presettled, rec.at_end, rec.settled_time,
+        conn = rec.conn
+        j.hops.append(Hop(conn.label, rec.link, rec.address, rec.sender, rec.delivery_id,
+                          known_time(conn, rec.first_time), rec.outcome, rec.state,
+                          rec.settled_by, rec.presettled, rec.at_end,
+                          known_time(conn, rec.settled_time),
                           # (a form a node added properties to, once joined to the
                           # message as sent: see _journeys)
                           props is not None and j.digest_without_properties is None,

@@ -228,7 +228,7 @@ class Dissector:
             self._handlers[flow.index] = _Deferred(flow, t)
             return
         conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
-                    _ep(flow.server), proto, t, t)
+                    _ep(flow.server), proto, t, t, timed=_timed(flow))
         self.conns.append(conn)
         if proto == AMQP_0_10:
             conn.protocol = AMQP010
@@ -249,7 +249,7 @@ class Dissector:
         joined mid-connection."""
         flow = d.flow
         conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
-                    _ep(flow.server), AMQP10, d.time, d.time)
+                    _ep(flow.server), AMQP10, d.time, d.time, timed=_timed(flow))
         conn.midstream = True
         self.conns.append(conn)
         h = _Handler10(self, conn)
@@ -266,6 +266,12 @@ class Dissector:
         for h in list(self._handlers.values()):
             if h is not None and not h.done:
                 yield from h.finish(self.last_time, self.packets)
+
+
+def _timed(flow: Any) -> bool:
+    """Whether a flow's events carry times: a capture's do; a frame-trace log's
+    (`TraceFlow`) say."""
+    return getattr(flow, "timed", True)
 
 
 def _ep(e: Any) -> str:

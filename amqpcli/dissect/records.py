@@ -101,6 +101,9 @@ class Conn:
     closed: dict[str, str] = field(default_factory=dict)  # side -> fin / rst / end
     sasl_outcome: int | None = None
     notes: list[str] = field(default_factory=list)
+    # its input said when each frame came: false for a frame-trace log's connection
+    # whose lines have no time (proton's), whose times are then unknown (`known_time`)
+    timed: bool = True
     _by_link: dict[int, LinkStats] = field(default_factory=dict, repr=False)
 
     @property
@@ -113,6 +116,13 @@ class Conn:
     def add_link(self, ls: LinkStats) -> None:
         self.links.append(ls)
         self._by_link[id(ls.link)] = ls  # the Link is kept by `ls`, so its id stays its own
+
+
+def known_time(conn: Conn | None, t: float | None) -> float | None:
+    """A time of `conn` (a record's, a delivery's, a link's) or a span between two (a
+    latency), or None (unknown) where its input had no times: what every view shows of
+    one, as `-` or null."""
+    return t if conn is None or conn.timed else None
 
 
 class FilePacket(int):

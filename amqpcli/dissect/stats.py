@@ -66,6 +66,8 @@ class LinkSummary:
     drains: int
     # a coordinator link's requests (not among `outcomes`: they are no messages)
     transactions: dict[str, int] = field(default_factory=dict)
+    # its connection has times (`Conn.timed`): without, `latency` is None, not known
+    timed: bool = True
 
 
 def transaction_kind(rec: DeliveryRecord) -> str:
@@ -100,8 +102,10 @@ class Summary:
     # a tables folder: amqpcli.pipeline.summary); not links, so not counted with them
     addresses: list[LinkSummary] = field(default_factory=list)
     protocols: dict[str, int] = field(default_factory=dict)
+    # the span of the frames of the connections that have times (`Conn.timed`)
     first_time: float | None = None
     last_time: float | None = None
+    untimed_frames: int = 0  # frames of connections without times
     unsettled_at_end: int = 0
     # deliveries whose message was not seen whole (a gap took transfers, or it was
     # abandoned with transfers still to come)
@@ -115,6 +119,9 @@ class Summary:
             self.frames += getattr(rec.item, "frames", 1) if rec.protocol == AMQP010 else 1
             name = performative_name(rec.item)
             self.by_performative[name] = self.by_performative.get(name, 0) + 1
+            if not rec.conn.timed:
+                self.untimed_frames += 1
+                return
             t = rec.time
             if self.first_time is None or t < self.first_time:
                 self.first_time = t
@@ -181,19 +188,21 @@ def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
     range."""
     latencies = ls.latencies if part is None else part.latencies
     lat = None
-    if latencies:
+    if latencies and c.timed:
         v = sorted(latencies)
         lat = {"p50": percentile(v, 50), "p90": percentile(v, 90), "p99": percentile(v, 99),
                "max": v[-1]}
     address = _address(ls)
+    # (a connection without times has no stalls to tell: its times are not its own)
+    own_stalls = ls.stalls if c.timed else []
     if part is None:
         return LinkSummary(c.label, ls.name, address, str(ls.link.sender),
-                           ls.deliveries, dict(ls.outcomes), lat, list(ls.stalls), ls.flows,
-                           ls.drains, dict(ls.transactions))
-    stalls = [st for st in ls.stalls if flt is None or flt.time(st[0])]
+                           ls.deliveries, dict(ls.outcomes), lat, list(own_stalls), ls.flows,
+                           ls.drains, dict(ls.transactions), c.timed)
+    stalls = [st for st in own_stalls if flt is None or flt.time(st[0])]
     return LinkSummary(c.label, ls.name, address, str(ls.link.sender), part.deliveries,
                        dict(part.outcomes), lat, stalls, ls.flows, ls.drains,
-                       dict(part.transactions))
+                       dict(part.transactions), c.timed)
 
 
 def _address(ls: LinkStats) -> str | None:

@@ -14,12 +14,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from amqpcli.dissect.records import AMQP10, Conn, DeliveryRecord, LinkStats, replaced_outcome
+from amqpcli.dissect.records import (
+    AMQP10,
+    Conn,
+    DeliveryRecord,
+    LinkStats,
+    known_time,
+    replaced_outcome,
+)
 from amqpcli.dissect.stats import link_summary
 from amqpcli.render.frameline import summarize_payload
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
-from amqpcli.render.traffic import ARROW, clock, iso
+from amqpcli.render.traffic import ARROW, clock_text, iso
 from amqpcli.render.types import (
     capabilities_text,
     mechanisms_text,
@@ -126,7 +133,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
         size = "≥" + size
         flags.append("bytes missing")
     parts = [
-        clock(rec.first_time),
+        clock_text(known_time(rec.conn, rec.first_time)),
         rec.conn.label,
         ARROW.get(rec.sender, "  "),
         link.ljust(_LINK_WIDTH),
@@ -135,7 +142,7 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
         size.rjust(8),
         outcome.ljust(9),
         settled_text(rec).ljust(16),
-        latency_text(rec.latency).rjust(10),
+        latency_text(known_time(rec.conn, rec.latency)).rjust(10),
     ]
     if flags:
         parts.append("[" + ", ".join(flags) + "]")
@@ -151,10 +158,10 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     return " ".join(parts).rstrip()
 
 
-def _entry_json(e: Any, hide: Redactions | None = None) -> dict[str, Any]:
+def _entry_json(e: Any, conn: Conn, hide: Redactions | None = None) -> dict[str, Any]:
     if hasattr(e, "frame_no"):  # 1.0 TimelineEntry
         out: dict[str, Any] = {
-            "time": iso(e.time),
+            "time": iso(known_time(conn, e.time)),
             "side": e.side,
             "kind": e.kind,
             "frame": e.frame_no,
@@ -172,7 +179,7 @@ def _entry_json(e: Any, hide: Redactions | None = None) -> dict[str, Any]:
         return out
     from amqpcli.render.traffic import plain_010
 
-    out = {"time": iso(e.time), "side": e.side, "kind": e.event}
+    out = {"time": iso(known_time(conn, e.time)), "side": e.side, "kind": e.event}
     if e.command_id is not None:
         out["command-id"] = e.command_id
     if e.detail:
@@ -206,9 +213,9 @@ def delivery_json(
             "outcome": rec.outcome,
             "settled-by": rec.settled_by,
             "presettled": rec.presettled,
-            "first-time": iso(rec.first_time),
-            "settled-time": iso(rec.settled_time),
-            "latency": rec.latency,
+            "first-time": iso(known_time(rec.conn, rec.first_time)),
+            "settled-time": iso(known_time(rec.conn, rec.settled_time)),
+            "latency": known_time(rec.conn, rec.latency),
         }
     )
     if rec.state is not None:
@@ -229,7 +236,7 @@ def delivery_json(
         out["unsettled-at-end"] = True
     if rec.incomplete:
         out["incomplete"] = True
-    out["timeline"] = [_entry_json(e, hide) for e in rec.timeline]
+    out["timeline"] = [_entry_json(e, rec.conn, hide) for e in rec.timeline]
     if message and rec.payload:
         if rec.protocol == AMQP10:
             out["message"] = _message_json(rec.payload, show_secrets)
@@ -350,8 +357,8 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
         f"    credit: {ls.flows} flows, max {ls.max_credit}, drain {ls.drains}, echo "
         f"{ls.echoes}; delivery-count {link.delivery_count}, credit now {link.link_credit}"
         + (
-            f"; {len(ls.stalls)} stalls, longest {max(d for _, d in ls.stalls):.3f} s"
-            if ls.stalls
+            f"; {len(s.stalls)} stalls, longest {max(d for _, d in s.stalls):.3f} s"
+            if s.stalls
             else ""
         )
     )
@@ -371,8 +378,8 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
         "sender": link.sender,
         "initiator": link.initiator,
         "handles": dict(ls.handles),
-        "attached": iso(ls.attached),
-        "detached": iso(ls.detached),
+        "attached": iso(known_time(conn, ls.attached)),
+        "detached": iso(known_time(conn, ls.detached)),
         "state": link.state,
     }
     how = implicitly_detached(link)
@@ -393,10 +400,10 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
             "max-credit": ls.max_credit,
             "delivery-count": link.delivery_count,
             "link-credit": link.link_credit,
-            "stalls": [{"start": iso(a), "seconds": d} for a, d in ls.stalls],
+            "stalls": [{"start": iso(a), "seconds": d} for a, d in s.stalls],
             "credit-timeline": [
                 {
-                    "time": iso(t),
+                    "time": iso(known_time(conn, t)),
                     "side": side,
                     "link-credit": c,
                     "delivery-count": dc,
@@ -443,7 +450,9 @@ def _close_text(c: Any) -> str:
 
 
 def connection_lines(conn: Conn) -> list[str]:
-    first = f"{conn.label} {conn.endpoints} {conn.protocol} {clock(conn.first_time)} - {clock(conn.last_time)}"
+    span = (f"{clock_text(conn.first_time)} - {clock_text(conn.last_time)}" if conn.timed
+            else clock_text(None))
+    first = f"{conn.label} {conn.endpoints} {conn.protocol} {span}"
     if conn.midstream:
         first += " (joined mid-connection)"
     lines = [first]
@@ -507,8 +516,8 @@ def connection_json(conn: Conn) -> dict[str, Any]:
         "connection": conn.label,
         "client": conn.client,
         "server": conn.server,
-        "first-time": iso(conn.first_time),
-        "last-time": iso(conn.last_time),
+        "first-time": iso(known_time(conn, conn.first_time)),
+        "last-time": iso(known_time(conn, conn.last_time)),
         "midstream": conn.midstream,
         "frames": dict(conn.frames),
         "bytes": dict(conn.bytes),

@@ -19,7 +19,7 @@ from amqpcli.dissect.stats import percentile
 from amqpcli.render.deliveries import latency_text, txn_outcome_text
 from amqpcli.render.jsonvalues import to_json
 from amqpcli.render.text import format_value, printable
-from amqpcli.render.traffic import ARROW, clock, iso
+from amqpcli.render.traffic import ARROW, clock_text, iso
 
 _ID_WIDTH = 12
 _WHERE_WIDTH = 32
@@ -49,7 +49,7 @@ def journey_line(j: Journey, show_secrets: bool = False) -> str:
         mid = "id=" + (text if len(text) <= _ID_WIDTH else text[: _ID_WIDTH - 1] + "…")
     first = j.first_time
     hops = "; ".join(_hop_text(h, None if i == 0 else first) for i, h in enumerate(j.hops))
-    return " ".join([clock(first), key, f"{j.size} B".rjust(8), mid.ljust(_ID_WIDTH + 3),
+    return " ".join([clock_text(first), key, f"{j.size} B".rjust(8), mid.ljust(_ID_WIDTH + 3),
                      hops]).rstrip()
 
 

@@ -30,6 +30,8 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
         # of the captures and 0.001 s of their tables, one float apart)
         seconds = (micros(s.last_time) - micros(s.first_time)) / 1e6
         span = f" from {when(s.first_time)} to {when(s.last_time)} ({seconds:.3f} s)"
+    if s.untimed_frames:  # (a frame-trace log's connections whose lines have no time)
+        span += f" ({s.untimed_frames} at unknown times)" if span else ", times unknown"
     out = [
         f"connections: {s.connections}" + (f" ({_counts(s.protocols)})" if s.protocols else ""),
         f"frames: {s.frames}{span}",
@@ -53,7 +55,7 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
             lat = (
                 "latency " + " ".join(f"{k} {latency_text(v)}" for k, v in ls.latency.items())
                 if ls.latency
-                else "no settled latency"
+                else "no settled latency" if ls.timed else "latency unknown"
             )
             outs = _counts(ls.outcomes) or "no deliveries"
             if ls.transactions:

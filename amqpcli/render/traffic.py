@@ -15,7 +15,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from amqpcli.dissect.records import AMQP10, FilePacket, FrameRecord, Notice, ViolationRecord
+from amqpcli.dissect.records import (
+    AMQP10,
+    FilePacket,
+    FrameRecord,
+    Notice,
+    ViolationRecord,
+    known_time,
+)
 from amqpcli.render.frameline import clock, frame_line, item_line
 from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
@@ -61,8 +68,16 @@ def iso(t: float | None) -> str | None:
     return f"{day}{us:06d}Z"
 
 
-def head(time: float, conn: str, side: str | None) -> str:
-    return f"{clock(time)} {conn} {ARROW.get(side or '', '  ')}"
+UNKNOWN_TIME = "-"  # a time the input did not carry (`known_time`)
+
+
+def clock_text(t: float | None) -> str:
+    """`clock(t)`, or `-` for a time not known."""
+    return UNKNOWN_TIME if t is None else clock(t)
+
+
+def head(time: float | None, conn: str, side: str | None) -> str:
+    return f"{clock_text(time)} {conn} {ARROW.get(side or '', '  ')}"
 
 
 # --- one line per record --------------------------------------------------------------
@@ -72,7 +87,7 @@ def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = 
                 message: Any = None) -> str:
     """The line of one frame record, plain text (`message`: the whole message of the
     delivery in several frames this one ends, see `frame_line`)."""
-    h = head(rec.time, rec.conn.label, rec.side)
+    h = head(known_time(rec.conn, rec.time), rec.conn.label, rec.side)
     item = rec.item
     if rec.protocol == AMQP10:
         if item.__class__.__name__ == "Frame":
@@ -89,14 +104,14 @@ def notice_line(rec: Notice) -> str:
         if rec.conn is not None and rec.kind in ("encrypted", "midstream")
         else ""
     )
-    return note_line(rec.time, who, rec.side, rec.text + where)
+    return note_line(known_time(rec.conn, rec.time), who, rec.side, rec.text + where)
 
 
-def note_line(time: float, connection: str, side: str | None, text: str) -> str:
+def note_line(time: float | None, connection: str, side: str | None, text: str) -> str:
     """`22:13:20.012013 c1 !! client: text`: a notice's line, pcap-dump's (`notice_line`)
     and the proxy's, which has no capture record."""
     said_of = f"{side}: " if side else ""
-    return f"{clock(time)} {connection} !! {said_of}{text}"
+    return f"{clock_text(time)} {connection} !! {said_of}{text}"
 
 
 def _packet_text(packet: int) -> str:
@@ -111,7 +126,7 @@ def violation_line(rec: ViolationRecord) -> str:
     pkt = f", {_packet_text(rec.packet)}" if rec.packet else ""
     link = f" on link {rec.link!r}" if rec.link else ""
     return (
-        f"{clock(rec.time)} {rec.conn.label} !! violation {rec.kind} by {rec.side}"
+        f"{clock_text(known_time(rec.conn, rec.time))} {rec.conn.label} !! violation {rec.kind} by {rec.side}"
         f"{link} (frame {rec.frame_no}{pkt}): {rec.detail}"
     )
 
@@ -203,7 +218,7 @@ def styled(line: str, rec: Any) -> Any:
     if isinstance(rec, (Notice, ViolationRecord)):
         text.stylize("bold red" if isinstance(rec, ViolationRecord) else "yellow")
         return text
-    n = len(clock(rec.time))
+    n = len(clock_text(known_time(rec.conn, rec.time)))
     text.stylize("dim", 0, n)
     c0 = n + 1
     c1 = c0 + len(rec.conn.label)
@@ -225,7 +240,7 @@ def _base(kind: str, rec: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"record": kind}
     if getattr(rec, "protocol", None):
         out["protocol"] = rec.protocol
-    out["time"] = iso(rec.time)
+    out["time"] = iso(known_time(rec.conn, rec.time))
     out["connection"] = rec.conn.label if rec.conn is not None else None
     return out
 

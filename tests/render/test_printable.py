@@ -49,7 +49,7 @@ def test_symbols_link_names_and_conditions_escape_a_backslash() -> None:
                       source=c.Source(address="a", distribution_mode=Symbol("co\\py")))
     line = frame_line(Frame(0, 0, 2, 0, 0, b"", attach, b""))  # type: ignore[arg-type]
     assert "co\\\\py" in line
-    rec = DeliveryRecord(SimpleNamespace(label="c1"), "amqp-1.0", "odd\\x1bname",  # type: ignore[arg-type]
+    rec = DeliveryRecord(SimpleNamespace(label="c1", timed=True), "amqp-1.0", "odd\\x1bname",  # type: ignore[arg-type]
                          "q", "client", 0, b"t", 3, 1, "accepted", c.Accepted(), "receiver",
                          False, False, 1.0, 1.5)
     assert "odd\\\\x1bname" in delivery_line(rec)
@@ -63,7 +63,7 @@ def test_delivery_lines_escape_link_names_and_error_descriptions() -> None:
     from amqpcli.dissect.records import DeliveryRecord
     from amqpcli.render.deliveries import delivery_line
 
-    conn = SimpleNamespace(label="c1")
+    conn = SimpleNamespace(label="c1", timed=True)
     state = c.Rejected(error=c.Error(condition=Symbol("amqp:x"), description="bad\x1b]0;t\x07"))
     rec = DeliveryRecord(conn, "amqp-1.0", "odd\nname\x1b[31m", "q", "client", 0,  # type: ignore[arg-type]
                          b"t", 3, 1, "rejected", state, "receiver", False, False, 1.0, 1.5)
