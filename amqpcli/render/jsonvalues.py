@@ -282,12 +282,25 @@ def _from_plain(t: str, v: Any, path: str) -> Any:
             if type(v) is int:
                 return Timestamp(v)
             if type(v) is str:
-                return Timestamp(parse_iso_time(v))
+                try:
+                    return Timestamp(parse_iso_time(v))
+                except ValueError:
+                    raise JsonValueError(path, f"expected an ISO 8601 time (2024-05-01T12:00:"
+                                         f"00Z) or milliseconds, found {v!r:.40}") from None
             raise JsonValueError(path, f"expected an ISO time or milliseconds, found {v!r:.40}")
         if t == "uuid":
-            return uuid.UUID(v)
+            try:
+                return uuid.UUID(v)
+            except (ValueError, TypeError, AttributeError):
+                raise JsonValueError(path, "expected a UUID (32 hex digits, hyphens optional),"
+                                     f" found {v!r:.40}") from None
         if t in _DECIMALS:
-            return _DECIMALS[t](bytes.fromhex(v))
+            try:
+                raw = bytes.fromhex(v)
+            except (ValueError, TypeError):
+                raise JsonValueError(path, f"expected the {t}'s bytes in hex, found "
+                                     f"{v!r:.40}") from None
+            return _DECIMALS[t](raw)
     except JsonValueError:
         raise
     except (ValueError, TypeError, AttributeError) as e:

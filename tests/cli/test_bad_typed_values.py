@@ -103,6 +103,16 @@ CASES = [
       "double quotes at column 2")),
     # a body given as a typed value
     (["--body-type", "value", "--", "int:abc"], f"body: bad int value 'abc': {NOT_INTEGER}"),
+    # values inside json: (the lossless JSON format, as --json-body and --from read it)
+    (["-P", 'k:json={"uuid":"zz"}'],
+     ("--property 'k': bad json value '{\"uuid\":\"zz\"}': .uuid: expected a UUID (32 hex "
+      "digits, hyphens optional), found 'zz'")),
+    (["-P", 'k:json={"timestamp":"bad"}'],
+     ("--property 'k': bad json value '{\"timestamp\":\"bad\"}': .timestamp: expected an ISO "
+      "8601 time (2024-05-01T12:00:00Z) or milliseconds, found 'bad'")),
+    (["-P", 'k:json={"decimal64":"zz"}'],
+     ("--property 'k': bad json value '{\"decimal64\":\"zz\"}': .decimal64: expected the "
+      "decimal64's bytes in hex, found 'zz'")),
 ]
 
 
