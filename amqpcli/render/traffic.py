@@ -87,7 +87,10 @@ def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = 
                 message: Any = None) -> str:
     """The line of one frame record, plain text (`message`: the whole message of the
     delivery in several frames this one ends, see `frame_line`)."""
-    h = head(known_time(rec.conn, rec.time), rec.conn.label, rec.side)
+    conn = rec.conn
+    # (known_time and head inlined: this is every frame's line)
+    h = (f"{clock(rec.time) if conn.timed else UNKNOWN_TIME} {conn.label} "
+         f"{ARROW.get(rec.side or '', '  ')}")
     item = rec.item
     if rec.protocol == AMQP10:
         if item.__class__.__name__ == "Frame":
