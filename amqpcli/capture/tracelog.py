@@ -729,8 +729,12 @@ def _time(m: re.Match[str]) -> int:
             pass  # (strptime of the whole time says what is wrong, as it always has)
         else:
             return (day + hours * 3600 + minutes * 60 + seconds) * 1_000_000_000 + ns
-    stamp = _dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
-                                  "%Y-%m-%d %H:%M:%S %z")
+    try:
+        stamp = _dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
+                                      "%Y-%m-%d %H:%M:%S %z")
+    except ValueError:  # (a month 98, a 25th hour: the line's, not the reader's, error)
+        said = " ".join(g for g in m.group("date", "clock", "zone") if g)
+        raise TraceSyntaxError(f"no such time: {said}", m.start("date")) from None
     return int(stamp.timestamp()) * 1_000_000_000 + ns
 
 

@@ -382,3 +382,18 @@ def test_a_reader_of_the_output_gone_is_no_read_error(tmp_path: Path) -> None:
                        shell=True, capture_output=True, text=True, check=False, timeout=120)
     assert len(r.stdout.splitlines()) == 1
     assert "cannot read on" not in r.stderr and "Broken pipe" not in r.stderr, r.stderr
+
+
+def test_a_line_of_no_such_time_is_a_warning_not_a_crash(tmp_path: Path) -> None:
+    """A month 98 or a 25th hour is the line's error, said as any line that does not parse
+    is (it was an internal error: strptime's ValueError out of the reader)."""
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER_LOG.replace("2023-05-01 10:00:00.100500", "2023-98-01 10:00:00.100500")
+                   .replace("2023-05-01 10:00:00.100600", "2023-05-01 25:00:00.100600"))
+    r = _pcap_dump(str(log), "--deliveries")
+    assert r.returncode == 0 and "internal error" not in r.stderr, r.stderr
+    warnings = [w for w in r.stderr.splitlines() if "does not parse" in w]
+    assert [w.split("(")[1].split(" at column")[0] for w in warnings[:2]] == [
+        "no such time: 2023-98-01 10:00:00.100500 +0000",
+        "no such time: 2023-05-01 25:00:00.100600 +0000"]
+    assert f"{log}:7:" in warnings[0] and f"{log}:8:" in warnings[1]

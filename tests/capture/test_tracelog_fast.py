@@ -57,8 +57,12 @@ def _reference_time(m: re.Match[str]) -> int:
     zone = m.group("zone") or "+0000"
     if zone in ("Z", "UTC"):
         zone = "+0000"
-    stamp = dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
-                                 "%Y-%m-%d %H:%M:%S %z")
+    try:
+        stamp = dt.datetime.strptime(f"{m.group('date')} {whole} {zone.replace(':', '')}",
+                                     "%Y-%m-%d %H:%M:%S %z")
+    except ValueError:  # (the line's error: a warning, not the reader's crash)
+        said = " ".join(g for g in m.group("date", "clock", "zone") if g)
+        raise t.TraceSyntaxError(f"no such time: {said}", m.start("date")) from None
     ns = int((frac + "000000000")[:9]) if frac else 0
     return int(stamp.timestamp()) * 1_000_000_000 + ns
 
