@@ -18,7 +18,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import check_given, check_path
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, cut_middle
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
     from amqpcli.capture.live import TlsFlows
@@ -324,7 +324,7 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
 def pcap_dump(
-    files: Annotated[list[str] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -).", show_default=False)] = None,
+    files: Annotated[list[str] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -). Or frame-trace logs: proton's PN_TRACE_FRM=1 output, router logs (see docs/trace-logs.md).", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
     port_alias: Annotated[list[int] | None, typer.Option("--port", "-p", hidden=True)] = None,  # the old spelling of --amqp-port
     tls_keylog: Annotated[str | None, typer.Option("--tls-keylog", metavar="PATH", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,
@@ -389,6 +389,14 @@ def pcap_dump(
     if out_dir is not None and not out_dir.strip():
         raise UserError("--out: the folder name is empty", Exit.USAGE)
     _check_stdin(paths, out_dir, keylog)
+    if out_dir is not None:
+        from amqpcli.capture.tracelog import is_trace_log
+
+        log = next((f for f in paths if f.is_file() and is_trace_log(str(f))), None)
+        if log is not None:  # (the tables are written from capture files' packets)
+            raise UserError(f"--out reads capture files: {cut_middle(str(log))} is a "
+                            "frame-trace log (its views need no tables: leave out --out)",
+                            Exit.USAGE)
     if fast_capture and (live is None or keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
                         "decrypts)", Exit.USAGE)

@@ -397,3 +397,15 @@ def test_a_line_of_no_such_time_is_a_warning_not_a_crash(tmp_path: Path) -> None
         "no such time: 2023-98-01 10:00:00.100500 +0000",
         "no such time: 2023-05-01 25:00:00.100600 +0000"]
     assert f"{log}:7:" in warnings[0] and f"{log}:8:" in warnings[1]
+
+
+def test_out_refuses_a_trace_log(tmp_path: Path) -> None:
+    """The tables are written from capture files: a log given to --out is a usage error
+    naming it (it was read as a damaged capture: 'not a capture file', no rows written)."""
+    log = tmp_path / "router.log"
+    log.write_text(ROUTER_LOG)
+    r = _pcap_dump(str(log), "--out", str(tmp_path / "t"))
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"amqp: error: --out reads capture files: {log} is a frame-trace "
+                        "log (its views need no tables: leave out --out)\n")
+    assert not (tmp_path / "t").exists()
