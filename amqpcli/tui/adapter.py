@@ -12,6 +12,7 @@ survives a replay restoring a checkpoint (which copies every object).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
+from amqpcli.render.traffic import UNKNOWN_TIME
 from amqpcli.render.types import (
     capabilities_text,
     mechanisms_text,
@@ -52,15 +54,17 @@ SEP = "|"
 _DIRECTION = {"client": "->", "server": "<-"}
 
 
-def frame_line(rec: FrameRecord) -> Text:
-    """The frame log's line: the render package's one-line form, coloured by direction."""
+def frame_line(rec: FrameRecord, untimed: Collection[str] = ()) -> Text:
+    """The frame log's line: the render package's one-line form, coloured by direction.
+    `untimed`: the keys of the connections whose times are unknown (`-` for the time)."""
+    known = rec.conn not in untimed
     if isinstance(rec.item, EndOfStream):
         arrow = _DIRECTION.get(rec.side, "")
-        when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
+        when = _clock(rec.time) if known else UNKNOWN_TIME
         return Text(f"{when} {rec.conn} {arrow} stream ended ({rec.item.how})",
                     style="dim", no_wrap=True)
     if isinstance(rec.item, CaptureNotice):  # pcap-dump's notice line
-        when = datetime.fromtimestamp(rec.time, tz=UTC).strftime("%H:%M:%S.%f")
+        when = _clock(rec.time) if known else UNKNOWN_TIME
         side = f"{rec.side}: " if rec.side else ""
         return Text(f"{when} {rec.conn} !! {side}{rec.item.text}", style="bold yellow",
                     no_wrap=True)
@@ -68,11 +72,22 @@ def frame_line(rec: FrameRecord) -> Text:
         from amqpcli.tui import adapter010
 
         return adapter010.frame_line(rec)  # an AMQP 0-10 item
-    line = item_line(rec.item, time=rec.time, connection=rec.conn, direction=_DIRECTION.get(rec.side))
+    line = item_line(rec.item, time=rec.time if known else UNKNOWN_TIME, connection=rec.conn,
+                     direction=_DIRECTION.get(rec.side))
     style = "cyan" if rec.side == "client" else "magenta"
     if type(rec.item).__name__ == "FrameError":
         style = "bold red"
     return Text(line, style=style, no_wrap=True)
+
+
+def _clock(t: float) -> str:
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S.%f")
+
+
+def known_time(cw: Any, t: float | None) -> float | None:
+    """A time (or a span) of connection `cw`, or None (unknown) where its input had no
+    times (`ConnWatch.timed`): what the views show as `-`."""
+    return t if cw.timed else None
 
 
 # -- rates ------------------------------------------------------------------------------------
@@ -276,7 +291,8 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
                     deliveries=link.deliveries,
                     unsettled=len(link.live),
                     credit=link.link_credit,
-                    rate=rates.rate(lk, link.deliveries, now, cw.recent.get(link)),
+                    rate=known_time(cw, rates.rate(lk, link.deliveries, now,
+                                                   cw.recent.get(link))),
                     warnings=_link_warnings(link, by_link.get(id(link), 0), lost),
                     ours=ours,
                 )
@@ -381,7 +397,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
                 key=delivery_key(lk, d),
                 delivery_id="-" if d.delivery_id is None else str(d.delivery_id),
                 tag=_fmt(bytes(d.tag)),
-                age=_age(d, now),
+                age=known_time(cw, _age(d, now)),
                 sender_state=state_name(d.sender_state) or "-",
                 receiver_state=state_name(d.receiver_state) or "-",
                 sender_settled=d.sender_settled,
@@ -402,7 +418,7 @@ def link_detail(cw: Any, link: Any, lk: str, now: float, ours: bool) -> LinkDeta
                     key=f"{lk}{SEP}{bytes(tag).hex()}",
                     delivery_id="-",
                     tag=_fmt(bytes(tag)),
-                    age=0.0,
+                    age=known_time(cw, 0.0),
                     sender_state=st if side == link.sender else "-",
                     receiver_state=st if side == link.receiver else "-",
                     sender_settled=False,
@@ -495,13 +511,14 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
         # no side: a step the connection's end took (an abandon by its close)
-        rows.append(TimelineRow(e.time, delta, e.side or "-", e.kind,
-                                _entry_detail(e, cw.key)))
+        rows.append(TimelineRow(known_time(cw, e.time), known_time(cw, delta),
+                                e.side or "-", e.kind, _entry_detail(e, cw.key)))
     message = _message_of(d, key)
     lat = d.latency
     summary = f"[{getattr(d.phase, 'value', d.phase)}] outcome {d.outcome}"
     if lat is not None:
-        summary += f"  settled after {lat * 1000:.1f} ms by {d.settled_by or '-'}"
+        after = f"{lat * 1000:.1f} ms" if cw.timed else UNKNOWN_TIME
+        summary += f"  settled after {after} by {d.settled_by or '-'}"
     return DeliveryDetail(
         key=key,
         title=f"delivery id {d.delivery_id} tag {_fmt(bytes(d.tag))} on {d.link.name}",

@@ -25,6 +25,7 @@ from amqpcli.render.types import one_line
 from amqpcli.tui import keys
 from amqpcli.tui.messages import DeliverySelected, LinkSelected, SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source, Unsupported
+from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import Formatter, FrameLog
 from amqpcli.tui.widgets.help import HelpScreen
@@ -36,10 +37,15 @@ from amqpcli.tui.widgets.tree import ConnectionTree
 WIDE = 110  # columns from which the tree and the tabs sit side by side
 
 
-def default_formatter() -> Formatter:
+def default_formatter(source: Source) -> Formatter:
+    """The frame log's lines, `-` for the time of a connection the source has no times
+    of (asked at each line: a replay knows them once loaded)."""
     from amqpcli.tui.adapter import frame_line
 
-    return frame_line
+    def line(rec: FrameRecord) -> Text:
+        return frame_line(rec, source.untimed)
+
+    return line
 
 
 class AmqpTui(App[None]):
@@ -60,7 +66,7 @@ class AmqpTui(App[None]):
         super().__init__()
         self.source = source
         self.refresh_hz = refresh_hz
-        self.formatter = formatter or default_formatter()
+        self.formatter = formatter or default_formatter(source)
         self.credit_step = credit_step
         self.link_key: str | None = None
         self.conn_key: str | None = None  # the connection under the tree's cursor

@@ -36,9 +36,12 @@ class ReplayController(Generic[M]):
         interval: int = 5_000,
         max_checkpoints: int = 32,
         clone: Callable[[M], M] = copy.deepcopy,
+        times: Sequence[float] | None = None,
     ) -> None:
         self.records = records
-        self._times = [r.time for r in records]
+        # the clock the replay moves by: the records' own times, or (`times`) one given
+        # for records whose times are no times (a frame-trace log without any)
+        self._times = [r.time for r in records] if times is None else times
         self._new_model = new_model
         self._feed = feed
         self._clone = clone
@@ -76,6 +79,11 @@ class ReplayController(Generic[M]):
         if self.position == 0:
             return self.start_time
         return self._times[self.position - 1]
+
+    @property
+    def next_time(self) -> float:
+        """Time of the next record to apply (not at the end)."""
+        return self._times[self.position]
 
     def index_at_time(self, t: float) -> int:
         """Number of records with time <= t."""

@@ -22,7 +22,7 @@ class LinkRow:
     deliveries: int
     unsettled: int
     credit: int | None
-    rate: float  # deliveries per second over the last seconds
+    rate: float | None  # deliveries per second over the last seconds (None: no times)
     warnings: list[str] = field(default_factory=list)
     ours: bool = False  # a link of our own connection (keys act on it)
 
@@ -62,7 +62,7 @@ class UnsettledRow:
     key: str  # delivery key, for opening it
     delivery_id: str
     tag: str
-    age: float  # seconds since the first transfer
+    age: float | None  # seconds since the first transfer (None: unknown, no times)
     sender_state: str
     receiver_state: str
     sender_settled: bool
@@ -86,8 +86,9 @@ class LinkDetail:
 
 @dataclass(slots=True)
 class TimelineRow:
-    time: float  # absolute
-    delta: float  # since the previous row
+    # None: unknown, the connection's input has no times (a proton frame trace)
+    time: float | None  # absolute
+    delta: float | None  # since the previous row
     side: str
     what: str  # "transfer", "disposition", "settle", "abort", …
     detail: str

@@ -127,6 +127,9 @@ class ConnWatch:
         self.sessions: deque[Any] = deque(maxlen=MAX_SESSIONS)
         self.links: deque[Any] = deque(maxlen=MAX_LINKS)
         self.ended = ""  # "" while the transport is up; else how it ended
+        # its input says when each frame came: false for a frame-trace log's connection
+        # without times (proton's), whose times and latencies the views call unknown
+        self.timed = True
 
     @property
     def connection(self) -> Any:
@@ -319,6 +322,7 @@ class Watch:
         self.conns: dict[str, ConnWatch | ConnWatch010] = {}
         self.labels: dict[str, str] = {}
         self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
+        self.untimed: set[str] = set()  # keys of the connections without times
 
     def conn(self, key: str, label: str | None = None) -> ConnWatch | ConnWatch010:
         cw = self.conns.get(key)
@@ -328,6 +332,7 @@ class Watch:
                 cw = ConnWatch010(key, label)
             else:
                 cw = ConnWatch(key, label, self.history)
+                cw.timed = key not in self.untimed
             self.conns[key] = cw
         return cw
 

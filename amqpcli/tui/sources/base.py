@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.engine.frametap import FrameTap
@@ -81,6 +81,12 @@ class Source:
 
     def status(self) -> str:
         return ""
+
+    @property
+    def untimed(self) -> Collection[str]:
+        """The keys of the connections whose times are unknown (a frame-trace log's
+        without times): their frame lines show `-` for the time."""
+        return ()
 
     def now(self) -> float:
         """The time ages are measured against (capture time for a replay)."""

@@ -11,7 +11,8 @@ pcap-dump counts them. The dissector's notices (gaps, resynchronisation) become 
 too, and a gap or a mid-connection start is also a record (`CaptureNotice`) where it
 happened, so the model takes what follows as pcap-dump's observer does. Connections are
 keyed as `amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found
-them.
+them. A frame-trace log's connection without times (`Conn.timed` false) is in
+`untimed`; its records carry the reader's stand-in time, which no view shows.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class CaptureFramer:
         self.note = note
         self.labels: dict[str, str] = {}
         self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
+        # keys of the connections whose input has no times (a proton frame trace's: its
+        # records' times are no times, and the views say they are unknown)
+        self.untimed: set[str] = set()
         self._dis = Dissector(engine=False, ports=ports)
         self._keys: dict[int, str] = {}  # id(Conn) -> key
         self._conns: list[Any] = []  # the connections shown, for their stream ends
@@ -62,25 +66,28 @@ class CaptureFramer:
         from amqpcli.dissect import AMQP010, AMQP10, FrameRecord, Notice
 
         dis = self._dis
-        flow = ev.flow
         known = len(dis.conns)
         records: list[Any] = list(dis.run((ev,)))
         # A flow becomes a connection when it opens, or with its first bytes (no header).
         for conn in dis.conns[known:]:
             key = conn.label  # "c1", as pcap-dump says
             self._keys[id(conn)] = key
+            # its endpoints as pcap-dump names them (a trace log's are its ids, no address)
+            where = conn.endpoints
             if conn.protocol in (AMQP10, AMQP010):
-                self.labels[key] = flow.describe()
+                self.labels[key] = where
+                if not conn.timed:
+                    self.untimed.add(key)
                 self._conns.append(conn)
                 if conn.protocol == AMQP010:
                     self.amqp010.add(key)
-                    self.note(f"{key} ({flow.describe()}) speaks AMQP 0-10: its frames, "
+                    self.note(f"{key} ({where}) speaks AMQP 0-10: its frames, "
                               "sessions and messages by destination are shown; link "
                               "termini and settlement states are AMQP 1.0 only")
             else:  # encrypted: pcap-dump's `encrypted` notice, in the TUI's words
                 self._not_shown.add(key)
                 what = "AMQP over TLS" if conn.protocol == AMQP_TLS else "TLS"
-                self.note(f"{key} ({flow.describe()}) is {what}, encrypted: not shown "
+                self.note(f"{key} ({where}) is {what}, encrypted: not shown "
                           "(amqp pcap-dump --tls-keylog FILE decrypts it)")
         # Flows of other protocols (a refused connection, HTTP, AMQP 0-9-1) are counted
         # (`other_flows`), not noted one by one: pcap-dump says nothing of them either.

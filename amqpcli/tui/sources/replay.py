@@ -5,7 +5,9 @@ dissect pipeline's readers, one per flow and direction, in a worker thread; the 
 "loading" meanwhile. The frames then drive a `ReplayController` whose model is a `Watch`
 (one engine observer per connection). Playing follows the capture's own clock scaled by
 the speed, with idle stretches longer than `MAX_IDLE` seconds shortened so a capture with a
-minute of heartbeats does not look frozen; speed 0 means as fast as possible.
+minute of heartbeats does not look frozen; speed 0 means as fast as possible. A frame-trace
+log without times (proton's: no connection of it has any) has no clock to follow: it plays
+`UNTIMED_FRAME_RATE` frames a second, times the speed, and its times show as unknown.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
 _CONN_FRAME = re.compile(r"(c\d+)\s*(?::|\s)\s*(?:frame\s*)?(\d+)")  # c3:18, c3 frame 18
 MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
+UNTIMED_FRAME_RATE = 10.0  # records a second a replay without times plays at speed 1
 BATCH = 250  # records fed per step of the play loop; the lock is free between steps,
 # so the views wait at most one step (tens of milliseconds) for the model
 
@@ -50,6 +53,7 @@ class Loaded:
     labels: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
+    untimed: set[str] = field(default_factory=set)  # keys of the connections without times
     other_flows: dict[str, int] = field(default_factory=dict)  # TCP flows not AMQP, by protocol
     encrypted: int = 0  # AMQP connections not shown: encrypted
 
@@ -132,6 +136,7 @@ class CaptureLoader:
         finally:
             out.labels = framer.labels
             out.amqp010 = framer.amqp010
+            out.untimed = framer.untimed
             out.other_flows = framer.other_flows
             out.encrypted = framer.encrypted
         return out
@@ -241,17 +246,21 @@ class ReplaySource(Source):
 
     def _use(self, loaded: Loaded) -> None:
         self.loaded = loaded
-        labels, amqp010 = loaded.labels, loaded.amqp010
+        labels, amqp010, untimed = loaded.labels, loaded.amqp010, loaded.untimed
         history = self.history
 
         def new_model() -> Watch:
             w = Watch(history)
             w.labels = labels
             w.amqp010 = amqp010
+            w.untimed = untimed
             return w
 
+        # without times, the replay moves by its frames, at a steady rate
+        pace = ([i / UNTIMED_FRAME_RATE for i in range(len(loaded.records))]
+                if not self.timed else None)
         c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
-                             clone=clone_watch)
+                             clone=clone_watch, times=pace)
         c.lock = self.lock
         # Frames counted as pcap-dump counts them: a stream's end (FIN, RST) and bytes the
         # capture lost are records of the replay but no frames. frames_before[i]: frames
@@ -268,6 +277,18 @@ class ReplaySource(Source):
     @property
     def frames(self) -> ReplayFrames:  # type: ignore[override]
         return self._frames
+
+    @property
+    def untimed(self) -> Collection[str]:
+        loaded = self.loaded
+        return () if loaded is None else loaded.untimed
+
+    @property
+    def timed(self) -> bool:
+        """Whether the replay has a clock: some connection of it has times (a capture's
+        all have; a proton frame trace's none)."""
+        loaded = self.loaded
+        return loaded is None or not loaded.untimed or len(loaded.untimed) < len(loaded.labels)
 
     def start(self, app: AmqpTui) -> None:
         super().start(app)
@@ -312,12 +333,21 @@ class ReplaySource(Source):
         c = self.controller
         if c is None:
             return self.load_error or f"{self.title}: loading…"
-        return f"{self.title}: {self.frames_before[-1]} frames, {len(c.model.conns)} connection(s)"
+        text = f"{self.title}: {self.frames_before[-1]} frames, {len(c.model.conns)} connection(s)"
+        untimed = self.loaded.untimed if self.loaded is not None else ()
+        if untimed:
+            text += ", times unknown" if not self.timed else f", {len(untimed)} without times"
+        return text
 
-    def bar_state(self) -> tuple[int, int, float, float, float, bool]:
+    def bar_state(self) -> tuple[int, int, float | None, float | None, float, bool]:
+        """Where the replay is: frame, frames, seconds played and in all (None: a replay
+        without times), speed, playing."""
         c = self.controller
         if c is None:
             return (0, 0, 0.0, 0.0, self.speed, False)
+        if not self.timed:
+            return (self.frames_before[c.position], self.frames_before[-1], None, None,
+                    self.speed, self.playing)
         return (self.frames_before[c.position], self.frames_before[-1],
                 c.current_time - c.start_time, c.end_time - c.start_time, self.speed, self.playing)
 
@@ -364,6 +394,9 @@ class ReplaySource(Source):
         m = _CONN_FRAME.fullmatch(s)
         if m is not None:
             return self._conn_goto(m[1], int(m[2]))
+        if s.startswith(("t+", "+")) and not self.timed:
+            raise ValueError(f"{spec}: the log has no times to go by (proton's frame trace "
+                             "carries none): give a frame number")
         try:
             if s.startswith(("t+", "+")) or s.endswith("s"):
                 secs = float(s.removeprefix("t").removeprefix("+").removesuffix("s"))
@@ -457,7 +490,7 @@ class ReplaySource(Source):
                 target = cap0 + (clock() - wall0) * self.speed
                 if c.play_until(target, limit=BATCH):
                     continue
-                nxt = c.records[c.position].time
+                nxt = c.next_time
                 idle = (nxt - target) / self.speed
                 if idle > MAX_IDLE:  # shorten long idle stretches
                     cap0 += nxt - target - MAX_IDLE * self.speed

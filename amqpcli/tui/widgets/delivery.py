@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from amqpcli.render.traffic import UNKNOWN_TIME
 from amqpcli.tui.view import RAW_SHOWN, DeliveryDetail, TimelineRow
 from amqpcli.tui.widgets import quiet
 from amqpcli.tui.widgets.safe import literal, printable
@@ -35,7 +36,9 @@ def hex_lines(data: bytes, limit: int = RAW_SHOWN, size: int | None = None) -> T
     return out
 
 
-def _delta(d: float) -> str:
+def _delta(d: float | None) -> str:
+    if d is None:
+        return UNKNOWN_TIME
     if d < 0.001:
         return f"+{d * 1e6:.0f}µs"
     if d < 1:

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from amqpcli.render.traffic import UNKNOWN_TIME
 from amqpcli.tui.messages import DeliverySelected
 from amqpcli.tui.view import ConnDetail, LinkDetail, TerminusRow, UnsettledRow
 from amqpcli.tui.widgets import quiet
@@ -49,9 +50,11 @@ def terminus_table(title: str, rows: list[TerminusRow], field_width: int | None 
 AGE_WIDTH = 6  # the age column's fixed width: every form of `_age` fits ("999ms", "119.9s")
 
 
-def _age(s: float) -> str:
+def _age(s: float | None) -> str:
     """At most `AGE_WIDTH` characters, so the table never cuts an age into another unit
-    (a cell keeps its column's width as the value changes)."""
+    (a cell keeps its column's width as the value changes); `-`: not known."""
+    if s is None:
+        return UNKNOWN_TIME
     if s < 0.9995:
         return f"{s * 1000:.0f}ms"
     if s < 119.95:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from amqpcli.render.traffic import UNKNOWN_TIME
+
 BAR_MAX = 30
 BAR_MIN = 8  # a shorter bar says nothing: left out
 
@@ -18,13 +20,15 @@ def _bar(frac: float, width: int = BAR_MAX) -> str:
     return "█" * n + "░" * (width - n)
 
 
-def bar_text(position: int, total: int, elapsed: float, duration: float, speed: float,
-             playing: bool, width: int | None = None) -> Text:
-    """The bar's line for `width` cells (None: as wide as it likes)."""
+def bar_text(position: int, total: int, elapsed: float | None, duration: float | None,
+             speed: float, playing: bool, width: int | None = None) -> Text:
+    """The bar's line for `width` cells (None: as wide as it likes). No `elapsed` and
+    `duration`: the capture's times are unknown (a frame-trace log without times)."""
     state = Text("▶ playing " if playing else "⏸ paused  ", style="bold green" if playing else "bold")
     speed_s = "max" if speed <= 0 else f"{speed:g}×"
     frame = Text(f"  frame {position}/{total}")
-    times = Text(f"  t+{elapsed:.3f}s/{duration:.3f}s")
+    times = Text(f"  t {UNKNOWN_TIME}" if elapsed is None or duration is None
+                 else f"  t+{elapsed:.3f}s/{duration:.3f}s")
     speed_t = Text(f"  speed {speed_s}", style="dim")
     frac = position / total if total else 1.0
     # the words kept, fewer as the room shrinks
@@ -42,7 +46,8 @@ def bar_text(position: int, total: int, elapsed: float, duration: float, speed: 
 
 class ReplayBar(Static):
     def show(
-        self, position: int, total: int, elapsed: float, duration: float, speed: float, playing: bool
+        self, position: int, total: int, elapsed: float | None, duration: float | None,
+        speed: float, playing: bool,
     ) -> None:
         width = self.size.width or None
         t = bar_text(position, total, elapsed, duration, speed, playing, width)

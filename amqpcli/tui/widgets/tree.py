@@ -15,7 +15,9 @@ from amqpcli.tui.widgets.safe import printable
 WARN = "⚠"
 
 
-def _rate(r: float) -> str:
+def _rate(r: float | None) -> str:
+    if r is None:  # a connection without times has no rate to tell
+        return "-/s"
     if r >= 1000:
         return f"{r / 1000:.1f}k/s"
     return f"{r:.0f}/s"
