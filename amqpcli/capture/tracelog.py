@@ -599,13 +599,14 @@ class FrameLine:
     (`data` the frame's bytes), "eos" (proton's end of stream in that direction) or
     "empty" (an empty frame: `data` its 8 bytes). `outgoing`: written by the process
     that logged it (`->`). `time_ns`: None when the line has no time. `cut`: the payload
-    was cut short in the log (`... (truncated)`), `data` holds what it shows."""
+    was cut short in the log (`... (truncated)`), `data` holds what it shows, `said` the
+    payload size the line gives (`(N)`)."""
 
-    __slots__ = ("conn", "cut", "data", "kind", "outgoing", "performative", "time_ns")
+    __slots__ = ("conn", "cut", "data", "kind", "outgoing", "performative", "said", "time_ns")
 
     def __init__(self, conn: str, outgoing: bool, kind: str, data: bytes,
                  time_ns: int | None, performative: Composite | None = None,
-                 cut: bool = False) -> None:
+                 cut: bool = False, said: int = 0) -> None:
         self.conn = conn
         self.outgoing = outgoing
         self.kind = kind
@@ -613,6 +614,7 @@ class FrameLine:
         self.time_ns = time_ns
         self.performative = performative
         self.cut = cut
+        self.said = said
 
 
 class NotAFrame(Exception):
@@ -652,6 +654,7 @@ def parse_frame_line(line: str) -> FrameLine:
     if not isinstance(performative, Composite) or performative.CODE not in _FRAME_TYPES:
         raise TraceSyntaxError(f"not a performative: {body[:p.pos][:40]!r}", 0)
     payload = b""
+    said = 0
     p.skip_spaces()
     if p.pos < len(body):
         size_m = re.compile(r"\((\d+)\)\s?").match(body, p.pos)
@@ -659,14 +662,15 @@ def parse_frame_line(line: str) -> FrameLine:
             raise p.fail(f"more after the performative: {body[p.pos:p.pos + 12]!r}")
         p.pos = size_m.end()
         payload = _payload(p)
-        if not cut and len(payload) != int(size_m.group(1)):
+        said = int(size_m.group(1))
+        if not cut and len(payload) != said:
             raise TraceSyntaxError(f"the payload is {len(payload)} bytes, the line says "
                                    f"{size_m.group(1)}", size_m.start())
     try:
         frame = encode_frame(performative, channel, payload, _FRAME_TYPES[performative.CODE])
     except (ValueError, TypeError, OverflowError) as e:
         raise TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
-    return FrameLine(conn, outgoing, "frame", frame, t, performative, cut)
+    return FrameLine(conn, outgoing, "frame", frame, t, performative, cut, said)
 
 
 _FRAME_TYPES = {**dict.fromkeys(range(0x10, 0x19), FRAME_TYPE_AMQP),
@@ -811,22 +815,27 @@ def is_trace_log(source: Any) -> bool:
 
 class TraceFlow(Flow):
     """A connection of a frame-trace log: a `Flow`, and whether its lines carry times
-    (`timed`: its first line's has one; proton's trace has none, a router's log has)."""
+    (`timed`: its first line's has one; proton's trace has none, a router's log has).
+    `cut`: the payloads the log cut short, as the size each line says (`(N)`), by the
+    frame's number in the connection (its frames of both ways, from 1, as the dissector
+    numbers them)."""
 
-    __slots__ = ("timed",)
+    __slots__ = ("cut", "timed")
 
     def __init__(self, index: int, key: FlowKey, first_ns: int, timed: bool) -> None:
         super().__init__(index, key, first_ns)
         self.timed = timed
+        self.cut: dict[int, int] = {}
 
 
 class _Conn:
     """A connection of the log: its flow, the bytes so far each way, its state."""
 
-    __slots__ = ("closed", "flow", "headers", "logger_is_client", "offsets")
+    __slots__ = ("closed", "flow", "frames", "headers", "logger_is_client", "offsets")
 
     def __init__(self, flow: TraceFlow, logger_is_client: bool) -> None:
         self.flow = flow
+        self.frames = 0
         self.logger_is_client = logger_is_client
         self.offsets = [0, 0]
         self.headers: list[set[bytes]] = [set(), set()]
@@ -944,6 +953,10 @@ class TraceReader:
             return
         if fl.kind == "header":
             conn.headers[d].add(fl.data)
+        else:
+            conn.frames += 1
+            if fl.cut:
+                conn.flow.cut[conn.frames] = fl.said
         offset = conn.offsets[d]
         conn.offsets[d] += len(fl.data)
         yield Data(conn.flow, d, t, fl.data, offset)
