@@ -53,6 +53,9 @@ class Hop:
     settled_time: float | None
     properties_added: bool = False  # its message has a properties section it was sent without
     txn_result: str | None = None  # in a transaction: what became of it (DeliveryRecord)
+    # where its first transfer came, for hops without times (a proton log's): its
+    # connection's number and the frame's number in it, as the log has them in order
+    place: tuple[int, int] = (0, 0)
 
     @property
     def latency(self) -> float | None:
@@ -92,6 +95,7 @@ class Journeys:
     def __init__(self) -> None:
         self._by_digest: dict[bytes, Journey] = {}
         self.unreadable = 0  # AMQP 1.0 deliveries whose message did not split or was not seen
+        self.cut_by_log = 0  # of those, the ones whose payload a frame-trace log cut short
 
     def add(self, rec: DeliveryRecord, chosen: bool = True) -> None:
         """One delivery record; `chosen`: whether it passed the view's filters. Transaction
@@ -99,8 +103,10 @@ class Journeys:
         if rec.protocol != AMQP10 or _to_coordinator(rec):
             return
         payload = rec.payload
-        if not payload or rec.aborted or rec.incomplete:
+        if not payload or rec.aborted or not rec.seen_whole:
             self.unreadable += 1
+            if rec.size_in_log is not None:
+                self.cut_by_log += 1
             return
         try:
             msg = Message.decode(payload)
@@ -129,7 +135,7 @@ class Journeys:
                           # (a form a node added properties to, once joined to the
                           # message as sent: see _journeys)
                           props is not None and j.digest_without_properties is None,
-                          rec.txn_result))
+                          rec.txn_result, (conn.index, _first_frame(rec))))
         j.chosen = j.chosen or chosen
 
     def __iter__(self) -> Iterator[Journey]:
@@ -165,10 +171,20 @@ class Journeys:
         return list(dict.fromkeys(self._by_digest.values()))
 
 
-def _when(h: Hop) -> tuple[bool, float, int]:
-    # (many transfers share a packet's time: then in the order of their delivery-ids)
+def _when(h: Hop) -> tuple[bool, float, tuple[int, int], int]:
+    # (many transfers share a packet's time: then in the order of their delivery-ids;
+    # without times, in the order of the frames)
     return (h.first_time is None, h.first_time or 0.0,
+            h.place if h.first_time is None else (0, 0),
             -1 if h.delivery_id is None else h.delivery_id)
+
+
+def _first_frame(rec: DeliveryRecord) -> int:
+    """The number of the frame of its first transfer (0: not in its timeline)."""
+    for e in rec.timeline:
+        if e[2] == "transfer":  # (e.kind, e.frame_no)
+            return int(e[3])
+    return 0
 
 
 def _to_coordinator(rec: DeliveryRecord) -> bool:

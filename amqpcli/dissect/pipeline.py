@@ -228,7 +228,8 @@ class Dissector:
             self._handlers[flow.index] = _Deferred(flow, t)
             return
         conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
-                    _ep(flow.server), proto, t, t, timed=_timed(flow))
+                    _ep(flow.server), proto, t, t, timed=_timed(flow), source=_source(flow),
+                    cut_payloads=getattr(flow, "cut", None))
         self.conns.append(conn)
         if proto == AMQP_0_10:
             conn.protocol = AMQP010
@@ -249,7 +250,8 @@ class Dissector:
         joined mid-connection."""
         flow = d.flow
         conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
-                    _ep(flow.server), AMQP10, d.time, d.time, timed=_timed(flow))
+                    _ep(flow.server), AMQP10, d.time, d.time, timed=_timed(flow),
+                    source=_source(flow), cut_payloads=getattr(flow, "cut", None))
         conn.midstream = True
         self.conns.append(conn)
         h = _Handler10(self, conn)
@@ -272,6 +274,12 @@ def _timed(flow: Any) -> bool:
     """Whether a flow's events carry times: a capture's do; a frame-trace log's
     (`TraceFlow`) say."""
     return getattr(flow, "timed", True)
+
+
+def _source(flow: Any) -> str:
+    """What a flow was read from (`Conn.source`): a frame-trace log's (`TraceFlow`) is
+    the one that says whether it is timed."""
+    return "log" if hasattr(flow, "timed") else "capture"
 
 
 def _ep(e: Any) -> str:

@@ -104,6 +104,12 @@ class Conn:
     # its input said when each frame came: false for a frame-trace log's connection
     # whose lines have no time (proton's), whose times are then unknown (`known_time`)
     timed: bool = True
+    # what it was read from: "capture", or "log" (a frame-trace log: no TCP, and frames
+    # as the logging process encoded them)
+    source: str = "capture"
+    # a log's payloads it cut short: the size each line gives, by frame number
+    # (`DeliveryRecord.size_in_log`)
+    cut_payloads: dict[int, int] | None = None
     _by_link: dict[int, LinkStats] = field(default_factory=dict, repr=False)
 
     @property
@@ -231,6 +237,27 @@ class DeliveryRecord:
     @property
     def latency(self) -> float | None:
         return latency(self.first_time, self.settled_time)
+
+    @property
+    def size_in_log(self) -> int | None:
+        """Where a frame-trace log cut the payload of some of its transfers short (proton
+        shows about 1 KiB of a frame): its size as the log's lines give it, `size` being
+        what they show; None for any other delivery."""
+        cut = getattr(self.conn, "cut_payloads", None)  # (a stand-in conn may lack it)
+        if not cut:
+            return None
+        size, was_cut = 0, False
+        for e in self.timeline:
+            if e[2] == "transfer":  # (e.kind; e.frame_no, e.size)
+                said = cut.get(e[3])
+                was_cut = was_cut or said is not None
+                size += e[7] if said is None else said
+        return size if was_cut else None
+
+    @property
+    def seen_whole(self) -> bool:
+        """Its message was all there: neither `incomplete` nor cut short by a log."""
+        return not self.incomplete and self.size_in_log is None
 
 
 @dataclass(slots=True, eq=False)

@@ -106,9 +106,10 @@ class Summary:
     first_time: float | None = None
     last_time: float | None = None
     untimed_frames: int = 0  # frames of connections without times
+    from_log: bool = False  # its connections were read from frame-trace logs
     unsettled_at_end: int = 0
-    # deliveries whose message was not seen whole (a gap took transfers, or it was
-    # abandoned with transfers still to come)
+    # deliveries whose message was not seen whole (a gap took transfers, it was
+    # abandoned with transfers still to come, or a log cut its payload short)
     incomplete: int = 0
     _violation_keys: list[ViolationKey] = field(default_factory=list, repr=False)
 
@@ -136,7 +137,7 @@ class Summary:
             self.by_outcome[rec.outcome] = self.by_outcome.get(rec.outcome, 0) + 1
             if rec.at_end:
                 self.unsettled_at_end += 1
-            if rec.incomplete:
+            if not rec.seen_whole:
                 self.incomplete += 1
         elif cls is ViolationRecord:
             self.by_violation[rec.kind] = self.by_violation.get(rec.kind, 0) + 1
@@ -169,6 +170,7 @@ class Summary:
             if passed is not None and not passed.conn(c):
                 continue
             self.connections += 1
+            self.from_log = c.source == "log"  # (logs and captures are not read in one run)
             self.protocols[c.protocol] = self.protocols.get(c.protocol, 0) + 1
             for ls in c.links:
                 if flt is not None and not flt.link_stats(ls):

@@ -7,7 +7,9 @@ sender's), link, delivery-id, tag, message size, outcome (with its detail: a rej
 error, modified flags, a transaction), who settled it first (or "presettled"), and the
 time from the first transfer to settlement. A delivery some of whose transfers a gap in
 the capture took shows the bytes seen as a lower bound (`≥9008 B`) and says
-`bytes missing`.
+`bytes missing`; one whose payload a frame-trace log cut short (proton shows about 1 KiB
+of a frame) shows its size as the log's lines give it and says what the log shows
+(`200022 B … [log shows 11676 B]`).
 """
 
 from __future__ import annotations
@@ -129,9 +131,13 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     if rec.frames > 1:
         flags.append(f"{rec.frames} frames")
     size = f"{rec.size} B"
+    in_log = rec.size_in_log
     if rec.incomplete:  # the capture lost some of its transfers: at least this size
         size = "≥" + size
         flags.append("bytes missing")
+    elif in_log is not None:  # the log cut its payload short, but says how long it was
+        flags.append(f"log shows {size}")
+        size = f"{in_log} B"
     parts = [
         clock_text(known_time(rec.conn, rec.first_time)),
         rec.conn.label,
@@ -234,8 +240,11 @@ def delivery_json(
         out["aborted"] = True
     if rec.at_end:
         out["unsettled-at-end"] = True
-    if rec.incomplete:
+    if not rec.seen_whole:
         out["incomplete"] = True
+    in_log = rec.size_in_log
+    if in_log is not None:  # (`size` is what the log shows)
+        out["full-size"] = in_log
     out["timeline"] = [_entry_json(e, rec.conn, hide) for e in rec.timeline]
     if message and rec.payload:
         if rec.protocol == AMQP10:
@@ -490,7 +499,9 @@ def connection_lines(conn: Conn) -> list[str]:
             f"    capture: {conn.gaps} gaps ({conn.gap_bytes} B), {conn.resyncs} "
             f"resyncs ({conn.skipped_bytes} B skipped), {conn.frame_errors} frame errors"
         )
-    ends = ", ".join(f"{s} {h}" for s, h in sorted(conn.closed.items()))
+    # (a log's connection has no TCP: its ends are the log's EOS lines or its end)
+    ends = "" if conn.source == "log" else ", ".join(
+        f"{s} {h}" for s, h in sorted(conn.closed.items()))
     if ends:
         lines.append(f"    tcp: {ends}")
     lines += [f"    note: {n}" for n in conn.notes]

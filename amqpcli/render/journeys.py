@@ -109,6 +109,8 @@ def journeys_summary(journeys: Journeys, shown: list[Journey]) -> str:
         p50, p90 = (latency_text(percentile(transits, q)) for q in (50, 90))
         text += f"; first to last p50 {p50} p90 {p90} max {latency_text(transits[-1])}"
     if journeys.unreadable:
+        cut = journeys.cut_by_log
+        why = f", {cut} of them cut short by the log" if cut else ""
         text += (f" ({journeys.unreadable} deliveries without a readable message are not "
-                 "followed)")
+                 f"followed{why})")
     return text

@@ -44,7 +44,8 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
     if s.by_outcome:
         out.append(f"  by outcome: {_counts(s.by_outcome)}")
     if s.unsettled_at_end:
-        out.append(f"  unsettled when the capture ended: {s.unsettled_at_end}")
+        ended = "the log" if s.from_log else "the capture"
+        out.append(f"  unsettled when {ended} ended: {s.unsettled_at_end}")
     if s.incomplete:
         out.append(f"  incomplete (message not seen whole): {s.incomplete}")
     if s.transactions:
