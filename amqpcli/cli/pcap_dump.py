@@ -345,7 +345,7 @@ def pcap_dump(
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).", rich_help_panel=_OUT)] = False,
     color: Annotated[bool | None, typer.Option("--color/--no-color", help="Colour (default: on a terminal, unless NO_COLOR is set).", rich_help_panel=_OUT, show_default=False)] = None,
     stall: Annotated[float, typer.Option("--stall", help="Seconds without credit, while the sender waits, that count as a credit stall.", rich_help_panel=_OUT)] = 1.0,
-    connection: Annotated[list[str] | None, typer.Option("--connection", "-C", help="Only this connection: c1, an IP address, ip:port, [ipv6]:port, :port or a network such as 10.0.0.0/24 (repeatable).", rich_help_panel=_SEL)] = None,
+    connection: Annotated[list[str] | None, typer.Option("--connection", "-C", help="Only this connection: c1, an IP address, ip:port, [ipv6]:port, :port or a network such as 10.0.0.0/24; of a frame-trace log also its id as the log writes it ([C3], 0x5581c0a3e2a0) (repeatable).", rich_help_panel=_SEL)] = None,
     address: Annotated[list[str] | None, typer.Option("--address", "-a", help="Only links to this node address (glob, repeatable).", rich_help_panel=_SEL)] = None,
     link: Annotated[list[str] | None, typer.Option("--link", help="Only links with this name (glob, repeatable).", rich_help_panel=_SEL)] = None,
     performative: Annotated[list[str] | None, typer.Option("--performative", help="Only these frames: transfer, flow, sasl-init, heartbeat, message.transfer, ... (comma-separated or repeated).", rich_help_panel=_SEL)] = None,

@@ -7,6 +7,8 @@ Connections (`connections`) are named by label (`c2`), number (`2`), IP address 
 endpoint's, IPv6 with or without brackets: `10.0.0.1`, `::1`, `[::1]`), endpoint
 (`10.0.0.1:40000`, `[::1]:5672`), port (`:5672`; a bare number is a port too) or network
 (`10.1.0.0/24`), each exactly: `10.1.0.1` is not `10.1.0.10`, `:4000` is not `:40000`.
+A frame-trace log's connection is also named by its id as the log writes it (`[C3]`,
+`[0x5581c0a3e2a0]`, or proton's pointer bare: `0x5581c0a3e2a0`).
 
 Times (`since`, `until`) are seconds from the start of the capture (`12.5`, `+12.5`; not
 negative), an ISO 8601 date and time (`2026-11-22T10:00:03.5`, UTC unless it says
@@ -405,8 +407,8 @@ def notice_links(rec: Notice) -> list[LinkStats]:
 
 
 _Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
-_CONN_FORMS = ("a label (c2), a number, an IP address, ip:port, [ipv6]:port, :port or a "
-               "network (10.1.0.0/24)")
+_CONN_FORMS = ("a label (c2), a number, an IP address, ip:port, [ipv6]:port, :port, a "
+               "network (10.1.0.0/24) or a trace log's id ([C3], 0x5581c0a3e2a0)")
 
 
 def _conn_values(values: Iterable[str]) -> tuple[str, ...]:
@@ -449,6 +451,17 @@ def _endpoint(ep: str) -> tuple[_Addr | None, int | None]:
     return _ip(host), int(port) if port.isdigit() else None
 
 
+def _log_id(x: str) -> str | None:
+    """The connection id of a frame-trace log that `x` names, as the log's lines write it:
+    in brackets (a router's `[C3]`, `[2]`, proton's `[0x5581c0a3e2a0]`), or proton's
+    pointer bare (`0x5581c0a3e2a0`); None for any other form."""
+    if x.startswith("[") and x.endswith("]") and len(x) > 2 and _ip(x[1:-1]) is None:
+        return x[1:-1]
+    if re.fullmatch(r"0x[0-9a-fA-F]+", x):
+        return x
+    return None
+
+
 def _conn_matcher(x: str) -> Callable[[Conn], bool]:
     """A test of whether a `Conn` is the one `x` (a `--connection` value) names: by label
     or number, or by an endpoint's address, address and port, port or network, exactly
@@ -457,6 +470,9 @@ def _conn_matcher(x: str) -> Callable[[Conn], bool]:
     low = x.lower()
     if re.fullmatch(r"c\d+", low):
         return lambda c: c.label.lower() == low
+    log_id = _log_id(x)
+    if log_id is not None:  # a frame-trace log's own id: its endpoints are ID:0 and ID:1
+        return lambda c: c.source == "log" and c.client.rpartition(":")[0] == log_id
     if x.isdigit():  # a connection's number or a port (`-C 46610`)
         n = int(x)
         return lambda c: c.index == n or n in (_endpoint(c.client)[1],
