@@ -26,8 +26,10 @@ one more damaged file of the set.
 from __future__ import annotations
 
 import heapq
+import io
 import os
 import select
+import stat
 import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -131,6 +133,43 @@ def open_error(name: str, e: OSError, found: bool) -> UserError:
     return UserError(f"{name}: cannot open: {reason}", Exit.USAGE)
 
 
+def starts_as_capture(head: bytes) -> bool:
+    """Whether bytes start as a pcap or pcapng file does (its magic number)."""
+    return len(head) >= 4 and int.from_bytes(head[:4], "little") in (_SHB, *_PCAP_MAGIC)
+
+
+# How much of a file read once is held to be peeked at (as much as a log is sniffed by)
+PEEK_BYTES = 1 << 16
+
+
+class ReadOnce(io.BufferedReader):
+    """A file that can be read only once (a named pipe, a shell's `<(...)`, a device),
+    opened with a buffer its first bytes stay in: peeked at to tell a capture from a
+    frame-trace log, then read from the start by the reader it is given to, which closes
+    it."""
+
+
+def opened_once(source: Any, waiting: AbstractContextManager[Any] | None = None) -> Any:
+    """`source` as a `ReadOnce` if it is the path of a file that can be read only once
+    (opened inside `waiting`: a named pipe's open waits for its writer); otherwise as
+    it is (a regular file is peeked at by opening it again)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return source
+    try:
+        mode = os.stat(source).st_mode
+    except (OSError, ValueError):
+        return source  # (the reader says why it cannot be opened)
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        return source
+    name = os.fspath(source)
+    try:
+        with waiting if waiting is not None else nullcontext():
+            raw = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by the reader)
+    except OSError as e:
+        raise open_error(name, e, False) from None
+    return ReadOnce(raw, PEEK_BYTES)  # type: ignore[arg-type]
+
+
 def _open(source: str | os.PathLike[str] | IO[bytes],
           waiting: AbstractContextManager[Any] | None = None,
           found: bool = False) -> tuple[str, IO[bytes], bool]:
@@ -145,7 +184,8 @@ def _open(source: str | os.PathLike[str] | IO[bytes],
             raise open_error(name, e, found) from None
         return name, f, True
     label = getattr(source, "name", None)
-    return (label if isinstance(label, str) else "<stream>"), source, False
+    name = label if isinstance(label, str) else "<stream>"
+    return name, source, isinstance(source, ReadOnce)
 
 
 class Stopped(Exception):

@@ -30,7 +30,6 @@ import functools
 import io
 import os
 import re
-import stat
 import sys
 import uuid
 import zlib
@@ -39,6 +38,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import IO, Any, cast
 
 from amqpcli.capture.detect import AMQP_1_0, AMQP_SASL, UNKNOWN
+from amqpcli.capture.files import CaptureError, ReadOnce, starts_as_capture
 from amqpcli.capture.tcp import (
     C2S,
     S2C,
@@ -51,6 +51,7 @@ from amqpcli.capture.tcp import (
     Opened,
 )
 from amqpcli.codec import composites as _c
+from amqpcli.codec.decode import MAX_DEPTH
 from amqpcli.codec.frames import (
     AMQP_HEADER,
     FRAME_TYPE_AMQP,
@@ -67,9 +68,11 @@ from amqpcli.codec.types import (
     Described,
     Int,
     Long,
+    MapKey,
     Symbol,
     UInt,
     ULong,
+    add_map_entry,
 )
 from amqpcli.errors import Exit, UserError
 
@@ -127,6 +130,7 @@ class _Parser:
     def __init__(self, text: str, pos: int = 0) -> None:
         self.text = text
         self.pos = pos
+        self.depth = 0  # the compound values being read, around `pos`
         # what may follow a string where the parser stands (older proton did not
         # escape a quote inside one: a quote followed by anything else is that byte)
         self.after_string = _AFTER_TOP
@@ -154,12 +158,8 @@ class _Parser:
         if pos >= len(text):
             raise self.fail("expected a value, found the end")
         c = text[pos]
-        if c == "@":
-            return self._described_or_array()
-        if c == "[":
-            return [v for _, v in self._items()]
-        if c == "{":
-            return self._map()
+        if c in "@[{":
+            return self._compound(c)
         if c == '"':
             return self.quoted(self.after_string).decode("utf-8", "replace")
         if c == "b" and text.startswith('b"', pos):
@@ -183,9 +183,27 @@ class _Parser:
                 return self._special(prefix[:-1])
         m = _NUMBER.match(text, pos)
         if m is not None and not _continues(text, m.end()):
+            number = _number(m.group())
+            if number is None:
+                raise self.fail("a number too long for any AMQP type")
             self.pos = m.end()
-            return _number(m.group())
+            return number
         raise self.fail(f"not a value: {text[pos:pos + 12]!r}")
+
+    def _compound(self, c: str) -> Any:
+        """A described value, array, list or map: no deeper than the codec decodes (the
+        recursion would fail first in Python; the frame then in the decoder)."""
+        if self.depth >= MAX_DEPTH:
+            raise self.fail(f"a value nested more than {MAX_DEPTH} deep")
+        self.depth += 1
+        if c == "@":
+            v = self._described_or_array()
+        elif c == "[":
+            v = [v for _, v in self._items()]
+        else:
+            v = self._map()
+        self.depth -= 1
+        return v
 
     def quoted(self, after: str) -> bytes:
         """A `"..."` string as bytes: proton writes every byte outside printable ASCII,
@@ -282,7 +300,7 @@ class _Parser:
             key = self.value_before("=")
             self.skip_spaces()
             self.expect("=")
-            out[key] = self.value_before(",}")
+            add_map_entry(out, key, self.value_before(",}"))  # (`"a"` and `:a` both)
             self.skip_spaces()
             if self.peek(","):
                 self.pos += 1
@@ -295,7 +313,7 @@ class _Parser:
         text = self.text
         if self.peek("<") or self.peek("PN_"):
             return self._array()
-        m = re.compile(r"([a-z][a-z0-9-]*)\((\d+)\)").match(text, self.pos)
+        m = re.compile(r"([a-z][a-z0-9-]*)\((\d{1,20})\)").match(text, self.pos)
         if m is not None:  # @name(code) value
             self.pos = m.end()
             code: Any = int(m.group(2))
@@ -403,14 +421,28 @@ def _escape(text: str, i: int, out: bytearray, p: _Parser) -> int:
     raise p.fail("a backslash at the end")
 
 
+# The integers some AMQP type holds (long's least to ulong's most)
+_INTEGER_MIN, _INTEGER_MAX = -(1 << 63), (1 << 64) - 1
+# Digits enough for any of them (more are no AMQP integer, and Python refuses to convert
+# a few thousand)
+_INTEGER_DIGITS = 20
+
+
 def _number(text: str) -> Any:
+    """A number's value, typed as in `_Parser`; None for an integer of no AMQP type."""
     low = text.lower()
     if "0x" in low:
         v = int(low, 16)
+        if v > _INTEGER_MAX:
+            return None
         return UInt(v) if v <= 0xFFFFFFFF else ULong(v)
     if any(c in low for c in ".en") or "inf" in low:
         return float(low)  # (a double, as Python's float encodes)
+    if len(low.lstrip("+-")) > _INTEGER_DIGITS:
+        return None
     v = int(low)
+    if not _INTEGER_MIN <= v <= _INTEGER_MAX:
+        return None
     return Int(v) if -(1 << 31) <= v < (1 << 31) else Long(v)
 
 
@@ -439,7 +471,18 @@ def _retype(v: Any, type_name: str) -> Any:
         return Symbol(v)
     if isinstance(v, Array) and prim in _INT_TYPES | _FLOAT_TYPES:
         return Array([_retype(x, prim) for x in v], prim)
+    if type(v) is dict:
+        return _string_keys_kept(v)
     return v
+
+
+def _string_keys_kept(m: dict[Any, Any]) -> dict[Any, Any]:
+    """A field's map with its quoted keys kept strings: a field of symbol-keyed maps
+    (`fields`, annotations) encodes a plain str key as a symbol, a `MapKey` as what it
+    holds (proton prints a symbol key `:key`)."""
+    if not any(type(k) is str for k in m):
+        return m
+    return {MapKey(k) if type(k) is str else k: v for k, v in m.items()}
 
 
 _FIELDS_BY_NAME: dict[type[Composite], dict[str, tuple[str, str]]] = {}
@@ -496,18 +539,19 @@ def parse_value(text: str) -> Any:
 # `_Parser.value` gives (tests/capture/test_tracelog_fast.py holds the two together).
 
 # `@name(code) [`: a composite's start (its code names it, as in `_described_or_array`)
-_COMPOSITE_START = re.compile(r"@[a-z][a-z0-9-]*\((\d+)\) *\[ *")
+_COMPOSITE_START = re.compile(r"@[a-z][a-z0-9-]*\((\d{1,20})\) *\[ *")
 # One named field and its value, or the start of a composite as its value. A string ends at
-# a quote followed by `,` or `]` (as `_items` reads it: other quotes are bytes of it).
+# a quote followed by `,` or `]` (as `_items` reads it: other quotes are bytes of it). A
+# number of more digits than any AMQP integer has is left to `_Parser` (which says so).
 _FIELD = re.compile(
     r" *([a-z][a-z0-9-]*)= *(?:(?:"
-    r"(0x[0-9a-fA-F]+)"  # 2: proton's unsigned
-    r"|(-?\d+)"  # 3: a signed integer
+    r"(0x[0-9a-fA-F]{1,16})"  # 2: proton's unsigned
+    r"|(-?\d{1,20})"  # 3: a signed integer
     r"|(true|false|null)"  # 4
     r"|:([^\s,\]}=\[{\"][^\s,\]}=\[{]*)"  # 5: a plain symbol
     r"|(b|:)?\"([^\"\\]*(?:(?:\\.|\"(?![,\]]))[^\"\\]*)*)\"(?=[,\]])"  # 6, 7: a string
     r")(?: *([,\]]) *)?"  # 8: what follows the value
-    r"|@[a-z][a-z0-9-]*\((\d+)\) *\[ *"  # 9: a composite's code
+    r"|@[a-z][a-z0-9-]*\((\d{1,20})\) *\[ *"  # 9: a composite's code
     r")", re.DOTALL)
 # What follows a value in a composite's list: the next field, or its end
 _SEPARATOR = re.compile(r" *([,\]]) *")
@@ -539,7 +583,7 @@ def _common_performative(text: str) -> tuple[Composite, int] | None:
             value: Any
             if code is not None:  # a composite: read its fields, then come back
                 inner = _c.BY_CODE.get(int(code))
-                if inner is None or inner.HAS_VALUE:
+                if inner is None or inner.HAS_VALUE or len(stack) >= MAX_DEPTH:
                     return None
                 if not text.startswith("]", pos):
                     stack[-1][1].append((name, None))  # (its value once it ends)
@@ -555,7 +599,12 @@ def _common_performative(text: str) -> tuple[Composite, int] | None:
                 value = UInt(v) if v <= 0xFFFFFFFF else ULong(v)
             elif signed is not None:
                 v = int(signed)
-                value = Int(v) if -(1 << 31) <= v < (1 << 31) else Long(v)
+                if -(1 << 31) <= v < (1 << 31):
+                    value = Int(v)
+                elif _INTEGER_MIN <= v <= _INTEGER_MAX:
+                    value = Long(v)
+                else:
+                    return None
             elif word is not None:
                 value = _WORDS[word]
             elif symbol is not None:
@@ -635,7 +684,7 @@ def parse_frame_line(line: str) -> FrameLine:
         return FrameLine(conn, outgoing, "header", _HEADERS[word], t)
     if word == "EOS":
         return FrameLine(conn, outgoing, "eos", b"", t)
-    channel = int(m.group("channel") or 0)
+    channel = _channel(m)
     if body.upper() == "(EMPTY FRAME)":
         return FrameLine(conn, outgoing, "empty", encode_frame(None, channel), t)
     if not body.startswith("@"):
@@ -657,7 +706,7 @@ def parse_frame_line(line: str) -> FrameLine:
     said = 0
     p.skip_spaces()
     if p.pos < len(body):
-        size_m = re.compile(r"\((\d+)\)\s?").match(body, p.pos)
+        size_m = re.compile(r"\((\d{1,20})\)\s?").match(body, p.pos)
         if size_m is None:
             raise p.fail(f"more after the performative: {body[p.pos:p.pos + 12]!r}")
         p.pos = size_m.end()
@@ -671,6 +720,14 @@ def parse_frame_line(line: str) -> FrameLine:
     except (ValueError, TypeError, OverflowError) as e:
         raise TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
     return FrameLine(conn, outgoing, "frame", frame, t, performative, cut, said)
+
+
+def _channel(m: re.Match[str]) -> int:
+    digits = m.group("channel") or "0"
+    if len(digits) > 5:  # (Python refuses to convert a few thousand digits)
+        raise TraceSyntaxError("a channel number too long (a channel is 0..65535)",
+                               m.start("channel"))
+    return int(digits)
 
 
 _FRAME_TYPES = {**dict.fromkeys(range(0x10, 0x19), FRAME_TYPE_AMQP),
@@ -755,31 +812,35 @@ def _day_start(date: str, zone: str) -> int:
 
 
 def _open_text(source: str | os.PathLike[str] | IO[bytes]) -> tuple[str, IO[bytes], bool]:
+    """(name, stream, whether the reader closes it): a path's file and a `ReadOnce` are
+    the reader's, another stream its caller's."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
         f: IO[bytes] = open(name, "rb")  # noqa: SIM115 (closed by the caller)
         return name, f, True
     label = getattr(source, "name", None)
-    return (label if isinstance(label, str) else "<stream>"), source, False
+    name = label if isinstance(label, str) else "<stream>"
+    return name, source, isinstance(source, ReadOnce)
 
 
-def _first_bytes(source: Any) -> bytes:
-    """The start of a file, or of a stream that can be peeked at without consuming it."""
+def _first_bytes(source: Any, gunzip: bool = True) -> bytes | None:
+    """The start of a file, or of a stream that can be peeked at without consuming it
+    (`gunzip`: of a gzipped one's text); None if it cannot be read so."""
     if isinstance(source, (str, os.PathLike)):
         try:
             with open(source, "rb") as f:
                 head = f.read(SNIFF_BYTES)
         except OSError:
-            return b""
+            return None
     else:
         peek = getattr(source, "peek", None)
         if peek is None:
-            return b""
+            return None
         try:
             head = peek(SNIFF_BYTES)[:SNIFF_BYTES]
         except OSError:
-            return b""
-    if head[:2] == b"\x1f\x8b":  # (a gzipped log: its first lines, as far as they go)
+            return None
+    if gunzip and head[:2] == b"\x1f\x8b":  # (a gzipped log: its first lines, as far as they go)
         lines: list[bytes] = []
         try:
             for line in _gunzipped_lines(io.BytesIO(head), nullcontext()):
@@ -793,24 +854,78 @@ def _first_bytes(source: Any) -> bytes:
 
 
 def is_trace_log(source: Any) -> bool:
-    """Whether a file (or a peekable stream) is a frame-trace log, by its first lines: one
-    of them is a protocol header or frame line of proton's, and the file is text."""
-    if isinstance(source, (str, os.PathLike)):
-        try:  # (a named pipe or a device is read once: by the capture reader)
-            if not stat.S_ISREG(os.stat(source).st_mode):
-                return False
-        except (OSError, ValueError):
-            return False
-    head = _first_bytes(source)
-    if not head or b"\x00" in head[:4096]:
+    """Whether a file (or a peekable stream: a file read once is given as one, see
+    `amqpcli.capture.files.opened_once`) is a frame-trace log, by its first lines: one of
+    them is a protocol header or frame line of proton's, and the file is no capture. NUL
+    bytes are passed over (a log rotated by copytruncate starts with them), and so are
+    other lines (a log's own text, junk)."""
+    return _has_frame_lines(_first_bytes(source) or b"")
+
+
+def _has_frame_lines(head: bytes) -> bool:
+    if not head or starts_as_capture(head):
         return False
-    for line in head.decode("utf-8", "replace").splitlines()[:SNIFF_LINES]:
+    text = head.replace(b"\x00", b"").decode("utf-8", "replace")
+    for line in text.splitlines()[:SNIFF_LINES]:
         m = _LINE.match(line)
         if m is not None:
             word = m.group("body").split(" ", 1)[0]
             if word in _HEADERS or re.match(r"@[a-z-]+\(\d+\)", word):
                 return True
     return False
+
+
+# Bytes of text: printable ASCII, tabs and line ends, and UTF-8's
+_TEXT_BYTES = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
+
+
+def not_a_log_error(source: Any) -> CaptureError | None:
+    """The error for a source that is neither capture nor frame-trace log but text (or
+    nothing): the capture reader's would speak of magic numbers only. None for any other
+    (binary data, which the capture reader names)."""
+    head = _first_bytes(source)
+    if head is None or head.strip(b"\x00").translate(None, _TEXT_BYTES) or (
+            _has_frame_lines(head)):
+        return None  # (the capture reader says why it cannot be read, or what it is)
+    if not head and _first_bytes(source, gunzip=False):
+        return None  # (gzip data that gives no line: the capture reader says what is wrong)
+    what = ("empty" if not head.strip(b"\x00") else
+            f"text with no frame line in its first {SNIFF_LINES} lines")
+    return CaptureError(source_name(source), 0,
+                        f"not a capture file or frame-trace log: {what}", where="")
+
+
+def source_name(source: Any) -> str:
+    """How errors name a source: its path, or a stream's name."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "standard input"
+
+
+def are_trace_logs(sources: list[Any]) -> bool:
+    """Whether the sources are frame-trace logs (else captures, for the capture reader);
+    every one is looked at, and logs and captures together are a usage error."""
+    logs = [is_trace_log(s) for s in sources]
+    if all(logs) or not any(logs):
+        return bool(logs) and logs[0]
+    log = source_name(sources[logs.index(True)])
+    other = source_name(sources[logs.index(False)])
+    raise UserError(f"{log} is a frame-trace log, {other} is not: trace logs and captures "
+                    "are read apart, not together", Exit.USAGE)
+
+
+# A SASL frame's start, by name, code or descriptor symbol: its text may hold a password
+_SASL_FRAME = re.compile(r"@(?:sasl-|:\"?amqp:sasl-|(?:0x0*4[0-4]|6[4-8])\b)")
+
+
+def _not_parsed(line: str, e: TraceSyntaxError) -> str:
+    """What is wrong with a frame line. Of a SASL frame, only where: the problem quotes
+    the text, which may be a password's (a warning cannot know of --show-secrets)."""
+    if _SASL_FRAME.search(line):
+        return (f"a SASL frame line that does not parse at column {e.at + 1} (its text not "
+                "shown: it may hold a password)")
+    return f"a frame line that does not parse ({e})"
 
 
 class TraceFlow(Flow):
@@ -897,14 +1012,15 @@ class TraceReader:
             lineno = 0
             for raw in lines:
                 lineno += 1
+                if b"\x00" in raw:  # (a log rotated by copytruncate starts with NULs)
+                    raw = raw.replace(b"\x00", b"")
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 try:
                     fl = parse_frame_line(line)
                 except NotAFrame:
                     continue
                 except TraceSyntaxError as e:
-                    self.warn(f"{name}:{lineno}: a frame line that does not parse ({e}); "
-                              "skipped")
+                    self.warn(f"{name}:{lineno}: {_not_parsed(line, e)}; skipped")
                     continue
                 if fl.time_ns is not None:
                     last_ns = fl.time_ns
@@ -1080,9 +1196,6 @@ def read_trace_logs(sources: Iterable[Any], *, numbering: Any = None,
     dissector's frame numbers). A source that is not a frame-trace log is a usage error:
     trace logs and captures are not read together."""
     srcs = list(sources)
-    for s in srcs:
-        if not is_trace_log(s):
-            name = os.fspath(s) if isinstance(s, (str, os.PathLike)) else "standard input"
-            raise UserError(f"{name}: not a frame-trace log (trace logs and captures are "
-                            "read apart, not together)", Exit.USAGE)
+    if not are_trace_logs(srcs):
+        raise UserError(f"{source_name(srcs[0])}: not a frame-trace log", Exit.USAGE)
     return TraceReader(srcs, warn=warn, waiting=waiting, numbering=numbering).events()

@@ -79,7 +79,7 @@ def reference_frame_line(line: str) -> t.FrameLine:
         return t.FrameLine(conn, outgoing, "header", t._HEADERS[word], tm)
     if word == "EOS":
         return t.FrameLine(conn, outgoing, "eos", b"", tm)
-    channel = int(m.group("channel") or 0)
+    channel = t._channel(m)
     if body.upper() == "(EMPTY FRAME)":
         return t.FrameLine(conn, outgoing, "empty", encode_frame(None, channel), tm)
     if not body.startswith("@"):
@@ -95,7 +95,7 @@ def reference_frame_line(line: str) -> t.FrameLine:
     payload = b""
     p.skip_spaces()
     if p.pos < len(body):
-        size_m = re.compile(r"\((\d+)\)\s?").match(body, p.pos)
+        size_m = re.compile(r"\((\d{1,20})\)\s?").match(body, p.pos)
         if size_m is None:
             raise p.fail(f"more after the performative: {body[p.pos:p.pos + 12]!r}")
         p.pos = size_m.end()

@@ -107,14 +107,14 @@ class CaptureLoader:
         with frames before the damage is read up to it (a note says where), as pcap-dump
         reads it."""
         from amqpcli.capture import CaptureError, read_capture
-        from amqpcli.capture.tracelog import is_trace_log, read_trace_logs
+        from amqpcli.capture.tracelog import are_trace_logs, read_trace_logs
 
         out, framer = self.out, self.framer
         records = out.records
         try:
             if self._events is None:
                 files = capture_files(self.path)
-                if files and is_trace_log(files[0]):  # a frame-trace log
+                if files and are_trace_logs(files):  # frame-trace logs
                     self._events = read_trace_logs(files, warn=out.notes.append)
                 else:
                     self._events = read_capture(files, ports=framer.ports)
