@@ -197,12 +197,25 @@ def _env(code: Path) -> dict[str, str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/bench/tl"))
-    ap.add_argument("--connections", type=int, default=20)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--code", type=Path, action="append")
-    ap.add_argument("--only-generate", action="store_true")
+    # the module's text: its first paragraph as the description, the others (but the
+    # usage line, which argparse writes) after the options
+    first, _usage, *rest = (__doc__ or "").split("\n\n")
+    ap = argparse.ArgumentParser(description=" ".join(first.split()),
+                                 epilog="\n\n".join(rest),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", type=Path, default=Path("/tmp/bench/tl"),
+                    help="where the capture and the logs are written (and kept between "
+                         "runs: the capture is made once) (default: %(default)s)")
+    ap.add_argument("--connections", type=int, default=20,
+                    help="connections of the generated capture (default: %(default)s)")
+    ap.add_argument("--runs", type=int, default=3,
+                    help="runs of each measure: best and worst are printed "
+                         "(default: %(default)s)")
+    ap.add_argument("--code", type=Path, action="append", metavar="DIR",
+                    help="a tree holding the amqpcli package to time; repeat to compare "
+                         "trees, which take turns (default: this checkout)")
+    ap.add_argument("--only-generate", action="store_true",
+                    help="write the capture and the logs, measure nothing")
     args = ap.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     capture = args.dir / "cap.pcapng"
