@@ -138,6 +138,19 @@ def starts_as_capture(head: bytes) -> bool:
     return len(head) >= 4 and int.from_bytes(head[:4], "little") in (_SHB, *_PCAP_MAGIC)
 
 
+def is_capture_file(source: Any) -> bool:
+    """Whether `source` is a path to a file that starts as a pcap or pcapng file does: no
+    frame-trace log, told without the log reader (a gzipped file, a stream or anything
+    else may be one)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    try:
+        with open(source, "rb") as f:
+            return starts_as_capture(f.read(4))
+    except OSError:
+        return False
+
+
 # How much of a file read once is held to be peeked at (as much as a log is sniffed by)
 PEEK_BYTES = 1 << 16
 

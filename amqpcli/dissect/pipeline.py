@@ -34,9 +34,8 @@ from amqpcli.capture import (
     read_capture,
     read_packets,
 )
-from amqpcli.capture.files import found_paths, opened_once, was_found
+from amqpcli.capture.files import found_paths, is_capture_file, opened_once, was_found
 from amqpcli.capture.reader import FILE_SHIFT, NUMBER_MASK, first_of, merge_by_time
-from amqpcli.capture.tracelog import are_trace_logs, not_a_log_error, read_trace_logs
 from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
@@ -146,13 +145,17 @@ class Dissector:
             sources = [sources]
         # (a file read once, a named pipe, is peeked at to tell a log from a capture)
         srcs = [opened_once(s, waiting) for s in sources]
-        if are_trace_logs(srcs):
-            # frame-trace logs, not captures: each frame numbered by its line
-            return self._run(read_trace_logs(srcs, numbering=self.decoder, waiting=waiting),
-                             self.decoder, stopped)
-        text = not_a_log_error(srcs[0]) if len(srcs) == 1 else None
-        if text is not None:  # (as the capture reader's damage: a notice, then the error)
-            return self._run(_raising(text), self.decoder, stopped)
+        if not all(is_capture_file(s) for s in srcs):
+            # (the log reader only for what may be a log: captures start without it)
+            from amqpcli.capture.tracelog import are_trace_logs, not_a_log_error, read_trace_logs
+
+            if are_trace_logs(srcs):
+                # frame-trace logs, not captures: each frame numbered by its line
+                return self._run(read_trace_logs(srcs, numbering=self.decoder,
+                                                 waiting=waiting), self.decoder, stopped)
+            text = not_a_log_error(srcs[0]) if len(srcs) == 1 else None
+            if text is not None:  # (as the capture reader's damage: a notice, then the error)
+                return self._run(_raising(text), self.decoder, stopped)
         if len(srcs) == 1:
             # the decoder's count is the packet's number: records yielded right after a
             # packet was fed belong to that packet
