@@ -89,6 +89,7 @@ _LINE = re.compile(
     r".*?\[(?P<conn>[^\[\]\s]+)\]:\s*(?:[A-Z]+:)?(?:FRAME:)?\s*(?P<channel>\d+)?\s*"
     r"(?P<dir>->|<-)\s+(?P<body>\S(?:.*\S)?)\s*$")
 # A router's log lines may end with the source location (`(server.c:1234)`)
+_PAYLOAD_SIZE = re.compile(r"\((\d{1,20})\)\s?")  # a transfer's `(N)` before its payload
 _LOCATION = re.compile(r"\((?:/?[\w./-]+)\.c:\d+\)")
 _TRUNCATED = re.compile(r"\s*\.\.\.\s*\(truncated\)$")
 _HEADERS = {"AMQP": AMQP_HEADER, "SASL": SASL_HEADER}
@@ -706,7 +707,7 @@ def parse_frame_line(line: str) -> FrameLine:
     said = 0
     p.skip_spaces()
     if p.pos < len(body):
-        size_m = re.compile(r"\((\d{1,20})\)\s?").match(body, p.pos)
+        size_m = _PAYLOAD_SIZE.match(body, p.pos)
         if size_m is None:
             raise p.fail(f"more after the performative: {body[p.pos:p.pos + 12]!r}")
         p.pos = size_m.end()
@@ -981,7 +982,6 @@ class TraceReader:
         self.waiting = waiting if waiting is not None else nullcontext()
         self.numbering = numbering  # an object whose `packets` is set (a PacketDecoder)
         self.packets = 0
-        self.cut = 0  # payloads the log cut short
         self._flows = 0
 
     def _number(self, n: int) -> None:
@@ -1001,7 +1001,7 @@ class TraceReader:
                             Exit.USAGE) from None
         conns: dict[str, _Conn] = {}
         last_ns = 0
-        first_cut = 0
+        first_cut, cut = 0, 0  # (the first line with a payload the log cut short; how many)
         try:
             try:
                 gzipped = _gzipped(f, name if own else None)
@@ -1025,7 +1025,7 @@ class TraceReader:
                 if fl.time_ns is not None:
                     last_ns = fl.time_ns
                 if fl.cut:
-                    self.cut += 1
+                    cut += 1
                     if not first_cut:
                         first_cut = lineno
                 self._number(lineno)
@@ -1042,8 +1042,8 @@ class TraceReader:
                 if not conn.closed[d]:
                     yield Closed(conn.flow, d, last_ns, "end")
         if first_cut:
-            self.warn(f"{name}:{first_cut}: the log cut {self.cut} transfer payload"
-                      f"{'s' if self.cut != 1 else ''} short (proton shows at most about "
+            self.warn(f"{name}:{first_cut}: the log cut {cut} transfer payload"
+                      f"{'s' if cut != 1 else ''} short (proton shows at most about "
                       "1 KiB of a frame): those messages are incomplete")
 
     def _line(self, fl: FrameLine, conns: dict[str, _Conn], name: str,

@@ -170,7 +170,8 @@ class Summary:
             if passed is not None and not passed.conn(c):
                 continue
             self.connections += 1
-            self.from_log = c.source == "log"  # (logs and captures are not read in one run)
+            if c.source == "log":  # (logs and captures are not read in one run)
+                self.from_log = True
             self.protocols[c.protocol] = self.protocols.get(c.protocol, 0) + 1
             for ls in c.links:
                 if flt is not None and not flt.link_stats(ls):

@@ -409,3 +409,21 @@ def test_out_refuses_a_trace_log(tmp_path: Path) -> None:
     assert r.stderr == (f"amqp: error: --out reads capture files: {log} is a frame-trace "
                         "log (its views need no tables: leave out --out)\n")
     assert not (tmp_path / "t").exists()
+
+
+def test_each_logs_cut_payloads_are_counted_in_its_own_warning(tmp_path: Path) -> None:
+    """Of two logs each with one payload proton cut short, each warning counts one (the
+    second counted the first's too)."""
+    lines = ["[0x1]: AMQP:FRAME:  -> AMQP", "[0x1]: AMQP:FRAME:  <- AMQP",
+             ("[0x1]: AMQP:FRAME:0 -> @transfer(20) [handle=0, delivery-id=0, "
+              'delivery-tag=b"1"] (5000) \\x00Sw\\xb1yyyy ... (truncated)')]
+    logs = []
+    for name in ("a.trace", "b.trace"):
+        log = tmp_path / name
+        log.write_text("\n".join(lines) + "\n")
+        logs.append(log)
+    warnings: list[str] = []
+    list(TraceReader([str(p) for p in logs], warn=warnings.append).events())
+    cut = [w for w in warnings if "cut" in w]
+    assert cut == [f"{log}:3: the log cut 1 transfer payload short (proton shows at most "
+                   "about 1 KiB of a frame): those messages are incomplete" for log in logs]
