@@ -250,10 +250,10 @@ class _Requester:
         self.waiting: dict[int, _Request] = {}  # number -> request waiting for its reply
         self.by_key: dict[tuple[str, Any], _Request] = {}
         self.unsettled: dict[int, _Request] = {}  # number -> request with no outcome yet
-        # --reconnect: what the next connection sends first, in number order, each with
-        # whether it went out before (a resend); the request taken and not yet sent
+        # what goes next, in number order, each with whether it went out before (a resend):
+        # requests to send again (--reconnect), and the one taken and waiting for credit,
+        # kept here until it is sent so that a lost connection leaves it counted as it was
         self.again: list[tuple[OutgoingMessage, bool]] = []
-        self.holding: OutgoingMessage | None = None
         # accepted, no reply when a connection was lost: in doubt; a reply that still comes
         # (a --reply-to node outlives the connection) answers it, by its ids (`late`)
         self.doubtful: dict[int, _Request] = {}
@@ -321,7 +321,8 @@ class _Requester:
                         f"{self.plan.timeout:g}s", Exit.TIMEOUT)
                 s.in_doubt.extend((r.number, r.message_id) for r in self.unsettled.values())
             s.in_doubt.extend((r.number, r.message_id) for r in self.doubtful.values())
-            # to be sent again when no connection came back: in doubt as they were
+            # to be sent again when no connection came back (the one waiting for credit
+            # included): in doubt if it went out before; one never sent is `not_sent`
             s.in_doubt.extend((m.number, m.message_id) for m, sent in self.again if sent)
             s.in_doubt.sort(key=lambda nm: nm[0])
             self.s.missing = sorted(self.waiting)
@@ -334,7 +335,8 @@ class _Requester:
         """The connection was lost: each request still without its reply is in doubt (the
         service may have acted on it). `again` (a reconnect follows): one with no outcome
         is sent again, as send does, and one taken and not yet sent goes first; each is
-        said. Else those with no outcome are left to the run's end, which says them."""
+        said. Else those with no outcome are left to the run's end, which says them, as it
+        says what is still to be sent (`again`)."""
         said: list[str] = []
         for number in sorted(self.waiting):
             req = self.waiting[number]
@@ -355,8 +357,6 @@ class _Requester:
             # answered, the outcome unheard: the reply says the service had it
             self.unsettled = {n: r for n, r in self.unsettled.items() if n in self.waiting}
         else:
-            if self.holding is not None:
-                self.again.append((self.holding, False))
             self.again.sort(key=lambda mw: mw[0].number)
             self.unsettled.clear()
             for text in said[:SHOWN]:
@@ -364,7 +364,6 @@ class _Requester:
             if len(said) > SHOWN:
                 self._warn(f"… and {len(said) - SHOWN} more request(s) in doubt or sent again "
                            "(see the summary)")
-        self.holding = None
         self.waiting.clear()
         self.by_key.clear()
 
@@ -423,9 +422,7 @@ class _Requester:
             if len(self.waiting) >= plan.concurrency and not await self._take_replies(
                     replies, sender, lambda: len(self.waiting) < plan.concurrency):
                 break  # no reply in time: the rest is not sent
-            if self.again:
-                msg, was_sent = self.again.pop(0)
-            else:
+            if not self.again:
                 if pulled is not None and self.input_error is None:
                     # (the loop goes on serving the connection meanwhile)
                     await offering.wait_input(pulled, sender)
@@ -438,11 +435,11 @@ class _Requester:
                     break
                 if taken is None:
                     break
-                msg, was_sent = taken, False
-            self.holding = msg
+                self.again.append((taken, False))
+            msg, was_sent = self.again[0]
             msg, keys = self._prepared(msg)
             await sender.wait_sendable(plan.concurrency, plan.timeout)
-            self.holding = None
+            del self.again[0]  # (only now: see `again`)
             self._sent(msg, keys, sender.send(msg.payload, settled=False), was_sent)
         # no more requests: a drain of the request link is answered now, the credit they
         # left unused going back (Part 2 §2.6.7)
