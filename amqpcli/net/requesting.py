@@ -199,8 +199,9 @@ def run_requests(cfg: ConnectionConfig, plan: RequestPlan, messages: Iterator[Ou
                  on_warning: Callable[[str], None], input_waits: bool = False) -> RequestSummary:
     """Send `messages` as requests and hand each matched reply to `on_reply` (numbered by
     its request) before it is settled. `on_reply_to(address)` is called once the reply
-    node is attached and before the first message is taken: the messages are built with
-    that address as their reply-to. `input_waits`: taking the next message may wait for
+    node is attached and before the first message is taken, and again for each new node
+    (a dynamic one on each connection): the messages taken after it are built with that
+    address as their reply-to. `input_waits`: taking the next message may wait for
     its input (lines): it is taken in a thread, as `run_send` does."""
     if input_waits:
         messages = PulledInThread(messages)
@@ -406,11 +407,12 @@ class _Requester:
 
     async def _exchange(self, client: Client, messages: Iterator[OutgoingMessage]) -> None:
         plan = self.plan
-        first = self.s.reply_address is None
+        before = self.s.reply_address
         replies = self.replies = await self._open_replies(client)
         assert self.s.reply_address is not None
         pulled = messages if isinstance(messages, PulledInThread) else None
-        if first:
+        if self.s.reply_address != before:
+            # the requests built from now on name it: none is decoded again (`_prepared`)
             self.on_reply_to(self.s.reply_address)
             if pulled is not None:
                 # read from now on (the requests carry the reply node's address): a drain
@@ -456,7 +458,8 @@ class _Requester:
     def _prepared(self, msg: OutgoingMessage) -> tuple[OutgoingMessage,
                                                        tuple[tuple[str, Any], ...]]:
         """`msg` as it goes, its reply-to the reply node of this connection (a request
-        made, or sent before, for a dynamic node a lost connection took with it), and the
+        built for a dynamic node a lost connection took with it, sent before or read ahead
+        of the new node, is encoded again with it), and the
         ids a reply to it may carry; an id of a request still waiting for its reply is a
         usage error (their replies could not be told apart)."""
         try:
