@@ -153,7 +153,7 @@ complete -c amqp -n '__amqp_is proxy' -l server-name -x -d 'TLS SNI and name to 
 complete -c amqp -n '__amqp_is proxy' -l connect-timeout -x -d 'Seconds to reach the broker'
 complete -c amqp -n '__amqp_is proxy' -l help -s h -d 'Show this message and exit'
 
-complete -c amqp -n '__amqp_is recv' -l count -s c -x -d 'Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection is written again, not counted)'
+complete -c amqp -n '__amqp_is recv' -l count -s c -x -d 'Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection, its header saying it was delivered before, is written again, not counted)'
 complete -c amqp -n '__amqp_is recv' -l timeout -s t -x -d 'Stop when no message arrives for this many seconds (default: wait forever)'
 complete -c amqp -n '__amqp_is recv' -l credit -x -d 'Link credit (prefetch)'
 complete -c amqp -n '__amqp_is recv' -l drain -d 'Take what the node holds now, then stop'

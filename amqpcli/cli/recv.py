@@ -333,7 +333,7 @@ def note(text: str) -> None:
 @connection_options
 def recv(
     conn: ConnectionConfig,
-    count: int | None = typer.Option(None, "--count", "-c", help="Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection is written again, not counted).", rich_help_panel=_RCV),
+    count: int | None = typer.Option(None, "--count", "-c", help="Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection, its header saying it was delivered before, is written again, not counted).", rich_help_panel=_RCV),
     timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no message arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
     credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
     drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),

@@ -439,6 +439,17 @@ def _first_acquired(inc: Incoming) -> bool:
     return h is not None and h.first_acquirer is True and not h.delivery_count
 
 
+def _delivered_before(inc: Incoming) -> bool:
+    """The header says this message was delivered before (amqpcli/net/redelivery.py): a
+    delivery-count above 0, or first-acquirer false given in it (an absent field or header
+    says nothing: every message of a sender that sets none would be taken for one)."""
+    try:
+        h = inc.delivery.message().header
+    except DecodeError:
+        return False
+    return h is not None and (bool(h.delivery_count) or h.first_acquirer is False)
+
+
 def _peer_settled(delivery: Any) -> bool:
     """Mode second: the sender has settled the delivery, so our outcome holds."""
     return bool(delivery.sender_settled or delivery.done)
@@ -499,7 +510,7 @@ class _Receiver:
         self.shown_before = ShownBefore(_identity) if plan.copy and cfg.reconnect.limit else None
         # With --reconnect: what a lost connection may deliver again though it was settled
         # (a transaction's outcomes are its own: amqpcli/net/txnreceive.py)
-        self.in_doubt = (InDoubtSettlements(_identity, _first_acquired)
+        self.in_doubt = (InDoubtSettlements(_identity, _delivered_before)
                          if cfg.reconnect.limit and not (plan.copy or plan.presettled
                                                          or plan.txn_size) else None)
         self.link: ReceiverLink | None = None  # the current connection's link

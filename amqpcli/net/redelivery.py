@@ -14,9 +14,15 @@ the peer had the flow, so every settlement sent before it. What was settled sinc
 grant before that is in doubt; older settlements are not. So at most two windows of
 identities are kept, and only when a reconnect can happen.
 
-A message is known by its identity (the receive loop's: its bare message, which a node
-may not change when it delivers it again). One whose header says no link acquired it
-before (first-acquirer, no delivery-count) is a new message, whatever its bytes.
+A message counts as one of those only when two things say so: its identity (the receive
+loop's: its bare message, which a node may not change when it delivers it again) is one
+left in doubt, and its header says it was delivered before (a delivery-count above 0, or
+first-acquirer false given in its header: `amqp serve` clears a first-acquirer true on a
+message that comes back, and gives a message sent with no header back with none). Identical messages (`send -c 1000 hello`) are
+otherwise all new: the settlements usually did reach the peer, and those messages never
+come again. A message whose header says neither (none at all included) is new. The
+identities are kept until the new link has had as many deliveries as were left in doubt:
+what the peer delivers again comes first, before the rest of the node.
 """
 
 from __future__ import annotations
@@ -31,12 +37,13 @@ __all__ = ["InDoubtSettlements"]
 
 class InDoubtSettlements:
     def __init__(self, identity: Callable[[Incoming], int],
-                 first_acquired: Callable[[Incoming], bool]) -> None:
+                 delivered_before: Callable[[Incoming], bool]) -> None:
         self.identity = identity
-        self.first_acquired = first_acquired
+        self.delivered_before = delivered_before
         self.before: list[int] = []  # settled between the last two grants of credit
         self.since: list[int] = []  # settled since the last grant
         self.again = Identities()  # left in doubt by lost connections: may come again
+        self.to_see = 0  # deliveries of the new link before those are given up
 
     def settled(self, incomings: Iterable[Incoming]) -> None:
         """Messages written and settled on this connection."""
@@ -51,6 +58,7 @@ class InDoubtSettlements:
         self.again.add(self.before)
         self.again.add(self.since)
         self.before, self.since = [], []
+        self.to_see = len(self.again)
 
     def __len__(self) -> int:
         """How many may still come again (a credit asks for them too)."""
@@ -60,5 +68,10 @@ class InDoubtSettlements:
         """Whether `inc` is one of those, come again (counted as passed, once)."""
         if inc.settled or not self.again:
             return False
+        self.to_see -= 1
         ident = self.identity(inc)
-        return ident in self.again and not self.first_acquired(inc) and self.again.take(ident)
+        came_again = (ident in self.again and self.delivered_before(inc)
+                      and self.again.take(ident))
+        if self.to_see <= 0:
+            self.again = Identities()  # (the rest was settled after all: it will not come)
+        return came_again
