@@ -170,7 +170,7 @@ class LinePrinter:
         from amqpcli.dissect.records import AMQP10
 
         # what `violation_line`/`violation_json` read of pcap-dump's ViolationRecord
-        rec = SimpleNamespace(conn=SimpleNamespace(label=conn.key), protocol=AMQP10,
+        rec = SimpleNamespace(conn=SimpleNamespace(label=conn.key, timed=True), protocol=AMQP10,
                               kind=ev.kind, side=ev.side, detail=ev.detail,
                               frame_no=ev.frame_no, packet=0, time=ev.time,
                               link=str(ev.link.name) if ev.link is not None else None)

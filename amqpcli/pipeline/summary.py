@@ -76,9 +76,13 @@ def _sec(t: Any) -> float | None:
 
 
 class _Label:
-    """Stands in for a `Conn` where a renderer needs only its label."""
+    """Stands in for a `Conn` where a renderer needs only its label (and what every
+    renderer asks of a connection: whether its times are known; the tables are written
+    from captures, whose are)."""
 
     __slots__ = ("label",)
+    timed = True
+    source = "capture"
 
     def __init__(self, label: str) -> None:
         self.label = label
