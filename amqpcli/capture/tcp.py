@@ -60,7 +60,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from enum import IntEnum
 from heapq import heappop, heappush
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from amqpcli.capture.decode import (
     ACK,
@@ -108,6 +108,15 @@ def flow_key(src: Address, sport: int, dst: Address, dport: int) -> FlowKey:
     if (src, sport) <= (dst, dport):  # type: ignore[operator]
         return (src, sport, dst, dport)
     return (dst, dport, src, sport)
+
+
+def endpoint_text(e: Any) -> str:
+    """An endpoint as every view names it: `10.0.0.1:40000`, `[::1]:5672`, a frame-trace
+    log's `C3:0` (its id is text, no address), `?` when unknown."""
+    if e is None:
+        return "?"
+    ip = e[0] if isinstance(e[0], str) else format_ip(e[0])
+    return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
 
 
 class Flow:
@@ -173,13 +182,7 @@ class Flow:
         return self.server[1] if self.server else 0
 
     def describe(self) -> str:
-        def ep(e: Endpoint | None) -> str:
-            if e is None:
-                return "?"
-            ip = format_ip(e[0])
-            return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
-
-        return f"{ep(self.client)} -> {ep(self.server)}"
+        return f"{endpoint_text(self.client)} -> {endpoint_text(self.server)}"
 
     def __repr__(self) -> str:
         return f"<Flow #{self.index} {self.describe()} {self.protocol}>"

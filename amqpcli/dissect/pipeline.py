@@ -36,6 +36,7 @@ from amqpcli.capture import (
 )
 from amqpcli.capture.files import found_paths, is_capture_file, opened_once, was_found
 from amqpcli.capture.reader import FILE_SHIFT, NUMBER_MASK, first_of, merge_by_time
+from amqpcli.capture.tcp import endpoint_text
 from amqpcli.codec.frames import Frame, ProtocolHeader
 from amqpcli.codec.framestart import CutShort
 from amqpcli.dissect.records import (
@@ -289,13 +290,7 @@ def _source(flow: Any) -> str:
     return "log" if hasattr(flow, "timed") else "capture"
 
 
-def _ep(e: Any) -> str:
-    if e is None:
-        return "?"
-    from amqpcli.capture import format_ip
-
-    ip = format_ip(e[0]) if not isinstance(e[0], str) else e[0]
-    return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
+_ep = endpoint_text  # (a connection's endpoints, named as the capture layer names them)
 
 
 class _Deferred:
