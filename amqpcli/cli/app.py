@@ -19,7 +19,7 @@ import typer
 
 from amqpcli import __version__
 from amqpcli.cli.coerce import install as _plain_values
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, cut_middle
 
 # Plain option values without pydantic (amqpcli/cli/coerce.py).
 _plain_values()
@@ -309,6 +309,33 @@ def _guard_stderr() -> None:
         return
 
 
+# What a value that typer could not convert is, in the words of the other options' errors:
+# typer converts through pydantic, whose text ("Input should be a valid integer, unable
+# to parse string as an integer") neither quotes the value nor reads as ours.
+_CONVERSION_WORDS = {
+    "int_parsing": "is not an integer",
+    "int_from_float": "is not an integer",
+    "int_type": "is not an integer",
+    "float_parsing": "is not a number",
+    "float_type": "is not a number",
+    "bool_parsing": "is not true or false",
+}
+
+
+def _plain_conversion_error(e: Exception) -> None:
+    """Reword a typer conversion error (a BadParameter caused by pydantic) in place."""
+    errors = getattr(e.__cause__, "errors", None)
+    if not callable(errors) or not hasattr(e, "message"):
+        return
+    try:
+        first = errors()[0]
+        words = _CONVERSION_WORDS[first["type"]]
+    except (LookupError, TypeError):
+        return
+    value = first.get("input")
+    e.message = f"{cut_middle(value if isinstance(value, str) else str(value))!r} {words}"
+
+
 def _quiet_stdout() -> None:
     """Point fd 1 at /dev/null and drop what is buffered for it, so the interpreter's
     final flush cannot fail again (and print "Exception ignored")."""
@@ -436,6 +463,7 @@ def main(argv: list[str] | None = None) -> None:
                 ctx is not None and ctx.parent is not None) else " (amqp --help)"
             if not isinstance(e, click.exceptions.UsageError):
                 where = ""
+            _plain_conversion_error(e)
             text = " ".join(e.format_message().split())
             print(f"amqp: error: {text}{where}", file=sys.stderr)
             sys.exit(e.exit_code)
