@@ -316,12 +316,15 @@ def show_items(
                 src.stop_after_error()
             continue
         if out is None:
-            obj = item_to_json(item, show_secrets, message=whole, hidden=hidden)
+            obj = item_to_json(item, show_secrets, message=whole, hidden=hidden,
+                               say_invalid=True)
             sys.stdout.write(json_line(obj) + "\n")
         elif brief and isinstance(item, (Frame, ProtocolHeader)):
-            out.line(item_line(item, show_secrets=show_secrets, message=whole))
+            out.line(item_line(item, show_secrets=show_secrets, message=whole,
+                               say_invalid=True))
         else:
-            out.tree(item_tree(item, show_secrets, message=whole, hidden=hidden))
+            out.tree(item_tree(item, show_secrets, message=whole, hidden=hidden,
+                               say_invalid=True))
     src.drain()
     if out is not None and src.whole is None:
         out.line(_summary_line(_describe(kind, tally, detected,

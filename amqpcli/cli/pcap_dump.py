@@ -568,10 +568,12 @@ def _notes(dis: "Dissector", flt: "Filter", messages: bool = False) -> None:
 class _Pieces:
     """The frames of a delivery sent in several transfers, as the frame views need them
     (fed every such frame record in order, those a filter leaves out too): in JSON,
-    whether a payload may hold a SASL secret (`ChunkSecrets`); in text, the whole message
-    on its last frame, whose line summarises it as `amqp decode --brief` does."""
+    whether a payload may hold a SASL secret (`ChunkSecrets`), and on its last frame a
+    `NotAMessage` without an error (that piece is not decoded alone as a message); in
+    text, the whole message on its last frame, whose line summarises it as `amqp decode
+    --brief` does."""
 
-    __slots__ = ("open", "secrets", "transfer", "whole")
+    __slots__ = ("ends", "open", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
         from amqpcli.codec.composites import Transfer
@@ -582,15 +584,26 @@ class _Pieces:
         self.open = False  # a delivery in several frames is in progress
         self.secrets = ChunkSecrets() if json_out and not show_secrets else None
         self.whole = None if json_out else TransferAssembler()
+        # JSON: the deliveries in several frames under way, by (stream, channel, handle)
+        self.ends: set[Any] | None = set() if json_out else None
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""
         item = rec.item
         where = (rec.conn, rec.side)
-        if self.secrets is not None:
-            hidden = self.secrets.hides(where, item)
-            self.open = self.secrets.pending_any()
-            return hidden, None
+        if self.ends is not None:
+            from amqpcli.render.invalid import NotAMessage
+
+            body = item.body
+            key = (where, item.channel, body.handle)
+            last = key in self.ends and not body.more and not body.aborted
+            if body.more and not body.aborted:
+                self.ends.add(key)
+            else:
+                self.ends.discard(key)
+            hidden = self.secrets is not None and self.secrets.hides(where, item)
+            self.open = bool(self.ends)
+            return hidden, NotAMessage(None, len(item.payload)) if last else None
         if self.whole is None:
             return False, None
         whole = self.whole.feed(item, where)
@@ -642,7 +655,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             if show_frames:
                 if json_out:
                     out.json(record_json(rec, show_secrets=show_secrets, bodies=full,
-                                         hidden=hidden))
+                                         hidden=hidden, message=whole))
                 elif plain:
                     buf.append(record_line(rec, show_secrets=show_secrets, bodies=full,
                                            message=whole))

@@ -96,6 +96,8 @@ class Journeys:
         self._by_digest: dict[bytes, Journey] = {}
         self.unreadable = 0  # AMQP 1.0 deliveries whose message did not split or was not seen
         self.cut_by_log = 0  # of those, the ones whose payload a frame-trace log cut short
+        # of those, the ones of the AMQP message format whose payload is no valid message
+        self.invalid = 0
 
     def add(self, rec: DeliveryRecord, chosen: bool = True) -> None:
         """One delivery record; `chosen`: whether it passed the view's filters. Transaction
@@ -114,6 +116,8 @@ class Journeys:
             props = msg.properties
         except DecodeError:
             self.unreadable += 1
+            if not rec.message_format and not rec.resumed:
+                self.invalid += 1
             return
         if not bare:  # no properties, application-properties nor body: nothing to know it by
             self.unreadable += 1

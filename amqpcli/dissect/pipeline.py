@@ -711,7 +711,8 @@ class _Handler10(_Handler):
             # its message not seen whole: a gap took transfers, or it was abandoned (its
             # stream, link or session ended; the capture stopped) with more to come
             incomplete=(conn.gaps > 0 and d.incomplete) or (
-                d.phase == "abandoned" and not d.payload_ready))
+                d.phase == "abandoned" and not d.payload_ready),
+            message_format=d.message_format)
         return rec
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:

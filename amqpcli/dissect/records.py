@@ -233,6 +233,9 @@ class DeliveryRecord:
     # on a coordinator link: "declare", "discharge" (no message: its `txn_id` is the
     # transaction's), or "request" (not read as either)
     coordinator: str | None = None
+    # 1.0: its first transfer's message-format (0: an AMQP message; another is a
+    # vendor's, its payload opaque)
+    message_format: int = 0
 
     @property
     def latency(self) -> float | None:

@@ -26,6 +26,7 @@ from amqpcli.dissect.records import (
 )
 from amqpcli.dissect.stats import link_summary
 from amqpcli.render.frameline import summarize_payload
+from amqpcli.render.invalid import amqp_format
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
 from amqpcli.render.traffic import ARROW, clock_text, iso
@@ -156,12 +157,20 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
         parts.append(
             " "
             + (
-                summarize_payload(rec.payload)
+                summarize_payload(rec.payload, invalid=_whole_message(rec))
                 if rec.protocol == AMQP10
                 else format_binary(rec.payload, 60)
             )
         )
     return " ".join(parts).rstrip()
+
+
+def _whole_message(rec: DeliveryRecord) -> bool:
+    """Whether a delivery's payload is all of an AMQP message as it was sent, to be called
+    no valid message when it is none: of the AMQP message format, seen whole, neither
+    aborted nor resumed (a resumed delivery may carry only the rest of one)."""
+    return (amqp_format(getattr(rec, "message_format", 0)) and rec.seen_whole
+            and not rec.aborted and not rec.resumed)
 
 
 def _entry_json(e: Any, conn: Conn, hide: Redactions | None = None) -> dict[str, Any]:

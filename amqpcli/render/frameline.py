@@ -21,7 +21,8 @@ from amqpcli.codec.composites import (
     SaslResponse,
 )
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-from amqpcli.codec.types import Composite
+from amqpcli.codec.types import Composite, DecodeError
+from amqpcli.render.invalid import NotAMessage, amqp_format
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value
 from amqpcli.render.types import (
@@ -421,13 +422,22 @@ def _load_message_decode() -> Any:
     return _message_decode
 
 
-def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> str:
+def summarize_payload(payload: bytes, limit: int = 60, message: Any = None,
+                      invalid: bool = False) -> str:
     """A transfer's message in a few words: its body, cut short; or its size.
 
     `message`: the whole message when this payload ends a multi-frame delivery (the
-    payload may then be empty: a last transfer that carries only `more=false`)."""
+    payload may then be empty: a last transfer that carries only `more=false`), or why
+    the payloads joined are no valid message (a `NotAMessage`). `invalid`: `payload` is
+    a whole delivery's, of the AMQP message format; when it is not a valid message (its
+    sections do not split, or its body does not decode: the others are not decoded
+    here), the summary says why (`NotAMessage.text`)."""
     if not payload and message is None:
         return ""
+    if message.__class__ is NotAMessage:
+        if message.error is None:
+            return f"({len(payload)} bytes)"
+        return f"{message.text()} ({message.size} bytes in all)"
     try:
         if message is None:
             msg = (_message_decode or _load_message_decode())(payload)
@@ -440,6 +450,10 @@ def summarize_payload(payload: bytes, limit: int = 60, message: Any = None) -> s
         else:
             msg = message
         body = msg.body
+    except DecodeError as e:
+        if invalid and message is None:
+            return f"{NotAMessage(e, len(payload)).text()} ({len(payload)} bytes)"
+        return f"({len(payload)} bytes)"
     except Exception:  # noqa: BLE001 - a summary never fails: the size is still true
         return f"({len(payload)} bytes)"
     if body is None:
@@ -476,9 +490,13 @@ def frame_line(
     show_secrets: bool = False,
     payload: bool = True,
     message: Any = None,
+    say_invalid: bool = False,
 ) -> str:
     """The one-line form of a frame. `direction` is an arrow ("->", "<-") or None;
-    `message` is the whole message when `frame` ends a multi-frame delivery."""
+    `message` is the whole message when `frame` ends a multi-frame delivery (or a
+    `NotAMessage`: see `summarize_payload`). `say_invalid`: a transfer that is a whole
+    delivery (the caller knows that none it did not see began in an earlier frame) and
+    whose payload is not a valid message says why."""
     body = frame.body
     if not show_secrets and body.__class__ in _SASL and is_secret(body):  # what redact hides
         frame = redact(frame)
@@ -506,11 +524,18 @@ def frame_line(
             if v.__class__ is bytes and len(v) > 32:
                 cut, whole = _binary(v, 32), _binary(v, len(v))
                 parts = [p.replace(cut, whole, 1) if cut in p else p for p in parts]
+        if (message is not None and message.__class__ is NotAMessage
+                and message.error is None):
+            # the payloads joined are opaque (a format other than 0): this one is shown as
+            # a piece is, never judged alone
+            message, say_invalid = None, False
         if payload and (frame.payload or message is not None):
             # a transfer without a delivery-id continues a delivery: no message of its own
             if body.NAME == "transfer" and not body.more and (  # type: ignore[attr-defined]
                     message is not None or body.delivery_id is not None):  # type: ignore[attr-defined]
-                parts.append(" " + summarize_payload(frame.payload, message=message))
+                parts.append(" " + summarize_payload(
+                    frame.payload, message=message, invalid=say_invalid and amqp_format(
+                        body.message_format)))  # type: ignore[attr-defined]
             else:
                 parts.append(f" ({len(frame.payload)} bytes)")
     if frame.ext:
@@ -529,8 +554,10 @@ def item_line(
     direction: str | None = None,
     show_secrets: bool = False,
     message: Any = None,
+    say_invalid: bool = False,
 ) -> str:
-    """The one-line form of any frame reader item (`message`: see `frame_line`)."""
+    """The one-line form of any frame reader item (`message`, `say_invalid`: see
+    `frame_line`)."""
     if isinstance(item, Frame):
         return frame_line(
             item,
@@ -539,6 +566,7 @@ def item_line(
             direction=direction,
             show_secrets=show_secrets,
             message=message,
+            say_invalid=say_invalid,
         )
     head = " ".join(p for p in (_time(time), connection, direction) if p)
     head = head + " " if head else ""

@@ -22,6 +22,7 @@ from amqpcli.codec.encode import encode  # (loaded with jsonvalues all the same)
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Composite, DecodeError
+from amqpcli.render.invalid import NotAMessage, amqp_format
 from amqpcli.render.jsonvalues import (
     JsonValueError,
     Redactions,
@@ -85,30 +86,51 @@ Item = ProtocolHeader | Frame | FrameError | ValueItem | MessageItem
 def transfer_message(frame: Frame) -> Message | None:
     """The message a single-frame transfer carries, decoded; None if it is not one (a
     transfer without a delivery-id continues a delivery: only the first names it)."""
+    return _frame_message(frame, False)[0]
+
+
+def _frame_message(frame: Frame, say_invalid: bool) -> tuple[Message | None, NotAMessage | None]:
+    """(`transfer_message(frame)`, and when it is None, `say_invalid` and the transfer
+    carries a whole delivery of the AMQP message format: why its payload is not a valid
+    message, offsets in the payload and, as `offset`, in the input)."""
     body = frame.body
     if (not isinstance(body, Transfer) or not frame.payload or body.more
             or body.delivery_id is None):
-        return None
+        return None, None
     try:
-        return load_sections(Message.decode(frame.payload))
+        return load_sections(Message.decode(frame.payload)), None
+    except DecodeError as e:
+        if not say_invalid or not amqp_format(body.message_format):
+            return None, None
+        return None, NotAMessage.at(e, frame.payload, _payload_start(frame))
     except Exception:  # noqa: BLE001 - the payload stays shown as bytes
-        return None
+        return None, None
+
+
+def _payload_start(frame: Frame) -> int:
+    """Where a frame's payload begins in the input."""
+    return frame.offset + frame.size - len(frame.payload)
 
 
 def frame_to_json(
     frame: Frame,
     show_secrets: bool = False,
     exact: bool = True,
-    message: Message | None = None,
+    message: Message | NotAMessage | None = None,
     hidden: bool = False,
+    say_invalid: bool = False,
 ) -> dict[str, Any]:
     """A frame's JSON object; `message` is the whole message of a multi-frame delivery
-    whose last frame this is (see `TransferAssembler`). When a SASL secret was masked,
+    whose last frame this is (see `TransferAssembler`), or why the payloads joined are
+    none (`message-error`, beside the payload; a `NotAMessage` without an error: no
+    message is decoded). When a SASL secret was masked,
     in the performative or in the message (`to_json`), it says `"redacted": true`, and a
     masked message's payload is only its size (`payload-size`: its bytes hold the
     secret), as a SASL frame gives none of its bytes. `hidden`: the payload is a piece
     of a delivery that may hold a secret (`ChunkSecrets`); the message, when there is
-    one, decides instead."""
+    one, decides instead. `say_invalid`: a transfer that carries a whole delivery (the
+    caller knows that none it did not see began in an earlier frame) and whose payload
+    is not a valid message says why (`message-error`)."""
     secret = is_secret(frame.body)
     shown = redact(frame, show_secrets) if secret else frame  # nothing to hide otherwise
     hide: Redactions | None = None if show_secrets else []  # nested in the performative
@@ -134,7 +156,12 @@ def frame_to_json(
         out["redacted"] = True
     # the last frame of a multi-frame delivery may carry no payload (only `more=false`):
     # its message is the delivery's all the same
-    msg = message or transfer_message(frame)
+    if message is None:
+        msg, bad = _frame_message(frame, say_invalid)
+    elif isinstance(message, NotAMessage):
+        msg, bad = None, message
+    else:
+        msg, bad = message, None
     msg_json = None if msg is None else message_to_json(msg, exact, show_secrets)
     if (msg_json is not None and "redacted" in msg_json) or (
             hidden and msg_json is None and not show_secrets):
@@ -143,6 +170,8 @@ def frame_to_json(
             out["payload-size"] = len(frame.payload)  # its bytes hold the secret
     elif frame.payload:
         out["payload"] = b64(frame.payload)
+    if bad is not None and bad.error is not None:
+        out["message-error"] = bad.to_json()
     if msg_json is not None:
         out["message"] = msg_json
     return out
@@ -171,12 +200,14 @@ def _json_bytes(obj: Any) -> bytes | None:
 
 
 def item_to_json(
-    item: Item, show_secrets: bool = False, exact: bool = True, message: Message | None = None,
-    hidden: bool = False,
+    item: Item, show_secrets: bool = False, exact: bool = True,
+    message: Message | NotAMessage | None = None, hidden: bool = False,
+    say_invalid: bool = False,
 ) -> dict[str, Any]:
-    """The JSON object of one decoded item (`message`, `hidden`: see `frame_to_json`)."""
+    """The JSON object of one decoded item (`message`, `hidden`, `say_invalid`: see
+    `frame_to_json`)."""
     if isinstance(item, Frame):
-        return frame_to_json(item, show_secrets, exact, message, hidden)
+        return frame_to_json(item, show_secrets, exact, message, hidden, say_invalid)
     if isinstance(item, ProtocolHeader):
         return {
             "item": "protocol-header",
@@ -325,10 +356,12 @@ def _encoded_value(text: Any, value_json: Any) -> bytes | None:
     return raw
 
 
-def item_tree(item: Item, show_secrets: bool = False, message: Message | None = None,
-              hidden: bool = False) -> Node:
+def item_tree(item: Item, show_secrets: bool = False,
+              message: Message | NotAMessage | None = None, hidden: bool = False,
+              say_invalid: bool = False) -> Node:
     """The tree of one decoded item, its root line saying what and where it is
-    (`message`, `hidden`: see `frame_to_json`)."""
+    (`message`, `hidden`, `say_invalid`: see `frame_to_json`). A transfer whose payload
+    is not a valid message shows it as bytes, followed by why (`NotAMessage.text`)."""
     if isinstance(item, ProtocolHeader):
         return Node(f"{item.name} protocol header", "", f"@{item.offset}: {item.raw[4:].hex(' ')}")
     if isinstance(item, FrameError):
@@ -355,7 +388,14 @@ def item_tree(item: Item, show_secrets: bool = False, message: Message | None = 
     node.label = f"[{frame.channel}] {kind}{frame.body.NAME}"
     node.type = where
     hide = hidden and not show_secrets
-    if message is not None:
+    if isinstance(message, NotAMessage):
+        node.children.append(_hidden_payload(frame) if hide
+                             else value_tree(frame.payload, "payload"))
+        if message.error is not None:
+            node.children.append(Node("message (all frames of the delivery)",
+                                      message.text(offset=True),
+                                      f"{message.size} bytes in all"))
+    elif message is not None:
         if hide and "redacted" in message_to_json(message):
             node.children.append(_hidden_payload(frame))
         else:
@@ -363,13 +403,15 @@ def item_tree(item: Item, show_secrets: bool = False, message: Message | None = 
         node.children.append(message_tree(message, "message (all frames of the delivery)",
                                           show_secrets))
     elif frame.payload:
-        msg = transfer_message(frame)
+        msg, bad = _frame_message(frame, say_invalid)
         if msg is not None:
             node.children.append(message_tree(msg, show_secrets=show_secrets))
         elif hide:
             node.children.append(_hidden_payload(frame))
         else:
             node.children.append(value_tree(frame.payload, "payload"))
+        if bad is not None:
+            node.children.append(Node("message", bad.text(offset=True), None))
     return node
 
 
@@ -381,14 +423,19 @@ class TransferAssembler:
     """Joins the payloads of a delivery sent in several transfer frames (`more=true`).
 
     `feed(frame)` returns the whole message when `frame` ends a delivery that took more
-    than one frame, else None. Per (channel, handle) of one stream (`where`: which, when
-    there are several); an aborted delivery is dropped.
+    than one frame, else None. When the payloads joined are not a valid message, it
+    returns a `NotAMessage` instead, saying why (offsets in the joined payload, and the
+    offset in the input of the byte the error points at); of a message format other than
+    0 (given by the first frame), a `NotAMessage` without an error: the payload is
+    opaque, neither a message nor an invalid one. Per (channel, handle) of one stream
+    (`where`: which, when there are several); an aborted delivery is dropped.
     """
 
     def __init__(self) -> None:
-        self._parts: dict[tuple[Any, int, int], list[bytes]] = {}
+        # key -> (the first frame's message-format, the payloads so far, where each starts)
+        self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int]]] = {}
 
-    def feed(self, frame: Frame, where: Any = None) -> Message | None:
+    def feed(self, frame: Frame, where: Any = None) -> Message | NotAMessage | None:
         body = frame.body
         if not isinstance(body, Transfer):
             return None
@@ -397,16 +444,38 @@ class TransferAssembler:
             self._parts.pop(key, None)
             return None
         if body.more:
-            self._parts.setdefault(key, []).append(frame.payload)
+            entry = self._parts.get(key)
+            if entry is None:
+                entry = self._parts[key] = (body.message_format, [], [])
+            entry[1].append(frame.payload)
+            entry[2].append(_payload_start(frame))
             return None
-        parts = self._parts.pop(key, None)
-        if parts is None:
+        entry = self._parts.pop(key, None)
+        if entry is None:
             return None
+        fmt, parts, starts = entry
+        parts.append(frame.payload)
+        starts.append(_payload_start(frame))
+        payload = b"".join(parts)
         try:
-            return load_sections(Message.decode(b"".join([*parts, frame.payload])))
+            return load_sections(Message.decode(payload))
+        except DecodeError as e:
+            if not amqp_format(fmt):
+                return NotAMessage(None, len(payload))
+            return NotAMessage(e, len(payload), _joined_offset(parts, starts, e.offset))
         except Exception:  # noqa: BLE001 - the frames are still shown as bytes
             return None
 
     def pending_any(self) -> bool:
         """True while a delivery in several frames has more to come."""
         return bool(self._parts)
+
+
+def _joined_offset(parts: list[bytes], starts: list[int], pos: int) -> int:
+    """Where byte `pos` of the payloads `parts` joined is in the input (`starts`: where each
+    part begins there); the end of the payloads is just after the last one."""
+    for i, part in enumerate(parts):
+        if pos < len(part) or i == len(parts) - 1:
+            return starts[i] + pos
+        pos -= len(part)
+    return pos  # (no parts: never, a delivery has its last frame)

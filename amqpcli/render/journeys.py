@@ -109,8 +109,10 @@ def journeys_summary(journeys: Journeys, shown: list[Journey]) -> str:
         p50, p90 = (latency_text(percentile(transits, q)) for q in (50, 90))
         text += f"; first to last p50 {p50} p90 {p90} max {latency_text(transits[-1])}"
     if journeys.unreadable:
-        cut = journeys.cut_by_log
+        cut, invalid = journeys.cut_by_log, journeys.invalid
         why = f", {cut} of them cut short by the log" if cut else ""
+        if invalid:
+            why += f", {invalid} of them not a valid message"
         text += (f" ({journeys.unreadable} deliveries without a readable message are not "
                  f"followed{why})")
     return text
