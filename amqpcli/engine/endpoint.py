@@ -49,8 +49,8 @@ which we close the connection (amqp:resource-limit-exceeded). "To avoid spurious
 timeouts, the value in idle-time-out SHOULD be half the peer's actual timeout
 threshold", so our open advertises half of it (at least 1 ms, and at least 1 s when the
 threshold is 1 s or more: `advertised_idle_timeout`), and a peer that was silent for
-longer than it was told but less than the threshold is not closed for it (the model still
-reports the `Violation`).
+longer than it was told but less than the threshold is not closed for it (the model
+reports a `Violation` only past twice the advertised value).
 
 Frame sizes (Part 2 §2.4.1, §2.7.1; Part 5 §5.3.1 for SASL frames): until the open frames
 are exchanged (SASL included) a frame from the peer may be at most MIN-MAX-FRAME-SIZE (512
@@ -685,8 +685,8 @@ class Endpoint:
         if scope is None or cond is None:
             return
         if v.kind == "idle-timeout" and self.idle_timeout and self._silence < self.idle_timeout:
-            # silent for longer than we advertised (half our threshold), not for longer
-            # than the threshold itself: that is the slack the advertisement leaves
+            # past twice what we advertised, not past our threshold itself (the advertised
+            # milliseconds were rounded down): that is the slack the advertisement leaves
             return
         if self.local not in self.connection.open:
             if v.kind in _FAIL_BEFORE_OPEN:

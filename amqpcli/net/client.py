@@ -1166,8 +1166,9 @@ class Client:
         if e.kind == "idle-timeout":
             engine = self.engine
             if engine is not None and engine.local not in engine.connection.close:
-                # silent for longer than our open advertised (half of --idle-timeout), not
-                # for all of it: the engine keeps the connection, so do we
+                # silent past twice what our open advertised, not for all of --idle-timeout
+                # (the advertised milliseconds were rounded down): the engine keeps the
+                # connection, so do we
                 return
             err = UserError(f"lost the connection to {where}: the peer went silent ({e.detail})",
                             Exit.CONNECTION)

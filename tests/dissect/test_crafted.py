@@ -256,7 +256,7 @@ def test_idle_timeout_exceeded(tmp_path: Path) -> None:
     s.dispose(0, c.Accepted()).close()
     res = dissect(write(tmp_path / "idle.pcapng", s))
     (v,) = [v for v in res.violations if v.kind == "idle-timeout"]
-    assert v.side == "client" and "idle-timeout is 1 s" in v.detail
+    assert v.side == "client" and "idle-timeout of 1 s stands for a 2 s threshold" in v.detail
     assert res.frames[[f.frame_no for f in res.frames].index(v.frame_no)].item.body.NAME == (
         "transfer")
 

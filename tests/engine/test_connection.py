@@ -156,9 +156,10 @@ def test_silence_longer_than_advertised_but_under_the_threshold_is_not_closed() 
     beat = p.peer.next_timer()
     assert beat is not None and abs(beat - (last + 1.0)) < 0.01
     assert p.client.next_timer() == last + 4.0  # the client's own threshold
-    # silent for 3 s: more than the 2 s advertised (the model says so), less than 4 s
+    # silent for 3 s: more than the 2 s advertised, less than the 4 s threshold they stand
+    # for: no violation
     evs = p.client.receive_data(encode_frame(None), last + 3.0)
-    assert [v.kind for v in of(evs, Violation)] == ["idle-timeout"]
+    assert not of(evs, Violation)
     assert not of(evs, ConnectionClosed) and not p.client.data_to_send()
     assert p.client.is_open
     # then silent for the whole threshold: closed by the timer

@@ -1,6 +1,6 @@
 """`--idle-timeout S` on the client: the open advertises S/2 (AMQP 1.0 Part 2 §2.4.5),
 the connection is lost only after S of silence. A peer silent for longer than advertised
-but less than S breaks what it was told (the engine reports it) and is kept."""
+but less than S breaks nothing (the advertised value is half the threshold) and is kept."""
 
 from __future__ import annotations
 
@@ -38,9 +38,10 @@ def _feed(client: Client, events: list[Any]) -> None:
 def test_open_advertises_half_and_a_shorter_silence_is_kept() -> None:
     client, peer, t = _opened(4.0)
     assert peer.connection.open[LOCAL].idle_time_out == 2000
-    # 3 s of silence: more than the 2 s advertised, less than --idle-timeout
+    # 3 s of silence: more than the 2 s advertised, less than --idle-timeout (the
+    # threshold the 2 s stand for): nothing broken
     evs = client.engine.receive_data(encode_frame(None), t + 3.0)
-    assert [v.kind for v in evs if isinstance(v, Violation)] == ["idle-timeout"]
+    assert not [v for v in evs if isinstance(v, Violation)]
     _feed(client, evs)
     assert client.error is None and client.engine.is_open
     # the whole 4 s: lost

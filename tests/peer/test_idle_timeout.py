@@ -7,10 +7,15 @@ decides exactly when it is silent (it sends no heartbeats)."""
 
 from __future__ import annotations
 
+import re
 import socket
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
+
+from proton.handlers import MessagingHandler
+from proton.reactor import Container
 
 from amqpcli.engine import ConnectionClosed, ConnectionOpened, Endpoint, SessionBegun
 
@@ -66,5 +71,47 @@ def test_advertises_half_and_closes_after_the_full_threshold(serve: Serve) -> No
         assert closed.error is not None
         assert str(closed.error.condition) == "amqp:resource-limit-exceeded"
         assert at - last >= 1.9, at - last  # the full threshold, not the advertised half
+        s.wait_log(r"closing \(amqp:resource-limit-exceeded")
+        # the 1.5 s broke nothing: the one violation logged is the whole threshold's
+        broken = [ln for ln in s.log.splitlines() if "broke the protocol" in ln]
+        assert len(broken) == 1 and "nothing received for" in broken[0], broken
     finally:
         c.close()
+
+
+class _Idle(MessagingHandler):  # type: ignore[misc]
+    """Connects, stays idle (proton heartbeats for it), closes after `seconds`."""
+
+    def __init__(self, url: str, seconds: float) -> None:
+        super().__init__()
+        self.url, self.seconds = url, seconds
+        self.conn: Any = None
+        self.remote_error: Any = None
+
+    def on_start(self, event: Any) -> None:
+        self.conn = event.container.connect(self.url, allowed_mechs="ANONYMOUS",
+                                            reconnect=False)
+        event.container.schedule(self.seconds, self)
+
+    def on_timer_task(self, event: Any) -> None:
+        self.conn.close()
+
+    def on_connection_remote_close(self, event: Any) -> None:
+        self.remote_error = event.connection.remote_condition
+
+
+def test_a_proton_client_heartbeating_as_advertised_breaks_nothing(serve: Serve) -> None:
+    # proton sends its empty frames at the interval the open advertised (1 s here), each a
+    # little late: within the 2 s threshold that interval stands for, so no violation
+    s = serve("--idle-timeout", "2", "--trace")
+    idle = _Idle(s.url, 3.5)
+    runner = threading.Thread(target=Container(idle).run, daemon=True)
+    runner.start()
+    runner.join(_HANG_GUARD)
+    assert not runner.is_alive()
+    s.wait_log(r"c1 closed by the client")
+    s.wait_out(r"c1 <- \[0\] +close")
+    assert idle.remote_error is None
+    trace = "\n".join(s.stdout)
+    assert len(re.findall(r"c1 -> \[0\] +heartbeat", trace)) >= 2, trace  # it heartbeat
+    assert "broke the protocol" not in s.log, s.log
