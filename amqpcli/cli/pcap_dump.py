@@ -595,7 +595,8 @@ class _Pieces:
             from amqpcli.render.invalid import NotAMessage
 
             body = item.body
-            key = (where, item.channel, body.handle)
+            handle = body.handle
+            key = (where, item.channel, int(handle) if isinstance(handle, int) else -1)
             last = key in self.ends and not body.more and not body.aborted
             if body.more and not body.aborted:
                 self.ends.add(key)
