@@ -205,7 +205,7 @@ class Stopped(Exception):
     """The reading of a `PipeStream` was stopped (its `stop` event was set)."""
 
 
-class PipeStream:
+class PipeStream(io.RawIOBase):
     """A named pipe, or an open descriptor (standard input), read as a capture is written
     into it, so that another thread can stop the reading at any moment: `read` waits for
     input in slices of `tick` seconds and raises `Stopped` once `stop` is set. A named
@@ -213,12 +213,15 @@ class PipeStream:
     opens it, where nothing can stop it): that wait is in the first read. For readers
     in threads of their own, which no signal interrupts (pcap-dump's main thread stops
     on its signal inside `waiting` instead). The descriptor is closed by `close`. Unix:
-    it selects on the pipe.
+    it selects on the pipe. A raw stream: given to a `ReadOnce`, its first bytes can be
+    peeked at (a capture or a frame-trace log?) and then read from the start.
 
     `name` is what errors call the stream; `got` counts the bytes read so far."""
 
     def __init__(self, source: str | os.PathLike[str] | int, stop: threading.Event, *,
                  name: str | None = None, tick: float = 0.1) -> None:
+        super().__init__()
+        self.fd = -1  # (until open: `close` has nothing to close)
         self.stop = stop
         self.tick = tick
         self.got = 0
@@ -248,10 +251,23 @@ class PipeStream:
                 self.got += len(data)
                 return data
 
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        n = len(data)
+        memoryview(b).cast("B")[:n] = data
+        return n
+
+    def fileno(self) -> int:
+        return self.fd
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+        super().close()
 
 
 class _Blocks:

@@ -195,8 +195,9 @@ def test_garbage_on_the_pipe_is_a_message_then_exit_8(
     monkeypatch.setattr("amqpcli.tui.app.run", _headless(seen, lambda app: app.failed is not None))
     with pytest.raises(SystemExit) as e:
         main(["tui", "--pcap", "-"])
-    assert seen == [("standard input: not a capture file: starts with 68656c6c (expected a "
-                     "pcap or pcapng magic number) (at byte offset 0)")]
+    # (as pcap-dump says it of text: neither a capture nor a frame-trace log)
+    assert seen == [("standard input: not a capture file or frame-trace log: text with no "
+                     "frame line in its first 200 lines")]
     err = capsys.readouterr().err
     assert e.value.code == 8
     assert err == f"amqp: error: {seen[0]}\n"  # one line, no traceback
@@ -290,8 +291,8 @@ def test_a_device_that_is_also_standard_input_is_read_as_named() -> None:
     p = subprocess.run([sys.executable, "-m", "amqpcli", "tui", "--pcap", "/dev/null"],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
                        start_new_session=True)
-    assert p.stderr.decode() == ("amqp: error: /dev/null: not a capture file: too short to be "
-                                 "pcap or pcapng (at byte offset 0)\n")
+    assert p.stderr.decode() == ("amqp: error: /dev/null: not a capture file or frame-trace "
+                                 "log: empty\n")  # (as pcap-dump says it)
     assert p.returncode == 8 and p.stdout == b""
 
 

@@ -67,6 +67,7 @@ class StreamingSource(Source):
         # Called with the lock held (from `_run`).
         self.watch.labels.update(self.framer.labels)
         self.watch.amqp010.update(self.framer.amqp010)
+        self.watch.untimed.update(self.framer.untimed)  # (a frame-trace log's, in a pipe)
         self.store.append(t, key, side, item)
         self.watch.conn(key).feed(side, item, t)
 
@@ -103,6 +104,10 @@ class StreamingSource(Source):
 
     def connections(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return self.watch.items()
+
+    @property
+    def untimed(self) -> Collection[str]:
+        return self.watch.untimed
 
 
 class LiveSource(StreamingSource):

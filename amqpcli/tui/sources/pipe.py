@@ -11,6 +11,13 @@ The pipe is read through a `PipeStream`: a named pipe is opened without waiting 
 writer, and every wait for input ends when the source stops, so `q` and Ctrl-C quit at
 once whether or not anyone writes.
 
+What the pipe carries is told as `amqp pcap-dump` tells it, by the same helpers: its
+first bytes are peeked at once (`amqpcli.capture.files.ReadOnce`), then read from the
+start. A frame-trace log (`PN_TRACE_FRM=1 client | amqp tui --pcap -`, a router's log,
+`amqp tui --pcap <(…)`) is shown line by line as it is written, as a capture is; its
+connections without times show `-` for their times. Text that is neither is the error
+pcap-dump gives (`not a capture file or frame-trace log: …`).
+
 Times are the capture's: ages and rates are measured against the time of the last frame
 read, moved on by the wall clock while the capture goes on (a capture written into the
 pipe from a file, older than now, still has ages of milliseconds), and held at the last
@@ -23,7 +30,7 @@ import time
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from amqpcli.capture.files import CaptureError, PipeStream, Stopped
+from amqpcli.capture.files import PEEK_BYTES, CaptureError, PipeStream, ReadOnce, Stopped
 from amqpcli.errors import UserError
 from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
@@ -53,16 +60,28 @@ class PipeSource(StreamingSource):
         self.unreadable: CaptureError | None = None
         self._stream: PipeStream | None = None
         self._clock: tuple[float, float] | None = None  # (last frame's time, monotonic then)
+        self.what = "capture"  # what the pipe carries: "capture", or "log" (frame-trace log)
 
     def _events(self) -> Iterator[Any]:
         from amqpcli.capture.live import read_stream
+        from amqpcli.capture.tracelog import is_trace_log, not_a_log_error, read_trace_logs
 
         stream = PipeStream(self.source, self._stop, name=self.name)
         self._stream = stream
+        # (peeked at once, as pcap-dump peeks at a named pipe, then read from the start;
+        # the reader closes it)
+        f = ReadOnce(stream, PEEK_BYTES)
         try:
-            yield from read_stream(stream, ports=sorted(self.framer.ports))
+            if is_trace_log(f):
+                self.what = "log"
+                yield from read_trace_logs([f], warn=self._note)
+                return
+            error = not_a_log_error(f)  # (text: neither capture nor log, in its words)
+            if error is not None:
+                raise error
+            yield from read_stream(f, ports=sorted(self.framer.ports))
         finally:
-            stream.close()
+            f.close()
 
     def _add(self, key: str, side: str, t: float, item: Any) -> None:
         super()._add(key, side, t, item)
@@ -74,7 +93,7 @@ class PipeSource(StreamingSource):
     def _ended(self) -> None:
         with self.lock:
             self.ended = True
-        self._post(SourceNotice(f"{self.name}: the capture ended (its writer closed the "
+        self._post(SourceNotice(f"{self.name}: the {self.what} ended (its writer closed the "
                                 "pipe); everything read stays shown"))
         if not self.watch.conns:
             from amqpcli.tui.sources.replay import no_amqp
@@ -111,10 +130,14 @@ class PipeSource(StreamingSource):
         if self.error:
             return self.error
         counts = f"{self.frames_read} frames, {len(self.watch.conns)} connection(s)"
+        untimed = self.watch.untimed
+        if untimed:  # (a frame-trace log's connections without times, as a replay says)
+            counts += (", times unknown" if len(untimed) == len(self.watch.conns)
+                       else f", {len(untimed)} without times")
         if self.damage is not None:
-            return f"{self.name}: capture ended, damaged: {counts}"
+            return f"{self.name}: {self.what} ended, damaged: {counts}"
         if self.ended:
-            return f"{self.name}: capture ended: {counts}"
+            return f"{self.name}: {self.what} ended: {counts}"
         stream = self._stream
         if stream is None or not stream.got:
             return f"{self.title}: waiting for the capture to be written…"

@@ -106,18 +106,13 @@ class CaptureLoader:
         its first frame, or no capture at all, raises its `CaptureError`; a damaged one
         with frames before the damage is read up to it (a note says where), as pcap-dump
         reads it."""
-        from amqpcli.capture import CaptureError, read_capture
-        from amqpcli.capture.tracelog import are_trace_logs, read_trace_logs
+        from amqpcli.capture import CaptureError
 
         out, framer = self.out, self.framer
         records = out.records
         try:
             if self._events is None:
-                files = capture_files(self.path)
-                if files and are_trace_logs(files):  # frame-trace logs
-                    self._events = read_trace_logs(files, warn=out.notes.append)
-                else:
-                    self._events = read_capture(files, ports=framer.ports)
+                self._events = self._open(capture_files(self.path))
             if not self.done:
                 for ev in self._events:
                     framer.event(ev)
@@ -140,6 +135,26 @@ class CaptureLoader:
             out.other_flows = framer.other_flows
             out.encrypted = framer.encrypted
         return out
+
+    def _open(self, files: list[str] | list[BinaryIO]) -> Iterator[Any]:
+        """The events of the files, told capture or frame-trace log as `pcap-dump` tells
+        them, by the same helpers (`amqpcli.dissect.pipeline`): a file read once (a
+        device) peeked at once; text that is neither, or nothing, is pcap-dump's error
+        (`not a capture file or frame-trace log: …`), not the capture reader's."""
+        from amqpcli.capture import read_capture
+        from amqpcli.capture.files import is_capture_file, opened_once
+
+        srcs = [opened_once(f) for f in files]
+        if not all(is_capture_file(f) for f in srcs):
+            # (the log reader only for what may be a log: captures start without it)
+            from amqpcli.capture.tracelog import are_trace_logs, not_a_log_error, read_trace_logs
+
+            if are_trace_logs(srcs):  # frame-trace logs
+                return read_trace_logs(srcs, warn=self.out.notes.append)
+            error = not_a_log_error(srcs[0]) if len(srcs) == 1 else None
+            if error is not None:
+                raise error
+        return read_capture(srcs, ports=self.framer.ports)
 
 
 def no_amqp(loaded: Loaded | CaptureFramer) -> str:
