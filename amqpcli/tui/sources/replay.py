@@ -7,19 +7,23 @@ dissect pipeline's readers, one per flow and direction, in a worker thread; the 
 the speed, with idle stretches longer than `MAX_IDLE` seconds shortened so a capture with a
 minute of heartbeats does not look frozen; speed 0 means as fast as possible. A frame-trace
 log without times (proton's: no connection of it has any) has no clock to follow: it plays
-`UNTIMED_FRAME_RATE` frames a second, times the speed, and its times show as unknown.
+`UNTIMED_FRAME_RATE` frames a second, times the speed, and its times show as unknown. Frames
+with times and without together (a router's log and proton's trace) play in the order
+they were read, as pcap-dump prints them, by a clock that never goes back
+(`replay_clock`).
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import os
 import re
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.tui.adapter import CaptureRates
@@ -58,11 +62,15 @@ class Loaded:
     encrypted: int = 0  # AMQP connections not shown: encrypted
 
 
-Capture = str | os.PathLike[str] | BinaryIO  # a path, or an open file (standard input)
+# a path, an open file (standard input), or several paths (read as pcap-dump reads the
+# files it is given: captures merged by time, frame-trace logs one after the other)
+Capture = str | os.PathLike[str] | BinaryIO | list[str]
 
 
 def capture_name(path: Capture) -> str:
     """How a capture is named on the screen and in errors."""
+    if isinstance(path, list):
+        return ", ".join(path)
     if isinstance(path, (str, os.PathLike)):
         return os.fspath(path)
     return "standard input"
@@ -71,7 +79,9 @@ def capture_name(path: Capture) -> str:
 def capture_files(path: Capture) -> list[str] | list[BinaryIO]:
     """The capture files `path` names: itself, or a folder's capture files (found as
     `pcap-dump` finds them: `amqpcli.pipeline.inputs.expand`), read as one capture
-    merged by time; an open file is read as it is."""
+    merged by time; an open file is read as it is; several paths, each's in their order."""
+    if isinstance(path, list):
+        return [f for p in path for f in cast("list[str]", capture_files(p))]
     if not isinstance(path, (str, os.PathLike)):
         return [path]
     if os.path.isdir(path):
@@ -171,10 +181,53 @@ def no_amqp(loaded: Loaded | CaptureFramer) -> str:
     return f"no AMQP traffic in this capture ({what})"
 
 
-def load_capture(path: str | os.PathLike[str], ports: Collection[int] = ()) -> Loaded:
+def load_capture(path: Capture, ports: Collection[int] = ()) -> Loaded:
     """Every AMQP frame of a capture (a file, or a folder's capture files), in time
-    order, with its connection and side (see `CaptureLoader`)."""
+    order, with its connection and side (see `CaptureLoader`); of frame-trace logs, in
+    the order they were read."""
     return CaptureLoader(path, ports).read()
+
+
+def replay_clock(records: list[FrameRecord], untimed: Collection[str]
+                 ) -> tuple[list[float] | None, list[float] | None]:
+    """The clock a replay plays by, and the time its ages are measured against, by
+    position: (None, None) for a capture, whose records' own times are both (in time
+    order). A replay with frames of connections without times (a proton frame trace,
+    alone or beside a router's log) keeps its records in the order they were read, as
+    pcap-dump prints them (its files one after the other, each in its lines' order), and:
+
+    * plays by a clock that starts at 0 and never goes back: a record without a time
+      comes 1/`UNTIMED_FRAME_RATE` s (at speed 1) after the record before it; a timed one
+      after the record before it by as much as its time is after the last timed record's
+      (0 if it is not after it; a step after untimed records if it is the first timed
+      one), so the timed frames keep their spacing and the untimed ones play at a steady
+      rate in between (a log of no times at all: frame i at i/`UNTIMED_FRAME_RATE`);
+    * measures ages and rates against the time of the last timed record played (before
+      the first, that record's time): the untimed frames do not age the timed ones."""
+    if not records:
+        return None, None
+    times = [r.time for r in records]
+    if not untimed and all(a <= b for a, b in itertools.pairwise(times)):
+        return None, None
+    step = 1 / UNTIMED_FRAME_RATE
+    clock: list[float] = []
+    timed_now: list[float] = []
+    last: float | None = None  # the time of the last timed record
+    first = next((r.time for r in records if r.conn not in untimed), 0.0)
+    at = 0.0
+    for i, rec in enumerate(records):
+        if rec.conn not in untimed and last is not None:
+            at += max(0.0, rec.time - last)
+        elif i:
+            at += step
+        if rec.conn not in untimed:
+            last = rec.time
+        clock.append(at)
+        timed_now.append(first if last is None else last)
+    if last is None:  # (no times at all: nothing is aged)
+        return clock, None
+    # (position p: the first p records played; before any, the first timed time)
+    return clock, [first, *timed_now]
 
 
 class ReplayFrames:
@@ -239,6 +292,7 @@ class ReplaySource(Source):
         self.title = f"replay {capture_name(path)}" if path is not None else "replay"
         self.load_error: str | None = None
         self._loader: CaptureLoader | None = None
+        self._timed_now: list[float] | None = None  # see replay_clock
         if loaded is not None:
             self._use(loaded)
 
@@ -271,9 +325,7 @@ class ReplaySource(Source):
             w.untimed = untimed
             return w
 
-        # without times, the replay moves by its frames, at a steady rate
-        pace = ([i / UNTIMED_FRAME_RATE for i in range(len(loaded.records))]
-                if not self.timed else None)
+        pace, self._timed_now = replay_clock(loaded.records, untimed)
         c = ReplayController(loaded.records, new_model, feed_record, interval=self.interval,
                              clone=clone_watch, times=pace)
         c.lock = self.lock
@@ -341,8 +393,14 @@ class ReplaySource(Source):
         return [] if c is None else c.model.items()
 
     def now(self) -> float:
+        """What ages and rates are measured against: the time of the frame shown, or, in
+        a replay whose frames are not all timed, of the last timed frame played (see
+        `replay_clock`): a frame without a time does not move it."""
         c = self.controller
-        return time.time() if c is None else c.current_time
+        if c is None:
+            return time.time()
+        timed_now = self._timed_now
+        return c.current_time if timed_now is None else timed_now[c.position]
 
     def status(self) -> str:
         c = self.controller
