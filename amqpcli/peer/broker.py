@@ -115,6 +115,10 @@ class InLink:
     conn: PeerConnection | None = None
     count: int = 0  # messages received
     settled: int = 0  # outcomes given
+    # the client broke the link's rules (a transfer beyond its credit, a message over its
+    # max-message-size): the link is being closed, and what comes on it from that
+    # transfer on is not taken
+    refused: str | None = None
 
 
 @dataclass(eq=False)
@@ -306,6 +310,9 @@ class Broker:
         elif cls is Violation:
             if e.side == ep.remote:  # (the endpoint answers it: close, end or detach)
                 self.log(f"{conn.name} {e}")
+                inl = conn.in_links.get(e.link) if e.scope == "link" else None
+                if inl is not None and inl.refused is None:
+                    inl.refused = str(e.condition)
         elif cls is SessionEnded:
             if e.side == ep.local and e.error is not None:
                 self.log(f"{conn.name} ending a session" + _why(e.error))
@@ -756,6 +763,10 @@ class Broker:
             self._on_txn_request(conn, d)
             return
         inl.count += 1
+        if inl.refused is not None:
+            self.log(f"{conn.name} {inl.link.name!r} -> {inl.address!r}: message {inl.count} "
+                     f"not taken ({inl.refused}: the link is closed for it)")
+            return
         address = inl.address
         if address is None:
             to = _message_to(d)
@@ -809,7 +820,11 @@ class Broker:
         inc.settled = True
         link = inc.link.link
         if not conn.open or link.state != "attached":
-            return  # the link went: the sender never hears, and nothing is kept
+            # the link went before the outcome: the sender never hears, and nothing is
+            # kept (the message is in doubt for it)
+            self.log(f"{conn.name} {link.name!r} -> {inc.address!r}: message {inc.number} "
+                     "not taken (its link was closed before it was settled)")
+            return
         name = _outcome_name(outcome)
         if isinstance(outcome, c.Accepted):
             if inc.txn_id is not None:
