@@ -311,7 +311,9 @@ class Broker:
             if e.side == ep.remote:  # (the endpoint answers it: close, end or detach)
                 self.log(f"{conn.name} {e}")
                 inl = conn.in_links.get(e.link) if e.scope == "link" else None
-                if inl is not None and inl.refused is None:
+                if inl is not None and inl.refused is None and ep.local in e.link.detach:
+                    # (the endpoint closed the link for it; a transfer that came before
+                    # our attach answered is taken, as if sent with the attach)
                     inl.refused = str(e.condition)
         elif cls is SessionEnded:
             if e.side == ep.local and e.error is not None:
