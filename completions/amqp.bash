@@ -150,7 +150,7 @@ _amqp_complete() {
             esac
         done
         case $n in
-        *) _amqp_files "pcap|pcapng|gz" ;;
+        *) _amqp_files "pcap|pcapng|gz|log|txt|trace" ;;
         esac
         ;;
     proxy)
@@ -266,9 +266,10 @@ _amqp_complete() {
         ;;
     tui)
         case $prev in
-        --pcap|--record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
+        --pcap) _amqp_files "pcap|pcapng|gz|log|txt|trace"; return ;;
         --proxy|--listen|-l|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
+        --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;

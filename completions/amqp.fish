@@ -138,7 +138,7 @@ complete -c amqp -n '__amqp_is pcap-dump' -l engine -x -a 'local spark' -d 'loca
 complete -c amqp -n '__amqp_is pcap-dump' -l master -x -d 'Spark master URL for --engine spark'
 complete -c amqp -n '__amqp_is pcap-dump' -l conf -x -d 'A Spark setting key=value (repeatable)'
 complete -c amqp -n '__amqp_is pcap-dump' -l help -s h -d 'Show this message and exit'
-complete -c amqp -n '__amqp_is pcap-dump' -a '(__amqp_files pcap pcapng gz)'
+complete -c amqp -n '__amqp_is pcap-dump' -a '(__amqp_files pcap pcapng gz log txt trace)'
 
 complete -c amqp -n '__amqp_is proxy' -l listen -s l -x -d 'Where applications connect: PORT, HOST:PORT or [V6]:PORT'
 complete -c amqp -n '__amqp_is proxy' -l record -s w -x -a '(__amqp_files pcap pcapng gz)' -d 'Also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear'
@@ -352,7 +352,7 @@ complete -c amqp -n '__amqp_is serve' -l show-secrets -d 'Show SASL passwords an
 complete -c amqp -n '__amqp_is serve' -l quiet -s q -d 'No log lines (the listening line stays)'
 complete -c amqp -n '__amqp_is serve' -l help -s h -d 'Show this message and exit'
 
-complete -c amqp -n '__amqp_is tui' -l pcap -x -a '(__amqp_files pcap pcapng gz)' -d 'Replay this capture file (pcap/pcapng), or a folder\'s capture files merged by time'
+complete -c amqp -n '__amqp_is tui' -l pcap -x -a '(__amqp_files pcap pcapng gz log txt trace)' -d 'Replay this capture file (pcap/pcapng) or frame-trace log (proton\'s PN_TRACE_FRM=1 output, a router\'s log: see docs/trace-logs.md), or a folder\'s capture files merged by time'
 complete -c amqp -n '__amqp_is tui' -l proxy -x -d 'Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL'
 complete -c amqp -n '__amqp_is tui' -l live -x -a '(__fish_print_interfaces)' -d 'Capture live on this interface (needs tshark)'
 complete -c amqp -n '__amqp_is tui' -l recv -d 'Our own receiving link from URL\'s address'

@@ -51,6 +51,8 @@ class Values:
 ANY = Values()
 FILE = Values("file")
 CAPTURE = Values("file", suffixes=("pcap", "pcapng", "gz"))
+# what pcap-dump and tui --pcap read: captures, and frame-trace logs under their usual names
+CAPTURE_OR_LOG = Values("file", suffixes=("pcap", "pcapng", "gz", "log", "txt", "trace"))
 DIR = Values("dir")
 IFACE = Values("iface")
 PROFILE = Values("profile")
@@ -155,9 +157,9 @@ VALUES: dict[str, Callable[[], Values]] = {
     "--cert": lambda: FILE,
     "--key": lambda: FILE,
     "--record": lambda: CAPTURE,
-    "--pcap": lambda: CAPTURE,
+    "--pcap": lambda: CAPTURE_OR_LOG,
     "--tls-keylog": lambda: FILE,
-    "pcap-dump files": lambda: CAPTURE,
+    "pcap-dump files": lambda: CAPTURE_OR_LOG,
     "decode data": lambda: FILE,
 }
 

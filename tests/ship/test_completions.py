@@ -42,7 +42,7 @@ def _shell(name: str) -> str:
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory with capture files and others, and a config file with two profiles."""
     d = tmp_path_factory.mktemp("complete")
-    for name in ("a.pcap", "b.pcapng", "c.pcap.gz", "d.txt"):
+    for name in ("a.pcap", "b.pcapng", "c.pcap.gz", "d.json", "e.log"):
         (d / name).write_bytes(b"")
     (d / "sub").mkdir()
     (d / "config.toml").write_text(CONFIG)
@@ -144,8 +144,9 @@ def _cases() -> list[tuple[str, set[str], set[str]]]:
         ("amqp send -b ", set(BODY_TYPES), set()),
         ("amqp recv --sasl-mechanism ", set(MECHANISMS), set()),
         ("amqp recv --outcome re", {"reject", "release"}, {"accept"}),
-        ("amqp pcap-dump ", {"a.pcap", "b.pcapng", "c.pcap.gz"}, {"d.txt"}),
-        ("amqp tui --pcap ", {"a.pcap", "b.pcapng"}, {"d.txt"}),
+        # captures, and frame-trace logs by their usual names
+        ("amqp pcap-dump ", {"a.pcap", "b.pcapng", "c.pcap.gz", "e.log"}, {"d.json"}),
+        ("amqp tui --pcap ", {"a.pcap", "b.pcapng", "e.log"}, {"d.json"}),
         ("amqp send --profile ", {"prod", "local"}, set()),
         ("amqp --debug browse --count 3 --profile p", {"prod"}, {"local"}),
         ("amqp recv --cou", {"--count"}, set()),
