@@ -25,7 +25,12 @@ from amqpcli.dissect.records import (
     replaced_outcome,
 )
 from amqpcli.dissect.stats import link_summary
-from amqpcli.render.frameline import summarize_payload
+from amqpcli.render.frameline import (
+    filter_key_text,
+    filter_texts,
+    filter_value_text,
+    summarize_payload,
+)
 from amqpcli.render.invalid import amqp_format
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.text import format_binary, format_value, printable
@@ -297,20 +302,49 @@ def _terminus(t: Any) -> str:
     caps = getattr(t, "capabilities", None)
     if caps is not None:
         bits.append("caps=" + capabilities_text(caps))
+    flt = getattr(t, "filter", None)  # a source's, as the frame line draws it
+    if flt is not None:
+        bits.extend(filter_texts(flt))
     return " ".join(bits)
 
 
 def _same_terminus(a: Any, b: Any) -> bool:
     """Whether two attaches' drawings of one terminus say the same: a null terminus and
-    one that names nothing (no address, not dynamic, no capabilities) do; RabbitMQ's
-    attach leaves out the target of a link it sends on, whatever the receiver's had."""
-    return _terminus(a if _names_something(a) else None) == _terminus(
-        b if _names_something(b) else None)
+    one that names nothing (no address, not dynamic, no capabilities, no filter) do;
+    RabbitMQ's attach leaves out the target of a link it sends on, whatever the
+    receiver's had. Filters are compared whole (their drawing cuts a long one short)."""
+    a, b = (t if _names_something(t) else None for t in (a, b))
+    return _terminus(a) == _terminus(b) and _filters(a) == _filters(b)
 
 
 def _names_something(t: Any) -> bool:
     return t is not None and any(getattr(t, f, None) for f in ("address", "dynamic",
-                                                               "capabilities"))
+                                                               "capabilities", "filter"))
+
+
+def _filters(t: Any) -> dict[str, str]:
+    """A source's filters, each whole, by key (none for one without a filter map)."""
+    flt = getattr(t, "filter", None)
+    if not isinstance(flt, dict):
+        return {}
+    return {filter_key_text(k): filter_value_text(v, None) for k, v in flt.items()}
+
+
+def filter_changes(requested: Any, granted: Any) -> str:
+    """What the sender's answer did to the filters the receiver asked for (Part 3 §3.5.8:
+    a sender that does not apply a filter leaves it out, or answers null for it), as
+    `; filter.KEY dropped`, `not applied`, `changed`, `added`; "" when nothing."""
+    asked, got = _filters(requested), _filters(granted)
+    notes = []
+    for key, text in asked.items():
+        if key not in got:
+            notes.append(f"filter.{key} dropped")
+        elif got[key] == "not-applied" != text:
+            notes.append(f"filter.{key} not applied")
+        elif got[key] != text:
+            notes.append(f"filter.{key} changed")
+    notes += [f"filter.{key} added" for key in got if key not in asked]
+    return "".join("; " + n for n in notes)
 
 
 def _given(granted: Any, requested: Any) -> Any:
@@ -359,7 +393,8 @@ def link_lines(conn: Conn, ls: LinkStats) -> list[str]:
         for name in ("source", "target"):
             a, b = getattr(req, name, None), getattr(gr, name, None)
             if not _same_terminus(a, b):
-                lines.append(f"    {name}: requested {_terminus(a)}, granted {_terminus(b)}")
+                lines.append(f"    {name}: requested {_terminus(a)}, granted {_terminus(b)}"
+                             + filter_changes(a, b))
     outs = " ".join(f"{k}={v}" for k, v in sorted(s.outcomes.items()))
     if s.transactions:  # a coordinator's requests: no messages
         from amqpcli.render.summary import transactions_text

@@ -21,7 +21,7 @@ from amqpcli.codec.composites import (
     SaslResponse,
 )
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
-from amqpcli.codec.types import Composite, DecodeError
+from amqpcli.codec.types import Composite, DecodeError, Described, MapKey, Symbol
 from amqpcli.render.invalid import NotAMessage, amqp_format
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value
@@ -29,6 +29,7 @@ from amqpcli.render.types import (
     _CHOICE_NAMES,
     _TYPE_NAMES,
     INTEGER_TYPES,
+    WELL_KNOWN_DESCRIPTORS,
     capabilities_text,
     choice_of,
     field_type,
@@ -36,7 +37,8 @@ from amqpcli.render.types import (
     quoted,
 )
 
-__all__ = ["KEY_FIELDS", "frame_line", "item_line", "summarize_payload"]
+__all__ = ["KEY_FIELDS", "filter_key_text", "filter_texts", "filter_value_text", "frame_line",
+           "item_line", "summarize_payload"]
 
 # Per performative, the fields worth a place on the line, in order.
 KEY_FIELDS: dict[str, tuple[str, ...]] = {
@@ -173,8 +175,75 @@ def _terminus(v: Any) -> str:
         caps = getattr(v, "capabilities", None)  # (what routes a node: topic, queue, ...)
         if caps is not None:
             bits.append("caps=" + capabilities_text(caps))
+        flt = getattr(v, "filter", None)  # (a source's: what it lets through)
+        if flt is not None:
+            bits.extend(filter_texts(flt))
         return "(" + " ".join(bits) + ")" if len(bits) > 1 else bits[0]
     return format_value(v)
+
+
+# A source's filters (its filter-set, Part 3 §3.5.8): each `filter.KEY=KIND(VALUE)`, the
+# key as the attach has it (`recv --selector` asks under `jms-selector`, `--filter KEY=`
+# under KEY, proton's Selector under `selector`), the kind by the short name of the filter
+# types Apache Qpid registered, else by the descriptor's symbol or code.
+_FILTER_KINDS: dict[str, str] = {
+    name: name.split(":")[1].removeprefix("legacy-amqp-").removesuffix("-filter")
+    for name in WELL_KNOWN_DESCRIPTORS.values()
+}  # selector, direct-binding, topic-binding, headers-binding, no-local, xquery
+FILTER_TEXT_LIMIT = 60  # characters of a filter's text shown, as of a message body
+
+
+def _filter_part(v: Any, limit: int | None) -> str:
+    """A filter's value: a string quoted, the rest as `format_value` has it, either cut
+    after `limit` characters (a string says its length: `"a…"…(200 chars)`)."""
+    if v.__class__ is str:
+        if limit is not None and len(v) > limit:
+            return quoted(v[:limit]) + f"…({len(v)} chars)"
+        return quoted(v)
+    text = format_value(v)
+    if limit is not None and len(text) > limit + 12:
+        text = text[: limit + 11] + "…"
+    return text
+
+
+def filter_value_text(v: Any, limit: int | None = FILTER_TEXT_LIMIT) -> str:
+    """One filter of a filter-set as the terminus text shows it (`limit=None`: whole):
+    `selector("n > 3")`, `headers-binding({"x-match": "all"})`, `no-local` (its usual
+    empty list), an unknown kind by its descriptor (`com.example:f("x")`, `0x1234(1)`), a
+    value that is not described as it is, and null (the sender's answer: the filter is
+    not applied) as `not-applied`."""
+    if v is None:
+        return "not-applied"
+    if v.__class__ is not Described:
+        return _filter_part(v, limit)
+    d = v.descriptor
+    if isinstance(d, int) and not isinstance(d, bool):
+        name = WELL_KNOWN_DESCRIPTORS.get(d)
+        kind = _FILTER_KINDS[name] if name is not None else f"0x{d:x}"
+    elif isinstance(d, str):
+        kind = _FILTER_KINDS.get(str(d)) or plain_or_quoted(d)
+    else:
+        kind = "@" + _filter_part(d, limit)
+    inner = v.value
+    if kind == "no-local" and inner.__class__ is list and not inner:
+        return kind
+    return f"{kind}({_filter_part(inner, limit)})"
+
+
+def filter_key_text(key: Any) -> str:
+    """A filter-set's key: a symbol as a name (`jms-selector`), else as a value is."""
+    if key.__class__ is MapKey:
+        key = key.value
+    return plain_or_quoted(key) if isinstance(key, Symbol) else format_value(key)
+
+
+def filter_texts(flt: Any, limit: int | None = FILTER_TEXT_LIMIT) -> list[str]:
+    """A source's filter-set as terminus words, one per filter: `filter.KEY=KIND(VALUE)`;
+    none for an empty one; one that is not a map as `filter=VALUE`."""
+    if not isinstance(flt, dict):
+        return ["filter=" + _filter_part(flt, limit)]
+    return [f"filter.{filter_key_text(k)}={filter_value_text(v, limit)}"
+            for k, v in flt.items()]
 
 
 def _state(v: Any) -> str:
