@@ -934,6 +934,12 @@ def _difference_text(d: Any) -> str:
         asked, granted = (terminus_field_text(d.field, v) for v in (d.requested, d.granted))
         if note == f"{d.field.rpartition('.')[2]} changed":
             note = ""
+        # a filter left out of one side (`filter dropped: k`, `filter added: k`) is none
+        # there; one answered with null is `not-applied`, as a terminus shows it
+        if note.startswith("filter dropped"):
+            granted = "none"
+        elif note.startswith("filter added"):
+            asked = "none"
     return (f"{d.field}: asked {_short(asked)}, granted {_short(granted)}"
             + (f" ({note})" if note else ""))
 

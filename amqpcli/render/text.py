@@ -168,8 +168,10 @@ def terminus_field_text(field: str, value: Any) -> str:
     composite = owners.get(owner)
     spec = None if composite is None else next(
         (f for f in composite.FIELDS if f.name == name), None)
-    if spec is None:  # (a filter's value: source.filter.KEY)
-        return format_value(value)
+    if spec is None:  # (a filter's value: source.filter.KEY), as a terminus shows it
+        from amqpcli.render.frameline import filter_value_text
+
+        return filter_value_text(value, None)
     if type(value) in (int, str):
         for choice, wire_value in c.CHOICES.get(spec.type, {}).items():
             if wire_value == value:

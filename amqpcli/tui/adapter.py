@@ -21,7 +21,7 @@ from rich.text import Text
 
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.engine.delivery import Phase, state_name
-from amqpcli.render.frameline import item_line
+from amqpcli.render.frameline import filter_texts, item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, rich_tree
 from amqpcli.render.traffic import UNKNOWN_TIME
@@ -324,6 +324,8 @@ def _field_text(name: str, v: Any) -> str:
     (`"a,b",queue`: a name holding a comma is quoted)."""
     if v is not None and name.endswith("capabilities"):
         return capabilities_text(v)
+    if v is not None and name == "filter":  # `jms-selector=selector("n > 3")`, whole
+        return " ".join(t.removeprefix("filter.") for t in filter_texts(v, None))
     return _fmt(v)
 
 

@@ -25,3 +25,22 @@ def test_values_are_drawn_by_their_names(tmp_path: Path) -> None:
         "link 'to-q': server granted differently: rcv-settle-mode: asked second, granted "
         "first; target.address: asked \"q\", granted \"elsewhere\"; target.durable: asked "
         "unsettled-state, granted none"), note.text
+
+
+def test_a_dropped_filter_is_drawn_as_the_terminus_draws_it(tmp_path: Path) -> None:
+    # a selector the broker left out of its answer (Part 3 §3.5.3, source filter): the
+    # note showed the described value's descriptor and two characters of the selector
+    from amqpcli.codec.types import Described, Symbol
+
+    selector = {Symbol("selector"): Described(Symbol("apache.org:selector-filter:string"),
+                                              "color = 'red' AND n > 4")}
+    s = Script().open()
+    s.c(c.Attach(name="sel", handle=0, role=RECEIVER,
+                 source=c.Source(address="q", filter=selector), target=c.Target()))
+    s.s(c.Attach(name="sel", handle=0, role=SENDER, source=c.Source(address="q"),
+                 target=c.Target(), initial_delivery_count=0))
+    (note,) = dissect(write(tmp_path / "dropped.pcapng", s.close())).notices
+    assert note.text == (
+        "link 'sel': server granted differently: source.filter.selector: asked "
+        "selector(\"color = 'red' AND n > 4\"), granted none (filter dropped: "
+        "selector)"), note.text
