@@ -155,19 +155,19 @@ _amqp_complete() {
         ;;
     proxy)
         case $prev in
-        --listen|-l|--server-name|--connect-timeout) :; return ;;
+        --listen|-l|--server-name|--connect-timeout|--half-close-timeout) :; return ;;
         --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
         --ca-file|--cert|--key) _amqp_files ""; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--listen -l --record -w --tui --json --show-secrets --ca-file --cert --key --insecure --server-name --connect-timeout --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--listen -l --record -w --tui --json --show-secrets --ca-file --cert --key --insecure --server-name --connect-timeout --half-close-timeout --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --listen|-l|--record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout) ((i++)) ;;
+            --listen|-l|--record|-w|--ca-file|--cert|--key|--server-name|--connect-timeout|--half-close-timeout) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -151,6 +151,7 @@ complete -c amqp -n '__amqp_is proxy' -l key -r -F -d 'Its private key (PEM), if
 complete -c amqp -n '__amqp_is proxy' -l insecure -d 'Do not verify the broker\'s certificate'
 complete -c amqp -n '__amqp_is proxy' -l server-name -x -d 'TLS SNI and name to verify'
 complete -c amqp -n '__amqp_is proxy' -l connect-timeout -x -d 'Seconds to reach the broker'
+complete -c amqp -n '__amqp_is proxy' -l half-close-timeout -x -d 'Seconds a side may send nothing once the other has closed its side of a connection, before the proxy ends it (0: wait for ever)'
 complete -c amqp -n '__amqp_is proxy' -l help -s h -d 'Show this message and exit'
 
 complete -c amqp -n '__amqp_is recv' -l count -s c -x -d 'Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection, its header saying it was delivered before, is written again, not counted)'

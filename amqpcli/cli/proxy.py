@@ -12,7 +12,7 @@ import typer.core
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import build_config, check_path
+from amqpcli.cli.options import build_config, check_path, check_seconds
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -254,11 +254,12 @@ class _ProxyCommand(typer.core.TyperCommand):
 
 
 async def run_proxy(listen: tuple[str, int], cfg: ConnectionConfig, record: str | None,
-                    printer: LinePrinter) -> None:
+                    printer: LinePrinter, half_close_timeout: float = 30.0) -> None:
     from amqpcli.proxy import Proxy, Recorder
 
     proxy = Proxy(listen, cfg, on_open=printer.on_open, on_item=printer.on_item,
-                  on_close=printer.on_close, on_events=printer.on_events)
+                  on_close=printer.on_close, on_events=printer.on_events,
+                  half_close_timeout=half_close_timeout)
     try:
         host, port = await proxy.start()
         if record:  # opened once listening: a proxy that cannot start empties no file
@@ -279,7 +280,7 @@ def proxy(
     listen: Annotated[str | None, typer.Argument(help=LISTEN_HELP + " Or give it with --listen; then URL is the only argument.", show_default=False)] = None,
     url: Annotated[str | None, typer.Argument(help=URL_HELP, show_default=False)] = None,
     listen_opt: Annotated[str | None, typer.Option("--listen", "-l", help=LISTEN_HELP, show_default=False)] = None,
-    record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear.")] = None,
+    record: Annotated[str | None, typer.Option("--record", "-w", help="Also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear. An existing file is replaced.")] = None,
     tui: Annotated[bool, typer.Option("--tui", help="Watch in the TUI instead of printing lines.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per frame (lossless).")] = False,
     show_secrets: Annotated[bool, typer.Option("--show-secrets", help="Show SASL passwords and credentials (masked by default).")] = False,
@@ -289,10 +290,19 @@ def proxy(
     insecure: Annotated[bool, typer.Option("--insecure", help="Do not verify the broker's certificate.", rich_help_panel=_TLS)] = False,
     server_name: Annotated[str | None, typer.Option("--server-name", help="TLS SNI and name to verify.", rich_help_panel=_TLS)] = None,
     connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="Seconds to reach the broker.")] = 10.0,
+    half_close_timeout: Annotated[float, typer.Option("--half-close-timeout", help="Seconds a side may send nothing once the other has closed its side of a connection, before the proxy ends it (0: wait for ever).")] = 30.0,
 ) -> None:
     from amqpcli.proxy import parse_listen
 
     check_path(record, "--record")
+    check_seconds(half_close_timeout, "--half-close-timeout", zero=True)
+    if tui:
+        # options for the printed lines, which the TUI does not print: not quietly ignored
+        ignored = [name for name, given in (("--json", as_json), ("--show-secrets", show_secrets))
+                   if given]
+        if ignored:
+            raise UserError(f"{', '.join(ignored)}: not with --tui, which prints no lines",
+                            Exit.USAGE)
     if listen_opt is not None:
         if url is not None:
             raise UserError("LISTEN given twice (--listen and an argument): give the broker URL only", Exit.USAGE)
@@ -307,7 +317,7 @@ def proxy(
         from amqpcli.tui.app import run
         from amqpcli.tui.sources.proxy import ProxySource
 
-        run(ProxySource(where, cfg, record=record))
+        run(ProxySource(where, cfg, record=record, half_close_timeout=half_close_timeout))
         return
     from amqpcli.net.receiving import run_interruptible
 
@@ -315,7 +325,7 @@ def proxy(
     try:
         # Ctrl-C or SIGTERM cancels the run once (a second signal does not cut the close
         # short), as for recv
-        run_interruptible(run_proxy(where, cfg, record, printer))
+        run_interruptible(run_proxy(where, cfg, record, printer, half_close_timeout))
     except KeyboardInterrupt:
         # Ctrl-C (or SIGTERM) is how a proxy is stopped: the recording was closed on the way
         # out. Still an interruption by the exit-status table: 130, after the clean stop,

@@ -10,7 +10,13 @@ why the pump waits for the writer's buffer to drain before reading more).
 
 A protocol error in the copy (a frame that does not decode) becomes an item in the
 stream like any other; it never touches the forwarded bytes. When one side closes, the
-other is half-closed, and the connection ends when both directions have. A side whose
+other is half-closed, and the connection ends when both directions have, or when the
+side still open sends nothing for `half_close_timeout` seconds after the other closed its
+direction (haproxy's `timeout client-fin`/`server-fin`: in AMQP nothing is expected then
+but the answering close, so a silent side is dead or hung). The proxy then ends the
+connection itself: the silent side's stream is taken as ended there (its FIN in the
+recording, at that time: what the application saw, its socket closed by the proxy), and
+the connection's note says so. A side whose
 socket fails (a reset) ends the connection; the failure is that side's, whichever pump
 met it. A stream that ended inside a frame whose start is sound (its sender died while
 sending it) cut that frame short: a `ProxyNotice`, as `amqp pcap-dump` of the recording
@@ -52,6 +58,8 @@ from amqpcli.net.connect import check_resolvable, connection_error, open_stream
 
 CLIENT, SERVER = "client", "server"
 READ_SIZE = 64 * 1024
+# seconds a side may stay silent once the other closed its direction (`Proxy`)
+HALF_CLOSE_TIMEOUT = 30.0
 
 
 def _ep(a: tuple[str, int]) -> str:
@@ -81,6 +89,9 @@ class ProxyConnection:
     # how each side's stream ended ("fin", or "rst": a reset ends both) and when, as the
     # recording has it
     ends: dict[str, tuple[str, float]] = field(default_factory=dict)
+    # since when (the event loop's clock) each side's pump has waited for that side's
+    # bytes; None while it forwards what it read (the half-close timeout counts from here)
+    waiting: dict[str, float | None] = field(default_factory=lambda: {CLIENT: None, SERVER: None})
 
     @property
     def key(self) -> str:
@@ -148,7 +159,11 @@ class Proxy:
         recorder: Any = None,
         parse: bool = True,
         lock: contextlib.AbstractContextManager[Any] | None = None,
+        half_close_timeout: float = HALF_CLOSE_TIMEOUT,
     ) -> None:
+        """`half_close_timeout`: seconds the side still open may send nothing once the
+        other has closed its direction before the proxy ends the connection (0: wait
+        for ever)."""
         self.listen = listen
         self.upstream = upstream
         self.on_open = on_open
@@ -158,6 +173,7 @@ class Proxy:
         self.on_events = on_events
         self.recorder = recorder
         self.parse = parse
+        self.half_close_timeout = half_close_timeout
         # Held while the model is fed, so a reader on another thread sees whole frames.
         self.lock = lock if lock is not None else contextlib.nullcontext()
         self.connections: list[ProxyConnection] = []
@@ -244,27 +260,79 @@ class Proxy:
         conn.upstream = (up[0], up[1])
         if self.recorder is not None:
             self._guarded(conn, self.recorder.open, conn)
+        pumps: dict[str, asyncio.Future[Any]] = {CLIENT: asyncio.ensure_future(self._pump(conn, CLIENT, creader, swriter)),
+                                                 SERVER: asyncio.ensure_future(
+                                                     self._pump(conn, SERVER, sreader, cwriter))}
         try:
-            results = await asyncio.gather(
-                self._pump(conn, CLIENT, creader, swriter),
-                self._pump(conn, SERVER, sreader, cwriter),
-                return_exceptions=True,
-            )
+            silent = await self._until_ended(conn, pumps)
         except asyncio.CancelledError:
+            for task in pumps.values():
+                task.cancel()
+            await asyncio.gather(*pumps.values(), return_exceptions=True)
             swriter.close()
             conn.ended = "dropped: the proxy stopped"
             if self.recorder is not None:
                 self._guarded(conn, self.recorder.end, conn)
             self._closed_conn(conn)
             raise
+        if silent is not None:
+            self._end_silent(conn, silent, pumps[silent])
+            await asyncio.gather(pumps[silent], return_exceptions=True)
+            for w in (cwriter, swriter):
+                # (not a close that would wait to write what a side does not read)
+                w.transport.abort()
+            other = SERVER if silent == CLIENT else CLIENT
+            conn.ended = (f"closed: the {silent} sent nothing for {self.half_close_timeout:g} s "
+                          f"after the {other} closed its side")
+            if self.recorder is not None:
+                self._guarded(conn, self.recorder.end, conn)
+            self._closed_conn(conn)
+            return
         for w in (cwriter, swriter):
             w.close()
             with contextlib.suppress(Exception):
                 await w.wait_closed()
+        results = [_outcome(pumps[CLIENT]), _outcome(pumps[SERVER])]
         conn.ended = self._how(conn, results)
         if self.recorder is not None:
             self._guarded(conn, self.recorder.end, conn)
         self._closed_conn(conn)
+
+    async def _until_ended(self, conn: ProxyConnection,
+                           pumps: dict[str, asyncio.Future[Any]]) -> str | None:
+        """Until both pumps are over (None), or until the side still open has sent
+        nothing for `half_close_timeout` seconds after the other side ended its stream
+        with a FIN: that side, its pump still running."""
+        await asyncio.wait(pumps.values(), return_when=asyncio.FIRST_COMPLETED)
+        first = next(s for s, task in pumps.items() if task.done())
+        other = SERVER if first == CLIENT else CLIENT
+        limit = self.half_close_timeout
+        if (pumps[other].done() or not limit or _outcome(pumps[first]) != "eof"):
+            # both over, no bound, or a socket failed (the other direction is closed
+            # with it: its pump ends at once)
+            await asyncio.gather(*pumps.values(), return_exceptions=True)
+            return None
+        loop = asyncio.get_running_loop()
+        half_closed = loop.time()
+        while True:
+            since = conn.waiting[other]
+            # silent since the later of the half-close and its last bytes; a pump that is
+            # forwarding (waiting for the closed side to take its bytes) is not silent
+            left = limit if since is None else max(since, half_closed) + limit - loop.time()
+            if left <= 0:
+                return other
+            await asyncio.wait([pumps[other]], timeout=left)
+            if pumps[other].done():
+                return None
+
+    def _end_silent(self, conn: ProxyConnection, side: str, pump: asyncio.Future[Any]) -> None:
+        """`side` sent nothing for the half-close timeout: its pump stops, and its stream
+        is taken as ended now, with a FIN (the recording's, the observer's), as the
+        application sees it when the proxy closes its socket."""
+        pump.cancel()
+        self._stream_ended(conn, side, "fin", time.time())
+        if self.parse:
+            self._stream_tail(conn, side)
 
     def _stream_tail(self, conn: ProxyConnection, side: str) -> None:
         """No more is read from `side`: what its frame reader still held (a frame cut
@@ -338,7 +406,9 @@ class Proxy:
         """Forward what `side` sends until its stream ends ("eof"), or until a socket fails:
         then (the side whose socket it is, the error), and the other direction is closed."""
         other = SERVER if side == CLIENT else CLIENT
+        loop = asyncio.get_running_loop()
         while True:
+            conn.waiting[side] = loop.time()
             try:
                 data = await reader.read(READ_SIZE)
             except (ConnectionError, OSError) as e:
@@ -348,6 +418,7 @@ class Proxy:
                 return side, e
             if not data:
                 break
+            conn.waiting[side] = None
             writer.write(data)  # forward first, untouched
             try:
                 self._tap(conn, side, data)
@@ -404,6 +475,13 @@ class Proxy:
     def _watch_failed(conn: ProxyConnection, e: Exception) -> None:
         if not conn.watch_error:
             conn.watch_error = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+def _outcome(task: asyncio.Future[Any]) -> Any:
+    """A finished pump's result, or what it raised (as `gather(return_exceptions=True)`)."""
+    if task.cancelled():
+        return asyncio.CancelledError()
+    return task.exception() or task.result()
 
 
 def _nodelay(writer: asyncio.StreamWriter) -> None:

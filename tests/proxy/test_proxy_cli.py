@@ -102,7 +102,8 @@ def test_listen_as_argument_or_option(monkeypatch: pytest.MonkeyPatch, args: lis
 
     seen: list[tuple[Any, ...]] = []
 
-    async def fake_run_proxy(listen: tuple[str, int], cfg: Any, record: str | None, printer: Any) -> None:
+    async def fake_run_proxy(listen: tuple[str, int], cfg: Any, record: str | None, printer: Any,
+                             half_close_timeout: float) -> None:
         seen.append((listen, cfg.endpoint.hostport))
 
     monkeypatch.setattr("amqpcli.cli.proxy.run_proxy", fake_run_proxy)

@@ -39,6 +39,7 @@ class ProxySource(ThreadedSource):
         record: str | os.PathLike[str] | None = None,
         history: int = 1000,
         frames: int = 200_000,
+        half_close_timeout: float = 30.0,  # (the proxy's: `Proxy`)
     ) -> None:
         super().__init__(history=frames)
         # the frame log keeps no big transfer payload: the memory of a proxy watching
@@ -48,6 +49,7 @@ class ProxySource(ThreadedSource):
         self.listen = listen
         self.upstream = upstream
         self.record = record
+        self.half_close_timeout = half_close_timeout
         self.record_failed: str | None = None  # why the recording stopped early
         self.watch = Watch(history)
         self.proxy: Proxy | None = None
@@ -61,7 +63,8 @@ class ProxySource(ThreadedSource):
 
         self.proxy = Proxy(self.listen, self.upstream, on_open=self._on_open,
                            on_item=self._on_item, on_close=self._on_close,
-                           on_events=self._on_events, lock=self.lock)
+                           on_events=self._on_events, lock=self.lock,
+                           half_close_timeout=self.half_close_timeout)
         self.bound = await self.proxy.start()
         if self.record:  # (opened once listening: a proxy that cannot start empties no file)
             try:
