@@ -78,6 +78,9 @@ def serve(
              for option, text in (("--reject", reject), ("--release", release),
                                   ("--modify", modify))]
     check_rules(rules)
+    if any(not pattern for pattern in refuse or []):  # (it would refuse only the empty address)
+        raise UserError("--refuse: the pattern is empty (a glob such as 'secret.*', or '*' "
+                        "for every address)", Exit.USAGE)
     faults = Faults(
         reject=rules[0][1], release=rules[1][1], modify=rules[2][1],
         settle_delay=settle_delay / 1000.0,

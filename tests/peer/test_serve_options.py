@@ -35,6 +35,8 @@ _CASES = [
     # rules are tried in order: one after an `all` never picks a message
     (["--reject", "all", "--release", "all"], "--release all would never apply: --reject all answers every message first"),
     (["--release", "all", "--modify", "every:2"], "--modify every:2 would never apply: --release all answers every message first"),
+    # an empty glob matched no address a client can attach to: a fault that never came
+    (["--refuse", "orders", "--refuse", ""], "--refuse: the pattern is empty (a glob such as 'secret.*', or '*' for every address)"),
 ]
 
 
