@@ -361,6 +361,7 @@ complete -c amqp -n '__amqp_is tui' -l send -d 'Our own sending link to URL\'s a
 complete -c amqp -n '__amqp_is tui' -l serve -d 'Play the broker: every message an application sends waits for you to settle it'
 complete -c amqp -n '__amqp_is tui' -l listen -s l -x -d 'With --serve: PORT, HOST:PORT or [V6]:PORT (loopback unless a host is given)'
 complete -c amqp -n '__amqp_is tui' -l record -s w -x -a '(__amqp_files pcap pcapng gz)' -d 'With --proxy: also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear'
+complete -c amqp -n '__amqp_is tui' -l half-close-timeout -x -d 'With --proxy: seconds a side may send nothing once the other has closed its side of a connection, before the proxy ends it (0: wait for ever)'
 complete -c amqp -n '__amqp_is tui' -l amqp-port -x -d 'With --pcap/--live: also treat this TCP port as AMQP (repeatable)'
 complete -c amqp -n '__amqp_is tui' -l capture-filter -x -d 'With --live: BPF filter for the capture'
 complete -c amqp -n '__amqp_is tui' -l fast-capture -d 'With --live: dumpcap into our own reader instead of tshark\'s dissection (keeps up with busy links)'

@@ -19,6 +19,7 @@ from amqpcli.cli.options import (
     check_credit,
     check_given,
     check_path,
+    check_seconds,
     connection_options,
     given_connection_options,
     option_given,
@@ -232,6 +233,7 @@ def tui(
     serve: Annotated[bool, typer.Option("--serve", help="Play the broker: every message an application sends waits for you to settle it.", rich_help_panel=_SRC)] = False,
     listen: Annotated[str, typer.Option("--listen", "-l", help="With --serve: PORT, HOST:PORT or [V6]:PORT (loopback unless a host is given).", rich_help_panel=_SRC)] = "127.0.0.1:5672",
     record: Annotated[str | None, typer.Option("--record", "-w", help="With --proxy: also write the traffic to this pcapng file: raw, so a SASL PLAIN password is in it in clear.", rich_help_panel=_SRC)] = None,
+    half_close_timeout: Annotated[float, typer.Option("--half-close-timeout", help="With --proxy: seconds a side may send nothing once the other has closed its side of a connection, before the proxy ends it (0: wait for ever).", rich_help_panel=_SRC)] = 30.0,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="With --pcap/--live: also treat this TCP port as AMQP (repeatable).", rich_help_panel=_SRC)] = None,
     capture_filter: Annotated[str, typer.Option("--capture-filter", help="With --live: BPF filter for the capture.", rich_help_panel=_SRC)] = "tcp",
     fast_capture: Annotated[bool, typer.Option("--fast-capture", help="With --live: dumpcap into our own reader instead of tshark's dissection (keeps up with busy links).", rich_help_panel=_SRC)] = False,
@@ -260,6 +262,7 @@ def tui(
     if not 0.5 <= refresh <= 60:
         raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
     check_credit(credit, "--credit")
+    check_seconds(half_close_timeout, "--half-close-timeout", zero=True)
     if not (math.isfinite(speed) and speed >= 0):
         raise UserError("--speed must be 0 (as fast as possible) or more", Exit.USAGE)
     for p in port or ():
@@ -268,6 +271,7 @@ def tui(
     # an option of another source would be quietly ignored
     for given, option, sources in (
             (record is not None, "--record", ("proxy",)),
+            (option_given(ctx, "half_close_timeout"), "--half-close-timeout", ("proxy",)),
             (option_given(ctx, "listen"), "--listen", ("serve",)),
             (fast_capture, "--fast-capture", ("live",)),
             (option_given(ctx, "capture_filter"), "--capture-filter", ("live",)),
@@ -332,7 +336,8 @@ def tui(
                               cert_file=tls.cert_file, key_file=tls.key_file,
                               insecure=not tls.verify, server_name=tls.server_name,
                               connect_timeout=broker.connect_timeout)
-        run(ProxySource(parse_listen(proxy), cfg, record=record, history=history, frames=frames),
+        run(ProxySource(parse_listen(proxy), cfg, record=record, history=history, frames=frames,
+                        half_close_timeout=half_close_timeout),
             refresh_hz=refresh)
     elif src in ("recv", "send"):
         from amqpcli.tui.sources.client import ClientSource

@@ -46,6 +46,14 @@ def test_proxy_takes_the_broker_from_the_url(started: list[Any]) -> None:
     assert not source.upstream.tls.verify
 
 
+def test_proxy_takes_the_half_close_bound(started: list[Any]) -> None:
+    # as `amqp proxy --half-close-timeout`: 30 s unless given, 0 waits for ever
+    main(["tui", "amqp://broker:5672", "--proxy", "7000"])
+    main(["tui", "amqp://broker:5672", "--proxy", "7000", "--half-close-timeout", "0"])
+    (default, _), (never, _) = started
+    assert default.half_close_timeout == 30.0 and never.half_close_timeout == 0.0
+
+
 def test_recv_and_send_build_our_own_link(started: list[Any]) -> None:
     main(["tui", "amqp://h:1/orders", "--recv", "--credit", "3"])
     main(["tui", "amqp://h:1/orders", "--send"])
@@ -120,6 +128,8 @@ def test_a_profile_with_a_capture_is_refused(started: list[Any], capsys: pytest.
         (["tui", "--pcap", "x", "--speed", "nan"], "amqp: error: --speed must be"),
         (["tui", "--pcap", "x", "--amqp-port", "99999"], "amqp: error: --amqp-port 99999: not a TCP port"),
         (["tui", "--pcap", "x", "--record", "y.pcapng"], "amqp: error: --record goes with --proxy"),
+        (["tui", "--pcap", "x", "--half-close-timeout", "5"],
+         "amqp: error: --half-close-timeout goes with --proxy"),
         (["tui", "--serve", "--fast-capture"], "amqp: error: --fast-capture goes with --live"),
         (["tui", "--live", "lo", "--play"], "amqp: error: --play goes with --pcap"),
         (["tui", "--serve", "--amqp-port", "5673"], "amqp: error: --amqp-port goes with --pcap or --live"),
