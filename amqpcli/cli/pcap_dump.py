@@ -18,7 +18,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import check_given, check_path
-from amqpcli.errors import Exit, UserError, cut_middle
+from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for --help
     from amqpcli.capture.live import TlsFlows
@@ -389,14 +389,6 @@ def pcap_dump(
     if out_dir is not None and not out_dir.strip():
         raise UserError("--out: the folder name is empty", Exit.USAGE)
     _check_stdin(paths, out_dir, keylog)
-    if out_dir is not None:
-        from amqpcli.capture.tracelog import is_trace_log
-
-        log = next((f for f in paths if f.is_file() and is_trace_log(str(f))), None)
-        if log is not None:  # (the tables are written from capture files' packets)
-            raise UserError(f"--out reads capture files: {cut_middle(str(log))} is a "
-                            "frame-trace log (its views need no tables: leave out --out)",
-                            Exit.USAGE)
     if fast_capture and (live is None or keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
                         "decrypts)", Exit.USAGE)

@@ -34,16 +34,42 @@ from amqpcli.errors import Exit, UserError
 from amqpcli.render.types import printable
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
+# the usual names of frame-trace logs: a folder's files so named are looked at (their
+# first lines) to tell a log
+LOG_SUFFIXES = (".log", ".txt", ".trace", ".log.gz", ".txt.gz", ".trace.gz")
 
 
 def is_capture_name(name: str) -> bool:
     return name.lower().endswith(CAPTURE_SUFFIXES)
 
 
+def is_log_name(name: str) -> bool:
+    return name.lower().endswith(LOG_SUFFIXES)
+
+
+def are_logs(paths: list[str]) -> bool:
+    """Whether a set `expand` gave is of frame-trace logs (else of captures), by the first
+    lines of its regular files (a named pipe is not looked at: the reader peeks at it);
+    logs and captures together are a usage error, worded as the views word it."""
+    from amqpcli.capture.tracelog import are_trace_logs
+
+    regular = [p for p in paths if _is_regular(p)]
+    return are_trace_logs(regular) if regular else False
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode) and os.access(path, os.R_OK)
+    except OSError:
+        return False
+
+
 def expand(captures: list[str], note: Callable[[str], None] | None = None) -> ExpandedPaths:
-    """Files as given, capture files found in folders (recursively), glob matches; sorted
-    and without duplicates. A name that matches nothing, and a file named that cannot be
-    opened, are usage errors.
+    """Files as given, capture files found in folders (recursively) and the frame-trace
+    logs there (`_walk_folder`: files named as logs are, that are logs by their first
+    lines), glob matches; sorted and without duplicates. A name that matches nothing, and
+    a file named that cannot be opened, are usage errors. Whether the set is of logs or
+    of captures (never both) says `are_logs`.
 
     What a folder or a glob gives is taken as it comes: a named pipe, a socket or a
     device there is not a capture file (only regular files are; a pipe would wait for a
@@ -54,15 +80,18 @@ def expand(captures: list[str], note: Callable[[str], None] | None = None) -> Ex
     say = note if note is not None else _note
     out: list[str] = []
     found: list[str] = []
+    skipped: list[str] = []  # files named as logs that are none: said once the set is known
+
     for c in captures:
         if any(ch in c for ch in "*?["):
             hits = sorted(glob.glob(c, recursive=True))
             if not hits:
                 raise UserError(f"{c}: no files match", Exit.USAGE)
             for h in hits:
-                found.extend(_walk(h, say) if os.path.isdir(h) else _entry(h, say))
+                found.extend(_walk_folder(h, say, skipped) if os.path.isdir(h)
+                             else _entry(h, say))
         elif os.path.isdir(c):
-            got = _walk(c, say)
+            got = _walk_folder(c, say, skipped)
             if not got:
                 raise UserError(f"{c}: no capture files (*.pcap, *.pcapng, gzipped) in it",
                                 Exit.USAGE)
@@ -72,6 +101,8 @@ def expand(captures: list[str], note: Callable[[str], None] | None = None) -> Ex
             out.append(c)
         else:
             raise UserError(f"{c}: no such file", Exit.USAGE)
+    for text in skipped:
+        say(text)
     named = {_resolved(p) for p in out}
     paths = {_resolved(p) for p in found} - named
     return ExpandedPaths(sorted(named | paths), paths)
@@ -125,13 +156,27 @@ def _check_named(path: str) -> None:
                         Exit.USAGE) from None
 
 
-def _walk(folder: str, note: Callable[[str], None]) -> list[str]:
+def _walk_folder(folder: str, note: Callable[[str], None], skipped: list[str]) -> list[str]:
+    """A folder's capture files (by name), and its files named as logs are
+    (`LOG_SUFFIXES`) that are frame-trace logs by their first lines (64 KiB read of
+    each); one so named that is not is skipped, with a note added to `skipped`. Both
+    kinds in one set are a usage error (`are_logs`), never one of them left out."""
+    from amqpcli.capture.tracelog import SNIFF_LINES, is_trace_log
+
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
         for f in files:
             if is_capture_name(f):
                 found.extend(_entry(os.path.join(root, f), note))
+            elif is_log_name(f):
+                path = os.path.join(root, f)
+                got = _entry(path, note)
+                if got and _is_regular(path) and not is_trace_log(path):
+                    skipped.append(f"{printable(path)}: not a frame-trace log (no frame "
+                                   f"line in its first {SNIFF_LINES} lines): skipped")
+                    continue
+                found.extend(got)
     return found
 
 

@@ -1,4 +1,6 @@
-"""The in-process executor: one pass over the capture set, merged in canonical order.
+"""The in-process executor: one pass over the capture set, merged in canonical order
+(`run_local`); a set of frame-trace logs, one log after the other in path order
+(`run_logs`: a log's connections are that log's, so nothing is merged).
 
 Every flow key has its own `FlowJob`, fed as the merged stream reaches its segments, so
 the rows are the ones the Spark executor computes per key. A key's dissector is dropped
@@ -17,7 +19,7 @@ from typing import Any, TextIO
 from amqpcli.capture import CaptureError
 from amqpcli.capture.reader import in_path_order
 from amqpcli.pipeline.inputs import key_of, merged_segments
-from amqpcli.pipeline.rows import FlowJob, Tables
+from amqpcli.pipeline.rows import FlowJob, LogJob, Tables
 
 FLUSH_ROWS = 65536
 
@@ -113,5 +115,31 @@ def run_local(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]
     # first), as the views name them and the Spark executor lists them
     res.packets = packets
     res.errors = [str(e) for e in in_path_order(errors)]
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def run_logs(paths: list[str], write: Callable[[dict[str, list[dict[str, Any]]]], None], *,
+             ports: tuple[int, ...] = (), stall: float = 1.0,
+             progress: Progress | None = None, warn: Callable[[str], None] | None = None
+             ) -> Result:
+    """Read `paths` (local frame-trace logs), each whole through a `LogJob`, in the
+    order given, and hand row batches to `write`. What the log reader warns of goes to
+    `warn` (default: a warning line on stderr, as the views say it)."""
+    t0 = time.monotonic()
+    res = Result()
+    tables = Tables()
+
+    for i, path in enumerate(paths):
+        job = LogJob(tables, path, ports=ports, stall=stall, warn=warn)
+        for _ in job.steps():
+            batch = tables.take()
+            res.undecoded(batch.get("connections", []))
+            write(batch)
+            if progress is not None:
+                progress.show(f"log {i + 1}/{len(paths)}")
+        res.packets += job.lines
+    if progress is not None:
+        progress.close()
     res.seconds = time.monotonic() - t0
     return res

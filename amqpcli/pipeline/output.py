@@ -1,6 +1,7 @@
 """Writing tables (Parquet or NDJSON, partitioned by date) and reading them back.
 
-Layout, the same for both executors: `OUT/TABLE/date=YYYY-MM-DD/part-….parquet` (or
+Layout, the same for both executors: `OUT/TABLE/date=YYYY-MM-DD/part-….parquet` (rows
+without a date, a connection of unknown times: `date=__HIVE_DEFAULT_PARTITION__`) (or
 `.json`: one JSON object per line, nulls left out, binary as base64, times as ISO 8601
 with microseconds and `Z`). Files whose names start with `_` or `.` are not data (Spark
 leaves `_SUCCESS` and checksums beside its parts).
@@ -26,6 +27,9 @@ from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.schema import BIN, PARTITION, STR, TABLES, TS
 
 FORMATS = ("parquet", "ndjson")
+# the folder of rows whose partition value is null (a connection of unknown times), as
+# Hive names it and Spark writes and reads it (pyarrow's hive partitioning reads it so)
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _EXT = {"parquet": ".parquet", "ndjson": ".json"}
 
 
@@ -129,7 +133,7 @@ class LocalWriter:
             raise UserError(f"--format {fmt}: choose parquet or ndjson", Exit.USAGE)
         self.out = Path(out)
         self.fmt = fmt
-        self._parts: dict[tuple[str, str], _Part] = {}
+        self._parts: dict[tuple[str, str | None], _Part] = {}
         self.rows: dict[str, int] = dict.fromkeys(TABLES, 0)
 
     def write(self, batch: dict[str, list[dict[str, Any]]]) -> None:
@@ -145,15 +149,16 @@ class LocalWriter:
             self.rows[table] += len(rows)
             t = to_arrow(table, rows)
             dates = {r[PARTITION] for r in rows}
-            for day in sorted(dates):
-                part = t if len(dates) == 1 else t.filter(pc.equal(t[PARTITION], day))
+            for day in sorted(dates, key=lambda d: (d is None, d or "")):
+                part = t if len(dates) == 1 else t.filter(
+                    pc.is_null(t[PARTITION]) if day is None else pc.equal(t[PARTITION], day))
                 self._append(table, day, part.drop_columns([PARTITION]))
 
-    def _append(self, table: str, day: str, t: pa.Table) -> None:
+    def _append(self, table: str, day: str | None, t: pa.Table) -> None:
         key = (table, day)
         part = self._parts.get(key)
         if part is None:
-            folder = self.out / table / f"{PARTITION}={day}"
+            folder = self.out / table / f"{PARTITION}={NULL_PARTITION if day is None else day}"
             folder.mkdir(parents=True, exist_ok=True)
             part = self._parts[key] = _Part(folder / f"part-00000{_EXT[self.fmt]}", self.fmt,
                                             t.schema)
@@ -312,6 +317,8 @@ def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
         if f.suffix != ".json":
             continue
         day = next((p.split("=", 1)[1] for p in f.parts if p.startswith(f"{PARTITION}=")), None)
+        if day == NULL_PARTITION:
+            day = None
         with open(f, encoding="utf-8") as fh:
             try:
                 for n, line in enumerate(fh, 1):

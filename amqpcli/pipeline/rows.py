@@ -16,12 +16,20 @@ counted across flows. Identifiers are derived, never counted:
 Packet numbers are per file (1-based, every record counted, as tshark numbers them).
 Items decoded only when the input ended (a truncated tail, deliveries left unsettled)
 have no packet.
+
+`LogJob` is the unit of work of a frame-trace log (`amqpcli.capture.tracelog`): one
+file, read from its first line to its last through one dissector, as `pcap-dump` reads a
+log (a log's connection is that file's). Its rows name the log in `capture` and the line
+in `packet` (the line is the frame's number, as the views number a log's frames); a
+connection's id takes in the line it begins on too (a log's connection ids are taken
+again, and a proton trace has no times). A connection whose lines have no time (proton's
+trace: `Conn.timed` false) has null times, latencies and partition (`date`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -74,11 +82,17 @@ def _ep(e: Any) -> str:
     return f"[{ip}]:{e[1]}" if ":" in ip else f"{ip}:{e[1]}"
 
 
-def connection_id(capture_name: str, flow: Any) -> str:
+def connection_id(capture_name: str, flow: Any, line: int | None = None) -> str:
     a = _ep(flow.client) if flow.client else "?"
     b = _ep(flow.server) if flow.server else "?"
     text = f"{capture_name}|{a}|{b}|{flow.first_ns}"
+    if line is not None:  # (a log's connection: the line it begins on too)
+        text += f"|{line}"
     return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _none(t: float | None) -> None:
+    """A time not known (a connection of a proton trace): null."""
 
 
 def _day(t: float) -> str:
@@ -127,12 +141,16 @@ def _state_detail(state: Any) -> str | None:
 
 
 class _ConnInfo:
-    __slots__ = ("capture", "date", "id", "links", "notices", "session_info", "sessions")
+    __slots__ = ("capture", "date", "id", "line", "links", "notices", "session_info",
+                 "sessions", "timed")
 
-    def __init__(self, cid: str, capture: str, date: str) -> None:
+    def __init__(self, cid: str, capture: str, date: str | None, timed: bool = True,
+                 line: int | None = None) -> None:
         self.id = cid
         self.capture = capture
         self.date = date
+        self.timed = timed  # its times are known (a proton trace's are not)
+        self.line = line  # a log's connection: the line it begins on
         self.notices: dict[str, int] = {}  # kind -> count, as the summary counts them
         self.links: dict[int, str] = {}  # id(LinkStats) -> link_id
         self.sessions: list[Any] = []  # engine sessions, in order of first sight
@@ -148,9 +166,12 @@ class RowBuilder:
         self.stall = stall
         self.conns: dict[int, _ConnInfo] = {}  # id(Conn) -> info
 
-    def opened(self, conn: Any, flow: Any, capture: str) -> None:
-        cid = connection_id(capture.rsplit("/", 1)[-1], flow)
-        self.conns[id(conn)] = _ConnInfo(cid, capture, _day(conn.first_time))
+    def opened(self, conn: Any, flow: Any, capture: str, line: int | None = None) -> None:
+        """`line`: a log's connection, the line it begins on."""
+        cid = connection_id(capture.rsplit("/", 1)[-1], flow, line)
+        timed = bool(getattr(conn, "timed", True))
+        self.conns[id(conn)] = _ConnInfo(cid, capture, _day(conn.first_time) if timed else None,
+                                         timed, line)
 
     def record(self, rec: Any, capture: str | None, packet: int | None) -> None:
         info = self.conns.get(id(rec.conn)) if rec.conn is not None else None
@@ -165,7 +186,8 @@ class RowBuilder:
             info.notices[rec.kind] = info.notices.get(rec.kind, 0) + 1
         elif cls is ViolationRecord:
             self.tables.add("violations", {
-                "connection_id": info.id, "protocol": rec.protocol, "time": _us(rec.time),
+                "connection_id": info.id, "protocol": rec.protocol,
+                "time": _us(rec.time) if info.timed else None,
                 "kind": rec.kind, "side": rec.side, "link": rec.link,
                 "frame_no": rec.frame_no, "capture": capture, "packet": packet,
                 "detail": rec.detail, PARTITION: info.date})
@@ -181,7 +203,8 @@ class RowBuilder:
         frames = getattr(item, "frames", 1) if rec.protocol != AMQP10 else 1
         row: dict[str, Any] = {
             "connection_id": info.id, "frame_no": rec.frame_no, "protocol": rec.protocol,
-            "side": rec.side, "time": _us(rec.time), "capture": capture, "packet": packet,
+            "side": rec.side, "time": _us(rec.time) if info.timed else None,
+            "capture": capture, "packet": packet,
             "frames": frames, "performative": performative_name(item), PARTITION: info.date}
         if rec.protocol == AMQP10:
             if cls == "Frame":
@@ -266,13 +289,17 @@ class RowBuilder:
                 elif s.qname == "message.delivery-properties":
                     redeliveries = 1 if s.fields.get("redelivered") else 0
         latency = rec.latency
+        us = _us
+        if not info.timed:  # (times unknown: no time, no latency)
+            latency = None
+            us = _none
         self.tables.add("deliveries", {
             "connection_id": info.id, "link_id": link_id, "protocol": rec.protocol,
             "link": rec.link, "address": rec.address, "sender": rec.sender,
             "delivery_id": rec.delivery_id, "tag": rec.tag, "message_id": message_id,
-            "size": rec.size, "frames": rec.frames, "first_time": _us(rec.first_time),
-            "last_time": _us(last), "outcome": rec.outcome, "outcome_detail": detail,
-            "settled_by": rec.settled_by, "settled_time": _us(rec.settled_time),
+            "size": rec.size, "frames": rec.frames, "first_time": us(rec.first_time),
+            "last_time": us(last), "outcome": rec.outcome, "outcome_detail": detail,
+            "settled_by": rec.settled_by, "settled_time": us(rec.settled_time),
             "latency": latency, "presettled": rec.presettled, "second_mode": rec.second_mode,
             "redelivery_count": redeliveries, "resumed": rec.resumed, "aborted": rec.aborted,
             "at_end": rec.at_end, "incomplete": rec.incomplete, "txn_id": rec.txn_id,
@@ -286,10 +313,11 @@ class RowBuilder:
         if info is None:
             return
         add = self.tables.add
+        us = _us if info.timed else _none
         row: dict[str, Any] = {
-            "connection_id": info.id, "capture": info.capture, "protocol": conn.protocol,
-            "client": conn.client, "server": conn.server,
-            "first_time": _us(conn.first_time), "last_time": _us(conn.last_time),
+            "connection_id": info.id, "capture": info.capture, "line": info.line,
+            "protocol": conn.protocol, "client": conn.client, "server": conn.server,
+            "first_time": us(conn.first_time), "last_time": us(conn.last_time),
             "midstream": conn.midstream, "sessions": conn.sessions, "links": len(conn.links),
             "frames_client": conn.frames["client"], "frames_server": conn.frames["server"],
             "bytes_client": conn.bytes["client"], "bytes_server": conn.bytes["server"],
@@ -319,7 +347,7 @@ class RowBuilder:
             begin, end = info.session_info[id(s)]
             srow: dict[str, Any] = {
                 "connection_id": info.id, "session_id": f"{info.id}/{no}", "session_no": no,
-                "begin_time": _us(begin), "end_time": _us(end),
+                "begin_time": us(begin), "end_time": us(end),
                 "links": sum(1 for ls in conn.links if ls.link.session is s),
                 PARTITION: info.date}
             errs = [_error(getattr(s.end.get(x), "error", None)) for x in SIDES]
@@ -338,7 +366,10 @@ class RowBuilder:
 
     def _link_row(self, info: _ConnInfo, conn: Any, ls: Any) -> dict[str, Any]:
         link = ls.link
-        lat = sorted(ls.latencies)
+        timed = info.timed
+        us = _us if timed else _none
+        # (times unknown: no latency, and no stalls to tell, as the summary of a log says)
+        lat = sorted(ls.latencies) if timed else []
         errs = [_error(getattr(link.detach.get(x), "error", None)) for x in SIDES]
         return {
             "connection_id": info.id, "link_id": self._link_id(info, conn, ls),
@@ -349,20 +380,20 @@ class RowBuilder:
             "handle_client": ls.handles.get("client"), "handle_server": ls.handles.get("server"),
             "snd_settle_mode": link.snd_mode, "rcv_settle_mode": link.rcv_mode,
             "coordinator": link.coordinator, "refused": link.refused,
-            "attach_time": _us(ls.attached), "detach_time": _us(ls.detached),
+            "attach_time": us(ls.attached), "detach_time": us(ls.detached),
             "detach_error": next((e for e in errs if e), None),
             "deliveries": ls.deliveries, "settled": ls.settled, "bytes": ls.bytes,
             "outcomes": [{"outcome": k, "count": v} for k, v in sorted(ls.outcomes.items())],
             "transactions": [{"kind": k, "count": v}
                              for k, v in sorted(ls.transactions.items())],
-            "latency_count": len(lat),
+            "latency_count": len(lat) if timed else None,
             "latency_p50": percentile(lat, 50) if lat else None,
             "latency_p90": percentile(lat, 90) if lat else None,
             "latency_p99": percentile(lat, 99) if lat else None,
             "latency_max": lat[-1] if lat else None,
             "flows": ls.flows, "drains": ls.drains, "echoes": ls.echoes,
             "max_credit": ls.max_credit,
-            "stalls": [{"start": _us(a), "seconds": d} for a, d in ls.stalls],
+            "stalls": [{"start": _us(a), "seconds": d} for a, d in ls.stalls] if timed else [],
             "stall_threshold": self.stall, "notes": list(ls.notes), PARTITION: info.date}
 
 
@@ -495,3 +526,53 @@ class FlowJob:
 
 
 Emit = Callable[[dict[str, list[dict[str, Any]]]], None]
+
+
+class LogJob:
+    """One frame-trace log → rows: its lines in order through one dissector, as
+    `pcap-dump` reads a log. `warn` is told what the log reader warns of (a frame line
+    that does not parse, a gzipped log cut short); `lines` counts the frame lines read.
+    Rows go to `tables` as they come: `steps()` stops whenever `FLUSH_ROWS` rows have
+    gathered, and once at the end, for the caller to take them; a connection's row, and
+    its sessions and links, come at the end of the log."""
+
+    FLUSH_ROWS = 20000
+
+    def __init__(self, tables: Tables, path: str, *, ports: tuple[int, ...] = (),
+                 stall: float = 1.0, warn: Callable[[str], None] | None = None,
+                 source: Any = None) -> None:
+        self.tables = tables
+        self.path = path  # the log's name in the rows
+        self.source = source if source is not None else path  # what is read
+        self.ports = ports
+        self.stall = stall
+        self.warn = warn
+        self.lines = 0
+
+    def steps(self) -> Iterator[None]:
+        """Read the whole log, stopping whenever rows have gathered (and at the end)."""
+        from amqpcli.capture.tracelog import TraceReader
+
+        kw: dict[str, Any] = {} if self.warn is None else {"warn": self.warn}
+        reader = TraceReader([self.source], **kw)
+        dis = Dissector(keep_payload=True, stall_threshold=self.stall, ports=self.ports)
+        rows = RowBuilder(self.tables, self.stall)
+        known = rows.conns
+        path = self.path
+        tables = self.tables
+        for ev in reader.events():
+            line = reader.packets
+            # one event at a time: a connection's first record comes with its flow's event
+            for rec in dis.run([ev]):
+                conn = rec.conn
+                if conn is not None and id(conn) not in known:
+                    rows.opened(conn, ev.flow, path, line)
+                rows.record(rec, path, line)
+            if tables.count >= self.FLUSH_ROWS:
+                yield
+        self.lines = reader.packets
+        for rec in dis.finish():
+            rows.record(rec, path, None)
+        for conn in dis.conns:
+            rows.finished(conn)
+        yield

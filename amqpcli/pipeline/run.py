@@ -12,7 +12,7 @@ from typing import Any
 
 from amqpcli.capture.files import and_more_damaged
 from amqpcli.errors import Exit, UserError
-from amqpcli.pipeline.local import Progress, Result, run_local
+from amqpcli.pipeline.local import Progress, Result, run_local, run_logs
 from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
 from amqpcli.pipeline.schema import TABLES
 
@@ -31,20 +31,21 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
                  master: str = "local[*]", conf: list[str] | None = None,
                  ports: tuple[int, ...] = (), stall: float = 1.0, debug: bool = False,
                  progress: bool | None = None, spark: Any = None) -> Result:
-    """Dissect a capture set into tables under `out`. Damaged files are read as far as
-    they go; the result lists their errors."""
+    """Dissect a capture set, or a set of frame-trace logs, into tables under `out`.
+    Damaged files are read as far as they go; the result lists their errors."""
     _check(engine, fmt)
     if not captures:
         raise UserError("give capture files, folders or globs to read", Exit.USAGE)
     prog = Progress(progress)
     if engine == "local":
-        from amqpcli.pipeline.inputs import expand
+        from amqpcli.pipeline.inputs import are_logs, expand
 
         paths = expand(captures)
+        run = run_logs if are_logs(paths) else run_local
         check_out(out)
         writer = LocalWriter(out, fmt)
         try:
-            res = run_local(paths, writer.write, ports=ports, stall=stall, progress=prog)
+            res = run(paths, writer.write, ports=ports, stall=stall, progress=prog)
         except BaseException:
             with contextlib.suppress(UserError):  # the first error is the one to report
                 writer.close(complete=False)

@@ -7,7 +7,9 @@ together. Types are the ones Spark and Parquet share: int32/int64, double, bool,
 binary, timestamp (microseconds, UTC), lists and lists of structs.
 
 Every table carries `date` (the UTC day its connection began, `YYYY-MM-DD`); the writers
-partition each table by it (`TABLE/date=2026-11-22/part-….parquet`).
+partition each table by it (`TABLE/date=2026-11-22/part-….parquet`). A connection whose
+times are unknown (a proton frame-trace log's) has a null `date`: its rows go to
+`date=__HIVE_DEFAULT_PARTITION__`, which pyarrow and Spark read back as null.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ TRANSACTIONS = pa.struct([("kind", STR), ("count", I64)])
 PARTITION = "date"
 
 _CONNECTIONS = [
-    ("connection_id", STR), ("capture", STR), ("protocol", STR),
+    ("connection_id", STR), ("capture", STR), ("line", I64), ("protocol", STR),
     ("client", STR), ("server", STR), ("first_time", TS), ("last_time", TS),
     ("midstream", BOOL), ("sessions", I32), ("links", I32),
     ("frames_client", I64), ("frames_server", I64), ("bytes_client", I64),

@@ -16,6 +16,12 @@ Stages (all Arrow-based, no row-at-a-time UDFs):
 
 So a capture with many connections spreads over P tasks; one TCP connection is
 sequential by nature and stays in one task.
+
+A set of frame-trace logs skips the shuffle: a log's connections are that log's, so each
+log is one task (`mapInArrow` over the file list, as stage 1) that reads it whole through
+a `LogJob` and emits the union rows (stage 3's), written as stage 4 writes them. What the
+log reader warns of comes back as rows of its own (`_warning`) and is said on the
+driver's stderr, in path order, as the in-process executor says it.
 """
 
 from __future__ import annotations
@@ -463,6 +469,34 @@ def read_files(paths: list[str]) -> Any:
     return fn
 
 
+def dissect_logs(paths: list[str], ports: tuple[int, ...], stall: float) -> Any:
+    """The function of the one stage of a set of logs: file indexes in, union rows out
+    (each file whole through a `LogJob`; its warnings as one `_warning` row)."""
+    from amqpcli.pipeline.rows import LogJob
+
+    def emit(tables: Tables) -> Iterator[pa.RecordBatch]:
+        for table, rows in tables.take().items():
+            if rows:
+                yield _union_batch(table, rows)
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for fi in batch.column(0).to_pylist():
+                tables = Tables()
+                warnings: list[str] = []
+                job = LogJob(tables, paths[fi], ports=ports, stall=stall,
+                             warn=warnings.append, source=paths[fi].removeprefix("file:"))
+                for _ in job.steps():
+                    yield from emit(tables)
+                if warnings:
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.array(["_warning"]), pa.array(["\n".join(warnings)]),
+                         pa.array([fi], pa.int32())]
+                        + [pa.nulls(1, UNION.field(t).type) for t in TABLES], schema=UNION)
+
+    return fn
+
+
 def _union_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     n = len(rows)
     t = pa.Table.from_pylist(rows, schema=TABLES[table]).combine_chunks()
@@ -545,10 +579,11 @@ class _Watch(threading.Thread):
 def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
               ports: tuple[int, ...] = (), stall: float = 1.0, partitions: int | None = None,
               progress: Progress | None = None, debug: bool = False) -> Result:
-    """Write the tables of `paths` under `out` with Spark."""
+    """Write the tables of `paths` (captures, or frame-trace logs) under `out` with Spark."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    logs = _are_logs(paths)
     t0 = time.monotonic()
     sc = spark.sparkContext
     watch = None
@@ -556,15 +591,18 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
         watch = _Watch(spark, progress)
         watch.start()
     try:
-        if partitions is None:
-            conf = spark.conf.get("spark.sql.shuffle.partitions", None)
-            partitions = int(conf) if conf and sc.getConf().contains(
-                "spark.sql.shuffle.partitions") else _partitions(spark, paths)
         files = spark.range(len(paths), numPartitions=max(1, len(paths)))
-        segs = files.mapInArrow(read_files(paths), spark_schema(SEGMENTS))
-        flows = (segs.repartition(partitions, "key")
-                 .sortWithinPartitions("key", "te", "file", "pkt")
-                 .mapInArrow(dissect_flows(paths, ports, stall), spark_schema(UNION)))
+        if logs:  # (one task per log: no shuffle)
+            flows = files.mapInArrow(dissect_logs(paths, ports, stall), spark_schema(UNION))
+        else:
+            if partitions is None:
+                conf = spark.conf.get("spark.sql.shuffle.partitions", None)
+                partitions = int(conf) if conf and sc.getConf().contains(
+                    "spark.sql.shuffle.partitions") else _partitions(spark, paths)
+            segs = files.mapInArrow(read_files(paths), spark_schema(SEGMENTS))
+            flows = (segs.repartition(partitions, "key")
+                     .sortWithinPartitions("key", "te", "file", "pkt")
+                     .mapInArrow(dissect_flows(paths, ports, stall), spark_schema(UNION)))
         flows = flows.persist(StorageLevel.DISK_ONLY)
         rows: dict[str, int] = {}
         try:
@@ -583,6 +621,8 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
             # in the order of the files (as the in-process executor lists them)
             errors = [r["error"] for r in flows.where(F.col("table") == "_error")
                       .select("file", "error").orderBy("file").collect()]
+            warnings = [r["error"] for r in flows.where(F.col("table") == "_warning")
+                        .select("file", "error").orderBy("file").collect()]
             # what did not decode, from the connection rows (`Result.undecoded`)
             c = F.col("connections")
             undecoded = flows.where(F.col("table") == "connections").select(
@@ -608,6 +648,9 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
             watch.join()
         if progress is not None:
             progress.close()
+    for text in warnings:  # (a log's, as the in-process executor says them)
+        for line in text.splitlines():
+            print(f"amqp: warning: {line}", file=sys.stderr, flush=True)
     if not out.startswith(("hdfs:", "s3", "gs:", "abfs")):
         local = out.removeprefix("file:")
         try:
@@ -622,6 +665,22 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
     return Result(rows=rows, errors=errors, seconds=time.monotonic() - t0,
                   frame_errors=undecoded["frame_errors"] or 0,
                   skipped_bytes=undecoded["skipped_bytes"] or 0)
+
+
+def _are_logs(paths: list[str]) -> bool:
+    """Whether `paths` are frame-trace logs (`inputs.are_logs`, of the local ones). Logs
+    are read from local files: a URI beside logs is a usage error."""
+    from amqpcli.pipeline.inputs import are_logs
+
+    local = [p.removeprefix("file:") for p in paths
+             if not _has_scheme(p) or p.startswith("file:")]
+    if not are_logs(local):
+        return False
+    remote = next((p for p in paths if _has_scheme(p) and not p.startswith("file:")), None)
+    if remote is not None:
+        raise UserError(f"{remote}: frame-trace logs are read from local files, not from "
+                        "URIs", Exit.USAGE)
+    return True
 
 
 def _conf(sc: Any, key: str) -> str | None:

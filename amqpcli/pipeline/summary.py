@@ -2,7 +2,11 @@
 the same `dissect.stats.Summary` that `pcap-dump --summary` fills from captures, so one
 renderer (`amqpcli.render.summary`) draws both.
 
-Connections are labelled c1, c2, … in order of their first packet across the whole set.
+Connections are labelled c1, c2, … in order of their first packet across the whole set;
+those of frame-trace logs (their `line` is set) by log (in path order) and then line, as
+`pcap-dump` numbers them reading the logs one after the other. A log's connection without
+times (null `first_time`: a proton trace) has frames at unknown times (counted apart, as
+the summary of the log counts them) and links whose latency is unknown.
 Links are listed one by one (latency percentiles from their own deliveries), as the
 summary of captures lists them: by connection (c2 before c10), then in order of attach; a
 section of its own (`Summary.addresses`) adds one line per address that several links
@@ -36,6 +40,9 @@ class Facts:
     """What the summary needs, as either backend computes it."""
 
     conns: list[tuple[str, Any, str]] = field(default_factory=list)  # id, first time, protocol
+    # a log's connections: id -> (log, line it begins on)
+    log_lines: dict[str, tuple[str, int]] = field(default_factory=dict)
+    untimed_frames: int = 0  # frame rows without a time (a log's connections without)
     frames: int = 0
     first_time: Any = None
     last_time: Any = None
@@ -80,12 +87,12 @@ class _Label:
     renderer asks of a connection: whether its times are known; the tables are written
     from captures, whose are)."""
 
-    __slots__ = ("label",)
-    timed = True
+    __slots__ = ("label", "timed")
     source = "capture"
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, timed: bool = True) -> None:
         self.label = label
+        self.timed = timed
 
 
 def _attach_order(link_id: str) -> int:
@@ -98,7 +105,14 @@ def build(f: Facts, stall: float | None = None) -> Summary:
     """The summary of `f`; with `stall`, only the credit stalls of at least that many
     seconds."""
     s = Summary()
-    conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, c[0]))
+    logs = f.log_lines
+    s.from_log = bool(logs)
+    if logs:  # (a set of logs: by log, then line)
+        conns = sorted(f.conns, key=lambda c: (logs.get(c[0], ("", 0)), c[0]))
+    else:
+        conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, c[0]))
+    untimed = {cid for cid, t, _p in conns if t is None and logs}
+    s.untimed_frames = f.untimed_frames if logs else 0
     numbers = {cid: i for i, (cid, _t, _p) in enumerate(conns, 1)}
     labels = {cid: f"c{i}" for cid, i in numbers.items()}
     s.connections = len(conns)
@@ -126,23 +140,29 @@ def build(f: Facts, stall: float | None = None) -> Summary:
             [(_sec(x["start"]) or 0.0, x["seconds"]) for x in ln["stalls"] or ()
              if stall is None or x["seconds"] >= stall],
             ln["flows"] or 0, ln["drains"] or 0,
-            {t["kind"]: t["count"] for t in ln.get("transactions") or ()}))
+            {t["kind"]: t["count"] for t in ln.get("transactions") or ()},
+            ln["connection_id"] not in untimed))
     for a in sorted(f.addresses, key=lambda r: str(r["address"])):
         lat = None
         if a["count"]:
             lat = {"p50": a["p50"], "p90": a["p90"], "p99": a["p99"], "max": a["max"]}
+        # (its latency is unknown when every link of it is of a connection without times)
+        timed = any(ln["connection_id"] not in untimed for ln in f.links
+                    if ln["address"] == a["address"])
         s.addresses.append(LinkSummary("*", f"{a['links']} links", a["address"], "any",
-                                       a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0))
+                                       a["deliveries"], dict(a["outcomes"]), lat, [], 0, 0,
+                                       {}, timed))
     s.by_violation = dict(f.by_violation)
     # (`f.violations` holds the first ones by time, and all those at the same time as the
     # last of them: the summary of captures' order picks among them)
     for v in f.violations:
         packet = v["packet"] or 0
-        if len(f.captures) > 1 and packet and v["capture"]:
+        if len(f.captures) > 1 and packet and v["capture"] and not logs:
             packet = FilePacket(packet, v["capture"])
         cid = v["connection_id"]
         s.list_violation(ViolationRecord(
-            _Label(labels.get(cid, "?")), v["protocol"], v["kind"],  # type: ignore[arg-type]
+            _Label(labels.get(cid, "?"), cid not in untimed),  # type: ignore[arg-type]
+            v["protocol"], v["kind"],
             v["side"], v["detail"], v["frame_no"] or 0, packet,
             _sec(v["time"]) or 0.0, v["link"]), numbers.get(cid, 0), v["time_us"])
     s.notices = dict(f.notices)
@@ -191,13 +211,16 @@ def facts_local(out: str) -> Facts:
 
     f = Facts()
     c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices",
-                                        "capture"])
+                                        "capture", "line"])
     f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
+    f.log_lines = {r["connection_id"]: (r["capture"] or "", r["line"]) for r in c.to_pylist()
+                   if r["line"] is not None}
     f.captures.update(x for x in c.column("capture").to_pylist() if x)
     _add_notices(f, c.column("notices").to_pylist())
     fr = read_table(out, "frames", ["performative", "time", "frames"])
     f.frames = _wire_frames(fr.num_rows, pc.sum(fr.column("frames")).as_py(),
                             fr.column("frames").null_count)
+    f.untimed_frames = fr.column("time").null_count
     if fr.num_rows:
         mm = pc.min_max(fr.column("time")).as_py()
         f.first_time, f.last_time = mm["min"], mm["max"]
@@ -280,13 +303,16 @@ def facts_spark(spark: Any, out: str) -> Facts:
 
     f = Facts()
     conns = table("connections").select("connection_id", "first_time", "protocol",
-                                        "notices", "capture").collect()
+                                        "notices", "capture", "line").collect()
     f.conns = [(r[0], r[1], r[2]) for r in conns]
+    f.log_lines = {r[0]: (r[4] or "", r[5]) for r in conns if r[5] is not None}
     f.captures.update(r[4] for r in conns if r[4])
     _add_notices(f, [[n.asDict() for n in r[3] or ()] for r in conns])
     fr = table("frames")
     agg = fr.agg(F.count(F.lit(1)), F.min("time"), F.max("time"), F.sum("frames"),
-                 F.count(F.when(F.col("frames").isNull(), 1))).first()
+                 F.count(F.when(F.col("frames").isNull(), 1)),
+                 F.count(F.when(F.col("time").isNull(), 1))).first()
+    f.untimed_frames = agg[5]
     f.frames = _wire_frames(agg[0], agg[3], agg[4])
     f.first_time, f.last_time = agg[1], agg[2]
     f.by_performative = {r[0]: r[1] for r in fr.groupBy("performative").count().collect()}
