@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from amqpcli.capture.files import ExpandedPaths, found_paths
 from amqpcli.errors import Exit, UserError
 from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
@@ -81,7 +82,9 @@ def capture_files(path: Capture) -> list[str] | list[BinaryIO]:
     `pcap-dump` finds them: `amqpcli.pipeline.inputs.expand`), read as one capture
     merged by time; an open file is read as it is; several paths, each's in their order."""
     if isinstance(path, list):
-        return [f for p in path for f in cast("list[str]", capture_files(p))]
+        parts = [capture_files(p) for p in path]
+        return ExpandedPaths((cast("str", f) for part in parts for f in part),
+                             (f for part in parts for f in found_paths(part)))
     if not isinstance(path, (str, os.PathLike)):
         return [path]
     if os.path.isdir(path):
@@ -154,6 +157,9 @@ class CaptureLoader:
         from amqpcli.capture import read_capture
         from amqpcli.capture.files import is_capture_file, opened_once
 
+        # (the files found in a folder, whose failure to open is a note, not an error:
+        # the list made below no longer says which they are)
+        found = found_paths(files)
         srcs = [opened_once(f) for f in files]
         if not all(is_capture_file(f) for f in srcs):
             # (the log reader only for what may be a log: captures start without it)
@@ -164,7 +170,7 @@ class CaptureLoader:
             error = not_a_log_error(srcs[0]) if len(srcs) == 1 else None
             if error is not None:
                 raise error
-        return read_capture(srcs, ports=self.framer.ports)
+        return read_capture(srcs, ports=self.framer.ports, found=found)
 
 
 def no_amqp(loaded: Loaded | CaptureFramer) -> str:
