@@ -78,7 +78,7 @@ def summary_lines(s: Summary, *, stall_threshold: float = 1.0) -> list[str]:
                 "latency " + " ".join(f"{k} {latency_text(v)}"
                                       for k, v in shared.latency.items())
                 if shared.latency
-                else "no settled latency"
+                else "no settled latency" if shared.timed else "latency unknown"
             )
             out.append(f"  {shared.address!r}: {shared.name}, {shared.deliveries} deliveries; "
                        f"{_counts(shared.outcomes) or 'no deliveries'}; {lat}")
