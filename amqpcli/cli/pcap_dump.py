@@ -354,7 +354,7 @@ def pcap_dump(
     since: Annotated[str | None, typer.Option("--since", help="From this time: seconds from the start, HH:MM:SS[.f] or ISO 8601 (UTC).", rich_help_panel=_SEL)] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time (same forms).", rich_help_panel=_SEL)] = None,
     # --- tables (amqpcli.pipeline) ---
-    out_dir: Annotated[str | None, typer.Option("--out", help="Write tables (connections, sessions, links, frames, deliveries, violations) of the whole capture set into this new folder; CAPTURES may be files, folders or globs. --summary DIR reads such a folder back.", rich_help_panel=_TAB, show_default=False)] = None,
+    out_dir: Annotated[str | None, typer.Option("--out", help="Write tables (connections, sessions, links, frames, deliveries, violations) of the whole capture set into this new folder; CAPTURES may be files, folders or globs, of captures or of frame-trace logs. --summary DIR reads such a folder back.", rich_help_panel=_TAB, show_default=False)] = None,
     out_format: Annotated[str, typer.Option("--format", help="Table format: parquet or ndjson.", rich_help_panel=_TAB)] = "parquet",
     engine_name: Annotated[str, typer.Option("--engine", help="local (in-process) or spark.", rich_help_panel=_TAB)] = "local",
     master: Annotated[str, typer.Option("--master", help="Spark master URL for --engine spark.", rich_help_panel=_TAB)] = "local[*]",
