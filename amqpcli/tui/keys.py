@@ -9,6 +9,8 @@ from __future__ import annotations
 from textual.binding import Binding
 
 # (key, action, footer label, help text, group, shown in the footer)
+# Keys are named as Textual names what a terminal sends: `.` is `full_stop`, `+` is `plus`
+# (tests/tui/test_terminal_keys.py feeds the documented keys through its parser).
 KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("question_mark", "help", "Help", "this screen", "everywhere", True),
     ("q", "quit", "Quit", "quit", "everywhere", True),
@@ -24,7 +26,7 @@ KEYS: list[tuple[str, str, str, str, str, bool]] = [
     ("f", "freeze", "Freeze", "freeze / follow the frame log (frames keep arriving)", "everywhere", True),
     ("x", "raw", "Raw", "delivery: decoded message / hex bytes", "everywhere", False),
     ("p", "play", "Play", "play / pause", "replay", True),
-    ("period", "step(1)", "Step", "one frame forward", "replay", True),
+    ("full_stop", "step(1)", "Step", "one frame forward", "replay", True),
     ("comma", "step(-1)", "Back", "one frame back", "replay", True),
     ("greater_than_sign", "step(100)", "+100", "100 frames forward", "replay", False),
     ("less_than_sign", "step(-100)", "-100", "100 frames back", "replay", False),
@@ -64,7 +66,7 @@ def bindings() -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
 
 def _pretty(key: str) -> str:
     names = {
-        "question_mark": "?", "slash": "/", "period": ".", "comma": ",",
+        "question_mark": "?", "slash": "/", "full_stop": ".", "comma": ",",
         "greater_than_sign": ">", "less_than_sign": "<", "plus,equals_sign": "+",
         "minus": "-",
     }

@@ -14,6 +14,7 @@ from amqpcli.tui.widgets.delivery import DeliveryPanel
 from amqpcli.tui.widgets.framelog import FrameLog
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
 from tests.tui.replaying import replayed
+from tests.tui.terminal import terminal_keys
 
 ORDERS = "c1|s0.0|client|orders-sender"
 REPLIES = "c1|s0.0|server|replies-receiver"
@@ -75,7 +76,7 @@ def test_scrub_forward_and_back(tmp_path: Path) -> None:
             assert src.controller.refed < before  # restored from a checkpoint, not from zero
             n = len(app.query_one(UnsettledTable).keys)
             assert n > 3
-            await pilot.press("period")
+            await pilot.press(*terminal_keys("."))
             await _settle(app)
             assert src.controller.position == before - 7
 
@@ -227,7 +228,7 @@ def test_settled_delivery_stays_open_and_history_is_bounded(tmp_path: Path) -> N
             panel = app.query_one(DeliveryPanel)
             assert panel.detail is not None and panel.detail.title.startswith("delivery id 49 ")
             # One frame on: the broker settles 0..49; delivery 49 is still on screen, settled.
-            await pilot.press("period")
+            await pilot.press(*terminal_keys("."))
             await _settle(app)
             assert panel.detail is not None
             assert [r.what for r in panel.detail.timeline][-1] in ("settle", "disposition")
