@@ -23,7 +23,7 @@ from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.render.frameline import filter_texts, item_line
 from amqpcli.render.message import message_tree
-from amqpcli.render.text import format_value, rich_tree
+from amqpcli.render.text import format_value, printable, rich_tree
 from amqpcli.render.traffic import UNKNOWN_TIME
 from amqpcli.render.types import (
     capabilities_text,
@@ -44,6 +44,7 @@ from amqpcli.tui.view import (
     TerminusRow,
     TimelineRow,
     UnsettledRow,
+    shown,
 )
 from amqpcli.tui.watch import CaptureNotice, ConnWatch010, EndOfStream, Recent
 
@@ -314,18 +315,20 @@ _TERMINUS_FIELDS = (
 
 
 def _fmt(v: Any) -> str:
+    """A value as the frame lines show it (a string quoted, its control characters
+    escaped): `Shown`, never escaped again."""
     if v is None:
         return ""
-    return format_value(v)
+    return shown(format_value(v))
 
 
 def _field_text(name: str, v: Any) -> str:
     """A terminus's or an open's field; capabilities as the frame lines draw them
     (`"a,b",queue`: a name holding a comma is quoted)."""
     if v is not None and name.endswith("capabilities"):
-        return capabilities_text(v)
+        return shown(capabilities_text(v))
     if v is not None and name == "filter":  # `jms-selector=selector("n > 3")`, whole
-        return " ".join(t.removeprefix("filter.") for t in filter_texts(v, None))
+        return shown(" ".join(t.removeprefix("filter.") for t in filter_texts(v, None)))
     return _fmt(v)
 
 
@@ -523,7 +526,7 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
         summary += f"  settled after {after} by {d.settled_by or '-'}"
     return DeliveryDetail(
         key=key,
-        title=f"delivery id {d.delivery_id} tag {_fmt(bytes(d.tag))} on {d.link.name}",
+        title=shown(f"delivery id {d.delivery_id} tag {_fmt(bytes(d.tag))} on {printable(d.link.name)}"),
         timeline=rows,
         message=message,
         raw=d.head(RAW_SHOWN),
@@ -561,7 +564,7 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
     if conn.sasl_mechanism or conn.sasl_mechanisms:
         offered = mechanisms_text(conn.sasl_mechanisms, ", ")
         chose = plain_or_quoted(conn.sasl_mechanism or "-")
-        rows.append(("sasl", f"chose {chose}", f"offered {offered}"))
+        rows.append(("sasl", shown(f"chose {chose}"), shown(f"offered {offered}")))
         if conn.sasl_code is not None:
             outcome = sasl_code_name(conn.sasl_code) or str(conn.sasl_code)
             rows.append(("sasl outcome", "", outcome if conn.sasl_code == 0
@@ -583,11 +586,12 @@ def conn_detail(cw: Any, max_violations: int = 50) -> ConnDetail:
         rows.append(("lost in capture", lost[0], lost[1]))
 
     def line(v: Any) -> str:
-        return f"{v.side}: {v.kind}: {v.detail} ({cw.key} frame {v.frame_no})"
+        # the detail quotes names as pcap-dump's violation lines do (escaped already)
+        return shown(f"{v.side}: {v.kind}: {v.detail} ({cw.key} frame {v.frame_no})")
 
-    shown = [line(v) for v in list(cw.violations)[-max_violations:]]
+    violations = [line(v) for v in list(cw.violations)[-max_violations:]]
     notices = [line(v) for v in list(cw.after_gap)[-max_violations:]]
-    return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{conn_state(cw)}]", rows, shown,
+    return ConnDetail(cw.key, f"{cw.key} {cw.label}   [{conn_state(cw)}]", rows, violations,
                       cw.violations_total, notices, cw.after_gap_total)
 
 

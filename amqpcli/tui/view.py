@@ -13,6 +13,24 @@ from typing import Any
 RAW_SHOWN = 64 * 1024  # message bytes the hex view shows; the rest is counted
 
 
+class Shown(str):
+    """Text made printable already: a value quoted as the frame lines quote it
+    (`format_value`: `"evil\\x1b"`), or a line built of such values and escaped names.
+    The widgets show it as it is; escaping it again would double its backslashes
+    (`\\x1b` shown as `\\\\x1b`). Every other string of a row is the peer's raw text,
+    escaped once by the widget that shows it."""
+
+    __slots__ = ()
+
+
+def shown(text: str) -> Shown:
+    """`text`, already printable, marked so; a character that is not printable (a part
+    left raw by mistake) is still escaped, the whole line then (never shown raw)."""
+    from amqpcli.render.types import one_line
+
+    return Shown(one_line(text))
+
+
 @dataclass(slots=True)
 class LinkRow:
     key: str

@@ -11,16 +11,26 @@ they are shown:
   characters, DEL and the bidirectional overrides are shown as escapes (`\\n`,
   `\\x1b`, `\\u202e`), as the frame log shows them.
 
-Every widget that shows such a string goes through `printable()` or `literal()`.
+Every widget that shows such a string goes through `printable()` or `literal()`, which
+escape it once: a row's text marked `Shown` (a value `format_value` quoted, escaping its
+control characters already) is shown as it is, so every pane shows a value as the frame
+log and `pcap-dump` show it.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
 
-from amqpcli.render.text import printable
+from amqpcli.render.text import printable as _printable
+from amqpcli.tui.view import Shown
 
 __all__ = ["literal", "printable"]
+
+
+def printable(value: object) -> str:
+    """`value` with its control characters and backslashes escaped; as it is when it is
+    `Shown` (escaped already)."""
+    return value if isinstance(value, Shown) else _printable(value)
 
 
 def literal(value: object, style: str = "") -> Text:
