@@ -59,23 +59,22 @@ def fit(text: Text, width: int | None) -> Text:
 
 def link_label(row: LinkRow, width: int | None = None) -> Text:
     """The link's row. With a `width`, the name is cut in the middle to leave room for the
-    counters; when that would leave the name fewer cells than it needs (`NAME_WIDTH` at
-    most), the rate goes first, then the deliveries and credit (the unsettled count stays)."""
+    counters: it gives way first, down to `MIN_NAME` cells; then the rate goes; then the
+    name is cut below `MIN_NAME`. `d:`, `u:` and `c:` always stay (cut only when the row
+    has no room for them at all)."""
     head = f"{WARN} " if row.warnings else ""
     arrow = "→" if row.role == "sender" else "←"
     name = printable(row.name)
     credit = "-" if row.credit is None else str(row.credit)
-    tails = [f"  d:{row.deliveries} u:{row.unsettled} c:{credit} {_rate(row.rate)}",
-             f"  d:{row.deliveries} u:{row.unsettled} c:{credit}",
-             f"  u:{row.unsettled}"]
+    counters = f"  d:{row.deliveries} u:{row.unsettled} c:{credit}"
+    tails = [f"{counters} {_rate(row.rate)}", counters]
     tail, room = tails[0], NAME_WIDTH
     if width is not None:
-        want = min(cell_len(name), NAME_WIDTH)
         for tail in tails:
-            room = width - cell_len(head) - 2 - len(tail)
-            if room >= want:
+            room = width - cell_len(head) - 2 - cell_len(tail)
+            if room >= min(cell_len(name), MIN_NAME):
                 break
-        room = max(MIN_NAME, room)
+        room = max(1, room)
     t = Text()
     if head:
         t.append(head, style="bold yellow")
