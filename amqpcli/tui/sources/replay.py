@@ -508,9 +508,19 @@ class ReplaySource(Source):
     # -- moving -------------------------------------------------------------------------------
 
     def step(self, n: int) -> int:
+        """`n` frames forward (back when negative): just after the frame `n` on from the
+        one shown, as `g` goes there. Records that are no frames (a stream's end, bytes
+        the capture lost) are played on the way, never stopped at, so each step changes
+        the frame; the last frame takes the streams' ends after it along."""
         self.pause()
         c = self.controller
-        return 0 if c is None else c.step(n)
+        if c is None:
+            return 0
+        before = self.frames_before
+        frame = min(max(before[c.position] + n, 0), before[-1])
+        if frame >= before[-1] and n > 0:
+            return c.seek(len(c))
+        return c.seek(bisect.bisect_left(before, frame))
 
     def seek(self, target: int) -> int:
         self.pause()
