@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import os
 import re
 import threading
@@ -476,14 +477,22 @@ class ReplaySource(Source):
         if s.startswith(("t+", "+")) and not self.timed:
             raise ValueError(f"{spec}: the log has no times to go by (proton's frame trace "
                              "carries none): give a frame number")
+        bad = ValueError(f"not a frame number or t+seconds: {spec!r}")
         try:
             if s.startswith(("t+", "+")) or s.endswith("s"):
                 secs = float(s.removeprefix("t").removeprefix("+").removesuffix("s"))
+                if not math.isfinite(secs) or secs < 0 or s.startswith(("t+-", "+-", "-")):
+                    raise bad  # nan, inf, before the start
                 return c.index_at_time(c.start_time + secs)
+            if not s.isdigit():  # a sign, `1_000`, spaces
+                raise bad
             n = int(s)
         except ValueError:
-            raise ValueError(f"not a frame number or t+seconds: {spec!r}") from None
-        if n >= self.frames_before[-1]:
+            raise bad from None
+        total = self.frames_before[-1]
+        if n > total:
+            raise ValueError(f"the capture has {total} frames: no frame {n}")
+        if n == total:
             return len(c)  # the end, with the streams' ends after the last frame
         # Just after frame n (an end of stream right after it stays to be stepped over).
         return bisect.bisect_left(self.frames_before, max(0, n))
@@ -502,7 +511,7 @@ class ReplaySource(Source):
         if n > numbers[-1]:
             raise ValueError(f"{key} has {numbers[-1]} frames: no frame {n}")
         if n <= 0:
-            return positions[0]  # before its first frame
+            raise ValueError(f"{key}'s frames are numbered from 1: no frame {n}")
         return positions[bisect.bisect_left(numbers, n)] + 1
 
     # -- moving -------------------------------------------------------------------------------
