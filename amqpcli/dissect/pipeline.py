@@ -923,7 +923,7 @@ def _difference_text(d: Any) -> str:
     changed is left out; a capabilities note names them as plain text, so only its kind
     is kept (`capabilities dropped`): the two lists show which."""
     from amqpcli.render.text import terminus_field_text
-    from amqpcli.render.types import capabilities_text
+    from amqpcli.render.types import capabilities_text, printable
 
     note = d.note
     if d.field.endswith("capabilities"):
@@ -940,8 +940,10 @@ def _difference_text(d: Any) -> str:
             granted = "none"
         elif note.startswith("filter added"):
             asked = "none"
-    return (f"{d.field}: asked {_short(asked)}, granted {_short(granted)}"
-            + (f" ({note})" if note else ""))
+    # (a filter's field and note hold its key as the peer wrote it: escaped; the values
+    # are drawn escaped already)
+    return (f"{printable(d.field)}: asked {_short(asked)}, granted {_short(granted)}"
+            + (f" ({printable(note)})" if note else ""))
 
 
 def _short(text: str) -> str:

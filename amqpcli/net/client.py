@@ -1298,11 +1298,12 @@ def _difference_warning(d: Any) -> str:
 
     asked = terminus_field_text(d.field, d.requested)
     got = terminus_field_text(d.field, d.granted)
+    field = printable(d.field)  # (a filter's key as the peer wrote it)
     if d.granted is None:
-        return f"the peer dropped {d.field}: asked {asked}"
+        return f"the peer dropped {field}: asked {asked}"
     if d.requested is None:
-        return f"the peer added {d.field}: got {got}"
-    return f"the peer changed {d.field}: asked {asked}, got {got}"
+        return f"the peer added {field}: got {got}"
+    return f"the peer changed {field}: asked {asked}, got {got}"
 
 
 def _encode_value(value: Any) -> bytes:

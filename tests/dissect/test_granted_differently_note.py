@@ -44,3 +44,21 @@ def test_a_dropped_filter_is_drawn_as_the_terminus_draws_it(tmp_path: Path) -> N
         "link 'sel': server granted differently: source.filter.selector: asked "
         "selector(\"color = 'red' AND n > 4\"), granted none (filter dropped: "
         "selector)"), note.text
+
+
+def test_a_filter_key_from_the_peer_is_escaped(tmp_path: Path) -> None:
+    # the key is the peer's text: a terminal escape in it reached the output raw
+    from amqpcli.codec.types import Described, Symbol
+
+    key = Symbol("ev\x1b[31mil")
+    s = Script().open()
+    s.c(c.Attach(name="sel", handle=0, role=RECEIVER, target=c.Target(),
+                 source=c.Source(address="q", filter={key: Described(
+                     Symbol("apache.org:selector-filter:string"), "n > 1")})))
+    s.s(c.Attach(name="sel", handle=0, role=SENDER, source=c.Source(address="q"),
+                 target=c.Target(), initial_delivery_count=0))
+    (note,) = dissect(write(tmp_path / "key.pcapng", s.close())).notices
+    assert "\x1b" not in note.text
+    assert note.text.endswith(
+        'source.filter.ev\\x1b[31mil: asked selector("n > 1"), granted none '
+        "(filter dropped: ev\\x1b[31mil)"), note.text
