@@ -585,10 +585,10 @@ class _Pieces:
         where = (rec.conn, rec.side)
         if self.ends is not None:
             from amqpcli.render.invalid import NotAMessage
+            from amqpcli.render.redact import handle_key
 
             body = item.body
-            handle = body.handle
-            key = (where, item.channel, int(handle) if isinstance(handle, int) else -1)
+            key = (where, item.channel, handle_key(body.handle))
             last = key in self.ends and not body.more and not body.aborted
             if body.more and not body.aborted:
                 self.ends.add(key)

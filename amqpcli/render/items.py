@@ -38,7 +38,7 @@ from amqpcli.render.message import (
     message_to_json,
     message_tree,
 )
-from amqpcli.render.redact import is_secret, redact
+from amqpcli.render.redact import handle_key, is_secret, redact
 from amqpcli.render.text import Node, value_tree
 from amqpcli.render.types import amqp_type
 
@@ -439,7 +439,7 @@ class TransferAssembler:
         body = frame.body
         if not isinstance(body, Transfer):
             return None
-        key = (where, frame.channel, int(body.handle) if isinstance(body.handle, int) else -1)
+        key = (where, frame.channel, handle_key(body.handle))
         if body.aborted:
             self._parts.pop(key, None)
             return None

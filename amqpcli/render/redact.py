@@ -298,6 +298,14 @@ _NESTED_SASL = re.compile(
 _CARRY = 6 + max(len(c.SYMBOL) for c in _SASL_CODES)
 
 
+def handle_key(handle: Any) -> int:
+    """A transfer's handle as the key of its deliveries in progress: a number as it is,
+    anything else (a handle of another type: a damaged or hostile frame) the one key -1.
+    The views that follow deliveries in several frames (`ChunkSecrets`,
+    `TransferAssembler`, pcap-dump's) key them by (stream, channel, `handle_key`)."""
+    return int(handle) if isinstance(handle, int) else -1
+
+
 class ChunkSecrets:
     """Which payloads of a delivery sent in several transfer frames may hold a SASL secret.
 
@@ -323,7 +331,7 @@ class ChunkSecrets:
         body = getattr(frame, "body", None)  # (any item: a header, an error, 0-10's)
         if not isinstance(body, Transfer):
             return False
-        key = (key, frame.channel, body.handle)
+        key = (key, frame.channel, handle_key(body.handle))
         state = self._open.get(key)
         if state is None and not body.more:
             return False  # in one frame: its message is decoded and masked as a whole
