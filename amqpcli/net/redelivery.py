@@ -112,8 +112,12 @@ class InDoubtSettlements:
         self.again.add(self.since)
         self.before, self.since = [], []
         link, self.link = self.link, None
-        self.unwritten = 0 if link is None else (
+        # what the links lost so far may have left unwritten: those of an earlier loss
+        # not seen again yet (lost again before they came), and this link's own
+        left = max(0, self.unwritten - self.looked_again)
+        own = 0 if link is None else (
             max(0, int(link.deliveries) - self.settled_on_link) + int(link.link_credit))
+        self.unwritten = max(left, own)
         self.settled_on_link = self.looked_again = 0
         self.to_see = len(self.again) + (self.unwritten if self.alike else 0)
 
@@ -123,6 +127,11 @@ class InDoubtSettlements:
 
     def redelivered(self, inc: Incoming) -> bool:
         """Whether `inc` is one of those, come again (counted as passed, once)."""
+        link = _link_of(inc)
+        if link is not None and link is not self.link:
+            # the link is known from its first delivery, not its first settlement: a loss
+            # before anything was settled on it still counts what it had delivered
+            self.link, self.settled_on_link = link, 0
         if inc.settled or not self.again:
             return False
         self.to_see -= 1

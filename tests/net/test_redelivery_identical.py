@@ -48,3 +48,42 @@ def test_what_did_not_come_first_is_given_up() -> None:
     d.redelivered(_Inc(b"d"))  # type: ignore[arg-type]
     assert len(d) == 0
     assert not d.redelivered(_Inc(b"a", delivered_before=True))  # type: ignore[arg-type]
+
+
+@dataclass
+class _Link:
+    deliveries: int
+    link_credit: int
+
+
+@dataclass
+class _Delivery:
+    link: _Link
+
+
+@dataclass
+class _OnLink:
+    body: bytes
+    delivery: _Delivery
+    delivered_before: bool = True  # (RabbitMQ marks every delivery of a lost link so)
+    settled: bool = False
+
+
+def test_a_second_loss_before_anything_was_settled_keeps_counting_the_unwritten() -> None:
+    # messages alike, as RabbitMQ gives them back: every delivery of a lost link comes
+    # again marked first-acquirer false, the unwritten ones too. The new link was lost
+    # before anything was settled on it: it was known only by its settlements, so the
+    # second loss counted nothing unwritten and the third link's took the lookalikes
+    # for redeliveries (recv took more than -c N)
+    d = _in_doubt()
+    first = _Link(deliveries=5, link_credit=2)
+    d.settled([_OnLink(b"hello", _Delivery(first)) for _ in range(3)])  # type: ignore[misc]
+    d.lost()  # 2 received and not written, 2 of credit left: 4 may come unwritten
+    second = _Link(deliveries=2, link_credit=3)
+    assert not any(d.redelivered(_OnLink(b"hello", _Delivery(second)))  # type: ignore[arg-type]
+                   for _ in range(2))
+    d.lost()  # nothing settled on the second link
+    third = _Link(deliveries=0, link_credit=10)
+    came = [d.redelivered(_OnLink(b"hello", _Delivery(third)))  # type: ignore[arg-type]
+            for _ in range(5)]
+    assert came == [False] * 5
