@@ -38,7 +38,7 @@ from amqpcli.render.message import (
     message_to_json,
     message_tree,
 )
-from amqpcli.render.redact import handle_key, is_secret, redact
+from amqpcli.render.redact import handle_key, is_secret, may_hold_secret, redact
 from amqpcli.render.text import Node, value_tree
 from amqpcli.render.types import amqp_type
 
@@ -128,7 +128,9 @@ def frame_to_json(
     masked message's payload is only its size (`payload-size`: its bytes hold the
     secret), as a SASL frame gives none of its bytes. `hidden`: the payload is a piece
     of a delivery that may hold a secret (`ChunkSecrets`); the message, when there is
-    one, decides instead. `say_invalid`: a transfer that carries a whole delivery (the
+    one, decides instead; a payload not decoded as a message is hidden so too when a
+    SASL performative may begin in it (`may_hold_secret`: its bytes are not masked as a
+    message's would be), its `message-error` kept. `say_invalid`: a transfer that carries a whole delivery (the
     caller knows that none it did not see began in an earlier frame) and whose payload
     is not a valid message says why (`message-error`)."""
     secret = is_secret(frame.body)
@@ -164,7 +166,8 @@ def frame_to_json(
         msg, bad = message, None
     msg_json = None if msg is None else message_to_json(msg, exact, show_secrets)
     if (msg_json is not None and "redacted" in msg_json) or (
-            hidden and msg_json is None and not show_secrets):
+            msg_json is None and not show_secrets and (
+                hidden or (frame.payload and may_hold_secret(frame.payload)))):
         out["redacted"] = True
         if frame.payload:
             out["payload-size"] = len(frame.payload)  # its bytes hold the secret
@@ -389,7 +392,8 @@ def item_tree(item: Item, show_secrets: bool = False,
     node.type = where
     hide = hidden and not show_secrets
     if isinstance(message, NotAMessage):
-        node.children.append(_hidden_payload(frame) if hide
+        node.children.append(_hidden_payload(frame) if hide or (
+            not show_secrets and may_hold_secret(frame.payload))
                              else value_tree(frame.payload, "payload"))
         if message.error is not None:
             node.children.append(Node("message (all frames of the delivery)",
@@ -406,7 +410,8 @@ def item_tree(item: Item, show_secrets: bool = False,
         msg, bad = _frame_message(frame, say_invalid)
         if msg is not None:
             node.children.append(message_tree(msg, show_secrets=show_secrets))
-        elif hide:
+        elif hide or (not show_secrets and may_hold_secret(frame.payload)):
+            # (not a message, shown as bytes: a SASL performative in it is not masked)
             node.children.append(_hidden_payload(frame))
         else:
             node.children.append(value_tree(frame.payload, "payload"))

@@ -306,6 +306,14 @@ def handle_key(handle: Any) -> int:
     return int(handle) if isinstance(handle, int) else -1
 
 
+def may_hold_secret(payload: bytes | bytearray) -> bool:
+    """Whether a transfer's payload that is not shown as a message (it does not decode as
+    one, or is a piece of one) may hold a SASL secret: the bytes of a described SASL
+    performative begin in it. The views then give its size only, unless asked to show
+    secrets: a message that decodes is masked as a whole instead (`redact`)."""
+    return _NESTED_SASL.search(payload) is not None
+
+
 class ChunkSecrets:
     """Which payloads of a delivery sent in several transfer frames may hold a SASL secret.
 
