@@ -565,7 +565,7 @@ class _Pieces:
     text, the whole message on its last frame, whose line summarises it as `amqp decode
     --brief` does."""
 
-    __slots__ = ("ends", "open", "secrets", "transfer", "whole")
+    __slots__ = ("attach", "ends", "known", "open", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
         from amqpcli.codec.composites import Transfer
@@ -578,6 +578,40 @@ class _Pieces:
         self.whole = None if json_out else TransferAssembler()
         # JSON: the deliveries in several frames under way, by (stream, channel, handle)
         self.ends: set[Any] | None = set() if json_out else None
+        self.attach: Any = None  # (imported on first use by `sure`)
+        # of a connection that joined mid-stream or lost bytes: by (stream, channel,
+        # handle), how many bytes lost (gaps, resyncs) the connection had when that
+        # link's last delivery ended or the link was attached
+        self.known: dict[Any, int] = {}
+
+    def sure(self, rec: Any) -> bool:
+        """Whether a frame record of a connection that joined mid-stream or lost bytes
+        (called for those only; fed every frame of theirs in order) is known to hold the
+        first frame of its delivery, if it is a transfer: its link was attached, or its
+        previous delivery ended, since the connection last lost bytes. Else a transfer
+        that seems a whole delivery may be the tail of one (a delivery-id repeated on
+        every frame), and its payload is not judged as a whole message."""
+        from amqpcli.render.redact import handle_key
+
+        if self.attach is None:
+            from amqpcli.codec.composites import Attach
+
+            self.attach = Attach
+        item = rec.item
+        body: Any = getattr(item, "body", None)
+        cls = body.__class__
+        if cls is not self.transfer and cls is not self.attach:
+            return True
+        conn = rec.conn
+        lost = conn.gaps + conn.resyncs
+        key = ((conn, rec.side), item.channel, handle_key(body.handle))
+        if cls is self.attach:
+            self.known[key] = lost
+            return True
+        known = self.known.get(key) == lost
+        if not body.more or body.aborted:
+            self.known[key] = lost  # the next transfer begins a delivery
+        return known
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""
@@ -608,6 +642,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
           show_secrets: bool, passed: "Passed | None", pieces: _Pieces | None,
           journeys: "Journeys | None" = None) -> None:
     from amqpcli.dissect import DeliveryRecord, FrameRecord, Notice, ViolationRecord
+    from amqpcli.render.invalid import NotAMessage
     from amqpcli.render.traffic import (
         notice_json,
         notice_line,
@@ -634,11 +669,16 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             resolved = True
         cls = rec.__class__
         if cls is FrameRecord:
-            hidden, whole = False, None
+            hidden, whole, sure = False, None, True
             if pieces is not None:  # (before the filter: the pieces it leaves out count)
                 body = getattr(rec.item, "body", None)
                 if body.__class__ is transfer and (body.more or pieces.open):
                     hidden, whole = pieces.feed(rec)
+                conn = rec.conn
+                if conn.midstream or conn.gaps or conn.resyncs:
+                    sure = pieces.sure(rec)
+                    if not sure and whole.__class__ is NotAMessage and whole.error is not None:
+                        whole = NotAMessage(None, whole.size)  # joined across lost bytes
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:
@@ -648,15 +688,15 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
             if show_frames:
                 if json_out:
                     out.json(record_json(rec, show_secrets=show_secrets, bodies=full,
-                                         hidden=hidden, message=whole))
+                                         hidden=hidden, message=whole, say_invalid=sure))
                 elif plain:
                     buf.append(record_line(rec, show_secrets=show_secrets, bodies=full,
-                                           message=whole))
+                                           message=whole, say_invalid=sure))
                     if len(buf) >= 2048:
                         out.flush()
                 else:
                     line(record_line(rec, show_secrets=show_secrets, bodies=full,
-                                     message=whole), rec)
+                                     message=whole, say_invalid=sure), rec)
         elif cls is DeliveryRecord:
             chosen = not filtering or flt.delivery(rec)
             if journeys is not None:  # (every hop: a message is shown if one is chosen)

@@ -84,12 +84,14 @@ def head(time: float | None, conn: str, side: str | None) -> str:
 
 
 def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True,
-                message: Any = None) -> str:
+                message: Any = None, say_invalid: bool = True) -> str:
     """The line of one frame record, plain text (`message`: the whole message of the
     delivery in several frames this one ends, see `frame_line`). A transfer that is a
     whole delivery, and whose payload is not a valid message, says why: the records
     come in order, with every piece of a delivery in several frames (the caller joins
-    them into `message`)."""
+    them into `message`). `say_invalid` False: the caller cannot know that the capture
+    holds the delivery's first frame (a connection joined mid-stream, or bytes lost
+    since its link's last delivery ended), so its payload is not judged alone."""
     conn = rec.conn
     # (known_time and head inlined: this is every frame's line)
     h = (f"{clock(rec.time) if conn.timed else UNKNOWN_TIME} {conn.label} "
@@ -98,7 +100,7 @@ def record_line(rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = 
     if rec.protocol == AMQP10:
         if item.__class__.__name__ == "Frame":
             return f"{h} " + frame_line(item, show_secrets=show_secrets, payload=bodies,
-                                        message=message, say_invalid=True)
+                                        message=message, say_invalid=say_invalid)
         return f"{h} " + item_line(item, show_secrets=show_secrets)
     return f"{h} " + line_010(item, bodies, show_secrets=show_secrets)
 
@@ -253,15 +255,15 @@ def _base(kind: str, rec: Any) -> dict[str, Any]:
 
 def record_json(
     rec: FrameRecord, *, show_secrets: bool = False, bodies: bool = True, hidden: bool = False,
-    message: Any = None,
+    message: Any = None, say_invalid: bool = True,
 ) -> dict[str, Any]:
     """A frame record as JSON. 1.0: the decoded item exactly as `amqp decode --json`
     writes it (message in the format of `recv --json`; `hidden`: a piece of a delivery in
     several frames that may hold a SASL secret, see `ChunkSecrets`; `message`: see
     `frame_to_json`, a `NotAMessage` without an error for the last piece of a delivery
     in several frames, which is not decoded alone; a whole delivery's payload that is
-    not a valid message says why, `message-error`); 0-10: the method, header structs and
-    body."""
+    not a valid message says why, `message-error`, unless `say_invalid` is False: see
+    `record_line`); 0-10: the method, header structs and body."""
     out = _base("frame", rec)
     out["from"] = rec.side
     _packet_json(out, rec.packet)
@@ -270,7 +272,7 @@ def record_json(
     item = rec.item
     if rec.protocol == AMQP10:
         fields = (item_to_json(item, show_secrets, hidden=hidden, message=message,
-                               say_invalid=True) if bodies
+                               say_invalid=say_invalid) if bodies
                   else _brief_json(item, show_secrets))
     else:
         fields = json_010(item, bodies, show_secrets=show_secrets)
