@@ -27,7 +27,7 @@ from amqpcli.tui.messages import DeliverySelected, LinkSelected, SourceFailed, S
 from amqpcli.tui.sources.base import Source, Unsupported
 from amqpcli.tui.store import FrameRecord
 from amqpcli.tui.widgets.delivery import DeliveryPanel
-from amqpcli.tui.widgets.framelog import Formatter, FrameLog
+from amqpcli.tui.widgets.framelog import FilterCheck, Formatter, FrameLog
 from amqpcli.tui.widgets.help import HelpScreen
 from amqpcli.tui.widgets.link import LinkPanel, UnsettledTable
 from amqpcli.tui.widgets.replaybar import ReplayBar
@@ -115,7 +115,8 @@ class AmqpTui(App[None]):
                 with TabPane("Delivery", id="delivery"):
                     yield DeliveryPanel(id="delivery-panel")
                 with TabPane("Frames", id="frames"), Vertical():
-                    yield Input(placeholder="filter: word -word side:client ch:0 conn:…", id="filter")
+                    yield Input(placeholder="filter: word -word side:client ch:0 conn:…", id="filter",
+                                validators=[FilterCheck()])
                     yield FrameLog(self.formatter, id="log")
         if self.source.kind == "replay":
             yield ReplayBar(id="replay-bar")
@@ -217,9 +218,17 @@ class AmqpTui(App[None]):
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
         self.log_view.set_filter(event.value)
+        # a term that cannot hold (side:bogus, ch:x) is ignored: said under the input
+        # while typing (quoted and escaped already), and as a notice on Enter only (not
+        # at each key of a half-typed one)
+        problems = self.log_view.filter.problems
+        self.filter_input.border_subtitle = Text("; ".join(problems)) if problems else None
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self, event: Input.Submitted) -> None:
+        problems = self.log_view.filter.problems
+        if problems:
+            self.say("filter: " + "; ".join(problems), "warning")
         self.log_view.focus()
 
     # -- key gating -------------------------------------------------------------------------

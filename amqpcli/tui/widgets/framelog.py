@@ -9,6 +9,10 @@ Filter syntax (all terms must hold, case-insensitive):
   word        the frame's line contains `word`        -word   it does not
   side:NAME   sent by that side (client / server)     ch:N    on channel N
   conn:TEXT   the connection's key contains TEXT
+
+A term that cannot hold (`side:bogus`, `ch:x`, `conn:` with nothing after it) is not
+applied: the filter keeps the other terms, and `FrameFilter.problems` says what was wrong
+with it (the app shows it under the filter while typing and as a notice on Enter).
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from textual.binding import Binding
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.validation import ValidationResult, Validator
 
+from amqpcli.render.types import quoted
 from amqpcli.tui.store import FrameRecord
 
 _PLAIN = Style()
@@ -56,16 +62,33 @@ class FrameFilter:
     conn: str | None = None
     text: str = ""
 
+    problems: list[str] = field(default_factory=list)  # terms not applied, and why
+
     @classmethod
     def parse(cls, text: str) -> FrameFilter:
+        """The filter `text` says; a term that cannot hold is ignored, and said in
+        `problems` (`side:` takes client or server or the start of one, `ch:` a channel
+        number, `conn:` some text)."""
         f = cls(text=text.strip())
-        for term in text.lower().split():
+        for typed in text.split():
+            term = typed.lower()
             if term.startswith("side:"):
-                f.side = term[5:]
-            elif term.startswith("ch:") and term[3:].isdigit():
-                f.channel = int(term[3:])
+                side = term[5:]
+                if side and ("client".startswith(side) or "server".startswith(side)):
+                    f.side = side
+                else:
+                    f.problems.append(f"{quoted(typed)} ignored: side: takes client or server")
+            elif term.startswith("ch:"):
+                n = term[3:]
+                if n.isascii() and n.isdigit() and int(n) <= 0xFFFF:
+                    f.channel = int(n)
+                else:
+                    f.problems.append(f"{quoted(typed)} ignored: ch: takes a channel number (0-65535)")
             elif term.startswith("conn:"):
-                f.conn = term[5:]
+                if term[5:]:
+                    f.conn = term[5:]
+                else:
+                    f.problems.append(f"{quoted(typed)} ignored: conn: takes text the connection's key contains")
             elif term.startswith("-") and len(term) > 1:
                 f.nots.append(term[1:])
             else:
@@ -88,6 +111,15 @@ class FrameFilter:
             if any(w not in s for w in self.words) or any(w in s for w in self.nots):
                 return False
         return True
+
+
+class FilterCheck(Validator):
+    """The filter input's validator: what `FrameFilter.parse` finds wrong (the input's
+    `-invalid` class, kept as it loses and regains focus)."""
+
+    def validate(self, value: str) -> ValidationResult:
+        problems = FrameFilter.parse(value).problems
+        return self.failure("; ".join(problems)) if problems else self.success()
 
 
 class FrameLog(ScrollView, can_focus=True):
