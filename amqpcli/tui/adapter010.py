@@ -40,8 +40,10 @@ from amqpcli.tui.view import (
     LinkDetail,
     LinkRow,
     SessionRow,
+    Shown,
     TimelineRow,
     UnsettledRow,
+    shown,
 )
 from amqpcli.tui.watch import ConnWatch010, Destination
 
@@ -190,35 +192,41 @@ def find_message(d: Destination, key: str) -> Any:
         return None
 
 
-def _value(v: Any) -> str:
-    from amqpcli.render.text import format_binary
+def _value(v: Any) -> Shown:
+    """A value as it is shown, printable already (`Shown`: the widgets do not escape it
+    again): a binary as the frame lines write it (`b"a\\\\b\\x00"`, its backslashes and
+    NULs escaped once), the rest as its text with its control characters escaped."""
+    from amqpcli.render.text import format_binary, printable
     from amqpcli.render.traffic import plain_010
 
     if isinstance(v, (bytes, bytearray)):
-        return format_binary(bytes(v), 60)
-    return str(plain_010(v))
+        return shown(format_binary(bytes(v), 60))
+    return shown(printable(str(plain_010(v))))
 
 
 def message_view(msg: Any) -> RenderableType:
     """The header structs, field by field, and the body."""
+    from amqpcli.render.text import printable
     from amqpcli.tui.widgets.safe import literal
 
     parts: list[RenderableType] = []
     for struct in msg.headers:
         parts.append(literal(struct.qname, "bold"))
-        parts += [literal(f"  {k}: {_value(v)}") for k, v in struct.fields.items()]
-    parts.append(literal(f"body: {_value(msg.body)}  ({len(msg.body)} bytes)", "bold"))
+        parts += [literal(shown(f"  {printable(k)}: {_value(v)}")) for k, v in struct.fields.items()]
+    parts.append(literal(shown(f"body: {_value(msg.body)}  ({len(msg.body)} bytes)"), "bold"))
     return Group(*parts)
 
 
 def message_detail(msg: Any, key: str) -> DeliveryDetail:
+    from amqpcli.render.text import printable
+
     rows = []
     prev = msg.time
     for e in msg.timeline:
-        detail = "  ".join(f"{k}={_value(v)}" for k, v in e.detail.items())
+        detail = "  ".join(f"{printable(k)}={_value(v)}" for k, v in e.detail.items())
         if e.command_id is not None:
             detail = f"{detail}  command {e.command_id}".strip()
-        rows.append(TimelineRow(e.time, max(0.0, e.time - prev), e.side, e.event, detail))
+        rows.append(TimelineRow(e.time, max(0.0, e.time - prev), e.side, e.event, shown(detail)))
         prev = e.time
     return DeliveryDetail(
         key=key,
@@ -251,16 +259,17 @@ def delivery_detail(cw: ConnWatch010, delivery: str) -> DeliveryDetail | None:
 
 def _field_texts(method: Any) -> list[str]:
     """A control's fields, one "name: value" each (a map's entries on its line), secrets
-    masked as in the frame log."""
+    masked as in the frame log; `Shown`, a binary as the frame log writes it."""
     from amqpcli.render.redact import redact_010_fields
+    from amqpcli.render.text import printable
 
-    out = []
+    out: list[str] = []
     for name, v in redact_010_fields(method).items():
         if isinstance(v, dict):
-            v = ", ".join(f"{k}={_value(x)}" for k, x in v.items())
+            text = ", ".join(f"{printable(k)}={_value(x)}" for k, x in v.items())
         else:
-            v = _value(v)
-        out.append(f"{name}: {v}")
+            text = _value(v)
+        out.append(shown(f"{printable(name)}: {text}"))
     return out or ["-"]
 
 
