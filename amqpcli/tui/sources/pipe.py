@@ -13,10 +13,11 @@ once whether or not anyone writes.
 
 What the pipe carries is told as `amqp pcap-dump` tells it, by the same helpers: its
 first bytes are peeked at once (`amqpcli.capture.files.ReadOnce`), then read from the
-start. A frame-trace log (`PN_TRACE_FRM=1 client | amqp tui --pcap -`, a router's log,
-`amqp tui --pcap <(…)`) is shown line by line as it is written, as a capture is; its
-connections without times show `-` for their times. Text that is neither is the error
-pcap-dump gives (`not a capture file or frame-trace log: …`).
+start. A frame-trace log (`PN_TRACE_FRM=1 ./client 2>&1 >/dev/null | amqp tui --pcap -`:
+proton writes its trace to stderr; a router's log, `amqp tui --pcap <(…)`) is shown line
+by line as it is written, as a capture is; its connections without times show `-` for
+their times. Text that is neither is the error pcap-dump gives (`not a capture file or
+frame-trace log: …`).
 
 Times are the capture's: ages and rates are measured against the time of the last frame
 read, moved on by the wall clock while the capture goes on (a capture written into the
