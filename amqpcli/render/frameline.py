@@ -22,7 +22,7 @@ from amqpcli.codec.composites import (
 )
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.codec.types import Composite, DecodeError, Described, MapKey, Symbol
-from amqpcli.render.invalid import NotAMessage, amqp_format
+from amqpcli.render.invalid import NotAMessage
 from amqpcli.render.redact import is_secret, redact
 from amqpcli.render.text import format_binary, format_field, format_value
 from amqpcli.render.types import (
@@ -602,9 +602,10 @@ def frame_line(
             # a transfer without a delivery-id continues a delivery: no message of its own
             if body.NAME == "transfer" and not body.more and (  # type: ignore[attr-defined]
                     message is not None or body.delivery_id is not None):  # type: ignore[attr-defined]
+                # (of the AMQP message format, 0 or left out: `amqp_format` inlined)
                 parts.append(" " + summarize_payload(
-                    frame.payload, message=message, invalid=say_invalid and amqp_format(
-                        body.message_format)))  # type: ignore[attr-defined]
+                    frame.payload, message=message,
+                    invalid=say_invalid and not body.message_format))  # type: ignore[attr-defined]
             else:
                 parts.append(f" ({len(frame.payload)} bytes)")
     if frame.ext:
