@@ -155,19 +155,105 @@ def is_capture_file(source: Any) -> bool:
 PEEK_BYTES = 1 << 16
 
 
+class _Head(io.RawIOBase):
+    """The raw stream under a `ReadOnce`: the bytes read ahead to tell what the file is
+    (`fill`), handed out first, then the rest of the stream as it comes."""
+
+    def __init__(self, raw: Any, limit: int, waiting: AbstractContextManager[Any] | None,
+                 owns: bool) -> None:
+        super().__init__()
+        self._raw = raw
+        self._limit = limit
+        self._waiting = waiting if waiting is not None else nullcontext()
+        self._owns = owns
+        self._held = bytearray()
+        self._read = getattr(raw, "read1", None) or raw.read  # (one read, what is there)
+        self._readinto = getattr(raw, "readinto1", None) or raw.readinto
+        self.begun = False  # read ahead, or read from: nothing more is read ahead
+
+    def fill(self) -> None:
+        """Read until the first bytes tell what the file is (`settles`), each read inside
+        `waiting` (a pipe's read waits for its writer's next write): a capture's magic
+        number, a frame line, SNIFF_LINES whole lines, the end of the input, or `limit`
+        bytes held. A pipe's first write is not its first lines: a log's writer may
+        write other text first, and a line at a time."""
+        if self.begun:
+            return
+        self.begun = True
+        from amqpcli.capture.tracelog import settles
+
+        held = self._held
+        while len(held) < self._limit:
+            with self._waiting:
+                data = self._read(self._limit - len(held))
+            if not data:
+                return
+            held += data
+            if settles(bytes(held)):
+                return
+
+    def readinto(self, b: Any) -> int:
+        self.begun = True
+        held = self._held
+        if held:
+            n = min(len(b), len(held))
+            memoryview(b).cast("B")[:n] = held[:n]
+            del held[:n]
+            return n
+        return self._readinto(b)  # type: ignore[no-any-return]
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._raw.fileno()  # type: ignore[no-any-return]
+
+    @property
+    def name(self) -> Any:
+        return getattr(self._raw, "name", "<stream>")
+
+    def close(self) -> None:
+        if not self.closed and self._owns:
+            self._raw.close()
+        super().close()
+
+
 class ReadOnce(io.BufferedReader):
-    """A file that can be read only once (a named pipe, a shell's `<(...)`, a device),
-    opened with a buffer its first bytes stay in: peeked at to tell a capture from a
-    frame-trace log, then read from the start by the reader it is given to, which closes
-    it."""
+    """A file that can be read only once (a named pipe, a shell's `<(...)`, a device,
+    standard input), opened with a buffer its first bytes stay in: peeked at to tell a
+    capture from a frame-trace log, then read from the start by the reader it is given
+    to, which closes it (and `raw` with it, unless `owns` is false: a caller's stream).
+
+    The first `peek` reads as much as tells what the file is, however many reads of the
+    pipe that takes, each inside `waiting` (see `_Head.fill`): a capture's first 4 bytes
+    suffice, a log's first frame line is waited for (up to SNIFF_LINES lines or
+    `buffer_size` bytes). Everything read is then read again from the buffer: nothing is
+    lost or read twice."""
+
+    def __init__(self, raw: Any, buffer_size: int = PEEK_BYTES,
+                 waiting: AbstractContextManager[Any] | None = None,
+                 owns: bool = True) -> None:
+        self._head = _Head(raw, buffer_size, waiting, owns)
+        super().__init__(self._head, buffer_size)
+
+    def peek(self, size: int = 0) -> bytes:
+        self._head.fill()  # (once, before anything is read)
+        return super().peek(size)
 
 
 def opened_once(source: Any, waiting: AbstractContextManager[Any] | None = None) -> Any:
     """`source` as a `ReadOnce` if it is the path of a file that can be read only once
-    (opened inside `waiting`: a named pipe's open waits for its writer); otherwise as
-    it is (a regular file is peeked at by opening it again)."""
+    (opened inside `waiting`: a named pipe's open waits for its writer), or a stream of
+    the system's (standard input: its `fileno`), which stays open when the `ReadOnce`
+    closes; otherwise as it is (a regular file is peeked at by opening it again)."""
     if not isinstance(source, (str, os.PathLike)):
-        return source
+        if isinstance(source, ReadOnce):
+            return source
+        try:
+            source.fileno()
+        except (AttributeError, OSError, ValueError):
+            return source  # (a stream in memory: the reader takes it as it is)
+        return ReadOnce(source, PEEK_BYTES, waiting, owns=False)
     try:
         mode = os.stat(source).st_mode
     except (OSError, ValueError):
@@ -180,7 +266,7 @@ def opened_once(source: Any, waiting: AbstractContextManager[Any] | None = None)
             raw = open(name, "rb", buffering=0)  # noqa: SIM115 (closed by the reader)
     except OSError as e:
         raise open_error(name, e, False) from None
-    return ReadOnce(raw, PEEK_BYTES)  # type: ignore[arg-type]
+    return ReadOnce(raw, PEEK_BYTES, waiting)
 
 
 def _open(source: str | os.PathLike[str] | IO[bytes],

@@ -876,6 +876,38 @@ def _has_frame_lines(head: bytes) -> bool:
     return False
 
 
+def settles(head: bytes) -> bool:
+    """Whether the first bytes of a file read once (`amqpcli.capture.files.ReadOnce`, read
+    as its writer writes them) tell what it is, as the bytes of a regular file's start
+    would: they start as a capture does (4 bytes suffice), or hold a frame line, or
+    SNIFF_LINES whole lines; a gzipped stream by the text it decompresses to so far, or
+    by damage. Else more is needed (up to the end or SNIFF_BYTES, which the caller
+    watches): a log's writer may write other lines first, and its lines one at a time."""
+    if len(head) < 4:
+        return False
+    if head[:2] == b"\x1f\x8b":
+        d: Any = zlib.decompressobj(31)
+        try:
+            text = d.decompress(head)
+        except zlib.error:
+            return True  # (damaged: the reader says where)
+        return d.eof or _text_settles(text)
+    return _text_settles(head)
+
+
+def _text_settles(head: bytes) -> bool:
+    if len(head) < 4:
+        return False
+    if starts_as_capture(head):
+        return True
+    end = max(head.rfind(b"\n"), head.rfind(b"\r"))
+    if end < 0:
+        return False
+    whole = head[: end + 1]  # (a frame line may be cut short: its whole line is waited for)
+    lines = whole.replace(b"\x00", b"").decode("utf-8", "replace").splitlines()
+    return len(lines) >= SNIFF_LINES or _has_frame_lines(whole)
+
+
 # Bytes of text: printable ASCII, tabs and line ends, and UTF-8's
 _TEXT_BYTES = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0x100)])
 
