@@ -557,6 +557,11 @@ def _notes(dis: "Dissector", flt: "Filter", messages: bool = False) -> None:
                    f"{iso(dis.last_time)})", err=True)
 
 
+# the notices of a connection joined mid-stream or bytes lost: a transfer after them may
+# be the tail of a delivery whose first frames the capture does not hold (`_Pieces.sure`)
+_LOSSY = frozenset(("midstream", "gap", "resync", "skipped"))
+
+
 class _Pieces:
     """The frames of a delivery sent in several transfers, as the frame views need them
     (fed every such frame record in order, those a filter leaves out too): in JSON,
@@ -568,7 +573,7 @@ class _Pieces:
     __slots__ = ("attach", "ends", "known", "open", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
-        from amqpcli.codec.composites import Transfer
+        from amqpcli.codec.composites import Attach, Transfer
         from amqpcli.render.items import TransferAssembler
         from amqpcli.render.redact import ChunkSecrets
 
@@ -578,32 +583,28 @@ class _Pieces:
         self.whole = None if json_out else TransferAssembler()
         # JSON: the deliveries in several frames under way, by (stream, channel, handle)
         self.ends: set[Any] | None = set() if json_out else None
-        self.attach: Any = None  # (imported on first use by `sure`)
+        self.attach = Attach  # (what `sure` is fed, with transfers)
         # of a connection that joined mid-stream or lost bytes: by (stream, channel,
-        # handle), how many bytes lost (gaps, resyncs) the connection had when that
+        # handle), how much the connection had lost (gaps, resyncs, bytes skipped) when that
         # link's last delivery ended or the link was attached
         self.known: dict[Any, int] = {}
 
     def sure(self, rec: Any) -> bool:
         """Whether a frame record of a connection that joined mid-stream or lost bytes
-        (called for those only; fed every frame of theirs in order) is known to hold the
+        (called for those only; fed every transfer and attach of theirs in order) is known to hold the
         first frame of its delivery, if it is a transfer: its link was attached, or its
         previous delivery ended, since the connection last lost bytes. Else a transfer
         that seems a whole delivery may be the tail of one (a delivery-id repeated on
         every frame), and its payload is not judged as a whole message."""
         from amqpcli.render.redact import handle_key
 
-        if self.attach is None:
-            from amqpcli.codec.composites import Attach
-
-            self.attach = Attach
         item = rec.item
         body: Any = getattr(item, "body", None)
         cls = body.__class__
         if cls is not self.transfer and cls is not self.attach:
             return True
         conn = rec.conn
-        lost = conn.gaps + conn.resyncs
+        lost = conn.gaps + conn.resyncs + conn.skipped_bytes
         key = ((conn, rec.side), item.channel, handle_key(body.handle))
         if cls is self.attach:
             self.known[key] = lost
@@ -657,6 +658,10 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
 
     filtering = flt.active
     transfer = None if pieces is None else pieces.transfer
+    attach = None if pieces is None else pieces.attach
+    # a connection joined mid-stream or lost bytes (its notice came): until then no frame
+    # needs `pieces.sure`
+    lossy = False
     resolved = False
     line = out.line
     # plain and buffered (stdout not a terminal, not live): frame lines go straight into
@@ -671,14 +676,17 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
         if cls is FrameRecord:
             hidden, whole, sure = False, None, True
             if pieces is not None:  # (before the filter: the pieces it leaves out count)
-                body = getattr(rec.item, "body", None)
-                if body.__class__ is transfer and (body.more or pieces.open):
+                body: Any = getattr(rec.item, "body", None)
+                kind = body.__class__
+                if kind is transfer and (body.more or pieces.open):
                     hidden, whole = pieces.feed(rec)
-                conn = rec.conn
-                if conn.midstream or conn.gaps or conn.resyncs:
-                    sure = pieces.sure(rec)
-                    if not sure and whole.__class__ is NotAMessage and whole.error is not None:
-                        whole = NotAMessage(None, whole.size)  # joined across lost bytes
+                if lossy and (kind is transfer or kind is attach):
+                    conn = rec.conn
+                    if conn.midstream or conn.gaps or conn.resyncs or conn.skipped_bytes:
+                        sure = pieces.sure(rec)
+                        if (not sure and whole.__class__ is NotAMessage
+                                and whole.error is not None):
+                            whole = NotAMessage(None, whole.size)  # joined across lost bytes
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:
@@ -726,6 +734,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                 else:
                     line(violation_line(rec), rec)
         elif cls is Notice:
+            if rec.kind in _LOSSY:  # (before the filter: the frames after it count)
+                lossy = True
             if filtering and not flt.notice(rec):
                 continue
             if passed is not None:
