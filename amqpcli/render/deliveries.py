@@ -279,10 +279,13 @@ def delivery_json(
 def _message_json(payload: bytes, show_secrets: bool = False) -> Any:
     from amqpcli.codec.message import Message
     from amqpcli.render.message import load_sections, message_to_json
+    from amqpcli.render.redact import may_hold_secret
 
     try:
         return message_to_json(load_sections(Message.decode(payload)), show_secrets=show_secrets)
     except Exception as e:  # noqa: BLE001 - a broken message is shown as its bytes
+        if not show_secrets and may_hold_secret(payload):  # (nothing masked it: its size)
+            return {"undecodable": str(e), "size": len(payload), "redacted": True}
         return {"undecodable": str(e), "encoded": b64(payload)}
 
 

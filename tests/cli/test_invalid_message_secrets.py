@@ -76,3 +76,19 @@ def test_pcap_dump_views_hide_it(tmp_path: Path) -> None:
     assert t[0]["message-error"]["payload-offset"] == 31
     code, out, _ = run("pcap-dump", "--json", "--show-secrets", cap)
     assert base64.b64encode(INVALID).decode() in out
+
+
+def test_pcap_dump_delivery_records_hide_it(tmp_path: Path) -> None:
+    # the delivery record's message fell back to the payload's bytes, password and all
+    s = Script().open().sender_link()
+    s.raw(0, transfer(INVALID, 0))
+    s.close()
+    cap = str(write(tmp_path / "sasl-in-delivery.pcapng", s))
+    code, out, err = run("pcap-dump", "--deliveries", "--json", cap)
+    assert code == 0, err
+    assert not leaks(out + err)
+    (rec,) = [json.loads(x) for x in out.splitlines()]
+    assert rec["redacted"] and rec["message"]["size"] == len(INVALID)
+    assert "encoded" not in rec["message"] and rec["message"]["undecodable"]
+    code, out, _ = run("pcap-dump", "--deliveries", "--json", "--show-secrets", cap)
+    assert base64.b64encode(INVALID).decode() in out
