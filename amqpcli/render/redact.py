@@ -300,10 +300,12 @@ _CARRY = 6 + max(len(c.SYMBOL) for c in _SASL_CODES)
 
 def handle_key(handle: Any) -> int:
     """A transfer's handle as the key of its deliveries in progress: a number as it is,
-    anything else (a handle of another type: a damaged or hostile frame) the one key -1.
-    The views that follow deliveries in several frames (`ChunkSecrets`,
-    `TransferAssembler`, pcap-dump's) key them by (stream, channel, `handle_key`)."""
-    return int(handle) if isinstance(handle, int) else -1
+    anything else (a handle of another type, a boolean or a negative number: a damaged or
+    hostile frame) the one key -1, which no handle on the wire has. The views that follow
+    deliveries in several frames (`ChunkSecrets`, `TransferAssembler`, pcap-dump's) key
+    them by (stream, channel, `handle_key`)."""
+    return int(handle) if (isinstance(handle, int) and handle.__class__ is not bool
+                           and handle >= 0) else -1
 
 
 def may_hold_secret(payload: bytes | bytearray) -> bool:

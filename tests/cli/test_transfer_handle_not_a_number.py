@@ -26,6 +26,9 @@ def test_handle_key() -> None:
 
     assert handle_key(3) == 3
     assert handle_key([1, 2]) == handle_key("x") == handle_key(None) == -1
+    # a boolean is an int to Python, and a signed field may be negative: neither may join
+    # the deliveries of handle 1, nor take a number a handle can have
+    assert handle_key(True) == handle_key(-1) == handle_key(-5) == -1
 
 
 def test_decode_views() -> None:
