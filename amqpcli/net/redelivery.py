@@ -144,4 +144,5 @@ class InDoubtSettlements:
         came_again = came_again and self.again.take(ident)
         if self.to_see <= 0:
             self.again = Identities()  # (the rest was settled after all: it will not come)
+            self.unwritten = self.looked_again = 0  # (nor will the unwritten: all came)
         return came_again

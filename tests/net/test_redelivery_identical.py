@@ -87,3 +87,18 @@ def test_a_second_loss_before_anything_was_settled_keeps_counting_the_unwritten(
     came = [d.redelivered(_OnLink(b"hello", _Delivery(third)))  # type: ignore[arg-type]
             for _ in range(5)]
     assert came == [False] * 5
+
+
+def test_the_unwritten_are_given_up_with_the_identities() -> None:
+    # once as many deliveries as were in doubt came, nothing of the lost link will come
+    # again: a later loss counted the unwritten of the first all the same
+    d = _in_doubt()
+    first = _Link(deliveries=5, link_credit=2)
+    d.settled([_OnLink(b"hello", _Delivery(first)) for _ in range(3)])  # type: ignore[misc]
+    d.lost()
+    second = _Link(deliveries=20, link_credit=0)
+    seen = [_OnLink(b"other", _Delivery(second), delivered_before=False) for _ in range(20)]
+    d.settled(seen)  # type: ignore[arg-type]
+    for inc in seen:
+        d.redelivered(inc)  # type: ignore[arg-type]
+    assert len(d) == 0 and d.unwritten == 0
