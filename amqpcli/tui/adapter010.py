@@ -195,13 +195,40 @@ def find_message(d: Destination, key: str) -> Any:
 def _value(v: Any) -> Shown:
     """A value as it is shown, printable already (`Shown`: the widgets do not escape it
     again): a binary as the frame lines write it (`b"a\\\\b\\x00"`, its backslashes and
-    NULs escaped once), the rest as its text with its control characters escaped."""
+    NULs escaped once), a map or list as the frame lines write one (`{k=v, b=b"x"}`,
+    `[1,2]`: each entry escaped once, not Python's repr escaped again), the rest as its
+    text with its control characters escaped."""
     from amqpcli.render.text import format_binary, printable
     from amqpcli.render.traffic import plain_010
 
     if isinstance(v, (bytes, bytearray)):
         return shown(format_binary(bytes(v), 60))
+    if isinstance(v, (dict, list, tuple)):
+        return shown(_entry(v))
     return shown(printable(str(plain_010(v))))
+
+
+def _entry(v: Any) -> str:
+    """A value inside a map or list, as `pcap-dump`'s 0-10 frame lines write it (see
+    `amqpcli.render.traffic._v010`), uncut: a string bare when plain, else quoted with its
+    escapes; a binary by `format_binary`; maps and lists by their entries."""
+    from amqpcli.render.text import format_binary, printable
+    from amqpcli.render.traffic import _v010
+    from amqpcli.render.types import quoted
+
+    if v is None or isinstance(v, bool):
+        return "void" if v is None else "true" if v else "false"
+    if isinstance(v, (bytes, bytearray)):
+        return format_binary(bytes(v), 60)
+    if isinstance(v, str):
+        if v and " " not in v and v.isprintable() and "\\" not in v and '"' not in v:
+            return v
+        return quoted(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{printable(str(k))}={_entry(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_entry(x) for x in v) + "]"
+    return _v010(v, 60)  # a number, uuid, struct, sequence-set: as the frame lines
 
 
 def message_view(msg: Any) -> RenderableType:
@@ -292,6 +319,6 @@ def conn_detail(cw: ConnWatch010, max_violations: int = 50) -> ConnDetail:
     for side, how in sorted(cw.errors.items()):
         rows.append(("decoding stopped", how if side == "client" else "", how if side == "server" else ""))
     vs = model.violations
-    shown = [f"{v.side}: {v.message} (channel {v.channel})" for v in vs[-max_violations:]]
+    violations = [f"{v.side}: {v.message} (channel {v.channel})" for v in vs[-max_violations:]]
     return ConnDetail(cw.key, f"{cw.key} {cw.label}   {cw.protocol}   [{cw.state()}]",
-                      rows, shown, len(vs))
+                      rows, violations, len(vs))

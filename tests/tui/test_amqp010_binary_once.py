@@ -10,6 +10,7 @@ from pathlib import Path
 
 from amqpcli.amqp010 import PROTOCOL_HEADER, Command, Control, Struct, encode_assembly
 from amqpcli.render.text import format_binary, printable
+from amqpcli.render.types import quoted
 from tests.dissect.helpers import C2S, S2C, Script, write
 from tests.net.clirun import amqp_in_process
 from tests.tui.replaying import replay_app
@@ -18,6 +19,9 @@ from tests.tui.screen import screen_text
 # printable bytes that escape (a backslash, a quote), markup, a NUL: b"…" text, not hex
 HOSTILE = b'a\\x1b[31m"[b]\0z'
 BODY = b'body\\n"[i]\0'
+# a nested map in a header struct: a string with a control character, and a binary
+TEXT, BINARY = "a\x1b[1m", b'x\\"\0y'
+HEADERS = {"s": TEXT, "b": BINARY}
 
 
 def _capture(path: Path) -> Path:
@@ -40,7 +44,8 @@ def _capture(path: Path) -> Path:
     c(Control.make("session.attach", name=b"s1"), 1)
     srv(Control.make("session.attached", name=b"s1"), 1)
     c(Command.make("message.transfer", destination="d1"), 1,
-      header=(Struct.make("message.message-properties", correlation_id=HOSTILE),),
+      header=(Struct.make("message.message-properties", correlation_id=HOSTILE,
+                          application_headers=HEADERS),),
       body=BODY)
     write(path, s)
     return path
@@ -89,8 +94,14 @@ def test_a_binary_value_shows_as_pcap_dump_shows_it(tmp_path: Path) -> None:
             assert f"correlation-id: {once}" in text
             assert f"body: {body}  ({len(BODY)} bytes)" in text
             assert printable(once) not in text and printable(body) not in text
+            # the nested map: its entries as the frame line writes them, not a repr
+            assert f"application-headers: {headers}" in text
+            assert printable(headers) not in text and "'binary'" not in text
 
     body = format_binary(BODY)
+    headers = f"{{s={quoted(TEXT)}, b={format_binary(BINARY)}}}"
+    assert "\\x1b" in headers and "\\\\x1b" not in headers
+    assert f"application-headers={headers}" in dump
     assert f"correlation-id={once}" in dump and f"| body {body} ({len(BODY)} bytes)" in dump
     asyncio.run(run())
 
