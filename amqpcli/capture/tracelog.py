@@ -888,10 +888,12 @@ def settles(head: bytes) -> bool:
     if head[:2] == b"\x1f\x8b":
         d: Any = zlib.decompressobj(31)
         try:
-            text = d.decompress(head)
+            # (as much text as a log is sniffed by: a small input that inflates hugely is
+            # not inflated whole at every read of a pipe)
+            text = d.decompress(head, SNIFF_BYTES)
         except zlib.error:
             return True  # (damaged: the reader says where)
-        return d.eof or _text_settles(text)
+        return d.eof or len(text) >= SNIFF_BYTES or _text_settles(text)
     return _text_settles(head)
 
 

@@ -218,3 +218,36 @@ def test_text_that_is_neither_written_slowly_is_still_said_to_be_neither(
     assert got.returncode == 8
     assert got.stderr.startswith(f"amqp: error: {fifo}: not a capture file or frame-trace "
                                  f"log: {what}") and got.stderr.count("\n") == 1, got.stderr
+
+
+def test_gzip_input_is_inflated_only_as_far_as_it_is_sniffed() -> None:
+    # a small input that inflates hugely: decided on the sniffed length of its text, not
+    # inflated whole at every read of a pipe
+    import gzip
+    import zlib
+
+    from amqpcli.capture.tracelog import SNIFF_BYTES, settles
+
+    bomb = gzip.compress(b"x" * (64 << 20))
+    inflated: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self, wbits: int) -> None:
+            self.d = real(wbits)
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            out = self.d.decompress(data, max_length)
+            inflated.append(len(out))
+            return out
+
+        @property
+        def eof(self) -> bool:
+            return bool(self.d.eof)
+
+    zlib.decompressobj = Counting  # type: ignore[assignment]
+    try:
+        assert settles(bomb)
+    finally:
+        zlib.decompressobj = real
+    assert max(inflated) <= SNIFF_BYTES
