@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from amqpcli.render.types import quoted
 from amqpcli.tui.widgets.framelog import FrameFilter
 from tests.tui.replaying import replay_app
 from tests.tui.screen import screen_text
@@ -34,6 +35,39 @@ def test_parse_says_what_is_wrong_and_ignores_it() -> None:
     assert not good.problems
     assert (good.side, good.channel, good.conn, good.nots, good.words) == ("cl", 0, "c1", ["flow"], ["open"])
     assert FrameFilter.parse("SIDE:Server").side == "server"
+
+
+def test_a_negated_structured_term_is_negated_not_searched_as_a_word() -> None:
+    f = FrameFilter.parse("-side:server -ch:0 -conn:C1 -flow")
+    assert not f.problems and not f.empty
+    assert f.nots == ["flow"]  # the structured terms are not words
+    assert (f.not_sides, f.not_channels, f.not_conns) == (["server"], [0], ["c1"])
+    assert f.side is None and f.channel is None and f.conn is None
+    for bad, why in (("-side:bogus", "client or server"), ("-side:", "client or server"),
+                     ("-ch:x", "channel number"), ("-ch:\u0661", "channel number"),
+                     ("-ch:70000", "channel number"), ("-conn:", "conn:")):
+        g = FrameFilter.parse(bad)
+        assert g.empty and len(g.problems) == 1, bad
+        assert quoted(bad) in g.problems[0] and why in g.problems[0], bad
+
+
+def test_a_negated_term_hides_what_it_names(testdata: Path) -> None:
+    app = replay_app(testdata.joinpath(*CAPTURE))
+
+    async def run() -> None:
+        async with app.run_test(size=(160, 40)) as pilot:
+            log = app.log_view
+            await pilot.press(*terminal_keys("/"))
+            await pilot.pause()
+            everything = list(log.seqs)
+            await pilot.press(*_keys("-side:server"))
+            await pilot.pause()
+            client = list(log.seqs)
+            assert client and len(client) < len(everything)
+            assert all(app.source.frames.get(s).side == "client" for s in client)
+            assert not app.filter_input.has_class("-invalid")
+
+    asyncio.run(run())
 
 
 def test_a_bad_term_is_said_not_applied(testdata: Path) -> None:

@@ -9,6 +9,7 @@ Filter syntax (all terms must hold, case-insensitive):
   word        the frame's line contains `word`        -word   it does not
   side:NAME   sent by that side (client / server)     ch:N    on channel N
   conn:TEXT   the connection's key contains TEXT
+  -side:NAME, -ch:N, -conn:TEXT   the opposite (validated as the term itself)
 
 A term that cannot hold (`side:bogus`, `ch:x`, `conn:` with nothing after it) is not
 applied: the filter keeps the other terms, and `FrameFilter.problems` says what was wrong
@@ -64,29 +65,46 @@ class FrameFilter:
 
     problems: list[str] = field(default_factory=list)  # terms not applied, and why
 
+    not_sides: list[str] = field(default_factory=list)  # -side:NAME, -ch:N, -conn:TEXT
+    not_channels: list[int] = field(default_factory=list)
+    not_conns: list[str] = field(default_factory=list)
+
     @classmethod
     def parse(cls, text: str) -> FrameFilter:
         """The filter `text` says; a term that cannot hold is ignored, and said in
         `problems` (`side:` takes client or server or the start of one, `ch:` a channel
-        number, `conn:` some text)."""
+        number, `conn:` some text). A leading `-` negates a structured term as it does a
+        word (`-side:server`, `-ch:0`, `-conn:c1`), validated as the term itself."""
         f = cls(text=text.strip())
         for typed in text.split():
             term = typed.lower()
+            negated = term.startswith("-") and term[1:].startswith(("side:", "ch:", "conn:"))
+            if negated:
+                term = term[1:]
             if term.startswith("side:"):
                 side = term[5:]
                 if side and ("client".startswith(side) or "server".startswith(side)):
-                    f.side = side
+                    if negated:
+                        f.not_sides.append(side)
+                    else:
+                        f.side = side
                 else:
                     f.problems.append(f"{quoted(typed)} ignored: side: takes client or server")
             elif term.startswith("ch:"):
                 n = term[3:]
                 if n.isascii() and n.isdigit() and int(n) <= 0xFFFF:
-                    f.channel = int(n)
+                    if negated:
+                        f.not_channels.append(int(n))
+                    else:
+                        f.channel = int(n)
                 else:
                     f.problems.append(f"{quoted(typed)} ignored: ch: takes a channel number (0-65535)")
             elif term.startswith("conn:"):
                 if term[5:]:
-                    f.conn = term[5:]
+                    if negated:
+                        f.not_conns.append(term[5:])
+                    else:
+                        f.conn = term[5:]
                 else:
                     f.problems.append(f"{quoted(typed)} ignored: conn: takes text the connection's key contains")
             elif term.startswith("-") and len(term) > 1:
@@ -97,7 +115,8 @@ class FrameFilter:
 
     @property
     def empty(self) -> bool:
-        return not (self.words or self.nots or self.side or self.conn or self.channel is not None)
+        return not (self.words or self.nots or self.side or self.conn or self.channel is not None
+                    or self.not_sides or self.not_channels or self.not_conns)
 
     def matches(self, rec: FrameRecord, line: Callable[[FrameRecord], str]) -> bool:
         if self.side is not None and not rec.side.lower().startswith(self.side):
@@ -105,6 +124,12 @@ class FrameFilter:
         if self.conn is not None and self.conn not in rec.conn.lower():
             return False
         if self.channel is not None and getattr(rec.item, "channel", None) != self.channel:
+            return False
+        if self.not_sides and any(rec.side.lower().startswith(s) for s in self.not_sides):
+            return False
+        if self.not_conns and any(c in rec.conn.lower() for c in self.not_conns):
+            return False
+        if self.not_channels and getattr(rec.item, "channel", None) in self.not_channels:
             return False
         if self.words or self.nots:
             s = line(rec).lower()
