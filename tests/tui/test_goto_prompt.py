@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from amqpcli.tui.sources.replay import ReplaySource, load_capture
 from amqpcli.tui.widgets.prompt import Prompt
 from tests.tui.replaying import replay_app, replayed
 from tests.tui.screen import screen_text
 from tests.tui.terminal import terminal_keys
+from tests.tui.test_trace_log_times import PROTON_TRACE
 
 CAPTURE = ("captures", "rabbitmq-sasl-plain-send-recv.pcapng")
 
@@ -54,6 +56,15 @@ def test_the_whole_question_shows_at_80x24(testdata: Path) -> None:
     ("99999999999999999999", "the capture has 77 frames: no frame 99999999999999999999"),
     ("78", "the capture has 77 frames: no frame 78"),
     ("c1:0", "c1's frames are numbered from 1: no frame 0"),
+    # a time is plain ASCII seconds: no `1_000`, spaces or other scripts' digits
+    ("t+1_000", "not a frame number or t+seconds: 't+1_000'"),
+    ("t+ 5", "not a frame number or t+seconds: 't+ 5'"),
+    ("+1e3", "not a frame number or t+seconds: '+1e3'"),
+    ("t+\u0661", "not a frame number or t+seconds: 't+\u0661'"),
+    ("\u0662s", "not a frame number or t+seconds: '\u0662s'"),
+    # a frame number too: Arabic-Indic ١٢ is not frame 12
+    ("\u0661\u0662", "not a frame number or t+seconds: '\u0661\u0662'"),
+    ("c1:\u0661", "not a frame number or t+seconds: 'c1:\u0661'"),
 ])
 def test_values_it_cannot_go_to_are_refused(testdata: Path, spec: str, message: str) -> None:
     src = replayed(testdata.joinpath(*CAPTURE))
@@ -68,6 +79,19 @@ def test_what_it_can_go_to(testdata: Path) -> None:
     assert src.parse_goto("77") == len(src.controller)
     assert src.parse_goto("t+0") == src.parse_goto("0s")
     assert src.parse_goto("c1:1") > 0
+    assert src.parse_goto("t+1.5") == src.parse_goto("1.5s") == src.parse_goto("+1.5")
+    assert src.parse_goto("12") == src.parse_goto(" 12 ")
+
+
+def test_a_log_without_times_refuses_every_time_form(tmp_path: Path) -> None:
+    log = tmp_path / "client.trace"
+    log.write_text(PROTON_TRACE)
+    src = ReplaySource(loaded=load_capture(log))
+    assert not src.timed
+    for spec in ("t+2.5", "+2.5", "2.5s", "0s"):
+        with pytest.raises(ValueError, match="no times to go by"):
+            src.parse_goto(spec)
+    assert src.parse_goto("5") == 5
 
 
 def test_a_refused_value_is_a_notice_and_the_replay_stays(testdata: Path) -> None:

@@ -46,7 +46,9 @@ from amqpcli.tui.watch import (
 if TYPE_CHECKING:
     from amqpcli.tui.app import AmqpTui
 
-_CONN_FRAME = re.compile(r"(c\d+)\s*(?::|\s)\s*(?:frame\s*)?(\d+)")  # c3:18, c3 frame 18
+_CONN_FRAME = re.compile(r"(c\d+)\s*(?::|\s)\s*(?:frame\s*)?(\d+)", re.ASCII)  # c3:18, c3 frame 18
+# a time to go to: t+S, +S or Ss (t+Ss too), S plain ASCII seconds such as 2 or 2.5
+_SECONDS = re.compile(r"(?:t\+|\+)?([0-9]+(?:\.[0-9]+)?)s?")
 MAX_IDLE = 1.0  # seconds of wall time an idle stretch of the capture may take at most
 UNTIMED_FRAME_RATE = 10.0  # records a second a replay without times plays at speed 1
 BATCH = 250  # records fed per step of the play loop; the lock is free between steps,
@@ -474,21 +476,23 @@ class ReplaySource(Source):
         m = _CONN_FRAME.fullmatch(s)
         if m is not None:
             return self._conn_goto(m[1], int(m[2]))
-        if s.startswith(("t+", "+")) and not self.timed:
+        is_time = s.startswith(("t+", "+")) or s.endswith("s")
+        if is_time and not self.timed:  # `t+2.5`, `+2.5` and `2.5s` alike
             raise ValueError(f"{spec}: the log has no times to go by (proton's frame trace "
                              "carries none): give a frame number")
         bad = ValueError(f"not a frame number or t+seconds: {spec!r}")
-        try:
-            if s.startswith(("t+", "+")) or s.endswith("s"):
-                secs = float(s.removeprefix("t").removeprefix("+").removesuffix("s"))
-                if not math.isfinite(secs) or secs < 0 or s.startswith(("t+-", "+-", "-")):
-                    raise bad  # nan, inf, before the start
-                return c.index_at_time(c.start_time + secs)
-            if not s.isdigit():  # a sign, `1_000`, spaces
+        if is_time:
+            # ASCII digits only: no sign, `1_000`, spaces, nan, inf or other scripts' digits
+            m = _SECONDS.fullmatch(s)
+            if m is None:
                 raise bad
-            n = int(s)
-        except ValueError:
-            raise bad from None
+            secs = float(m[1])
+            if not math.isfinite(secs):  # more digits than a float holds
+                raise bad
+            return c.index_at_time(c.start_time + secs)
+        if not (s.isascii() and s.isdigit()):  # a sign, `1_000`, spaces, `١٢`
+            raise bad
+        n = int(s)
         total = self.frames_before[-1]
         if n > total:
             raise ValueError(f"the capture has {total} frames: no frame {n}")
@@ -498,7 +502,8 @@ class ReplaySource(Source):
         return bisect.bisect_left(self.frames_before, max(0, n))
 
     def _conn_goto(self, key: str, n: int) -> int:
-        """Just after frame `n` of connection `key` (0: its start)."""
+        """Just after frame `n` of connection `key` (numbered from 1, as its timelines
+        number it: 0 or past its last frame is refused)."""
         c = self.controller
         assert c is not None
         if key not in (self.loaded.labels if self.loaded is not None else {}):
