@@ -353,7 +353,7 @@ complete -c amqp -n '__amqp_is serve' -l show-secrets -d 'Show SASL passwords an
 complete -c amqp -n '__amqp_is serve' -l quiet -s q -d 'No log lines (the listening line stays)'
 complete -c amqp -n '__amqp_is serve' -l help -s h -d 'Show this message and exit'
 
-complete -c amqp -n '__amqp_is tui' -l pcap -x -a '(__amqp_files pcap pcapng gz log txt trace)' -d 'Replay this capture file (pcap/pcapng) or frame-trace log (proton\'s PN_TRACE_FRM=1 output, a router\'s log: see docs/trace-logs.md), or a folder\'s capture files merged by time (or its logs: *.log, *.txt, *.trace whose first lines are one)'
+complete -c amqp -n '__amqp_is tui' -l pcap -x -a '(__amqp_files pcap pcapng gz log txt trace)' -d 'Replay this capture file (pcap/pcapng) or frame-trace log (proton\'s PN_TRACE_FRM=1 output, a router\'s log: see docs/trace-logs.md), or a folder\'s capture files merged by time (or its logs: *.log, *.txt, *.trace, gzipped too, whose first lines are one)'
 complete -c amqp -n '__amqp_is tui' -l proxy -x -d 'Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL'
 complete -c amqp -n '__amqp_is tui' -l live -x -a '(__fish_print_interfaces)' -d 'Capture live on this interface (needs tshark)'
 complete -c amqp -n '__amqp_is tui' -l recv -d 'Our own receiving link from URL\'s address'

@@ -324,7 +324,7 @@ def _wants_tables(files: list[Path] | None, out_dir: Any, summary: bool) -> bool
     "  amqp pcap-dump captures/ --out tables --engine spark\n\n"
     "  amqp pcap-dump --live lo --amqp-port 5673"))
 def pcap_dump(
-    files: Annotated[list[str] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -). Or frame-trace logs: proton's PN_TRACE_FRM=1 output, router logs (see docs/trace-logs.md); a folder gives its captures, or its logs (*.log, *.txt, *.trace whose first lines are one), never both.", show_default=False)] = None,
+    files: Annotated[list[str] | None, typer.Argument(help="Capture files (pcap, pcapng, gzipped); several are merged by time; - reads standard input (tcpdump -U -w - ... | amqp pcap-dump -). Or frame-trace logs: proton's PN_TRACE_FRM=1 output, router logs (see docs/trace-logs.md); a folder gives its captures, or its logs (*.log, *.txt, *.trace, gzipped too, whose first lines are one), never both.", show_default=False)] = None,
     port: Annotated[list[int] | None, typer.Option("--amqp-port", help="Also read flows on this TCP port as AMQP 1.0 without a protocol header (5672 always is).", rich_help_panel=_SRC)] = None,
     port_alias: Annotated[list[int] | None, typer.Option("--port", "-p", hidden=True)] = None,  # the old spelling of --amqp-port
     tls_keylog: Annotated[str | None, typer.Option("--tls-keylog", metavar="PATH", help="Decrypt TLS flows with the session keys in this key log file (SSLKEYLOGFILE format), through tshark.", rich_help_panel=_SRC)] = None,

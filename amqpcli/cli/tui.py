@@ -225,7 +225,7 @@ def stdin_capture() -> int:
 def tui(
     ctx: typer.Context,
     conn: Callable[..., ConnectionConfig],
-    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng) or frame-trace log (proton's PN_TRACE_FRM=1 output, a router's log: see docs/trace-logs.md), or a folder's capture files merged by time (or its logs: *.log, *.txt, *.trace whose first lines are one); a named pipe (FIFO) or - (a pipe into standard input) is shown as it is written, capture or log, as --live shows packets; a file redirected into standard input is replayed.", rich_help_panel=_SRC)] = None,
+    pcap: Annotated[str | None, typer.Option("--pcap", help="Replay this capture file (pcap/pcapng) or frame-trace log (proton's PN_TRACE_FRM=1 output, a router's log: see docs/trace-logs.md), or a folder's capture files merged by time (or its logs: *.log, *.txt, *.trace, gzipped too, whose first lines are one); a named pipe (FIFO) or - (a pipe into standard input) is shown as it is written, capture or log, as --live shows packets; a file redirected into standard input is replayed.", rich_help_panel=_SRC)] = None,
     proxy: Annotated[str | None, typer.Option("--proxy", metavar="LISTEN", help="Proxy LISTEN (PORT or HOST:PORT, loopback by default) to the broker at URL.", rich_help_panel=_SRC)] = None,
     live: Annotated[str | None, typer.Option("--live", metavar="IFACE", help="Capture live on this interface (needs tshark).", rich_help_panel=_SRC)] = None,
     recv: Annotated[bool, typer.Option("--recv", help="Our own receiving link from URL's address; grant credit and settle by key.", rich_help_panel=_SRC)] = False,
