@@ -57,11 +57,16 @@ def test_decode_views_hide_it() -> None:
     assert base64.b64encode(INVALID).decode() in out
 
 
-def test_pcap_dump_views_hide_it(tmp_path: Path) -> None:
+def _capture(tmp_path: Path) -> str:
+    """A capture of one transfer whose payload is INVALID."""
     s = Script().open().sender_link()
     s.raw(0, transfer(INVALID, 0))
     s.close()
-    cap = str(write(tmp_path / "sasl-in-message.pcapng", s))
+    return str(write(tmp_path / "sasl-in-message.pcapng", s))
+
+
+def test_pcap_dump_views_hide_it(tmp_path: Path) -> None:
+    cap = _capture(tmp_path)
     code, out, err = run("pcap-dump", cap)
     assert code == 0, err
     assert not leaks(out + err)
@@ -80,10 +85,7 @@ def test_pcap_dump_views_hide_it(tmp_path: Path) -> None:
 
 def test_pcap_dump_delivery_records_hide_it(tmp_path: Path) -> None:
     # the delivery record's message fell back to the payload's bytes, password and all
-    s = Script().open().sender_link()
-    s.raw(0, transfer(INVALID, 0))
-    s.close()
-    cap = str(write(tmp_path / "sasl-in-delivery.pcapng", s))
+    cap = _capture(tmp_path)
     code, out, err = run("pcap-dump", "--deliveries", "--json", cap)
     assert code == 0, err
     assert not leaks(out + err)

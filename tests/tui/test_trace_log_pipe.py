@@ -80,15 +80,23 @@ def _fifo(tmp_path: Path, parts: list[bytes]) -> tuple[Path, Writer]:
     return fifo, Writer(lambda: open(fifo, "wb", buffering=0), parts).start()
 
 
-def test_a_proton_trace_in_a_named_pipe_is_shown_as_it_is_written(
-        built: list[Any], tmp_path: Path) -> None:  # noqa: F811
-    fifo, writer = _fifo(tmp_path, _log_parts(PROTON_TRACE, "@flow"))
+def _shown_from_a_pipe(started: list[Any], tmp_path: Path, log: str
+                       ) -> tuple[Path, str, list[str]]:
+    """`amqp tui --pcap FIFO` while `log` is written into the FIFO in two parts: the FIFO,
+    the status once the writer ended, and the frame lines shown."""
+    fifo, writer = _fifo(tmp_path, _log_parts(log, "@flow"))
     try:
         main(["tui", "--pcap", str(fifo)])
-        (src,) = built
+        (src,) = started
         status, *lines = asyncio.run(_watch(src, writer, str(fifo), "log", 2))
     finally:
         writer.finish(fifo)
+    return fifo, status, lines
+
+
+def test_a_proton_trace_in_a_named_pipe_is_shown_as_it_is_written(
+        built: list[Any], tmp_path: Path) -> None:  # noqa: F811
+    fifo, status, lines = _shown_from_a_pipe(built, tmp_path, PROTON_TRACE)
     assert status == f"{fifo}: log ended: 12 frames, 1 connection(s), times unknown"
     # proton's trace has no times: `-` where the time goes, as a replay of it shows
     assert len(lines) == 12 and all(x.startswith("- c1 ") for x in lines), lines
@@ -96,13 +104,7 @@ def test_a_proton_trace_in_a_named_pipe_is_shown_as_it_is_written(
 
 def test_a_router_log_in_a_named_pipe_keeps_its_times(
         built: list[Any], tmp_path: Path) -> None:  # noqa: F811
-    fifo, writer = _fifo(tmp_path, _log_parts(ROUTER, "@flow"))
-    try:
-        main(["tui", "--pcap", str(fifo)])
-        (src,) = built
-        status, *lines = asyncio.run(_watch(src, writer, str(fifo), "log", 2))
-    finally:
-        writer.finish(fifo)
+    fifo, status, lines = _shown_from_a_pipe(built, tmp_path, ROUTER)
     assert status == f"{fifo}: log ended: 15 frames, 1 connection(s)"
     assert lines[0].startswith("10:00:00.100100 c1 "), lines
     assert not any(x.startswith("- ") for x in lines), lines
