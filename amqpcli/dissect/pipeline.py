@@ -102,12 +102,16 @@ class Dissector:
       nothing here reads, and with `delivery_records=False` too `DeliverySettled`; only
       a caller that looks for the deliveries a frame concerns in its events (link and
       address filters) needs them.
+    * `credit_timeline=True`: keep every flow's credit on its link
+      (`LinkStats.credit_timeline`, for `--links --json`); it grows with the capture.
     """
 
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
-                 delivery_records: bool = True, delivery_updates: bool = True) -> None:
+                 delivery_records: bool = True, delivery_updates: bool = True,
+                 credit_timeline: bool = False) -> None:
         self.engine = engine
+        self.credit_timeline = credit_timeline
         self.delivery_records = delivery_records
         self.delivery_updates = delivery_updates
         self.keep_payload = keep_payload
@@ -598,8 +602,9 @@ class _Handler10(_Handler):
         credit = ev.link_credit
         if credit is not None and credit > ls.max_credit:
             ls.max_credit = credit
-        ls.credit_timeline.append((t, ev.side, credit, ev.delivery_count, ev.available,
-                                   ev.drain, ev.echo))
+        if self.dis.credit_timeline:
+            ls.credit_timeline.append((t, ev.side, credit, ev.delivery_count, ev.available,
+                                       ev.drain, ev.echo))
         if credit is not None and credit > 0:
             self._stall_end(ls, t, True)
         elif credit is not None and credit <= 0:

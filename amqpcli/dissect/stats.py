@@ -5,6 +5,7 @@ belong to, when the filters pick records inside them)."""
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,7 +229,7 @@ class PassedLink:
     deliveries: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     transactions: dict[str, int] = field(default_factory=dict)
-    latencies: list[float] = field(default_factory=list)
+    latencies: array[float] = field(default_factory=lambda: array("d"))
 
 
 class Passed:

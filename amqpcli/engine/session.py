@@ -12,7 +12,6 @@ arithmetic). Every transfer frame uses the sender's next-outgoing-id and advance
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.codec import composites as c
@@ -44,6 +43,7 @@ from .events import (
     UnsettledReconciled,
 )
 from .link import ATTACH_TRANSITIONS, RECEIVER, SENDER, Link, compare_termini
+from .settled import WINDOW, SettledIds
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -55,7 +55,6 @@ SESSION_TRANSITIONS: dict[tuple[str, str], str] = {
 
 UNSETTLED = Phase.UNSETTLED
 SETTLED = Phase.SETTLED
-RECENT_LIMIT = 4096  # settled delivery-ids remembered per direction (late confirmations)
 
 
 class Session:
@@ -106,10 +105,9 @@ class Session:
         # those answers come first and go to them (`on_attach`)
         self.owing: dict[tuple[str, str], list[Link]] = {}
         self.inflight: dict[str, dict[int, Delivery]] = {a: {}, b: {}}
-        # delivery-id -> side that settled it, oldest first (OrderedDict pops the oldest
-        # in O(1); deleting from the front of a dict makes iteration slow)
-        self.recent: dict[str, OrderedDict[int, str | None]] = {
-            a: OrderedDict(), b: OrderedDict()}
+        # delivery-id -> side that settled it, for the ids settled lately (late
+        # confirmations), per sending side
+        self.recent: dict[str, SettledIds] = {a: SettledIds((a, b)), b: SettledIds((a, b))}
         self.transfers: dict[str, int] = {a: 0, b: 0}
         self.deliveries: dict[str, int] = {a: 0, b: 0}
         self.first_id: dict[str, int | None] = {a: None, b: None}  # first delivery-id seen
@@ -591,10 +589,7 @@ class Session:
             link.settled_count += 1
             outcomes = link.outcomes
             outcomes["settled"] = outcomes.get("settled", 0) + 1  # no state: "settled"
-            recent = self.recent[side]
-            recent[did] = side
-            if len(recent) > RECENT_LIMIT:
-                recent.popitem(last=False)
+            self.recent[side].add(did, side)
             if not lean_rcv and conn.settled_events:
                 events.append(DeliverySettled(d, time))
         return True
@@ -679,11 +674,9 @@ class Session:
             link.settled_count += k
             outcomes = link.outcomes
             outcomes["settled"] = outcomes.get("settled", 0) + k
-            recent = self.recent[side]
-            for did, _tag, _n in sent[-RECENT_LIMIT:]:
-                recent[did] = side
-            while len(recent) > RECENT_LIMIT:
-                recent.popitem(last=False)
+            add = self.recent[side].add
+            for did, _tag, _n in sent[-WINDOW:]:
+                add(did, side)
             return []
         receiver = link.receiver
         remote = link.unsettled[receiver]
@@ -818,7 +811,7 @@ class Session:
                     conn.violation("already-settled",
                                    f"delivery {first} was already settled by {side}",
                                    session=self)
-            elif n == 1 or not any(serial.add(first, k) in recent for k in range(min(n, 64))):
+            elif n == 1 or not recent.any_of(first, min(n, 64)):
                 conn.violation("unknown-delivery",
                                f"disposition for unknown delivery {first}..{last}", session=self)
             return
@@ -849,7 +842,7 @@ class Session:
         settled_events = conn.settled_events
         ours: list[Delivery] | None = [] if lean and side != conn.local else None
         infl = self.inflight[sender]
-        recent = self.recent[sender]
+        remember = self.recent[sender].add
         link: Link | None = None
         done = 0  # settled on `link` since it was last counted
         for d in found:
@@ -893,7 +886,7 @@ class Session:
             did: int = d.delivery_id  # type: ignore[assignment]  # in flight: it has one
             if infl.get(did) is d:
                 del infl[did]
-            recent[did] = side
+            remember(did, side)
             if report:
                 if settled_events:
                     events.append(DeliverySettled(d, time))
@@ -902,8 +895,6 @@ class Session:
         if link is not None and done:
             link.settled_count += done
             link.outcomes[name] = link.outcomes.get(name, 0) + done
-        while len(recent) > RECENT_LIMIT:
-            recent.popitem(last=False)
         if ours:
             events.append(DeliveriesSettled(ours, time))
 
@@ -999,10 +990,7 @@ class Session:
             infl = self.inflight[d.sender]
             if infl.get(d.delivery_id) is d:
                 del infl[d.delivery_id]
-            recent = self.recent[d.sender]
-            recent[d.delivery_id] = d.settled_by
-            if len(recent) > RECENT_LIMIT:
-                recent.popitem(last=False)
+            self.recent[d.sender].add(d.delivery_id, d.settled_by)
         if report and conn.settled_events:
             conn._events.append(DeliverySettled(d, conn.time))
 
