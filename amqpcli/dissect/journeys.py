@@ -116,7 +116,7 @@ class Journeys:
             props = msg.properties
         except DecodeError:
             self.unreadable += 1
-            if not rec.message_format and not rec.resumed:
+            if not rec.message_format and not rec.resumed and not rec.may_be_tail:
                 self.invalid += 1
             return
         if not bare:  # no properties, application-properties nor body: nothing to know it by

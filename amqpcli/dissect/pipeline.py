@@ -506,6 +506,8 @@ class _Handler10(_Handler):
                     ls.deliveries += 1
                     conn.deliveries += 1
                     link = d.link
+                    if link.implicit and ls.deliveries == 1:
+                        ls.first_unseen = d
                     if link.link_credit <= 0 and ls.credit_zero_since is None:
                         ls.credit_zero_since = t
                         ls.stall_available = bool(link.available)
@@ -718,6 +720,9 @@ class _Handler10(_Handler):
             incomplete=(conn.gaps > 0 and d.incomplete) or (
                 d.phase == "abandoned" and not d.payload_ready),
             message_format=d.message_format)
+        if ls is not None and ls.first_unseen is d:
+            rec.may_be_tail = True
+            ls.first_unseen = None
         return rec
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:

@@ -50,6 +50,9 @@ class LinkStats:
     stalls: list[tuple[float, float]] = field(default_factory=list)  # (start, seconds)
     # (time, side, credit, delivery-count, available, drain, echo) of every flow: kept only
     # where asked for (`Dissector(credit_timeline=True)`), as it grows with the capture
+    # a link attached before the capture began (joined mid-stream): its first delivery,
+    # until it ends (`DeliveryRecord.may_be_tail`)
+    first_unseen: Any = None
     credit_timeline: list[tuple[float, str, int | None, int | None, int | None, bool, bool]] = field(
         default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -240,6 +243,10 @@ class DeliveryRecord:
     # 1.0: its first transfer's message-format (0: an AMQP message; another is a
     # vendor's, its payload opaque)
     message_format: int = 0
+    # 1.0: the first delivery seen on a link attached before the capture began (joined
+    # mid-stream): its first frames may be missing, so its payload is never called an
+    # invalid message (`render.invalid`)
+    may_be_tail: bool = False
 
     @property
     def latency(self) -> float | None:

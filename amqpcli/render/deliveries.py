@@ -173,9 +173,10 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
 def _whole_message(rec: DeliveryRecord) -> bool:
     """Whether a delivery's payload is all of an AMQP message as it was sent, to be called
     no valid message when it is none: of the AMQP message format, seen whole, neither
-    aborted nor resumed (a resumed delivery may carry only the rest of one)."""
+    aborted nor resumed (a resumed delivery may carry only the rest of one), nor the first
+    on a link attached before the capture (it may have begun there)."""
     return (amqp_format(getattr(rec, "message_format", 0)) and rec.seen_whole
-            and not rec.aborted and not rec.resumed)
+            and not rec.aborted and not rec.resumed and not getattr(rec, "may_be_tail", False))
 
 
 def _entry_json(e: Any, conn: Conn, hide: Redactions | None = None) -> dict[str, Any]:

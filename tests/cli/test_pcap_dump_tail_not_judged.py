@@ -2,7 +2,9 @@
 of one) may be the tail of a delivery in several frames whose first frames the capture
 does not hold: on a connection the capture joined mid-stream, or after bytes it lost.
 Such a transfer's payload is not judged as a whole message; once the link's delivery
-ends (or the link is attached) the next transfers are judged again."""
+ends (or the link is attached) the next transfers are judged again. The delivery views
+(`--deliveries --bodies`, `--messages`) leave the first delivery of a link attached before
+the capture unjudged the same way."""
 
 from __future__ import annotations
 
@@ -72,3 +74,20 @@ def test_after_a_gap(tmp_path: Path) -> None:
     first, tail, bad = _transfers(out)
     assert "not a valid message" in first and "not a valid message" in bad
     assert "valid message" not in tail and tail.endswith(f"({len(GOOD) - 7} bytes)")
+
+
+def test_delivery_lines(tmp_path: Path) -> None:
+    # The delivery view knows the first delivery on a link attached before the capture
+    # as the one that may have begun there; the next is judged.
+    code, out, err = run("pcap-dump", "--deliveries", "--bodies", _capture(tmp_path))
+    assert code == 0, err
+    tail, bad = [x for x in out.splitlines() if " #0 " in x or " #1 " in x]
+    assert " #0 " in tail and "valid message" not in tail
+    assert " #1 " in bad and "not a valid message at payload byte 3" in bad
+
+
+def test_messages_count_only_the_judged(tmp_path: Path) -> None:
+    code, out, err = run("pcap-dump", "--messages", _capture(tmp_path))
+    assert code == 0, err
+    assert ("(2 deliveries without a readable message are not followed, 1 of them not a "
+            "valid message)") in out
