@@ -5,7 +5,7 @@ an id never seen (`unknown-delivery`).
 A table indexed by the id's low bits, holding the id and who settled it: a few bytes per
 slot, so a busy session costs 20 KB per direction where a dictionary of the same ids cost
 close to half a megabyte (and a capture of many busy sessions, as much per session). The
-table starts at 64 slots, enough for a session that settles little, and takes its full
+table starts at 32 slots, enough for a session that settles little, and takes its full
 `WINDOW` slots when a new id would push out one less than `WINDOW` ids away from it; so
 an id is forgotten only once an id at least `WINDOW` away from it was settled after it.
 """
@@ -16,7 +16,7 @@ from array import array
 from collections.abc import Iterator
 
 WINDOW = 4096  # settled ids remembered per direction: every one within this many of another
-_FIRST = 64  # slots to start with
+_FIRST = 32  # slots to start with
 _MOD = 1 << 32
 
 
@@ -26,6 +26,8 @@ def _typecode() -> str:
 
 
 _IDS = _typecode()
+# a pair of side names -> (side -> code, code -> side)
+_CODES: dict[tuple[str, str], tuple[dict[str | None, int], tuple[str | None, ...]]] = {}
 
 
 class SettledIds:
@@ -36,8 +38,11 @@ class SettledIds:
     __slots__ = ("_code", "_ids", "_mask", "_side", "_who")
 
     def __init__(self, sides: tuple[str, str]) -> None:
-        self._code: dict[str | None, int] = {sides[0]: 1, sides[1]: 2, None: 3}
-        self._side: tuple[str | None, ...] = (None, sides[0], sides[1], None)
+        known = _CODES.get(sides)
+        if known is None:  # (shared: every session of a connection has the same two sides)
+            known = _CODES[sides] = ({sides[0]: 1, sides[1]: 2, None: 3},
+                                     (None, sides[0], sides[1], None))
+        self._code, self._side = known
         self._mask = _FIRST - 1
         self._ids = array(_IDS, bytes(_FIRST * array(_IDS).itemsize))
         self._who = bytearray(_FIRST)  # 0: an empty slot
