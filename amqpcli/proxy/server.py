@@ -176,6 +176,8 @@ class Proxy:
         self.half_close_timeout = half_close_timeout
         # Held while the model is fed, so a reader on another thread sees whole frames.
         self.lock = lock if lock is not None else contextlib.nullcontext()
+        # the connections open now (an ended one is handed to `on_close`, then dropped:
+        # a proxy that runs for weeks keeps no model of the connections it has seen)
         self.connections: list[ProxyConnection] = []
         self.bound: tuple[str, int] | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -382,6 +384,8 @@ class Proxy:
         if conn.watch_error:
             conn.ended += f" (not everything was shown or recorded: {conn.watch_error})"
         self._guarded(conn, self.on_close, conn, conn.ended)
+        with contextlib.suppress(ValueError):
+            self.connections.remove(conn)
 
     async def _pump(
         self,

@@ -46,6 +46,7 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
     broker = urlsplit(rabbitmq_url)
     record = tmp_path / "proxy.pcapng"
     seen: list[Any] = []
+    ended: list[Any] = []  # the connections, as on_close hands them over
 
     async def setup() -> tuple[Relay, Proxy, Relay]:
         near_broker = Relay((broker.hostname or "127.0.0.1", broker.port or 5672))
@@ -53,6 +54,7 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
         proxy = Proxy(("127.0.0.1", 0), upstream_config(f"amqp://127.0.0.1:{near_broker.port}"),
                       on_item=lambda conn, side, item, t, events: seen.extend(events),
                       on_events=lambda conn, side, events: seen.extend(events),
+                      on_close=lambda conn, how: ended.append(conn),
                       recorder=Recorder(record))
         bound = await proxy.start()
         near_app = Relay(bound)
@@ -109,6 +111,7 @@ def test_proxy_carries_proton_traffic_to_rabbitmq_untouched(
     assert set(late) <= {("server", "frame-after-close")} and len(late) <= 2, late
     assert len(live["settled"]) == 2 * N
     assert {o for _, _, o in live["settled"]} == {"accepted"}
-    model = proxy.connections[0].observer.connection
+    assert not proxy.connections  # (ended: handed to on_close, then dropped)
+    model = ended[0].observer.connection
     assert model.frames == observer.connection.frames
     assert model.state == "closed" == observer.connection.state

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +70,7 @@ def test_upstream_url_must_have_a_scheme() -> None:
 def test_bytes_forwarded_untouched_and_observed(loop_thread: LoopThread, tmp_path: Path) -> None:
     items: list[tuple[str, str, str]] = []
     closed: list[str] = []
+    ended: list[Any] = []
     record = tmp_path / "rec.pcapng"
 
     async def setup() -> tuple[Proxy, Relay, list[bytes], asyncio.base_events.Server]:
@@ -76,7 +78,7 @@ def test_bytes_forwarded_untouched_and_observed(loop_thread: LoopThread, tmp_pat
         port = server.sockets[0].getsockname()[1]
         proxy = Proxy(("127.0.0.1", 0), upstream_config(f"amqp://127.0.0.1:{port}"),
                       on_item=lambda conn, side, item, t, ev: items.append((conn.key, side, type(item).__name__)),
-                      on_close=lambda conn, how: closed.append(how),
+                      on_close=lambda conn, how: (closed.append(how), ended.append(conn)),
                       recorder=Recorder(record))
         bound = await proxy.start()
         relay = Relay(bound)  # the application's side of the proxy, recorded
@@ -102,7 +104,8 @@ def test_bytes_forwarded_untouched_and_observed(loop_thread: LoopThread, tmp_pat
     assert bytes(relay.down) == SERVER_BYTES
     assert closed == ["closed"]
     # The copy went through the frame reader into the observer.
-    conn = proxy.connections[0]
+    assert not proxy.connections  # an ended connection is handed to on_close, then dropped
+    conn = ended[0]
     assert conn.bytes == {"client": len(CLIENT_BYTES), "server": len(SERVER_BYTES)}
     model = conn.observer.connection
     assert model.open["client"].container_id == "app"
