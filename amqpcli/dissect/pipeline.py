@@ -205,6 +205,9 @@ class Dissector:
                     h = handlers.get(ev.flow.index)
                     if h is not None:
                         yield from h.closed(ev, packet)
+                        if h.done:  # both sides closed: its readers go (memory follows
+                            # the open connections); a late segment is let be
+                            handlers[ev.flow.index] = None
         except CaptureError as e:
             if numbering is None:
                 raise
