@@ -255,6 +255,8 @@ class Filter:
         """`(option, value, nearest)` for each `--address` and `--link` value that named
         no link of the connections `--connection` chooses (a typo, most likely); `nearest`
         is the closest address or link name there is."""
+        if not self.by_link:
+            return []
         names: set[str] = set()
         addresses: set[str] = set()
         for c in conns:

@@ -102,6 +102,10 @@ class Dissector:
       nothing here reads, and with `delivery_records=False` too `DeliverySettled`; only
       a caller that looks for the deliveries a frame concerns in its events (link and
       address filters) needs them.
+    * `keep_closed=False`: a connection closed both ways keeps only its own figures
+      (`Conn`), not its engine model nor its links: for views that read neither at the
+      end (not `--links`, `--connections`, `--summary`, link and address filters), so
+      memory follows the open connections.
     * `credit_timeline=True`: keep every flow's credit on its link
       (`LinkStats.credit_timeline`, for `--links --json`); it grows with the capture.
     """
@@ -109,8 +113,9 @@ class Dissector:
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
                  delivery_records: bool = True, delivery_updates: bool = True,
-                 credit_timeline: bool = False) -> None:
+                 credit_timeline: bool = False, keep_closed: bool = True) -> None:
         self.engine = engine
+        self.keep_closed = keep_closed
         self.credit_timeline = credit_timeline
         self.delivery_records = delivery_records
         self.delivery_updates = delivery_updates
@@ -205,9 +210,13 @@ class Dissector:
                     h = handlers.get(ev.flow.index)
                     if h is not None:
                         yield from h.closed(ev, packet)
-                        if h.done:  # both sides closed: its readers go (memory follows
-                            # the open connections); a late segment is let be
+                        if h.done and h.__class__ is not _Deferred:
+                            # both sides closed: its readers go (memory follows the open
+                            # connections); a late segment is let be. (A flow that has
+                            # sent nothing yet may still: a half-closed one too.)
                             handlers[ev.flow.index] = None
+                            if not self.keep_closed:
+                                h.conn.release()
         except CaptureError as e:
             if numbering is None:
                 raise

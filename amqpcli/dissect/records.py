@@ -123,6 +123,13 @@ class Conn:
     def endpoints(self) -> str:
         return f"{self.client} -> {self.server}"
 
+    def release(self) -> None:
+        """Closed, for a view that reads no connection's model or links at the end: let
+        them go, keep the figures (`Dissector(keep_closed=False)`)."""
+        self.observer = None
+        self.links = []
+        self._by_link = {}
+
     def link_for(self, link: Any) -> LinkStats | None:
         return self._by_link.get(id(link))
 

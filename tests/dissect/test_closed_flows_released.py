@@ -1,19 +1,82 @@
 """A connection whose both directions closed lets go of its frame readers and engine
-feed (`Dissector._handlers`): a capture of many short connections must not keep what
-each one was reading with. Its records and its end-of-capture figures stay."""
+feed (`Dissector._handlers`), and, for the views that read no connection's model at the
+end (`keep_closed=False`), of its engine model and links too: a capture of many short
+connections must not keep what each one was. Its records and figures stay, and every
+such view prints the same."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from amqpcli.dissect.records import Conn
 from tests.dissect.helpers import basic, dissect, write_connections
+from tests.net.clirun import amqp_in_process as run
+from tests.paths import CAPTURES_DIR
+
+
+def _capture(tmp_path: Path) -> str:
+    return write_connections(tmp_path / "many.pcapng", [basic(2) for _ in range(5)])
 
 
 def test_closed_connections_keep_no_readers(tmp_path: Path) -> None:
-    cap = write_connections(tmp_path / "many.pcapng", [basic(2) for _ in range(5)])
-    res = dissect(Path(cap))
+    res = dissect(Path(_capture(tmp_path)))
     dis = res.dissector
     assert len(dis.conns) == 5 and all(len(c.closed) == 2 for c in dis.conns)
     assert set(dis._handlers.values()) == {None}  # nothing open is left to read with
     assert [d.outcome for d in res.deliveries] == ["accepted"] * 10
-    assert all(c.deliveries == 2 for c in dis.conns)
+    assert all(c.deliveries == 2 and c.links and c.observer for c in dis.conns)
+
+
+def test_nor_their_models_where_no_view_reads_them(tmp_path: Path) -> None:
+    res = dissect(Path(_capture(tmp_path)), keep_closed=False)
+    assert [d.outcome for d in res.deliveries] == ["accepted"] * 10
+    conns = res.dissector.conns
+    assert all(c.observer is None and not c.links for c in conns)
+    assert [c.deliveries for c in conns] == [2] * 5 and all(c.frames["client"] for c in conns)
+
+
+@pytest.mark.parametrize("view", [[], ["--deliveries"], ["--json"], ["--deliveries", "--json"],
+                                  ["--messages"], ["--deliveries", "--bodies"],
+                                  ["--links"], ["--connections"], ["--summary"],
+                                  ["--address", "nowhere"], ["--link", "l*", "--deliveries"]])
+def test_views_print_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              view: list[str]) -> None:
+    cap = _capture(tmp_path)
+    released = run("pcap-dump", *view, cap)
+    monkeypatch.setattr(Conn, "release", lambda self: None)
+    kept = run("pcap-dump", *view, cap)
+    assert released == kept and (released[1] or released[2])  # (a filter may print a note only)
+
+
+def test_a_half_closed_flow_not_yet_read_is_read_after(tmp_path: Path) -> None:
+    # A flow on the AMQP port with no protocol header: the client's FIN comes before any
+    # byte of it; the server's frames after it are read all the same.
+    from amqpcli.capture.writer import ACK, C2S, FIN, S2C, CaptureWriter, TcpConversation
+    from amqpcli.codec import composites as c
+    from amqpcli.codec.frames import encode_frame
+
+    flow = c.Flow(next_incoming_id=0, incoming_window=10, next_outgoing_id=0,
+                  outgoing_window=10)
+    data = b"".join(encode_frame(flow, 0) for _ in range(3)) + encode_frame(c.Close(), 0)
+    path = tmp_path / "half.pcapng"
+    with CaptureWriter(path) as w:
+        conv = TcpConversation(w)
+        conv.handshake()
+        conv.packet(C2S, conv.seq[C2S], flags=FIN | ACK)
+        conv.seq[C2S] += 1
+        conv.send(S2C, data)
+        conv.packet(S2C, conv.seq[S2C], flags=FIN | ACK)
+    res = dissect(path)
+    assert res.names() == ["flow", "flow", "flow", "close"]
+
+
+@pytest.mark.parametrize("view", [[], ["--deliveries"], ["--json"], ["--messages"], ["--links"],
+                                  ["--connections"], ["--summary"]])
+def test_views_of_a_0_10_capture_print_the_same(monkeypatch: pytest.MonkeyPatch,
+                                                view: list[str]) -> None:
+    cap = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
+    released = run("pcap-dump", *view, cap)
+    monkeypatch.setattr(Conn, "release", lambda self: None)
+    assert released == run("pcap-dump", *view, cap) and released[0] == 0, released[2]
