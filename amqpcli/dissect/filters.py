@@ -322,13 +322,15 @@ class Filter:
         it go with that verdict. A first transfer that ends before the body begins cannot
         be judged (a section the selector reads may follow): not selected."""
         from amqpcli.codec.composites import Transfer
+        from amqpcli.render.redact import handle_key
 
         body = getattr(rec.item, "body", None)
         if rec.protocol != AMQP10 or not isinstance(body, Transfer):
             return False
         if any(getattr(lk, "coordinator", False) for lk in frame_links(rec)):
             return False  # a declare or discharge: a request to the coordinator, no message
-        key = (rec.conn.index, rec.side, body.handle)
+        # (a damaged frame's handle may be any value, a list too: `handle_key`)
+        key = (rec.conn.index, rec.side, handle_key(body.handle))
         verdict = self._judged.pop(key, None)
         if verdict is None:
             verdict = self._selects(rec.item.payload, partial=bool(body.more))

@@ -518,7 +518,7 @@ class _Handler10(_Handler):
                     ls.deliveries += 1
                     conn.deliveries += 1
                     link = d.link
-                    if link.implicit and ls.deliveries == 1:
+                    if link.implicit and ls.deliveries == 1 and records:
                         ls.first_unseen = d
                     if link.link_credit <= 0 and ls.credit_zero_since is None:
                         ls.credit_zero_since = t

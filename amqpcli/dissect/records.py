@@ -48,11 +48,11 @@ class LinkStats:
     credit_zero_since: float | None = None  # credit ran out at this time
     stall_available: bool = False  # the sender said it had messages while stalled
     stalls: list[tuple[float, float]] = field(default_factory=list)  # (start, seconds)
+    # a link attached before the capture began (joined mid-stream): its first delivery,
+    # until it ends (`DeliveryRecord.may_be_tail`; only where delivery records are made)
+    first_unseen: Any = field(default=None, repr=False, compare=False)
     # (time, side, credit, delivery-count, available, drain, echo) of every flow: kept only
     # where asked for (`Dissector(credit_timeline=True)`), as it grows with the capture
-    # a link attached before the capture began (joined mid-stream): its first delivery,
-    # until it ends (`DeliveryRecord.may_be_tail`)
-    first_unseen: Any = None
     credit_timeline: list[tuple[float, str, int | None, int | None, int | None, bool, bool]] = field(
         default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -7,7 +7,8 @@ slot, so a busy session costs 20 KB per direction where a dictionary of the same
 close to half a megabyte (and a capture of many busy sessions, as much per session). The
 table starts at 32 slots, enough for a session that settles little, and takes its full
 `WINDOW` slots when a new id would push out one less than `WINDOW` ids away from it; so
-an id is forgotten only once an id at least `WINDOW` away from it was settled after it.
+an id is forgotten only once an id at least `WINDOW` newer was settled after it, or, if it
+was settled after such an id (late), once `LATE` more were settled late.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from collections.abc import Iterator
 
 WINDOW = 4096  # settled ids remembered per direction: every one within this many of another
 _FIRST = 32  # slots to start with
+LATE = 256  # ids settled late, after a newer id took their slot, remembered beside
 _MOD = 1 << 32
+_HALF = 1 << 31
 
 
 def _typecode() -> str:
@@ -33,9 +36,13 @@ _CODES: dict[tuple[str, str], tuple[dict[str | None, int], tuple[str | None, ...
 class SettledIds:
     """Delivery-id → the side that settled it (or None where nobody is known to have), for
     the ids settled lately in one direction of a session. Reads like a mapping
-    (`did in s`, `s[did]`, `dict(s)`); `add` records a settlement."""
+    (`did in s`, `s[did]`, `dict(s)`); `add` records a settlement.
 
-    __slots__ = ("_code", "_ids", "_mask", "_side", "_who")
+    An id settled late (a message held while thousands of later ones went through) finds
+    its slot taken by a newer id: the newer one stays, and the late one goes to a small
+    table of its own (`LATE` of them, oldest out first)."""
+
+    __slots__ = ("_code", "_ids", "_late", "_mask", "_side", "_who")
 
     def __init__(self, sides: tuple[str, str]) -> None:
         known = _CODES.get(sides)
@@ -46,18 +53,31 @@ class SettledIds:
         self._mask = _FIRST - 1
         self._ids = array(_IDS, bytes(_FIRST * array(_IDS).itemsize))
         self._who = bytearray(_FIRST)  # 0: an empty slot
+        self._late: dict[int, int] | None = None  # id -> code, oldest first
 
     def add(self, did: int, side: str | None) -> None:
         slot = did & self._mask
         who = self._who
-        if who[slot] and self._ids[slot] != did and self._mask < WINDOW - 1:
+        code = self._code[side]
+        if who[slot] and self._ids[slot] != did:
             gap = (did - self._ids[slot]) % _MOD
-            if min(gap, _MOD - gap) < WINDOW:
+            if min(gap, _MOD - gap) < WINDOW:  # (only a table smaller than WINDOW)
                 self._grow()
                 slot = did & self._mask
                 who = self._who
+            elif gap >= _HALF:  # the id held is newer: it stays, this one is put aside
+                late = self._late
+                if late is None:
+                    late = self._late = {}
+                late.pop(did, None)
+                late[did] = code
+                if len(late) > LATE:
+                    del late[next(iter(late))]
+                return
         self._ids[slot] = did
-        who[slot] = self._code[side]
+        who[slot] = code
+        if self._late:
+            self._late.pop(did, None)
 
     def _grow(self) -> None:
         """The full table: every id held moves to its slot there (ids in different slots
@@ -72,32 +92,40 @@ class SettledIds:
                 new_who[i & mask] = code
         self._mask, self._ids, self._who = mask, new_ids, new_who
 
-    def any_of(self, first: int, n: int) -> bool:
-        """Whether any of the `n` ids from `first` on (serial order) is held."""
-        mask, ids, who = self._mask, self._ids, self._who
-        for k in range(n):
-            did = (first + k) & 0xFFFFFFFF
-            slot = did & mask
-            if who[slot] and ids[slot] == did:
-                return True
-        return False
-
-    def __getitem__(self, did: int) -> str | None:
+    def _code_of(self, did: int) -> int:
+        """Its side's code, 0 if not held."""
         slot = did & self._mask
         code = self._who[slot]
-        if not code or self._ids[slot] != did:
+        if code and self._ids[slot] == did:
+            return code
+        late = self._late
+        return late.get(did, 0) if late else 0
+
+    def __contains__(self, did: object) -> bool:
+        return isinstance(did, int) and self._code_of(did) != 0
+
+    def any_of(self, first: int, n: int) -> bool:
+        """Whether any of the `n` ids from `first` on (serial order) is held."""
+        code_of = self._code_of
+        return any(code_of((first + k) & 0xFFFFFFFF) for k in range(n))
+
+    def __getitem__(self, did: int) -> str | None:
+        code = self._code_of(did)
+        if not code:
             raise KeyError(did)
         return self._side[code]
 
     def keys(self) -> Iterator[int]:
         ids = self._ids
-        return (ids[k] for k, code in enumerate(self._who) if code)
+        yield from (ids[k] for k, code in enumerate(self._who) if code)
+        if self._late:
+            yield from self._late
 
     def __iter__(self) -> Iterator[int]:
         return self.keys()
 
     def __len__(self) -> int:
-        return len(self._who) - self._who.count(0)
+        return len(self._who) - self._who.count(0) + len(self._late or ())
 
     def __repr__(self) -> str:
         return f"SettledIds({dict(self)!r})"

@@ -177,7 +177,8 @@ class Proxy:
         # Held while the model is fed, so a reader on another thread sees whole frames.
         self.lock = lock if lock is not None else contextlib.nullcontext()
         # the connections open now (an ended one is handed to `on_close`, then dropped:
-        # a proxy that runs for weeks keeps no model of the connections it has seen)
+        # the proxy itself keeps no model of the connections it has seen; a caller that
+        # wants them, as the TUI does, keeps them from `on_close`)
         self.connections: list[ProxyConnection] = []
         self.bound: tuple[str, int] | None = None
         self._server: asyncio.base_events.Server | None = None
