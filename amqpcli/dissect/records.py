@@ -39,7 +39,8 @@ class LinkStats:
     # declared, committed, rolled-back, failed (a discharge the coordinator rejected),
     # and `request` for one not answered or not understood
     transactions: dict[str, int] = field(default_factory=dict)
-    # settlement latencies (s) of its unsettled deliveries: 8 bytes each, not a float object
+    # settlement latencies (s) of its deliveries not sent pre-settled: 8 bytes each, not a
+    # float object
     latencies: array[float] = field(default_factory=lambda: array("d"))
     flows: int = 0
     drains: int = 0
@@ -252,7 +253,7 @@ class DeliveryRecord:
     message_format: int = 0
     # 1.0: the first delivery seen on a link attached before the capture began (joined
     # mid-stream): its first frames may be missing, so its payload is never called an
-    # invalid message (`render.invalid`)
+    # invalid message (`render.deliveries`, `dissect.journeys`)
     may_be_tail: bool = False
 
     @property
