@@ -16,11 +16,12 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator
 
+from .serial import HALF, MASK
+from .serial import add as serial_add
+
 WINDOW = 4096  # settled ids remembered per direction: every one within this many of another
 _FIRST = 32  # slots to start with
 LATE = 256  # ids settled late, after a newer id took their slot, remembered beside
-_MOD = 1 << 32
-_HALF = 1 << 31
 
 
 def _typecode() -> str:
@@ -60,12 +61,13 @@ class SettledIds:
         who = self._who
         code = self._code[side]
         if who[slot] and self._ids[slot] != did:
-            gap = (did - self._ids[slot]) % _MOD
-            if min(gap, _MOD - gap) < WINDOW:  # (only a table smaller than WINDOW)
+            # did - the id held, signed (`serial.diff`, inlined: every add of a busy session)
+            gap = ((did - self._ids[slot] + HALF) & MASK) - HALF
+            if -WINDOW < gap < WINDOW:  # (only a table smaller than WINDOW)
                 self._grow()
                 slot = did & self._mask
                 who = self._who
-            elif gap >= _HALF:  # the id held is newer: it stays, this one is put aside
+            elif gap < 0:  # the id held is newer: it stays, this one is put aside
                 late = self._late
                 if late is None:
                     late = self._late = {}
@@ -107,7 +109,7 @@ class SettledIds:
     def any_of(self, first: int, n: int) -> bool:
         """Whether any of the `n` ids from `first` on (serial order) is held."""
         code_of = self._code_of
-        return any(code_of((first + k) & 0xFFFFFFFF) for k in range(n))
+        return any(code_of(serial_add(first, k)) for k in range(n))
 
     def __getitem__(self, did: int) -> str | None:
         code = self._code_of(did)
