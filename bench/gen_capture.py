@@ -3,14 +3,15 @@
     python bench/gen_capture.py OUT [--connections 20] [--links 4] [--messages 500]
         [--body 200] [--large 0.05] [--max-frame 16384] [--mss 1460] [--files 1]
         [--gzip] [--retransmit 0.01] [--reorder 0.01] [--noise 0] [--seed 1]
-        [--start 1700000000] [--client-port 40000]
+        [--start 1700000000] [--client-port 40000] [--open N]
 
 Each connection does what a real client/broker pair does: SASL (PLAIN or ANONYMOUS),
 open, begin, attaches (client senders and client receivers, some pre-settled), credit by
 flow, transfers (a share of them `--large`, 4-40x the body size, split into several
 frames), dispositions (accepted, rejected, released, modified; ranges where outcomes
 repeat), detach, end, close, and the TCP handshake and FINs around it. Connections run
-interleaved in time. With `--files N` the packet stream is cut into N consecutive files,
+interleaved in time: all at once, or `--open N` at a time (each next one opens as one
+closes: many short connections, as a busy broker sees them). With `--files N` the packet stream is cut into N consecutive files,
 like a ring-buffer capture, so connections straddle files. `--noise N` mixes in N
 connections of other traffic (HTTP), which readers must recognise and skip. `OUT` is a file name; several
 files are named OUT-00001.pcapng, OUT-00002.pcapng, ... Prints the files written and the
@@ -221,6 +222,8 @@ def main() -> None:
                     help="the first connection's client port, one more per connection: "
                     "captures meant to be read together need their own ports (or "
                     "--start times), else their connections are taken as one")
+    ap.add_argument("--open", type=int, default=0, help="connections open at a time (the "
+                    "next opens as one closes); default: all at once")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     totals = Totals()
@@ -247,11 +250,20 @@ def main() -> None:
                              mss=args.mss, start_ns=round(args.start * 1e9) + n * 100_000,
                              step_ns=20_000, isn=(rng.getrandbits(32), rng.getrandbits(32)))
              for n in range(len(scripts))]
-    for c in convs:
-        c.handshake()
-    live = list(range(len(scripts)))
+    at_once = args.open if args.open > 0 else len(scripts)
+    waiting = list(range(len(scripts)))[::-1]  # the next to open is last
+    live: list[int] = []
+    opened: list[TcpConversation] = []
     written = 0
-    while live:
+    while live or waiting:
+        while waiting and len(live) < at_once:
+            n = waiting.pop()
+            c = convs[n]
+            if args.open > 0:  # it opens now, not at its own start
+                c.now = max([c.now] + [o.now for o in opened])
+            c.handshake()
+            live.append(n)
+            opened.append(c)
         for n in list(live):
             c = convs[n]
             step = next(scripts[n], None)
@@ -268,8 +280,8 @@ def main() -> None:
                 kw["duplicate"] = {rng.randrange(nseg)}
             c.send(direction, data, ack=rng.random() < 0.5, **kw)  # type: ignore[arg-type]
         # keep the connections' clocks together so they interleave
-        now = max(c.now for c in convs)
-        for c in convs:
+        now = max(c.now for c in opened)
+        for c in opened:
             c.now = now
         if writer.packets >= per_file and writer_idx + 1 < len(names):
             written += writer.packets
