@@ -461,8 +461,9 @@ def pcap_dump(
                     delivery_records=deliveries or messages or links or connections or summary,
                     delivery_updates=flt.by_link, credit_timeline=links and json_out,
                     # (the end views and the "matched no link" notes read closed
-                    # connections' links)
-                    keep_closed=links or connections or summary or flt.by_link)
+                    # connections' links and open/close)
+                    closed="facts" if links or connections or summary or flt.by_link
+                    else "release")
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None

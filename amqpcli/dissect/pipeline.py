@@ -47,6 +47,7 @@ from amqpcli.dissect.records import (
     DeliveryRecord,
     FilePacket,
     FrameRecord,
+    LinkFacts,
     LinkStats,
     Notice,
     ViolationRecord,
@@ -102,10 +103,13 @@ class Dissector:
       nothing here reads, and with `delivery_records=False` too `DeliverySettled`; only
       a caller that looks for the deliveries a frame concerns in its events (link and
       address filters) needs them.
-    * `keep_closed=False`: a connection closed both ways keeps only its own figures
-      (`Conn`), not its engine model nor its links: for views that read neither at the
-      end (not `--links`, `--connections`, `--summary`, link and address filters), so
-      memory follows the open connections.
+    * `closed`: what a connection closed both ways keeps, so that memory follows the
+      open connections where the views allow. "keep" (the default): everything, its
+      engine model included (the TUI, which shows it). "facts": its figures and links,
+      and of its engine model only what the end views read (`Conn.keep_facts`: for
+      `--links`, `--connections`, `--summary`, the link and address filters' notes).
+      "release": only its own figures (`Conn.release`: for views that read neither
+      its model nor its links at the end).
     * `credit_timeline=True`: keep every flow's credit on its link
       (`LinkStats.credit_timeline`, for `--links --json`); it grows with the capture.
     """
@@ -113,9 +117,11 @@ class Dissector:
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
                  delivery_records: bool = True, delivery_updates: bool = True,
-                 credit_timeline: bool = False, keep_closed: bool = True) -> None:
+                 credit_timeline: bool = False, closed: str = "keep") -> None:
+        if closed not in ("keep", "facts", "release"):
+            raise ValueError(f"closed={closed!r}: keep, facts or release")
         self.engine = engine
-        self.keep_closed = keep_closed
+        self.closed = closed
         self.credit_timeline = credit_timeline
         self.delivery_records = delivery_records
         self.delivery_updates = delivery_updates
@@ -215,8 +221,10 @@ class Dissector:
                             # connections); a late segment is let be. (A flow that has
                             # sent nothing yet may still: a half-closed one too.)
                             handlers[ev.flow.index] = None
-                            if not self.keep_closed:
+                            if self.closed == "release":
                                 h.conn.release()
+                            elif self.closed == "facts":
+                                h.conn.keep_facts()
         except CaptureError as e:
             if numbering is None:
                 raise
@@ -369,6 +377,9 @@ class _Handler10(_Handler):
         # when it is (committed: their outcome; rolled back), or at the connection's end
         # (undecided)
         self._held: dict[bytes, list[DeliveryRecord]] = {}
+        # links retired by the last frame (`Link.retired`): made small (`_let_go`) at the
+        # next, once the records of that frame, which may look them up, have been read
+        self._retired: list[LinkStats] = []
 
     def data(self, ev: Any, packet: int) -> Iterable[Record]:
         # not a generator itself: most chunks complete one frame or none, and the
@@ -505,6 +516,8 @@ class _Handler10(_Handler):
         (the frame's record, if given). A list: the records are all made before any is
         handed out (a frame's records follow the frame)."""
         conn = self.conn
+        if self._retired:
+            self._let_go()
         if out is None:
             out = []
         records = self.dis.delivery_records
@@ -563,6 +576,8 @@ class _Handler10(_Handler):
                 if ls is not None:
                     ls.detached = t
                     self._stall_end(ls, t, False)
+                    if ev.link.retired and self.dis.closed != "keep":
+                        self._retired.append(ls)
             elif cls is SessionBegun:
                 self._session_no(ev.session)
             elif cls is TerminusMismatch:
@@ -594,6 +609,20 @@ class _Handler10(_Handler):
         if decided:
             out.extend(decided)
         return out
+
+    def _let_go(self) -> None:
+        """The links retired by the last frame, on a connection still open: like the
+        connection once it closes (`Conn.keep_facts`, `Conn.release`), each keeps only
+        what the end views read of it, or goes where they read none, so a connection
+        that attaches and detaches link after link does not keep them all."""
+        conn = self.conn
+        for ls in self._retired:
+            conn._by_link.pop(id(ls.link), None)
+            if self.dis.closed == "facts":
+                ls.link = LinkFacts.of(ls.link)
+            else:
+                conn.links.remove(ls)
+        self._retired.clear()
 
     def _session_no(self, session: Any) -> int:
         """The session's number in this connection, 1-based, in order of first sight."""

@@ -9,7 +9,9 @@ a resynchronisation, an encrypted or non-AMQP flow.
 
 Deliveries of both protocols are `DeliveryRecord`s (a snapshot, so renderers never touch
 the engine's live objects); links and connections are summarised by `LinkStats` and
-`Conn` (which keep the engine's objects for the fields only the engine knows).
+`Conn` (which keep the engine's objects for the fields only the engine knows; once a
+connection closed, for a view that reads them at the end, only `LinkFacts` and
+`ConnectionFacts`: what those views read of them, so the engine's model can go).
 """
 
 from __future__ import annotations
@@ -83,6 +85,55 @@ class LinkStats:
 
 
 @dataclass(slots=True, eq=False)
+class LinkFacts:
+    """What the end-of-capture views (`--links`, the summary, the address and link
+    filters' notes) read of an AMQP 1.0 engine Link, under the Link's own names: in its
+    place in `LinkStats.link` once its connection closed both ways (`Conn.keep_facts`).
+    The attaches and detaches are the decoded frames themselves."""
+
+    name: str
+    sender: str
+    receiver: str
+    initiator: str
+    state: str
+    detached_with: str | None
+    refused: bool
+    attach: dict[str, Any]
+    detach: dict[str, Any]
+    requested: Any
+    granted: Any
+    source: Any
+    target: Any
+    delivery_count: int
+    link_credit: int
+
+    @classmethod
+    def of(cls, link: Any) -> LinkFacts:
+        return cls(link.name, link.sender, link.receiver, link.initiator, link.state,
+                   link.detached_with, link.refused, link.attach, link.detach,
+                   link.requested, link.granted, link.source, link.target,
+                   link.delivery_count, link.link_credit)
+
+
+@dataclass(slots=True, eq=False)
+class ConnectionFacts:
+    """What `--connections` reads of an AMQP 1.0 connection's engine model, under the
+    model's own names: in its place once the connection closed both ways
+    (`Conn.keep_facts`)."""
+
+    sasl_mechanisms: tuple[str, ...]
+    sasl_mechanism: str | None
+    sasl_code: int | None
+    open: dict[str, Any]
+    close: dict[str, Any]
+
+    @classmethod
+    def of(cls, model: Any) -> ConnectionFacts:
+        return cls(model.sasl_mechanisms, model.sasl_mechanism, model.sasl_code,
+                   model.open, model.close)
+
+
+@dataclass(slots=True, eq=False)
 class Conn:
     """One TCP flow and what it carried."""
 
@@ -118,17 +169,44 @@ class Conn:
     # a log's payloads it cut short: the size each line gives, by frame number
     # (`DeliveryRecord.size_in_log`)
     cut_payloads: dict[int, int] | None = None
+    # 1.0, closed: what the views read of its engine model, kept in its place
+    # (`keep_facts`)
+    facts: ConnectionFacts | None = None
     _by_link: dict[int, LinkStats] = field(default_factory=dict, repr=False)
 
     @property
     def endpoints(self) -> str:
         return f"{self.client} -> {self.server}"
 
+    @property
+    def model(self) -> Any:
+        """Its AMQP 1.0 engine model (open, close, SASL), or once closed its
+        `ConnectionFacts`; None for 0-10 and where no engine ran."""
+        if self.facts is not None:
+            return self.facts
+        return getattr(self.observer, "connection", None)
+
     def release(self) -> None:
         """Closed, for a view that reads no connection's model or links at the end: let
-        them go, keep the figures (`Dissector(keep_closed=False)`)."""
+        them go, keep the figures (`Dissector(closed="release")`)."""
         self.observer = None
         self.links = []
+        self._by_link = {}
+
+    def keep_facts(self) -> None:
+        """Closed both ways, for a view that reads its model and links at the end (the
+        link and connection views, the summary, the link and address filters): keep what
+        they read (`ConnectionFacts`, `LinkFacts`), let the engine's model go
+        (`Dissector(closed="facts")`). A 0-10 connection keeps its model."""
+        model = getattr(self.observer, "connection", None)
+        if model is None:
+            return
+        self.facts = ConnectionFacts.of(model)
+        self.observer = None
+        for ls in self.links:
+            if ls.link.__class__ is not LinkFacts:
+                ls.link = LinkFacts.of(ls.link)
+            ls.first_unseen = None
         self._by_link = {}
 
     def link_for(self, link: Any) -> LinkStats | None:

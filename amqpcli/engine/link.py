@@ -75,6 +75,7 @@ class Link:
         "receiver",
         "refused",
         "refusing",
+        "retired",
         "sender",
         "session",
         "settled_count",
@@ -128,6 +129,10 @@ class Link:
         # compared with (`UnsettledReconciled`)
         self.reattached = False
         self.txn_id: bytes | None = None  # the receiver's credit acquires in this txn
+        # both ends detached it for good (closed, refused, its connection closed, or a
+        # later attachment of its name took its place): the session holds it no more and
+        # no later frame can concern it (`Session._retire_link`)
+        self.retired = False
 
     # --- views ------------------------------------------------------------------------
 
@@ -191,6 +196,15 @@ class Link:
     @property
     def closed(self) -> bool:
         return any(bool(d.closed) for d in self.detach.values())
+
+    @property
+    def detached_with(self) -> str | None:
+        """How the link detached if neither side detached it: "end" (its session ended,
+        Part 2 §2.5.5: ending a session detaches its links) or "close" (the connection
+        closed without either); None if detached by a detach frame, or still attached."""
+        if self.state != "detached" or self.detach or not self.attach:
+            return None
+        return "end" if self.session.end else "close"
 
     def role_of(self, side: str) -> str:
         return "sender" if side == self.sender else "receiver"

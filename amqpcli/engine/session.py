@@ -355,11 +355,14 @@ class Session:
             if d.delivery_id is not None:
                 self.inflight[d.sender].pop(d.delivery_id, None)
         if link.closed or link.refused or self.conn.closing:
+            link.retired = True
             why = ("link closed" if link.closed else "link refused" if link.refused
                    else "connection closed")
             for d in list(link.live.values()):
                 self._abandon(d, why)
-        elif not superseded:
+        elif superseded:
+            link.retired = True
+        else:
             self.conn.suspended[key] = link
 
     def _abandon(self, d: Delivery, why: str) -> None:

@@ -328,7 +328,7 @@ class RowBuilder:
             "closed_server": conn.closed.get("server"), "notes": list(conn.notes),
             "notices": [{"kind": k, "count": v} for k, v in sorted(info.notices.items())],
             PARTITION: info.date}
-        model = getattr(conn.observer, "connection", None)
+        model = conn.model
         if conn.protocol == AMQP10 and model is not None:
             row["sasl_mechanism"] = model.sasl_mechanism
             row["sasl_outcome"] = model.sasl_code

@@ -355,20 +355,11 @@ def _given(granted: Any, requested: Any) -> Any:
     return granted if granted is not None else requested
 
 
-def implicitly_detached(link: Any) -> str | None:
-    """How a link detached that neither side detached: "end" (its session ended, Part 2
-    §2.5.5: ending a session detaches its links) or "close" (the connection closed
-    without either); None for a link detached by a detach frame, or still attached."""
-    if link.state != "detached" or link.detach or not link.attach:
-        return None
-    return "end" if link.session.end else "close"
-
-
 def _link_state(link: Any) -> str:
     """The link's state for the text line: one detached by no detach frame, only by its
     session's end or its connection's close, is named by that (as the TUI names it), not
     `detached`; JSON keeps `detached` and says how in `detached-with`."""
-    how = implicitly_detached(link)
+    how = link.detached_with
     if how is None:
         return str(link.state)
     return "ended-with-session" if how == "end" else "closed-with-connection"
@@ -439,7 +430,7 @@ def link_json(conn: Conn, ls: LinkStats) -> dict[str, Any]:
         "detached": iso(known_time(conn, ls.detached)),
         "state": link.state,
     }
-    how = implicitly_detached(link)
+    how = link.detached_with
     if how is not None:
         out["detached-with"] = how
     for side, att in sorted(link.attach.items()):
@@ -514,7 +505,7 @@ def connection_lines(conn: Conn) -> list[str]:
         first += " (joined mid-connection)"
     lines = [first]
     obs = conn.observer
-    model = getattr(obs, "connection", None)
+    model = conn.model
     if conn.protocol == AMQP10 and model is not None:
         if model.sasl_mechanisms or model.sasl_mechanism:
             code = model.sasl_code
@@ -592,7 +583,7 @@ def connection_json(conn: Conn) -> dict[str, Any]:
         "tcp-closed": dict(conn.closed),
         "notes": list(conn.notes),
     }
-    model = getattr(conn.observer, "connection", None)
+    model = conn.model
     if conn.protocol == AMQP10 and model is not None:
         from amqpcli.render.redact import redact
 

@@ -220,9 +220,7 @@ def session_state(s: Any) -> str:
 def link_state(link: Any) -> str:
     """The link's state; detached by its session's end or its connection's close (no
     detach of its own) says so, by pcap-dump's rule for it (`--links`: `state=closed-with-connection`)."""
-    from amqpcli.render.deliveries import implicitly_detached
-
-    how = implicitly_detached(link)
+    how = link.detached_with
     if how is not None:
         return "ended with its session" if how == "end" else "closed with the connection"
     return link.state

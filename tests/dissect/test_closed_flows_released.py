@@ -1,6 +1,6 @@
 """A connection whose both directions closed lets go of its frame readers and engine
 feed (`Dissector._handlers`), and, for the views that read no connection's model at the
-end (`keep_closed=False`), of its engine model and links too: a capture of many short
+end (`closed="release"`), of its engine model and links too: a capture of many short
 connections must not keep what each one was. Its records and figures stay, and every
 such view prints the same."""
 
@@ -30,7 +30,7 @@ def test_closed_connections_keep_no_readers(tmp_path: Path) -> None:
 
 
 def test_nor_their_models_where_no_view_reads_them(tmp_path: Path) -> None:
-    res = dissect(Path(_capture(tmp_path)), keep_closed=False)
+    res = dissect(Path(_capture(tmp_path)), closed="release")
     assert [d.outcome for d in res.deliveries] == ["accepted"] * 10
     conns = res.dissector.conns
     assert all(c.observer is None and not c.links for c in conns)
