@@ -3,7 +3,7 @@
     python bench/gen_capture.py OUT [--connections 20] [--links 4] [--messages 500]
         [--body 200] [--large 0.05] [--max-frame 16384] [--mss 1460] [--files 1]
         [--gzip] [--retransmit 0.01] [--reorder 0.01] [--noise 0] [--seed 1]
-        [--start 1700000000] [--client-port 40000] [--open N]
+        [--start 1700000000] [--client-port 40000] [--open N] [--one-link-at-a-time]
 
 Each connection does what a real client/broker pair does: SASL (PLAIN or ANONYMOUS),
 open, begin, attaches (client senders and client receivers, some pre-settled), credit by
@@ -11,7 +11,9 @@ flow, transfers (a share of them `--large`, 4-40x the body size, split into seve
 frames), dispositions (accepted, rejected, released, modified; ranges where outcomes
 repeat), detach, end, close, and the TCP handshake and FINs around it. Connections run
 interleaved in time: all at once, or `--open N` at a time (each next one opens as one
-closes: many short connections, as a busy broker sees them). With `--files N` the packet stream is cut into N consecutive files,
+closes: many short connections, as a busy broker sees them). `--one-link-at-a-time`
+attaches each link of a connection once the one before it detached (a client that
+opens a link per request). With `--files N` the packet stream is cut into N consecutive files,
 like a ring-buffer capture, so connections straddle files. `--noise N` mixes in N
 connections of other traffic (HTTP), which readers must recognise and skip. `OUT` is a file name; several
 files are named OUT-00001.pcapng, OUT-00002.pcapng, ... Prints the files written and the
@@ -116,11 +118,31 @@ def connection_script(rng: random.Random, n: int, args: argparse.Namespace,
                        incoming_window=UInt(0x7FFFFFFF), outgoing_window=UInt(0x7FFFFFFF)))
     totals.frames += 4
     delivery_id = {C2S: 0, S2C: 0}  # per sending side of the session
+    if args.one_link_at_a_time:
+        for h in range(args.links):  # each on handle 0, attached once the last detached
+            yield from link_script(rng, n, h, args, totals, delivery_id)
+    else:
+        yield from link_script(rng, n, None, args, totals, delivery_id)
+    yield C2S, f(End())
+    yield S2C, f(End())
+    yield C2S, f(Close())
+    yield S2C, f(Close())
+    totals.frames += 4
+
+
+def link_script(rng: random.Random, n: int, only: int | None, args: argparse.Namespace,
+                totals: Totals, delivery_id: dict[Direction, int]
+                ) -> Iterator[tuple[Direction, bytes]]:
+    """Every link's attach, messages and detach (the links side by side), or, with
+    `only`, that one link's alone on handle 0."""
+    f = encode_frame
     links = []
-    for h in range(args.links):
-        client_sends = h % 2 == 0
-        presettled = rng.random() < 0.2
+    for h in range(args.links) if only is None else (only,):
         name = f"link-{n}-{h}"
+        if only is not None:
+            h = 0
+        client_sends = (h if only is None else only) % 2 == 0
+        presettled = rng.random() < 0.2
         role = SENDER if client_sends else RECEIVER
         attach = Attach(name=name, handle=UInt(h), role=role,
                         snd_settle_mode=UByte(1 if presettled else 0),
@@ -173,11 +195,6 @@ def connection_script(rng: random.Random, n: int, args: argparse.Namespace,
         yield C2S, f(Detach(handle=UInt(h), closed=True))
         yield S2C, f(Detach(handle=UInt(h), closed=True))
         totals.frames += 2
-    yield C2S, f(End())
-    yield S2C, f(End())
-    yield C2S, f(Close())
-    yield S2C, f(Close())
-    totals.frames += 4
 
 
 def noise_script(rng: random.Random, args: argparse.Namespace
@@ -222,6 +239,9 @@ def main() -> None:
                     help="the first connection's client port, one more per connection: "
                     "captures meant to be read together need their own ports (or "
                     "--start times), else their connections are taken as one")
+    ap.add_argument("--one-link-at-a-time", action="store_true", help="attach each link "
+                    "once the one before detached (a client that opens a link per "
+                    "request), not all side by side")
     ap.add_argument("--open", type=int, default=0, help="connections open at a time (the "
                     "next opens as one closes); default: all at once")
     args = ap.parse_args()

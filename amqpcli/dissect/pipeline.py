@@ -619,7 +619,7 @@ class _Handler10(_Handler):
         for ls in self._retired:
             conn._by_link.pop(id(ls.link), None)
             if self.dis.closed == "facts":
-                ls.link = LinkFacts.of(ls.link)
+                ls.link = LinkFacts(ls.link)
             else:
                 conn.links.remove(ls)
         self._retired.clear()

@@ -84,53 +84,48 @@ class LinkStats:
         return bool(self.link.sender == self.link.initiator)
 
 
-@dataclass(slots=True, eq=False)
 class LinkFacts:
     """What the end-of-capture views (`--links`, the summary, the address and link
     filters' notes) read of an AMQP 1.0 engine Link, under the Link's own names: in its
-    place in `LinkStats.link` once its connection closed both ways (`Conn.keep_facts`).
-    The attaches and detaches are the decoded frames themselves."""
+    place in `LinkStats.link` once it was retired or its connection closed both ways
+    (`Conn.keep_facts`). The attaches are the decoded frames themselves; of the detaches,
+    only whether there were any (`detached_with`: a view reads no more of them). (A
+    plain class: a dataclass would cost every start-up its making.)"""
 
-    name: str
-    sender: str
-    receiver: str
-    initiator: str
-    state: str
-    detached_with: str | None
-    refused: bool
-    attach: dict[str, Any]
-    detach: dict[str, Any]
-    requested: Any
-    granted: Any
-    source: Any
-    target: Any
-    delivery_count: int
-    link_credit: int
+    __slots__ = ("attach", "delivery_count", "detached_with", "granted", "initiator",
+                 "link_credit", "name", "receiver", "refused", "requested", "sender",
+                 "source", "state", "target")
 
-    @classmethod
-    def of(cls, link: Any) -> LinkFacts:
-        return cls(link.name, link.sender, link.receiver, link.initiator, link.state,
-                   link.detached_with, link.refused, link.attach, link.detach,
-                   link.requested, link.granted, link.source, link.target,
-                   link.delivery_count, link.link_credit)
+    def __init__(self, link: Any) -> None:
+        self.name: str = link.name
+        self.sender: str = link.sender
+        self.receiver: str = link.receiver
+        self.initiator: str = link.initiator
+        self.state: str = link.state
+        self.detached_with: str | None = link.detached_with
+        self.refused: bool = link.refused
+        self.attach: dict[str, Any] = link.attach
+        self.requested = link.requested
+        self.granted = link.granted
+        self.source = link.source
+        self.target = link.target
+        self.delivery_count: int = link.delivery_count
+        self.link_credit: int = link.link_credit
 
 
-@dataclass(slots=True, eq=False)
 class ConnectionFacts:
     """What `--connections` reads of an AMQP 1.0 connection's engine model, under the
     model's own names: in its place once the connection closed both ways
     (`Conn.keep_facts`)."""
 
-    sasl_mechanisms: tuple[str, ...]
-    sasl_mechanism: str | None
-    sasl_code: int | None
-    open: dict[str, Any]
-    close: dict[str, Any]
+    __slots__ = ("close", "open", "sasl_code", "sasl_mechanism", "sasl_mechanisms")
 
-    @classmethod
-    def of(cls, model: Any) -> ConnectionFacts:
-        return cls(model.sasl_mechanisms, model.sasl_mechanism, model.sasl_code,
-                   model.open, model.close)
+    def __init__(self, model: Any) -> None:
+        self.sasl_mechanisms: tuple[str, ...] = model.sasl_mechanisms
+        self.sasl_mechanism: str | None = model.sasl_mechanism
+        self.sasl_code: int | None = model.sasl_code
+        self.open: dict[str, Any] = model.open
+        self.close: dict[str, Any] = model.close
 
 
 @dataclass(slots=True, eq=False)
@@ -201,11 +196,11 @@ class Conn:
         model = getattr(self.observer, "connection", None)
         if model is None:
             return
-        self.facts = ConnectionFacts.of(model)
+        self.facts = ConnectionFacts(model)
         self.observer = None
         for ls in self.links:
             if ls.link.__class__ is not LinkFacts:
-                ls.link = LinkFacts.of(ls.link)
+                ls.link = LinkFacts(ls.link)
             ls.first_unseen = None
         self._by_link = {}
 
