@@ -216,10 +216,13 @@ class Dissector:
                     h = handlers.get(ev.flow.index)
                     if h is not None:
                         yield from h.closed(ev, packet)
-                        if h.done and h.__class__ is not _Deferred:
+                        if h.__class__ is _Deferred:
+                            if len(h.ended) == 2:  # (never a byte: a probe, a scan)
+                                handlers[ev.flow.index] = None
+                        elif h.done:
                             # both sides closed: its readers go (memory follows the open
                             # connections); a late segment is let be. (A flow that has
-                            # sent nothing yet may still: a half-closed one too.)
+                            # sent nothing yet may still, until both its sides closed.)
                             handlers[ev.flow.index] = None
                             if self.closed == "release":
                                 h.conn.release()
@@ -322,14 +325,18 @@ class _Deferred:
 
     done = True  # nothing to finish if no bytes ever come
 
+    __slots__ = ("ended", "flow", "time")
+
     def __init__(self, flow: Any, time: float) -> None:
         self.flow = flow
         self.time = time
+        self.ended: set[int] = set()  # the directions that closed
 
     def gap(self, ev: Any, packet: int) -> Iterator[Record]:
         return iter(())
 
     def closed(self, ev: Any, packet: int) -> Iterator[Record]:
+        self.ended.add(ev.direction)
         return iter(())
 
 

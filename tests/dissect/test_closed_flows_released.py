@@ -80,3 +80,25 @@ def test_views_of_a_0_10_capture_print_the_same(monkeypatch: pytest.MonkeyPatch,
     released = run("pcap-dump", *view, cap)
     monkeypatch.setattr(Conn, "release", lambda self: None)
     assert released == run("pcap-dump", *view, cap) and released[0] == 0, released[2]
+
+
+def test_probes_that_never_sent_a_byte_leave_nothing(tmp_path: Path) -> None:
+    # connections to the AMQP port that open and close (or are reset) with no byte, as a
+    # port scan or a health check makes them: nothing is kept of one once both its sides
+    # closed; one closed by one side only may still be read (above)
+    from amqpcli.capture.writer import CaptureWriter, TcpConversation
+    from amqpcli.dissect.pipeline import _Deferred
+
+    path = tmp_path / "probes.pcapng"
+    with CaptureWriter(path) as w:
+        for i in range(20):
+            conv = TcpConversation(w, client=("10.0.0.1", 41000 + i), server=("10.0.0.2", 5672),
+                                   start_ns=1_700_000_000_000_000_000 + i * 1_000_000)
+            conv.handshake()
+            if i % 2:
+                conv.close()
+            else:
+                conv.reset()
+    res = dissect(path)
+    assert not res.dissector.conns and not res.frames
+    assert not [h for h in res.dissector._handlers.values() if isinstance(h, _Deferred)]
