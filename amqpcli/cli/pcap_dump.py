@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the dissect pipeline loads when the command runs, not for -
     from amqpcli.capture.live import TlsFlows
     from amqpcli.dissect import Dissector, Filter, Summary
     from amqpcli.dissect.journeys import Journeys
+    from amqpcli.dissect.seen import SeenConns
     from amqpcli.dissect.stats import Passed
 
 _OUT = "Output"
@@ -373,6 +374,7 @@ def pcap_dump(
     keylog = Path(tls_keylog) if tls_keylog is not None else None
     bpf = capture_filter if capture_filter is not None else bpf_alias
     from amqpcli.dissect import Dissector, Filter, Summary
+    from amqpcli.dissect.seen import SeenConns
 
     for p in port or ():
         if not 0 < p < 65536:
@@ -455,15 +457,17 @@ def pcap_dump(
     # delivery records feed the delivery lines and the summary, and their figures per link
     # the tables at the end; the frame view needs neither. Link and address filters find
     # the links of a frame through its engine events, the steps of deliveries included.
+    seen = SeenConns(flt)
     dis = Dissector(keep_payload=(json_out and deliveries) or bodies or messages
                     or selector is not None,
                     stall_threshold=stall, ports=port or (), engine=engine,
                     delivery_records=deliveries or messages or links or connections or summary,
                     delivery_updates=flt.by_link, credit_timeline=links and json_out,
                     # (the end views and the "matched no link" notes read closed
-                    # connections' links and open/close)
+                    # connections' links and open/close; the other views only the
+                    # tallies of `seen`)
                     closed="facts" if links or connections or summary or flt.by_link
-                    else "release")
+                    else "forget", on_forget=seen.add)
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None
@@ -521,18 +525,20 @@ def pcap_dump(
         stop.restore()
     if stop.interrupted:
         raise typer.Exit(int(Exit.INTERRUPTED))
-    _notes(dis, flt, messages)
-    _exit_status(dis, paths or [Path(live or "")], tls.packets if tls is not None else None)
+    seen.add_all(dis.conns)  # (those not forgotten)
+    _notes(dis, seen, flt, messages)
+    _exit_status(dis, seen, paths or [Path(live or "")],
+                 tls.packets if tls is not None else None)
 
 
-def _notes(dis: "Dissector", flt: "Filter", messages: bool = False) -> None:
+def _notes(dis: "Dissector", seen: "SeenConns", flt: "Filter", messages: bool = False
+           ) -> None:
     """Why a filter showed nothing, when that is certain: a connection, an address or a
     link name that is not there, a time range outside the capture, AMQP 0-10 connections
     that `--selector` and `--messages` (AMQP 1.0 only) do not read."""
-    from amqpcli.dissect.records import AMQP010
     from amqpcli.render.types import printable
 
-    old = sum(c.protocol == AMQP010 and flt.conn(c) for c in dis.conns)
+    old = seen.chosen_010
     if old and (messages or flt.selector is not None):
         what = " and ".join(o for o, given in (("--selector", flt.selector is not None),
                                                ("--messages", messages)) if given)
@@ -540,13 +546,12 @@ def _notes(dis: "Dissector", flt: "Filter", messages: bool = False) -> None:
         typer.echo(f"amqp: note: {what} {verb} AMQP 1.0 only: {old} AMQP 0-10 connection"
                    f"{'s' if old > 1 else ''} left out", err=True)
 
-    for x in flt.unmatched_connections(dis.conns) if dis.conns else ():
-        labels = f"{dis.conns[0].label}" + (
-            f" to {dis.conns[-1].label}" if len(dis.conns) > 1 else "")
+    for x in seen.unnamed() if seen.count else ():
         typer.echo(f"amqp: note: --connection {printable(x)} matched no connection (there "
-                   f"are {labels})", err=True)
-    # (not when --connection chose nothing: that note says why)
-    if dis.conns and any(flt.conn(c) for c in dis.conns):
+                   f"are {seen.labels})", err=True)
+    # (not when --connection chose nothing: that note says why; the link filters keep
+    # every connection: `closed="facts"`)
+    if seen.chosen:
         where = " of the connections --connection chose" if flt.connections else ""
         for option, x, near in flt.unmatched_links(dis.conns):
             hint = f" (did you mean {near!r}?)" if near is not None else ""
@@ -834,7 +839,8 @@ def _destinations(c: Any, out: Out, flt: "Filter", json_out: bool,
             out.line(destination_line(c.label, d))
 
 
-def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = None) -> None:
+def _exit_status(dis: "Dissector", seen: "SeenConns", sources: list[Path],
+                 packets: int | None = None) -> None:
     """Exit 8 (after everything readable was printed) for a damaged capture, one without
     AMQP, or AMQP bytes that did not decode. `packets`: how many were read, when not by
     the dissector's reader (tshark's, for TLS decryption)."""
@@ -846,14 +852,14 @@ def _exit_status(dis: "Dissector", sources: list[Path], packets: int | None = No
         raise UserError(f"{first_of(dis.capture_errors)}; " + (
             "what could be read was printed" if read else "no packet could be read"),
             Exit.DECODE)
-    if not dis.conns:
+    if not seen.count:
         names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))
         what = f"{sum(dis.other_flows.values())} TCP flows: {others}" if others else (
             f"{dis.packets if packets is None else packets} packets, no TCP flows")
         raise UserError(f"no AMQP traffic in {names} ({what})", Exit.DECODE)
-    errors = sum(c.frame_errors for c in dis.conns)
-    skipped = sum(c.skipped_bytes for c in dis.conns if not c.midstream and not c.gaps)
+    errors = seen.frame_errors
+    skipped = seen.skipped_bytes
     if errors or skipped:
         bits = []
         if errors:

@@ -235,6 +235,15 @@ class Filter:
         conns = list(conns)
         return [x for x, m in self._conn_match if not any(m(c) for c in conns)]
 
+    def naming(self, c: Conn) -> list[str]:
+        """The `connections` values that name `c` (`unmatched_connections`, a connection
+        at a time)."""
+        return [x for x, m in self._conn_match if m(c)]
+
+    def forget(self, c: Conn) -> None:
+        """`c` is gone (`Dissector(closed="forget")`): no record of it is judged again."""
+        self._conn_cache.pop(c.index, None)
+
     def time_outside(self, first: float, last: float) -> str | None:
         """Which of `since`/`until` leaves no time of the capture (`first` to `last`) in
         range, as the option was given: "--since 2030-01-01", else None."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Collection, Generator, Iterable, Iterator
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -109,7 +109,9 @@ class Dissector:
       and of its engine model only what the end views read (`Conn.keep_facts`: for
       `--links`, `--connections`, `--summary`, the link and address filters' notes).
       "release": only its own figures (`Conn.release`: for views that read neither
-      its model nor its links at the end).
+      its model nor its links at the end). "forget": not even those: it leaves `conns`,
+      handed to `on_forget` (which tallies what the caller reads at the end), so memory
+      follows the open connections alone; `made` counts every connection.
     * `credit_timeline=True`: keep every flow's credit on its link
       (`LinkStats.credit_timeline`, for `--links --json`); it grows with the capture.
     """
@@ -117,11 +119,14 @@ class Dissector:
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
                  delivery_records: bool = True, delivery_updates: bool = True,
-                 credit_timeline: bool = False, closed: str = "keep") -> None:
-        if closed not in ("keep", "facts", "release"):
-            raise ValueError(f"closed={closed!r}: keep, facts or release")
+                 credit_timeline: bool = False, closed: str = "keep",
+                 on_forget: Callable[[Conn], None] | None = None) -> None:
+        if closed not in ("keep", "facts", "release", "forget"):
+            raise ValueError(f"closed={closed!r}: keep, facts, release or forget")
         self.engine = engine
         self.closed = closed
+        self.on_forget = on_forget
+        self.made = 0  # connections made (`conns` holds them all but those forgotten)
         self.credit_timeline = credit_timeline
         self.delivery_records = delivery_records
         self.delivery_updates = delivery_updates
@@ -213,21 +218,27 @@ class Dissector:
                     if h is not None:
                         yield from h.gap(ev, packet)
                 elif cls is Closed:
+                    # (every look-up is `get`: a flow without an entry is one without a
+                    # reader, as one whose entry is None: not AMQP, encrypted)
                     h = handlers.get(ev.flow.index)
-                    if h is not None:
+                    if h is None:
+                        handlers.pop(ev.flow.index, None)
+                    else:
                         yield from h.closed(ev, packet)
                         if h.__class__ is _Deferred:
                             if len(h.ended) == 2:  # (never a byte: a probe, a scan)
-                                handlers[ev.flow.index] = None
+                                del handlers[ev.flow.index]
                         elif h.done:
                             # both sides closed: its readers go (memory follows the open
                             # connections); a late segment is let be. (A flow that has
                             # sent nothing yet may still, until both its sides closed.)
-                            handlers[ev.flow.index] = None
+                            del handlers[ev.flow.index]
                             if self.closed == "release":
                                 h.conn.release()
                             elif self.closed == "facts":
                                 h.conn.keep_facts()
+                            elif self.closed == "forget":
+                                self._forget(h.conn)
         except CaptureError as e:
             if numbering is None:
                 raise
@@ -237,6 +248,17 @@ class Dissector:
             yield Notice(None, None, self.last_time, packet, "capture-error", str(e))
         if numbering is not None:  # a whole capture read (`run`'s callers: `finish`)
             self._end_encrypted()
+
+    def _forget(self, conn: Conn) -> None:
+        conn.release()
+        self.conns.remove(conn)  # (of the open ones: a short list)
+        if self.on_forget is not None:
+            self.on_forget(conn)
+
+    def _new_conn(self) -> tuple[int, str]:
+        """The next connection's number and label: c1, c2, ... in order of first sight."""
+        self.made += 1
+        return self.made, f"c{self.made}"
 
     def _end_encrypted(self) -> None:
         """Encrypted connections run to their flows' last packets, which no event says
@@ -262,7 +284,7 @@ class Dissector:
             # no header: a connection only once it carries bytes (not a refused probe)
             self._handlers[flow.index] = _Deferred(flow, t)
             return
-        conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
+        conn = Conn(*self._new_conn(), _ep(flow.client),
                     _ep(flow.server), proto, t, t, timed=_timed(flow), source=_source(flow),
                     cut_payloads=getattr(flow, "cut", None))
         self.conns.append(conn)
@@ -284,7 +306,7 @@ class Dissector:
         """The first bytes of a flow that had no protocol header: read it as AMQP 1.0
         joined mid-connection."""
         flow = d.flow
-        conn = Conn(len(self.conns) + 1, f"c{len(self.conns) + 1}", _ep(flow.client),
+        conn = Conn(*self._new_conn(), _ep(flow.client),
                     _ep(flow.server), AMQP10, d.time, d.time, timed=_timed(flow),
                     source=_source(flow), cut_payloads=getattr(flow, "cut", None))
         conn.midstream = True

@@ -1076,6 +1076,11 @@ class Client:
         # (a refusal's detach: LinkRefused, which comes first, said it)
         if (e.error is not None or not link.detaching) and not e.link.refused:
             link._fail(UserError(f"the peer detached the link to {link.what}: {describe_error(e.error)}", Exit.REFUSED))
+        elif e.link.retired and link.error is None:
+            # closed by us and answered: no later frame concerns it, so a client that
+            # opens link after link does not keep them all (one that failed stays, for
+            # `_forced` to tell why)
+            del self._links[id(e.link)]
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:
         for d in e.differences:

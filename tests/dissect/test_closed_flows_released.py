@@ -1,12 +1,14 @@
 """A connection whose both directions closed lets go of its frame readers and engine
 feed (`Dissector._handlers`), and, for the views that read no connection's model at the
-end (`closed="release"`), of its engine model and links too: a capture of many short
-connections must not keep what each one was. Its records and figures stay, and every
-such view prints the same."""
+end (`closed="release"`), of its engine model and links too; `pcap-dump`'s views that
+print connections as they go forget it altogether (`closed="forget"`: what their notes
+and exit status read of it is tallied, `SeenConns`). A capture of many short
+connections must not keep what each one was, and every such view prints the same."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +26,7 @@ def test_closed_connections_keep_no_readers(tmp_path: Path) -> None:
     res = dissect(Path(_capture(tmp_path)))
     dis = res.dissector
     assert len(dis.conns) == 5 and all(len(c.closed) == 2 for c in dis.conns)
-    assert set(dis._handlers.values()) == {None}  # nothing open is left to read with
+    assert dis._handlers == {}  # nothing open is left to read with, nor its entry
     assert [d.outcome for d in res.deliveries] == ["accepted"] * 10
     assert all(c.deliveries == 2 and c.links and c.observer for c in dis.conns)
 
@@ -87,7 +89,6 @@ def test_probes_that_never_sent_a_byte_leave_nothing(tmp_path: Path) -> None:
     # port scan or a health check makes them: nothing is kept of one once both its sides
     # closed; one closed by one side only may still be read (above)
     from amqpcli.capture.writer import CaptureWriter, TcpConversation
-    from amqpcli.dissect.pipeline import _Deferred
 
     path = tmp_path / "probes.pcapng"
     with CaptureWriter(path) as w:
@@ -101,4 +102,82 @@ def test_probes_that_never_sent_a_byte_leave_nothing(tmp_path: Path) -> None:
                 conv.reset()
     res = dissect(path)
     assert not res.dissector.conns and not res.frames
-    assert not [h for h in res.dissector._handlers.values() if isinstance(h, _Deferred)]
+    assert res.dissector._handlers == {}
+
+
+def _bad(tmp_path: Path) -> str:
+    """Four connections, all closed: two with bytes that do not decode (a frame, and
+    bytes that are no frame header), two fine."""
+    from amqpcli.capture.tcp import C2S
+
+    bad_frame = b"\x00\x00\x00\x09\x02\x00\x00\x00\xff"  # (format code 0xff)
+    a = basic(1).raw(C2S, bad_frame)
+    b = basic(1)
+    b.steps.insert(-2, (C2S, b"garbage!more", b.steps[-2][2]))
+    return write_connections(tmp_path / "bad.pcapng", [basic(1), a, b, basic(2)])
+
+
+def _keep_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    from amqpcli.dissect import pipeline
+
+    init = pipeline.Dissector.__init__
+
+    def keeping(self: Any, **kw: Any) -> None:
+        init(self, **{**kw, "closed": "keep"})
+
+    monkeypatch.setattr(pipeline.Dissector, "__init__", keeping)
+
+
+@pytest.mark.parametrize("view", [[], ["--deliveries"], ["--json"], ["--messages"],
+                                  ["--frames-only"], ["--connection", "c9"],
+                                  ["--connection", "c2", "--deliveries"],
+                                  ["--connection", "c9", "--connection", "c3", "--json"],
+                                  ["--connection", "10.0.0.1:40003"],
+                                  ["--connection", "10.0.0.9", "--messages"],
+                                  ["--performative", "close"]], ids=" ".join)
+def test_forgetting_prints_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    view: list[str]) -> None:
+    cap = _bad(tmp_path)
+    forgot = run("pcap-dump", *view, cap)
+    _keep_everything(monkeypatch)
+    kept = run("pcap-dump", *view, cap)
+    assert forgot == kept and forgot[0] == 8, forgot[2]
+    assert "2 frames could not be decoded" in forgot[2]
+
+
+@pytest.mark.parametrize("view", [["--messages"], ["--selector", "a = 1"],
+                                  ["--connection", "c7", "--deliveries"]], ids=" ".join)
+def test_forgetting_a_0_10_capture_prints_the_same(monkeypatch: pytest.MonkeyPatch,
+                                                   view: list[str]) -> None:
+    cap = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
+    forgot = run("pcap-dump", *view, cap)
+    _keep_everything(monkeypatch)
+    assert forgot == run("pcap-dump", *view, cap) and "note:" in forgot[2], forgot[2]
+
+
+def test_forgotten_connections_are_tallied_not_kept(tmp_path: Path) -> None:
+    from amqpcli.dissect.filters import Filter
+    from amqpcli.dissect.pipeline import Dissector
+    from amqpcli.dissect.seen import SeenConns
+
+    seen = SeenConns(Filter(connections=["c2", "c9"]))
+    dis = Dissector(closed="forget", on_forget=seen.add)
+    for _ in dis.read(_bad(tmp_path)):
+        pass
+    assert dis.conns == [] and dis.made == 4  # (every one closed both ways)
+    assert (seen.count, seen.labels, seen.frame_errors) == (4, "c1 to c4", 2)
+    assert seen.chosen == 1 and seen.unnamed() == ["c9"]
+    assert seen.flt._conn_cache == {}  # (nothing of them kept there either)
+
+
+def test_the_tally_counts_bytes_skipped_as_the_exit_status_did() -> None:
+    # only where no gap or mid-stream start explains them
+    from amqpcli.dissect.filters import Filter
+    from amqpcli.dissect.seen import SeenConns
+
+    seen = SeenConns(Filter())
+    for i, (midstream, gaps) in enumerate([(False, 0), (True, 0), (False, 2)], 1):
+        c = Conn(i, f"c{i}", "10.0.0.1:1", "10.0.0.2:5672", "amqp-1.0", 0.0,
+                 midstream=midstream, gaps=gaps, skipped_bytes=10 * i)
+        seen.add(c)
+    assert (seen.skipped_bytes, seen.chosen, seen.labels) == (10, 3, "c1 to c3")

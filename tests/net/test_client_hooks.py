@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from amqpcli.cli.options import build_config
+from amqpcli.codec import composites as c
 from amqpcli.engine import ConnectionOpened, LinkAttached, MessageReceived
 from amqpcli.engine.endpoint import Endpoint
 from amqpcli.net.client import Client
@@ -162,3 +163,29 @@ def test_a_failure_an_earlier_wait_took_ends_the_next_wait_at_once() -> None:
             await server.close()
 
     asyncio.run(scenario())
+
+
+def test_links_closed_and_answered_are_let_go() -> None:
+    # a client that opens a link per request keeps the open ones, not every one it had
+    async def scenario() -> tuple[list[int], list[int], list[bytes]]:
+        server, url = await _serve()
+        try:
+            client = await Client.connect(build_config(f"{url}/q"))
+            opened, held = [], []
+            for i in range(5):
+                s = await client.open_sender("r")
+                p = s.send(b"m%d" % i, settled=False)
+                await asyncio.wait_for(p.wait(), 10)
+                assert isinstance(p.state, c.Accepted)
+                opened.append(len(client._links))
+                await s.close()
+                held.append(len(client._links))
+            got = await round_trip(client, 2)  # (and the client goes on as before)
+            await client.close()
+            return opened, held, got
+        finally:
+            await server.close()
+
+    opened, held, got = asyncio.run(scenario())
+    assert opened == [1] * 5 and held == [0] * 5
+    assert got == [b"m0", b"m1"]
