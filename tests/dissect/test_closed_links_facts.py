@@ -9,6 +9,7 @@ after link, must not keep every engine object it made. Every view prints the sam
 from __future__ import annotations
 
 import gc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -69,48 +70,72 @@ def _open(tmp_path: Path) -> str:
     return str(write(tmp_path / "open.pcapng", _kinds(_churn(Script().open())), fin=False))
 
 
-def _read(path: str, **kw: Any) -> pipeline.Dissector:
+class _Made:
+    """Weak references to every engine Connection, Session and Link the records of a
+    reading showed: which of them are still alive, wherever the other tests left theirs."""
+
+    def __init__(self) -> None:
+        self.refs: list[weakref.ref[Any]] = []
+        self._by_id: dict[int, weakref.ref[Any]] = {}  # (an id is reused once freed)
+
+    def see(self, rec: Any) -> None:
+        model = getattr(rec.conn.observer, "connection", None)
+        for x in [model, *(getattr(ev, name, None) for ev in getattr(rec, "events", ())
+                           for name in ("link", "session"))]:
+            known = self._by_id.get(id(x))
+            if x is not None and (known is None or known() is not x):
+                self._by_id[id(x)] = ref = weakref.ref(x)
+                self.refs.append(ref)
+
+    def alive(self, *classes: type) -> int:
+        gc.collect()
+        return sum(1 for r in self.refs if r().__class__ in classes)
+
+
+def _read(path: str, made: _Made | None = None, **kw: Any) -> pipeline.Dissector:
     """Read as the views do: each record let go once read (records hold the engine's
     events)."""
     dis = pipeline.Dissector(**kw)
-    for _ in dis.read(path):
-        pass
+    for rec in dis.read(path):
+        if made is not None:
+            made.see(rec)
     return dis
 
 
-def _before_the_end(path: str, **kw: Any) -> pipeline.Dissector:
+def _before_the_end(path: str, made: _Made | None = None, **kw: Any) -> pipeline.Dissector:
     """Read up to the last frame: what the capture's end (which ends every connection
     still open) has not touched yet."""
     frames = sum(1 for r in pipeline.Dissector().read(path) if isinstance(r, FrameRecord))
     dis = pipeline.Dissector(**kw)
     for rec in dis.read(path):
+        if made is not None:
+            made.see(rec)
         frames -= isinstance(rec, FrameRecord)
         if not frames:
             break
+    rec = None
     return dis
 
 
-def _alive(*classes: type) -> int:
-    gc.collect()
-    return sum(1 for o in gc.get_objects() if o.__class__ in classes)
-
-
 def test_a_closed_connection_keeps_only_facts(tmp_path: Path) -> None:
-    conns = _read(_many(tmp_path), closed="facts").conns
+    made = _Made()
+    conns = _read(_many(tmp_path), made, closed="facts").conns
     assert len(conns) == 3 and all(len(x.closed) == 2 for x in conns)
     assert all(x.observer is None and x.facts.__class__ is ConnectionFacts for x in conns)
     assert [len(x.links) for x in conns] == [CHURN + 3, 3, 3]  # (resumed: the same link)
     assert all(ls.link.__class__ is LinkFacts for x in conns for ls in x.links)
     assert conns[2].model.close["client"].error.description == "boom"
     assert conns[0].model.sasl_mechanism == "PLAIN"
-    assert _alive(Connection, Session, Link) == 0
-    kept = _read(_many(tmp_path))  # (the default keeps them: the TUI shows them)
-    assert _alive(Connection, Session, Link) > 0 and kept.conns[0].facts is None
+    assert len(made.refs) > 10 and made.alive(Connection, Session, Link) == 0
+    made = _Made()
+    kept = _read(_many(tmp_path), made)  # (the default keeps them: the TUI shows them)
+    assert made.alive(Connection, Session, Link) > 10 and kept.conns[0].facts is None
 
 
 @pytest.mark.parametrize("closed", ["facts", "release"])
 def test_retired_links_of_an_open_connection_go(tmp_path: Path, closed: str) -> None:
-    (conn,) = _before_the_end(_open(tmp_path), closed=closed).conns
+    made = _Made()
+    (conn,) = _before_the_end(_open(tmp_path), made, closed=closed).conns
     assert conn.observer is not None and conn.facts is None  # (still open)
     kinds = [ls.link.__class__.__name__ for ls in conn.links]
     if closed == "facts":
@@ -124,7 +149,7 @@ def test_retired_links_of_an_open_connection_go(tmp_path: Path, closed: str) -> 
         assert [ls.name for ls in conn.links] == ["left"]
     # the engine holds what is still attached, and the one a later attach may still
     # answer, no more: not one Link per link ever attached
-    assert _alive(Link) <= 2
+    assert made.alive(Link) <= 2 < len(made.refs)
 
 
 def test_a_link_suspended_stays_the_engines(tmp_path: Path) -> None:
