@@ -91,3 +91,14 @@ def test_messages_count_only_the_judged(tmp_path: Path) -> None:
     assert code == 0, err
     assert ("(2 deliveries without a readable message are not followed, 1 of them not a "
             "valid message)") in out
+
+
+def test_delivery_json_says_which_may_be_a_tail(tmp_path: Path) -> None:
+    # its message is given as it came (it does not decode alone), marked as what may be
+    # only the end of one; the next delivery is not
+    code, out, err = run("pcap-dump", "--deliveries", "--json", _capture(tmp_path))
+    assert code == 0, err
+    tail, bad = [o for o in map(json.loads, out.splitlines()) if o["record"] == "delivery"]
+    assert tail["delivery-id"] == 0 and tail["may-be-tail"] is True
+    assert bad["delivery-id"] == 1 and "may-be-tail" not in bad
+    assert "undecodable" in bad["message"]
