@@ -264,8 +264,7 @@ def main() -> None:
     per_file = max(1, est // args.files + 1)
     writer_idx = 0
     writer = CaptureWriter(names[0], compress=args.gzip)
-    convs = [TcpConversation(writer, client=(f"10.1.{n // 250}.{n % 250 + 1}",
-                                                      args.client_port + n),
+    convs = [TcpConversation(writer, client=client_end(n, args.client_port),
                              server=("10.0.0.1", 5672 if n < args.connections else 8080),
                              mss=args.mss, start_ns=round(args.start * 1e9) + n * 100_000,
                              step_ns=20_000, isn=(rng.getrandbits(32), rng.getrandbits(32)))
@@ -319,6 +318,15 @@ def main() -> None:
     print(f"{written} packets, {totals.frames} frames, {totals.messages} messages "
           f"({', '.join(f'{k} {v}' for k, v in totals.outcomes.items())}), "
           f"{size / 1e6:.1f} MB in {writer_idx + 1} file(s)")
+
+
+def client_end(n: int, first_port: int) -> tuple[str, int]:
+    """Connection `n`'s client address and port: one address per connection (10.1.0.1,
+    10.1.0.2, ...), ports counting up from `first_port` and wrapping to 1024 past 65535,
+    for captures of any number of connections."""
+    ip = f"10.{1 + n // 62500}.{(n // 250) % 250}.{n % 250 + 1}"
+    port = first_port + n
+    return ip, port if port < 65536 else 1024 + (port - 65536) % 64512
 
 
 def estimate_packets(args: argparse.Namespace) -> int:
