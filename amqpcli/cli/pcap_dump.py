@@ -454,15 +454,16 @@ def pcap_dump(
     engine = not (brief and show_frames and not (deliveries or messages or links or connections
                                                  or summary)
                   and not state and not link and not address)
+    seen = SeenConns(flt)
     # delivery records feed the delivery lines and the summary, and their figures per link
     # the tables at the end; the frame view needs neither. Link and address filters find
     # the links of a frame through its engine events, the steps of deliveries included.
-    seen = SeenConns(flt)
     dis = Dissector(keep_payload=(json_out and deliveries) or bodies or messages
                     or selector is not None,
                     stall_threshold=stall, ports=port or (), engine=engine,
                     delivery_records=deliveries or messages or links or connections or summary,
                     delivery_updates=flt.by_link, credit_timeline=links and json_out,
+                    latencies=links or summary,
                     # (the end views and the "matched no link" notes read closed
                     # connections' links and open/close; the other views only the
                     # tallies of `seen`)

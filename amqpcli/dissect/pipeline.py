@@ -112,6 +112,9 @@ class Dissector:
       its model nor its links at the end). "forget": not even those: it leaves `conns`,
       handed to `on_forget` (which tallies what the caller reads at the end), so memory
       follows the open connections alone; `made` counts every connection.
+    * `latencies=False`: keep no settlement latencies on the links
+      (`LinkStats.latencies`, 8 bytes a settled delivery, which exact percentiles need):
+      for views that print no link's latency (only `--links` and `--summary` do).
     * `credit_timeline=True`: keep every flow's credit on its link
       (`LinkStats.credit_timeline`, for `--links --json`); it grows with the capture.
     """
@@ -119,7 +122,7 @@ class Dissector:
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
                  delivery_records: bool = True, delivery_updates: bool = True,
-                 credit_timeline: bool = False, closed: str = "keep",
+                 credit_timeline: bool = False, latencies: bool = True, closed: str = "keep",
                  on_forget: Callable[[Conn], None] | None = None) -> None:
         if closed not in ("keep", "facts", "release", "forget"):
             raise ValueError(f"closed={closed!r}: keep, facts, release or forget")
@@ -128,6 +131,7 @@ class Dissector:
         self.on_forget = on_forget
         self.made = 0  # connections made (`conns` holds them all but those forgotten)
         self.credit_timeline = credit_timeline
+        self.latencies = latencies
         self.delivery_records = delivery_records
         self.delivery_updates = delivery_updates
         self.keep_payload = keep_payload
@@ -756,7 +760,8 @@ class _Handler10(_Handler):
             ls.outcomes[rec.outcome] = ls.outcomes.get(rec.outcome, 0) + 1
         first = rec.first_time  # (rec.latency)
         settled_time = rec.settled_time
-        if first is not None and settled_time is not None and not rec.presettled:
+        if (first is not None and settled_time is not None and not rec.presettled
+                and self.dis.latencies):
             ls.latencies.append(settled_time - first)
 
     def _record(self, d: Any, at_end: bool) -> DeliveryRecord:

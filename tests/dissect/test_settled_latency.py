@@ -97,3 +97,14 @@ def test_presettled_in_several_frames_is_settled_at_its_first_transfer(
     rows = read_table(str(tables), "deliveries").to_pylist()
     assert [(r["latency"], r["settled_time"] == r["first_time"]) for r in rows] == [
         (0.0, True), (0.0, True)]
+
+
+def test_views_that_print_no_link_latency_keep_none(tmp_path: Path) -> None:
+    # (8 bytes a settled delivery, for the links' percentiles: only --links and
+    # --summary print them) each delivery keeps its own
+    path = second_mode_capture(tmp_path / "second.pcapng")
+    res = dissect(path, latencies=False)
+    (ls,) = res.dissector.conns[0].links
+    assert len(ls.latencies) == 0 and ls.settled == 1
+    assert res.deliveries[0].latency == pytest.approx(0.020, abs=1e-6)
+    assert len(dissect(path).dissector.conns[0].links[0].latencies) == 1
