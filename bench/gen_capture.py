@@ -137,11 +137,10 @@ def link_script(rng: random.Random, n: int, only: int | None, args: argparse.Nam
     `only`, that one link's alone on handle 0."""
     f = encode_frame
     links = []
-    for h in range(args.links) if only is None else (only,):
-        name = f"link-{n}-{h}"
-        if only is not None:
-            h = 0
-        client_sends = (h if only is None else only) % 2 == 0
+    for k in range(args.links) if only is None else (only,):
+        name = f"link-{n}-{k}"
+        h = k if only is None else 0
+        client_sends = k % 2 == 0
         presettled = rng.random() < 0.2
         role = SENDER if client_sends else RECEIVER
         attach = Attach(name=name, handle=UInt(h), role=role,
@@ -245,6 +244,8 @@ def main() -> None:
     ap.add_argument("--open", type=int, default=0, help="connections open at a time (the "
                     "next opens as one closes); default: all at once")
     args = ap.parse_args()
+    if args.open < 0:
+        ap.error("--open: a number of connections, 1 or more (0: all at once)")
     rng = random.Random(args.seed)
     totals = Totals()
 
@@ -272,17 +273,18 @@ def main() -> None:
     at_once = args.open if args.open > 0 else len(scripts)
     waiting = list(range(len(scripts)))[::-1]  # the next to open is last
     live: list[int] = []
-    opened: list[TcpConversation] = []
+    clock = 0  # the latest time of any connection opened so far
     written = 0
     while live or waiting:
         while waiting and len(live) < at_once:
             n = waiting.pop()
             c = convs[n]
             if args.open > 0:  # it opens now, not at its own start
-                c.now = max([c.now] + [o.now for o in opened])
+                c.now = max(c.now, clock)
             c.handshake()
+            clock = max(clock, c.now)
             live.append(n)
-            opened.append(c)
+        moving = [convs[n] for n in live]  # (those that close in this round too)
         for n in list(live):
             c = convs[n]
             step = next(scripts[n], None)
@@ -299,9 +301,9 @@ def main() -> None:
                 kw["duplicate"] = {rng.randrange(nseg)}
             c.send(direction, data, ack=rng.random() < 0.5, **kw)  # type: ignore[arg-type]
         # keep the connections' clocks together so they interleave
-        now = max(c.now for c in opened)
-        for c in opened:
-            c.now = now
+        clock = max([clock] + [c.now for c in moving])
+        for n in live:
+            convs[n].now = clock
         if writer.packets >= per_file and writer_idx + 1 < len(names):
             written += writer.packets
             writer.close()

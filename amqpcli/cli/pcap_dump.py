@@ -468,7 +468,7 @@ def pcap_dump(
                     # connections' links and open/close; the other views only the
                     # tallies of `seen`)
                     closed="facts" if links or connections or summary or flt.by_link
-                    else "forget", on_forget=seen.add)
+                    else "forget", on_forget=lambda c: _forget(c, seen, pieces))
     out = Out(None if not json_out else False, live is not None) if color is None else Out(
         color and not json_out, live is not None)
     summ = Summary() if summary else None
@@ -530,6 +530,13 @@ def pcap_dump(
     _notes(dis, seen, flt, messages)
     _exit_status(dis, seen, paths or [Path(live or "")],
                  tls.packets if tls is not None else None)
+
+
+def _forget(conn: Any, seen: "SeenConns", pieces: "_Pieces | None") -> None:
+    """A connection closed both ways that no view reads again: tallied, and let go."""
+    seen.add(conn)
+    if pieces is not None:
+        pieces.forget(conn)
 
 
 def _notes(dis: "Dissector", seen: "SeenConns", flt: "Filter", messages: bool = False
@@ -594,10 +601,10 @@ class _Pieces:
         # JSON: the deliveries in several frames under way, by (stream, channel, handle)
         self.ends: set[Any] | None = set() if json_out else None
         self.attach = Attach  # (what `sure` is fed, with transfers)
-        # of a connection that joined mid-stream or lost bytes: by (stream, channel,
-        # handle), how much the connection had lost (gaps, resyncs, bytes skipped) when that
-        # link's last delivery ended or the link was attached
-        self.known: dict[Any, int] = {}
+        # of a connection that joined mid-stream or lost bytes: by stream, then by
+        # (channel, handle), how much the connection had lost (gaps, resyncs, bytes
+        # skipped) when that link's last delivery ended or the link was attached
+        self.known: dict[Any, dict[Any, int]] = {}
 
     def sure(self, rec: Any) -> bool:
         """Whether a frame record of a connection that joined mid-stream or lost bytes
@@ -615,14 +622,22 @@ class _Pieces:
             return True
         conn = rec.conn
         lost = conn.gaps + conn.resyncs + conn.skipped_bytes
-        key = ((conn, rec.side), item.channel, handle_key(body.handle))
+        stream = self.known.get((conn, rec.side))
+        if stream is None:
+            stream = self.known[(conn, rec.side)] = {}
+        key = (item.channel, handle_key(body.handle))
         if cls is self.attach:
-            self.known[key] = lost
+            stream[key] = lost
             return True
-        known = self.known.get(key) == lost
+        known = stream.get(key) == lost
         if not body.more or body.aborted:
-            self.known[key] = lost  # the next transfer begins a delivery
+            stream[key] = lost  # the next transfer begins a delivery
         return known
+
+    def forget(self, conn: Any) -> None:
+        """`conn` closed both ways and is let go: what `sure` knew of its streams too."""
+        self.known.pop((conn, "client"), None)
+        self.known.pop((conn, "server"), None)
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""

@@ -15,7 +15,7 @@ import itertools
 import os
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from amqpcli.capture import (
     AMQP_0_10,
@@ -105,7 +105,11 @@ class Dissector:
       address filters) needs them.
     * `closed`: what a connection closed both ways keeps, so that memory follows the
       open connections where the views allow. "keep" (the default): everything, its
-      engine model included (the TUI, which shows it). "facts": its figures and links,
+      engine model included (the table pipeline reads its sessions and links' engine
+      objects; records may be collected first and looked into after). Any other: a
+      caller must read each record before asking for the next, as `pcap-dump` does:
+      from the next frame on, `Conn.link_for` knows no link retired (`Link.retired`),
+      and no link of a closed connection. "facts": its figures and links,
       and of its engine model only what the end views read (`Conn.keep_facts`: for
       `--links`, `--connections`, `--summary`, the link and address filters' notes).
       "release": only its own figures (`Conn.release`: for views that read neither
@@ -122,12 +126,13 @@ class Dissector:
     def __init__(self, *, keep_payload: bool = False, stall_threshold: float = 1.0,
                  ports: Collection[int] = (), engine: bool = True,
                  delivery_records: bool = True, delivery_updates: bool = True,
-                 credit_timeline: bool = False, latencies: bool = True, closed: str = "keep",
+                 credit_timeline: bool = False, latencies: bool = True,
+                 closed: Literal["keep", "facts", "release", "forget"] = "keep",
                  on_forget: Callable[[Conn], None] | None = None) -> None:
         if closed not in ("keep", "facts", "release", "forget"):
             raise ValueError(f"closed={closed!r}: keep, facts, release or forget")
         self.engine = engine
-        self.closed = closed
+        self.closed_mode = closed  # (what a closed connection keeps)
         self.on_forget = on_forget
         self.made = 0  # connections made (`conns` holds them all but those forgotten)
         self.credit_timeline = credit_timeline
@@ -237,11 +242,11 @@ class Dissector:
                             # connections); a late segment is let be. (A flow that has
                             # sent nothing yet may still, until both its sides closed.)
                             del handlers[ev.flow.index]
-                            if self.closed == "release":
+                            if self.closed_mode == "release":
                                 h.conn.release()
-                            elif self.closed == "facts":
+                            elif self.closed_mode == "facts":
                                 h.conn.keep_facts()
-                            elif self.closed == "forget":
+                            elif self.closed_mode == "forget":
                                 self._forget(h.conn)
         except CaptureError as e:
             if numbering is None:
@@ -255,7 +260,13 @@ class Dissector:
 
     def _forget(self, conn: Conn) -> None:
         conn.release()
-        self.conns.remove(conn)  # (of the open ones: a short list)
+        # from the end: the connections made after it are few, the ones kept to the end
+        # (encrypted, other protocols) may be many
+        conns = self.conns
+        for i in range(len(conns) - 1, -1, -1):
+            if conns[i] is conn:
+                del conns[i]
+                break
         if self.on_forget is not None:
             self.on_forget(conn)
 
@@ -609,7 +620,8 @@ class _Handler10(_Handler):
                 if ls is not None:
                     ls.detached = t
                     self._stall_end(ls, t, False)
-                    if ev.link.retired and self.dis.closed != "keep":
+                    if (ev.link.retired and self.dis.closed_mode != "keep"
+                            and ls not in self._retired):
                         self._retired.append(ls)
             elif cls is SessionBegun:
                 self._session_no(ev.session)
@@ -651,8 +663,9 @@ class _Handler10(_Handler):
         conn = self.conn
         for ls in self._retired:
             conn._by_link.pop(id(ls.link), None)
-            if self.dis.closed == "facts":
+            if self.dis.closed_mode == "facts":
                 ls.link = LinkFacts(ls.link)
+                ls.first_unseen = None  # (a Delivery: it would keep the engine's model)
             else:
                 conn.links.remove(ls)
         self._retired.clear()

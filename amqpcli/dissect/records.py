@@ -28,7 +28,7 @@ AMQP010 = "amqp-0-10"
 class LinkStats:
     """One link of a connection, with what the dissector counted on it."""
 
-    link: Any  # the engine Link (1.0)
+    link: Any  # the engine Link (1.0), or its `LinkFacts` once it can change no more
     session_no: int  # index of its session in the connection (1-based)
     handles: dict[str, int] = field(default_factory=dict)  # side -> handle
     attached: float | None = None
@@ -183,7 +183,8 @@ class Conn:
 
     def release(self) -> None:
         """Closed, for a view that reads no connection's model or links at the end: let
-        them go, keep the figures (`Dissector(closed="release")`)."""
+        them go, keep the figures (`Dissector(closed="release")`, and "forget" before it
+        lets the connection go too)."""
         self.observer = None
         self.links = []
         self._by_link = {}

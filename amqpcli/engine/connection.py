@@ -417,6 +417,7 @@ class Connection:
                 for link in list(s.links.values()):
                     s._retire_link(link)
             for link in list(self.suspended.values()):
+                link.retired = True
                 for d in list(link.live.values()):
                     link.session._abandon(d, "connection closed")
             self.suspended.clear()

@@ -1079,7 +1079,7 @@ class Client:
         elif e.link.retired and link.error is None:
             # closed by us and answered: no later frame concerns it, so a client that
             # opens link after link does not keep them all (one that failed stays, for
-            # `_forced` to tell why)
+            # `forced_close` to tell why)
             del self._links[id(e.link)]
 
     def _ev_mismatch(self, e: ev.TerminusMismatch) -> None:

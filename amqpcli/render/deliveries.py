@@ -257,7 +257,7 @@ def delivery_json(
         out["unsettled-at-end"] = True
     if not rec.seen_whole:
         out["incomplete"] = True
-    if getattr(rec, "may_be_tail", False):  # (its message is not judged by the lines)
+    if rec.may_be_tail:  # (its message is not judged by the lines)
         out["may-be-tail"] = True
     in_log = rec.size_in_log
     if in_log is not None:  # (`size` is what the log shows)

@@ -180,6 +180,17 @@ class Result:
         return [performative_name(f.item) for f in self.frames]
 
 
+def keep_everything(monkeypatch: Any) -> None:
+    """Every Dissector made from now on keeps what a closed connection was
+    (`closed="keep"`), whatever its caller asks: the output to compare with."""
+    init = Dissector.__init__
+
+    def keeping(self: Any, **kw: Any) -> None:
+        init(self, **{**kw, "closed": "keep"})
+
+    monkeypatch.setattr(Dissector, "__init__", keeping)
+
+
 def dissect(path: Path, **kw: Any) -> Result:
     dis = Dissector(**kw)
     recs = list(dis.read(str(path)))

@@ -8,12 +8,11 @@ connections must not keep what each one was, and every such view prints the same
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from amqpcli.dissect.records import Conn
-from tests.dissect.helpers import basic, dissect, write_connections
+from tests.dissect.helpers import basic, dissect, keep_everything, write_connections
 from tests.net.clirun import amqp_in_process as run
 from tests.paths import CAPTURES_DIR
 
@@ -47,7 +46,7 @@ def test_views_print_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               view: list[str]) -> None:
     cap = _capture(tmp_path)
     released = run("pcap-dump", *view, cap)
-    monkeypatch.setattr(Conn, "release", lambda self: None)
+    keep_everything(monkeypatch)
     kept = run("pcap-dump", *view, cap)
     assert released == kept and (released[1] or released[2])  # (a filter may print a note only)
 
@@ -80,7 +79,7 @@ def test_views_of_a_0_10_capture_print_the_same(monkeypatch: pytest.MonkeyPatch,
                                                 view: list[str]) -> None:
     cap = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
     released = run("pcap-dump", *view, cap)
-    monkeypatch.setattr(Conn, "release", lambda self: None)
+    keep_everything(monkeypatch)
     assert released == run("pcap-dump", *view, cap) and released[0] == 0, released[2]
 
 
@@ -117,17 +116,6 @@ def _bad(tmp_path: Path) -> str:
     return write_connections(tmp_path / "bad.pcapng", [basic(1), a, b, basic(2)])
 
 
-def _keep_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    from amqpcli.dissect import pipeline
-
-    init = pipeline.Dissector.__init__
-
-    def keeping(self: Any, **kw: Any) -> None:
-        init(self, **{**kw, "closed": "keep"})
-
-    monkeypatch.setattr(pipeline.Dissector, "__init__", keeping)
-
-
 @pytest.mark.parametrize("view", [[], ["--deliveries"], ["--json"], ["--messages"],
                                   ["--frames-only"], ["--connection", "c9"],
                                   ["--connection", "c2", "--deliveries"],
@@ -139,7 +127,7 @@ def test_forgetting_prints_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                                     view: list[str]) -> None:
     cap = _bad(tmp_path)
     forgot = run("pcap-dump", *view, cap)
-    _keep_everything(monkeypatch)
+    keep_everything(monkeypatch)
     kept = run("pcap-dump", *view, cap)
     assert forgot == kept and forgot[0] == 8, forgot[2]
     assert "2 frames could not be decoded" in forgot[2]
@@ -151,7 +139,7 @@ def test_forgetting_a_0_10_capture_prints_the_same(monkeypatch: pytest.MonkeyPat
                                                    view: list[str]) -> None:
     cap = str(CAPTURES_DIR / "amqp010-qpid-python-echo.pcapng")
     forgot = run("pcap-dump", *view, cap)
-    _keep_everything(monkeypatch)
+    keep_everything(monkeypatch)
     assert forgot == run("pcap-dump", *view, cap) and "note:" in forgot[2], forgot[2]
 
 

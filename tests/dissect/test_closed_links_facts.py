@@ -21,7 +21,7 @@ from amqpcli.dissect.records import ConnectionFacts, FrameRecord, LinkFacts
 from amqpcli.engine.connection import Connection
 from amqpcli.engine.link import Link
 from amqpcli.engine.session import Session
-from tests.dissect.helpers import Script, write, write_connections
+from tests.dissect.helpers import Script, keep_everything, write, write_connections
 from tests.net.clirun import amqp_in_process as run
 
 CHURN = 6  # links attached, used and detached one after another
@@ -161,15 +161,6 @@ def test_a_link_suspended_stays_the_engines(tmp_path: Path) -> None:
     assert ls.link.__class__ is Link and not ls.link.retired
 
 
-def _keep_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    init = pipeline.Dissector.__init__
-
-    def keeping(self: Any, **kw: Any) -> None:
-        init(self, **{**kw, "closed": "keep"})
-
-    monkeypatch.setattr(pipeline.Dissector, "__init__", keeping)
-
-
 VIEWS = [[], ["--deliveries"], ["--json"], ["--links"], ["--links", "--json"],
          ["--connections"], ["--connections", "--json"], ["--summary"],
          ["--summary", "--json"], ["--address", "q1"], ["--address", "q1", "--links"],
@@ -185,7 +176,7 @@ def test_views_print_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               view: list[str], capture: Any) -> None:
     cap = capture(tmp_path)
     small = run("pcap-dump", *view, cap)
-    _keep_everything(monkeypatch)
+    keep_everything(monkeypatch)
     kept = run("pcap-dump", *view, cap)
     assert small == kept and small[0] == 0, small[2]
     assert small[1]  # (something to compare)
