@@ -102,3 +102,23 @@ def test_delivery_json_says_which_may_be_a_tail(tmp_path: Path) -> None:
     assert tail["delivery-id"] == 0 and tail["may-be-tail"] is True
     assert bad["delivery-id"] == 1 and "may-be-tail" not in bad
     assert "undecodable" in bad["message"]
+
+
+def test_what_is_known_of_a_forgotten_connection_goes_with_it() -> None:
+    # (the frame views forget a connection closed both ways: what told its tails apart
+    # goes too, or a capture of many lossy connections would keep a key per link)
+    from types import SimpleNamespace
+
+    from amqpcli.cli.pcap_dump import _Pieces
+    from amqpcli.dissect.records import Conn
+
+    pieces = _Pieces(json_out=False, show_secrets=False)
+    conns = [Conn(i, f"c{i}", "a:1", "b:5672", "amqp-1.0", 0.0, midstream=True)
+             for i in (1, 2)]
+    for conn in conns:
+        for side in ("client", "server"):
+            item = SimpleNamespace(channel=0, body=c.Transfer(handle=0, delivery_id=0))
+            pieces.sure(SimpleNamespace(item=item, conn=conn, side=side))
+    assert len(pieces.known) == 4
+    pieces.forget(conns[0])
+    assert [k[0] for k in pieces.known] == [conns[1], conns[1]]
