@@ -191,6 +191,17 @@ def keep_everything(monkeypatch: Any) -> None:
     monkeypatch.setattr(Dissector, "__init__", keeping)
 
 
+def printed_as_if_kept(monkeypatch: Any, *args: str) -> tuple[int, str, str]:
+    """`amqp ARGS` in this process, which must print exactly what it prints when every
+    closed connection is kept whole (`keep_everything`): (exit code, stdout, stderr)."""
+    from tests.net.clirun import amqp_in_process
+
+    got = amqp_in_process(*args)
+    keep_everything(monkeypatch)
+    assert got == amqp_in_process(*args)
+    return got
+
+
 def dissect(path: Path, **kw: Any) -> Result:
     dis = Dissector(**kw)
     recs = list(dis.read(str(path)))
