@@ -455,6 +455,9 @@ def pcap_dump(
                                                  or summary)
                   and not state and not link and not address)
     seen = SeenConns(flt)
+    full = not brief
+    # (one for both passes of _loop: a delivery's frames may be read in each)
+    pieces = _Pieces(json_out, show_secrets) if show_frames and full else None
     # delivery records feed the delivery lines and the summary, and their figures per link
     # the tables at the end; the frame view needs neither. Link and address filters find
     # the links of a frame through its engine events, the steps of deliveries included.
@@ -482,9 +485,6 @@ def pcap_dump(
         from amqpcli.dissect.stats import Passed
 
         passed = Passed(flt)
-    full = not brief
-    # (one for both passes of _loop: a delivery's frames may be read in each)
-    pieces = _Pieces(json_out, show_secrets) if show_frames and full else None
     # hundreds of thousands of short-lived objects and almost no cycles: the young
     # generation is collected less often (7-9 % of the CPU time; memory unchanged)
     thresholds = gc.get_threshold()

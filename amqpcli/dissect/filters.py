@@ -230,14 +230,9 @@ class Filter:
             hit = self._conn_cache[c.index] = any(m(c) for _, m in self._conn_match)
         return hit
 
-    def unmatched_connections(self, conns: Iterable[Conn]) -> list[str]:
-        """The `connections` values that named none of `conns` (a typo, most likely)."""
-        conns = list(conns)
-        return [x for x, m in self._conn_match if not any(m(c) for c in conns)]
-
     def naming(self, c: Conn) -> list[str]:
-        """The `connections` values that name `c` (`unmatched_connections`, a connection
-        at a time)."""
+        """The `connections` values that name `c` (those that name none are most likely
+        typos: `SeenConns.unnamed`)."""
         return [x for x, m in self._conn_match if m(c)]
 
     def forget(self, c: Conn) -> None:

@@ -39,12 +39,15 @@ class SeenConns:
         if not c.midstream and not c.gaps:
             self.skipped_bytes += c.skipped_bytes
         flt = self.flt
-        if flt.conn(c):
+        chosen = True  # (`Filter.conn`: any value names it, or none was given)
+        if flt.connections:
+            named = flt.naming(c)
+            self._named.update(named)
+            chosen = bool(named)
+            flt.forget(c)
+        if chosen:
             self.chosen += 1
             self.chosen_010 += c.protocol == AMQP010
-        if flt.connections:
-            self._named.update(flt.naming(c))
-            flt.forget(c)
 
     def add_all(self, conns: Iterable[Conn]) -> None:
         for c in conns:

@@ -12,6 +12,7 @@ import pytest
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.dissect.filters import Filter, parse_time
 from amqpcli.dissect.records import Conn
+from amqpcli.dissect.seen import SeenConns
 from amqpcli.errors import Exit, UserError
 from tests.dissect.helpers import basic
 from tests.net.clirun import amqp_in_process
@@ -136,7 +137,9 @@ def test_the_filter_object_names_connections_exactly() -> None:
     assert flt.conn(c1) and not flt.conn(c10) and not flt.conn(c11)
     flt = Filter(connections=[":4000"])
     assert not any(flt.conn(c) for c in (c1, c10, c11))
-    assert flt.unmatched_connections([c1, c10, c11]) == [":4000"]
+    seen = SeenConns(flt)
+    seen.add_all([c1, c10, c11])
+    assert seen.unnamed() == [":4000"]
     flt = Filter(connections=["c1"])
     assert flt.conn(c1) and not flt.conn(c10) and not flt.conn(c11)
     flt = Filter(connections=["[::1]:5672"])
