@@ -34,9 +34,10 @@ class Listener:
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.srv.close()
-        for c in self.conns:
-            c.close()
+        with self.changed:  # so that _run does not take up a socket closed under it
+            self.srv.close()
+            for c in self.conns:
+                c.close()
 
     def accepted(self) -> int:
         """How many connections came before now: a last one of our own is accepted after
@@ -53,11 +54,14 @@ class Listener:
                 conn, addr = self.srv.accept()
             except OSError:
                 return
-            with self.changed:
-                self.peers.append(addr)
-                self.changed.notify_all()
-            self.conns.append(conn)
             conn.settimeout(HANG_GUARD)
+            with self.changed:
+                if self.srv.fileno() == -1:  # the block ended while this one came in
+                    conn.close()
+                    return
+                self.peers.append(addr)
+                self.conns.append(conn)
+                self.changed.notify_all()
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
     def _one(self, conn: socket.socket) -> None:
