@@ -267,7 +267,7 @@ _amqp_complete() {
     tui)
         case $prev in
         --pcap) _amqp_files "pcap|pcapng|gz|log|txt|trace"; return ;;
-        --proxy|--listen|-l|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
+        --proxy|--listen|-l|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -275,14 +275,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --half-close-timeout --amqp-port --capture-filter --fast-capture --speed --play --history --frame-log --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --half-close-timeout --amqp-port --capture-filter --fast-capture --speed --play --history --frame-log --keep-ended --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --pcap|--proxy|--live|--listen|-l|--record|-w|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--profile) ((i++)) ;;
+            --pcap|--proxy|--live|--listen|-l|--record|-w|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -369,6 +369,7 @@ complete -c amqp -n '__amqp_is tui' -l speed -x -d 'Replay speed (1 = as recorde
 complete -c amqp -n '__amqp_is tui' -l play -d 'Start playing the replay at once'
 complete -c amqp -n '__amqp_is tui' -l history -x -d 'Settled deliveries kept per connection for viewing (older ones are only counted)'
 complete -c amqp -n '__amqp_is tui' -l frame-log -x -d 'Frames kept in the frame log of live sources'
+complete -c amqp -n '__amqp_is tui' -l keep-ended -x -d 'Ended connections kept for viewing by a source shown as it comes (--proxy, --serve, --live, a pipe): the most recent ones'
 complete -c amqp -n '__amqp_is tui' -l credit -x -d 'Credit granted by the c key (our receiving link)'
 complete -c amqp -n '__amqp_is tui' -l refresh -x -d 'View updates per second'
 complete -c amqp -n '__amqp_is tui' -l address -s a -x -d 'Node address, verbatim (wins over the URL path)'

@@ -26,6 +26,7 @@ from amqpcli.cli.options import (
     profile_settings,
 )
 from amqpcli.errors import Exit, UserError
+from amqpcli.tui import KEEP_ENDED
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
@@ -242,6 +243,7 @@ def tui(
     history: Annotated[int, typer.Option("--history", help="Settled deliveries kept per connection for viewing (older ones are only counted).", rich_help_panel=_VIEW)] = 1000,
     frame_log: Annotated[int, typer.Option("--frame-log", help="Frames kept in the frame log of live sources.", rich_help_panel=_VIEW)] = 200_000,
     frames_alias: Annotated[int | None, typer.Option("--frames", hidden=True)] = None,  # the old spelling of --frame-log
+    keep_ended: Annotated[int, typer.Option("--keep-ended", help="Ended connections kept for viewing by a source shown as it comes (--proxy, --serve, --live, a pipe): the most recent ones; older ones are only counted.", rich_help_panel=_VIEW)] = KEEP_ENDED,
     credit: Annotated[int, typer.Option("--credit", help="Credit granted by the c key (our receiving link).", rich_help_panel=_VIEW)] = 10,
     refresh: Annotated[float, typer.Option("--refresh", help="View updates per second.", rich_help_panel=_VIEW)] = 10.0,
 ) -> None:
@@ -259,6 +261,8 @@ def tui(
     frames = frames_alias if frames_alias is not None else frame_log
     if history < 1 or frames < 16:
         raise UserError("--history must be at least 1 and --frame-log at least 16", Exit.USAGE)
+    if keep_ended < 0:
+        raise UserError("--keep-ended must be 0 or more", Exit.USAGE)
     if not 0.5 <= refresh <= 60:
         raise UserError("--refresh must be between 0.5 and 60", Exit.USAGE)
     check_credit(credit, "--credit")
@@ -278,6 +282,7 @@ def tui(
             (play, "--play", ("pcap",)),
             (option_given(ctx, "speed"), "--speed", ("pcap",)),
             (option_given(ctx, "credit"), "--credit", ("recv",)),
+            (option_given(ctx, "keep_ended"), "--keep-ended", ("proxy", "serve", "live", "pcap")),
             (bool(port), "--amqp-port", ("pcap", "live"))):
         if given and src not in sources:
             raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
@@ -304,7 +309,7 @@ def tui(
         # the named pipe is opened by the source, where waiting for its writer can be
         # stopped (q, Ctrl-C): the screen opens at once
         pipe = PipeSource(pcap if stdin is None else stdin, ports=port or (),
-                          history=history, frames=frames)
+                          history=history, frames=frames, keep_ended=keep_ended)
         run(pipe, refresh_hz=refresh)
         if pipe.unreadable is not None:  # nothing readable came: exit 8, as for a file
             raise pipe.unreadable
@@ -316,6 +321,10 @@ def tui(
             raise UserError("--frame-log goes with a source shown as it comes (--live, "
                             "--proxy, --recv, --send, --serve, a pipe): a capture file is "
                             "replayed whole", Exit.USAGE)
+        if option_given(ctx, "keep_ended"):
+            raise UserError("--keep-ended goes with a source shown as it comes (--live, "
+                            "--proxy, --serve, a pipe): a capture file is replayed whole, "
+                            "every connection kept", Exit.USAGE)
         replay = ReplaySource(pcap if stdin is None else _named_stdin(stdin), ports=port or (),
                               history=history, speed=speed, autoplay=play)
         # up to the first frame: a capture with nothing readable is a one-line error (exit
@@ -337,7 +346,7 @@ def tui(
                               insecure=not tls.verify, server_name=tls.server_name,
                               connect_timeout=broker.connect_timeout)
         run(ProxySource(parse_listen(proxy), cfg, record=record, history=history, frames=frames,
-                        half_close_timeout=half_close_timeout),
+                        half_close_timeout=half_close_timeout, keep_ended=keep_ended),
             refresh_hz=refresh)
     elif src in ("recv", "send"):
         from amqpcli.tui.sources.client import ClientSource
@@ -349,7 +358,8 @@ def tui(
 
         assert live is not None
         capture = LiveSource(live, ports=port or (), bpf_filter=capture_filter,
-                             fast=fast_capture, history=history, frames=frames)
+                             fast=fast_capture, history=history, frames=frames,
+                             keep_ended=keep_ended)
         try:
             run(capture, refresh_hz=refresh)
         finally:
@@ -360,4 +370,5 @@ def tui(
         from amqpcli.proxy import parse_listen
         from amqpcli.tui.sources.serve import ServeSource
 
-        run(ServeSource(parse_listen(listen), history=history, frames=frames), refresh_hz=refresh)
+        run(ServeSource(parse_listen(listen), history=history, frames=frames,
+                        keep_ended=keep_ended), refresh_hz=refresh)

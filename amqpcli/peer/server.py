@@ -9,8 +9,9 @@ header, which tells the client SASL is not spoken here).
 Watching from outside (the TUI's `--serve`): `on_connect(conn)` is called with each new
 `PeerConnection` before any of its bytes move (its `endpoint` can be given a tap then),
 `on_events(conn, events)` with each batch of its engine events before the broker handles
-them, and `lock` is held through everything the server does with the broker and the
-endpoints: each transport step, a connection's start and end, the broker's timers.
+them, `on_disconnect(conn)` once it is gone (the broker let it go), and `lock` is held
+through everything the server does with the broker and the endpoints: each transport
+step, a connection's start and end, the broker's timers.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class Server:
     """Listens on `listen` and serves every connection from one `Broker`.
 
     `trace` gets every frame both ways (a tap on each endpoint; an `on_connect` that sets
-    its own tap replaces it). `on_connect`, `on_events` and `lock`: see the module's text.
+    its own tap replaces it). `on_connect`, `on_events`, `on_disconnect` and `lock`: see
+    the module's text.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class Server:
         idle_timeout: float | None = None,
         on_connect: Callable[[PeerConnection], None] | None = None,
         on_events: Callable[[PeerConnection, list[Any]], None] | None = None,
+        on_disconnect: Callable[[PeerConnection], None] | None = None,
         lock: AbstractContextManager[Any] | None = None,
     ) -> None:
         if sasl not in SASL_MODES:
@@ -82,6 +85,7 @@ class Server:
         self.idle_timeout = idle_timeout
         self.on_connect = on_connect
         self.on_events = on_events
+        self.on_disconnect = on_disconnect
         self.lock = lock
         self._held: AbstractContextManager[Any] = lock if lock is not None else nullcontext()
         self._ids = itertools.count(1)
@@ -308,5 +312,7 @@ class Server:
             await transport.close()
             with self._held:
                 broker.disconnect(conn)
+                if self.on_disconnect is not None:
+                    self.on_disconnect(conn)
             broker.log(f"{name} disconnected ({transport.bytes_in} bytes in, "
                        f"{transport.bytes_out} out)")

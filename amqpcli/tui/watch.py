@@ -10,6 +10,11 @@ assemblies to the 0-10 session model (`amqpcli.amqp010.SessionObserver`) and gro
 messages by session, sending side and destination as they come (`Destination`).
 
 A `Watch` is what a replay checkpoints (it deep-copies), so it holds no locks or threads.
+
+A live source (a proxy, a served broker, a live capture, a pipe) runs for as long as its
+user likes: its watch keeps the open connections and the last `keep_ended` ended ones
+(`end()`), so memory and each refresh's walk over the tree follow those, not every
+connection ever seen. A replay keeps every connection (it steps back and forth).
 """
 
 from __future__ import annotations
@@ -317,8 +322,11 @@ class ConnWatch010:
 class Watch:
     """Connections by key, in the order they appeared."""
 
-    def __init__(self, history: int = 1000) -> None:
+    def __init__(self, history: int = 1000, keep_ended: int | None = None) -> None:
         self.history = history
+        self.keep_ended = keep_ended  # ended connections kept (None: all of them)
+        self.ended: deque[str] = deque()  # the keys of those kept, oldest first
+        self.dropped = 0  # ended connections no longer kept
         self.conns: dict[str, ConnWatch | ConnWatch010] = {}
         self.labels: dict[str, str] = {}
         self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
@@ -346,6 +354,27 @@ class Watch:
 
     def items(self) -> list[tuple[str, ConnWatch | ConnWatch010]]:
         return list(self.conns.items())
+
+    def end(self, key: str) -> None:
+        """The connection under `key` ended (its transport is gone; no item of it will
+        come again): the oldest ended one goes once more than `keep_ended` are kept."""
+        if self.keep_ended is None or key not in self.conns or key in self.ended:
+            return
+        self.ended.append(key)
+        while len(self.ended) > self.keep_ended:
+            old = self.ended.popleft()
+            del self.conns[old]
+            self.labels.pop(old, None)
+            self.amqp010.discard(old)
+            self.dropped += 1
+
+    def counts(self) -> str:
+        """The status line's connection count: how many are shown, and how many ended
+        ones no longer are."""
+        text = f"{len(self.conns)} connection(s)"
+        if self.dropped:
+            text += f", {self.dropped} ended earlier not kept"
+        return text
 
 
 def clone_watch(watch: Watch) -> Watch:

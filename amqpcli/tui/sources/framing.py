@@ -13,6 +13,11 @@ happened, so the model takes what follows as pcap-dump's observer does. Connecti
 keyed as `amqp pcap-dump` labels them: ``c1``, ``c2``, … in the order the dissector found
 them. A frame-trace log's connection without times (`Conn.timed` false) is in
 `untimed`; its records carry the reader's stand-in time, which no view shows.
+
+For a source shown as it comes (`ended` given: a live interface, a pipe) a connection
+whose TCP closed both ways is forgotten once its last records and stream ends are out,
+and `ended(key)` says so (the watch may then let it go): what the framer keeps follows
+the open connections. A replay's framer keeps them all.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ AddItem = Callable[[str, str, float, Any], None]  # (connection key, side, time,
 
 class CaptureFramer:
     def __init__(self, add: AddItem, note: Callable[[str], None],
-                 ports: Collection[int] = ()) -> None:
+                 ports: Collection[int] = (), ended: Callable[[str], None] | None = None,
+                 ) -> None:
         from amqpcli.dissect import Dissector
 
         self.add = add
@@ -37,10 +43,16 @@ class CaptureFramer:
         # keys of the connections whose input has no times (a proton frame trace's: its
         # records' times are no times, and the views say they are unknown)
         self.untimed: set[str] = set()
-        self._dis = Dissector(engine=False, ports=ports)
+        self._ended_cb = ended
+        self._gone: list[Any] = []  # connections forgotten by the dissector, to let go
+        self._dis = Dissector(engine=False, ports=ports,
+                              closed="keep" if ended is None else "forget",
+                              on_forget=self._gone.append)
+        self._made = 0  # the dissector's connections taken up so far
         self._keys: dict[int, str] = {}  # id(Conn) -> key
-        self._conns: list[Any] = []  # the connections shown, for their stream ends
-        self._ended: set[tuple[str, str]] = set()
+        # the connections shown whose streams did not both end yet, by id: for their ends
+        self._open: dict[int, Any] = {}
+        self._ended: set[tuple[str, str]] = set()  # of those, (key, side) ended
         self._not_shown: set[str] = set()
 
     @property
@@ -66,10 +78,12 @@ class CaptureFramer:
         from amqpcli.dissect import AMQP010, AMQP10, FrameRecord, Notice
 
         dis = self._dis
-        known = len(dis.conns)
         records: list[Any] = list(dis.run((ev,)))
-        # A flow becomes a connection when it opens, or with its first bytes (no header).
-        for conn in dis.conns[known:]:
+        # A flow becomes a connection when it opens, or with its first bytes (no header):
+        # the newest of `conns` (an event that makes one forgets none).
+        new = dis.made - self._made
+        self._made = dis.made
+        for conn in dis.conns[len(dis.conns) - new:] if new else ():
             key = conn.label  # "c1", as pcap-dump says
             self._keys[id(conn)] = key
             # its endpoints as pcap-dump names them (a trace log's are its ids, no address)
@@ -78,7 +92,7 @@ class CaptureFramer:
                 self.labels[key] = where
                 if not conn.timed:
                     self.untimed.add(key)
-                self._conns.append(conn)
+                self._open[id(conn)] = conn
                 if conn.protocol == AMQP010:
                     self.amqp010.add(key)
                     self.note(f"{key} ({where}) speaks AMQP 0-10: its frames, "
@@ -111,14 +125,36 @@ class CaptureFramer:
                     self.note(where + rec.text)
         if isinstance(ev, Closed):
             self._stream_ends(ev.time_ns / 1e9)
+        if self._gone:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """The connections the dissector forgot: their records and stream ends are out."""
+        gone, self._gone[:] = list(self._gone), []
+        for conn in gone:
+            key = self._keys.pop(id(conn), None)
+            if key is None:  # (a flow of another protocol: never shown)
+                continue
+            self.labels.pop(key, None)
+            self.amqp010.discard(key)
+            if self._open.pop(id(conn), None) is not None:
+                for side in conn.closed:
+                    self._ended.discard((key, side))
+            if self._ended_cb is not None:
+                self._ended_cb(key)
 
     def _stream_ends(self, t: float) -> None:
         # FIN or RST: the connection really ended. The end of the capture is not the end
-        # of the connection: what was pending then stays pending.
-        for conn in self._conns:
+        # of the connection: what was pending then stays pending. (Only the connections
+        # still open are looked at: a capture of many connections is read in linear time.)
+        for conn in list(self._open.values()):
+            key = self._keys[id(conn)]
             for side, how in conn.closed.items():
-                key = self._keys[id(conn)]
                 if (key, side) not in self._ended:
                     self._ended.add((key, side))
                     if how != "end":
                         self.add(key, side, t, EndOfStream(how))
+            if len(conn.closed) == 2:
+                del self._open[id(conn)]
+                for side in conn.closed:
+                    self._ended.discard((key, side))

@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
+from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
@@ -44,14 +45,14 @@ class StreamingSource(Source):
     kind = "live"
 
     def __init__(self, *, ports: Collection[int] = (), history: int = 1000,
-                 frames: int = 200_000) -> None:
+                 frames: int = 200_000, keep_ended: int = KEEP_ENDED) -> None:
         super().__init__(history=frames)
         self.ports = ports
-        self.watch = Watch(history)
+        self.watch = Watch(history, keep_ended)
         self.error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.framer = CaptureFramer(self._add, self._note, ports)
+        self.framer = CaptureFramer(self._add, self._note, ports, ended=self.watch.end)
 
     thread_name = "capture"
 
@@ -118,8 +119,9 @@ class LiveSource(StreamingSource):
     join_timeout = 15.0
 
     def __init__(self, interface: str, *, ports: Collection[int] = (), bpf_filter: str = "tcp",
-                 fast: bool = False, history: int = 1000, frames: int = 200_000) -> None:
-        super().__init__(ports=ports, history=history, frames=frames)
+                 fast: bool = False, history: int = 1000, frames: int = 200_000,
+                 keep_ended: int = KEEP_ENDED) -> None:
+        super().__init__(ports=ports, history=history, frames=frames, keep_ended=keep_ended)
         self.interface = interface
         self.bpf_filter = bpf_filter
         self.fast = fast  # dumpcap into the file reader instead of tshark's dissection
@@ -167,4 +169,4 @@ class LiveSource(StreamingSource):
     def status(self) -> str:
         if self.error:
             return self.error
-        return f"live capture on {self.interface}: {len(self.watch.conns)} connection(s)"
+        return f"live capture on {self.interface}: {self.watch.counts()}"

@@ -33,6 +33,7 @@ from typing import Any
 
 from amqpcli.capture.files import PEEK_BYTES, CaptureError, PipeStream, ReadOnce, Stopped
 from amqpcli.errors import UserError
+from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.live import StreamingSource
@@ -46,9 +47,9 @@ class PipeSource(StreamingSource):
 
     def __init__(self, source: str | int, *, name: str | None = None,
                  ports: Collection[int] = (), history: int = 1000,
-                 frames: int = 200_000) -> None:
+                 frames: int = 200_000, keep_ended: int = KEEP_ENDED) -> None:
         """`source`: the named pipe's path, or an open descriptor to read (and close)."""
-        super().__init__(ports=ports, history=history, frames=frames)
+        super().__init__(ports=ports, history=history, frames=frames, keep_ended=keep_ended)
         self.source = source
         self.name = name or (source if isinstance(source, str) else STDIN_NAME)
         self.title = f"streaming from {self.name}"
@@ -96,7 +97,7 @@ class PipeSource(StreamingSource):
             self.ended = True
         self._post(SourceNotice(f"{self.name}: the {self.what} ended (its writer closed the "
                                 "pipe); everything read stays shown"))
-        if not self.watch.conns:
+        if not self.watch.conns and not self.watch.dropped:
             from amqpcli.tui.sources.replay import no_amqp
 
             self._post(SourceNotice(no_amqp(self.framer), "warning"))
@@ -130,10 +131,11 @@ class PipeSource(StreamingSource):
     def status(self) -> str:
         if self.error:
             return self.error
-        counts = f"{self.frames_read} frames, {len(self.watch.conns)} connection(s)"
+        counts = f"{self.frames_read} frames, {self.watch.counts()}"
         untimed = self.watch.untimed
         if untimed:  # (a frame-trace log's connections without times, as a replay says)
-            counts += (", times unknown" if len(untimed) == len(self.watch.conns)
+            seen = len(self.watch.conns) + self.watch.dropped
+            counts += (", times unknown" if len(untimed) == seen
                        else f", {len(untimed)} without times")
         if self.damage is not None:
             return f"{self.name}: {self.what} ended, damaged: {counts}"

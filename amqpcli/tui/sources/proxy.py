@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
+from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource
 from amqpcli.tui.watch import ConnWatch, ConnWatch010, EndOfStream, Watch
@@ -40,6 +41,7 @@ class ProxySource(ThreadedSource):
         history: int = 1000,
         frames: int = 200_000,
         half_close_timeout: float = 30.0,  # (the proxy's: `Proxy`)
+        keep_ended: int = KEEP_ENDED,
     ) -> None:
         super().__init__(history=frames)
         # the frame log keeps no big transfer payload: the memory of a proxy watching
@@ -51,7 +53,7 @@ class ProxySource(ThreadedSource):
         self.record = record
         self.half_close_timeout = half_close_timeout
         self.record_failed: str | None = None  # why the recording stopped early
-        self.watch = Watch(history)
+        self.watch = Watch(history, keep_ended)
         self.proxy: Proxy | None = None
         self.bound: tuple[str, int] | None = None
         self.title = f"proxy {listen[0]}:{listen[1]} → {upstream.endpoint.hostport}"
@@ -127,6 +129,7 @@ class ProxySource(ThreadedSource):
             cw = self.watch.engine_conn(conn.key)
             if cw is not None:
                 cw.ended = how
+            self.watch.end(conn.key)
         if how not in ("closed",):
             self._post(SourceNotice(f"{conn.key}: {how}", "warning"))
 
@@ -138,9 +141,8 @@ class ProxySource(ThreadedSource):
     def status(self) -> str:
         if self.error:
             return self.error
-        n = len(self.watch.conns)
         where = f"{self.bound[0]}:{self.bound[1]}" if self.bound else "…"
         rec = f", recording {os.fspath(self.record)}" if self.record else ""
         if self.record and self.record_failed:
             rec = f", recording {os.fspath(self.record)} stopped ({self.record_failed})"
-        return f"proxy {where} → {self.upstream.endpoint.hostport}: {n} connection(s){rec}"
+        return f"proxy {where} → {self.upstream.endpoint.hostport}: {self.watch.counts()}{rec}"

@@ -19,7 +19,7 @@ from typing import Any
 
 from amqpcli.errors import listen_error
 from amqpcli.net.transport import StreamEnded
-from amqpcli.tui import adapter
+from amqpcli.tui import KEEP_ENDED, adapter
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.sources.client import INTERNAL, OUTCOMES, internal_error
@@ -33,10 +33,10 @@ class ServeSource(ThreadedSource):
     join_timeout = 10.0
 
     def __init__(self, listen: tuple[str, int], *, history: int = 1000,
-                 frames: int = 200_000) -> None:
+                 frames: int = 200_000, keep_ended: int = KEEP_ENDED) -> None:
         super().__init__(history=frames)
         self.listen = listen
-        self.watch = Watch(history)
+        self.watch = Watch(history, keep_ended)
         self.server: Any = None
         self.broker: Any = None
         self.bound: tuple[str, int] | None = None
@@ -60,7 +60,8 @@ class ServeSource(ThreadedSource):
         # Nothing is decided automatically: every message waits for a key press.
         self.broker = Broker(decide=lambda incoming: None)
         self.server = Server(self.listen, self.broker, on_connect=self._instrument,
-                             on_events=self._take, lock=self.lock)
+                             on_events=self._take, lock=self.lock,
+                             on_disconnect=lambda conn: self.watch.end(conn.name))
         self._halted = asyncio.Event()
         self.bound = await self.server.start()
         self.ready.set()
@@ -100,7 +101,7 @@ class ServeSource(ThreadedSource):
             return self.error
         where = f"{self.bound[0]}:{self.bound[1]}" if self.bound else "…"
         waiting = len(self.broker.pending) if self.broker is not None else 0
-        return f"serving on {where}: {len(self.watch.conns)} connection(s), {waiting} message(s) waiting"
+        return f"serving on {where}: {self.watch.counts()}, {waiting} message(s) waiting"
 
     # -- actions --------------------------------------------------------------------------------
 
