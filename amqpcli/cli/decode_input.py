@@ -60,7 +60,9 @@ class InputError(ValueError):
 
 class DumpError(InputError):
     """A hex dump (it can be nothing else) that is not read: one in little-endian groups
-    or in bits, or whose `*` lines do not say how far the line before them repeats."""
+    or in bits, whose `*` lines do not say how far the line before them repeats, or
+    with a line whose offset does not follow on (or no dump line at all) after lines
+    that surely are one."""
 
 
 class TooLong(Exception):
@@ -183,6 +185,7 @@ _BITS = "an xxd -b dump (bits) is not read: dump with xxd, xxd -p or hexdump -C"
 _OD = ("a dump in words or characters, or with decimal offsets, is not read (od without "
        "-t x1, od -A d, hexdump without -C): dump with od -t x1, od -A x -t x1z, hexdump -C "
        "or xxd")
+_NOT_DUMP_LINE = "not a line of the hex dump (an offset where the line before ended, then hex)"
 # A '*' line that stands for more than this is refused rather than spelled out.
 _MAX_REPEAT = 1 << 32
 
@@ -297,6 +300,11 @@ class _Dump:
         if self._star:
             runs.append(self._repeats(offset, number))
         elif self._expected is not None and offset != self._expected:
+            if self.sure():  # (else plain hex that only looked like a dump so far)
+                raise DumpError(
+                    f"line {number}: offset {self._shown(offset)} where the line before "
+                    f"ended at {self._shown(self._expected)}: a line missing or out of "
+                    "order, or a second dump")
             raise _NotDumpLine
         self._expected = offset + len(data)
         self._before = data
@@ -352,6 +360,8 @@ def _read_dump(text: str, final: bool = True) -> list[tuple[bytes, int]] | None:
         try:
             runs += dump.line(ln, number)
         except _NotDumpLine:
+            if dump.sure():  # a dump so far: its bytes are not those of its text
+                raise DumpError(f"line {number}: {_NOT_DUMP_LINE}") from None
             return None
     if not dump.sure():
         return None
@@ -455,8 +465,7 @@ class HexDumpReader(_Reader):
             try:
                 runs = self._dump.line(ln, self._line)
             except _NotDumpLine:
-                raise InputError(f"line {self._line}: not a line of the hex dump (an offset "
-                                 "where the line before ended, then hex)") from None
+                raise InputError(f"line {self._line}: {_NOT_DUMP_LINE}") from None
             for chunk, times in runs:
                 while times:
                     n = min(times, max(1, _PART // len(chunk)))

@@ -372,3 +372,36 @@ def test_a_short_dump_that_stands_for_more_than_a_mib_is_decoded_as_it_is_read()
     done = amqp("decode", "--json", "-", input=text.encode())
     assert done.returncode == 0, done.stderr
     assert b"".join(item_bytes_from_json(i) for i in json_lines(done.stdout)) == data
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda ls: ls[:4] + ls[5:],  # a line left out
+     ("line 5: offset 0x50 where the line before ended at 0x40: a line missing or out of "
+     "order, or a second dump")),
+    (lambda ls: ls[:3] + [ls[4], ls[3]] + ls[5:],  # two lines swapped
+     ("line 4: offset 0x40 where the line before ended at 0x30: a line missing or out of "
+     "order, or a second dump")),
+    (lambda ls: [*ls, "user@host:~$ "],  # a prompt pasted after it
+     "line 7: not a line of the hex dump (an offset where the line before ended, then hex)"),
+])
+def test_a_dump_with_a_line_out_of_place_is_refused_by_that_line(edit: object,
+                                                                   says: str) -> None:
+    """Not read as the bytes of its text (`found 0x30` at offset 0)."""
+    text = "\n".join(edit(XXD_BARS.splitlines())) + "\n"  # type: ignore[operator]
+    with pytest.raises(DumpError, match=re.escape(says)):
+        parse_input(text.encode())
+    done = amqp("decode", "-", input=text.encode())
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"amqp: error: stdin: {says}\n"
+
+
+def test_a_dump_that_does_not_follow_on_after_its_first_mib_is_refused_there() -> None:
+    # 2 MiB of binary values, 16 bytes each, none the same
+    text = hexdump_c(b"".join(b"\xa0\x0e" + i.to_bytes(14, "big") for i in range(1 << 17)))
+    lines = text.splitlines()
+    cut = "\n".join(lines[:100_000] + lines[100_001:]) + "\n"
+    done = amqp("decode", "--brief", "-", input=cut.encode())
+    assert done.returncode == 2
+    assert done.stderr == ("amqp: error: stdin: line 100001: offset 0x186a10 where the line "
+                           "before ended at 0x186a00: a line missing or out of order, or a "
+                           "second dump\n")
