@@ -871,8 +871,10 @@ def _exit_status(dis: "Dissector", seen: "SeenConns", sources: list[Path],
     if not seen.count:
         names = ", ".join("standard input" if str(s) == STDIN else str(s) for s in sources)
         others = ", ".join(f"{n} {p}" for p, n in sorted(dis.other_flows.items()))
-        what = f"{sum(dis.other_flows.values())} TCP flows: {others}" if others else (
-            f"{dis.packets if packets is None else packets} packets, no TCP flows")
+        flows = sum(dis.other_flows.values())
+        n = dis.packets if packets is None else packets
+        what = f"{flows} TCP flow{'' if flows == 1 else 's'}: {others}" if others else (
+            f"{n} packet{'' if n == 1 else 's'}, no TCP flows")
         raise UserError(f"no AMQP traffic in {names} ({what})", Exit.DECODE)
     errors = seen.frame_errors
     skipped = seen.skipped_bytes

@@ -375,7 +375,7 @@ def item_tree(item: Item, show_secrets: bool = False,
         return node
     if isinstance(item, ValueItem):
         node = value_tree(item.value, "", show_secrets)
-        where = f"@{item.offset}, {item.size} bytes"
+        where = f"@{item.offset}, {item.size} byte{'' if item.size == 1 else 's'}"
         node.type = f"{node.type}; {where}" if node.type else where
         if not node.label:
             node.label = "value"

@@ -380,3 +380,12 @@ def test_pcap_dump_shows_a_delivery_ended_by_an_empty_transfer_as_any_other(
         assert len(out) == 1
         assert f"[{2 + empty_last} frames]" in out[0]
         assert out[0].endswith('value "hello multi-frame world" (28 bytes)')
+
+
+def test_a_one_byte_value_is_one_byte() -> None:
+    code, out, err = run("decode", "41", "7000000100")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "a sequence of 2 AMQP values (detected); 6 bytes from hex input (argument)",
+        "value: true  (@0, 1 byte)",
+        "value: 256  (uint; @1, 5 bytes)"]

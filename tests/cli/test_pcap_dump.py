@@ -263,7 +263,7 @@ def test_not_amqp(tmp_path: Path) -> None:
         conv.close()
     code, out, err = run("pcap-dump", str(path))
     assert code == 8 and out == ""
-    assert "no AMQP traffic" in err and "1 TCP flows: 1 unknown" in err
+    assert "no AMQP traffic" in err and "(1 TCP flow: 1 unknown)" in err
     text = tmp_path / "t.txt"
     text.write_text("hello\n")
     code, out, err = run("pcap-dump", str(text))

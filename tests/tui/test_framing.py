@@ -45,4 +45,4 @@ def test_a_flow_on_another_port_without_a_header_is_not_shown(tmp_path: Path) ->
     # counted, not noted one by one: pcap-dump says nothing of such a flow either (the
     # TUI said 'flow 10.0.0.1:40000 -> 10.0.0.2:8080 speaks unknown: not shown')
     assert loaded.notes == [] and loaded.other_flows == {"unknown": 1}
-    assert no_amqp(loaded) == "no AMQP traffic in this capture (1 TCP flows: 1 unknown)"
+    assert no_amqp(loaded) == "no AMQP traffic in this capture (1 TCP flow: 1 unknown)"

@@ -180,7 +180,8 @@ def no_amqp(loaded: Loaded | CaptureFramer) -> str:
     """What a capture without AMQP frames holds, in pcap-dump's words (from what was
     loaded, or from the framer that read it)."""
     others = loaded.other_flows
-    what = (f"{sum(others.values())} TCP flows: "
+    flows = sum(others.values())
+    what = (f"{flows} TCP flow{'' if flows == 1 else 's'}: "
             + ", ".join(f"{n} {p}" for p, n in sorted(others.items()))) if others else (
         "no TCP flows")
     if loaded.encrypted:
