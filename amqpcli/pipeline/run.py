@@ -155,7 +155,13 @@ def wants_tables(files: list[Any] | None, out: Any, summary: bool) -> bool:
 
     if out is not None:
         return True
-    return bool(summary and files and all(is_table_dir(str(f)) for f in files))
+    if not (summary and files):
+        return False
+    tables = [f for f in files if is_table_dir(str(f))]
+    if tables and len(tables) < len(files):
+        raise UserError(f"{tables[0]}: an output folder of --out, which --summary reads alone "
+                        "(one at a time, not with captures)", Exit.USAGE)
+    return bool(tables)
 
 
 def cli(files: list[Any], out: Any, *, fmt: str, engine: str, master: str, conf: list[str],

@@ -175,6 +175,12 @@ def test_cli_writes_tables_and_reports(capture_set: Path, tmp_path: Path) -> Non
     assert read_table(str(out), "deliveries").num_rows == 40
     code, stdout2, err = run_cli("pcap-dump", "--summary", str(out))
     assert code == 0 and stdout2 == stdout
+    # an output folder is read alone: not taken for a folder of captures beside a capture
+    for args in ([str(out), str(RABBIT)], [str(RABBIT), str(out)]):
+        code, stdout3, err = run_cli("pcap-dump", "--summary", *args)
+        assert (code, stdout3) == (2, "")
+        assert err == (f"amqp: error: {out}: an output folder of --out, which --summary reads "
+                       "alone (one at a time, not with captures)\n")
 
 
 @pytest.mark.parametrize("args, text", [
