@@ -263,7 +263,7 @@ def show_010(
         _write_error(report)
         _stopped_note(src, source)
         raise UserError(
-            f"decode error: at offset {error.offset}: expected {error.expected}, "
+            f"decode error at offset {error.offset}: expected {error.expected}, "
             f"found {error.found}",
             Exit.DECODE,
         )
@@ -336,8 +336,8 @@ def show_items(
     first = tally.first_error
     if first is not None:
         errors = tally.count(FrameError)
-        count = f"{errors} decode errors" if errors > 1 else "decode error"
+        count = f"{errors} decode errors, the first" if errors > 1 else "decode error"
         raise UserError(
-            f"{count}: first at offset {first.offset}: expected {first.expected}, found {first.found}",
+            f"{count} at offset {first.offset}: expected {first.expected}, found {first.found}",
             Exit.DECODE,
         )

@@ -39,14 +39,14 @@ def test_decode_says_which_byte_is_bad_in_text_and_json(kind: str) -> None:
     said = f"at offset {offset}: expected {expected}, found {found}"
     code, out, err = amqp_in_process("decode", "--no-color", *hexed.split())
     assert code == 8, out
-    assert err.splitlines()[-1] == f"amqp: error: decode error: first {said}"
+    assert err.splitlines()[-1] == f"amqp: error: decode error {said}"
     assert err.startswith(f"decode error {said}\n")  # (then the bytes around it)
     code, out, err = amqp_in_process("decode", "--json", *hexed.split())
     assert code == 8
     (item,) = [json.loads(line) for line in out.splitlines()]
     assert item == {"item": "error", "offset": offset, "expected": expected, "found": found,
                     "fatal": True}
-    assert err.splitlines()[-1] == f"amqp: error: decode error: first {said}"
+    assert err.splitlines()[-1] == f"amqp: error: decode error {said}"
 
 
 def _capture(tmp_path: Path, kind: str) -> Path:

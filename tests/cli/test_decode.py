@@ -158,7 +158,7 @@ def test_values_that_end_in_an_error_say_how_they_end(args: tuple[str, ...], fir
     # the first line counts what --json lists: the values, and the error that ends them
     code, out, err = run("decode", *args)
     assert code == 8 and out.startswith(first), out
-    assert err.splitlines()[-1].startswith("amqp: error: decode error: first at offset ")
+    assert err.splitlines()[-1].startswith("amqp: error: decode error at offset ")
     code, items, _ = run("decode", "--json", *args)
     kinds = [json.loads(line)["item"] for line in items.splitlines()]
     assert kinds[-1] == "error" and "error" not in kinds[:-1]
@@ -180,7 +180,7 @@ def test_decode_error_shows_offset_window_and_partial_results() -> None:
     assert 'container-id: "before"' in out  # what came before is printed
     assert f"decode error at offset {len(good) + 11}" in err
     assert "[ff]" in err and "^^^^" in err
-    assert err.strip().splitlines()[-1].startswith("amqp: error: decode error: first at offset")
+    assert err.strip().splitlines()[-1].startswith("amqp: error: decode error at offset")
     assert "Traceback" not in err
 
 
@@ -389,3 +389,17 @@ def test_a_one_byte_value_is_one_byte() -> None:
         "a sequence of 2 AMQP values (detected); 6 bytes from hex input (argument)",
         "value: true  (@0, 1 byte)",
         "value: 256  (uint; @1, 5 bytes)"]
+
+
+def test_the_error_line_counts_the_decode_errors() -> None:
+    """One: where it is; more: how many, and where the first is (the lines above say
+    where each is)."""
+    bad = ["0000000c02000000005310ff", "0000000c02000000005311ff"]
+    code, _, err = run("decode", "--brief", "414d515000010000", bad[0])
+    assert code == 8
+    assert err.splitlines()[-1] == ("amqp: error: decode error at offset 19: expected a format "
+                                    "code, found 0xff")
+    code, _, err = run("decode", "--brief", "414d515000010000", *bad)
+    assert code == 8
+    assert err.splitlines()[-1] == ("amqp: error: 2 decode errors, the first at offset 19: "
+                                    "expected a format code, found 0xff")

@@ -96,5 +96,5 @@ def test_truncated_stream_ends_in_a_decode_error_with_its_offset() -> None:
     code, out, err = run("decode", "--input", "raw", "-", stdin=data)
     assert code == 8
     assert "AMQP 0-10 protocol header" in out
-    assert "decode error: at offset 8" in err and "^^" in err
+    assert "decode error at offset 8" in err and "^^" in err
     assert "Traceback" not in err

@@ -64,7 +64,7 @@ def test_decode_tree_says_why_after_the_payload(bad: bytes) -> None:
     # the same bytes as a message alone: the codec's same words, a decode error
     code, out, err = run("decode", "--as", "message", bad.hex())
     assert code == 8 and "Traceback" not in err
-    assert err.splitlines()[-1] == f"amqp: error: decode error: first at offset 3: {REASONS[bad]}"
+    assert err.splitlines()[-1] == f"amqp: error: decode error at offset 3: {REASONS[bad]}"
 
 
 @pytest.mark.parametrize("bad", [BAD_VALUE, BAD_DATA], ids=["bad-value", "cut-data"])
