@@ -312,13 +312,14 @@ def check_parts(out: str, table: str | None = None) -> None:
 
 
 def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
-    rows: list[dict[str, Any]] = []
+    parts: list[pa.Table] = []
     for f in _data_files(folder):
         if f.suffix != ".json":
             continue
         day = next((p.split("=", 1)[1] for p in f.parts if p.startswith(f"{PARTITION}=")), None)
         if day == NULL_PARTITION:
             day = None
+        rows: list[dict[str, Any]] = []
         with open(f, encoding="utf-8") as fh:
             try:
                 for n, line in enumerate(fh, 1):
@@ -330,7 +331,11 @@ def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
                 raise damaged_part(f, "not UTF-8 text") from None
             except (ValueError, TypeError, AttributeError):
                 raise damaged_part(f, f"line {n} is not a row of the table") from None
-    return pa.Table.from_pylist(rows, schema=schema)
+        try:  # (a part at a time: an error names its part)
+            parts.append(pa.Table.from_pylist(rows, schema=schema))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+            raise damaged_part(f, f"a value is not of its column's type: {e}") from None
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 def _from_json(r: dict[str, Any], schema: pa.Schema | pa.StructType) -> dict[str, Any]:

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from amqpcli.dissect.records import FilePacket, ViolationRecord
 from amqpcli.dissect.stats import MAX_LISTED_VIOLATIONS, LinkSummary, Summary, percentile
@@ -284,6 +286,32 @@ def _shared_addresses(links: list[dict[str, Any]], deliveries: list[dict[str, An
 # --- Spark -----------------------------------------------------------------------------
 
 
+_CORRUPT = "_amqpcli_not_a_row"  # the column Spark puts a line that is no row of the table in
+
+
+def _ndjson_table(spark: Any, folder: str, schema: Any) -> Any:
+    """An NDJSON table as Spark reads it, with the local reader's error for a part that
+    has a line that is no row of the table (cut short, not JSON, a value of another
+    type), which Spark itself would read as a row of nulls, or as fewer rows."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from amqpcli.pipeline.output import damaged_part
+
+    read = (spark.read.schema(StructType([*schema.fields, StructField(_CORRUPT, StringType())]))
+            .option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX")
+            .option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT)
+            .json(folder))
+    # (every column: Spark parses only those a query asks for, so a value of another
+    # type in a column left out would not show; and it refuses a query of the corrupt
+    # record's column alone)
+    bad = read.where(F.col(_CORRUPT).isNotNull()).select(F.input_file_name(), "*").first()
+    if bad is not None:
+        raise damaged_part(Path(unquote(urlsplit(bad[0]).path)),
+                           "a line is not a row of the table")
+    return read.drop(_CORRUPT)
+
+
 def facts_spark(spark: Any, out: str) -> Facts:
     from pyspark.sql import functions as F
 
@@ -295,11 +323,9 @@ def facts_spark(spark: Any, out: str) -> Facts:
         from amqpcli.pipeline.output import detect_format
 
         fmt = detect_format(base, name) if "://" not in base else "parquet"
-        r = spark.read.schema(spark_schema(TABLES[name]))
         if fmt == "ndjson":
-            return r.option("timestampFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX").json(
-                f"{base}/{name}")
-        return r.parquet(f"{base}/{name}")
+            return _ndjson_table(spark, f"{base}/{name}", spark_schema(TABLES[name]))
+        return spark.read.schema(spark_schema(TABLES[name])).parquet(f"{base}/{name}")
 
     f = Facts()
     conns = table("connections").select("connection_id", "first_time", "protocol",

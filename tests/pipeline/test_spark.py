@@ -283,3 +283,25 @@ def test_colliding_captures_give_one_summary_whatever_the_engine(spark: Any,
             got = summary_json(summary_of(str(tmp_path / out), engine=engine, spark=spark))
             assert got.pop("addresses")
             assert got == from_captures, (out, engine)
+
+
+@pytest.mark.parametrize(("table", "damage"), [
+    ("deliveries", lambda text: text[:1500]),  # cut inside a line
+    ("links", lambda text: "garbage\n"),  # no JSON at all
+    ("frames", lambda text: text.replace('"frames":1', '"frames":"one"', 1)),  # a type
+])
+def test_spark_summary_of_a_damaged_ndjson_part_names_it(
+        spark: Any, tmp_path: Path, table: str, damage: Any) -> None:
+    """As the local reader does: not a row of nulls, fewer rows, or an internal error."""
+    from amqpcli.errors import Exit, UserError
+
+    out = tmp_path / "nd"
+    write_tables([str(CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng")], str(out),
+                 fmt="ndjson")
+    part = min((out / table).rglob("part-*.json"))
+    part.write_text(damage(part.read_text(encoding="utf-8")), encoding="utf-8")
+    for engine in ("local", "spark"):
+        with pytest.raises(UserError) as e:
+            summary_of(str(out), engine=engine, spark=spark)
+        assert e.value.code == Exit.DECODE
+        assert str(e.value).startswith(f"{part}: damaged table part (")
