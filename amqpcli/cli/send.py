@@ -9,6 +9,7 @@ import json
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -728,9 +729,10 @@ def _transfer(performative: Any) -> Any:
 class InputRead(Iterator["OutgoingMessage"]):
     """The messages of an input (`--lines` from a file or standard input, `--from`)
     counted as they are read, and whether it was read to its end (or to `--count`): a run
-    that ends before it (a failure, Ctrl-C, `--duration`) says so in its summary
-    (`unread`), rather than leaving what it never read unmentioned. `line()`: the line
-    of the last message read (message n is line n of `--lines`; `--from` skips lines)."""
+    that ends before it has sent them all (a failure, Ctrl-C, `--duration`) says so in its
+    summary (`unread`), rather than leaving what it never sent unmentioned. `line()`: the
+    line of the last message read (message n is line n of `--lines`; `--from` skips
+    lines)."""
 
     def __init__(self, messages: Iterator[OutgoingMessage], path: str,
                  line: Callable[[], int] | None = None) -> None:
@@ -739,7 +741,10 @@ class InputRead(Iterator["OutgoingMessage"]):
         self.read = 0  # messages read (by the thread that reads a pipe: ahead of the run)
         self.ended = False  # its end (or --count) was reached
         self.failed = False  # a line or a read failed: its error names where it stopped
-        self._line = line if line is not None else (lambda: self.read)
+        self._line = line
+        # `--from`: the lines of the last messages read, for the line of the last one sent
+        # (those read and not sent are a run's window and read-ahead at most)
+        self._lines: deque[int] = deque(maxlen=_LINES_KEPT)
 
     def __next__(self) -> OutgoingMessage:
         try:
@@ -751,30 +756,46 @@ class InputRead(Iterator["OutgoingMessage"]):
             self.failed = True
             raise
         self.read += 1
+        if self._line is not None:
+            self._lines.append(self._line())
         return msg
 
+    def line_of(self, n: int) -> int | None:
+        """The line of message `n` (1 on), if known; 0 for none."""
+        if self._line is None or n <= 0:
+            return n if n >= 0 else None
+        back = self.read - n
+        return self._lines[-1 - back] if 0 <= back < len(self._lines) else None
+
     def unread(self, taken: int) -> tuple[str, dict[str, Any]] | None:
-        """What the summary says of an input not read to its end (None: it was, or a bad
-        line ended it, which its error says): the messages the run took from it (`taken`),
-        those read ahead from a pipe and never sent, and the lines left of a regular file
-        (to resume from: `tail -n +LINE`) or that the rest of a pipe was not read."""
-        if self.ended or self.failed:
+        """What the summary says of an input the run did not send to its end (None: it
+        did, or a bad line ended it, which its error says): the messages the run sent
+        from it (`taken`, those before it sent or in doubt), those read from it and never
+        sent, and the lines after the last one sent of a regular file (to resume from:
+        `tail -n +LINE`) or that the rest of a pipe was not read."""
+        if self.failed or (self.ended and taken >= self.read):
             return None
         where = _where(self.path)
-        obj: dict[str, Any] = {"name": _input_name(self.path), "read-to-end": False,
+        what = "not read to its end" if not self.ended else "read to its end, not all sent"
+        obj: dict[str, Any] = {"name": _input_name(self.path), "read-to-end": self.ended,
                                "messages-taken": taken}
-        left = _lines_left(self.path, self._line()) if self.read <= taken else None
-        if left is not None:
-            line = self._line()
+        line = self.line_of(taken)
+        left = _lines_left(self.path, line) if line is not None else None
+        if line is not None and left is not None:
             obj.update({"last-line-read": line, "lines-not-read": left})
-            return (f"{where} not read to its end: {taken} message(s) taken from it, up to "
-                    f"line {line}; {left} line(s) after it not read"), obj
-        text = f"{where} not read to its end: {taken} message(s) taken from it"
+            return (f"{where} {what}: {taken} message(s) taken from it, up to line {line}; "
+                    f"{left} line(s) after it not sent"), obj
+        text = f"{where} {what}: {taken} message(s) taken from it"
         ahead = self.read - taken
         if ahead > 0:
             obj["read-not-sent"] = ahead
             text += f", {ahead} more read from it but not sent"
-        return text + "; the rest of it was not read", obj
+        return text + ("" if self.ended else "; the rest of it was not read"), obj
+
+
+# How many of the last messages read `InputRead` keeps the lines of: more than a send's
+# window and read-ahead hold unsent.
+_LINES_KEPT = 1 << 16
 
 
 def _lines_left(path: str, line: int) -> int | None:
@@ -1016,7 +1037,8 @@ def send(
     # printed, even with nothing sent (no credit came: "not sent 5").
     if not quiet and (json_out or not (summary.failure is not None and not summary.link_opened
                                        and summary.failure.code != Exit.INTERRUPTED)):
-        unread = read.unread(summary.messages) if read is not None else None
+        # (those taken from the input and sent, or in doubt: what a resume starts after)
+        unread = read.unread(summary.sent - summary.resent) if read is not None else None
         if json_out:
             obj = summary.to_json()
             if replay is not None:

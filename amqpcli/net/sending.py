@@ -603,6 +603,7 @@ class _Sender:
         if txn is None and not plan.rate:
             await self._send_runs(sender, messages, start)
             return
+        next_turn = 0.0  # --rate: when the next message may be written
         while True:
             if self.queue:
                 msg, was_sent = self.queue.popleft()
@@ -625,9 +626,13 @@ class _Sender:
                 self.s.messages += 1
             self.holding = [msg]
             if plan.rate:
-                delay = start + (self.s.messages - 1) / plan.rate - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+                # each message's turn 1/R after the one before, never before now: a wait
+                # (for input, credit, a reconnect) earns no burst after it
+                now = time.monotonic()
+                turn = max(next_turn, now)
+                if turn > now:
+                    await asyncio.sleep(turn - now)
+                next_turn = turn + 1 / plan.rate
             await self._wait_sendable(sender)
             txn_id = await txn.current() if txn else None
             payload = stamped(msg, stamp_bytes(time.time_ns())) if plan.timestamp else msg.payload
