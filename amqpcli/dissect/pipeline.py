@@ -783,8 +783,14 @@ class _Handler10(_Handler):
         ls = conn._by_link.get(id(link))  # (conn.link_for)
         outcome = d.outcome
         # abandoned when a side's stream ended: by the capture's end (how="end"), not by
-        # the connection, it is a delivery still unsettled when the capture stopped
-        end = at_end or (outcome == "abandoned" and _ended_by_capture(d, conn))
+        # the connection, it is a delivery still unsettled when the capture stopped (one
+        # its sender settled as it began, still being transferred, is settled), and its
+        # timeline has no abandon step: the transport did not end, the capture did
+        timeline = d.timeline
+        by_capture = outcome == "abandoned" and _ended_by_capture(d, conn)
+        if by_capture:
+            timeline = timeline[:-1]
+        end = at_end or (by_capture and not d.presettled)
         # aborted, abandoned, unsettled: never settled, so no settlement time or latency
         # (an abort frame may say settled, as proton's does: it gives the delivery up,
         # with no outcome; `settled_by` still says who). Settled: the time of the frame
@@ -792,6 +798,8 @@ class _Handler10(_Handler):
         settled_time = d.first_settled_time if d.settled_time is not None else None
         if end:
             outcome = "unsettled"
+        elif by_capture:
+            outcome = "settled"
         state = d.receiver_state if d.receiver_state is not None else d.sender_state
         settled_by = None
         if d.settled_by is not None:
@@ -801,7 +809,7 @@ class _Handler10(_Handler):
             conn, AMQP10, str(link.name), ls.address() if ls is not None else None,
             d.sender, d.delivery_id, d.tag, d.size, d.frames, outcome, state, settled_by,
             d.presettled, second, d.first_time, settled_time, d.txn_id, d.resumed,
-            d.aborted, end, d.timeline,
+            d.aborted, end, timeline,
             d.payload if self.dis.keep_payload else None, ls,
             # its message not seen whole: a gap took transfers, or it was abandoned (its
             # stream, link or session ended; the capture stopped) with more to come
