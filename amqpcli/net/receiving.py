@@ -597,6 +597,7 @@ class _Receiver:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             self._release_held()
             self._send_settlements()  # before the close: what was written is settled
+            await self._discharge_interrupted()
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is, no reconnect
@@ -649,6 +650,20 @@ class _Receiver:
         if self.plan.settle_second:
             await self._settle_second_mode(link)
         self.gone_back.add(await self.txns.discharge(link.client))
+
+    async def _discharge_interrupted(self) -> None:
+        """Ctrl-C (or SIGTERM) with messages written in the open transaction: discharge it
+        as the end of `--count` does (committed; rolled back with --rollback), so what
+        was written is settled for good and not delivered again. Bounded by the connect
+        timeout; a discharge not answered is said as such (`ReceiveTransactions.lost`)."""
+        link = self.link
+        if not self.plan.txn_size or link is None or not self.txns.to_discharge:
+            return
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # (the cancel was the interrupt, taken: the discharge must run)
+        with contextlib.suppress(ConnectionLost, UserError, TimeoutError, OSError):
+            await asyncio.wait_for(self._discharge(link), self.cfg.connect_timeout)
 
     async def _pace(self, link: ReceiverLink) -> None:
         """--rate: wait for the next message's turn, at least 1/R after the last one's
