@@ -492,10 +492,10 @@ def _pick_code(arr: Any, name: str) -> int:
     if len(codes) == 1:
         return codes[0]
     small, wide = codes
-    if name in ("uint", "ulong"):
-        return small if all(isinstance(x, int) and 0 <= x <= 0xFF for x in arr) else wide
-    if name in ("int", "long"):
-        return small if all(isinstance(x, int) and -0x80 <= x <= 0x7F for x in arr) else wide
+    if name in ("uint", "ulong", "int", "long"):
+        # the full width, as proton writes them, however small the numbers: RabbitMQ 3.x
+        # resets the connection at an array of smalluint, smallulong, smallint or smalllong
+        return wide
     return small  # variable and compound widths: widened on _Overflow
 
 

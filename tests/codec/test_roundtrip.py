@@ -80,9 +80,16 @@ def test_noncanonical_widths_kept() -> None:
     assert encode(a)[9] == 0x71
 
 
-def test_arrays_pick_smallest_element_code_and_widen() -> None:
-    assert encode(Array([1, 2], "int")) == bytes.fromhex("e00402540102")
+def test_arrays_pick_element_codes_and_widen() -> None:
+    # numbers in their full width, however small (as proton writes them; RabbitMQ 3.x
+    # resets the connection at an array of smallint, smalllong, smalluint or smallulong)
+    assert encode(Array([1, 2], "int")) == bytes.fromhex("e00a02710000000100000002")
     assert encode(Array([1, 300], "int"))[3] == 0x71
+    for name, code in (("uint", 0x70), ("ulong", 0x80), ("long", 0x81)):
+        assert encode(Array([1, 2], name))[3] == code
+    # a small form decoded is kept (its constructor is the array's `code`)
+    small = bytes.fromhex("e00402540102")
+    assert encode(decode(small)[0]) == small
     small = encode(Array(["a", "b"], "symbol"))
     assert small[0] == 0xE0 and small[3] == 0xA3
     big = encode(Array(["x" * 300, "b"], "symbol"))
