@@ -63,7 +63,6 @@ _amqp_complete() {
     if [[ $cur == --*=* ]]; then prev=${cur%%=*}; cur=${cur#*=}; fi
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --root-option-with-value) ((i++)) ;;
             -*) ;;
             *) cmd=${words[i]}; cmd_at=$i; break ;;
         esac
@@ -122,7 +121,7 @@ _amqp_complete() {
             esac
         done
         case $n in
-        0) _amqp_files "" ;;
+        *) _amqp_files "" ;;
         esac
         ;;
     pcap-dump)

@@ -160,7 +160,7 @@ VALUES: dict[str, Callable[[], Values]] = {
     "--pcap": lambda: CAPTURE_OR_LOG,
     "--tls-keylog": lambda: FILE,
     "pcap-dump files": lambda: CAPTURE_OR_LOG,
-    "decode data": lambda: FILE,
+    "decode words": lambda: FILE,
 }
 
 # --- the model read from the Click tree ----------------------------------------------------
@@ -396,7 +396,8 @@ def bash(root: Cmd) -> str:
         "    if [[ $cur == --*=* ]]; then prev=${cur%%=*}; cur=${cur#*=}; fi",
         "    for ((i = 1; i < cword; i++)); do",
         "        case ${words[i]} in",
-        f"            {_root_value_opts(root) or '--root-option-with-value'}) ((i++)) ;;",
+        # (a root option that takes a value skips it; no such arm when there are none)
+        *([f"            {_root_value_opts(root)}) ((i++)) ;;"] if _root_value_opts(root) else []),
         "            -*) ;;",
         "            *) cmd=${words[i]}; cmd_at=$i; break ;;",
         "        esac",

@@ -461,14 +461,15 @@ class _Out:
     "  xxd capture.bin | amqp decode --json",
 )
 def decode(
-    data: Annotated[
-        str | None,
+    words: Annotated[
+        list[str] | None,
         typer.Argument(
-            help="The bytes (hex or base64), or a path to a file; '-' or nothing reads stdin.",
+            metavar="DATA",
+            help="The bytes (hex or base64, in one word or several: 00 53 77), or a path to "
+                 "a file; '-' or nothing reads stdin.",
             show_default=False,
         ),
     ] = None,
-    more: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
     file: Annotated[
         str | None,
         typer.Option("--file", "-f", metavar="PATH", help="Read the input from FILE ('-': stdin)."),
@@ -523,10 +524,11 @@ def decode(
         for name in example_names():
             typer.echo(name)
         return
-    if more:
+    data = words[0] if words and len(words) == 1 else None
+    if words and len(words) > 1:
         # Hex given as separate words (`amqp decode 00 53 77`): one input (empty words
         # add nothing: `amqp decode '' ''` has no bytes, not a space).
-        data = " ".join(word for word in [data or "", *more] if word)
+        data = " ".join(word for word in words if word)
     if input_form is not None and input_form not in FORMATS:
         raise UserError(f"--input must be one of {', '.join(FORMATS)}", Exit.USAGE)
     if as_kind is not None and as_kind not in KINDS:

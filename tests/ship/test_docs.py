@@ -134,3 +134,18 @@ def test_every_subcommand_help_has_examples() -> None:
                  env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
         assert r.returncode == 0, r.stderr
         assert "Examples" in r.stdout and f"amqp {c.name} " in r.stdout, c.name
+
+
+def test_each_synopsis_names_the_arguments_help_names() -> None:
+    """The man page's synopsis and `--help`'s usage line name the same arguments (decode's
+    said `[DATA]` where the usage said `[DATA] [MORE]...`)."""
+    gen_docs = _gen_docs()
+    for c in gen_docs.read_cli().commands:
+        r = _run([sys.executable, "-m", "amqpcli", c.name, "--help"], cwd=REPO_ROOT,
+                 env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
+        usage = next(x for x in r.stdout.splitlines() if x.startswith("Usage:"))
+        in_usage = re.findall(r"\[?([A-Z][A-Z_]+)\]?(\.\.\.)?", usage.split("[OPTIONS]", 1)[1])
+        page = (REPO_ROOT / "man" / f"amqp-{c.name}.1").read_text()
+        synopsis = _section(page, "SYNOPSIS").split("[\\fIOPTIONS\\fR]", 1)[1]
+        in_page = re.findall(r"\\fI([A-Z][A-Z_]+)\\fR\]?(\.\.\.)?", synopsis)
+        assert in_page == in_usage, (c.name, usage, synopsis)
