@@ -863,7 +863,14 @@ class _Txn:
 
     async def current(self) -> bytes:
         if self.txn_id is None:
-            self.txn_id = await self.client.declare()
+            try:
+                self.txn_id = await self.client.declare()
+            except UserError as e:
+                if e.code == Exit.REFUSED and not self.summary.sent:
+                    # a peer without transactions refused its coordinator before any send:
+                    # said as a refused link is, alone, with no summary of nothing sent
+                    self.summary.link_opened = False
+                raise
             self.in_txn = 0
         return self.txn_id
 
