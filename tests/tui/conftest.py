@@ -1,6 +1,9 @@
-"""A source that serves hand-made view rows, to test widgets without the engine."""
+"""A source that serves hand-made view rows, to test widgets without the engine; the
+sources `amqp tui` builds, without a screen (`built`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -80,3 +83,12 @@ class FakeSource(Source):
 @pytest.fixture
 def fake_source() -> FakeSource:
     return FakeSource()
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The sources `amqp tui` builds, the screen not opened."""
+    sources: list[Any] = []
+    monkeypatch.setattr("amqpcli.tui.app.run", lambda source, **kw: sources.append(source))
+    monkeypatch.delenv("AMQP_URL", raising=False)
+    return sources

@@ -141,15 +141,6 @@ def test_a_proxy_and_a_served_broker_keep_the_last_ended(free_port: int) -> None
         serve.stop()
 
 
-@pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The sources `amqp tui` builds, the screen not opened."""
-    sources: list[Any] = []
-    monkeypatch.setattr("amqpcli.tui.app.run", lambda source, **kw: sources.append(source))
-    monkeypatch.delenv("AMQP_URL", raising=False)
-    return sources
-
-
 def test_the_option_reaches_the_live_sources(built: list[Any],
                                              capsys: pytest.CaptureFixture[str]) -> None:
     main(["tui", "--serve", "--listen", "127.0.0.1:0", "--keep-ended", "7"])

@@ -19,7 +19,7 @@ import pytest
 
 from amqpcli.cli.app import main
 from amqpcli.tui.app import AmqpTui
-from tests.tui.test_pipe_source import Writer, _links, _status, built  # noqa: F401
+from tests.tui.test_pipe_source import Writer, _links, _status
 from tests.tui.test_trace_log_times import PROTON_TRACE
 from tests.tui.waiting import until
 
@@ -39,7 +39,7 @@ def _read(src: Any) -> int:
     return 0 if stream is None else int(stream.got)
 
 
-def test_a_log_after_other_text_is_shown(built: list[Any], tmp_path: Path) -> None:  # noqa: F811
+def test_a_log_after_other_text_is_shown(built: list[Any], tmp_path: Path) -> None:
     fifo, writer = _fifo(tmp_path, [FIRST, PROTON_TRACE.encode()])
 
     async def watch(src: Any) -> str:

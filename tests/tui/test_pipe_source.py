@@ -87,15 +87,6 @@ class Writer:
         self.thread.join(30)
 
 
-@pytest.fixture
-def built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The sources `amqp tui` builds, the screen not opened."""
-    sources: list[Any] = []
-    monkeypatch.setattr("amqpcli.tui.app.run", lambda source, **kw: sources.append(source))
-    monkeypatch.delenv("AMQP_URL", raising=False)
-    return sources
-
-
 def _links(app: AmqpTui) -> list[Any]:
     return [lk for c in app.conn_tree.conn_rows for s in c.sessions for lk in s.links]
 
