@@ -5,16 +5,15 @@ rolls it back: the messages came again, duplicates of what was written)."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.cli.test_recv_rate_interrupt import _lines, _summary
 from tests.net.clirun import amqp
 from tests.net.servepeer import ServePeers, cli_env
 from tests.paths import REPO_ROOT
@@ -23,14 +22,6 @@ pytestmark = pytest.mark.integration
 
 SENT = 100
 TXN = 10
-
-
-def _lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
-def _summary(stderr: str) -> dict[str, Any]:
-    return json.loads(next(x for x in stderr.splitlines() if x.startswith("{")))["recv"]  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
