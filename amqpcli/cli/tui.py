@@ -219,6 +219,10 @@ def stdin_capture() -> int:
     return data
 
 
+_KEEP_ENDED_GOES_WITH = ("--keep-ended goes with a source shown as it comes, of many "
+                         "connections (--live, --proxy, --serve, a pipe: --pcap -)")
+
+
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)
 # without --reconnect and --trace: it shows drops and frames itself; lazy: only some
 # sources connect (the others refuse the options first)
@@ -282,10 +286,11 @@ def tui(
             (play, "--play", ("pcap",)),
             (option_given(ctx, "speed"), "--speed", ("pcap",)),
             (option_given(ctx, "credit"), "--credit", ("recv",)),
-            (option_given(ctx, "keep_ended"), "--keep-ended", ("proxy", "serve", "live", "pcap")),
             (bool(port), "--amqp-port", ("pcap", "live"))):
         if given and src not in sources:
             raise UserError(f"{option} goes with --{' or --'.join(sources)}", Exit.USAGE)
+    if option_given(ctx, "keep_ended") and src not in ("proxy", "serve", "live", "pcap"):
+        raise UserError(_KEEP_ENDED_GOES_WITH, Exit.USAGE)
     from amqpcli.tui.app import run
 
     stdin: int | None = None  # --pcap -: standard input's descriptor, the capture
@@ -322,8 +327,7 @@ def tui(
                             "--proxy, --recv, --send, --serve, a pipe): a capture file is "
                             "replayed whole", Exit.USAGE)
         if option_given(ctx, "keep_ended"):
-            raise UserError("--keep-ended goes with a source shown as it comes (--live, "
-                            "--proxy, --serve, a pipe): a capture file is replayed whole, "
+            raise UserError(f"{_KEEP_ENDED_GOES_WITH}: a capture file is replayed whole, "
                             "every connection kept", Exit.USAGE)
         replay = ReplaySource(pcap if stdin is None else _named_stdin(stdin), ports=port or (),
                               history=history, speed=speed, autoplay=play)

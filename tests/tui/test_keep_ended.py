@@ -152,7 +152,8 @@ def test_the_option_reaches_the_live_sources(built: list[Any],
 @pytest.mark.parametrize(("args", "error"), [
     (["--serve", "--keep-ended", "-1"], "--keep-ended must be 0 or more"),
     (["amqp://127.0.0.1:1/q", "--recv", "--keep-ended", "5"],
-     "--keep-ended goes with --proxy or --serve or --live or --pcap"),
+     ("--keep-ended goes with a source shown as it comes, of many connections (--live, "
+     "--proxy, --serve, a pipe: --pcap -)")),
 ])
 def test_the_option_is_checked(built: list[Any], capsys: pytest.CaptureFixture[str],
                                args: list[str], error: str) -> None:

@@ -128,6 +128,7 @@ class ConnectionTree(Tree[str]):
 
     def update_rows(self, rows: list[ConnRow]) -> None:
         self.conn_rows = rows
+        before = self.cursor_node
         seen: set[str] = set()
         conn_room, session_room, link_room = self._room(0, True), self._room(1, True), self._room(2, False)
         for c in rows:
@@ -139,12 +140,25 @@ class ConnectionTree(Tree[str]):
                 for lk in s.links:
                     self._node(sn, lk.key, "link", link_label(lk, link_room), leaf=True)
                     seen.add(lk.key)
-        for key in [k for k in self._by_key if k not in seen]:
+        gone = [k for k in self._by_key if k not in seen]
+        for key in gone:
             node = self._by_key.pop(key)
             self._kind.pop(key, None)
             self._labels.pop(key, None)
             if node.tree is self and node.parent is not None and node in node.parent.children:
                 node.remove()
+        if gone:  # (once laid out again: until then the cursor's node is the old line's)
+            self.call_after_refresh(self._keep_cursor, before)
+
+    def _keep_cursor(self, before: TreeNode[str] | None) -> None:
+        """Nodes went (a step back in a replay, an ended connection a live source let go).
+        The cursor stays on a node that is still there (the tree keeps it); when its own
+        node went, the selection is the node it lands on (the panels follow it), not the
+        one that is gone, which no highlight event says."""
+        if before is not None and self._by_key.get(before.data or "") is before:
+            return
+        node = self.cursor_node
+        self.post_message(self._selected(node.data if node is not None else None))
 
     def _node(
         self, parent: TreeNode[str], key: str, kind: str, label: Text, leaf: bool = False
