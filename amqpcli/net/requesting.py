@@ -584,9 +584,10 @@ class _Requester:
         else:
             self._done(req)
             self.progress += 1
+            self.on_reply(Incoming(inc.delivery, req.number))
+            # (counted once written: one that could not be is no reply received)
             self.s.replies += 1
             self.s.round_trips.append(now - req.sent_at)
-            self.on_reply(Incoming(inc.delivery, req.number))
         if not inc.settled:
             replies.settle(inc, _ACCEPTED)
 

@@ -241,3 +241,18 @@ def test_rabbitmq_ending_the_session_at_a_dynamic_node_suggests_reply_to(
     p = amqp("request", f"{rabbitmq_url}/{rabbitmq_queue}", "ping", "--open-hostname",
              "vhost:no-such-vhost")
     assert p.returncode == 4 and "--reply-to" not in p.stderr, p.stderr
+
+
+def test_a_reply_that_cannot_be_written_is_not_counted(peers: Start) -> None:
+    """Standard output full: the run ends (exit 2), the reply is not accepted, and the
+    summary does not count it as received (it said `replies 1` with its round trip)."""
+    r: Responder = peers(Responder())
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "amqpcli", "request", f"{r.url}/service", "hi",
+             "--json"], check=False, stdout=full, stderr=subprocess.PIPE, text=True,
+            cwd=REPO_ROOT, env=cli_env(), timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "cannot write standard output" in p.stderr
+    summary = _summary(p.stderr)
+    assert summary["replies"] == 0 and "round-trip" not in summary, summary
