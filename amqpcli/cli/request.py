@@ -185,9 +185,11 @@ def request(
         sink.close()
     code, why = request_exit(summary)
     failure = summary.failure
-    # As send: a run that failed before its first request says only why, unless asked
-    # for JSON (a script always gets its object); after Ctrl-C the summary is printed.
-    if not quiet and (json_out or not (failure is not None and summary.send.sent == 0
+    # As send: a run that failed before its request link was open says only why, unless
+    # asked for JSON (a script always gets its object); after Ctrl-C the summary is
+    # printed. Once it is open, the summary says what became of the requests, even with
+    # none sent (no credit came: "not sent 2").
+    if not quiet and (json_out or not (failure is not None and not summary.send.link_opened
                                        and failure.code != Exit.INTERRUPTED)):
         if json_out:
             print(json.dumps({"request": summary.to_json()}), file=sys.stderr)

@@ -419,6 +419,7 @@ class _Requester:
                 # that comes with the request link's attach finds the lines already there
                 pulled.start()
         sender = await client.open_sender(plan.address)
+        self.s.send.link_opened = True  # (the requests stood ready: a summary says so)
         offering = self.offering
         while True:
             if len(self.waiting) >= plan.concurrency and not await self._take_replies(

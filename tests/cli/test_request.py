@@ -256,3 +256,14 @@ def test_a_reply_that_cannot_be_written_is_not_counted(peers: Start) -> None:
     assert "cannot write standard output" in p.stderr
     summary = _summary(p.stderr)
     assert summary["replies"] == 0 and "round-trip" not in summary, summary
+
+
+def test_no_credit_for_the_requests_is_summed_up_as_send_does(serve: ServePeers) -> None:
+    """The request link open, no credit: what became of the requests (not sent), then why,
+    as `send` says it (only the error used to come)."""
+    url = serve("-q", "--credit", "0")
+    p = amqp("request", f"{url}/q", "m", "n", "-t", "1")
+    assert p.returncode == 5, p.stderr
+    lines = p.stderr.splitlines()
+    assert lines[0].startswith("amqp: requests sent 0, accepted 0, replies 0, not sent 2 in ")
+    assert lines[1:] == ["amqp: error: no credit from the peer for 1s"]
