@@ -56,7 +56,7 @@ from functools import partial
 from typing import IO, Any, Protocol, cast
 
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
-from amqpcli.capture.detect import NEEDED, TLS, detect, is_client_hello
+from amqpcli.capture.detect import AMQP_TLS, NEEDED, TLS, detect, is_client_hello
 from amqpcli.capture.files import CaptureError, PipeStream, read_packets
 from amqpcli.capture.tcp import Event, FlowTracker
 from amqpcli.errors import Exit, UserError
@@ -617,8 +617,12 @@ def _holds(tree: Any, key: str) -> bool:
 
 
 def _decrypted(pkt: Any) -> bytes:
-    """What tshark decrypted from the packet: its "data" layers (see `decrypt_tls`)."""
-    return b"".join(_hex(layer, "data") for layer in pkt.layers if layer.layer_name == "data")
+    """What tshark decrypted from the packet: its "data" layers (see `decrypt_tls`), one
+    a record. pyshark gives the first of a packet's records as its layer and the others
+    in that layer's `duplicate_layers` (a segment of a busy stream, or of loopback's
+    64 KiB, ends several records)."""
+    return b"".join(_hex(part, "data") for layer in pkt.layers if layer.layer_name == "data"
+                    for part in (layer, *getattr(layer, "duplicate_layers", ())))
 
 
 def _undecrypted(pkt: Any) -> bool:
@@ -709,6 +713,9 @@ _ENCRYPTED = 4  # TLS that tshark could not decrypt: its TLS records go to the t
 _Packet = tuple[int, str, int, str, int, int, int, int, bytes, bytes]
 
 
+_AMQP_TLS_HEADER = b"AMQP\x02"  # (the header of AMQP over TLS, protocol id 2: its first bytes)
+
+
 class _Conn:
     __slots__ = ("client", "fins", "held", "nxt", "server", "state")
 
@@ -725,7 +732,8 @@ class _Decryption:
     """Sorts the packets tshark hands over into the tracker, connection by connection.
 
     A connection is TLS when its first bytes (either way) are a TLS handshake record, on
-    whatever port (tshark is told every port may carry TLS: see `decrypt_tls`); any other
+    whatever port (tshark is told every port may carry TLS: see `decrypt_tls`), or the
+    AMQP TLS header (protocol id 2) that comes before TLS on the connection; any other
     connection goes to the tracker as the file reader would give it, its TCP segments as
     they are, so plain AMQP reads the same with a key log as without. A TLS connection's
     packets wait until tshark either decrypts a record of it (then its plaintext goes on,
@@ -753,18 +761,29 @@ class _Decryption:
         if c is None:
             c = self.conns[k] = _Conn()
         plain = plaintext() if c.state in (_PENDING, _TLS, _DECRYPTED) else b""
+        if payload[:5] == _AMQP_TLS_HEADER and plain[:5] == _AMQP_TLS_HEADER:
+            # the AMQP TLS header, which the TLS dissector passes on as it is: no plaintext
+            plain = plain[8:]
         pkt: _Packet | None = (ts, src, sport, dst, dport, seq, ack, flags, payload, plain)
         if c.state == _PENDING:
             c.held.append((ts, src, sport, dst, dport, seq, ack, flags, payload, plain))
             if flags & SYN and not flags & ACK:
                 c.client, c.server = (src, sport), (dst, dport)
             if payload:
-                if detect(payload[:NEEDED]) == TLS:
+                kind = detect(payload[:NEEDED])
+                if kind == TLS:
                     c.state = _TLS
                     if is_client_hello(payload):
                         c.client, c.server = (src, sport), (dst, dport)
                     elif c.client is None:
                         c.client, c.server = (dst, dport), (src, sport)
+                elif kind == AMQP_TLS:
+                    # the AMQP TLS header (protocol id 2) both ways, then TLS on the same
+                    # connection: decrypted, its plaintext is the AMQP that follows (the
+                    # headers, no TLS record, give none); else it goes on as it is
+                    c.state = _TLS
+                    if c.client is None:
+                        c.client, c.server = (src, sport), (dst, dport)
                 else:
                     self._become(c, _PLAIN)
                     return

@@ -23,6 +23,7 @@ import pytest
 
 from amqpcli.capture.tcp import C2S, S2C, Direction
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
+from amqpcli.codec import composites as c
 from tests.capture.tls_session import tls_session
 from tests.dissect.helpers import Script, basic
 from tests.net.clirun import amqp
@@ -39,14 +40,29 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 
 def tls_conversation(w: CaptureWriter, certs: Certs, keylog: Path, script: Script, *,
                      port: int, client: int, start_s: int,
-                     version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3) -> None:
+                     version: ssl.TLSVersion = ssl.TLSVersion.TLSv1_3, mss: int = 1460) -> None:
     """A TLS session (in memory) carrying `script`, written into `w` as the TCP
     conversation 10.0.0.1:`client` -> 10.0.0.2:`port`; the client's keys go to `keylog`."""
     conv = TcpConversation(w, client=("10.0.0.1", client), server=("10.0.0.2", port),
-                           start_ns=START + start_s * 1_000_000_000, step_ns=100_000)
+                           start_ns=START + start_s * 1_000_000_000, step_ns=100_000,
+                           mss=mss)
     conv.handshake()
     tls_session(conv, certs.server_cert, certs.server_key, keylog,
                 ((d, data) for d, data, _t in script.steps), version)
+    conv.close()
+
+
+def upgraded_conversation(w: CaptureWriter, certs: Certs, keylog: Path, script: Script, *,
+                          port: int, client: int, start_s: int) -> None:
+    """As `tls_conversation`, after the AMQP TLS header both ways (protocol id 2: TLS
+    on the AMQP connection, as `send --tls-upgrade` asks for it)."""
+    conv = TcpConversation(w, client=("10.0.0.1", client), server=("10.0.0.2", port),
+                           start_ns=START + start_s * 1_000_000_000, step_ns=100_000)
+    conv.handshake()
+    conv.send(C2S, b"AMQP\x02\x01\x00\x00")
+    conv.send(S2C, b"AMQP\x02\x01\x00\x00")
+    tls_session(conv, certs.server_cert, certs.server_key, keylog,
+                ((d, data) for d, data, _t in script.steps))
     conv.close()
 
 
@@ -135,6 +151,47 @@ def test_tls_is_found_by_its_handshake_on_any_port(certs: Certs, tmp_path: Path,
     assert conns == [("10.0.0.1:40001", "10.0.0.2:5871", "amqp-1.0"),
                      ("10.0.0.1:40002", "10.0.0.2:8443", "amqp-1.0")]
     assert err == ""
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2],
+                         ids=["tls1.3", "tls1.2"])
+def test_a_segment_that_ends_several_records_gives_them_all(certs: Certs, tmp_path: Path,
+                                                            version: ssl.TLSVersion) -> None:
+    """A 60 KB message in TLS records of 16 KB, in segments as loopback's (64 KiB): one
+    segment ends several records, and each one's plaintext is read (only the first was:
+    the stream came out short, the transfer cut, its disposition a violation)."""
+    body = "x" * 60_000
+    script = Script().open().sender_link().transfer(0, body).dispose(0, c.Accepted()).close()
+    cap, keys = tmp_path / "big.pcapng", tmp_path / "keys.log"
+    with CaptureWriter(cap) as w:
+        tls_conversation(w, certs, keys, script, port=5671, client=40001, start_s=0,
+                         version=version, mss=65_483)
+    records, err = dump(str(cap), "--tls-keylog", str(keys), "--deliveries")
+    (d,) = [o for o in records if o["record"] == "delivery"]
+    assert (d["outcome"], d.get("incomplete")) == ("accepted", None)
+    assert d["size"] > 60_000
+    assert not [o for o in records if o["record"] in ("violation", "notice")], records
+    assert err == ""
+
+
+def test_tls_after_the_amqp_tls_header_is_decrypted(certs: Certs, tmp_path: Path) -> None:
+    """TLS asked for by the AMQP TLS header (protocol id 2) is decrypted as TLS from its
+    first bytes is (it went on as encrypted, the note asking for the key log given);
+    without its keys it is AMQP over TLS, encrypted, as before."""
+    cap, keys, other = tmp_path / "up.pcapng", tmp_path / "keys.log", tmp_path / "other.log"
+    with CaptureWriter(cap) as w:
+        upgraded_conversation(w, certs, keys, basic(3), port=5672, client=40001, start_s=0)
+        tls_conversation(w, certs, other, basic(1), port=5671, client=40002, start_s=1)
+    records, err = dump(str(cap), "--tls-keylog", str(keys), "--deliveries",
+                        "--connections", "-C", ":40001")
+    assert deliveries(records) == {"40001": accepted(3)}
+    (conn,) = [o for o in records if o["record"] == "connection"]
+    assert conn["protocol"] == "amqp-1.0"
+    assert "give --tls-keylog" not in err and "give --tls-keylog" not in json.dumps(records)
+    records, err = dump(str(cap), "--tls-keylog", str(other), "--connections", "-C",
+                        ":40001")
+    (conn,) = [o for o in records if o["record"] == "connection"]
+    assert conn["protocol"] == "amqp-tls"
 
 
 @pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2],
