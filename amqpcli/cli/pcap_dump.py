@@ -884,4 +884,5 @@ def _exit_status(dis: "Dissector", seen: "SeenConns", sources: list[Path],
             bits.append(f"{errors} frame{'s' * (errors != 1)} could not be decoded")
         if skipped:
             bits.append(f"{skipped} byte{'s were' if skipped != 1 else ' was'} skipped")
-        raise UserError("; ".join(bits) + " (shown where they were found)", Exit.DECODE)
+        where = "it was" if errors == 1 and not skipped else "they were"
+        raise UserError("; ".join(bits) + f" (shown where {where} found)", Exit.DECODE)

@@ -74,7 +74,7 @@ def test_pcap_dump_shows_a_frame_error_and_reads_on(tmp_path: Path, kind: str, e
     said = f"(in the frame at offset 8): expected {expected}, found {found}"
     code, out, err = amqp_in_process("pcap-dump", path)
     assert code == 8
-    assert err == "amqp: error: 1 frame could not be decoded (shown where they were found)\n"
+    assert err == "amqp: error: 1 frame could not be decoded (shown where it was found)\n"
     lines = out.splitlines()
     (error,) = [x for x in lines if " frame error " in x]
     assert error.endswith(said), error
