@@ -26,7 +26,6 @@ from amqpcli.cli.options import (
     profile_settings,
 )
 from amqpcli.errors import Exit, UserError
-from amqpcli.tui import KEEP_ENDED
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
@@ -219,6 +218,8 @@ def stdin_capture() -> int:
     return data
 
 
+# amqpcli.tui.watch.KEEP_ENDED (the TUI's modules are imported only when it runs)
+KEEP_ENDED = 100
 _KEEP_ENDED_GOES_WITH = ("--keep-ended goes with a source shown as it comes, of many "
                          "connections (--live, --proxy, --serve, a pipe: --pcap -)")
 

@@ -319,6 +319,9 @@ class ConnWatch010:
         return "opened" if "connection.open-ok" in sent else "opening"
 
 
+KEEP_ENDED = 100  # ended connections a source shown as it comes keeps, by default
+
+
 class Watch:
     """Connections by key, in the order they appeared."""
 

@@ -169,3 +169,10 @@ def test_a_replayed_file_keeps_every_connection(built: list[Any], capture: str,
         main(["tui", "--pcap", capture, "--keep-ended", "5"])
     assert e.value.code == 2
     assert "--keep-ended goes with a source shown as it comes" in capsys.readouterr().err
+
+
+def test_the_command_line_default_is_the_watch_s() -> None:
+    from amqpcli.cli.tui import KEEP_ENDED as CLI_DEFAULT
+    from amqpcli.tui.watch import KEEP_ENDED
+
+    assert CLI_DEFAULT == KEEP_ENDED

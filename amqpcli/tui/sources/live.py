@@ -25,11 +25,10 @@ from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
-from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
-from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
+from amqpcli.tui.watch import KEEP_ENDED, ConnWatch, ConnWatch010, Watch
 
 if TYPE_CHECKING:
     from amqpcli.capture.live import EndCapture

@@ -33,11 +33,10 @@ from typing import Any
 
 from amqpcli.capture.files import PEEK_BYTES, CaptureError, PipeStream, ReadOnce, Stopped
 from amqpcli.errors import UserError
-from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.live import StreamingSource
-from amqpcli.tui.watch import NOT_FRAMES
+from amqpcli.tui.watch import KEEP_ENDED, NOT_FRAMES
 
 STDIN_NAME = "standard input"
 

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from amqpcli.errors import UserError
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.tui import KEEP_ENDED
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource
-from amqpcli.tui.watch import ConnWatch, ConnWatch010, EndOfStream, Watch
+from amqpcli.tui.watch import KEEP_ENDED, ConnWatch, ConnWatch010, EndOfStream, Watch
 
 if TYPE_CHECKING:
     from amqpcli.proxy import Proxy, ProxyConnection

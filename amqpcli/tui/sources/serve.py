@@ -19,11 +19,11 @@ from typing import Any
 
 from amqpcli.errors import listen_error
 from amqpcli.net.transport import StreamEnded
-from amqpcli.tui import KEEP_ENDED, adapter
+from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
 from amqpcli.tui.sources.base import ThreadedSource, Unsupported, frame_log_tap
 from amqpcli.tui.sources.client import INTERNAL, OUTCOMES, internal_error
-from amqpcli.tui.watch import ConnWatch, ConnWatch010, Watch
+from amqpcli.tui.watch import KEEP_ENDED, ConnWatch, ConnWatch010, Watch
 
 
 class ServeSource(ThreadedSource):
