@@ -20,13 +20,12 @@ from amqpcli.cli.app import main
 from amqpcli.tui.app import AmqpTui
 from tests.dissect.helpers import basic
 from tests.tui.screen import screen_text
-from tests.tui.test_pipe_source import (  # noqa: F401 (built: a fixture)
+from tests.tui.test_pipe_source import (
     N,
     Writer,
     _headless,
     _links,
     _status,
-    built,
     capture_parts,
     up_to_the_link,
 )
@@ -95,7 +94,7 @@ def _shown_from_a_pipe(started: list[Any], tmp_path: Path, log: str
 
 
 def test_a_proton_trace_in_a_named_pipe_is_shown_as_it_is_written(
-        built: list[Any], tmp_path: Path) -> None:  # noqa: F811
+        built: list[Any], tmp_path: Path) -> None:
     fifo, status, lines = _shown_from_a_pipe(built, tmp_path, PROTON_TRACE)
     assert status == f"{fifo}: log ended: 12 frames, 1 connection(s), times unknown"
     # proton's trace has no times: `-` where the time goes, as a replay of it shows
@@ -103,7 +102,7 @@ def test_a_proton_trace_in_a_named_pipe_is_shown_as_it_is_written(
 
 
 def test_a_router_log_in_a_named_pipe_keeps_its_times(
-        built: list[Any], tmp_path: Path) -> None:  # noqa: F811
+        built: list[Any], tmp_path: Path) -> None:
     fifo, status, lines = _shown_from_a_pipe(built, tmp_path, ROUTER)
     assert status == f"{fifo}: log ended: 15 frames, 1 connection(s)"
     assert lines[0].startswith("10:00:00.100100 c1 "), lines
@@ -111,7 +110,7 @@ def test_a_router_log_in_a_named_pipe_keeps_its_times(
 
 
 def test_a_capture_in_a_named_pipe_is_still_shown_as_it_is_written(
-        built: list[Any], tmp_path: Path) -> None:  # noqa: F811
+        built: list[Any], tmp_path: Path) -> None:
     script = basic(N)
     fifo, writer = _fifo(tmp_path, list(capture_parts(tmp_path, script,
                                                       up_to_the_link(script))))
