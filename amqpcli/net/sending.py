@@ -637,6 +637,10 @@ class _Sender:
             txn_id = await txn.current() if txn else None
             payload = stamped(msg, stamp_bytes(time.time_ns())) if plan.timestamp else msg.payload
             pending = sender.send(payload, settled=plan.settled, txn_id=txn_id)
+            if plan.rate and time.monotonic() > next_turn:
+                # it waited past the next turn (for credit, a declare): the next one's turn
+                # is 1/R after this one went, not at once
+                next_turn = time.monotonic() + 1 / plan.rate
             self.holding = []
             self._sent_one(msg, was_sent, pending)
             if txn:
