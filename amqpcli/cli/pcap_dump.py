@@ -884,5 +884,6 @@ def _exit_status(dis: "Dissector", seen: "SeenConns", sources: list[Path],
             bits.append(f"{errors} frame{'s' * (errors != 1)} could not be decoded")
         if skipped:
             bits.append(f"{skipped} byte{'s were' if skipped != 1 else ' was'} skipped")
-        where = "it was" if errors == 1 and not skipped else "they were"
+        one = (errors == 1 and not skipped) or (skipped == 1 and not errors)
+        where = "it was" if one else "they were"
         raise UserError("; ".join(bits) + f" (shown where {where} found)", Exit.DECODE)

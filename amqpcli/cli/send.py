@@ -783,6 +783,8 @@ class InputRead(Iterator["OutgoingMessage"]):
         left = _lines_left(self.path, line) if line is not None else None
         if line is not None and left is not None:
             obj.update({"last-line-read": line, "lines-not-read": left})
+            if not taken:
+                return f"{where} {what}: no message taken from it; {left} line(s) not sent", obj
             return (f"{where} {what}: {taken} message(s) taken from it, up to line {line}; "
                     f"{left} line(s) after it not sent"), obj
         text = f"{where} {what}: {taken} message(s) taken from it"

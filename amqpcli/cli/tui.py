@@ -221,7 +221,7 @@ def stdin_capture() -> int:
 # amqpcli.tui.watch.KEEP_ENDED (the TUI's modules are imported only when it runs)
 KEEP_ENDED = 100
 _KEEP_ENDED_GOES_WITH = ("--keep-ended goes with a source shown as it comes, of many "
-                         "connections (--live, --proxy, --serve, a pipe: --pcap -)")
+                         "connections (--live, --proxy, --serve, a pipe: --pcap FIFO or -)")
 
 
 @app.command(help=COMMANDS["tui"].help, epilog=EPILOG)

@@ -583,10 +583,11 @@ class _Requester:
                 self.on_warning(f"a reply with {said} answers no request waiting for "
                                 "one: not printed, counted as unmatched (said once)")
         else:
+            # written first: one that could not be is no reply received, and its request
+            # still waits for one (missing, if the run ends on it)
+            self.on_reply(Incoming(inc.delivery, req.number))
             self._done(req)
             self.progress += 1
-            self.on_reply(Incoming(inc.delivery, req.number))
-            # (counted once written: one that could not be is no reply received)
             self.s.replies += 1
             self.s.round_trips.append(now - req.sent_at)
         if not inc.settled:

@@ -329,11 +329,11 @@ def _read_ndjson(folder: Path, schema: pa.Schema) -> pa.Table:
                         rows.append(_from_json(r, schema))
             except UnicodeDecodeError:
                 raise damaged_part(f, "not UTF-8 text") from None
-            except (ValueError, TypeError, AttributeError):
+            except (ValueError, TypeError, AttributeError, OverflowError):
                 raise damaged_part(f, f"line {n} is not a row of the table") from None
         try:  # (a part at a time: an error names its part)
             parts.append(pa.Table.from_pylist(rows, schema=schema))
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
             raise damaged_part(f, f"a value is not of its column's type: {e}") from None
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
@@ -359,4 +359,6 @@ def _convert(v: Any, t: pa.DataType) -> Any:
         return _from_json(v, t)
     if pa.types.is_floating(t):
         return float(v)
+    if pa.types.is_integer(t) and type(v) is not int:  # (1.5 or true: no row of the table)
+        raise TypeError(f"{v!r} in an integer column")
     return v

@@ -103,6 +103,14 @@ class RateMeter:
         self._mark: dict[str, tuple[float, int]] = {}
         self._rate: dict[str, float] = {}
 
+    def keep_only(self, keys: set[str]) -> None:
+        """Forget the links not in `keys` (gone from the tree: a live source let their
+        connection go), so the marks follow what is shown."""
+        if len(self._mark) > len(keys):
+            for k in [k for k in self._mark if k not in keys]:
+                del self._mark[k]
+                self._rate.pop(k, None)
+
     def rate(self, key: str, count: int, now: float, recent: Recent | None = None) -> float:
         """The rate of link `key`, which has had `count` deliveries at `now`; `recent`:
         the times they began (see `CaptureRates`)."""
@@ -301,6 +309,7 @@ def tree_rows(conns: list[tuple[str, Any]], now: float, rates: RateMeter, ours: 
             crow.sessions.append(srow)
             crow.warnings.extend(srow.warnings)
         rows.append(crow)
+    rates.keep_only({lk.key for c in rows for s in c.sessions for lk in s.links})
     return rows
 
 

@@ -98,3 +98,17 @@ def test_lines_left_of_a_file(tmp_path: Path) -> None:
     path.write_bytes(b"")
     assert _lines_left(str(path), 0) == 0
     assert _lines_left(str(tmp_path), 0) is None  # (not a regular file)
+
+
+def test_nothing_taken_names_no_line(tmp_path: Path) -> None:
+    """A run that sent none of what it read: no "up to line 0"."""
+    from amqpcli.cli.send import InputRead
+
+    path = tmp_path / "in.txt"
+    path.write_text("a\nb\nc\n")
+    read = InputRead(iter([object(), object()]), str(path))  # type: ignore[list-item]
+    next(read)
+    text, obj = read.unread(0)  # type: ignore[misc]
+    assert text == f"{str(path)!r} not read to its end: no message taken from it; 3 line(s) not sent"
+    assert obj == {"name": str(path), "read-to-end": False, "messages-taken": 0,
+                   "last-line-read": 0, "lines-not-read": 3}

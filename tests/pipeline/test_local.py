@@ -784,3 +784,18 @@ def test_summary_of_tables_lists_the_first_violations_in_the_captures_order(
     assert sum(s.by_violation.values()) == 70
     assert [(v.conn.label, micros(v.time), v.frame_no) for v in s.violations] == want
     assert any(t == want[-1][1] for _c, t, _f in want[:-1])  # (ties at the 50th)
+
+
+@pytest.mark.parametrize("value", ["1.5", "true", "1" + "0" * 30])
+def test_a_value_not_of_its_integer_column_names_the_part(tmp_path: Path, value: str) -> None:
+    """A float, a boolean or an integer past int64 in an integer column of an NDJSON part
+    is a damaged part, named (the float went in silently, the big one failed inside)."""
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out), fmt="ndjson")
+    (part,) = (out / "frames").rglob("part-*")
+    text = part.read_text(encoding="utf-8")
+    assert '"frames":1,' in text
+    part.write_text(text.replace('"frames":1,', f'"frames":{value},', 1), encoding="utf-8")
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out))
+    assert (code, stdout) == (8, "")
+    assert err.startswith(f"amqp: error: {part}: damaged table part (")

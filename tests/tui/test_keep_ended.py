@@ -153,7 +153,7 @@ def test_the_option_reaches_the_live_sources(built: list[Any],
     (["--serve", "--keep-ended", "-1"], "--keep-ended must be 0 or more"),
     (["amqp://127.0.0.1:1/q", "--recv", "--keep-ended", "5"],
      ("--keep-ended goes with a source shown as it comes, of many connections (--live, "
-     "--proxy, --serve, a pipe: --pcap -)")),
+     "--proxy, --serve, a pipe: --pcap FIFO or -)")),
 ])
 def test_the_option_is_checked(built: list[Any], capsys: pytest.CaptureFixture[str],
                                args: list[str], error: str) -> None:
@@ -176,3 +176,15 @@ def test_the_command_line_default_is_the_watch_s() -> None:
     from amqpcli.tui.watch import KEEP_ENDED
 
     assert CLI_DEFAULT == KEEP_ENDED
+
+
+def test_the_rates_follow_the_links_shown() -> None:
+    """The rate meter forgets the links no longer in the tree (it kept a mark for every
+    link ever shown)."""
+    from amqpcli.tui.adapter import RateMeter, tree_rows
+
+    rates = RateMeter()
+    rates.rate("c1|s0.0|client|a", 3, 1.0)
+    rates.rate("c2|s0.0|client|b", 5, 1.0)
+    assert tree_rows([], 2.0, rates, False) == []
+    assert rates._mark == {} and rates._rate == {}

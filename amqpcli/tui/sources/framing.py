@@ -83,7 +83,9 @@ class CaptureFramer:
         # the newest of `conns` (an event that makes one forgets none).
         new = dis.made - self._made
         self._made = dis.made
-        for conn in dis.conns[len(dis.conns) - new:] if new else ():
+        fresh = dis.conns[len(dis.conns) - new:] if new else []
+        assert all(id(c) not in self._keys for c in fresh), "a connection forgotten as made"
+        for conn in fresh:
             key = conn.label  # "c1", as pcap-dump says
             self._keys[id(conn)] = key
             # its endpoints as pcap-dump names them (a trace log's are its ids, no address)
@@ -137,9 +139,6 @@ class CaptureFramer:
                 continue
             self.labels.pop(key, None)
             self.amqp010.discard(key)
-            if self._open.pop(id(conn), None) is not None:
-                for side in conn.closed:
-                    self._ended.discard((key, side))
             if self._ended_cb is not None:
                 self._ended_cb(key)
 
