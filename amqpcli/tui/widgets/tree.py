@@ -154,11 +154,13 @@ class ConnectionTree(Tree[str]):
         """Nodes went (a step back in a replay, an ended connection a live source let go).
         The cursor stays on a node that is still there (the tree keeps it); when its own
         node went, the selection is the node it lands on (the panels follow it), not the
-        one that is gone, which no highlight event says."""
+        one that is gone, which no highlight event says. With no node left (a replay gone
+        back before the first connection) the selection stays, for when it comes back."""
         if before is not None and self._by_key.get(before.data or "") is before:
             return
         node = self.cursor_node
-        self.post_message(self._selected(node.data if node is not None else None))
+        if node is not None and node.data is not None:
+            self.post_message(self._selected(node.data))
 
     def _node(
         self, parent: TreeNode[str], key: str, kind: str, label: Text, leaf: bool = False
