@@ -42,40 +42,28 @@ class Shrinking(Source):
         return Snapshot([_conn(n) for n in self.conns], detail, None)
 
 
+async def _select_then_drop(link: str, drop: int) -> tuple[str | None, str | None, str | None]:
+    """Select `link`, let connection `drop` go: (the key under the cursor, the app's
+    connection and link keys)."""
+    src = Shrinking()
+    app = AmqpTui(src)
+    async with app.run_test(size=(140, 44)) as pilot:
+        assert app.select_link(link)
+        await pilot.pause()
+        src.drop(drop)
+        app.pull()
+        await pilot.pause()
+        node = app.conn_tree.cursor_node
+        return (None if node is None else node.data), app.conn_key, app.link_key
+
+
 def test_the_selected_connection_gone_the_panels_follow_the_cursor() -> None:
-    asyncio.run(_selected_gone())
+    under, conn, link = asyncio.run(_select_then_drop("c1|s0|l0", 1))
+    assert under is not None and not under.startswith("c1")
+    # what the app shows is what the cursor is on
+    assert conn == under.split("|", 1)[0]
+    assert link == (under if under.count("|") == 2 else None)
 
 
 def test_a_connection_gone_above_the_cursor_leaves_it_where_it_was() -> None:
-    asyncio.run(_gone_above())
-
-
-async def _selected_gone() -> None:
-    src = Shrinking()
-    app = AmqpTui(src)
-    async with app.run_test(size=(140, 44)) as pilot:
-        assert app.select_link("c1|s0|l0")
-        await pilot.pause()
-        src.drop(1)
-        app.pull()
-        await pilot.pause()
-        node = app.conn_tree.cursor_node
-        assert node is not None and node.data is not None and not node.data.startswith("c1")
-        # what the app shows is what the cursor is on
-        assert app.conn_key == node.data.split("|", 1)[0]
-        assert app.link_key == (node.data if app.conn_tree.kind_of(node.data) == "link"
-                                else None)
-
-
-async def _gone_above() -> None:
-    src = Shrinking()
-    app = AmqpTui(src)
-    async with app.run_test(size=(140, 44)) as pilot:
-        assert app.select_link("c3|s0|l0")
-        await pilot.pause()
-        src.drop(1)
-        app.pull()
-        await pilot.pause()
-        node = app.conn_tree.cursor_node
-        assert node is not None and node.data == "c3|s0|l0"
-        assert (app.conn_key, app.link_key) == ("c3", "c3|s0|l0")
+    assert asyncio.run(_select_then_drop("c3|s0|l0", 1)) == ("c3|s0|l0", "c3", "c3|s0|l0")
