@@ -658,8 +658,8 @@ class _Receiver:
         timeout; a discharge not answered is said as such (`ReceiveTransactions.lost`)."""
         link = self.link
         if (not self.plan.txn_size or link is None or not self.txns.to_discharge
-                or self.txns.committing):
-            return  # (a discharge under way when the interrupt came: its answer is in doubt)
+                or self.txns.discharging):
+            return  # (a discharge under way when the interrupt came: not sent twice)
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()  # (the cancel was the interrupt, taken: the discharge must run)

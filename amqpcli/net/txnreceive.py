@@ -52,6 +52,7 @@ class ReceiveTransactions:
         self.msgs: list[tuple[str, int | None]] = []
         self.states: dict[int, Any] = {}  # id(outcome state) -> its transactional state
         self.committing = 0  # messages of a commit sent and not yet answered
+        self.discharging = False  # a discharge (commit or rollback) is under way
 
     @property
     def discharged(self) -> int:
@@ -106,12 +107,15 @@ class ReceiveTransactions:
         msgs = self.msgs
         if not fail:
             self.committing = len(msgs)
+        self.discharging = True
         try:
             await client.discharge(self.txn_id, fail=fail)
         except UserError as e:
             if e.code == Exit.REFUSED:  # answered: the transaction did not commit
                 self.committing = 0
             raise
+        finally:
+            self.discharging = False
         self.committing = 0
         self.txn_id = None
         self.msgs = []

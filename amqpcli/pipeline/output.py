@@ -358,6 +358,8 @@ def _convert(v: Any, t: pa.DataType) -> Any:
     if pa.types.is_struct(t):
         return _from_json(v, t)
     if pa.types.is_floating(t):
+        if type(v) not in (int, float):  # (true or "1.5": no row of the table)
+            raise TypeError(f"{v!r} in a floating-point column")
         return float(v)
     if pa.types.is_integer(t) and type(v) is not int:  # (1.5 or true: no row of the table)
         raise TypeError(f"{v!r} in an integer column")

@@ -38,7 +38,7 @@ def test_an_interrupt_commits_what_was_written(serve: ServePeers, tmp_path: Path
         env=cli_env())
     try:
         deadline = time.monotonic() + 60  # a hang guard, not a timing test
-        while _lines(out) < 13:
+        while _lines(out) < 13:  # some written, all in the one open transaction
             assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
             time.sleep(0.02)
         p.send_signal(sig)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -796,6 +797,20 @@ def test_a_value_not_of_its_integer_column_names_the_part(tmp_path: Path, value:
     text = part.read_text(encoding="utf-8")
     assert '"frames":1,' in text
     part.write_text(text.replace('"frames":1,', f'"frames":{value},', 1), encoding="utf-8")
+    code, stdout, err = run_cli("pcap-dump", "--summary", str(out))
+    assert (code, stdout) == (8, "")
+    assert err.startswith(f"amqp: error: {part}: damaged table part (")
+
+
+@pytest.mark.parametrize("value", ["true", '"0.5"'])
+def test_a_value_not_of_its_float_column_names_the_part(tmp_path: Path, value: str) -> None:
+    out = tmp_path / "t"
+    write_tables([str(RABBIT)], str(out), fmt="ndjson")
+    part = min((out / "deliveries").rglob("part-*"))
+    text = part.read_text(encoding="utf-8")
+    assert '"latency":' in text
+    part.write_text(re.sub(r'"latency":[0-9.e-]+', f'"latency":{value}', text, count=1),
+                    encoding="utf-8")
     code, stdout, err = run_cli("pcap-dump", "--summary", str(out))
     assert (code, stdout) == (8, "")
     assert err.startswith(f"amqp: error: {part}: damaged table part (")
