@@ -328,8 +328,7 @@ class Watch:
     def __init__(self, history: int = 1000, keep_ended: int | None = None) -> None:
         self.history = history
         self.keep_ended = keep_ended  # ended connections kept (None: all of them)
-        self.ended: deque[str] = deque()  # the keys of those kept, oldest first
-        self._ended_keys: set[str] = set()  # (the same, to look up)
+        self.ended: dict[str, None] = {}  # the keys of those kept, oldest first
         self.dropped = 0  # ended connections no longer kept
         self.conns: dict[str, ConnWatch | ConnWatch010] = {}
         self.labels: dict[str, str] = {}
@@ -362,13 +361,12 @@ class Watch:
     def end(self, key: str) -> None:
         """The connection under `key` ended (its transport is gone; no item of it will
         come again): the oldest ended one goes once more than `keep_ended` are kept."""
-        if self.keep_ended is None or key not in self.conns or key in self._ended_keys:
+        if self.keep_ended is None or key not in self.conns or key in self.ended:
             return
-        self.ended.append(key)
-        self._ended_keys.add(key)
+        self.ended[key] = None
         while len(self.ended) > self.keep_ended:
-            old = self.ended.popleft()
-            self._ended_keys.discard(old)
+            old = next(iter(self.ended))
+            del self.ended[old]
             del self.conns[old]
             self.labels.pop(old, None)
             self.amqp010.discard(old)
