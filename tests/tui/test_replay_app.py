@@ -66,7 +66,11 @@ def test_scrub_forward_and_back(tmp_path: Path) -> None:
             assert app.conn_tree.link_keys == []
             app.goto(str(before))
             await _settle(app)
+            await pilot.pause()
             assert app.query_one(UnsettledTable).keys[-1] == f"{ORDERS}|{249:08x}"
+            # The tree's cursor is back on the link the panels kept showing.
+            assert app.conn_tree.cursor_node is not None
+            assert app.conn_tree.cursor_node.data == ORDERS
             # Step back one frame at a time with the keys until a disposition is undone.
             app.conn_tree.focus()
             for _ in range(8):

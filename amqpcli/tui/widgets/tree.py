@@ -112,6 +112,9 @@ class ConnectionTree(Tree[str]):
         self._kind: dict[str, str] = {}
         self._labels: dict[str, str] = {}
         self.conn_rows: list[ConnRow] = []
+        # The cursor's key when its node went with every other (a replay gone back before
+        # its first connection): the cursor goes back to it when it comes back.
+        self._kept: str | None = None
 
     # Keys of the links in tree order, for tests and for "next link" commands.
     @property
@@ -149,6 +152,8 @@ class ConnectionTree(Tree[str]):
                 node.remove()
         if gone:  # (once laid out again: until then the cursor's node is the old line's)
             self.call_after_refresh(self._keep_cursor, before)
+        elif self._kept is not None and self._kept in self._by_key:
+            self.call_after_refresh(self._restore_cursor)
 
     def _keep_cursor(self, before: TreeNode[str] | None) -> None:
         """Nodes went (a step back in a replay, an ended connection a live source let go).
@@ -161,6 +166,16 @@ class ConnectionTree(Tree[str]):
         node = self.cursor_node
         if node is not None and node.data is not None:
             self.post_message(self._selected(node.data))
+        elif node is None and not self._by_key and before is not None:
+            self._kept = before.data
+
+    def _restore_cursor(self) -> None:
+        """The kept selection's node is back: the cursor goes on it (the panels show it
+        already), unless the user has put the cursor somewhere since."""
+        key, self._kept = self._kept, None
+        node = self._by_key.get(key or "")
+        if node is not None and self.cursor_node is None:
+            self.move_cursor(node)
 
     def _node(
         self, parent: TreeNode[str], key: str, kind: str, label: Text, leaf: bool = False
