@@ -3,6 +3,7 @@ for every kind of input; the summary read back through Spark; the CLI with --eng
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -289,6 +290,13 @@ def test_colliding_captures_give_one_summary_whatever_the_engine(spark: Any,
     ("deliveries", lambda text: text[:1500]),  # cut inside a line
     ("links", lambda text: "garbage\n"),  # no JSON at all
     ("frames", lambda text: text.replace('"frames":1', '"frames":"one"', 1)),  # a type
+    # Values of another kind of number, or past what the column holds:
+    ("frames", lambda text: text.replace('"frames":1,', '"frames":1.5,', 1)),
+    ("frames", lambda text: text.replace('"frames":1,', '"frames":true,', 1)),
+    ("frames", lambda text: text.replace('"frames":1,', '"frames":1' + "0" * 30 + ",", 1)),
+    ("deliveries", lambda text: re.sub(r'"latency":[0-9.e-]+', '"latency":true', text, count=1)),
+    ("deliveries", lambda text: re.sub(r'"latency":[0-9.e-]+', '"latency":"0.5"', text,
+                                       count=1)),
 ])
 def test_spark_summary_of_a_damaged_ndjson_part_names_it(
         spark: Any, tmp_path: Path, table: str, damage: Any) -> None:
@@ -299,7 +307,10 @@ def test_spark_summary_of_a_damaged_ndjson_part_names_it(
     write_tables([str(CAPTURES_DIR / "rabbitmq-sasl-plain-send-recv.pcapng")], str(out),
                  fmt="ndjson")
     part = min((out / table).rglob("part-*.json"))
-    part.write_text(damage(part.read_text(encoding="utf-8")), encoding="utf-8")
+    text = part.read_text(encoding="utf-8")
+    damaged = damage(text)
+    assert damaged != text
+    part.write_text(damaged, encoding="utf-8")
     for engine in ("local", "spark"):
         with pytest.raises(UserError) as e:
             summary_of(str(out), engine=engine, spark=spark)
