@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -74,3 +75,28 @@ def test_no_reconnect_means_one_try() -> None:
 
     r = amqp("send", f"amqp://127.0.0.1:{free_port()}/q", "x")
     assert r.returncode == 3 and "connection refused" in r.stderr
+
+
+def test_rate_after_a_credit_wait_spaces_the_next_message(
+        direct_receiver: Callable[..., DirectReceiver]) -> None:
+    """The message that waited for credit goes when the credit comes; the one after it
+    still waits its 1/R, rather than going at once to catch up the time spent waiting.
+    (Lower bounds on the sender's own stamps: a sleep is never shorter than asked.)"""
+    import threading
+
+    rcv = direct_receiver(credit=2, replenish=False)
+    done: list[Any] = []
+    run = threading.Thread(target=lambda: done.append(amqp(
+        "send", f"{rcv.url}/q", "x", "-P", "n:long={n}", "--count", "5", "--rate", "5", "--timestamp",
+        "--timeout", "30", "--json")))
+    run.start()
+    rcv.wait_for_messages(2)
+    time.sleep(1.0)  # the third message waits for credit past its turn
+    rcv.grant(3)
+    run.join(60)
+    assert done and done[0].returncode == 0, done and done[0].stderr
+    got = rcv.wait_for_messages(5)
+    stamps = [m.message.properties["ts"] / 1e9 for m in got]
+    assert [m.message.properties["n"] for m in got] == [1, 2, 3, 4, 5]
+    assert stamps[2] - stamps[1] >= 0.9  # it waited for the credit
+    assert all(b - a >= 0.19 for a, b in zip(stamps[2:], stamps[3:], strict=False))
