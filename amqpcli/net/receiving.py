@@ -657,9 +657,8 @@ class _Receiver:
         was written is settled for good and not delivered again. Bounded by the connect
         timeout; a discharge not answered is said as such (`ReceiveTransactions.lost`)."""
         link = self.link
-        if (not self.plan.txn_size or link is None or not self.txns.to_discharge
-                or self.txns.discharging):
-            return  # (a discharge under way when the interrupt came: not sent twice)
+        if not self.plan.txn_size or link is None or not self.txns.to_discharge:
+            return  # (a discharge under way when the interrupt came is waited for, not resent)
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()  # (the cancel was the interrupt, taken: the discharge must run)
@@ -911,6 +910,11 @@ class _Receiver:
             if quiet_drain is not None and quiet_drain.over:
                 self.s.drained = True
                 return
+            if plan.txn_size and self.txns.txn_id is None:
+                # Declared before a message is taken: from taking it to settling it in
+                # the transaction there is no wait an interrupt could stop it at, written
+                # and not settled.
+                await self.txns.declare(link.client)
             inc = await link.get(wait, idle=grant_next)
             if inc is None:
                 if quiet_drain is not None and quiet_drain.cut_short:
@@ -925,7 +929,13 @@ class _Receiver:
             # before any of it is settled.
             batch = [inc]
             if link.queue and not plan.rate:  # (paced: one at a time)
-                batch += link.take(None if remaining is None else remaining - 1)
+                limit = None if remaining is None else remaining - 1
+                if plan.txn_size:
+                    # no more than the open transaction takes: the discharge of a full
+                    # one is awaited with nothing written and not settled
+                    room = max(self.txns.room - 1, 0)
+                    limit = room if limit is None else min(limit, room)
+                batch += link.take(limit)
             if quiet_drain is not None:
                 quiet_drain.taken(len(batch))
             if link.ended:

@@ -14,6 +14,7 @@ What the summaries say of transactions, for send and recv alike, is amqpcli/net/
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -52,7 +53,9 @@ class ReceiveTransactions:
         self.msgs: list[tuple[str, int | None]] = []
         self.states: dict[int, Any] = {}  # id(outcome state) -> its transactional state
         self.committing = 0  # messages of a commit sent and not yet answered
-        self.discharging = False  # a discharge (commit or rollback) is under way
+        # The discharge sent and not answered yet: an interrupt waits for its answer
+        # rather than sending a second one for the same transaction.
+        self.pending: asyncio.Future[None] | None = None
 
     @property
     def discharged(self) -> int:
@@ -71,6 +74,11 @@ class ReceiveTransactions:
     def full(self) -> bool:
         """The open transaction holds --txn-size messages: time to discharge it."""
         return len(self.msgs) >= self.size
+
+    @property
+    def room(self) -> int:
+        """How many more messages the open transaction takes before it is full."""
+        return max(self.size - len(self.msgs), 0)
 
     @property
     def to_discharge(self) -> bool:
@@ -105,17 +113,27 @@ class ReceiveTransactions:
         assert self.txn_id is not None
         fail = self.rollback
         msgs = self.msgs
-        if not fail:
-            self.committing = len(msgs)
-        self.discharging = True
+        if self.pending is None:
+            if not fail:
+                self.committing = len(msgs)
+            self.pending = asyncio.ensure_future(client.discharge(self.txn_id, fail=fail))
+            # (its failure is taken here, or by the next call; never left unretrieved)
+            self.pending.add_done_callback(lambda f: f.cancelled() or f.exception())
         try:
-            await client.discharge(self.txn_id, fail=fail)
+            # shielded: an interrupt stops this wait, not the discharge, whose answer a
+            # second call (the interrupt's) waits for
+            await asyncio.shield(self.pending)
+        except asyncio.CancelledError:
+            raise
         except UserError as e:
+            self.pending = None
             if e.code == Exit.REFUSED:  # answered: the transaction did not commit
                 self.committing = 0
             raise
-        finally:
-            self.discharging = False
+        except BaseException:
+            self.pending = None
+            raise
+        self.pending = None
         self.committing = 0
         self.txn_id = None
         self.msgs = []
@@ -135,6 +153,9 @@ class ReceiveTransactions:
         reconnect (`again`) nothing is in doubt: whichever way it went, a message is
         either gone or comes again, to be written again (at least once)."""
         n, doubt = len(self.msgs), self.committing
+        if self.pending is not None:
+            self.pending.cancel()  # (its connection is gone: no answer comes)
+            self.pending = None
         self.txn_id = None
         self.msgs = []
         self.states.clear()

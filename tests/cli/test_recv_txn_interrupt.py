@@ -9,7 +9,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +19,7 @@ from tests.cli.test_recv_rate_interrupt import _lines, _summary
 from tests.net.clirun import amqp
 from tests.net.servepeer import ServePeers, cli_env
 from tests.paths import REPO_ROOT
+from tests.peers import Broker
 
 pytestmark = pytest.mark.integration
 
@@ -58,3 +61,40 @@ def test_an_interrupt_commits_what_was_written(serve: ServePeers, tmp_path: Path
                 "--verify-sequence")
     assert rest.returncode == 0, rest.stderr
     assert _summary(rest.stderr)["received"] == SENT - written, (err, rest.stderr)
+
+
+def test_an_interrupt_during_a_discharge_does_not_send_another(
+        peers: Callable[..., Any], tmp_path: Path) -> None:
+    """The interrupt comes while the discharge of a full transaction waits for its answer:
+    that discharge is the transaction's end (answered or in doubt), not followed by a
+    second one for the same transaction."""
+    from proton import Message
+
+    broker = peers(Broker(discharge_delay=2.0))
+    broker.put("q", *(Message(body=f"m{i}") for i in range(20)))
+    out = tmp_path / "o.jsonl"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "recv", f"{broker.url}/q", "--txn-size", "5",
+         "--out", str(out), "--json-summary"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        env=cli_env())
+    try:
+        deadline = time.monotonic() + 60  # a hang guard, not a timing test
+        while broker.discharges() < 1:
+            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
+            time.sleep(0.02)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    # The run waited for the answer: committed, nothing in doubt, nothing written that
+    # was not settled in it (the rest of what had come was not written: it stays).
+    summary = _summary(err)
+    assert summary["received"] == _lines(out) == 5, err
+    assert summary["transactions"]["committed"] == 1 and "warnings" not in summary, err
+    assert broker.discharges() == 1, err
+    assert broker.transactions()["committed"] == 1
+    assert broker.queue_bodies("q") == [f"m{i}" for i in range(5, 20)]

@@ -67,9 +67,11 @@ Broker (``broker.py``)
   transactional-state are held until discharge (commit stores them, rollback drops them);
   transactional outcomes from receivers keep the message acquired and apply on commit,
   release on rollback. Unknown txn-id -> rejected ``amqp:transaction:unknown-id``. Open
-  transactions roll back when their coordinator link goes.
+  transactions roll back when their coordinator link goes. ``discharge_delay=S`` acts on
+  (and answers) each discharge S seconds after it comes.
 * Methods: ``url``, ``port``, ``put(address, *messages_or_bytes)``, ``queue_bodies(name)``,
-  ``queue_names()``, ``refused()`` (link name, error) pairs, ``transactions()`` counts;
+  ``queue_names()``, ``refused()`` (link name, error) pairs, ``transactions()`` counts,
+  ``discharges()`` (requests received);
   ``handler.registry`` (``queues.Registry``) through ``call``.
 
 DirectReceiver (``direct.py``)

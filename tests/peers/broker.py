@@ -13,6 +13,7 @@ local transactions. Storage is in ``queues``, selectors in ``selector``, transac
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,9 +80,11 @@ class InLink:
 
 
 class BrokerHandler(PeerHandler):
-    def __init__(self, credit_window: int = 100) -> None:
+    def __init__(self, credit_window: int = 100, discharge_delay: float = 0.0) -> None:
         super().__init__()
         self.credit_window = credit_window
+        self.discharge_delay = discharge_delay  # seconds before a discharge is acted on
+        self.discharges = 0  # discharge requests received
         self.registry = Registry()
         self.coordinator = Coordinator()
         self.out_links: dict[Any, OutLink] = {}
@@ -371,18 +374,30 @@ class BrokerHandler(PeerHandler):
             dlv.local.data = declared
             self._finish(dlv, oc.DECLARED)
         elif kind in DISCHARGE:
+            self.discharges += 1
             fields += [None, None]
-            found = self.coordinator.get(bytes(fields[0] or b""))
-            if found is None:
-                self._reject(dlv, "amqp:transaction:unknown-id", "unknown transaction")
-                return
-            touched = self.coordinator.discharge(found, fail=bool(fields[1]))
-            self._finish(dlv, Delivery.ACCEPTED)
-            for q in touched:
-                if q.name in self.registry.queues:
-                    self._dispatch(q)
+            # (copied now: proton's binary values are views into a message not kept)
+            txn_id, fail = bytes(fields[0] or b""), bool(fields[1])
+            if self.discharge_delay and self.container is not None:
+                self.container.schedule(self.discharge_delay, _Later(
+                    lambda: self._discharge(dlv, txn_id, fail)))
+            else:
+                self._discharge(dlv, txn_id, fail)
         else:
             self._reject(dlv, "amqp:not-implemented", "coordinator takes declare and discharge")
+
+    def _discharge(self, dlv: Delivery, txn_id: bytes, fail: bool) -> None:
+        if dlv.link not in self.in_links or dlv.settled:
+            return  # (a delayed discharge whose link went meanwhile: abandoned, rolled back)
+        found = self.coordinator.get(txn_id)
+        if found is None:
+            self._reject(dlv, "amqp:transaction:unknown-id", "unknown transaction")
+            return
+        touched = self.coordinator.discharge(found, fail=fail)
+        self._finish(dlv, Delivery.ACCEPTED)
+        for q in touched:
+            if q.name in self.registry.queues:
+                self._dispatch(q)
 
     def _outcome(self, dlv: Delivery) -> None:
         """The client's outcome for a message we sent it."""
@@ -437,8 +452,9 @@ class Broker(PeerThread):
 
     handler: BrokerHandler
 
-    def __init__(self, *, credit_window: int = 100, **kwargs: Any) -> None:
-        super().__init__(BrokerHandler(credit_window), **kwargs)
+    def __init__(self, *, credit_window: int = 100, discharge_delay: float = 0.0,
+                 **kwargs: Any) -> None:
+        super().__init__(BrokerHandler(credit_window, discharge_delay), **kwargs)
 
     def queue_bodies(self, name: str) -> list[Any]:
         """Bodies of the messages in queue ``name`` (acquired ones included), in order."""
@@ -473,3 +489,17 @@ class Broker(PeerThread):
             lambda: {"open": len(c.open), "committed": c.committed, "rolled_back": c.rolled_back}
         )
 
+    def discharges(self) -> int:
+        """Discharge requests received, answered or not (see ``discharge_delay``)."""
+        return self.call(lambda: self.handler.discharges)
+
+
+
+class _Later:
+    """A reactor timer's handler that runs one function."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        self.fn = fn
+
+    def on_timer_task(self, _event: Any) -> None:
+        self.fn()
