@@ -519,6 +519,7 @@ class _Receiver:
             1, min(plan.credit, math.ceil(plan.rate)))
         self.credit = self.full_credit  # shrunk after a drop that came with deliveries unsettled
         self.next_turn = 0.0  # --rate: the loop time the next message may be written at
+        self.taken: list[Incoming] = []  # --rate: taken from the link, waiting for its turn
         self.txns = ReceiveTransactions(plan.txn_size or 0, plan.rollback, self.s, self._warn,
                                         _identity)
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
@@ -685,6 +686,8 @@ class _Receiver:
         by a failed write) and among those still waiting on the link (they came after the
         write failed, or after the run stopped): nobody else has them any more. Unsettled
         ones go back to the peer with the link and are not counted."""
+        if self.taken:  # (and one taken that waited for its --rate turn)
+            lost, self.taken = [*lost, *self.taken], []
         if self.link is not None and self.link.queue:
             lost = [*lost, *self.link.take(None)]
         n = sum(1 for inc in lost if inc.settled)
@@ -955,7 +958,9 @@ class _Receiver:
             # the places in `batch` of messages that come again: written, not counted
             again = self._redelivered(batch)
             if plan.rate:
+                self.taken = batch  # (a pre-settled one lost if the run stops now: counted)
                 await self._pace(link)
+                self.taken = []
             # send --timestamp's stamps: the latency runs to now, when the message is
             # handed to be written (one clock read for the run, only if one is stamped); a
             # redelivery's would be the drop's, not the path's

@@ -65,3 +65,40 @@ def test_sigterm_during_a_paced_recv_settles_what_it_counts(serve: ServePeers,
     assert rest.returncode == 0, rest.stderr
     left = _summary(rest.stderr)["received"]
     assert accepted + left == SENT, (err, rest.stderr)
+
+
+def test_a_presettled_message_waiting_for_its_turn_is_counted_lost(serve: ServePeers,
+                                                                  tmp_path: Path) -> None:
+    """A pre-settled message taken from the link and waiting for its `--rate` turn when
+    the run stops is gone from the node and never written: counted and said as lost, not
+    dropped without a word."""
+    url = f"{serve()}/paced-presettled"
+    sent = 10
+    r = amqp("send", url, "x", "--count", str(sent), "-q")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "o.jsonl"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "amqpcli", "recv", url, "--presettled", "--rate", "1",
+         "--out", str(out), "--json-summary"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+        env=cli_env(),
+    )
+    try:
+        deadline = time.monotonic() + 60  # a hang guard, not a timing test
+        while _lines(out) < 2:  # the next one waits a second for its turn
+            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
+            time.sleep(0.02)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, err
+    summary = _summary(err)
+    written = _lines(out)
+    lost = summary.get("pre-settled-lost", 0)
+    assert summary["received"] == summary["pre-settled"] == written + lost, err
+    rest = amqp("recv", url, "-t", "2", "--json-summary", "--out", str(tmp_path / "rest"))
+    assert rest.returncode == 0, rest.stderr
+    assert written + lost + _summary(rest.stderr)["received"] == sent, (err, rest.stderr)
