@@ -126,6 +126,7 @@ class Connection:
         self._frame_limit: dict[str, int] = {a: 1 << 32, b: 1 << 32}
         # the longest silence each side is allowed (seconds; None: no limit)
         self._silence_limit: dict[str, float | None] = {a: None, b: None}
+        self._silence_judged: dict[str, float] = {}  # side -> start of a silence flagged
 
     def __repr__(self) -> str:
         return (f"<Connection {self.state} sessions={len(self.sessions)}"
@@ -137,10 +138,11 @@ class Connection:
         self._events.append(event)
 
     def violation(self, kind: str, detail: str, *, session: Session | None = None,
-                  link: Link | None = None) -> None:
+                  link: Link | None = None, side: str | None = None) -> None:
+        """`side`: the side that broke the rule, when not the one whose input shows it."""
         self.violations += 1
-        self._events.append(Violation(kind, self.side, detail, self.frame_no, self.time,
-                                      session, link))
+        self._events.append(Violation(kind, side or self.side, detail, self.frame_no,
+                                      self.time, session, link))
 
     def adopt(self, link: Link, tag: bytes) -> Delivery | None:
         """Endpoint role: the Delivery object created by `send()` for this transfer."""
@@ -219,6 +221,11 @@ class Connection:
         not said)."""
         self.time = time
         self.side = side
+        if how in ("fin", "rst") and not self.close and side not in self.stream_ends:
+            # dropped without a close: the other side's silence up to it may be why
+            other = self.other[side]
+            if other not in self.stream_ends:
+                self._judge_silence(other, self.last_frame_time[other], time)
         self.stream_ends.setdefault(side, how)
         clean = len(self.close) == 2
         self.emit(TransportClosed(self, side, clean, time))
@@ -234,6 +241,20 @@ class Connection:
         for link in list(self.suspended.values()):
             for d in list(link.live.values()):
                 link.session._abandon(d, "transport ended")
+
+    def _judge_silence(self, side: str, last: float | None, time: float) -> None:
+        """`side` sent nothing from `last` to `time`: past the threshold the other side's
+        idle-timeout stands for, an idle-timeout violation of `side` (once per silence:
+        judged at its next frame, or at the other side's close or drop, whichever is
+        first)."""
+        limit = self._silence_limit[side]
+        if (not limit or last is None or time - last <= limit or side == self.local
+                or self._silence_judged.get(side) == last):
+            return
+        self._silence_judged[side] = last
+        self.violation("idle-timeout", f"{side} was silent for {time - last:.3f} s;"
+                       f" {self.other[side]}'s idle-timeout of {limit / 2:g} s stands"
+                       f" for a {limit:g} s threshold", side=side)
 
     def on_gap(self, side: str, size: int, time: float) -> None:
         """`size` bytes from `side` are missing from a capture (a TCP gap); the caller's
@@ -275,12 +296,14 @@ class Connection:
         times = self.last_frame_time
         last = times[side]
         times[side] = time
-        limit = self._silence_limit[side]
-        if limit and last is not None and time - last > limit and side != self.local and (
-                not self.close):
-            self.violation("idle-timeout", f"{side} was silent for {time - last:.3f} s;"
-                           f" {self.other[side]}'s idle-timeout of {limit / 2:g} s stands"
-                           f" for a {limit:g} s threshold")
+        if not self.close:
+            limit = self._silence_limit[side]
+            if limit and last is not None and time - last > limit:
+                self._judge_silence(side, last, time)
+            if frame.body.__class__ is c.Close:
+                # the other side's silence up to this close: often why it closes
+                other = self.other[side]
+                self._judge_silence(other, times[other], time)
         state = self.side_state[side]
         if state != "opened":
             if state == "start" and self.midstream:

@@ -214,6 +214,34 @@ def test_observer_sees_an_idle_timeout_broken() -> None:
     assert not of(obs.feed_bytes("client", encode_frame(None), t + 100.0), Violation)
 
 
+def test_a_silence_is_judged_at_the_close_or_drop_it_caused() -> None:
+    """The usual end of a broken idle-timeout: the side that timed out closes (or drops
+    the connection), and the silent side never sends again. Its silence up to that close
+    is the violation, once: not again at its own answer."""
+    from amqpcli.codec.frames import encode_frame
+
+    def run(end: str) -> list[Any]:
+        p = Pair(client={"idle_timeout": 20.0})  # advertised: 10 s, a 20 s threshold
+        obs, _ = p.observe()
+        t = p.t
+        evs = obs.feed_bytes("server", encode_frame(None), t + 9.0)  # a heartbeat in time
+        if end == "close":
+            close = c.Close(error=c.Error(condition=Symbol("amqp:resource-limit-exceeded")))
+            evs += obs.feed_bytes("client", encode_frame(close), t + 30.0)
+            evs += obs.feed_bytes("server", encode_frame(c.Close()), t + 30.5)
+        else:
+            evs += obs.transport_closed("client", t + 30.0, end)
+            evs += obs.transport_closed("server", t + 30.1, end)
+        return of(evs, Violation)
+
+    for end in ("close", "fin", "rst"):
+        v = run(end)
+        assert [(x.kind, x.side) for x in v] == [("idle-timeout", "server")], end
+        assert v[0].detail.startswith("server was silent for 21.000 s;"), end
+    # the end of a capture is no evidence of anything
+    assert run("end") == []
+
+
 def test_read_gives_each_item_with_the_events_feed_bytes_gives() -> None:
     from amqpcli.codec.frames import FrameReader
     from amqpcli.engine import Observer
