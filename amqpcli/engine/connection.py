@@ -221,7 +221,8 @@ class Connection:
         not said)."""
         self.time = time
         self.side = side
-        if how in ("fin", "rst") and not self.close and side not in self.stream_ends:
+        if (how in ("fin", "rst") and not self.close and side not in self.stream_ends
+                and self.local is None):
             # dropped without a close: the other side's silence up to it may be why
             other = self.other[side]
             if other not in self.stream_ends:
@@ -300,8 +301,9 @@ class Connection:
             limit = self._silence_limit[side]
             if limit and last is not None and time - last > limit:
                 self._judge_silence(side, last, time)
-            if frame.body.__class__ is c.Close:
-                # the other side's silence up to this close: often why it closes
+            if frame.body.__class__ is c.Close and self.local is None:
+                # the other side's silence up to this close: often why it closes (an
+                # endpoint has its own timer for the peer's silence)
                 other = self.other[side]
                 self._judge_silence(other, times[other], time)
         state = self.side_state[side]
