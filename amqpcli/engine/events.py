@@ -316,5 +316,6 @@ KINDS: dict[str, tuple[str | None, str | None]] = {
     "already-settled": (None, None),
     "conflicting-outcome": (None, None),
     "outcome-changed": (None, None),
+    "settle-mode": (None, None),
     "early-settle": (None, None),
 }

@@ -522,7 +522,8 @@ class Session:
         """`on_transfer` for the common case, in one pass: a new delivery in one frame,
         no state, no resume, no per-delivery settle mode (the caller checked those).
         False, having changed nothing, when the delivery needs the general path (its tag
-        or id is in use, or it exceeds the link's max-message-size)."""
+        or id is in use, it exceeds the link's max-message-size, or it comes settled in
+        sender-settle-mode unsettled)."""
         conn = self.conn
         did = t.delivery_id
         tag = t.delivery_tag
@@ -531,7 +532,8 @@ class Session:
         n = len(payload)
         mms = link.mms
         infl = self.inflight[side]
-        if tag in link.live or did in infl or (mms and n > mms):
+        if tag in link.live or did in infl or (mms and n > mms) or (
+                t.settled is True and link.snd_mode == 0):  # (a settle-mode violation)
             return False
         did = int(did)
         receiver = link.receiver
@@ -758,6 +760,11 @@ class Session:
             if not t.settled:
                 link.unsettled[side][tag] = t.state
                 link.unsettled[receiver][tag] = None
+            elif link.snd_mode == 0:
+                # Part 2 §2.8.2: in mode unsettled the sender sends every delivery
+                # unsettled first (its receiver counts on settling it)
+                conn.violation("settle-mode", f"delivery {did} sent settled on {link.name!r},"
+                               " whose sender-settle-mode is unsettled", session=self, link=link)
         if not link.consume_credit() and not (link.implicit and link.high_water is None):
             conn.violation("transfer-beyond-credit",
                            f"delivery {did} on {link.name!r} with no link credit",

@@ -156,6 +156,25 @@ def test_transfer_beyond_credit_detaches_the_link() -> None:
     _detached_with(p, "amqp:link:transfer-limit-exceeded")
 
 
+def test_a_settled_first_transfer_in_mode_unsettled() -> None:
+    """Part 2 §2.8.2: a sender in mode unsettled sends every delivery unsettled first;
+    one sent settled is noted (nothing is ended for it), the next unsettled one is not."""
+    p = Pair()
+    link, _ = p.sender(credit=2, snd_settle_mode=0)
+    ch = link.session.channel["client"]
+    v = _inject(p, "settle-mode", _transfer(link, 0, b"a", settled=True), ch, b"x")
+    assert v.side == "client" and v.link is not None and v.link.name == "out"
+    assert "delivery 0 sent settled on 'out'" in v.detail
+    evs = p.inject("peer", _transfer(link, 1, b"b"), ch, b"y")
+    assert not of(evs, Violation)
+    # in mode mixed (the default) either is fine
+    q = Pair()
+    mixed, _ = q.sender(credit=1)
+    evs = q.inject("peer", _transfer(mixed, 0, b"a", settled=True),
+                   mixed.session.channel["client"], b"x")
+    assert not of(evs, Violation)
+
+
 def test_message_size_exceeded() -> None:
     p = Pair(peer={"link_policy": "manual"})
     s = p.client.begin()
