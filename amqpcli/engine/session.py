@@ -746,6 +746,12 @@ class Session:
             d = old
             d.resumed = True
             d.step("resume")
+            att = link.attach.get(receiver)
+            if att is None or (att.unsettled or {}).get(tag) is None:
+                # the receiver's attach holds no state of it: it has none of it, and the
+                # sender sends it again from the start (Part 2 §2.6.14)
+                d._chunks = []
+                d.size = 0
         else:
             if old is not None:
                 conn.violation("delivery-id-in-use",

@@ -439,6 +439,7 @@ class TransferAssembler:
     def __init__(self) -> None:
         # key -> (the first frame's message-format, the payloads so far, where each starts)
         self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int]]] = {}
+        self._ids: dict[tuple[Any, int, int], Any] = {}  # key -> the delivery-id it holds
 
     def feed(self, frame: Frame, where: Any = None) -> Message | NotAMessage | None:
         body = frame.body
@@ -448,6 +449,13 @@ class TransferAssembler:
         if body.aborted:
             self._parts.pop(key, None)
             return None
+        if body.resume or (body.delivery_id is not None and key in self._parts
+                           and self._ids.get(key) != body.delivery_id):
+            # a delivery sent again (resumed after a re-attach), or another one after a
+            # delivery left unfinished: what came before is not part of it
+            self._parts.pop(key, None)
+        if body.delivery_id is not None:
+            self._ids[key] = body.delivery_id
         if body.more:
             entry = self._parts.get(key)
             if entry is None:
@@ -456,6 +464,7 @@ class TransferAssembler:
             entry[2].append(_payload_start(frame))
             return None
         entry = self._parts.pop(key, None)
+        self._ids.pop(key, None)
         if entry is None:
             return None
         fmt, parts, starts = entry

@@ -194,6 +194,40 @@ def test_resume_after_reattach_reconciles_unsettled_maps() -> None:
     assert d2.timeline[-1].detail == f"resumed as delivery-id {d2.delivery_id}"
 
 
+def test_a_delivery_resumed_from_its_start_is_the_bytes_sent_again() -> None:
+    """Part 2 §2.6.14: the receiver's re-attach holds no state for the delivery (it has
+    none of it), so the sender sends it again whole: the delivery is those bytes, not
+    the first attachment's part followed by them (the frame view joins them the same)."""
+    from amqpcli.render.items import TransferAssembler
+
+    p = Pair()
+    s = p.client.begin()
+    link, _plink = p.sender("durable-out", credit=5, session=s)
+    whole = Message(body="y" * 300).encode()
+    d = p.client.start_delivery(link, tag=b"t1")
+    p.client.send_more(d, whole[:150], more=True)
+    p.pump()
+    p.client.detach(link, closed=False)
+    p.pump()
+    link2 = p.client.attach_sender(s, "durable-out", c.Source(address="src"),
+                                   c.Target(address="q"), unsettled={b"t1": None})
+    p.pump()
+    p.peer.flow(p.peer_link(link2), 5)
+    p.pump()
+    r = p.client.start_delivery(link2, tag=b"t1", resume=True)
+    p.client.send_more(r, whole[:100], more=True)  # (in two frames again)
+    p.pump()
+    p.client.send_more(r, whole[100:], more=False)
+    p.pump()
+    _obs, events = p.observe()
+    seen = [e.delivery for e in of(events, DeliveryStarted)]
+    assert len(seen) == 1 and seen[0].resumed
+    assert seen[0].size == len(whole) and seen[0].payload == whole
+    joiner = TransferAssembler()
+    got = [m for f in _frames(p, "client") if (m := joiner.feed(f)) is not None]
+    assert [m.body.value for m in got] == ["y" * 300]
+
+
 def test_reconciliation_reports_differences() -> None:
     p = Pair()
     s = p.client.begin()
