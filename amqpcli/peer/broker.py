@@ -763,6 +763,7 @@ class Broker:
             return
         if inl.coordinator:
             self._on_txn_request(conn, d)
+            self._replenish(conn, inl.link, DEFAULT_CREDIT)
             return
         inl.count += 1
         if inl.refused is not None:
@@ -803,9 +804,10 @@ class Broker:
                  f"rejected (amqp:not-found: {text})")
         self._replenish(conn, inl.link)
 
-    def _replenish(self, conn: PeerConnection, link: Link) -> None:
-        """Top the sender's credit up to the window once half of it is used."""
-        credit = DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit
+    def _replenish(self, conn: PeerConnection, link: Link, window: int | None = None) -> None:
+        """Top the sender's credit up to the window once half of it is used (`window`:
+        the coordinator's, which --credit does not set)."""
+        credit = window or (DEFAULT_CREDIT if self.faults.credit is None else self.faults.credit)
         if credit and conn.open and link.state == "attached" and link.link_credit <= credit // 2:
             conn.endpoint.flow(link, credit)
 

@@ -97,3 +97,17 @@ def test_reconnects_that_never_reach_a_commit_end_the_run(serve: Serve) -> None:
     ids = _ids(r.stdout)
     assert ids[:2] == ["1", "2"] and len(ids) <= 2 + 1 + 3 + 1  # the first commit, then
     assert set(ids[2:]) == {"3"}  # the third again on each try (at least once)
+
+
+def test_more_transactions_than_the_coordinators_first_credit(serve: Serve) -> None:
+    """The coordinator's credit is topped up as declares and discharges use it: 300
+    transactions of one message (600 requests) on one connection. It was granted 500
+    once: the 251st transaction waited for credit that never came."""
+    s = serve()
+    url = f"{s.url}/{queue_name()}"
+    _fill(url, 300)
+    r = amqp("recv", url, "--txn-size", "1", "-c", "300", "-t", "10", "--json-summary",
+             "--out", "/dev/null")
+    assert r.returncode == 0, r.stderr
+    summary = json_lines(r.stderr)[0]["recv"]
+    assert summary["received"] == 300 and summary["transactions"]["committed"] == 300
