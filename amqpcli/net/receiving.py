@@ -373,8 +373,9 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
     is bounded by the connect timeout), and it ends with its summary; after an interrupted
     run both stay ignored while the caller reports and exits. A signal before the task
     started raises KeyboardInterrupt (nothing was done yet). SIGTERM (a service manager,
-    `kill`) stops the run as Ctrl-C does, summary and in-doubt messages included; SIGINT
-    is left alone where it was ignored (a background job)."""
+    `kill`) and SIGHUP (a closed terminal) stop the run as Ctrl-C does, summary and
+    in-doubt messages included; SIGINT and SIGHUP are left alone where they were ignored
+    (a background job, `nohup`)."""
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(coro)
     take_sigint = signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -391,6 +392,10 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
                 raise KeyboardInterrupt
 
     term_before = signal.signal(signal.SIGTERM, on_signal)
+    hup_before = signal.getsignal(signal.SIGHUP)
+    take_sighup = hup_before is not signal.SIG_IGN
+    if take_sighup:
+        signal.signal(signal.SIGHUP, on_signal)
     if take_sigint:
         signal.signal(signal.SIGINT, on_signal)
     try:
@@ -415,6 +420,8 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
             signal.signal(signal.SIGINT,
                           signal.SIG_IGN if stopped else signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_IGN if stopped else term_before)
+        if take_sighup:
+            signal.signal(signal.SIGHUP, signal.SIG_IGN if stopped else hup_before)
 
 
 _RELEASED = Outcome("release").state()

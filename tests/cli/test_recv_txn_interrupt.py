@@ -27,7 +27,8 @@ SENT = 100
 TXN = 1000  # more than are sent: the open transaction holds every message written
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_an_interrupt_commits_what_was_written(serve: ServePeers, tmp_path: Path,
                                               sig: signal.Signals) -> None:
     url = f"{serve()}/txi"

@@ -74,7 +74,8 @@ def test_a_line_goes_out_before_the_next_has_come(serve: ServePeers, replay: boo
     assert p.stdout.read().startswith("sent 2, accepted 2")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_stops_a_run_waiting_for_its_input(serve: ServePeers,
                                                     sig: signal.Signals) -> None:
     url = serve("-q") + "/waiting-stop"
