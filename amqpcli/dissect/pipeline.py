@@ -80,6 +80,9 @@ explained_by_gap: Any = None  # the after-gap rule, shared with the TUI
 SIDES = ("client", "server")
 _NEVER = [False]  # a stop flag never set: a run of every event
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
+# seconds after a grant within which a delivery that starts shows its sender was waiting
+# for that credit (a credit stall without a word of `available`)
+STALL_PROMPT = 0.1
 Record = FrameRecord | DeliveryRecord | ViolationRecord | Notice
 
 
@@ -462,7 +465,7 @@ class _Handler10(_Handler):
             conn.frames[side] += 1
             rec = FrameRecord(conn, side, t, packet, model.frame_no, item, events)
             if events:
-                return self._events(events, t, packet, [rec])
+                return self._events(events, t, packet, [rec], item)
             return (rec,)
         return self._observed(side, items, t, packet)
 
@@ -525,7 +528,7 @@ class _Handler10(_Handler):
             if events:
                 # what the frame caused is known (links, counters) before the frame is
                 # handed out, and the records it caused follow it
-                derived = self._events(events, t, packet)
+                derived = self._events(events, t, packet, None, item)
                 yield rec
                 yield from derived
             else:
@@ -554,11 +557,11 @@ class _Handler10(_Handler):
         return out
 
     def _events(self, events: list[Any], t: float, packet: int,
-                out: list[Record] | None = None) -> list[Record]:
-        """What the engine's events of one frame (or of the transport's end) change in the
-        connection's and links' figures, and the records they make, appended to `out`
-        (the frame's record, if given). A list: the records are all made before any is
-        handed out (a frame's records follow the frame)."""
+                out: list[Record] | None = None, frame: Any = None) -> list[Record]:
+        """What the engine's events of one frame (`frame`, or of the transport's end)
+        change in the connection's and links' figures, and the records they make, appended
+        to `out` (the frame's record, if given). A list: the records are all made before
+        any is handed out (a frame's records follow the frame)."""
         conn = self.conn
         if self._retired:
             self._let_go()
@@ -577,9 +580,11 @@ class _Handler10(_Handler):
                     link = d.link
                     if link.implicit and ls.deliveries == 1 and records:
                         ls.first_unseen = d
+                    if ls.stall_unproven is not None:
+                        self._stall_sent(ls, t)
                     if link.link_credit <= 0 and ls.credit_zero_since is None:
                         ls.credit_zero_since = t
-                        ls.stall_available = bool(link.available)
+                        ls.stall_available = _has_more(ls)
             elif cls is DeliverySettled:
                 if records:
                     rec = self._delivery(ev.delivery, False)
@@ -593,7 +598,7 @@ class _Handler10(_Handler):
                 pass  # (a disposition's step: known from the delivery when it settles)
             elif cls is CreditChanged:
                 if ev.link is not None:
-                    self._credit(ev, t)
+                    self._credit(ev, t, frame)
             elif cls is Violation:
                 link = ev.link
                 if explained_by_gap(ev.kind, conn.gaps):
@@ -679,10 +684,17 @@ class _Handler10(_Handler):
         self.conn.sessions = len(self._sessions)
         return len(self._sessions)
 
-    def _credit(self, ev: CreditChanged, t: float) -> None:
+    def _credit(self, ev: CreditChanged, t: float, frame: Any) -> None:
         ls = self.conn.link_for(ev.link)
         if ls is None:
             return
+        if ev.side == ev.link.sender:
+            # (the event's `available` is the link's: an earlier flow's, if this one left
+            # it out)
+            said = getattr(getattr(frame, "body", None), "available", None)
+            if said is not None:
+                ls.sender_available = int(said)
+                ls.available_at = ls.deliveries
         ls.flows += 1
         if ev.drain:
             ls.drains += 1
@@ -699,20 +711,38 @@ class _Handler10(_Handler):
         elif credit is not None and credit <= 0:
             if ls.credit_zero_since is None:
                 ls.credit_zero_since = t
-            if ev.available:
+            if _has_more(ls):
                 ls.stall_available = True
 
     def _stall_end(self, ls: LinkStats, t: float, granted: bool) -> None:
+        """Credit came back (`granted`), or the link or its connection ended: the wait
+        since credit ran out is a stall if it was long enough and the sender had something
+        to send. A sender that said it had (`_has_more`) did; a wait that a grant ended
+        without a word of that is a stall only if a delivery starts at once
+        (`_stall_sent`)."""
         start = ls.credit_zero_since
         if start is None:
             return
         ls.credit_zero_since = None
         waited = t - start
-        # a sender that said it had messages, or a link that was busy before: waiting
-        if waited >= self.dis.stall_threshold and (ls.stall_available or (
-                granted and ls.deliveries > 0)):
-            ls.stalls.append((start, waited))
+        if waited >= self.dis.stall_threshold:
+            if ls.stall_available:
+                ls.stalls.append((start, waited))
+                ls.stall_unproven = None
+            elif granted:
+                ls.stall_unproven = (start, waited, t)
         ls.stall_available = False
+
+    def _stall_sent(self, ls: LinkStats, t: float) -> None:
+        """A delivery starts on a link whose wait for credit a grant ended (`_stall_end`):
+        sent the moment credit came back (within `STALL_PROMPT` seconds), the sender was
+        waiting with it, and the wait is a stall."""
+        unproven = ls.stall_unproven
+        assert unproven is not None
+        ls.stall_unproven = None
+        start, waited, granted = unproven
+        if t - granted <= STALL_PROMPT:
+            ls.stalls.append((start, waited))
 
     def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord | None:
         """The record of a delivery that reached its end; None while the transaction it
@@ -1016,6 +1046,14 @@ def _ended_by_capture(d: Any, conn: Conn) -> bool:
 def _binary(v: Any) -> bytes | None:
     """A txn-id as bytes (None for none, or one that is not binary)."""
     return bytes(v) if isinstance(v, (bytes, bytearray, memoryview)) else None
+
+
+def _has_more(ls: LinkStats) -> bool:
+    """Whether the link's sender has messages waiting, as far as it said: the `available`
+    of its latest flow that said one, less the deliveries it started since (each uses one
+    up, Part 2 §2.6.7). False when it never said."""
+    said = ls.sender_available
+    return said is not None and said > ls.deliveries - ls.available_at
 
 
 def _other(side: str) -> str:

@@ -49,7 +49,17 @@ class LinkStats:
     echoes: int = 0
     max_credit: int = 0
     credit_zero_since: float | None = None  # credit ran out at this time
-    stall_available: bool = False  # the sender said it had messages while stalled
+    # the sender had messages while stalled: its `available`, less the deliveries it sent
+    # since the flow that said it, was above 0 at some time without credit
+    stall_available: bool = False
+    # the `available` of the sender's latest flow that said it, and `deliveries` then:
+    # each delivery since used one of them up (Part 2 §2.6.7)
+    sender_available: int | None = None
+    available_at: int = 0
+    # a wait that ended with a grant, with no word of the sender having anything to send:
+    # (start, seconds, time of the grant); a stall if a delivery starts at once
+    # (`STALL_PROMPT` seconds)
+    stall_unproven: tuple[float, float, float] | None = None
     stalls: list[tuple[float, float]] = field(default_factory=list)  # (start, seconds)
     # a link attached before the capture began (joined mid-stream): its first delivery,
     # until it ends (`DeliveryRecord.may_be_tail`; only where delivery records are made)
