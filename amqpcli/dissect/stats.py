@@ -196,7 +196,7 @@ def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
         v = sorted(latencies)
         lat = {"p50": percentile(v, 50), "p90": percentile(v, 90), "p99": percentile(v, 99),
                "max": v[-1]}
-    address = _address(ls)
+    address = node_address(ls)
     # (a connection without times has no stalls to tell: its times are not its own)
     own_stalls = ls.stalls if c.timed else []
     if part is None:
@@ -209,16 +209,21 @@ def link_summary(c: Conn, ls: LinkStats, part: PassedLink | None = None,
                        dict(part.transactions), c.timed)
 
 
-def _address(ls: LinkStats) -> str | None:
-    """A link's node address; a link refused (answered with a null terminus): the one it
-    asked for, as `--address` matches it (`link_addresses`: the answer's, then the
-    ask's; the node's terminus first)."""
-    found = ls.address()
+def node_address(ls: LinkStats) -> str | None:
+    """A link's node address (the summary's, and the links table's `address`): the
+    answer's, else the ask's (`link_addresses`), the node's terminus first. A link
+    refused (answered with a null terminus): the one it asked for, as `--address` matches
+    it and `--links` draws it; not the other terminus the answer gave back (a sender's
+    own source)."""
+    link = ls.link
+    asked = link_addresses(link)[2:]  # (the ask's source, target; none if unanswered)
+    if link.sender == link.initiator:
+        asked = asked[::-1]
+    found = next((a for a in asked if a), None) if link.refused else None
     if found is None:
-        addrs = link_addresses(ls.link)[2:]  # (the ask's source, target)
-        if ls.link.sender == ls.link.initiator:
-            addrs = addrs[::-1]
-        found = next((a for a in addrs if a), None)
+        found = ls.address()
+    if found is None:
+        found = next((a for a in asked if a), None)
     return found
 
 

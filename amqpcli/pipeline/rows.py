@@ -46,7 +46,7 @@ from amqpcli.dissect import (
 )
 from amqpcli.dissect.filters import frame_state, performative_name
 from amqpcli.dissect.records import replaced_outcome
-from amqpcli.dissect.stats import micros, percentile
+from amqpcli.dissect.stats import micros, node_address, percentile
 from amqpcli.engine import LinkAttached, SessionBegun, SessionEnded
 from amqpcli.pipeline.schema import PARTITION, TABLES
 
@@ -371,12 +371,16 @@ class RowBuilder:
         # (times unknown: no latency, and no stalls to tell, as the summary of a log says)
         lat = sorted(ls.latencies) if timed else []
         errs = [_error(getattr(link.detach.get(x), "error", None)) for x in SIDES]
+        # a refused link (answered with a null terminus) is a link to what it asked for,
+        # as the summary and `--links` have it
+        asked = link.requested
+        termini = asked if link.refused and asked is not None else link
         return {
             "connection_id": info.id, "link_id": self._link_id(info, conn, ls),
             "session_no": ls.session_no, "name": ls.name, "sender": link.sender,
-            "initiator": link.initiator, "address": ls.address(),
-            "source_address": _text(getattr(link.source, "address", None)),
-            "target_address": _text(getattr(link.target, "address", None)),
+            "initiator": link.initiator, "address": node_address(ls),
+            "source_address": _text(getattr(termini.source, "address", None)),
+            "target_address": _text(getattr(termini.target, "address", None)),
             "handle_client": ls.handles.get("client"), "handle_server": ls.handles.get("server"),
             "snd_settle_mode": link.snd_mode, "rcv_settle_mode": link.rcv_mode,
             "coordinator": link.coordinator, "refused": link.refused,

@@ -68,6 +68,26 @@ def test_spark_counts_the_coordinators_requests_as_transactions(spark: Any,
                                      "failed": 1}
 
 
+def test_spark_writes_the_addresses_a_refused_link_asked_for(spark: Any,
+                                                             tmp_path: Path) -> None:
+    """Both executors' links tables carry a refused link's asked-for addresses (they
+    were null), and either's summary of them is the summary of the capture's."""
+    from tests.pipeline.test_refused_link_tables import refused_capture
+
+    cap = refused_capture(tmp_path / "refused.pcapng")
+    write_tables([cap], str(tmp_path / "l"))
+    write_tables([cap], str(tmp_path / "s"), engine="spark", spark=spark)
+    assert_same_tables(tmp_path / "l", tmp_path / "s")
+    assert {r["name"]: (r["address"], r["source_address"], r["target_address"])
+            for r in rows(tmp_path / "s", "links")} == {
+        "to-bad1": ("bad1", "me", "bad1"), "from-bad2": ("bad2", "bad2", None),
+        "to-gone": ("gone", "me", "gone"), "to-good": ("good", "client", "good")}
+    local = summary_json(summary_of(str(tmp_path / "l")))
+    assert summary_json(summary_of(str(tmp_path / "s"), engine="spark", spark=spark)) == local
+    assert [(ln["name"], ln["address"]) for ln in local["links"]] == [
+        ("to-bad1", "bad1"), ("from-bad2", "bad2"), ("to-gone", "gone"), ("to-good", "good")]
+
+
 def test_ndjson_from_spark_matches_local(spark: Any, tmp_path: Path) -> None:
     files = [str(CAPTURES_DIR)]
     write_tables(files, str(tmp_path / "l"), fmt="ndjson")
