@@ -80,3 +80,20 @@ def test_serve_copies(serve: ServePeers) -> None:
     assert amqp("send", f"{url}/cc", "x", "--count", "4", "--message-id", "{n}").returncode == 0
     shown, summary, err = _browse(f"{url}/cc")
     assert len(shown) == 4 and summary["copy-consumed"] == 0 and "warning" not in err
+
+
+def test_a_second_listing_cut_short_by_silence_is_not_a_consume(
+        peers: Callable[..., Any]) -> None:
+    """The second link saw only copies, then the peer stopped answering (a long queue
+    listed slowly, a drain not answered in time): not checked, not "consumed"."""
+    from tests.peers import DirectSender
+
+    sender = peers(DirectSender([Message(body=f"m{i}") for i in range(5)], answer_drain=1,
+                                shown=[None, 2]))
+    r = amqp("browse", f"{sender.url}/q", "--json", "-t", "1")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stderr.strip().splitlines()[-1])["browse"]
+    assert summary["received"] == 5
+    assert "copy-consumed" not in summary or summary["copy-consumed"] is None, r.stderr
+    assert summary["copy-not-checked"].startswith("a second browse saw 2 of the 5 messages")
+    assert "as consumed" not in r.stderr

@@ -227,17 +227,19 @@ class SentOutcome:
 @dataclass(eq=False)
 class _OutLink:
     link: Any
+    number: int = 0  # 0 for the first link attached, 1 for the second…
     next: int = 0
     by_tag: dict[str, int] = field(default_factory=dict)
 
 
 class DirectSenderHandler(PeerHandler):
     def __init__(self, messages: Sequence[Message | bytes], presettle: bool | None,
-                 answer_drain: bool = True) -> None:
+                 answer_drain: bool | int = True, shown: Sequence[int | None] = ()) -> None:
         super().__init__()
         self.payloads = [m if isinstance(m, bytes) else bytes(m.encode()) for m in messages]
         self.presettle = presettle
         self.answer_drain = answer_drain
+        self.shown = shown
         self.outcomes: list[SentOutcome] = []
         self.links: list[LinkInfo] = []
         self._out: dict[Any, _OutLink] = {}
@@ -259,14 +261,16 @@ class DirectSenderHandler(PeerHandler):
             link.snd_settle_mode = Link.SND_SETTLED if self.presettle else Link.SND_UNSETTLED
         link.rcv_settle_mode = link.remote_rcv_settle_mode
         link.open()
-        self._out[link] = _OutLink(link)
+        self._out[link] = _OutLink(link, number=len(self._out))
 
     def on_link_flow(self, event: Any) -> None:
         out = self._out.get(event.link)
         if out is None:
             return
         link = out.link
-        while link.credit > 0 and out.next < len(self.payloads):
+        limit = self.shown[out.number] if out.number < len(self.shown) else None
+        end = len(self.payloads) if limit is None else min(limit, len(self.payloads))
+        while link.credit > 0 and out.next < end:
             tag = str(next(self._tags))
             dlv = link.delivery(tag)
             link.send(self.payloads[out.next])
@@ -275,7 +279,9 @@ class DirectSenderHandler(PeerHandler):
             out.next += 1
             if link.snd_settle_mode == Link.SND_SETTLED:
                 dlv.settle()
-        if link.drain_mode and link.credit > 0 and self.answer_drain:
+        answer = (self.answer_drain if isinstance(self.answer_drain, bool)
+                  else out.number < self.answer_drain)
+        if link.drain_mode and link.credit > 0 and answer:
             link.drained()
 
     def on_delivery(self, event: Any) -> None:
@@ -302,7 +308,9 @@ class DirectSender(PeerThread):
     """Sends ``messages`` (proton ``Message`` or pre-encoded bytes), in order, on every link
     a client attaches to receive, as its credit allows; records each outcome it sees.
     ``presettle``: True sends settled, False unsettled, None (default) as the client asks.
-    ``answer_drain=False``: a drain is never answered (the credit left stays open)."""
+    ``answer_drain=False``: a drain is never answered (the credit left stays open); a number
+    N: only the first N links' drains are. ``shown=[None, 3]``: the first link gets every
+    message, the second only the first 3 (a peer slow to list them)."""
 
     handler: DirectSenderHandler
 
@@ -311,10 +319,11 @@ class DirectSender(PeerThread):
         messages: Sequence[Message | bytes],
         *,
         presettle: bool | None = None,
-        answer_drain: bool = True,
+        answer_drain: bool | int = True,
+        shown: Sequence[int | None] = (),
         **kwargs: Any,
     ) -> None:
-        super().__init__(DirectSenderHandler(messages, presettle, answer_drain), **kwargs)
+        super().__init__(DirectSenderHandler(messages, presettle, answer_drain, shown), **kwargs)
 
     def outcomes(self) -> list[SentOutcome]:
         return self.call(lambda: list(self.handler.outcomes))
