@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import proton
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from proton import Data
@@ -37,6 +38,9 @@ from amqpcli.codec.composites import Data as DataSection
 from amqpcli.codec.message import Message
 
 from .helpers import SCALARS, ascii_text, same, text
+
+# (a large generated value's repr, which hypothesis warns of: the values are large on purpose)
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
