@@ -87,6 +87,8 @@ class SendSummary:
     sent: int = 0  # transfers completed on the wire (resends included)
     messages: int = 0  # distinct messages taken from the input
     settled: int = 0  # sent pre-settled: no outcome will come
+    # of those, sent on a connection that was lost (or aborted): not known to have arrived
+    settled_unconfirmed: int = 0
     accepted: int = 0
     rejected: int = 0
     released: int = 0
@@ -142,6 +144,8 @@ class SendSummary:
         }
         if self.other:
             out["other"] = self.other
+        if self.settled_unconfirmed:
+            out["settled-unconfirmed"] = self.settled_unconfirmed
         if self.not_sent:
             out["not-sent"] = self.not_sent
         out.update(txn_json(self))
@@ -497,9 +501,11 @@ class _Sender:
             reports = Reports(self.plan.report_every, self._report, self.plan.report_json)
             reports.start()
         self.progress.start()
+        settled_before = 0
         try:
             while True:
                 finished = self.s.finished
+                settled_before = self.s.settled  # (pre-settled sends on this connection)
                 try:
                     client = await reconnects.connect(self.cfg, on_engine=self._on_engine)
                     self.s.reconnects = reconnects.made
@@ -511,6 +517,8 @@ class _Sender:
                     break
                 except ConnectionLost as e:
                     back = self._take_back()
+                    self.s.settled_unconfirmed += self.s.settled - settled_before
+                    settled_before = self.s.settled
                     if client is not None:
                         await client.abort()
                         client = None
@@ -538,7 +546,14 @@ class _Sender:
             if reports is not None:
                 reports.stop()  # (the summary is the last word)
             if client is not None:
+                # not closed cleanly: what went pre-settled on it may not have arrived (a
+                # close the peer answered says it had everything before it)
                 await client.abort()
+                self.s.settled_unconfirmed += self.s.settled - settled_before
+            if self.s.settled_unconfirmed:
+                self._warn(f"{self.s.settled_unconfirmed} pre-settled message(s) sent on a "
+                           "connection that was lost: whether they arrived is not known "
+                           "(pre-settled is at most once)")
             unheard = len(self.unconfirmed)  # sent, no outcome heard by the end
             taken_back = self._take_back()
             if isinstance(self.s.failure, NoOutcome):

@@ -120,3 +120,21 @@ def test_a_silent_peer_is_noticed_through_our_idle_timeout(rabbitmq_url: str) ->
         assert proxy.cut_count == 1
     assert r.returncode == 3, r.stderr
     assert "the peer went silent" in r.stderr
+
+
+def test_presettled_sends_on_a_lost_connection_are_said_unconfirmed(rabbitmq_url: str) -> None:
+    """Pre-settled is at most once: nothing confirms them, and what was sent on a connection
+    that then died may not have arrived. The summary says how many (it said "in doubt 0"
+    and nothing else)."""
+    p = urlsplit(rabbitmq_url)
+    q = queue_name("cut-presettled")
+    with CutProxy(p.hostname or "127.0.0.1", p.port or 5672, cuts=[60_000]) as proxy:
+        r = amqp("send", _via(proxy, rabbitmq_url, q), "x" * 100, "--count", str(N),
+                 "--message-id", "{n}", "--presettled", "--json")
+        assert proxy.cut_count == 1
+    assert r.returncode != 0, r.stderr
+    s = json.loads(r.stdout)
+    assert 0 < s["settled"] == s["settled-unconfirmed"] < N, json.dumps(s)
+    assert any("pre-settled message(s) sent on a connection that was lost" in w
+               for w in s["warnings"])
+    assert len(_drain_ids(rabbitmq_url, q)) <= s["settled"]
