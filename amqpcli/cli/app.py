@@ -372,6 +372,16 @@ def _command_name(info: Any) -> str:
     return info.name or info.callback.__name__.replace("_", "-")
 
 
+def _masked(text: str) -> str:
+    """An error line with the password of any URL in it masked: usage errors repeat the
+    arguments as typed (a URL given where a number or a file was expected)."""
+    if ":/" not in text:
+        return text
+    from amqpcli.net.url import mask_urls
+
+    return mask_urls(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     args, debug = _lift_debug(args)
@@ -425,7 +435,7 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        print(f"amqp: error: {_one_line(str(e))}", file=sys.stderr)
+        print(f"amqp: error: {_masked(_one_line(str(e)))}", file=sys.stderr)
         sys.exit(int(e.code))
     except KeyboardInterrupt:
         print("amqp: interrupted", file=sys.stderr)
@@ -464,7 +474,7 @@ def main(argv: list[str] | None = None) -> None:
             if not isinstance(e, click.exceptions.UsageError):
                 where = ""
             _plain_conversion_error(e)
-            text = " ".join(e.format_message().split())
+            text = _masked(" ".join(e.format_message().split()))
             print(f"amqp: error: {text}{where}", file=sys.stderr)
             sys.exit(e.exit_code)
         abort = getattr(click.exceptions, "Abort", None)  # absent from typer's vendored click
@@ -473,6 +483,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(int(Exit.INTERRUPTED))
         if _state["debug"]:
             raise
-        print(f"amqp: internal error: {type(e).__name__}: {_one_line(str(e))} (rerun with --debug)",
+        print(f"amqp: internal error: {type(e).__name__}: {_masked(_one_line(str(e)))} "
+              "(rerun with --debug)",
               file=sys.stderr)
         sys.exit(int(Exit.FAILURE))

@@ -318,6 +318,18 @@ def _quoted(url: str) -> str:
     return cut_middle(repr(_redact(url)))
 
 
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"()]+")
+# one taken for a file name, its '//' made '/' (`amqp:/user:secret@host`)
+_PATH_URL_IN_TEXT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*:/[^\s/:@'\"()]*:)[^\s@'\"()]*@")
+
+
+def mask_urls(text: str) -> str:
+    """`text` (an error message that repeats what was typed) with the password of every
+    URL in it replaced by ``***``."""
+    text = _URL_IN_TEXT.sub(lambda m: _redact(m.group(0)), text)
+    return _PATH_URL_IN_TEXT.sub(lambda m: m.group(1) + "***@", text)
+
+
 def _redact(url: str) -> str:
     """The URL as given, with any password replaced by ``***`` (for error messages); a
     password holding an unencoded '/', '?' or '#' is masked up to the URL's last '@'.
