@@ -75,6 +75,7 @@ class AmqpTui(App[None]):
         # (rows leave it as their deliveries settle) and whichever link is selected.
         self.delivery_key: str | None = None
         self.failed: str | None = None
+        self.crashed: BaseException | None = None  # what ended the app, a bug of ours
         self.refreshes = 0
         self.sub_title = source.title
 
@@ -97,6 +98,14 @@ class AmqpTui(App[None]):
         loop.add_signal_handler(signal.SIGTERM, terminated)
         if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # (nohup)
             loop.add_signal_handler(signal.SIGHUP, terminated)  # its terminal closed
+
+    def _fatal_error(self) -> None:
+        """A bug of ours: the app ends and `run` reports it as one line (with --debug, a
+        traceback without local variables). Textual's own crash screen prints each frame's
+        local variables: frame bytes, SASL credentials."""
+        self.crashed = self._exception
+        self.bell()
+        self._close_messages_no_wait()
 
     def action_interrupt(self) -> None:
         """Ctrl-C: the terminal gives it to the app as a key, not SIGINT. It quits as `q`
@@ -382,6 +391,8 @@ TERMINATED = 130  # the app's return code after SIGTERM: the command's exit for 
 def run(source: Source, **kw: Any) -> None:
     app = AmqpTui(source, **kw)
     app.run()
+    if app.crashed is not None:
+        raise app.crashed  # (the command's "internal error" line, exit 1)
     if app.return_code == TERMINATED:
         raise KeyboardInterrupt  # "amqp: interrupted", exit 130, as for Ctrl-C elsewhere
 
