@@ -23,6 +23,32 @@ class Exit(IntEnum):
     INTERRUPTED = 130  # Ctrl-C
 
 
+# The secrets of this run (the password it connects with): masked wherever the text of a
+# peer may repeat them (its errors, the frames traced), as the SASL frames are.
+_SECRETS: set[str] = set()
+
+
+def register_secret(secret: str | None) -> None:
+    """`secret` is never to be shown: `mask_secrets` hides it from then on."""
+    if secret:
+        _SECRETS.add(secret)
+
+
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """How a secret may appear in a text: as itself, as escaped bytes, as hex."""
+    raw = secret.encode("utf-8", "surrogateescape")
+    return (secret, repr(raw)[2:-1], raw.hex())
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every registered secret, in any of its forms, as `***`."""
+    for secret in _SECRETS:
+        for form in secret_forms(secret):
+            if form in text:
+                text = text.replace(form, "***")
+    return text
+
+
 class UserError(Exception):
     """An error the user caused or can fix; printed as one line."""
 

@@ -373,8 +373,12 @@ def _command_name(info: Any) -> str:
 
 
 def _masked(text: str) -> str:
-    """An error line with the password of any URL in it masked: usage errors repeat the
-    arguments as typed (a URL given where a number or a file was expected)."""
+    """An error line with the password of any URL in it masked (usage errors repeat the
+    arguments as typed: a URL given where a number or a file was expected), and the run's
+    own password wherever it is."""
+    from amqpcli.errors import mask_secrets
+
+    text = mask_secrets(text)  # (the run's password, where a peer's text repeats it)
     if ":/" not in text:
         return text
     from amqpcli.net.url import mask_urls

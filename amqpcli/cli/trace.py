@@ -15,6 +15,7 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
     stream `stream()` returns at the time (looked up each time: tests and redirections
     swap sys.stdout and sys.stderr). SASL credentials are masked unless `show_secrets`.
     A stream that cannot be written ends the tracing quietly."""
+    from amqpcli.errors import mask_secrets
     from amqpcli.render.frameline import item_line
 
     gone = [False]
@@ -26,8 +27,11 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
         try:
             if out is None:  # started with that stream closed
                 raise OSError("closed")
-            out.write(item_line(item, time=t, connection=conn, direction=arrow,
-                                show_secrets=show_secrets) + "\n")
+            line = item_line(item, time=t, connection=conn, direction=arrow,
+                             show_secrets=show_secrets)
+            if not show_secrets:  # (a peer's frame that quotes our password)
+                line = mask_secrets(line)
+            out.write(line + "\n")
             out.flush()
         except (OSError, ValueError):
             # diagnostics only: a stream that cannot take them (closed, full, a reader

@@ -33,7 +33,7 @@ from amqpcli.engine import events as ev
 from amqpcli.engine.connection import MIN_MAX_FRAME_SIZE
 from amqpcli.engine.delivery import TERMINAL_TYPES
 from amqpcli.engine.endpoint import FrameTooLarge
-from amqpcli.errors import Exit, UserError
+from amqpcli.errors import Exit, UserError, mask_secrets, register_secret
 from amqpcli.net.config import Backoff, ConnectionConfig
 from amqpcli.net.connect import connection_error, open_stream
 from amqpcli.net.quirks import PeerInfo, peer_info
@@ -252,7 +252,8 @@ def describe_error(err: Any) -> str:
     cond = getattr(err, "condition", None)
     desc = getattr(err, "description", None)
     text = printable(str(cond)) if cond is not None else "unknown condition"
-    return f"{text}: {_erlang_text(printable(desc))}" if desc else text
+    # (a peer may quote what it was sent: the password masked, as everywhere)
+    return mask_secrets(f"{text}: {_erlang_text(printable(desc))}" if desc else text)
 
 
 # An Erlang binary as RabbitMQ's descriptions write it (`~w`): its bytes as numbers.
@@ -661,6 +662,7 @@ class Client:
 
     def __init__(self, cfg: ConnectionConfig) -> None:
         self.cfg = cfg
+        register_secret(cfg.endpoint.password)  # (a peer's text that repeats it: masked)
         self.engine: Any = None
         self.transport: Transport = None  # type: ignore[assignment]
         self.ended = False

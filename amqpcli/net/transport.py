@@ -33,6 +33,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from amqpcli.errors import secret_forms
+
 __all__ = ["EngineLike", "StreamEnded", "Transport", "now", "without_secrets"]
 
 _READ_SIZE = 1 << 18
@@ -276,14 +278,13 @@ def without_secrets(exc: BaseException, secrets: list[str]) -> BaseException:
         return value
 
     def shows(text: str) -> bool:
-        return any(s in text or repr(s.encode())[2:-1] in text or s.encode().hex() in text
-                   for s in secrets)
+        return any(form in text for s in secrets for form in secret_forms(s))
 
     exc.args = tuple(masked(a) for a in exc.args)
     text = str(exc)
     if shows(text):
         for secret in secrets:
-            for form in (secret, repr(secret.encode())[2:-1], secret.encode().hex()):
+            for form in secret_forms(secret):
                 text = text.replace(form, "***")
         exc.args = (text,)
     return exc
