@@ -84,10 +84,26 @@ REDACTED_MESSAGE = ("a SASL secret in this message was masked (***) when the JSO
                     "--show-secrets holds it whole)")
 
 
+_TAGGED_MAP_KEYS = ("map", "keys", "code")
+
+
+def _reads_as_tagged(keys: Any) -> bool:
+    """Whether an object with these keys is read as the tagged map form (`{"map": [[k,
+    v], …]}`), not as a plain object of the section's entries."""
+    keys = list(keys)
+    return "map" in keys and len(keys) <= 3 and all(k in _TAGGED_MAP_KEYS for k in keys)
+
+
+def _plain_keys(m: dict[Any, Any], key_type: type) -> bool:
+    """A map written as a plain JSON object: its keys all `key_type`, and not such that
+    the object would read back as the tagged form (a section whose one key is `map`)."""
+    return all(type(k) is key_type for k in m) and not _reads_as_tagged(str(k) for k in m)
+
+
 def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool,
                    hide: Redactions | None) -> dict[str, Any]:
     """A map whose keys are all `key_type` as a plain JSON object; else the tagged form."""
-    if all(type(k) is key_type for k in m):
+    if _plain_keys(m, key_type):
         return {str(k): to_json(v, exact, hide) for k, v in m.items()}
     return to_json(dict(m), exact, hide)  # type: ignore[no-any-return]
 
@@ -95,7 +111,7 @@ def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool,
 def _keyed_from_json(obj: Any, key_type: type, path: str) -> dict[Any, Any]:
     if type(obj) is not dict:
         raise JsonValueError(path, "expected an object")
-    if "map" in obj and len(obj) <= 3 and all(k in ("map", "keys", "code") for k in obj):
+    if _reads_as_tagged(obj):
         value = from_json(obj, path)
         return value  # type: ignore[no-any-return]
     return {key_type(k): from_json(v, f"{path}.{k}") for k, v in obj.items()}
@@ -314,7 +330,7 @@ def _keyed_bytes(section: Composite, key_type: type) -> bytes:
     """What a map section's JSON member encodes back to: written as a plain object, its map
     is re-encoded canonically (a map32 from proton comes back as a map8)."""
     m = getattr(section, "value", None)
-    if type(m) is dict or not isinstance(m, dict) or not all(type(k) is key_type for k in m):
+    if type(m) is dict or not isinstance(m, dict) or not _plain_keys(m, key_type):
         return fields_bytes(section)  # the tagged form keeps the map's own encoding
     cls = type(section)
     fresh = cls.__new__(cls)

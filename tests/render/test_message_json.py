@@ -224,3 +224,33 @@ def test_map8_section_needs_no_encoded() -> None:
                   application_properties={"x": 1})
     obj = message_to_json(Message.decode(msg.encode()))
     assert "encoded" not in obj and "encoded-sections" not in obj
+
+
+@pytest.mark.parametrize("keys", [["map"], ["map", "code"], ["keys", "map"], ["map", "code", "keys"]])
+def test_a_section_whose_keys_spell_the_tagged_form_round_trips(keys: list[str]) -> None:
+    """A section whose keys are all among map/keys/code, `map` one of them, is written in
+    the tagged form: as a plain object it read back as that form (another message, or a
+    refusal)."""
+    from amqpcli.codec.composites import (
+        ApplicationProperties,
+        DeliveryAnnotations,
+        Footer,
+        MessageAnnotations,
+    )
+
+    sym = {Symbol(k): [["k", 1]] for k in keys}
+    msg = Message(
+        delivery_annotations=DeliveryAnnotations(dict(sym)),
+        message_annotations=MessageAnnotations(dict(sym)),
+        application_properties=ApplicationProperties({k: "x" for k in keys}),
+        body=AmqpValue("hi"),
+        footer=Footer(dict(sym)),
+    )
+    for use_encoded in (True, False):
+        back = message_from_json(json.loads(json.dumps(message_to_json(msg))),
+                                 use_encoded=use_encoded)
+        assert back.message_annotations.value == sym
+        assert back.delivery_annotations.value == sym
+        assert back.footer.value == sym
+        assert back.application_properties.value == {k: "x" for k in keys}
+        assert back.encode() == msg.encode()
