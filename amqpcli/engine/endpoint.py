@@ -203,6 +203,11 @@ class Endpoint:
         self.hostname = hostname
         self.max_frame_size = max_frame_size
         self.channel_max = channel_max
+        if idle_timeout:
+            # No threshold under twice what the open advertises (1 s to 2 s advertise 1000
+            # ms): a peer that heartbeats at the advertised interval, as proton does, would
+            # be dropped at every beat that came a millisecond late.
+            idle_timeout = max(idle_timeout, 2 * advertised_idle_timeout(idle_timeout) / 1000)
         self.idle_timeout = idle_timeout
         self.properties = properties
         self.offered_capabilities = offered_capabilities

@@ -214,3 +214,15 @@ def test_peer_open_called_early_goes_out_after_sasl() -> None:
     assert p.client.is_open
     opened = [e for e in of(p.client_events, ConnectionOpened) if e.side == "server"]
     assert opened[0].open.properties == {c.Symbol("product"): "test"}
+
+
+def test_a_threshold_under_twice_the_advertised_is_raised_to_it() -> None:
+    """--idle-timeout 1 advertises 1000 ms (no less: RabbitMQ); proton heartbeats at the
+    advertised interval itself, a millisecond or so late each time: the threshold is 2 s,
+    not 1 s, or every such beat would drop it."""
+    p = Pair(peer={"idle_timeout": 1.0})
+    assert p.client.connection.idle_timeout("server") == 1.0  # advertised: 1000 ms
+    last = max(t for side, _, t in p.wire if side == "client")
+    assert p.peer.next_timer() == last + 2.0
+    assert not of(p.peer.handle_timer(last + 1.005), Violation)
+    assert of(p.peer.handle_timer(last + 2.0), Violation)
