@@ -300,6 +300,9 @@ def recv_exit(s: RecvSummary, count: int | None) -> tuple[Exit, str]:
         return s.failure.code, f"{s.failure}{after}"
     if count is not None and s.received < count and s.timed_out:
         return Exit.TIMEOUT, f"received {s.received} of {count} message(s) before the timeout"
+    if s.drain_unanswered is not None:
+        return Exit.TIMEOUT, (f"the peer did not answer the drain in {s.drain_unanswered:g}s: "
+                              "the node may hold more")
     # Messages that never came (or, asked, came twice): the run worked, messages did not
     # get through as sent — send's 6 for messages the peer refused, seen from this side.
     lost = s.sequence.failure() if s.sequence is not None else None

@@ -13,7 +13,7 @@ __all__ = ["DRAIN_BOUND", "QUIET", "CreditWindow", "QuietDrain"]
 
 QUIET = 1.0  # seconds without a message that end a drain on peers that cannot drain
 # seconds after which such a drain asks for no more messages when neither --timeout nor the
-# peer says otherwise (see QuietDrain)
+# peer says otherwise (see QuietDrain); and how long a drain's answer is waited for
 DRAIN_BOUND = 10.0
 _NO_ANSWER = "no flow saying how many messages the node holds"
 

@@ -71,7 +71,7 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.credit import QUIET, CreditWindow, QuietDrain
+from amqpcli.net.credit import DRAIN_BOUND, QUIET, CreditWindow, QuietDrain
 from amqpcli.net.latency import STAMP_NEEDLE, Latencies, figures_text, stamp_of
 from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.redelivery import InDoubtSettlements
@@ -257,6 +257,8 @@ class RecvSummary:
     elapsed: float = 0.0
     timed_out: bool = False
     drained: bool = False
+    # recv --drain: the seconds waited for the peer to answer the drain, when it did not
+    drain_unanswered: float | None = None
     copy_consumed: int | None = None  # browse: how many the peer seems to have consumed
     copy_unchecked: str | None = None  # browse: why the copy check was not done
     warnings: list[str] = field(default_factory=list)
@@ -907,6 +909,8 @@ class _Receiver:
         grant()
         i = self.s.received
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
+        if drain and wait is None:
+            wait = DRAIN_BOUND  # (a sender that never answers a drain: not for ever)
         write_many = _write_many(self.sink)
         latency = self.s.latency
         # states made once; whether the delivery is held to be given back at the end
@@ -934,6 +938,8 @@ class _Receiver:
                     self.s.drained = True
                 else:
                     self.s.timed_out = True
+                    if drain and not plan.copy:  # (browse says it in its own words)
+                        self.s.drain_unanswered = wait
                 return
             # Everything the engine already has ready, in one go: written out and flushed
             # before any of it is settled.
