@@ -643,6 +643,7 @@ class _Receiver:
         self.link = None
         s = self.s
         s.drained = s.timed_out = False
+        s.drain_unanswered = None
         s.copy_consumed = s.copy_unchecked = None
 
     def _progress(self) -> int:
