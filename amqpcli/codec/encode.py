@@ -200,11 +200,18 @@ def _e_binary(out: bytearray, v: Any) -> None:
     out += v
 
 
+def _not_text(v: Any, what: str) -> EncodeError:
+    """A value that is not text where a string or symbol belongs (bytes, a number...)."""
+    return EncodeError(f"a {what} needs text, got {type(v).__name__} {v!r:.40}")
+
+
 def _e_string(out: bytearray, v: Any) -> None:
     try:
         b = v.encode("utf-8")
     except UnicodeEncodeError as x:
         raise EncodeError(f"string is not valid Unicode: {x}") from None
+    except AttributeError:
+        raise _not_text(v, "string") from None
     n = len(b)
     if n <= 0xFF:
         out += _pBB(0xA1, n)
@@ -217,6 +224,8 @@ def _symbol_bytes(v: str) -> bytes:
     """A symbol's bytes: seven-bit ASCII only (Part 1 §1.6.21; the decoder refuses others)."""
     try:
         return v.encode("ascii")
+    except AttributeError:
+        raise _not_text(v, "symbol") from None
     except UnicodeEncodeError as x:
         bad = v[x.start]
         raise EncodeError(f"symbol {str(v)!r:.60} is not ASCII: {bad!r} (U+{ord(bad):04X}) at "
