@@ -113,7 +113,7 @@ def check_text(value: str | None, what: str) -> None:
                         f"{e.start})", Exit.USAGE) from None
 
 
-def _check_secret(value: str | None, what: str) -> None:
+def check_secret(value: str | None, what: str) -> None:
     """As `check_text`, without naming the byte: it is a byte of a secret."""
     if value is None:
         return
@@ -215,9 +215,9 @@ def build_config(
                        (address, "--address"), (host, "--host"), (user, "--user"),
                        (container_id, "--container-id"), (open_hostname, "--open-hostname")):
         check_text(text, what)
-    _check_secret(password, "the profile's password" if password_from_profile else "--password")
+    check_secret(password, "the profile's password" if password_from_profile else "--password")
     if password is None and password_file is None:
-        _check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
+        check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
     if host == "":
         # no host at all, not a name that does not resolve (an empty host in the URL is
         # the default one: --host is there to name one)

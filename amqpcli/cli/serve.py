@@ -10,7 +10,13 @@ import typer
 
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
-from amqpcli.cli.options import check_credit, check_max_frame_size, check_seconds
+from amqpcli.cli.options import (
+    check_credit,
+    check_max_frame_size,
+    check_seconds,
+    check_secret,
+    check_text,
+)
 from amqpcli.errors import Exit, UserError, listen_error
 
 if TYPE_CHECKING:
@@ -33,6 +39,7 @@ def _log(text: str) -> None:
              epilog="Examples:\n\n  amqp serve --listen 5672\n\n"
              "  amqp serve --listen 5673 --reject every:3 --trace")
 def serve(
+    ctx: typer.Context,
     listen: Annotated[str, typer.Option("--listen", "-l", help="PORT, HOST:PORT or [V6]:PORT; loopback unless a host is given. Port 0 picks a free one.")] = "127.0.0.1:5672",
     user: Annotated[str | None, typer.Option("--user", "-u", help="Require SASL PLAIN with this user (and --password).", rich_help_panel=_SASL)] = None,
     password: Annotated[str | None, typer.Option("--password", help="The password --user must give (or $AMQP_PASSWORD).", envvar="AMQP_PASSWORD", show_default=False, rich_help_panel=_SASL)] = None,
@@ -62,6 +69,9 @@ def serve(
         raise UserError("--user and --password go together", Exit.USAGE)
     if user is not None and no_sasl:
         raise UserError("--user needs SASL: drop --no-sasl", Exit.USAGE)
+    # both are compared as UTF-8 with what a client sends: refused here, not at each login
+    check_text(user, "--user")
+    check_secret(password, "$AMQP_PASSWORD" if _from_env(ctx, "password") else "--password")
     check_credit(credit, "--credit", least=0)
     for name, value in (("--detach-after", detach_after), ("--close-after", close_after)):
         if value is not None and value < 1:  # counts compared with deliveries: no upper bound
@@ -108,6 +118,11 @@ def serve(
     # exit-status table that is still "interrupted": 130.
     _log("stopped")
     sys.exit(int(Exit.INTERRUPTED))
+
+
+def _from_env(ctx: typer.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "ENVIRONMENT"
 
 
 async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
