@@ -69,7 +69,16 @@ class SaslConfig:
         return OK
 
 
+class CredentialsNotText(ValueError):
+    """PLAIN credentials that are not UTF-8 text (RFC 4616 §2): a login to refuse. Its
+    text says nothing of their bytes (which byte, where: clues to a password)."""
+
+
 def plain_credentials(response: bytes) -> tuple[str, str, str]:
-    """(authzid, username, password) from a PLAIN initial response."""
+    """(authzid, username, password) from a PLAIN initial response of three fields;
+    `CredentialsNotText` when one is not UTF-8."""
     authz, user, password = response.split(b"\0", 2)
-    return authz.decode(), user.decode(), password.decode()
+    try:
+        return authz.decode(), user.decode(), password.decode()
+    except UnicodeDecodeError:
+        raise CredentialsNotText("the SASL PLAIN credentials are not UTF-8 text") from None

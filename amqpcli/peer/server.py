@@ -29,7 +29,7 @@ from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
 from amqpcli.engine.endpoint import FrameTooLarge
 from amqpcli.engine.frametap import FrameTap
-from amqpcli.engine.sasl import AUTH, OK, SaslConfig, plain_credentials
+from amqpcli.engine.sasl import AUTH, OK, CredentialsNotText, SaslConfig, plain_credentials
 from amqpcli.net.connect import check_resolvable
 from amqpcli.net.transport import StreamEnded, Transport, without_secrets
 
@@ -176,16 +176,27 @@ class Server:
         if self.sasl == "optional":
             def anyone(mechanism: str, response: bytes | None) -> int:
                 if mechanism == "PLAIN" and response is not None and response.count(b"\0") == 2:
-                    who["user"] = plain_credentials(response)[1]
+                    try:
+                        who["user"] = plain_credentials(response)[1]
+                    except CredentialsNotText:
+                        who["not-text"] = "PLAIN"  # (any credentials, but text: RFC 4616)
+                        return AUTH
                 return OK
             return SaslConfig(offer=("ANONYMOUS", "PLAIN"), authenticate=anyone)
 
         def check(mechanism: str, response: bytes | None) -> int:
             if mechanism != "PLAIN" or response is None or response.count(b"\0") != 2:
                 return AUTH
-            _, user, password = plain_credentials(response)
-            ok = hmac.compare_digest(user.encode(), (self.user or "").encode()) and (
-                hmac.compare_digest(password.encode(), (self.password or "").encode()))
+            try:
+                _, user, password = plain_credentials(response)
+            except CredentialsNotText:
+                who["not-text"] = "PLAIN"
+                return AUTH
+            # (what we were given is held to UTF-8 by `amqp serve`; here a lone surrogate
+            # encodes to bytes no client's text can match, never to an error)
+            ok = hmac.compare_digest(user.encode(), (self.user or "").encode(
+                "utf-8", "surrogatepass")) and hmac.compare_digest(
+                password.encode(), (self.password or "").encode("utf-8", "surrogatepass"))
             if ok:
                 who["user"] = user
             else:
@@ -296,6 +307,9 @@ class Server:
                 lost = without_secrets(lost, [self.password or ""])
                 text = " ".join(str(lost).split())
                 broker.log(f"{name} from {where}: internal error: {type(lost).__name__}: {text}")
+            elif ep.failed and "not-text" in who:
+                broker.log(f"{name} SASL PLAIN refused from {where}: the credentials are not "
+                           "UTF-8 text")
             elif ep.failed and "failed" in who:
                 broker.log(f"{name} SASL PLAIN refused for user {who['failed']!r} from {where}")
             elif ep.failed and ep.local in ep.connection.close:
