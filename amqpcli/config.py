@@ -187,12 +187,12 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
 def _check_values(values: dict[str, Any], where: str) -> None:
     """The checks the command line's options get, said of the file and profile they are
     in (an error naming `--idle-timeout` would send the user to the wrong place)."""
-    from amqpcli.cli.options import check_max_frame_size, check_seconds
+    from amqpcli.cli.options import check_idle_timeout, check_max_frame_size, check_seconds
 
-    for key in ("connect_timeout", "idle_timeout"):
+    for key, check in (("connect_timeout", check_seconds), ("idle_timeout", check_idle_timeout)):
         if key in values:
             try:
-                check_seconds(values[key], key)
+                check(values[key], key)
             except UserError as e:
                 raise UserError(f"{where}: {e}", Exit.USAGE) from None
     try:

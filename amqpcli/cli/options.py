@@ -77,6 +77,23 @@ def check_seconds(value: float | None, option: str, zero: bool = False) -> None:
             f"(got {value:g})", Exit.USAGE)
 
 
+# idle-time-out is a uint of milliseconds (Part 2 §2.7.1); this keeps what we advertise well
+# inside it (`amqp serve` and the clients alike)
+MAX_IDLE_TIMEOUT = 4_000_000
+
+
+def check_idle_timeout(value: float | None, option: str) -> None:
+    """An idle timeout we would advertise: as `check_seconds`, and at most
+    `MAX_IDLE_TIMEOUT` seconds (above that our open could not be encoded). None passes."""
+    check_seconds(value, option)
+    if value is not None and value > MAX_IDLE_TIMEOUT:
+        said = f"{value:g}"
+        if float(said) != value:  # (not 4e+06 for 4000001: the bound would seem met)
+            said = f"{value:.15g}"
+        raise UserError(f"{option} must be at most {MAX_IDLE_TIMEOUT} seconds (got {said})",
+                        Exit.USAGE)
+
+
 # AMQP 1.0: max-frame-size is a uint (Part 2 §2.7.1) of at least MIN-MAX-FRAME-SIZE (§2.4.1).
 MIN_MAX_FRAME_SIZE = 512
 UINT_MAX = 0xFFFFFFFF
@@ -270,7 +287,7 @@ def build_config(
         raise UserError("--key needs --cert (the client certificate it goes with)", Exit.USAGE)
     check_max_frame_size(max_frame_size, "--max-frame-size")
     check_seconds(connect_timeout, "--connect-timeout")
-    check_seconds(idle_timeout, "--idle-timeout")
+    check_idle_timeout(idle_timeout, "--idle-timeout")
     if reconnect < 0:
         raise UserError("--reconnect must be 0 or more", Exit.USAGE)
     cfg = ConnectionConfig(

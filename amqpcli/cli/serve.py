@@ -12,8 +12,8 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
     check_credit,
+    check_idle_timeout,
     check_max_frame_size,
-    check_seconds,
     check_secret,
     check_text,
 )
@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 _FAULTS = "Fault injection"
 _SASL = "Authentication"
-# idle-time-out is a uint of milliseconds; this keeps what we advertise well inside it
-MAX_IDLE_TIMEOUT = 4_000_000
 RULE_HELP = ("a share (0.1) or a pattern: every:N, first:N, after:N, at:N,M…, all, none "
              "(counted per sender link)")
 
@@ -79,10 +77,7 @@ def serve(
     if not math.isfinite(settle_delay) or settle_delay < 0:
         raise UserError("--settle-delay must be a finite number of milliseconds, 0 or more "
                         f"(got {settle_delay:g})", Exit.USAGE)
-    check_seconds(idle_timeout, "--idle-timeout")
-    if idle_timeout is not None and idle_timeout > MAX_IDLE_TIMEOUT:
-        raise UserError(f"--idle-timeout must be at most {MAX_IDLE_TIMEOUT} seconds "
-                        f"(got {idle_timeout:g})", Exit.USAGE)
+    check_idle_timeout(idle_timeout, "--idle-timeout")
     check_max_frame_size(max_frame_size, "--max-frame-size")
     rules = [(option, parse_rule(text, option) if text is not None else None)
              for option, text in (("--reject", reject), ("--release", release),
