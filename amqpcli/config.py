@@ -26,6 +26,7 @@ filled in, so the code that builds connections needs no knowledge of profiles.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -149,6 +150,10 @@ def _read(path: Path, required: bool) -> dict[str, Any]:
                         "nested too deeply", Exit.USAGE) from None
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_USUAL_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")  # an unset one is named in the error
+
+
 def _profile(name: str, table: Any, path: Path) -> Profile:
     where = f"{path}: profile {name!r}"
     if not isinstance(table, dict):
@@ -176,6 +181,11 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
             value = str((path.parent / Path(str(value)).expanduser()).resolve())
         values[key] = value
     _check_values(values, where)
+    env_name = values.get("password_env")
+    if env_name is not None and not _ENV_NAME.fullmatch(env_name):
+        # not quoted: a value that is no variable's name may be the password itself
+        raise UserError(f"{where}: password_env must name an environment variable "
+                        "(letters, digits and _, not starting with a digit)", Exit.USAGE)
     if values.get("password_env") and values.get("password_file"):
         raise UserError(f"{where}: give password_env or password_file, not both", Exit.USAGE)
     url = values.get("url")
@@ -311,9 +321,13 @@ def apply_profile(options: Mapping[str, Any], env: Mapping[str, str] | None = No
         elif prof.password_env is not None:
             secret = environ.get(prof.password_env)
             if secret is None:
-                raise UserError(
-                    f"profile {name!r}: password_env {prof.password_env} is not set", Exit.USAGE
-                )
+                if _USUAL_ENV_NAME.fullmatch(prof.password_env):
+                    raise UserError(f"profile {name!r}: password_env {prof.password_env} is "
+                                    "not set", Exit.USAGE)
+                # (Zq9Secret is a name too: a password put there by mistake)
+                raise UserError(f"profile {name!r}: password_env names a variable that is not "
+                                "set (its name not shown: one not in upper case may be a "
+                                "password)", Exit.USAGE)
             out["password"] = secret
     return out
 
