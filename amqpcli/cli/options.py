@@ -130,6 +130,51 @@ def check_text(value: str | None, what: str) -> None:
                         f"{e.start})", Exit.USAGE) from None
 
 
+def check_url_text(value: str | None, what: str) -> None:
+    """As `check_text` for a URL (or a failover list), giving no clue to a password: a
+    byte in a URL's user or password is not named, nor where it is; a byte after them is
+    placed from the '@' that ends them (an offset from the start would tell their
+    length)."""
+    if value is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        spans = _credentials(value)
+        if any(start <= e.start < at for start, at in spans):
+            raise UserError(f"{what}'s user or password is not UTF-8 text", Exit.USAGE) from None
+        before = [at for _, at in spans if at < e.start]
+        if before:
+            raw = value[e.start:e.end].encode("utf-8", "surrogateescape")
+            raise UserError(f"{what} is not UTF-8 text (byte 0x{raw[0]:02x} at offset "
+                            f"{e.start - before[-1]} from the '@' after the user and password)",
+                            Exit.USAGE) from None
+    check_text(value, what)
+
+
+def _credentials(url: str) -> list[tuple[int, int]]:
+    """(start, end) of the user and password of each URL of `url` (one or a failover
+    list) that has them, the end at the '@' closing them: found as net.url finds them to
+    mask them in its messages."""
+    from amqpcli.net.url import _NEXT_URL, _authority_end, _cut_credentials
+
+    out = []
+    start = 0
+    for m in [*_NEXT_URL.finditer(url), None]:
+        end = len(url) if m is None else m.start()
+        k = url.find("://", start, end)
+        rest_at = k + 3 if k >= 0 else start
+        rest = url[rest_at:end]
+        at = rest.rfind("@", 0, _authority_end(rest))
+        if at < 0:
+            at = _cut_credentials(rest) or -1
+        if at >= 0:
+            out.append((rest_at, rest_at + at))
+        if m is not None:
+            start = m.end()
+    return out
+
+
 def check_secret(value: str | None, what: str) -> None:
     """As `check_text`, without naming the byte: it is a byte of a secret."""
     if value is None:
@@ -227,9 +272,9 @@ def build_config(
     from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig
     from amqpcli.net.url import resolve_endpoint
 
-    for text, what in ((url if url is not None else os.environ.get("AMQP_URL"),
-                        "the URL" if url is not None else "$AMQP_URL"),
-                       (address, "--address"), (host, "--host"), (user, "--user"),
+    check_url_text(url if url is not None else os.environ.get("AMQP_URL"),
+                   "the URL" if url is not None else "$AMQP_URL")
+    for text, what in ((address, "--address"), (host, "--host"), (user, "--user"),
                        (container_id, "--container-id"), (open_hostname, "--open-hostname")):
         check_text(text, what)
     check_secret(password, "the profile's password" if password_from_profile else "--password")
