@@ -569,9 +569,13 @@ JSON_DEPTH = 200
 
 def json_within_depth(text: str | bytes) -> Any:
     """`json.loads`, refusing nesting deeper than `JSON_DEPTH` (ValueError) rather than
-    failing deep inside the parser or the conversion with a RecursionError."""
+    failing deep inside the parser or the conversion with a RecursionError. Bytes are
+    UTF-8 (a UnicodeDecodeError at the byte that is not; a UTF-8 byte-order mark at the
+    start is dropped): json.loads would take NULs in them for UTF-16 or UTF-32 text."""
     import json
 
+    if isinstance(text, bytes):
+        text = text.decode("utf-8").removeprefix("\ufeff")
     try:
         obj = json.loads(text)
     except RecursionError:

@@ -605,6 +605,9 @@ class Replay:
             except UnicodeDecodeError as e:
                 raise UserError(f"{_line_of(path, lineno)}: {_not_utf8(line, e)}",
                                 Exit.USAGE) from None
+            except json.JSONDecodeError as e:
+                raise UserError(f"{_line_of(path, lineno)}: not a message in the JSON format: "
+                                f"{_not_json(e)}", Exit.USAGE) from None
             except (ValueError, KeyError, TypeError) as e:
                 raise UserError(f"{_line_of(path, lineno)}: not a message in the JSON format: "
                                 f"{e}", Exit.USAGE) from None
@@ -841,6 +844,15 @@ def _not_utf8(line: bytes, e: UnicodeDecodeError) -> str:
             return (f"the input is {name} (it starts with a {name} byte-order mark): JSON "
                     "lines must be UTF-8")
     return f"not UTF-8 text: byte 0x{line[e.start]:02x} at column {e.start + 1}"
+
+
+def _not_json(e: json.JSONDecodeError) -> str:
+    """JSON's error, but of a NUL where it stopped said as such (a NUL is no JSON; text
+    that has them, UTF-16 or UTF-32, is not UTF-8)."""
+    if e.doc[e.pos:e.pos + 1] == "\x00":
+        column = len(e.doc[:e.pos].encode("utf-8")) + 1
+        return f"a NUL byte at column {column} (JSON lines are UTF-8 text)"
+    return str(e)
 
 
 def _line_of(path: str, lineno: int) -> str:
