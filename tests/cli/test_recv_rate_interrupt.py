@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.net.clirun import amqp
-from tests.net.servepeer import ServePeers, cli_env
-from tests.paths import REPO_ROOT
+from tests.net.clirun import amqp, amqp_stopped
+from tests.net.servepeer import ServePeers
 
 pytestmark = pytest.mark.integration
 
@@ -37,25 +33,11 @@ def test_sigterm_during_a_paced_recv_settles_what_it_counts(serve: ServePeers,
     r = amqp("send", url, "x", "--count", str(SENT), "--message-id", "{n}", "-q")
     assert r.returncode == 0, r.stderr
     out = tmp_path / "o.jsonl"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "recv", url, "--rate", "200", "--out", str(out),
-         "--json-summary"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-        env=cli_env(),
-    )
-    try:
-        # Past the first window of credit (a second at the rate: 200), into the second.
-        deadline = time.monotonic() + 60  # a hang guard, not a timing test
-        while _lines(out) < 250:
-            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
-            time.sleep(0.05)
-        p.send_signal(signal.SIGTERM)
-        _, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    # Past the first window of credit (a second at the rate: 200), into the second.
+    code, err = amqp_stopped(["recv", url, "--rate", "200", "--out", str(out),
+                              "--json-summary"],
+                             lambda: _lines(out) >= 250, signal.SIGTERM, poll=0.05)
+    assert code == 130, err
     summary = _summary(err)
     written = _lines(out)
     accepted = summary["outcomes"]["accept"]
@@ -77,24 +59,10 @@ def test_a_presettled_message_waiting_for_its_turn_is_counted_lost(serve: ServeP
     r = amqp("send", url, "x", "--count", str(sent), "-q")
     assert r.returncode == 0, r.stderr
     out = tmp_path / "o.jsonl"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "recv", url, "--presettled", "--rate", "1",
-         "--out", str(out), "--json-summary"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-        env=cli_env(),
-    )
-    try:
-        deadline = time.monotonic() + 60  # a hang guard, not a timing test
-        while _lines(out) < 2:  # the next one waits a second for its turn
-            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
-            time.sleep(0.02)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    # (after the second line, the next message waits a second for its turn)
+    code, err = amqp_stopped(["recv", url, "--presettled", "--rate", "1", "--out", str(out),
+                              "--json-summary"], lambda: _lines(out) >= 2, signal.SIGINT)
+    assert code == 130, err
     summary = _summary(err)
     written = _lines(out)
     lost = summary.get("pre-settled-lost", 0)

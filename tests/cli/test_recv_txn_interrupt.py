@@ -6,9 +6,6 @@ rolls it back: the messages came again, duplicates of what was written)."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +13,8 @@ from typing import Any
 import pytest
 
 from tests.cli.test_recv_rate_interrupt import _lines, _summary
-from tests.net.clirun import amqp
-from tests.net.servepeer import ServePeers, cli_env
-from tests.paths import REPO_ROOT
+from tests.net.clirun import amqp, amqp_stopped
+from tests.net.servepeer import ServePeers
 from tests.peers import Broker
 
 pytestmark = pytest.mark.integration
@@ -35,23 +31,10 @@ def test_an_interrupt_commits_what_was_written(serve: ServePeers, tmp_path: Path
     r = amqp("send", url, "x", "--count", str(SENT), "--sequence", "-q")
     assert r.returncode == 0, r.stderr
     out = tmp_path / "o.jsonl"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "recv", url, "--txn-size", str(TXN), "--rate", "20",
-         "--out", str(out), "--json-summary"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-        env=cli_env())
-    try:
-        deadline = time.monotonic() + 60  # a hang guard, not a timing test
-        while _lines(out) < 13:  # some written, all in the one open transaction
-            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
-            time.sleep(0.02)
-        p.send_signal(sig)
-        _, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    # (some written, all in the one open transaction)
+    code, err = amqp_stopped(["recv", url, "--txn-size", str(TXN), "--rate", "20", "--out",
+                              str(out), "--json-summary"], lambda: _lines(out) >= 13, sig)
+    assert code == 130, err
     assert "not committed" not in err
     written = _lines(out)
     summary = _summary(err)
@@ -74,23 +57,10 @@ def test_an_interrupt_during_a_discharge_does_not_send_another(
     broker = peers(Broker(discharge_delay=2.0))
     broker.put("q", *(Message(body=f"m{i}") for i in range(20)))
     out = tmp_path / "o.jsonl"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "amqpcli", "recv", f"{broker.url}/q", "--txn-size", "5",
-         "--out", str(out), "--json-summary"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-        env=cli_env())
-    try:
-        deadline = time.monotonic() + 60  # a hang guard, not a timing test
-        while broker.discharges() < 1:
-            assert p.poll() is None and time.monotonic() < deadline, "recv stopped early"
-            time.sleep(0.02)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 130, err
+    code, err = amqp_stopped(["recv", f"{broker.url}/q", "--txn-size", "5", "--out",
+                              str(out), "--json-summary"],
+                             lambda: broker.discharges() >= 1, signal.SIGINT)
+    assert code == 130, err
     # The run waited for the answer: committed, nothing in doubt, nothing written that
     # was not settled in it (the rest of what had come was not written: it stays).
     summary = _summary(err)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from tests.paths import REPO_ROOT
@@ -33,6 +36,30 @@ def amqp(*args: str, input: bytes | None = None, timeout: float = 120,
         proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"),
         proc.stderr.decode("utf-8", "replace"),
     )
+
+
+def amqp_stopped(args: list[str], ready: Callable[[], bool], sig: signal.Signals,
+                 poll: float = 0.02) -> tuple[int, str]:
+    """Run ``python -m amqpcli ARGS`` until `ready()` holds (polled), then send it `sig`:
+    its exit code and stderr. It must still be running when `ready` first holds; the
+    minute's bound is a hang guard, not a timing test."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("AMQP_URL", None)
+    env.pop("AMQP_PASSWORD", None)
+    p = subprocess.Popen([sys.executable, "-m", "amqpcli", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert p.poll() is None and time.monotonic() < deadline, "the run stopped early"
+            time.sleep(poll)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return p.returncode, err
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:
