@@ -15,12 +15,19 @@ from typing import Any
 from tests.paths import REPO_ROOT
 
 
+def cli_env() -> dict[str, str]:
+    """The command's environment in tests: no colour, wide, no URL or password from
+    outside."""
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("AMQP_URL", None)
+    env.pop("AMQP_PASSWORD", None)
+    return env
+
+
 def amqp(*args: str, input: bytes | None = None, timeout: float = 120,
          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``python -m amqpcli ARGS``; stdout/stderr as text."""
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    full_env.pop("AMQP_URL", None)
-    full_env.pop("AMQP_PASSWORD", None)
+    full_env = cli_env()
     if env:
         full_env.update(env)
     proc = subprocess.run(
@@ -43,11 +50,8 @@ def amqp_stopped(args: list[str], ready: Callable[[], bool], sig: signal.Signals
     """Run ``python -m amqpcli ARGS`` until `ready()` holds (polled), then send it `sig`:
     its exit code and stderr. It must still be running when `ready` first holds; the
     minute's bound is a hang guard, not a timing test."""
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    env.pop("AMQP_URL", None)
-    env.pop("AMQP_PASSWORD", None)
     p = subprocess.Popen([sys.executable, "-m", "amqpcli", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=env)
+                         stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT, env=cli_env())
     try:
         deadline = time.monotonic() + 60
         while not ready():

@@ -7,21 +7,14 @@ every one it started.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
+from tests.net.clirun import cli_env
 from tests.paths import REPO_ROOT
-
-
-def cli_env() -> dict[str, str]:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    env.pop("AMQP_URL", None)
-    env.pop("AMQP_PASSWORD", None)
-    return env
 
 
 class ServePeers:
