@@ -286,6 +286,16 @@ def _tls_ports(dis: "Dissector", files: list[Path], n: int, stop: Stopping,
     return sorted(ports)
 
 
+def _is_utf8(path: str) -> bool:
+    """Whether a path from the command line is UTF-8 text (bytes that are not come as
+    surrogates)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_stdin(files: list[Path], out_dir: str | None, keylog: Path | None) -> None:
     """`-` (standard input) at most once, piped, and with what can read a stream."""
     n = sum(1 for f in files if str(f) == STDIN)
@@ -390,6 +400,9 @@ def pcap_dump(
         raise UserError("--master and --conf go with --engine spark", Exit.USAGE)
     if out_dir is not None and not out_dir.strip():
         raise UserError("--out: the folder name is empty", Exit.USAGE)
+    if out_dir is not None and not _is_utf8(out_dir):
+        # (the table writers, pyarrow's and Spark's, take no other path)
+        raise UserError("--out: the folder's path is not UTF-8 text", Exit.USAGE)
     _check_stdin(paths, out_dir, keylog)
     if fast_capture and (live is None or keylog is not None):
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "

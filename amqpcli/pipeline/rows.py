@@ -165,9 +165,20 @@ class RowBuilder:
         self.tables = tables
         self.stall = stall
         self.conns: dict[int, _ConnInfo] = {}  # id(Conn) -> info
+        self._texts: dict[str, str] = {}  # a capture's path -> its text in the tables
+
+    def _text(self, path: str) -> str:
+        """A path as the tables' text: a file name's bytes that are not UTF-8 (kept by
+        the file system as surrogates, which no string column takes) as U+FFFD."""
+        text = self._texts.get(path)
+        if text is None:
+            text = self._texts[path] = path.encode("utf-8", "surrogateescape").decode(
+                "utf-8", "replace")
+        return text
 
     def opened(self, conn: Any, flow: Any, capture: str, line: int | None = None) -> None:
         """`line`: a log's connection, the line it begins on."""
+        capture = self._text(capture)
         cid = connection_id(capture.rsplit("/", 1)[-1], flow, line)
         timed = bool(getattr(conn, "timed", True))
         self.conns[id(conn)] = _ConnInfo(cid, capture, _day(conn.first_time) if timed else None,
@@ -177,6 +188,8 @@ class RowBuilder:
         info = self.conns.get(id(rec.conn)) if rec.conn is not None else None
         if info is None:
             return  # a notice about the capture, not a connection
+        if capture is not None:
+            capture = self._text(capture)
         cls = rec.__class__
         if cls is FrameRecord:
             self._frame(rec, info, capture, packet)
