@@ -601,6 +601,7 @@ class ReceiverLink(_Link):
             # a receive that waits this long for the peer waits no longer for the answers
             # to its close
             self.client.close_wait = min(CLOSE_WAIT, max(timeout, CLOSE_WAIT_FLOOR))
+        coming = self._coming()
         while not self.queue:
             self._check()
             if idle is not None:
@@ -613,9 +614,20 @@ class ReceiverLink(_Link):
                 if self.queue:
                     break
                 if e.code == Exit.TIMEOUT and str(e) == "timeout":
+                    if timeout is not None and self._coming() != coming:
+                        # a delivery in many frames is still coming in: the peer is at
+                        # work, not silent, and the timeout starts again
+                        coming = self._coming()
+                        deadline = asyncio.get_running_loop().time() + timeout
+                        continue
                     return None
                 raise
         return self.queue.popleft()
+
+    def _coming(self) -> tuple[int, int] | None:
+        """The delivery arriving in several frames (its identity and bytes so far)."""
+        d = self.link.current
+        return None if d is None else (id(d), d.size)
 
     def take(self, limit: int | None) -> list[Incoming]:
         """The messages already here (at most `limit`), without waiting."""
