@@ -105,7 +105,8 @@ def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool,
     """A map whose keys are all `key_type` as a plain JSON object; else the tagged form."""
     if _plain_keys(m, key_type):
         return {str(k): to_json(v, exact, hide) for k, v in m.items()}
-    return to_json(dict(m), exact, hide)  # type: ignore[no-any-return]
+    # (the map itself: its encoding's width, a map32 from proton, is the form's "code")
+    return to_json(m, exact, hide)  # type: ignore[no-any-return]
 
 
 def _keyed_from_json(obj: Any, key_type: type, path: str) -> dict[Any, Any]:

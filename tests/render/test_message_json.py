@@ -254,3 +254,19 @@ def test_a_section_whose_keys_spell_the_tagged_form_round_trips(keys: list[str])
         assert back.footer.value == sym
         assert back.application_properties.value == {k: "x" for k in keys}
         assert back.encode() == msg.encode()
+
+
+def test_a_map32_section_in_the_map_form_keeps_its_width() -> None:
+    """Proton writes every map as a map32; a section in the tagged form (keys not all
+    symbols) keeps that width in its "code", so the replay is the same bytes."""
+    import proton
+
+    pm = proton.Message(body="x")
+    pm.annotations = {proton.ulong(5): "x", proton.symbol("a"): 1}
+    pm.instructions = {proton.ulong(9): None}
+    raw = bytes(pm.encode())
+    obj = json.loads(json.dumps(message_to_json(Message.decode(raw))))
+    assert obj["message-annotations"]["code"] == "0xd1"
+    assert "encoded-sections" not in obj
+    for use_encoded in (True, False):
+        assert message_from_json(obj, use_encoded=use_encoded).encode() == raw
