@@ -23,15 +23,29 @@ class Exit(IntEnum):
     INTERRUPTED = 130  # Ctrl-C
 
 
-# The secrets of this run (the password it connects with): masked wherever the text of a
-# peer may repeat them (its errors, the frames traced), as the SASL frames are.
-_SECRETS: set[str] = set()
+# The secrets of this run (the password it connects with, a URL's typed on the command
+# line): masked wherever a text may repeat them (a peer's errors, the frames traced, a
+# usage error quoting an argument), as the SASL frames are. Each kept as the forms it may
+# take, longest first.
+_SECRET_FORMS: list[str] = []
+# A form shorter than this is not masked in other text: it would be found everywhere (a
+# password "1" in every number, "amqp" in every condition, "guest" in its user's name).
+MIN_MASKED = 6
 
 
 def register_secret(secret: str | None) -> None:
     """`secret` is never to be shown: `mask_secrets` hides it from then on."""
-    if secret:
-        _SECRETS.add(secret)
+    if not secret:
+        return
+    forms = {f for f in secret_forms(secret) if len(f) >= MIN_MASKED} - set(_SECRET_FORMS)
+    if forms:
+        _SECRET_FORMS.extend(forms)
+        _SECRET_FORMS.sort(key=len, reverse=True)
+
+
+def clear_secrets() -> None:
+    """Forget the registered secrets (a process that runs several commands: the tests)."""
+    _SECRET_FORMS.clear()
 
 
 def secret_forms(secret: str) -> tuple[str, ...]:
@@ -42,10 +56,9 @@ def secret_forms(secret: str) -> tuple[str, ...]:
 
 def mask_secrets(text: str) -> str:
     """`text` with every registered secret, in any of its forms, as `***`."""
-    for secret in _SECRETS:
-        for form in secret_forms(secret):
-            if form in text:
-                text = text.replace(form, "***")
+    for form in _SECRET_FORMS:
+        if form in text:
+            text = text.replace(form, "***")
     return text
 
 

@@ -29,6 +29,16 @@ from tests.peers.tls import Certs, make_certs, server_domain
 RABBITMQ_URL_ENV = "AMQP_TEST_RABBITMQ_URL"
 
 
+@pytest.fixture(autouse=True)
+def _no_secrets_left_over() -> Iterator[None]:
+    """The secrets a command registers (its password) are the process's: a test that runs
+    commands in this process must not have a later test's output masked by them."""
+    yield
+    from amqpcli.errors import clear_secrets
+
+    clear_secrets()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Also declared in pyproject.toml; repeated here so a run with another ini file still knows it.
     config.addinivalue_line(

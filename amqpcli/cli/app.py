@@ -372,6 +372,24 @@ def _command_name(info: Any) -> str:
     return info.name or info.callback.__name__.replace("_", "-")
 
 
+def _register_url_secrets(args: list[str]) -> None:
+    """The passwords of the URLs on the command line (and in $AMQP_URL) are secrets of the
+    run from the start: an error quoting an argument as it was typed masks them, whatever
+    characters they hold."""
+    texts = [a for a in args if "://" in a]
+    env = os.environ.get("AMQP_URL")
+    if env and "://" in env:
+        texts.append(env)
+    if not texts:
+        return
+    from amqpcli.errors import register_secret
+    from amqpcli.net.url import url_passwords
+
+    for text in texts:
+        for password in url_passwords(text):
+            register_secret(password)
+
+
 def _masked(text: str) -> str:
     """An error line with the password of any URL in it masked (usage errors repeat the
     arguments as typed: a URL given where a number or a file was expected), and the run's
@@ -394,6 +412,7 @@ def main(argv: list[str] | None = None) -> None:
         # The root option sees it too (the flag is taken out of the command line).
         args = [DEBUG_FLAG, *args]
     _guard_stderr()
+    _register_url_secrets(args)
     if sys.stdout is None:
         # Started with standard output closed (`amqp ... >&-`).
         print("amqp: error: cannot write standard output: it is closed", file=sys.stderr)

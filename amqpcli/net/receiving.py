@@ -1162,7 +1162,7 @@ class _Receiver:
         want = seen
         drain = client.peer.drain_works
         if drain:
-            wait = self.plan.timeout or 10.0
+            wait = self.plan.timeout or DRAIN_BOUND
         else:
             # No more than the node holds now: what a producer adds meanwhile is not waited
             # for.

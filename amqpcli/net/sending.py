@@ -534,7 +534,8 @@ class _Sender:
         except UserError as e:
             self.s.failure = e
             if client is not None:  # (no credit, no outcome): the peer is still there
-                await close_failed(client)
+                if not await close_failed(client):
+                    self.s.settled_unconfirmed += self.s.settled - settled_before
                 client = None
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)

@@ -70,11 +70,14 @@ class Offering:
         self.offer(True, sender)  # a message, or the input's end (the run then says so)
 
 
-async def close_failed(client: Client) -> None:
+async def close_failed(client: Client) -> bool:
     """Close a connection the run failed on as a finished run closes it: our close, the
     peer's awaited for a bounded time (`Client.close`), rather than a dropped socket (a
-    proton peer logs 'connection aborted'). One already gone is only let go."""
+    proton peer logs 'connection aborted'). One already gone is only let go. True when the
+    peer answered the close (it had everything sent before it)."""
     try:
         await client.close()
     except (ConnectionLost, UserError, OSError):
         await client.abort()
+        return False
+    return True

@@ -448,13 +448,14 @@ class TransferAssembler:
         key = (where, frame.channel, handle_key(body.handle))
         if body.aborted:
             self._parts.pop(key, None)
+            self._ids.pop(key, None)
             return None
         if body.resume or (body.delivery_id is not None and key in self._parts
                            and self._ids.get(key) != body.delivery_id):
             # a delivery sent again (resumed after a re-attach), or another one after a
             # delivery left unfinished: what came before is not part of it
             self._parts.pop(key, None)
-        if body.delivery_id is not None:
+        if body.more and body.delivery_id is not None:
             self._ids[key] = body.delivery_id
         if body.more:
             entry = self._parts.get(key)

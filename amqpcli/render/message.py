@@ -97,7 +97,8 @@ def _reads_as_tagged(keys: Any) -> bool:
 def _plain_keys(m: dict[Any, Any], key_type: type) -> bool:
     """A map written as a plain JSON object: its keys all `key_type`, and not such that
     the object would read back as the tagged form (a section whose one key is `map`)."""
-    return all(type(k) is key_type for k in m) and not _reads_as_tagged(str(k) for k in m)
+    return all(type(k) is key_type for k in m) and not (
+        len(m) <= 3 and _reads_as_tagged(str(k) for k in m))
 
 
 def _keyed_to_json(m: dict[Any, Any], key_type: type, exact: bool,

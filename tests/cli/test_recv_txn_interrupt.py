@@ -54,7 +54,7 @@ def test_an_interrupt_during_a_discharge_does_not_send_another(
     second one for the same transaction."""
     from proton import Message
 
-    broker = peers(Broker(discharge_delay=2.0))
+    broker = peers(Broker(discharge_delay=4.0))  # (the signal comes well within it)
     broker.put("q", *(Message(body=f"m{i}") for i in range(20)))
     out = tmp_path / "o.jsonl"
     code, err = amqp_stopped(["recv", f"{broker.url}/q", "--txn-size", "5", "--out",

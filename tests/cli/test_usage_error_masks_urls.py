@@ -34,3 +34,12 @@ def test_mask_urls() -> None:
         "failover:(amqp://a:***@h1,amqps://c:***@h2)")
     assert mask_urls("amqp:/u:pw@h: no such file") == "amqp:/u:***@h: no such file"
     assert mask_urls("amqp://h/q and no password") == "amqp://h/q and no password"
+
+
+@pytest.mark.parametrize("password", ["p(a)ss99", "it'sSecret", "a b)c'd9"])
+def test_a_password_with_quotes_or_brackets_is_masked(password: str) -> None:
+    """Such characters end a URL where a pattern looks for one: the password typed on the
+    command line is a registered secret, masked wherever an error quotes it."""
+    r = amqp("recv", "--count", f"amqp://u:{password}@127.0.0.1:1/q")
+    assert r.returncode == 2, r.stderr
+    assert password not in r.stderr, r.stderr

@@ -57,6 +57,7 @@ def amqp_stopped(args: list[str], ready: Callable[[], bool], sig: signal.Signals
         while not ready():
             assert p.poll() is None and time.monotonic() < deadline, "the run stopped early"
             time.sleep(poll)
+        assert p.poll() is None, "the run ended before it was signalled"
         p.send_signal(sig)
         _, err = p.communicate(timeout=60)
     finally:
