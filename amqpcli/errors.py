@@ -28,16 +28,17 @@ class Exit(IntEnum):
 # usage error quoting an argument), as the SASL frames are. Each kept as the forms it may
 # take, longest first.
 _SECRET_FORMS: list[str] = []
-# A form shorter than this is not masked in other text: it would be found everywhere (a
-# password "1" in every number, "amqp" in every condition, "guest" in its user's name).
+# A secret shorter than this is not looked for in other text: it would be found everywhere
+# (a password "1" in every number, "amqp" in every condition, "guest" in its user's name,
+# their hex in any payload). The frames that carry it (SASL) are masked all the same.
 MIN_MASKED = 6
 
 
 def register_secret(secret: str | None) -> None:
     """`secret` is never to be shown: `mask_secrets` hides it from then on."""
-    if not secret:
+    if not secret or len(secret) < MIN_MASKED:
         return
-    forms = {f for f in secret_forms(secret) if len(f) >= MIN_MASKED} - set(_SECRET_FORMS)
+    forms = set(secret_forms(secret)) - set(_SECRET_FORMS)
     if forms:
         _SECRET_FORMS.extend(forms)
         _SECRET_FORMS.sort(key=len, reverse=True)
@@ -50,7 +51,10 @@ def clear_secrets() -> None:
 
 def secret_forms(secret: str) -> tuple[str, ...]:
     """How a secret may appear in a text: as itself, as escaped bytes, as hex."""
-    raw = secret.encode("utf-8", "surrogateescape")
+    try:
+        raw = secret.encode("utf-8", "surrogateescape")  # (a byte not UTF-8 given as one)
+    except UnicodeEncodeError:  # (a lone surrogate of no byte: as it is)
+        raw = secret.encode("utf-8", "surrogatepass")
     return (secret, repr(raw)[2:-1], raw.hex())
 
 

@@ -386,8 +386,11 @@ def _register_url_secrets(args: list[str]) -> None:
     from amqpcli.net.url import url_passwords
 
     for text in texts:
-        for password in url_passwords(text):
-            register_secret(password)
+        try:
+            for password in url_passwords(text):
+                register_secret(password)
+        except ValueError:  # (text no URL reading could make sense of: nothing to mask)
+            continue
 
 
 def _masked(text: str) -> str:

@@ -602,23 +602,30 @@ class ReceiverLink(_Link):
             # to its close
             self.client.close_wait = min(CLOSE_WAIT, max(timeout, CLOSE_WAIT_FLOOR))
         coming = self._coming()
+        loop = asyncio.get_running_loop()
         while not self.queue:
             self._check()
             if idle is not None:
                 idle()  # (before the drain's end: its credit may be used up, not given back)
             if self.drained:
                 return None
+            # (looked at four times a timeout: a delivery in many frames that is still
+            # coming in is the peer at work, not silent, and the timeout starts again)
+            step = None if deadline is None or timeout is None else min(
+                deadline, loop.time() + timeout / 4)
             try:
-                await self.wait_changed(deadline, "timeout")
+                await self.wait_changed(step, "timeout")
             except UserError as e:
                 if self.queue:
                     break
                 if e.code == Exit.TIMEOUT and str(e) == "timeout":
-                    if timeout is not None and self._coming() != coming:
-                        # a delivery in many frames is still coming in: the peer is at
-                        # work, not silent, and the timeout starts again
-                        coming = self._coming()
-                        deadline = asyncio.get_running_loop().time() + timeout
+                    now = self._coming()
+                    assert deadline is not None and timeout is not None
+                    if now is not None and now != coming:
+                        coming = now
+                        deadline = loop.time() + timeout
+                        continue
+                    if loop.time() < deadline:
                         continue
                     return None
                 raise
@@ -785,10 +792,11 @@ class Client:
                                      lambda side, item, t: trace(label, side, item, t),
                                      incoming="<-", outgoing="->"))
 
-    async def close(self, timeout: float | None = None) -> None:
+    async def close(self, timeout: float | None = None) -> bool:
         """Close cleanly: send close, wait for the peer's close (for `timeout`, by default
         `answer_wait`), drop the socket. A step of ours that failed, before or meanwhile,
-        is raised once the socket is shut."""
+        is raised once the socket is shut. True when the peer's close came (it had read
+        everything sent before ours)."""
         if not self.ended and self.lost is None and self.failed is None:
             self._engine_close()
             self.transport.flush()
@@ -803,8 +811,12 @@ class Client:
             except Exception:
                 if self.failed is None:
                     raise
+        peer = self.closed_by_peer
+        answered = (peer is not None and peer.done() and not peer.cancelled()
+                    and peer.exception() is None)
         await self.abort()
         self._raise_failed()
+        return answered
 
     def answer_wait(self, timeout: float | None) -> float:
         """How long a step of our close (a detach, the close) waits for the peer's answer:

@@ -76,8 +76,7 @@ async def close_failed(client: Client) -> bool:
     proton peer logs 'connection aborted'). One already gone is only let go. True when the
     peer answered the close (it had everything sent before it)."""
     try:
-        await client.close()
+        return await client.close()
     except (ConnectionLost, UserError, OSError):
         await client.abort()
         return False
-    return True

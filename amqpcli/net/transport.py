@@ -274,7 +274,7 @@ def without_secrets(exc: BaseException, secrets: list[str]) -> BaseException:
             if isinstance(value, str):
                 value = value.replace(secret, "***")
             elif isinstance(value, (bytes, bytearray)):
-                value = bytes(value).replace(secret.encode(), b"***")
+                value = bytes(value).replace(secret.encode("utf-8", "surrogateescape"), b"***")
         return value
 
     def shows(text: str) -> bool:

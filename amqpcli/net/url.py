@@ -344,15 +344,16 @@ def url_passwords(text: str) -> list[str]:
     """The passwords of the URLs in `text` (a command-line argument), as typed and
     percent-decoded: registered as secrets before anything can quote them."""
     out: list[str] = []
-    for m in _URL_IN_ARG.finditer(text):
-        rest = text[m.end():]
-        at = rest.rfind("@", 0, _authority_end(rest))
-        if at < 0:
-            at = _cut_credentials(rest) or -1
-        cred = rest[:at] if at >= 0 else ""
-        if ":" in cred:
-            password = cred.split(":", 1)[1]
-            out += [password, unquote(password)]
+    for url in _NEXT_URL.split(text)[::2]:  # (each URL of a failover list)
+        for m in _URL_IN_ARG.finditer(url):
+            rest = url[m.end():]
+            at = rest.rfind("@", 0, _authority_end(rest))
+            if at < 0:
+                at = _cut_credentials(rest) or -1
+            cred = rest[:at] if at >= 0 else ""
+            if ":" in cred:
+                password = cred.split(":", 1)[1]
+                out += [password, unquote(password)]
     return out
 
 

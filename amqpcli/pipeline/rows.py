@@ -88,7 +88,8 @@ def connection_id(capture_name: str, flow: Any, line: int | None = None) -> str:
     text = f"{capture_name}|{a}|{b}|{flow.first_ns}"
     if line is not None:  # (a log's connection: the line it begins on too)
         text += f"|{line}"
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
+    # (a path's bytes that are not UTF-8 as they are: two such names do not collide)
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _none(t: float | None) -> None:
@@ -178,8 +179,8 @@ class RowBuilder:
 
     def opened(self, conn: Any, flow: Any, capture: str, line: int | None = None) -> None:
         """`line`: a log's connection, the line it begins on."""
-        capture = self._text(capture)
         cid = connection_id(capture.rsplit("/", 1)[-1], flow, line)
+        capture = self._text(capture)
         timed = bool(getattr(conn, "timed", True))
         self.conns[id(conn)] = _ConnInfo(cid, capture, _day(conn.first_time) if timed else None,
                                          timed, line)
