@@ -156,7 +156,7 @@ def _credentials(url: str) -> list[tuple[int, int]]:
     """(start, end) of the user and password of each URL of `url` (one or a failover
     list) that has them, the end at the '@' closing them: found as net.url finds them to
     mask them in its messages."""
-    from amqpcli.net.url import _NEXT_URL, _authority_end, _cut_credentials
+    from amqpcli.net.url import _NEXT_URL, credentials_end
 
     out = []
     start = 0
@@ -164,10 +164,7 @@ def _credentials(url: str) -> list[tuple[int, int]]:
         end = len(url) if m is None else m.start()
         k = url.find("://", start, end)
         rest_at = k + 3 if k >= 0 else start
-        rest = url[rest_at:end]
-        at = rest.rfind("@", 0, _authority_end(rest))
-        if at < 0:
-            at = _cut_credentials(rest) or -1
+        at = credentials_end(url[rest_at:end])
         if at >= 0:
             out.append((rest_at, rest_at + at))
         if m is not None:

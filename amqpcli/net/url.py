@@ -340,6 +340,16 @@ def _redact(url: str) -> str:
     return _redact_one(url)
 
 
+def credentials_end(rest: str) -> int:
+    """Where the user and password of a URL's `rest` (what follows ``://``) end: the
+    index of the '@' that closes them, -1 when it has none. A password holding an
+    unencoded '/', '?' or '#' reaches up to the last '@'."""
+    at = rest.rfind("@", 0, _authority_end(rest))
+    if at < 0:
+        at = _cut_credentials(rest) or -1
+    return at
+
+
 def url_passwords(text: str) -> list[str]:
     """The passwords of the URLs in `text` (a command-line argument), as typed and
     percent-decoded: registered as secrets before anything can quote them."""
@@ -347,9 +357,7 @@ def url_passwords(text: str) -> list[str]:
     for url in _NEXT_URL.split(text)[::2]:  # (each URL of a failover list)
         for m in _URL_IN_ARG.finditer(url):
             rest = url[m.end():]
-            at = rest.rfind("@", 0, _authority_end(rest))
-            if at < 0:
-                at = _cut_credentials(rest) or -1
+            at = credentials_end(rest)
             cred = rest[:at] if at >= 0 else ""
             if ":" in cred:
                 password = cred.split(":", 1)[1]
@@ -364,9 +372,7 @@ def _redact_one(url: str) -> str:
     head, sep, rest = url.partition("://")
     if not sep:
         head, rest = "", url
-    at = rest.rfind("@", 0, _authority_end(rest))
-    if at < 0:
-        at = _cut_credentials(rest) or -1
+    at = credentials_end(rest)
     if at < 0:
         return url
     cred = rest[:at]
