@@ -13,14 +13,13 @@ local transactions. Storage is in ``queues``, selectors in ``selector``, transac
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from proton import Condition, Delivery, Described, Link, Terminus, symbol
 
 from tests.peers import outcomes as oc
-from tests.peers.net import PeerHandler, PeerThread, echo_source, echo_target, refuse
+from tests.peers.net import PeerHandler, PeerThread, Timer, echo_source, echo_target, refuse
 from tests.peers.queues import Consumer, Entry, Queue, Registry, is_topic
 from tests.peers.sections import DECODE_ERRORS, decode
 from tests.peers.selector import SelectorError, parse
@@ -379,7 +378,7 @@ class BrokerHandler(PeerHandler):
             # (copied now: proton's binary values are views into a message not kept)
             txn_id, fail = bytes(fields[0] or b""), bool(fields[1])
             if self.discharge_delay and self.container is not None:
-                self.container.schedule(self.discharge_delay, _Later(
+                self.container.schedule(self.discharge_delay, Timer(
                     lambda: self._discharge(dlv, txn_id, fail)))
             else:
                 self._discharge(dlv, txn_id, fail)
@@ -492,14 +491,3 @@ class Broker(PeerThread):
     def discharges(self) -> int:
         """Discharge requests received, answered or not (see ``discharge_delay``)."""
         return self.call(lambda: self.handler.discharges)
-
-
-
-class _Later:
-    """A reactor timer's handler that runs one function."""
-
-    def __init__(self, fn: Callable[[], None]) -> None:
-        self.fn = fn
-
-    def on_timer_task(self, _event: Any) -> None:
-        self.fn()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
 
-from proton import Condition, SSLDomain, Terminus
+from proton import Condition, Handler, SSLDomain, Terminus
 from proton.handlers import EndpointStateHandler, MessagingHandler
 from proton.reactor import ApplicationEvent, Container, EventInjector
 
@@ -58,6 +58,17 @@ def refuse(link: Any, condition: str, description: str) -> None:
     link.open()
     link.condition = Condition(condition, description)
     link.close()
+
+
+class Timer(Handler):
+    """A reactor timer's handler that runs one function (``container.schedule(s, Timer(f))``)."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def on_timer_task(self, _event: Any) -> None:
+        self.fn()
 
 
 @dataclass(frozen=True)

@@ -34,15 +34,15 @@ whole on a later delivery; ``aborted()`` counts them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from proton import Endpoint, Handler, Link, Message, Terminus
+from proton import Endpoint, Link, Message, Terminus
 
 from tests.peers import outcomes as oc
 from tests.peers import sections
-from tests.peers.net import PeerHandler, PeerThread, echo_source, echo_target
+from tests.peers.net import PeerHandler, PeerThread, Timer, echo_source, echo_target
 
 WRONG_ID = "no-such-request"
 NOISE_EVERY = 0.2  # seconds between the unmatched replies of the `noise` rule
@@ -173,7 +173,7 @@ class ResponderHandler(PeerHandler):
         it went out, giving its credit back: then nothing would be aborted on the wire)."""
         assert self.container is not None
         if self.part.pending:
-            self.container.schedule(0.01, _Timer(self._abort_once_sent))
+            self.container.schedule(0.01, Timer(self._abort_once_sent))
             return
         self.part.abort()
         self.part = None
@@ -185,7 +185,7 @@ class ResponderHandler(PeerHandler):
         self.waiting.append(Message(address=address, body=b"noise", correlation_id=WRONG_ID))
         self._send_waiting()
         assert self.container is not None
-        self.container.schedule(NOISE_EVERY, _Timer(lambda: self._noise(address)))
+        self.container.schedule(NOISE_EVERY, Timer(lambda: self._noise(address)))
 
     def _send_waiting(self) -> None:
         if self.part is not None:  # (the next delivery waits for its abort)
@@ -209,15 +209,6 @@ class ResponderHandler(PeerHandler):
             link.advance()
             self.replies.append(raw)
         self.waiting = still
-
-
-class _Timer(Handler):
-    def __init__(self, fn: Callable[[], None]) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def on_timer_task(self, event: Any) -> None:
-        self.fn()
 
 
 class _Rules:
