@@ -16,19 +16,30 @@ It drives `amqpcli.engine` and never speaks the protocol itself.
 
 from typing import Any
 
-from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig, choose_mechanism
-from amqpcli.net.url import Endpoint, parse_url, resolve_endpoint
-
-_LAZY = {"Client", "ConnectionLost", "connect_retrying"}
+# Every name is looked up on first use: a command that only reads a URL's password (to mask
+# it in its errors) should not pay for ssl and the engine.
+_LAZY = {
+    "Client": "client",
+    "ConnectionLost": "client",
+    "connect_retrying": "client",
+    "ConnectionConfig": "config",
+    "ReconnectPolicy": "config",
+    "TlsConfig": "config",
+    "choose_mechanism": "config",
+    "Endpoint": "url",
+    "parse_url": "url",
+    "resolve_endpoint": "url",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # The client pulls in the engine; `amqp --help` and option parsing should not.
-    if name in _LAZY:
-        from amqpcli.net import client
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(name)
+    from importlib import import_module
 
-        return getattr(client, name)
-    raise AttributeError(name)
+    return getattr(import_module(f"amqpcli.net.{module}"), name)
+
 
 __all__ = [
     "Client",

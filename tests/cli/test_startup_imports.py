@@ -285,3 +285,12 @@ def test_a_run_builds_only_its_command_when_others_are_registered(
     with pytest.raises(SystemExit):
         main(["nosuch"])  # Click's error still sees every command
     assert "No such command 'nosuch'" in capsys.readouterr().err
+
+
+def test_a_url_in_the_arguments_loads_only_the_url_reader() -> None:
+    # Its password is registered as a secret of the run (for the error lines), which
+    # reads the URL; that must not start the transport (ssl) or the client.
+    modules = _modules_after(["send", "amqp://u:long-secret@h/q", "--help"])
+    assert "amqpcli.net.url" in modules
+    assert heavy_in(modules, ("ssl", "amqpcli.net.config", "amqpcli.net.client",
+                              "asyncio")) == []
