@@ -163,7 +163,7 @@ class Sink:
             from amqpcli.render.jsonvalues import safe_json_text
             from amqpcli.render.message import payload_problem, payload_to_json
 
-            obj = payload_to_json(incoming.payload)
+            obj = payload_to_json(incoming.payload, message_format=incoming.message_format)
             problem = payload_problem(incoming.payload, obj)
             if problem is not None:
                 warn(f"message {incoming.number}: {problem}")

@@ -548,7 +548,7 @@ class Replay:
         """The messages of `lines` made as they would be sent, and dropped; `whole`: the
         lines are all the input, which must hold a message."""
         n = 0
-        for n, _ in self._payloads(lines):
+        for n, _, _ in self._payloads(lines):
             pass
         if whole and n == 0:
             raise self._no_messages()
@@ -569,8 +569,9 @@ class Replay:
         n = 0
         try:
             with _reading(self.path):
-                for n, payload in self._payloads(lines):
-                    yield OutgoingMessage(n, payload, _message_id(payload))
+                for n, payload, message_format in self._payloads(lines):
+                    yield OutgoingMessage(n, payload, _message_id(payload),
+                                          message_format=message_format)
         finally:
             _close_input(stream)
         if n == 0:
@@ -583,10 +584,10 @@ class Replay:
         stream = _open_input(self.path)
         yield from self._messages_of(read_lines(stream), stream)
 
-    def _payloads(self, lines: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
-        """(n, message n as it goes out) for the messages `lines` carry, at most `count`
-        (no line past the last is read); the lines that carry none are counted in
-        `skipped`, one that should and does not is an error naming it."""
+    def _payloads(self, lines: Iterable[bytes]) -> Iterator[tuple[int, bytes, int]]:
+        """(n, message n as it goes out, its message-format) for the messages `lines`
+        carry, at most `count` (no line past the last is read); the lines that carry none
+        are counted in `skipped`, one that should and does not is an error naming it."""
         path = self.path
         n = 0
         # (connection, frame) of the last transfer of each pcap-dump delivery sent, until
@@ -600,6 +601,7 @@ class Replay:
                 payload = replayed_message(obj)
                 if payload is not None:
                     payload = self._as_sent(payload, n + 1)
+                    message_format = replayed_format(obj)
             except NoMessage as e:
                 raise UserError(f"{_line_of(path, lineno)}: {e}", Exit.USAGE) from None
             except UnicodeDecodeError as e:
@@ -623,7 +625,7 @@ class Replay:
                 sent.add(key)
             n += 1
             self.line = lineno
-            yield n, payload
+            yield n, payload, message_format
             if n == self.count:
                 return
 
@@ -682,6 +684,20 @@ def replayed_message(obj: Any) -> bytes | None:
         raise NoMessage(f"its message does not decode ({message['undecodable']})")
     _refuse_masked(message)
     return _not_empty(message_bytes_from_json(message))
+
+
+def replayed_format(obj: Any) -> int:
+    """The message-format the message of a line `replayed_message` takes goes with: a
+    pcap-dump frame's, its transfer's; any other line's, its message's `message-format`
+    member (0 when absent). Raises ValueError (a JsonValueError) for one that is no
+    uint."""
+    from amqpcli.render.message import message_format_from_json
+
+    if obj.get("item") == "frame":
+        return int(_transfer(obj.get("performative")).message_format or 0)
+    if "item" in obj or "record" in obj:
+        return message_format_from_json(obj.get("message"))
+    return message_format_from_json(obj)
 
 
 def _not_empty(payload: bytes) -> bytes:

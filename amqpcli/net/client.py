@@ -350,6 +350,11 @@ class Incoming:
         d = self.delivery
         return bool(d.presettled or d.sender_settled)
 
+    @property
+    def message_format(self) -> int:
+        """Its transfer's message-format (0: the AMQP message format)."""
+        return int(self.delivery.message_format or 0)
+
 
 class _Link:
     def __init__(self, client: Client, link: Any, address: str | None) -> None:
@@ -516,8 +521,9 @@ class SenderLink(_Link):
         else:
             await asyncio.sleep(0)
 
-    def send(self, payload: bytes, *, settled: bool, txn_id: bytes | None = None) -> Pending:
-        d = self.client._engine_send(self.link, payload, None, settled, txn_id)
+    def send(self, payload: bytes, *, settled: bool, txn_id: bytes | None = None,
+             message_format: int = 0) -> Pending:
+        d = self.client._engine_send(self.link, payload, None, settled, txn_id, message_format)
         p = Pending(d)
         if settled:
             p._resolve()
@@ -1269,8 +1275,9 @@ class Client:
                                 "are too long for it", Exit.USAGE) from None
 
     def _engine_send(self, link: Any, payload: bytes, tag: bytes | None, settled: bool,
-                     txn_id: bytes | None) -> Any:
-        return self._acting().send(link, payload, tag=tag, settled=settled, txn_id=txn_id)
+                     txn_id: bytes | None, message_format: int = 0) -> Any:
+        return self._acting().send(link, payload, tag=tag, settled=settled, txn_id=txn_id,
+                                   message_format=message_format)
 
     def _engine_send_many(self, link: Any, payloads: list[bytes], settled: bool,
                           ) -> tuple[int, list[Any]]:

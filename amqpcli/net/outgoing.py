@@ -63,12 +63,15 @@ class OutgoingMessage:
 
     `stamp_at`: where in `payload` the 8 bytes of its send-time stamp are (`send
     --timestamp`: the value of the application property `TIMESTAMP_KEY`, a long), filled
-    in by `stamped` as the message goes out; -1 for a message without one."""
+    in by `stamped` as the message goes out; -1 for a message without one.
+    `message_format`: its transfer's message-format (a replayed message keeps the one it
+    came with)."""
 
     number: int
     payload: bytes
     message_id: Any = None
     stamp_at: int = -1
+    message_format: int = 0
 
 
 # send --timestamp: the application property each message carries, a long holding the

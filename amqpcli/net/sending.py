@@ -652,7 +652,8 @@ class _Sender:
             await self._wait_sendable(sender)
             txn_id = await txn.current() if txn else None
             payload = stamped(msg, stamp_bytes(time.time_ns())) if plan.timestamp else msg.payload
-            pending = sender.send(payload, settled=plan.settled, txn_id=txn_id)
+            pending = sender.send(payload, settled=plan.settled, txn_id=txn_id,
+                                  message_format=msg.message_format)
             if plan.rate and time.monotonic() > next_turn:
                 # it waited past the next turn (for credit, a declare): the next one's turn
                 # is 1/R after this one went, not at once
@@ -777,13 +778,19 @@ class _Sender:
                 payloads = [stamped(m, now) for m, _ in batch]
             else:
                 payloads = [m.payload for m, _ in batch]
+            # (a run goes out in transfers of message-format 0: from the first message of
+            # another, the messages go one at a time below)
+            odd = next((i for i, (m, _) in enumerate(batch) if m.message_format), None)
+            if odd is not None:
+                payloads = payloads[:odd]
             n, ds = sender.send_many(payloads, settled=settled)
             rest = batch[n:]
             if rest:  # the first one left goes on its own (larger than a frame, or the
                 # peer's window is full): the engine queues and frames it as it can
                 msg, was_sent = rest[0]
                 payload = stamped(msg, stamp_bytes(time.time_ns())) if stamp else msg.payload
-                self._sent_one(msg, was_sent, sender.send(payload, settled=settled))
+                self._sent_one(msg, was_sent, sender.send(payload, settled=settled,
+                                                          message_format=msg.message_format))
                 self.queue.extendleft(reversed(rest[1:]))
                 batch = batch[:n]
             self.holding = []

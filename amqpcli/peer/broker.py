@@ -89,6 +89,10 @@ class Incoming:
     def payload(self) -> bytes:
         return bytes(self.delivery.payload)
 
+    @property
+    def message_format(self) -> int:
+        return int(self.delivery.message_format or 0)
+
 
 Decider = Callable[[Incoming], Decision | None]
 
@@ -152,7 +156,8 @@ class Txn:
     txn_id: bytes
     conn: PeerConnection
     coordinator: Link
-    sends: list[tuple[str | None, Any, bytes]] = field(default_factory=list)
+    # (address, capabilities, payload, message-format) of each message sent in it
+    sends: list[tuple[str | None, Any, bytes, int]] = field(default_factory=list)
     outcomes: list[tuple[Entry, Any, tuple[str, str]]] = field(default_factory=list)
     # acquired in the transaction (Part 4 §4.4.3): any outcome for these waits for it
     acquired: dict[Delivery, tuple[Entry, OutLink]] = field(default_factory=dict)
@@ -697,6 +702,7 @@ class Broker:
         # transactional acquisition (Part 4 §4.4.3): the receiver's credit names a txn
         txn = self.txns.get(out.link.txn_id) if out.link.txn_id is not None else None
         d = ep.send(out.link, e.payload, settled=out.presettled,
+                    message_format=e.message_format,
                     txn_id=txn.txn_id if txn is not None else None)
         if txn is not None and not out.copy and not out.presettled:
             txn.acquired[d] = (e, out)
@@ -839,7 +845,8 @@ class Broker:
                         description=f"no transaction {inc.txn_id!r}"))
                     name = "rejected (unknown transaction)"
                 else:
-                    txn.sends.append((inc.address, inc.link.capabilities, inc.payload))
+                    txn.sends.append((inc.address, inc.link.capabilities, inc.payload,
+                                      inc.message_format))
                     name = f"accepted in transaction {inc.txn_id!r}"
             else:
                 self._store(inc)
@@ -857,13 +864,13 @@ class Broker:
         self._limits(conn, link, inc.link.settled)
 
     def _store(self, inc: Incoming) -> None:
-        self._put(inc.address, inc.link.capabilities, inc.payload)
+        self._put(inc.address, inc.link.capabilities, inc.payload, inc.message_format)
 
-    def _put(self, address: str | None, caps: Any, payload: bytes) -> None:
+    def _put(self, address: str | None, caps: Any, payload: bytes, message_format: int) -> None:
         if address is None:
             return
         for q in self.nodes.destinations(address, caps):
-            q.put(payload)
+            q.put(payload, message_format)
             self._dispatch(q)
 
     # --- --detach-after / --close-after ---------------------------------------------------
@@ -922,8 +929,8 @@ class Broker:
     def _end_txn(self, txn: Txn, commit: bool) -> None:
         self.txns.pop(txn.txn_id, None)
         if commit:
-            for address, caps, payload in txn.sends:
-                self._put(address, caps, payload)
+            for address, caps, payload, message_format in txn.sends:
+                self._put(address, caps, payload, message_format)
             for entry, outcome, key in txn.outcomes:
                 self._apply(entry, outcome, key)
         else:

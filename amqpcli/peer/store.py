@@ -61,13 +61,14 @@ def is_topic(address: str | None, capabilities: Any = None) -> bool:
 class Entry:
     """One message in one queue: its encoded bytes and where it stands."""
 
-    __slots__ = ("_fields", "_message", "acquired_before", "excluded", "payload", "queue",
-                 "seq", "state")
+    __slots__ = ("_fields", "_message", "acquired_before", "excluded", "message_format",
+                 "payload", "queue", "seq", "state")
 
-    def __init__(self, queue: Queue, seq: int, payload: bytes) -> None:
+    def __init__(self, queue: Queue, seq: int, payload: bytes, message_format: int = 0) -> None:
         self.queue = queue
         self.seq = seq
         self.payload = payload  # the message as it will be sent (header and all)
+        self.message_format = message_format  # of the transfer it came in, and goes out in
         self.state = READY
         self.excluded: set[Any] | None = None  # consumer keys: undeliverable-here
         self.acquired_before = False  # a link acquired it, and it came back
@@ -175,8 +176,8 @@ class Queue:
     def __repr__(self) -> str:
         return f"<Queue {self.name!r} {self.kind} {len(self.entries)} entries>"
 
-    def put(self, payload: bytes) -> Entry:
-        e = Entry(self, next(self._seq), payload)
+    def put(self, payload: bytes, message_format: int = 0) -> Entry:
+        e = Entry(self, next(self._seq), payload, message_format)
         self.entries[e.seq] = e
         self._seqs.append(e.seq)
         heapq.heappush(self._ready, e.seq)

@@ -265,7 +265,11 @@ def delivery_json(
     out["timeline"] = [_entry_json(e, rec.conn, hide) for e in rec.timeline]
     if message and rec.payload:
         if rec.protocol == AMQP10:
-            out["message"] = _message_json(rec.payload, show_secrets)
+            msg_json: dict[str, Any] = _message_json(rec.payload, show_secrets)
+            out["message"] = msg_json
+            message_format = getattr(rec, "message_format", 0)
+            if message_format:  # (as recv --json writes it)
+                msg_json["message-format"] = message_format
         else:
             from amqpcli.render.traffic import plain_010
 
@@ -279,7 +283,7 @@ def delivery_json(
     return out
 
 
-def _message_json(payload: bytes, show_secrets: bool = False) -> Any:
+def _message_json(payload: bytes, show_secrets: bool = False) -> dict[str, Any]:
     from amqpcli.codec.message import Message
     from amqpcli.render.message import load_sections, message_to_json
     from amqpcli.render.redact import may_hold_secret

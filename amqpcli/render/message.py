@@ -58,6 +58,7 @@ __all__ = [
     "SECTION_KEYS",
     "load_sections",
     "message_bytes_from_json",
+    "message_format_from_json",
     "message_from_json",
     "message_to_json",
     "message_tree",
@@ -77,7 +78,7 @@ SECTION_KEYS = (
     "body",
     "footer",
 )
-_META_KEYS = ("bare-sha256", "encoded", "encoded-sections")
+_META_KEYS = ("bare-sha256", "encoded", "encoded-sections", "message-format")
 # Why a message written with a secret masked is not read back.
 REDACTED_MESSAGE = ("a SASL secret in this message was masked (***) when the JSON was "
                     "written, so it is not the message that was sent (JSON written with "
@@ -249,14 +250,31 @@ def section_errors(msg: Message) -> dict[str, DecodeError]:
     return errors
 
 
-def payload_to_json(payload: bytes, show_secrets: bool = False) -> dict[str, Any]:
+def payload_to_json(payload: bytes, show_secrets: bool = False,
+                    message_format: int = 0) -> dict[str, Any]:
     """`message_to_json` of a transfer's payload; bytes that are no message at all (their
-    sections cannot even be told apart) are only `encoded`."""
+    sections cannot even be told apart) are only `encoded`. The transfer's
+    `message_format`, when not 0, is the `message-format` member (left out for 0, the AMQP
+    message format, as almost every message is)."""
+    out: dict[str, Any]
     try:
         msg = Message.decode(payload)
     except DecodeError:
-        return {"encoded": b64(bytes(payload))}
-    return message_to_json(msg, show_secrets=show_secrets)
+        out = {"encoded": b64(bytes(payload))}
+    else:
+        out = message_to_json(msg, show_secrets=show_secrets)
+    if message_format:
+        out["message-format"] = message_format
+    return out
+
+
+def message_format_from_json(obj: Any) -> int:
+    """The `message-format` member of a message's JSON object: the message-format its
+    transfers go with (0 when absent)."""
+    value = obj.get("message-format", 0) if type(obj) is dict else 0
+    if type(value) is not int or not 0 <= value <= 0xFFFFFFFF:
+        raise JsonValueError("message-format", "expected an integer 0..4294967295 (a uint)")
+    return value
 
 
 def payload_problem(payload: bytes, obj: dict[str, Any]) -> str | None:
@@ -479,7 +497,8 @@ def message_bytes_from_json(obj: Any) -> bytes:
     """The message's bytes (exactly the original ones where `encoded-sections` or
     `encoded` still apply). An object of nothing but `encoded` gives its bytes, message or
     not (`payload_to_json`)."""
-    if type(obj) is dict and "encoded" in obj and set(obj) <= {"bare-sha256", "encoded"}:
+    if type(obj) is dict and "encoded" in obj and set(obj) <= {"bare-sha256", "encoded",
+                                                               "message-format"}:
         return unb64(obj["encoded"], "encoded")
     return message_from_json(obj).encode()
 

@@ -182,7 +182,11 @@ A, B, C = ({"body": {"value": v}} for v in "abc")
     # what --sequence does to each message: bytes that do not decode cannot be numbered
     (_lines(A, B, {"encoded": "AFN3"}), ["--sequence"],
      "{f}:3: not a message in the JSON format: at offset 3: expected more bytes"),
-], ids=["bad-first-line", "bad-line-500", "empty", "blank", "only-skipped", "sequence"])
+    (_lines(A, {"body": {"value": "b"}, "message-format": -1}), [],
+     ("{f}:2: not a message in the JSON format: message-format: expected an integer "
+      "0..4294967295 (a uint)")),
+], ids=["bad-first-line", "bad-line-500", "empty", "blank", "only-skipped", "sequence",
+        "message-format"])
 def test_a_regular_file_is_checked_whole_before_connecting(
         free_port: int, tmp_path: Path, content: str, args: list[str], said: str) -> None:
     _check_before_connecting(f"amqp://127.0.0.1:{free_port}/q", tmp_path, content, args, said)
