@@ -77,6 +77,11 @@ def _property_now(name: str, text: str) -> Any:
         # message-id / correlation-id: string unless typed (ulong:5, uuid:…, binary:…)
         return parse_value(text, what)
     if kind == "binary":
+        # user-id is binary (Part 3 §3.2.4): text is its UTF-8 bytes; binary:hex:00ff
+        # gives any bytes, as a binary anywhere else takes them
+        head, sep, rest = text.partition(":")
+        if sep and head.lower() == "binary":
+            return typed_value(head, rest, what)
         return text.encode("utf-8")
     return typed_value(kind, text, what)
 
@@ -913,7 +918,7 @@ def send(
     from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
     expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
     message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {uuid} a fresh UUID, {{n}} the text {n}; TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
-    user_id: str | None = typer.Option(None, "--user-id", rich_help_panel=_MSG),
+    user_id: str | None = typer.Option(None, "--user-id", help="user-id, binary: text as its UTF-8 bytes; binary:hex:00ff for any bytes (binary:TEXT: TEXT's bytes).", rich_help_panel=_MSG),
     to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
     reply_to: str | None = typer.Option(None, "--reply-to", rich_help_panel=_MSG),
