@@ -64,7 +64,15 @@ from amqpcli.codec.types import (
     add_map_entry,
 )
 from amqpcli.render.redact import SASL_PERFORMATIVES, redact
-from amqpcli.render.types import _TYPE_NAMES, amqp_type, field_type, iso_time, parse_iso_time
+from amqpcli.render.types import (
+    _TYPE_NAMES,
+    amqp_type,
+    field_type,
+    float32_value,
+    iso_time,
+    parse_iso_time,
+    shortest_float32,
+)
 
 __all__ = ["JsonValueError", "Redactions", "b64", "from_json", "to_json", "unb64"]
 
@@ -190,19 +198,16 @@ def _float_from(v: Any, path: str) -> float:
     raise JsonValueError(path, f"expected a number, found {v!r:.40}")
 
 
-_FLOAT_BITS = struct.Struct("<f").pack
-
-
 def _float32_from(v: Any, path: str) -> Float:
-    """A float (32-bit): as `_float_from`, and a finite number past a float's range is an
-    error here, as it would be when the value is encoded."""
+    """A float (32-bit): as `_float_from`, rounded to the float it encodes as (written as
+    its shortest text, 0.1, it is read back as the very float it was); a finite number
+    past a float's range is an error here, as it would be when the value is encoded."""
     f = _float_from(v, path)
     try:
-        _FLOAT_BITS(f)
+        return Float(float32_value(f))
     except OverflowError:
         raise JsonValueError(path, f"{f!r} is out of range for float (32-bit: use double for "
                                    "larger numbers)") from None
-    return Float(f)
 
 
 _NOT_FINITE = ('not a finite number (too large for a double, or NaN/Infinity): write '
@@ -222,7 +227,9 @@ def _plain(t: str, v: Any) -> Any:
         return str(v)
     if t == "binary":
         return b64(v)
-    if t in ("float", "double"):
+    if t == "float":  # (the shortest number that reads back as the same float)
+        return _float_json(shortest_float32(float(v)))
+    if t == "double":
         return _float_json(float(v))
     if t == "timestamp":
         return _iso_or_ms(int(v))

@@ -24,6 +24,7 @@ from amqpcli.render.types import (
     plain_or_quoted,
     printable,
     quoted,
+    shortest_float32,
 )
 
 __all__ = ["Node", "format_binary", "format_scalar", "format_value", "plain_lines", "printable",
@@ -65,7 +66,9 @@ def format_scalar(value: Any, t: str | None = None) -> tuple[str, str | None]:
         return plain_or_quoted(value), "symbol"
     if t in INTEGER_TYPES:
         return str(int(value)), t
-    if t in ("float", "double"):
+    if t == "float":  # (its repr as a double has digits no float holds)
+        return repr(shortest_float32(float(value))), t
+    if t == "double":
         return repr(float(value)), t
     if t == "timestamp":
         iso = iso_time(int(value))

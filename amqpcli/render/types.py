@@ -5,7 +5,9 @@ Shared by every renderer (text, tree, one-line frames, JSON) so they name things
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -36,6 +38,38 @@ def amqp_type(value: Any) -> str:
         if isinstance(value, cls) and cls is not type(None):
             return n
     raise TypeError(f"not an AMQP value: {type(value).__name__}")
+
+
+_FLOAT32 = struct.Struct(">f")
+
+
+def float32_value(x: float) -> float:
+    """`x` rounded to a float (32-bit), as it is encoded: the value a float read from
+    text stands for."""
+    return _FLOAT32.unpack(_FLOAT32.pack(x))[0]  # type: ignore[no-any-return]
+
+
+def shortest_float32(x: float) -> float:
+    """The float (32-bit) `x` as the double whose repr is the shortest decimal that reads
+    back as that float: 0.1 for the float nearest 0.1, which as a double is
+    0.10000000149011612 (what repr of it says, and a reader takes for a double's
+    precision). A NaN or an infinity, or a number past a float's range (it does not
+    encode), is returned as it is."""
+    if not math.isfinite(x):
+        return x
+    try:
+        bits = _FLOAT32.pack(x)
+    except OverflowError:
+        return x
+    exact = _FLOAT32.unpack(bits)[0]
+    for digits in range(1, 10):  # (9 significant digits always tell floats apart)
+        candidate = float(f"{exact:.{digits}g}")
+        try:
+            if _FLOAT32.pack(candidate) == bits:
+                return candidate
+        except OverflowError:  # rounded up past the largest float
+            continue
+    return exact  # (not reached)
 
 
 def field_type(spec_type: str) -> str:
