@@ -42,7 +42,18 @@ class Sink:
     Lines go to the file descriptor with `os.write`, a run of messages in one call: when
     a write fails part way (a reader that went away, a full disk), the bytes it did write
     say which messages were written whole, and only those may be settled. A terminal gets
-    rich's tree through the text stream instead; a failure there settles none of the run."""
+    rich's tree through the text stream instead; a failure there settles none of the run.
+
+    The receive loop writes with `write_many_async`: an output that takes nothing for a
+    while (a pipe whose reader stopped reading, a socket, a terminal) is waited for as the
+    network is, so the connection's heartbeats go on and a stop signal is taken at once.
+    A line under way is finished first if the output takes it; one that takes nothing for
+    `LINE_END_WAIT` seconds is left with part of it (`WriteStopped`: the messages not
+    written whole are not settled)."""
+
+    # A stop's wait for the output to take more of the line under way (a reader that is
+    # reading, however slowly, gets whole lines; one that stopped does not hold it up).
+    LINE_END_WAIT = 1.0
 
     def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False,
                  bodies: bool = False) -> None:
@@ -74,6 +85,9 @@ class Sink:
         self.pretty = not json_lines and not bodies and self.stream.isatty()
         # Where lines are written with os.write (None: through the text stream).
         self.fd: int | None = None if self.pretty else _fileno(self.stream)
+        # Anything but a regular file may take nothing for a while: waited for, not blocked
+        # on (a regular file always takes its bytes, and cannot be polled).
+        self.may_stall = self.fd is not None and not self.regular
         self.count = 0
         self._console: Any = None
         # said once, just before the first message is written (nothing received: no word)
@@ -85,48 +99,118 @@ class Sink:
     def write_many(self, incomings: Sequence[Incoming]) -> None:
         """Write a run of messages and flush (and fsync) once, before returning. If that
         fails, the `OutputError` says how many of the run, from the first, were written
-        whole (`written`)."""
+        whole (`written`). Blocks while the output takes nothing (request's replies)."""
+        run = self._start(incomings)
+        if run is None:
+            return
+        assert self.fd is not None
+        try:
+            while run.rest:
+                run.done += os.write(self.fd, run.rest)
+            self._synced()
+        except OSError as e:
+            raise self._cut(run, e) from None
+
+    async def write_many_async(self, incomings: Sequence[Incoming],
+                               before_waiting: Callable[[], None] | None = None) -> None:
+        """`write_many` without blocking the event loop: while the output takes nothing,
+        it waits for it to take more as the loop waits for the network (`before_waiting`
+        is called the first time). Stopped meanwhile (the task cancelled: Ctrl-C,
+        SIGTERM), it finishes the line under way if the output takes it, then raises
+        `WriteStopped`, saying how many of the run were written whole and whether the next
+        one was written part way."""
+        import asyncio
+
+        run = self._start(incomings)
+        if run is None:
+            return
+        fd = self.fd
+        assert fd is not None
+        try:
+            while run.rest:
+                if not self.may_stall:
+                    run.done += os.write(fd, run.rest)
+                    continue
+                n = _write_now(fd, run.rest)
+                if n:
+                    run.done += n
+                    continue
+                if before_waiting is not None:
+                    before_waiting()
+                    before_waiting = None
+                if not await _writable(fd):
+                    self.may_stall = False  # cannot be polled: written as a file is
+            self._synced()
+        except OSError as e:
+            raise self._cut(run, e) from None
+        except asyncio.CancelledError:
+            from amqpcli.net.receiving import WriteStopped
+
+            written, size = run.whole()
+            if run.done > size and await self._line_end(run, size + len(run.lines[written])):
+                written, size = written + 1, run.done
+            raise WriteStopped(written, cut=run.done > size) from None
+
+    async def _line_end(self, run: _Run, end: int) -> bool:
+        """After a stop: write the run up to `end`, the end of the line under way, while
+        the output takes some of it every `LINE_END_WAIT` seconds."""
+        import asyncio
+
+        fd = self.fd
+        assert fd is not None
+        try:
+            while run.done < end:
+                n = _write_now(fd, run.data[run.done:end])
+                if n:
+                    run.done += n
+                    continue
+                await asyncio.wait_for(_writable(fd), self.LINE_END_WAIT)
+        except OSError:  # (the wait's TimeoutError too)
+            return False
+        return True
+
+    def _start(self, incomings: Sequence[Incoming]) -> _Run | None:
+        """A run's lines, ready to go out to the descriptor (None: written through the
+        text stream already)."""
         if self.before_first is not None:
             say, self.before_first = self.before_first, None
             say()
         if self.fd is None:
             self._write_stream(incomings)
-            return
+            return None
         encoding, errors = self.stream.encoding, self.stream.errors or "strict"
         lines = [self._line(inc).encode(encoding, errors) for inc in incomings]
-        data = lines[0] if len(lines) == 1 else b"".join(lines)
-        fd = self.fd
-        done = 0
-        start = None
         try:
             self.stream.flush()  # anything written through the stream goes out first
-            if self.regular:  # where this run starts, to cut off a part line
-                start = _position(fd)
-            size = len(data)
-            view = memoryview(data)
-            while done < size:
-                done += os.write(fd, view[done:])
-            if self.fsync:
-                os.fsync(fd)
         except OSError as e:
-            written = whole = 0
-            for line in lines:  # the lines wholly among the bytes written
-                if done - whole < len(line):
-                    break
-                whole += len(line)
-                written += 1
-            if start is not None and done > whole:
-                # a message cut part way would leave a line no reader (or --from) takes
-                try:
-                    os.ftruncate(fd, start + whole)
-                except OSError:
-                    pass
-            if written and self.fsync:
-                try:
-                    os.fsync(fd)
-                except OSError:
-                    written = 0  # not known to be on disk: none of them counts
-            raise self._failed(e, written) from None
+            raise self._failed(e, 0) from None
+        # where the run starts in a file, to cut off a part line
+        return _Run(lines, _position(self.fd) if self.regular else None)
+
+    def _synced(self) -> None:
+        if self.fsync:
+            assert self.fd is not None
+            os.fsync(self.fd)
+
+    def _cut(self, run: _Run, e: OSError) -> UserError:
+        """The error of a run whose write failed after `run.done` bytes: the messages among
+        them count as written (for a file, once synced), and a part line left in a file is
+        cut off again."""
+        written, whole = run.whole()
+        fd = self.fd
+        assert fd is not None
+        if run.start is not None and run.done > whole:
+            # a message cut part way would leave a line no reader (or --from) takes
+            try:
+                os.ftruncate(fd, run.start + whole)
+            except OSError:
+                pass
+        if written and self.fsync:
+            try:
+                os.fsync(fd)
+            except OSError:
+                written = 0  # not known to be on disk: none of them counts
+        return self._failed(e, written)
 
     def _write_stream(self, incomings: Sequence[Incoming]) -> None:
         try:
@@ -198,6 +282,70 @@ class Sink:
                 self.stream.close()
             except OSError:
                 pass
+
+
+class _Run:
+    """A run of messages' lines on their way out: how much of it got out (`done`) says
+    which messages were written whole."""
+
+    def __init__(self, lines: list[bytes], start: int | None) -> None:
+        self.lines = lines
+        self.data = memoryview(lines[0] if len(lines) == 1 else b"".join(lines))
+        self.done = 0
+        self.start = start  # where the run starts in a regular file
+
+    @property
+    def rest(self) -> memoryview:
+        return self.data[self.done:]
+
+    def whole(self) -> tuple[int, int]:
+        """How many messages are wholly among the bytes written, and their size."""
+        written = size = 0
+        for line in self.lines:
+            if self.done - size < len(line):
+                break
+            size += len(line)
+            written += 1
+        return written, size
+
+
+def _write_now(fd: int, data: memoryview) -> int:
+    """Write what `fd` takes without waiting: 0 when it takes nothing for now. Non-blocking
+    for this one write only: the open file may be shared (the shell's terminal, a stderr
+    given as `2>&1`), and whoever else writes to it expects it to block."""
+    blocking = os.get_blocking(fd)
+    if blocking:
+        os.set_blocking(fd, False)
+    try:
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+    finally:
+        if blocking:
+            os.set_blocking(fd, True)
+
+
+async def _writable(fd: int) -> bool:
+    """Wait, letting the event loop run, until `fd` takes more; False at once if it cannot
+    be polled."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def took() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    try:
+        loop.add_writer(fd, took)
+    except (OSError, ValueError, NotImplementedError):
+        return False  # no polling on it (EPERM), or a loop that polls no descriptors
+    try:
+        await ready
+    finally:
+        loop.remove_writer(fd)
+    return True
 
 
 _TAIL_BLOCK = 1 << 16

@@ -5,7 +5,10 @@ The rule that matters: a message is settled only after it has been written out
 connection drops between the write and the settlement, the peer redelivers it: the
 output may hold a duplicate (at-least-once), never a gap. When writing a run of messages
 fails part way, the sink says how many of them were written whole (`OutputError`): those
-are settled, the rest go back to the peer with the link.
+are settled, the rest go back to the peer with the link. An output that takes nothing for
+a while (a pipe whose reader stopped reading) is waited for without holding up the event
+loop, so heartbeats go on and Ctrl-C or SIGTERM stops the run meanwhile: the messages not
+written whole then are not settled either (`WriteStopped`).
 
 Outcomes that give messages back (release, modify without undeliverable-here) hold those
 deliveries, written, and give them back when the run ends (its count, its timeout, the end
@@ -53,7 +56,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -87,6 +90,7 @@ __all__ = [
     "OutputError",
     "RecvPlan",
     "RecvSummary",
+    "WriteStopped",
     "parse_outcomes",
     "run_recv",
 ]
@@ -180,6 +184,17 @@ class OutputError(UserError):
         self.written = written
 
 
+class WriteStopped(asyncio.CancelledError):
+    """The run was stopped (Ctrl-C, SIGTERM) while the output took a run of messages: the
+    first `written` were written whole, and (`cut`) the next one part way. It is the
+    cancellation it came from, carried on."""
+
+    def __init__(self, written: int, cut: bool) -> None:
+        super().__init__()
+        self.written = written
+        self.cut = cut
+
+
 class MessageSink(Protocol):
     def write(self, incoming: Incoming) -> None:
         """Write one message out; return only when it is flushed (fsync'd for files)."""
@@ -187,14 +202,21 @@ class MessageSink(Protocol):
     def close(self) -> None: ...
 
 
-def _write_many(sink: MessageSink) -> Callable[[Sequence[Incoming]], None]:
-    """The sink's `write_many` (a run of messages, flushed once; an `OutputError` when
-    it fails), else one `write` each."""
+def _write_many(sink: MessageSink, before_waiting: Callable[[], None]
+                ) -> Callable[[Sequence[Incoming]], Awaitable[None]]:
+    """The sink's `write_many_async` (a run of messages, flushed once, the event loop
+    running while the output takes nothing, `before_waiting` called then; an
+    `OutputError` when it fails, `WriteStopped` when the run is stopped meanwhile), else
+    its `write_many`, else one `write` each."""
+    many_async = getattr(sink, "write_many_async", None)
+    if many_async is not None:
+        return lambda incomings: many_async(incomings, before_waiting)  # type: ignore[no-any-return]
     many = getattr(sink, "write_many", None)
-    if many is not None:
-        return many  # type: ignore[no-any-return]
 
-    def each(incomings: Sequence[Incoming]) -> None:
+    async def each(incomings: Sequence[Incoming]) -> None:
+        if many is not None:
+            many(incomings)
+            return
         for n, inc in enumerate(incomings):
             try:
                 sink.write(inc)
@@ -427,6 +449,14 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
 
 
 _RELEASED = Outcome("release").state()
+
+
+def _cut_short(inc: Incoming) -> str:
+    """What a stop left of the message whose line the output took part of."""
+    fate = ("it was pre-settled: lost" if inc.settled
+            else "not settled: the node delivers it again")
+    return (f"stopped while the output took message {inc.number}: its line is cut short "
+            f"there ({fate})")
 
 
 def _identity(inc: Incoming) -> int:
@@ -912,7 +942,9 @@ class _Receiver:
         wait = min(plan.timeout or QUIET, QUIET) if quiet else plan.timeout
         if drain and wait is None:
             wait = DRAIN_BOUND  # (a sender that never answers a drain: not for ever)
-        write_many = _write_many(self.sink)
+        # (written messages' settlements go out before a wait for the output: held through
+        # it, they would reach the peer only once the output takes more)
+        write_many = _write_many(self.sink, link.flush_settlements)
         latency = self.s.latency
         # states made once; whether the delivery is held to be given back at the end
         outcomes = [(o.name, o.state(), self.hold_back and o.gives_back) for o in plan.outcomes]
@@ -982,14 +1014,17 @@ class _Receiver:
                       if STAMP_NEEDLE in (p := inc.delivery.payload)
                       and (ts := stamp_of(p)) is not None and j not in again]
             arrived = time.time_ns() if stamps else 0
-            failed: OutputError | None = None
+            failed: OutputError | WriteStopped | None = None
             try:
-                write_many(batch)
-            except OutputError as e:
-                # Written part way: what was written whole is settled below, then the run
-                # stops; the rest goes back to the peer with the link, but for pre-settled
-                # messages, which are lost (counted and said).
+                await write_many(batch)
+            except (OutputError, WriteStopped) as e:
+                # Written part way (or stopped while the output took nothing): what was
+                # written whole is settled below, then the run stops; the rest goes back to
+                # the peer with the link, but for pre-settled messages, which are lost
+                # (counted and said).
                 failed = e
+                if isinstance(e, WriteStopped) and e.cut:
+                    self._warn(_cut_short(batch[e.written]))
                 self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
                 again = {j for j in again if j < e.written}
@@ -1042,7 +1077,8 @@ class _Receiver:
                     i += 1
                     tstate = await self.txns.state_for(link.client, inc, name, state)
                     self._settle(link, inc, tstate)
-                    if self.txns.full:
+                    if self.txns.full and not isinstance(failed, WriteStopped):
+                        # (stopped: the interrupt's discharge does it, bounded)
                         await self._discharge(link)
                 else:
                     name, state, hold = outcomes[i % len(outcomes)]

@@ -4,6 +4,7 @@ are not."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import sys
@@ -16,7 +17,7 @@ import pytest
 
 from amqpcli.cli.recv import Sink
 from amqpcli.net.client import ReceiverLink
-from amqpcli.net.receiving import OutputError
+from amqpcli.net.receiving import OutputError, WriteStopped
 
 
 class _Stream(io.StringIO):
@@ -183,6 +184,66 @@ def test_a_reader_going_away_mid_run_on_a_real_pipe() -> None:
     finally:
         if r >= 0:
             os.close(r)
+        os.close(w)
+
+
+def _pipe_held(fd: int) -> int:
+    import fcntl
+    import termios
+
+    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+
+
+async def _until_full(r: int, writing: asyncio.Task[None]) -> None:
+    """Until the pipe holds all it takes (the loop runs meanwhile: the writer waits)."""
+    import fcntl
+
+    full = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) - os.sysconf("SC_PAGE_SIZE")
+    while _pipe_held(r) < full:
+        assert not writing.done()
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
+@pytest.mark.parametrize("reader_reads", [False, True])
+def test_a_stop_while_a_pipe_takes_nothing(reader_reads: bool) -> None:
+    """The run waits for a full pipe with the event loop running; stopped, it says how many
+    messages were written whole. The line under way is finished if the reader reads
+    (within LINE_END_WAIT), else left cut short."""
+    import fcntl
+
+    r, w = os.pipe()
+    try:
+        line = "x" * 999 + "\n"
+        n = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ) // len(line) + 5  # more than the pipe holds
+        sink = _sink_on(w)
+        sink.may_stall = True
+        sink.LINE_END_WAIT = 30.0 if reader_reads else 0.01  # (a bound, not a timing)
+        waited: list[str] = []
+
+        async def run() -> WriteStopped:
+            writing = asyncio.ensure_future(sink.write_many_async(
+                [line] * n, lambda: waited.append("flush")))  # type: ignore[list-item]
+            await _until_full(r, writing)
+            writing.cancel()
+            got = b""
+            if reader_reads:
+                got = os.read(r, 1 << 20)  # what the pipe holds: room for the rest of the line
+            with pytest.raises(WriteStopped) as info:
+                await writing
+            rest = os.read(r, 1 << 20) if _pipe_held(r) else b""
+            out = got + rest
+            assert info.value.written == out.count(b"\n")
+            assert info.value.cut == (not out.endswith(b"\n"))
+            return info.value
+
+        stopped = asyncio.run(run())
+        assert waited == ["flush"]  # (once, before the first wait)
+        assert stopped.cut is not reader_reads  # 1000-byte lines: none ends at a page's end
+        assert 0 < stopped.written < n
+        assert os.get_blocking(w)  # non-blocking for its own writes only
+    finally:
+        os.close(r)
         os.close(w)
 
 
