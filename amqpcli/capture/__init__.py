@@ -16,7 +16,8 @@ says which protocol each flow speaks. The public API:
       (at the time of the packet after the hole; the bytes held after it come next, each
       segment's with its own time, and `dec.packets` of a `decoder` passed in is each
       event's own packet number: see `amqpcli.capture.tcp`),
-    - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" or "end".
+    - `Closed(flow, direction, time_ns, how)` — how is "fin", "rst" (sent by that side),
+      "reset-by-peer" (ended by the other side's RST) or "end".
   `direction` is `C2S` (client → server) or `S2C`; `flow` is a `Flow` (`client`, `server`,
   `protocol`, `selected`, `by_port`, `handshake`, `index`, `key`, `first_ns`,
   `retransmitted`, `reordered`). Only flows that speak AMQP (any version, by their

@@ -36,7 +36,8 @@ streams longer than 4 GiB and sequence wrap-around are handled alike.
 Events (plain tuples, in the order things became known):
 `Opened(flow, time_ns)`, `Data(flow, direction, time_ns, data, offset)`,
 `Gap(flow, direction, time_ns, offset, size)`, `Closed(flow, direction, time_ns, how)`
-with `how` one of "fin", "rst", "end" (input ended first). `time_ns` of a `Data` event is
+with `how` one of "fin", "rst" (that side sent the reset), "reset-by-peer" (the other
+side's reset ended it: this side had sent neither FIN nor RST), "end" (input ended first). `time_ns` of a `Data` event is
 the capture time at which its bytes became contiguous: the time of the packet that
 carried them, or, for bytes held beyond a hole that the packet filled, of that packet.
 When a hole is given up instead (by any of the causes above), the bytes held beyond it
@@ -213,7 +214,7 @@ class Closed(NamedTuple):
     flow: Flow
     direction: Direction
     time_ns: int
-    how: str  # "fin", "rst" or "end"
+    how: str  # "fin", "rst", "reset-by-peer" or "end"
 
 
 Event = Opened | Data | Gap | Closed
@@ -638,10 +639,15 @@ class FlowTracker:
             self._forget(flow)
 
     def _reset(self, h: _Half, ts: int) -> None:
-        for half in (h, h.peer):
+        """`h`'s side sent a RST: it ends both directions. The RST is `h`'s; the other
+        side's direction, if still open, ends with it ("reset-by-peer"), or as its FIN
+        said when one was seen (the bytes before it not all captured)."""
+        for half, how in ((h, "rst"), (h.peer, "reset-by-peer")):
             if not half.closed:
                 if half.flow._state == _PROBING:
                     self._decide(half.flow, ts)
                 if half.flow._state == _LIVE:
-                    self._flush(half, ts, None)
-                self._close(half, ts, "rst")
+                    self._flush(half, ts, None)  # (which closes a half its FIN ends)
+                if not half.closed:
+                    self._close(half, ts, "fin" if half is not h and half.fin is not None
+                                else how)

@@ -92,7 +92,8 @@ def performative_at(buf: Any, p: int, n: int) -> tuple[int, Any]:
 
 # how a stream ended (a capture's `Closed.how`), as the notice of a frame it cut short says it
 _ENDED = {"end": "the capture ends", "fin": "the stream ended (FIN)",
-          "rst": "the connection was reset (RST)"}
+          "rst": "the connection was reset (RST)",
+          "reset-by-peer": "the connection was reset by the other side (RST)"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ class CutShort:
     def text(self, side: str, how: str, frame_no: int) -> str:
         """`the connection was reset (RST) inside frame 11 from the client (transfer,
         16339 of 65536 bytes)`: what the end of the stream from `side` (`how`: "fin",
-        "rst" or "end", the capture's) cut short; `frame_no`, the number that frame would
+        "rst", "reset-by-peer" or "end", the capture's) cut short; `frame_no`, the number that frame would
         have had (both directions counted)."""
         if self.header:
             return (f"{_ENDED[how]} inside a protocol header from the {side} "

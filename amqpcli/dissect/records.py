@@ -162,7 +162,7 @@ class Conn:
     frame_errors: int = 0
     violations: int = 0
     deliveries: int = 0
-    closed: dict[str, str] = field(default_factory=dict)  # side -> fin / rst / end
+    closed: dict[str, str] = field(default_factory=dict)  # side -> fin / rst / reset-by-peer / end
     sasl_outcome: int | None = None
     notes: list[str] = field(default_factory=list)
     # its input said when each frame came: false for a frame-trace log's connection

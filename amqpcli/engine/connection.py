@@ -87,8 +87,9 @@ class Connection:
         self.side_state: dict[str, str] = {a: "start", b: "start"}
         self.open: dict[str, Any] = {}
         self.close: dict[str, Any] = {}
-        # how each side's byte stream ended: "fin", "rst", "end" (the capture stopped:
-        # not the connection's end), "" (not said)
+        # how each side's byte stream ended: "fin", "rst", "reset-by-peer" (a capture's:
+        # the other side's reset ended it), "end" (the capture stopped: not the
+        # connection's end), "" (not said)
         self.stream_ends: dict[str, str] = {}
         self.sasl_mechanisms: tuple[str, ...] = ()
         self.sasl_mechanism: str | None = None

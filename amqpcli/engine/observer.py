@@ -103,10 +103,10 @@ class Observer:
         return [(item, self.feed(side, item, time)) for item in items]
 
     def transport_closed(self, side: str, time: float, how: str = "") -> list[Event]:
-        """The stream from `side` ended (`how`: "fin", "rst", "end" of a capture, or ""):
-        what its frame reader still held (`read_tail`), then `TransportClosed`
-        (deliveries still unsettled if no close was exchanged are abandoned;
-        `Connection.lost` says whether the connection ended without its closes)."""
+        """The stream from `side` ended (`how`: "fin", "rst", "reset-by-peer", "end" of
+        a capture, or ""): what its frame reader still held (`read_tail`), then
+        `TransportClosed` (deliveries still unsettled if no close was exchanged are
+        abandoned; `Connection.lost` says whether the connection ended without its closes)."""
         out = [e for _item, events in self.read_tail(side, time) for e in events]
         out.extend(self.connection.on_transport_closed(side, time, how))
         return out

@@ -201,6 +201,8 @@ def test_sequence_wraparound(tmp_path: Path) -> None:
 
 
 def test_rst_closes_both_directions(tmp_path: Path) -> None:
+    """The RST is the side's that sent it; the other side's direction ends with it, that
+    side having sent nothing to end it (both said "rst")."""
     p = tmp_path / "a.pcapng"
     with CaptureWriter(p) as w:
         c = TcpConversation(w)
@@ -208,8 +210,25 @@ def test_rst_closes_both_directions(tmp_path: Path) -> None:
         c.send(C2S, CLIENT_DATA)
         c.reset(S2C)
     r = collect(p)
-    assert sorted((x.direction, x.how) for x in r.closed) == [(C2S, "rst"), (S2C, "rst")]
+    assert sorted((x.direction, x.how) for x in r.closed) == [
+        (C2S, "reset-by-peer"), (S2C, "rst")]
     assert r.stream(0, C2S) == CLIENT_DATA
+
+
+@pytest.mark.parametrize("lost", [(), [1], [-1]], ids=["none", "inside", "last"])
+def test_rst_after_the_other_sides_fin(tmp_path: Path, lost: list[int]) -> None:
+    """A side whose FIN was seen ended with it, once, whether the capture lost bytes
+    before it (a hole inside or at the end of its stream) or not."""
+    p = tmp_path / "a.pcapng"
+    segments = -(-len(CLIENT_DATA) // 1460)
+    with CaptureWriter(p) as w:
+        c = TcpConversation(w)
+        c.handshake()
+        c.send(C2S, CLIENT_DATA, drop=[i % segments for i in lost], ack=False)
+        c.packet(C2S, c.seq[C2S], flags=FIN | ACK)  # (its bytes not yet acknowledged)
+        c.reset(S2C)
+    r = collect(p)
+    assert sorted((x.direction, x.how) for x in r.closed) == [(C2S, "fin"), (S2C, "rst")]
 
 
 def test_refused_connection_on_given_port(tmp_path: Path) -> None:
@@ -221,7 +240,8 @@ def test_refused_connection_on_given_port(tmp_path: Path) -> None:
     assert collect(p).data == []
     r = collect(p, ports=[5672])
     assert r.flows[0].selected and r.flows[0].protocol == "unknown"
-    assert sorted(x.how for x in r.closed) == ["rst", "rst"]
+    assert sorted((x.direction, x.how) for x in r.closed) == [
+        (C2S, "reset-by-peer"), (S2C, "rst")]
 
 
 def test_port_reuse_makes_a_new_flow(tmp_path: Path) -> None:

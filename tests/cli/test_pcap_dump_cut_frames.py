@@ -30,14 +30,16 @@ def test_a_connection_reset_inside_a_frame(tmp_path: Path) -> None:
     [d1] = [x for x in lines if " #1 " in x]
     assert f"≥{seen} B abandoned" in d1 and d1.endswith("- [bytes missing]")
     assert f"    note: {notice}" in lines
-    assert "    tcp: client rst, server rst" in lines
+    assert "    tcp: client rst, server reset-by-peer" in lines  # (the client reset it)
     for line in ("violations: 0", "notices: truncated 1",
                  "  incomplete (message not seen whole): 1"):
         assert line in lines
 
-    r = amqp("pcap-dump", cap, "--json", "--deliveries", "--summary")
+    r = amqp("pcap-dump", cap, "--json", "--deliveries", "--summary", "--connections")
     assert r.returncode == 0
     objs = json_lines(r.stdout)
+    [c] = [o for o in objs if o["record"] == "connection"]
+    assert c["tcp-closed"] == {"client": "rst", "server": "reset-by-peer"}
     assert [o for o in objs if o["record"] in ("violation", "frame")] == []
     [n] = [o for o in objs if o["record"] == "notice"]
     assert (n["kind"], n["side"], n["text"]) == ("truncated", "client", notice)
@@ -54,3 +56,4 @@ def test_a_connection_reset_inside_a_frame(tmp_path: Path) -> None:
     assert rows(out, "violations") == []
     [conn] = rows(out, "connections")
     assert conn["frame_errors"] == 0 and conn["notes"] == [notice]
+    assert (conn["closed_client"], conn["closed_server"]) == ("rst", "reset-by-peer")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from amqpcli.capture.tcp import C2S
+from amqpcli.capture.tcp import C2S, S2C
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameError, encode_frame
 from amqpcli.codec.message import Message
@@ -39,6 +39,8 @@ def _interrupted() -> tuple[Script, int, int]:
 
 ENDINGS = {
     "rst": ({"rst": C2S}, "the connection was reset (RST)"),
+    # the server reset the connection while the client's frame was coming
+    "reset-by-peer": ({"rst": S2C}, "the connection was reset by the other side (RST)"),
     "fin": ({}, "the stream ended (FIN)"),
     "end": ({"fin": False}, "the capture ends"),
 }

@@ -35,7 +35,8 @@ def _fields(src: object) -> dict[str, tuple[str, str]]:
     return {k: (a, b) for k, a, b in cd.fields}
 
 
-@pytest.mark.parametrize(("kw", "ends"), [({}, ("fin", "fin")), ({"rst": S2C}, ("rst", "rst"))])
+@pytest.mark.parametrize(("kw", "ends"), [
+    ({}, ("fin", "fin")), ({"rst": S2C}, ("reset-by-peer", "rst"))])  # (the server reset it)
 def test_a_transport_that_ended_without_a_close_is_lost(
         tmp_path: Path, kw: dict[str, object], ends: tuple[str, str]) -> None:
     src = replayed(_killed(tmp_path, **kw))
