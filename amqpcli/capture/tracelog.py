@@ -28,8 +28,10 @@ import codecs
 import datetime as _dt
 import functools
 import io
+import json
 import os
 import re
+import struct
 import sys
 import uuid
 import zlib
@@ -52,6 +54,7 @@ from amqpcli.capture.tcp import (
 )
 from amqpcli.codec import composites as _c
 from amqpcli.codec.decode import MAX_DEPTH
+from amqpcli.codec.encode import encode
 from amqpcli.codec.frames import (
     AMQP_HEADER,
     FRAME_TYPE_AMQP,
@@ -716,11 +719,75 @@ def parse_frame_line(line: str) -> FrameLine:
         if not cut and len(payload) != said:
             raise TraceSyntaxError(f"the payload is {len(payload)} bytes, the line says "
                                    f"{size_m.group(1)}", size_m.start())
-    try:
-        frame = encode_frame(performative, channel, payload, _FRAME_TYPES[performative.CODE])
-    except (ValueError, TypeError, OverflowError) as e:
-        raise TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
+    frame = encoded_frame(performative, channel, payload, body)
     return FrameLine(conn, outgoing, "frame", frame, t, performative, cut, said)
+
+
+def encoded_frame(performative: Composite, channel: int, payload: bytes, text: str) -> bytes:
+    """The frame of a performative read from `text`; a `TraceSyntaxError` naming the field
+    whose value its type cannot take (and where `text` has it) when the codec refuses it."""
+    try:
+        return encode_frame(performative, channel, payload, _FRAME_TYPES[performative.CODE])
+    except (ValueError, TypeError, OverflowError) as e:
+        misfit = _misfit(performative)
+        if misfit is None:
+            raise TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
+        field, problem = misfit
+        raise TraceSyntaxError(f"cannot encode the {performative.NAME}: its {problem}",
+                               max(text.find(f"{field}="), 0)) from None
+
+
+# what the field encoders raise for a value they cannot take (`encode_frame` wraps them)
+_UNENCODABLE = (ValueError, TypeError, OverflowError, struct.error)
+
+
+def _misfit(obj: Composite) -> tuple[str, str] | None:
+    """The field of `obj` whose value its type cannot take (a string where the spec has
+    a uint, a number in an array of char), as (its name, `max-frame-size (a uint) holds
+    the string "x"`); a composite's field in it is named `source.timeout`. Looked for only
+    once the encoder refused the frame: the frames that encode pay nothing for it."""
+    for f, encode_field in zip(obj.FIELDS, obj._FIELD_ENCODERS, strict=False):
+        v = getattr(obj, f.attr)
+        if v is None:
+            continue
+        try:
+            encode_field(bytearray(), v)
+        except _UNENCODABLE:
+            inner = _misfit(v) if isinstance(v, Composite) and not v.HAS_VALUE else None
+            if inner is not None:
+                return f.name, f"{f.name}.{inner[1]}"
+            if isinstance(v, Array):
+                for x in v:
+                    try:
+                        encode(Array([x], v.type))
+                    except _UNENCODABLE:
+                        return f.name, f"{f.name} (an array of {v.type}) holds {_found(x)}"
+            prim = _primitive(f.type)
+            article = "an" if prim[0] in "aeio" else "a"
+            return f.name, f"{f.name} ({article} {prim}) holds {_found(v)}"
+    return None
+
+
+def _found(v: Any) -> str:
+    """A value as a message about a misfit names it: `the string "x"`, `the number 1`."""
+    if isinstance(v, bool):
+        return f"the boolean {str(v).lower()}"
+    if isinstance(v, Symbol):
+        return f"the symbol :{v[:40]}"
+    if isinstance(v, str):
+        return f"the string {json.dumps(v)}" if len(v) <= 40 else f"a {len(v)}-character string"
+    if isinstance(v, (bytes, bytearray)):
+        return (f"the binary b{json.dumps(bytes(v).decode('latin-1'))}" if len(v) <= 40
+                else f"{len(v)} bytes of binary")
+    if isinstance(v, (int, float)):
+        return f"the number {v}"
+    if isinstance(v, Array):
+        return f"an array of {v.type}"
+    if isinstance(v, dict):
+        return "a map"
+    if isinstance(v, list):
+        return "a list"
+    return f"a {type(v).__name__}"
 
 
 def _channel(m: re.Match[str]) -> int:

@@ -103,11 +103,7 @@ def reference_frame_line(line: str) -> t.FrameLine:
         if not cut and len(payload) != int(size_m.group(1)):
             raise t.TraceSyntaxError(f"the payload is {len(payload)} bytes, the line says "
                                      f"{size_m.group(1)}", size_m.start())
-    try:
-        frame = encode_frame(performative, channel, payload,
-                             t._FRAME_TYPES[performative.CODE])
-    except (ValueError, TypeError, OverflowError) as e:
-        raise t.TraceSyntaxError(f"cannot encode the {performative.NAME}: {e}", 0) from None
+    frame = t.encoded_frame(performative, channel, payload, body)
     return t.FrameLine(conn, outgoing, "frame", frame, tm, performative, cut)
 
 
