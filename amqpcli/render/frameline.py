@@ -9,6 +9,7 @@ Only the fields that tell a frame apart are shown; the tree view has the rest.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from amqpcli.codec.composites import (
@@ -58,6 +59,8 @@ KEY_FIELDS: dict[str, tuple[str, ...]] = {
         "rcv-settle-mode",
         "source",
         "target",
+        "unsettled",
+        "incomplete-unsettled",
         "initial-delivery-count",
     ),
     "flow": (
@@ -93,7 +96,8 @@ KEY_FIELDS: dict[str, tuple[str, ...]] = {
     "sasl-response": ("response",),
     "sasl-outcome": ("code", "additional-data"),
 }
-_FLAGS = frozenset(("settled", "more", "drain", "echo", "closed", "resume", "aborted"))
+_FLAGS = frozenset(("settled", "more", "drain", "echo", "closed", "resume", "aborted",
+                    "incomplete-unsettled"))
 _SHORT = {"delivery-tag": "tag", "delivery-id": "id", "message-format": "format"}
 _NAME_WIDTH = 11
 _CHANNEL_WIDTH = 4  # "[0]" to "[99]" line up; busier connections push the line right
@@ -246,6 +250,26 @@ def filter_texts(flt: Any, limit: int | None = FILTER_TEXT_LIMIT) -> list[str]:
             for k, v in flt.items()]
 
 
+UNSETTLED_SHOWN = 3  # the entries of an attach's unsettled map its line shows
+
+
+def _unsettled(v: Any) -> str:
+    """An attach's unsettled map (a link resumed: the deliveries its end holds unsettled,
+    Part 2 §2.6.13), its first entries, each tag with its state, as tags and states are
+    shown on other lines: `{b"t1": accepted, b"t2": null, …}(5 entries)`."""
+    if not isinstance(v, dict):
+        return format_value(v)
+    parts = []
+    for k, state in islice(v.items(), UNSETTLED_SHOWN):
+        if k.__class__ is MapKey:
+            k = k.value
+        tag = _binary(k, 32) if isinstance(k, (bytes, bytearray)) else format_value(k)
+        parts.append(f"{tag}: {'null' if state is None else _state(state)}")
+    if len(v) > UNSETTLED_SHOWN:
+        return "{" + ", ".join(parts) + f", …}}({len(v)} entries)"
+    return "{" + ", ".join(parts) + "}"
+
+
 def _state(v: Any) -> str:
     if v.__class__ in _FIELDLESS_STATES:  # accepted, released: their name is all there is
         return v.NAME  # type: ignore[no-any-return]
@@ -289,6 +313,8 @@ def _field(perf: Composite, name: str) -> str | None:
         return label if v is True else f"{label}={format_value(v)}"
     if name in ("source", "target"):
         return f"{label}={_terminus(v)}"
+    if name == "unsettled":
+        return f"{label}={_unsettled(v)}" if v else None  # (an empty map says nothing)
     if name == "state":
         return f"state={_state(v)}"
     if name == "error":
@@ -300,7 +326,7 @@ def _field(perf: Composite, name: str) -> str | None:
 
 
 # How a key field is drawn, worked out once per performative class (see `_specs`).
-_K_FLAG, _K_TERMINUS, _K_STATE, _K_ERROR, _K_PLAIN = range(5)
+_K_FLAG, _K_TERMINUS, _K_STATE, _K_ERROR, _K_PLAIN, _K_UNSETTLED = range(6)
 # (slot, "label=", kind, spec type, choice names or None, classes drawn as str(int(v)),
 #  classes drawn as str(v), the spec's default is False)
 _Spec = tuple[str, str, int, str, "dict[Any, str] | None", frozenset[type], frozenset[type], bool]
@@ -327,6 +353,8 @@ def _specs(cls: type) -> tuple[_Spec, ...]:
             kind = _K_TERMINUS
         elif name == "state":
             kind = _K_STATE
+        elif name == "unsettled":
+            kind = _K_UNSETTLED
         elif name == "error":
             kind = _K_ERROR
         else:
@@ -376,6 +404,9 @@ def _fields(body: Composite, parts: list[str]) -> None:
             parts.append(label + _terminus(v))
         elif kind == _K_STATE:
             parts.append(label + _state(v))
+        elif kind == _K_UNSETTLED:
+            if v:
+                parts.append(label + _unsettled(v))
         else:
             parts.append(label + _error(v))
 
@@ -394,6 +425,7 @@ def _drawer(cls: type) -> Any:
     env: dict[str, Any] = {"_binary": _binary, "format_field": format_field,
                            "format_value": format_value, "_terminus": _terminus,
                            "_state": _state, "_error": _error, "_int": int.__repr__,
+                           "_unsettled": _unsettled,
                            "_BYTES": (bytes, bytearray), "plain_or_quoted": plain_or_quoted}
     name = cls.NAME  # type: ignore[attr-defined]
     lines = ["def draw(body, chan):", f"    parts = [chan, {name.ljust(_NAME_WIDTH)!r}]"]
@@ -451,6 +483,9 @@ def _drawer(cls: type) -> Any:
             lines.append("            pass" if false_default else f"            a({label + 'false'!r})")
             lines.append("        else:")
             lines.append(f"            a(L{i} + format_value(v))")
+        elif kind == _K_UNSETTLED:
+            lines.append("        if v:")  # (an empty map says nothing)
+            lines.append(f"            a(L{i} + _unsettled(v))")
         else:
             fn_name = {_K_TERMINUS: "_terminus", _K_STATE: "_state"}.get(kind, "_error")
             lines.append(f"        a(L{i} + {fn_name}(v))")

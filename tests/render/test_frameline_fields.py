@@ -35,6 +35,12 @@ PERFORMATIVES: list[Any] = [
              target=c.Target(address=None), initial_delivery_count=UInt(0)),
     c.Attach(name="l", handle=UInt(1), role=False, snd_settle_mode=UByte(7),
              source=None, target=c.Target(address="t")),
+    c.Attach(name="l", handle=UInt(1), role=True, unsettled={
+        b"t1": c.Accepted(), b"t2": None, b"\x00\x01": c.Received(
+            section_number=UInt(0), section_offset=ULong(9)), b"t4": c.Released()},
+             incomplete_unsettled=True),
+    c.Attach(name="l", handle=UInt(1), role=True, unsettled={}, incomplete_unsettled=False),
+    c.Attach(name="l", handle=UInt(1), role=True, unsettled=[1]),  # not a map
     c.Flow(handle=UInt(0), delivery_count=UInt(1), link_credit=UInt(100),
            available=UInt(3), drain=True, echo=False, next_incoming_id=UInt(0),
            incoming_window=UInt(5), next_outgoing_id=UInt(6), outgoing_window=UInt(7)),
