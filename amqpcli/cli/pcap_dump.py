@@ -592,6 +592,9 @@ def _notes(dis: "Dissector", seen: "SeenConns", flt: "Filter", messages: bool = 
 _LOSSY = frozenset(("midstream", "gap", "resync", "skipped"))
 
 
+_OTHER_SIDE = {"client": "server", "server": "client"}
+
+
 class _Pieces:
     """The frames of a delivery sent in several transfers, as the frame views need them
     (fed every such frame record in order, those a filter leaves out too): in JSON,
@@ -651,6 +654,16 @@ class _Pieces:
         """`conn` closed both ways and is let go: what `sure` knew of its streams too."""
         self.known.pop((conn, "client"), None)
         self.known.pop((conn, "server"), None)
+        if self.whole is not None:
+            self.whole.forget((conn, "client"))
+            self.whole.forget((conn, "server"))
+
+    def attached(self, rec: Any) -> None:
+        """An attach: the text view's joins follow a link's deliveries across its
+        attachments (a delivery resumed goes on, or starts again, as the receiver's
+        attach says)."""
+        if self.whole is not None:
+            self.whole.feed(rec.item, (rec.conn, rec.side))
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""
@@ -672,7 +685,7 @@ class _Pieces:
             return hidden, NotAMessage(None, len(item.payload)) if last else None
         if self.whole is None:
             return False, None
-        whole = self.whole.feed(item, where)
+        whole = self.whole.feed(item, where, (rec.conn, _OTHER_SIDE[rec.side]))
         self.open = self.whole.pending_any()
         return False, whole
 
@@ -718,6 +731,8 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                 kind = body.__class__
                 if kind is transfer and (body.more or pieces.open):
                     hidden, whole = pieces.feed(rec)
+                elif kind is attach:
+                    pieces.attached(rec)
                 if lossy and (kind is transfer or kind is attach):
                     conn = rec.conn
                     if conn.midstream or conn.gaps or conn.resyncs or conn.skipped_bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.codec import composites as c
+from amqpcli.codec.resume import restarts_on_resume
 
 from . import serial
 from .delivery import (
@@ -746,10 +747,7 @@ class Session:
             d = old
             d.resumed = True
             d.step("resume")
-            att = link.attach.get(receiver)
-            if att is None or (att.unsettled or {}).get(tag) is None:
-                # the receiver's attach holds no state of it: it has none of it, and the
-                # sender sends it again from the start (Part 2 §2.6.14)
+            if restarts_on_resume(link.attach.get(receiver), tag):
                 d._chunks = []
                 d.size = 0
         else:

@@ -17,10 +17,11 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Any
 
-from amqpcli.codec.composites import Transfer
+from amqpcli.codec.composites import Attach, Transfer
 from amqpcli.codec.encode import encode  # (loaded with jsonvalues all the same)
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
+from amqpcli.codec.resume import restarts_on_resume
 from amqpcli.codec.types import Composite, DecodeError
 from amqpcli.render.invalid import NotAMessage, amqp_format
 from amqpcli.render.jsonvalues import (
@@ -434,15 +435,31 @@ class TransferAssembler:
     0 (given by the first frame), a `NotAMessage` without an error: the payload is
     opaque, neither a message nor an invalid one. Per (channel, handle) of one stream
     (`where`: which, when there are several); an aborted delivery is dropped.
+
+    A delivery resumed on a link's new attachment (`resume=true`) starts again, or goes
+    on from what came on the earlier one, as the model of the connection decides it
+    (`restarts_on_resume`): fed the attaches too (`peer`: the `where` of the other
+    direction, whose attaches are the receiver's of this one's links), it knows what the
+    receiver's attach held.
     """
 
     def __init__(self) -> None:
-        # key -> (the first frame's message-format, the payloads so far, where each starts)
-        self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int]]] = {}
+        # key -> (the first frame's message-format, the payloads so far, where each
+        # starts, the delivery-tag)
+        self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int], Any]] = {}
         self._ids: dict[tuple[Any, int, int], Any] = {}  # key -> the delivery-id it holds
+        # by stream (`where`): (channel, handle) -> the name of the link it is attached to
+        self._names: dict[Any, dict[tuple[int, int], Any]] = {}
+        # by stream: link name -> its latest attach as the receiver, if it holds unsettled
+        # state (an attach of a link resumed)
+        self._receivers: dict[Any, dict[Any, Attach]] = {}
 
-    def feed(self, frame: Frame, where: Any = None) -> Message | NotAMessage | None:
+    def feed(self, frame: Frame, where: Any = None,
+             peer: Any = None) -> Message | NotAMessage | None:
         body = frame.body
+        if body.__class__ is Attach:
+            self._attached(frame, body, where)  # type: ignore[arg-type]
+            return None
         if not isinstance(body, Transfer):
             return None
         key = (where, frame.channel, handle_key(body.handle))
@@ -450,17 +467,22 @@ class TransferAssembler:
             self._parts.pop(key, None)
             self._ids.pop(key, None)
             return None
-        if body.resume or (body.delivery_id is not None and key in self._parts
-                           and self._ids.get(key) != body.delivery_id):
-            # a delivery sent again (resumed after a re-attach), or another one after a
-            # delivery left unfinished: what came before is not part of it
-            self._parts.pop(key, None)
+        entry = self._parts.get(key)
+        if (entry is not None and body.delivery_id is not None
+                and self._ids.get(key) != body.delivery_id):
+            # a delivery begins (not the next frame of the one under way): one left
+            # unfinished is part of it only if this resumes it (on the link's new
+            # attachment) and the receiver's attach held a state of it
+            tag = body.delivery_tag
+            if not body.resume or tag != entry[3] or restarts_on_resume(
+                    self._receiver(peer, self._names.get(where, {}).get(key[1:])), tag):
+                del self._parts[key]
         if body.more and body.delivery_id is not None:
             self._ids[key] = body.delivery_id
         if body.more:
             entry = self._parts.get(key)
             if entry is None:
-                entry = self._parts[key] = (body.message_format, [], [])
+                entry = self._parts[key] = (body.message_format, [], [], body.delivery_tag)
             entry[1].append(frame.payload)
             entry[2].append(_payload_start(frame))
             return None
@@ -468,7 +490,7 @@ class TransferAssembler:
         self._ids.pop(key, None)
         if entry is None:
             return None
-        fmt, parts, starts = entry
+        fmt, parts, starts, _tag = entry
         parts.append(frame.payload)
         starts.append(_payload_start(frame))
         payload = b"".join(parts)
@@ -480,6 +502,39 @@ class TransferAssembler:
             return NotAMessage(e, len(payload), _joined_offset(parts, starts, e.offset))
         except Exception:  # noqa: BLE001 - the frames are still shown as bytes
             return None
+
+    def _receiver(self, where: Any, name: Any) -> Attach | None:
+        held = self._receivers.get(where)
+        return None if held is None else held.get(name)
+
+    def _attached(self, frame: Frame, body: Attach, where: Any) -> None:
+        name = body.name
+        if body.role is True:  # the receiver's: what it holds of the link's deliveries
+            if body.unsettled:
+                self._receivers.setdefault(where, {})[name] = body
+            elif where in self._receivers:
+                self._receivers[where].pop(name, None)
+            return
+        # the sender's: a new attachment, whose first transfer begins a delivery or
+        # resumes one left unfinished on the link's earlier attachment (under another
+        # handle or channel, perhaps: it is moved under this one's)
+        key = (where, frame.channel, handle_key(body.handle))
+        names = self._names.setdefault(where, {})
+        self._ids.pop(key, None)
+        for old in [k for k in self._parts if k[0] == where and k != key]:
+            if names.get(old[1:]) == name:
+                self._parts[key] = self._parts.pop(old)
+                self._ids.pop(old, None)
+        names[key[1:]] = name
+
+    def forget(self, where: Any) -> None:
+        """The stream `where` ended for good: what is held of it goes."""
+        self._names.pop(where, None)
+        self._receivers.pop(where, None)
+        for k in [k for k in self._parts if k[0] == where]:  # (deliveries under way only)
+            del self._parts[k]
+        for k in [k for k in self._ids if k[0] == where]:
+            del self._ids[k]
 
     def pending_any(self) -> bool:
         """True while a delivery in several frames has more to come."""

@@ -1,0 +1,22 @@
+"""A resumed delivery (Part 2 §2.6.14): whether its payload starts again.
+
+A link detached without closing keeps its unsettled deliveries; a later attachment of it
+resumes them, each with a transfer that says `resume=true`. What the receiver's attach
+says of the delivery decides what that transfer carries: nothing of it (no entry, or a
+null state), and the sender sends it again from its start; a state, and the receiver
+keeps what it had, the transfers carrying the rest. The model of a connection (its
+delivery's bytes) and the frame view (the message a delivery's frames join into) both
+decide here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def restarts_on_resume(receiver_attach: Any, tag: bytes) -> bool:
+    """Whether a delivery resumed (a transfer with `resume=true`) with delivery-tag `tag`
+    is sent again from its start: the receiver's latest attach of the link (None: not
+    seen) holds no state of it."""
+    unsettled = getattr(receiver_attach, "unsettled", None)
+    return not isinstance(unsettled, dict) or unsettled.get(tag) is None
