@@ -603,7 +603,7 @@ class _Pieces:
     text, the whole message on its last frame, whose line summarises it as `amqp decode
     --brief` does."""
 
-    __slots__ = ("attach", "ends", "known", "open", "secrets", "transfer", "whole")
+    __slots__ = ("attach", "known", "open", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
         from amqpcli.codec.composites import Attach, Transfer
@@ -613,9 +613,8 @@ class _Pieces:
         self.transfer = Transfer  # what to feed: a transfer with `more`, or any while `open`
         self.open = False  # a delivery in several frames is in progress
         self.secrets = ChunkSecrets() if json_out and not show_secrets else None
-        self.whole = None if json_out else TransferAssembler()
-        # JSON: the deliveries in several frames under way, by (stream, channel, handle)
-        self.ends: set[Any] | None = set() if json_out else None
+        # (JSON has each frame's payload: there it only says which frame ends a delivery)
+        self.whole = TransferAssembler(join=not json_out)
         self.attach = Attach  # (what `sure` is fed, with transfers)
         # of a connection that joined mid-stream or lost bytes: by stream, then by
         # (channel, handle), how much the connection had lost (gaps, resyncs, bytes
@@ -654,40 +653,21 @@ class _Pieces:
         """`conn` closed both ways and is let go: what `sure` knew of its streams too."""
         self.known.pop((conn, "client"), None)
         self.known.pop((conn, "server"), None)
-        if self.whole is not None:
-            self.whole.forget((conn, "client"))
-            self.whole.forget((conn, "server"))
+        self.whole.forget((conn, "client"))
+        self.whole.forget((conn, "server"))
 
     def attached(self, rec: Any) -> None:
-        """An attach: the text view's joins follow a link's deliveries across its
-        attachments (a delivery resumed goes on, or starts again, as the receiver's
-        attach says)."""
-        if self.whole is not None:
-            self.whole.feed(rec.item, (rec.conn, rec.side))
+        """An attach: the joins follow a link's deliveries across its attachments (a
+        delivery resumed goes on, or starts again, as the receiver's attach says)."""
+        self.whole.feed(rec.item, (rec.conn, rec.side))
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""
         item = rec.item
         where = (rec.conn, rec.side)
-        if self.ends is not None:
-            from amqpcli.render.invalid import NotAMessage
-            from amqpcli.render.redact import handle_key
-
-            body = item.body
-            key = (where, item.channel, handle_key(body.handle))
-            last = key in self.ends and not body.more and not body.aborted
-            if body.more and not body.aborted:
-                self.ends.add(key)
-            else:
-                self.ends.discard(key)
-            hidden = self.secrets is not None and self.secrets.hides(where, item)
-            self.open = bool(self.ends)
-            return hidden, NotAMessage(None, len(item.payload)) if last else None
-        if self.whole is None:
-            return False, None
         whole = self.whole.feed(item, where, (rec.conn, _OTHER_SIDE[rec.side]))
         self.open = self.whole.pending_any()
-        return False, whole
+        return self.secrets is not None and self.secrets.hides(where, item), whole
 
 def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", summ: "Summary | None",
           show_frames: bool, show_deliveries: bool, json_out: bool, full: bool, bodies: bool,

@@ -434,7 +434,10 @@ class TransferAssembler:
     offset in the input of the byte the error points at); of a message format other than
     0 (given by the first frame), a `NotAMessage` without an error: the payload is
     opaque, neither a message nor an invalid one. Per (channel, handle) of one stream
-    (`where`: which, when there are several); an aborted delivery is dropped.
+    (`where`: which, when there are several); an aborted delivery is dropped. With
+    `join=False` it keeps no payload, and the last frame of a delivery in several gets
+    the `NotAMessage` without an error (a view that has every frame's payload: that piece
+    is not judged alone as a message).
 
     A delivery resumed on a link's new attachment (`resume=true`) starts again, or goes
     on from what came on the earlier one, as the model of the connection decides it
@@ -443,7 +446,8 @@ class TransferAssembler:
     receiver's attach held.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, join: bool = True) -> None:
+        self._join = join
         # key -> (the first frame's message-format, the payloads so far, where each
         # starts, the delivery-tag)
         self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int], Any]] = {}
@@ -483,13 +487,16 @@ class TransferAssembler:
             entry = self._parts.get(key)
             if entry is None:
                 entry = self._parts[key] = (body.message_format, [], [], body.delivery_tag)
-            entry[1].append(frame.payload)
-            entry[2].append(_payload_start(frame))
+            if self._join:
+                entry[1].append(frame.payload)
+                entry[2].append(_payload_start(frame))
             return None
         entry = self._parts.pop(key, None)
         self._ids.pop(key, None)
         if entry is None:
             return None
+        if not self._join:
+            return NotAMessage(None, len(frame.payload))
         fmt, parts, starts, _tag = entry
         parts.append(frame.payload)
         starts.append(_payload_start(frame))

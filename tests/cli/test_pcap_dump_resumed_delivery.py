@@ -2,7 +2,8 @@
 the model of the connection: its payload starts again only when the receiver's re-attach
 held no state of it; with a state, the resumed transfer carries the rest, and the frame
 line of its last frame summarises the message joined from both attachments (the frame
-view started again on every `resume=true`, and summarised the rest alone)."""
+view started again on every `resume=true`, and summarised the rest alone), and JSON does
+not judge the rest alone as a message."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from amqpcli.codec.types import UInt, ULong
 from amqpcli.render.frameline import frame_line
 from amqpcli.render.items import TransferAssembler
 from tests.dissect.helpers import Script, dissect, write
-from tests.net.clirun import amqp
+from tests.net.clirun import amqp, json_lines
 
 BODY = b"a message resumed on a new attachment"
 WHOLE = Message(body=BODY).encode()
@@ -78,3 +79,10 @@ def test_pcap_dump_summarises_the_message_joined(tmp_path: Path) -> None:
     assert (r.returncode, r.stderr) == (0, "")
     last = r.stdout.splitlines()[-1]
     assert f'resume  data b"{BODY.decode()}" ({len(WHOLE)} bytes in all)' in last, last
+    # JSON has each frame's payload: the rest is a piece, not an invalid message (it was,
+    # under the new attachment's handle)
+    r = amqp("pcap-dump", str(cap), "--json")
+    assert (r.returncode, r.stderr) == (0, "")
+    *_, last_json = json_lines(r.stdout)
+    assert last_json["performative"]["transfer"]["resume"] is True
+    assert "message-error" not in last_json
