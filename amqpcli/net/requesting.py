@@ -91,6 +91,7 @@ class RequestSummary:
     round_trips: list[float] = field(default_factory=list)  # seconds, per reply
     reply_address: str | None = None
     timed_out: bool = False  # stopped waiting for replies
+    errors: list[str] = field(default_factory=list)  # rejected conditions, one line each
 
     @property
     def failure(self) -> UserError | None:
@@ -129,8 +130,8 @@ class RequestSummary:
         if self.reply_address is not None:
             out["reply-to"] = self.reply_address
         out["elapsed"] = round(s.elapsed, 6)
-        if s.errors:
-            out["errors"] = s.errors
+        if self.errors:
+            out["errors"] = self.errors
         if s.warnings:
             out["warnings"] = s.warnings
         code, why = request_exit(self)
@@ -167,7 +168,7 @@ class RequestSummary:
             lines.append(f"in doubt: request {n}{_named(mid)}")
         if len(s.in_doubt) > SHOWN:
             lines.append(f"in doubt: … and {len(s.in_doubt) - SHOWN} more (see --json)")
-        lines.extend(s.errors[:SHOWN])
+        lines.extend(self.errors[:SHOWN])
         return "\n".join(lines)
 
 
@@ -513,7 +514,7 @@ class _Requester:
         if name == "accepted":
             return
         if isinstance(state, c.Rejected) and state.error is not None:
-            s.errors.append(f"rejected: request {req.number}: {describe_error(state.error)}")
+            self.s.errors.append(f"rejected: request {req.number}: {describe_error(state.error)}")
         # refused: no reply will come, the next request may go
         self._done(req)
         if self.replies is not None:

@@ -34,10 +34,10 @@ from amqpcli.net.client import (
     Pending,
     SenderLink,
     close_interrupted,
-    describe_error,
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.outcomedetails import OutcomeDetails
 from amqpcli.net.outgoing import OutgoingMessage, stamp_bytes, stamped
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
@@ -101,7 +101,8 @@ class SendSummary:
     rolled_back: int = 0
     rolled_back_messages: int = 0
     in_doubt: list[tuple[int, Any]] = field(default_factory=list)  # (number, message-id)
-    errors: list[str] = field(default_factory=list)  # rejected conditions, one line each
+    # what the rejected and modified outcomes carried, grouped
+    details: OutcomeDetails = field(default_factory=OutcomeDetails)
     warnings: list[str] = field(default_factory=list)  # what did not end the run
     elapsed: float = 0.0
     failure: UserError | None = None  # what ended the run early, if anything
@@ -153,8 +154,8 @@ class SendSummary:
             out["in-doubt-messages"] = [
                 {"number": n, "message-id": _id_text(mid)} for n, mid in self.in_doubt
             ]
-        if self.errors:
-            out["errors"] = self.errors
+        if self.details:
+            out["outcome-details"] = self.details.to_json()
         if self.warnings:
             out["warnings"] = self.warnings
         if self.failure is not None:
@@ -200,7 +201,7 @@ def summary_text(s: SendSummary) -> str:
         lines.append(f"in doubt: message {n}" + (f" (message-id {_id_text(mid)!r})" if mid is not None else ""))
     if len(s.in_doubt) > 20:
         lines.append(f"in doubt: … and {len(s.in_doubt) - 20} more (see --json)")
-    lines.extend(s.errors[:20])
+    lines.extend(s.details.lines())
     return "\n".join(lines)
 
 
@@ -410,9 +411,8 @@ class _Sender:
         name = getattr(state, "NAME", None)
         if name in OUTCOMES:
             setattr(self.s, name, getattr(self.s, name) + 1)
-            if isinstance(state, c.Rejected) and state.error is not None:
-                self.s.errors.append(
-                    f"rejected: message {msg.number}: {describe_error(state.error)}")
+            if isinstance(state, (c.Rejected, c.Modified)):
+                self.s.details.add(msg.number, state)
         else:
             self.s.other += 1
         if progress:

@@ -87,7 +87,9 @@ def test_outcomes_counted_and_exit_code(direct_receiver: Callable[..., DirectRec
     s = json.loads(r.stdout)
     assert r.returncode == 6, r.stderr  # REJECTED
     assert (s["rejected"], s["released"], s["accepted"]) == (1, 1, 1)
-    assert s["errors"] == ["rejected: message 1: amqp:precondition-failed: nope"]
+    assert s["outcome-details"] == [{"state": {"rejected": {"error": {"error": {
+        "condition": "amqp:precondition-failed", "description": "nope"}}}},
+        "count": 1, "messages": [1]}]
 
 
 def test_presettled_and_window(direct_receiver: Callable[..., DirectReceiver]) -> None:
