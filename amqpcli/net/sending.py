@@ -3,7 +3,10 @@
 Nothing is lost silently: every message handed to `run_send` ends in exactly one of
 the summary's buckets. When the connection drops, the unconfirmed ones are "in doubt"
 (reported by number and message-id); with reconnects left they are sent again
-(at-least-once) and counted as resent.
+(at-least-once) and counted as resent. With --txn-size, those sent in a transaction
+never committed are not in doubt: the peer rolls a transaction back when its
+controller's link or connection ends before the discharge (Part 4), so they were not
+delivered ("not committed"). Only a commit sent and not answered leaves them in doubt.
 
 `--timestamp`: each message's stamp (the application property `ts`, see
 amqpcli/net/outgoing.py) is filled in with the wall clock when the message is handed to
@@ -37,7 +40,7 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.outcomedetails import OutcomeDetails
+from amqpcli.net.outcomedetails import OutcomeDetails, numbers_text
 from amqpcli.net.outgoing import OutgoingMessage, stamp_bytes, stamped
 from amqpcli.net.progress import Progress
 from amqpcli.net.receiving import run_interruptible
@@ -101,6 +104,9 @@ class SendSummary:
     rolled_back: int = 0
     rolled_back_messages: int = 0
     in_doubt: list[tuple[int, Any]] = field(default_factory=list)  # (number, message-id)
+    # sent in a transaction the run ended without committing (none of its commit went
+    # out, or it was refused): rolled back, so not delivered; (number, message-id)
+    not_committed: list[tuple[int, Any]] = field(default_factory=list)
     # what the rejected and modified outcomes carried, grouped
     details: OutcomeDetails = field(default_factory=OutcomeDetails)
     warnings: list[str] = field(default_factory=list)  # what did not end the run
@@ -149,11 +155,13 @@ class SendSummary:
             out["settled-unconfirmed"] = self.settled_unconfirmed
         if self.not_sent:
             out["not-sent"] = self.not_sent
+        if self.not_committed:
+            out["not-committed"] = len(self.not_committed)
         out.update(txn_json(self))
         if self.in_doubt:
-            out["in-doubt-messages"] = [
-                {"number": n, "message-id": _id_text(mid)} for n, mid in self.in_doubt
-            ]
+            out["in-doubt-messages"] = _numbered_json(self.in_doubt)
+        if self.not_committed:
+            out["not-committed-messages"] = _numbered_json(self.not_committed)
         if self.details:
             out["outcome-details"] = self.details.to_json()
         if self.warnings:
@@ -165,6 +173,10 @@ class SendSummary:
             # The code the process exits with (in doubt beats the failure's own code).
             out["exit"] = int(code)
         return out
+
+
+def _numbered_json(messages: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+    return [{"number": n, "message-id": _id_text(mid)} for n, mid in messages]
 
 
 def _id_text(mid: Any) -> Any:
@@ -189,6 +201,8 @@ def settlement_parts(s: SendSummary) -> list[str]:
 def summary_text(s: SendSummary) -> str:
     parts = [f"sent {s.sent}", *settlement_parts(s)]
     parts.append(f"in doubt {len(s.in_doubt)}")
+    if s.not_committed:
+        parts.append(f"not committed {len(s.not_committed)}")
     if s.not_sent:
         parts.append(f"not sent {s.not_sent}")
     if s.resent:
@@ -201,6 +215,10 @@ def summary_text(s: SendSummary) -> str:
         lines.append(f"in doubt: message {n}" + (f" (message-id {_id_text(mid)!r})" if mid is not None else ""))
     if len(s.in_doubt) > 20:
         lines.append(f"in doubt: … and {len(s.in_doubt) - 20} more (see --json)")
+    if s.not_committed:
+        numbers = [n for n, _ in s.not_committed]
+        lines.append(f"not committed: {numbers_text(numbers)}: sent in a transaction the run "
+                     "ended without committing, which the peer rolls back: not delivered")
     lines.extend(s.details.lines())
     return "\n".join(lines)
 
@@ -210,6 +228,9 @@ def summary_exit(s: SendSummary) -> tuple[Exit, str]:
     if (doubt := in_doubt_exit(len(s.in_doubt), s.failure)) is not None:
         return doubt
     if s.failure is not None:
+        if s.not_committed:
+            return s.failure.code, (f"{len(s.not_committed)} message(s) not committed: "
+                                    f"{s.failure}")
         return s.failure.code, str(s.failure)
     # A delivery the peer settled with no outcome (no state, or one that is no outcome)
     # leaves what became of it unknown to us (Part 2 §2.6.12: the outcome is the
@@ -351,6 +372,12 @@ class _Sender:
         self.offering = Offering()
         self.txn_msgs: list[OutgoingMessage] = []  # settled in the open transaction
         self.txn_states: list[Any] = []
+        # the open transaction's commit was handed on and not answered: it may have
+        # committed, so its messages are in doubt (never discharged, it rolls back)
+        self.txn_committing = False
+        # messages of a transaction whose commit went unanswered on a lost connection:
+        # in doubt whatever becomes of a later send of them (with --reconnect)
+        self.commit_unanswered: set[int] = set()
         # when the send loop began waiting to send (for credit, or room in the window);
         # None while it sends or waits for something else
         self.send_wait_since: float | None = None
@@ -381,6 +408,7 @@ class _Sender:
     def settle_txn(self, committed: bool) -> None:
         """The current transaction was discharged: its messages' outcomes now hold."""
         for msg, state in zip(self.txn_msgs, self.txn_states, strict=True):
+            self.commit_unanswered.discard(msg.number)
             if committed:
                 self._count(msg, state)
             else:
@@ -425,6 +453,9 @@ class _Sender:
         whether it went out (sent once already: a resend) or not."""
         back = [(m, True) for m, _ in self.unconfirmed.values()]
         back += [(m, True) for m in self.txn_msgs]  # their transaction never committed
+        if self.txn_committing:
+            self.commit_unanswered.update(m.number for m, _ in back)
+            self.txn_committing = False
         back += [(m, False) for m in self.holding]
         back += list(self.queue)
         self.unconfirmed.clear()
@@ -526,7 +557,7 @@ class _Sender:
                         reconnects.got_somewhere()
                     pause = reconnects.after_loss(e.error)
                     if pause is None:
-                        self.s.in_doubt.extend((m.number, m.message_id) for m, sent in back if sent)
+                        self._left_unconfirmed(back)
                         self.s.failure = e.error
                         break
                     await asyncio.sleep(pause)
@@ -559,16 +590,27 @@ class _Sender:
             taken_back = self._take_back()
             if isinstance(self.s.failure, NoOutcome):
                 self.s.failure = self._timed_out(unheard, taken_back)
-            back = [(m, sent) for m, sent in taken_back if sent]
-            if back:  # nothing leaves without a bucket
-                self.s.in_doubt.extend((m.number, m.message_id) for m, _ in back)
-                if self.s.failure is None:
-                    self.s.failure = UserError("the connection ended before every outcome arrived",
-                                               Exit.IN_DOUBT)
+            if self._left_unconfirmed(taken_back) and self.s.failure is None:
+                # nothing leaves without a bucket
+                self.s.failure = UserError("the connection ended before every outcome arrived",
+                                           Exit.IN_DOUBT)
             self.s.in_doubt.sort(key=lambda nm: nm[0])
+            self.s.not_committed.sort(key=lambda nm: nm[0])
             self.s.elapsed = time.monotonic() - start
             self.progress.close()
         return self.s
+
+    def _left_unconfirmed(self, back: list[tuple[OutgoingMessage, bool]]) -> bool:
+        """The run ends with `back` taken back: those sent are in doubt, but for those
+        sent only in transactions it never committed (rolled back: not delivered). True
+        when any was sent."""
+        sent = [m for m, was_sent in back if was_sent]
+        for m in sent:
+            if self.plan.txn_size and m.number not in self.commit_unanswered:
+                self.s.not_committed.append((m.number, m.message_id))
+            else:
+                self.s.in_doubt.append((m.number, m.message_id))
+        return bool(sent)
 
     def _timed_out(self, unheard: int,
                    taken_back: list[tuple[OutgoingMessage, bool]]) -> UserError | None:
@@ -582,7 +624,8 @@ class _Sender:
             return NoOutcome(unheard, timeout)
         if taken_back or not self.exhausted:
             # every outcome heard, but its transaction never discharged (its messages are
-            # in doubt), or messages left to send: the run still stopped short
+            # not committed, or in doubt), or messages left to send: the run still stopped
+            # short
             return UserError(f"timed out after {timeout:g}s: the run stopped before its end "
                              "(the last outcomes came only as the wait for them ran out)",
                              Exit.TIMEOUT)
@@ -911,7 +954,16 @@ class _Txn:
             return
         await confirm()
         txn_id, self.txn_id = self.txn_id, None
-        await self.client.discharge(txn_id, fail=self.rollback)
+        # From here the commit may reach the peer (a rollback, like no discharge at all,
+        # leaves nothing delivered). A refusal is an answer: it did not commit.
+        self.owner.txn_committing = not self.rollback
+        try:
+            await self.client.discharge(txn_id, fail=self.rollback)
+        except UserError as e:
+            if e.code == Exit.REFUSED:
+                self.owner.txn_committing = False
+            raise
+        self.owner.txn_committing = False
         self.owner.settle_txn(committed=not self.rollback)
         if self.rollback:
             self.summary.rolled_back += 1
