@@ -171,22 +171,24 @@ def forced_close(client: Client | None, error: BaseException) -> bool:
 
 
 async def run_on(client: Client, work: Callable[[Client], Awaitable[None]],
-                 ended_when_complete: Callable[[UserError | ConnectionLost], bool]) -> None:
+                 ended_when_complete: Callable[[UserError | ConnectionLost], bool]) -> bool:
     """One connection's part of a run: `work(client)`, then a clean close. A forced close is
     raised as `ConnectionLost` (a drop to reconnect after); an end that
     `ended_when_complete` accepts (it came once the run had done all it was asked) is
-    not raised. The connection is closed or dropped either way."""
+    not raised. The connection is closed or dropped either way. True when the peer
+    answered our close (`Client.close`: it had everything sent before it)."""
     try:
         await work(client)
-        await client.close()
+        answered = await client.close()
         if client.peer_close_error is not None:
             # The peer closed with an error: said even when our close crossed it (its close
             # then reads as the answer to ours), or timing would decide the exit code.
             raise client.peer_close_error
+        return answered
     except (UserError, ConnectionLost) as e:
         if ended_when_complete(e):
             await client.abort()
-            return
+            return False
         if isinstance(e, UserError) and forced_close(client, e):
             raise ConnectionLost(e) from None
         raise

@@ -90,7 +90,8 @@ class SendSummary:
     sent: int = 0  # transfers completed on the wire (resends included)
     messages: int = 0  # distinct messages taken from the input
     settled: int = 0  # sent pre-settled: no outcome will come
-    # of those, sent on a connection that was lost (or aborted): not known to have arrived
+    # of those, sent on a connection that ended without the peer's answer to our close
+    # (lost, aborted, the close unanswered): not known to have arrived
     settled_unconfirmed: int = 0
     accepted: int = 0
     rejected: int = 0
@@ -540,9 +541,12 @@ class _Sender:
                 try:
                     client = await reconnects.connect(self.cfg, on_engine=self._on_engine)
                     self.s.reconnects = reconnects.made
-                    await run_on(client, lambda c: self._send_and_confirm(c, messages, start),
-                                 self._ended_when_complete)
+                    answered = await run_on(
+                        client, lambda c: self._send_and_confirm(c, messages, start),
+                        self._ended_when_complete)
                     client = None
+                    if not answered:  # (what went pre-settled may not have arrived)
+                        self.s.settled_unconfirmed += self.s.settled - settled_before
                     if self.input_error is not None:  # after what was sent was confirmed
                         self.s.failure = self.input_error
                     break
@@ -584,8 +588,8 @@ class _Sender:
                 self.s.settled_unconfirmed += self.s.settled - settled_before
             if self.s.settled_unconfirmed:
                 self._warn(f"{self.s.settled_unconfirmed} pre-settled message(s) sent on a "
-                           "connection that was lost: whether they arrived is not known "
-                           "(pre-settled is at most once)")
+                           "connection that ended without the peer's answer to our close: "
+                           "whether they arrived is not known (pre-settled is at most once)")
             unheard = len(self.unconfirmed)  # sent, no outcome heard by the end
             taken_back = self._take_back()
             if isinstance(self.s.failure, NoOutcome):

@@ -5,7 +5,8 @@ reached the peer (sent after the last frame it sent: settled on our side, so fir
 forget, and the peer may deliver those messages again). The close waits for the peer
 once, not once per step (a detach unanswered, the close is sent and not waited for), and
 no longer than a receive's --timeout: the warning names the wait. The exit code is the
-run's: what it was asked to do was done."""
+run's: what it was asked to do was done. A send's pre-settled messages on such a
+connection are counted settled-unconfirmed: nothing says the peer had them."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.engine import ConnectionClosed, Endpoint, LinkAttached, LinkDetached
-from tests.net.clirun import amqp, json_lines
+from tests.net.clirun import amqp, amqp_in_process, json_lines
 from tests.net.onepeer import HANG_GUARD, one_connection
 
 pytestmark = pytest.mark.integration
@@ -113,3 +114,55 @@ def test_browse_says_it_too() -> None:
     warning = "the peer did not answer our detach within 2s (it may have stopped)"
     assert _unanswered(lines) == [f"amqp: warning: {warning}"], lines
     assert summary["warnings"] == [warning]
+
+
+def _credit_then_silent(credit: int) -> tuple[int, threading.Thread]:
+    """Takes a sender's messages on `credit` granted once (never more), and answers
+    nothing from the client's close on: it reads what comes until the client hangs up."""
+
+    def serve(conn: socket.socket) -> None:
+        ep = Endpoint("peer")
+        t = 0.0
+        while data := conn.recv(65536):
+            t += 0.001
+            events = ep.receive_data(data, t)
+            if any(isinstance(e, ConnectionClosed) for e in events):
+                continue  # (and so on: nothing is written from now)
+            for e in events:
+                if isinstance(e, LinkAttached) and e.side == ep.remote:
+                    ep.flow(e.link, credit)
+            if out := ep.data_to_send():
+                conn.sendall(out)
+
+    return one_connection(serve)
+
+
+UNCONFIRMED = ("3 pre-settled message(s) sent on a connection that ended without the "
+               "peer's answer to our close: whether they arrived is not known (pre-settled "
+               "is at most once)")
+
+
+@pytest.mark.parametrize(("count", "code"), [
+    (5, 5),  # two wait for credit that never comes: the run fails (timeout), then closes
+    (3, 0),  # all three go: the run is done, then closes
+])
+def test_pre_settled_sends_are_unconfirmed_when_the_close_goes_unanswered(
+        monkeypatch: pytest.MonkeyPatch, count: int, code: int) -> None:
+    """Three pre-settled messages go on the credit there is; the peer never answers the
+    close: nothing says it had them, so they are counted settled-unconfirmed, with a
+    warning, and the exit is the run's own."""
+    monkeypatch.setattr("amqpcli.net.client.CLOSE_WAIT", 0.2)  # (the unanswered wait)
+    port, th = _credit_then_silent(3)
+    exit_code, out, err = amqp_in_process(
+        "send", f"amqp://127.0.0.1:{port}/q", "x", "--sasl-mechanism", "none",
+        "--count", str(count), "--presettled", "--timeout", "0.2", "--json")
+    th.join(HANG_GUARD)
+    s = json.loads(out)
+    assert exit_code == code and s.get("exit", 0) == code, err
+    assert (s["sent"], s["settled"], s["settled-unconfirmed"]) == (3, 3, 3), s
+    assert s.get("not-sent", 0) == count - 3
+    warnings = ["the peer did not answer our close within 0.2s (it may have stopped)",
+                UNCONFIRMED]
+    assert s["warnings"] == warnings, s
+    assert [x for x in err.splitlines() if x.startswith("amqp: warning: ")] == [
+        f"amqp: warning: {w}" for w in warnings], err
