@@ -275,13 +275,33 @@ def txn_outcome(outcome: str, result: str | None) -> str:
     return UNDECIDED if result is None else ROLLED_BACK
 
 
+ABANDONED = "abandoned"  # its link or connection went away while nothing had settled it
+UNSETTLED = "unsettled"  # still unsettled when the capture ended
+# the terminal delivery states (Part 3 §3.4; Part 4 §4.5: declared)
+_OUTCOME_NAMES = frozenset({"accepted", "rejected", "released", "modified", "declared"})
+
+
 def replaced_outcome(outcome: str, state: Any, result: str | None) -> str | None:
-    """The outcome a transaction not committed (rolled back, undecided) took the place
-    of: the one its transactional state carries (`accepted`; `settled` for none); None
-    for a delivery whose outcome is its own."""
+    """The outcome another took the place of: for a transaction not committed (rolled
+    back, undecided), the one its transactional state carries (`accepted`; `settled`
+    for none); for a delivery nothing settled (abandoned, or unsettled when the capture
+    ended), the terminal outcome a side had given it, not final until settled (a
+    receiver's `accepted` the sender never settled). None for a delivery whose outcome
+    is its own."""
+    if outcome in (ABANDONED, UNSETTLED):
+        return given_outcome(state)
     if result is None or outcome not in (ROLLED_BACK, UNDECIDED):
         return None
     return getattr(getattr(state, "outcome", None), "NAME", None) or "settled"
+
+
+def given_outcome(state: Any) -> str | None:
+    """The name of the terminal outcome `state` is or carries (a transactional state's),
+    None for a state that is none (`received`) or no state."""
+    name = getattr(state, "NAME", None)
+    if name == "transactional-state":
+        name = getattr(getattr(state, "outcome", None), "NAME", None)
+    return name if name in _OUTCOME_NAMES else None
 
 
 def latency(first_time: float | None, settled_time: float | None) -> float | None:

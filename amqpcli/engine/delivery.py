@@ -247,9 +247,15 @@ class Delivery:
     @property
     def outcome(self) -> str:
         """What became of it: accepted, rejected, … or aborted / abandoned / settled /
-        unsettled / in-progress."""
+        unsettled / in-progress. Abandoned with nothing having settled it, it is
+        `abandoned` even when the receiver had given a terminal outcome: the sender never
+        settled it, so whether the sender applied that outcome is not known (on a resume
+        it applies it, or says which one it applied instead, Part 3 §3.4.6; its link
+        closed, it may give the message out again). `state` keeps what was given."""
         if self.phase == Phase.ABORTED:
             return "aborted"
+        if self.phase == Phase.ABANDONED and not self.settled:
+            return "abandoned"
         for s in (self.receiver_state, self.sender_state):
             if s is None:
                 continue

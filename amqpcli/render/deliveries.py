@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from amqpcli.dissect.records import (
+    ABANDONED,
     AMQP10,
     Conn,
     DeliveryRecord,
@@ -101,16 +102,19 @@ def outcome_text(rec: DeliveryRecord) -> str:
 
 def txn_outcome_text(outcome: str, state: Any, txn_result: str | None) -> str:
     """An outcome with its detail (`accepted in txn b"txn-1"`); one a transaction not
-    committed replaced (rolled-back, undecided) with the outcome its state carries."""
+    committed replaced (rolled-back, undecided) with the outcome its state carries, as
+    one nothing settled (abandoned, unsettled) with the outcome a side had given it:
+    `abandoned (accepted, never settled)`."""
     detail = outcome_detail(state)
     inner = replaced_outcome(outcome, state, txn_result)
     if inner is None:
         return outcome + detail
-    assert txn_result is not None
     why = ""
-    if txn_result == "undecided":
+    if outcome == ABANDONED:
+        why = ", never settled"
+    elif txn_result == "undecided":
         why = ", not discharged"
-    elif txn_result.startswith("failed"):
+    elif txn_result is not None and txn_result.startswith("failed"):
         why = f"; discharge {txn_result}"
     return f"{outcome} ({inner}{detail}{why})"
 
