@@ -304,6 +304,24 @@ class Session:
         differs = tuple(t for t in mine if t in theirs and theirs[t] != mine[t])
         self.conn.emit(UnsettledReconciled(link, side, only_model, only_attach, differs,
                                            self.conn.time))
+        earlier = link.attach.get(self.conn.other[side])
+        if theirs and earlier is not None and earlier.unsettled:
+            self._carry_over(link, theirs, earlier.unsettled)
+
+    def _carry_over(self, link: Link, theirs: dict[Any, Any], other: dict[Any, Any]) -> None:
+        """Both sides' attaches of a re-attach list these deliveries unsettled: they carry
+        over to the new attachment (Part 2 §2.6.13). On the session they were sent on,
+        each is known by its delivery-id again (suspending the link let go of it, in
+        `_retire_link`), so a disposition naming it settles it; a resuming transfer
+        may give it another (`_start`)."""
+        infl = self.inflight[link.sender]
+        live = link.live
+        for tag in theirs:
+            if tag not in other:
+                continue
+            d = live.get(bytes(tag))
+            if d is not None and d.session is self and d.delivery_id is not None:
+                infl.setdefault(d.delivery_id, d)  # (unless a later delivery took the id)
 
     def on_detach(self, side: str, det: Any) -> None:
         conn = self.conn
@@ -777,6 +795,12 @@ class Session:
         if did in infl and infl[did] is not d:
             conn.violation("delivery-id-in-use", f"delivery-id {did} is still unsettled",
                            session=self, link=link)
+        old_id = d.delivery_id
+        if old_id is not None and old_id != did and d.session is not None:
+            # resumed under another id: the one it carried over (`_carry_over`) is free
+            old_infl = d.session.inflight[side]
+            if old_infl.get(old_id) is d:
+                del old_infl[old_id]
         d.session = self
         d.delivery_id = did
         if self.first_id[side] is None:
