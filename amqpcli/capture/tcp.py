@@ -140,8 +140,10 @@ class Flow:
         "protocol",
         "reordered",
         "retransmitted",
+        "rtt_ns",
         "selected",
         "server",
+        "syn_ns",
     )
 
     def __init__(self, index: int, key: FlowKey, first_ns: int) -> None:
@@ -160,6 +162,11 @@ class Flow:
         self.last_ns = first_ns
         self.retransmitted = 0  # payload bytes seen again (retransmissions, overlaps)
         self.reordered = 0  # segments that arrived ahead of a hole
+        # the handshake's round trip as the capture saw it: from the client's (last) SYN
+        # to its first segment after the SYN-ACK, both legs of the path through the
+        # capture point; None without a whole handshake
+        self.rtt_ns: int | None = None
+        self.syn_ns: int | None = None  # that SYN's time, until the handshake completes
         self._state = _PROBING
         self._halves: tuple[_Half, _Half] | None = None
         # (half, time, bytes or None for a hole, offset, size, packet)
@@ -383,6 +390,13 @@ class FlowTracker:
             h.started = True
         if flags & SYN:
             seq = (seq + 1) & _M  # data on a SYN starts after it
+            if not flags & ACK and flow.rtt_ns is None:
+                flow.syn_ns = ts  # (a SYN sent again starts the round trip again)
+        elif flow.syn_ns is not None and h.dir == C2S and peer.isn is not None:
+            # the client's first segment after the server's SYN-ACK (the slow path only
+            # sees it: a flow is not live before its first bytes)
+            flow.rtt_ns = ts - flow.syn_ns
+            flow.syn_ns = None
         delta = ((seq - h.nxt + _H) & _M) - _H
         if n:
             if delta == 0 and flow._state == _LIVE:  # the common case, inlined

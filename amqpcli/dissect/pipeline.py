@@ -81,7 +81,9 @@ SIDES = ("client", "server")
 _NEVER = [False]  # a stop flag never set: a run of every event
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
 # seconds after a grant within which a delivery that starts shows its sender was waiting
-# for that credit (a credit stall without a word of `available`)
+# for that credit (a credit stall without a word of `available`); where the capture saw
+# the TCP handshake, at least twice its round trip (`stall_prompt`): the grant goes on to
+# the sender and its transfer comes back through the capture point
 STALL_PROMPT = 0.1
 Record = FrameRecord | DeliveryRecord | ViolationRecord | Notice
 
@@ -318,7 +320,8 @@ class Dissector:
             yield Notice(conn, None, t, packet, "encrypted", text)
         else:
             conn.protocol = AMQP10
-            self._handlers[flow.index] = _Handler10(self, conn, handshake=flow.handshake)
+            self._handlers[flow.index] = _Handler10(self, conn, handshake=flow.handshake,
+                                                    prompt=stall_prompt(flow))
 
     def _start(self, d: _Deferred, packet: int) -> Generator[Record, None, _Handler10]:
         """The first bytes of a flow that had no protocol header: read it as AMQP 1.0
@@ -329,7 +332,7 @@ class Dissector:
                     source=_source(flow), cut_payloads=getattr(flow, "cut", None))
         conn.midstream = True
         self.conns.append(conn)
-        h = _Handler10(self, conn)
+        h = _Handler10(self, conn, prompt=stall_prompt(flow))
         self._handlers[flow.index] = h
         text = "no protocol header: the capture starts mid-connection"
         conn.notes.append(text)
@@ -349,6 +352,13 @@ def _timed(flow: Any) -> bool:
     """Whether a flow's events carry times: a capture's do; a frame-trace log's
     (`TraceFlow`) say."""
     return getattr(flow, "timed", True)
+
+
+def stall_prompt(flow: Any) -> float:
+    """`STALL_PROMPT`, or twice the round trip of the flow's TCP handshake if longer (a
+    frame-trace log's flow, or one captured without its handshake, has none)."""
+    rtt = getattr(flow, "rtt_ns", None)
+    return STALL_PROMPT if rtt is None else max(STALL_PROMPT, 2 * rtt / 1e9)
 
 
 def _source(flow: Any) -> str:
@@ -402,9 +412,11 @@ class _Handler:
 class _Handler10(_Handler):
     """One AMQP 1.0 connection: a reader per direction, one observer for both."""
 
-    def __init__(self, dis: Dissector, conn: Conn, handshake: bool = True) -> None:
+    def __init__(self, dis: Dissector, conn: Conn, handshake: bool = True,
+                 prompt: float = STALL_PROMPT) -> None:
         self.dis = dis
         self.conn = conn
+        self.stall_prompt = prompt  # (`_stall_sent`)
         # without the TCP handshake a side's protocol header may be before the capture:
         # the sides whose first item is still to come
         self._unheard = set() if handshake or conn.midstream else set(SIDES)
@@ -735,13 +747,13 @@ class _Handler10(_Handler):
 
     def _stall_sent(self, ls: LinkStats, t: float) -> None:
         """A delivery starts on a link whose wait for credit a grant ended (`_stall_end`):
-        sent the moment credit came back (within `STALL_PROMPT` seconds), the sender was
+        sent the moment credit came back (within `stall_prompt` seconds), the sender was
         waiting with it, and the wait is a stall."""
         unproven = ls.stall_unproven
         assert unproven is not None
         ls.stall_unproven = None
         start, waited, granted = unproven
-        if t - granted <= STALL_PROMPT:
+        if t - granted <= self.stall_prompt:
             ls.stalls.append((start, waited))
 
     def _delivery(self, d: Any, at_end: bool) -> DeliveryRecord | None:

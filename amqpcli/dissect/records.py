@@ -58,7 +58,7 @@ class LinkStats:
     available_at: int = 0
     # a wait that ended with a grant, with no word of the sender having anything to send:
     # (start, seconds, time of the grant); a stall if a delivery starts at once
-    # (`STALL_PROMPT` seconds)
+    # (`stall_prompt` seconds, dissect.pipeline)
     stall_unproven: tuple[float, float, float] | None = None
     stalls: list[tuple[float, float]] = field(default_factory=list)  # (start, seconds)
     # a link attached before the capture began (joined mid-stream): its first delivery,

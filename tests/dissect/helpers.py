@@ -117,17 +117,22 @@ class Script:
 def write(path: Path, script: Script, *, mss: int = 1460, handshake: bool = True,
           coalesce: bool = False, reorder: bool = False, duplicate: Collection[int] = (),
           drop: Collection[tuple[int, int]] = (), skip_first: int = 0,
-          fin: bool = True, rst: Direction | None = None, port: int = 5672) -> Path:
+          fin: bool = True, rst: Direction | None = None, port: int = 5672,
+          rtt: float = 0.0) -> Path:
     """Write `script` as a capture. `coalesce` joins each run of steps from one side into
     one send (many frames in a segment); `drop` holds (step index, segment index) pairs
     left out of the capture; `skip_first` leaves out the first steps entirely (a capture
     that starts mid-connection, without a handshake); `rst`: that side resets the
-    connection at the end, instead of the FINs (`fin`)."""
+    connection at the end, instead of the FINs (`fin`); `rtt`: seconds from the SYN to the
+    client's ACK of the SYN-ACK (the script's steps should come after it)."""
     start = 1_700_000_000_000_000_000
     with CaptureWriter(path) as w:
         conv = TcpConversation(w, server=("10.0.0.2", port), start_ns=start, mss=mss)
         if handshake and not skip_first:
+            step = conv.step
+            conv.step = round(rtt * 1e9 / 2) or step  # (SYN, SYN-ACK, ACK a step apart)
             conv.handshake()
+            conv.step = step
         steps = script.steps
         sends: list[tuple[Direction, bytes, float, list[int]]] = []
         for i, (d, data, t) in enumerate(steps):

@@ -22,9 +22,10 @@ def _flow(delivery_count: int, credit: int, available: int | None = None,
                   link_credit=credit, available=available)
 
 
-def _consumer(credit: int) -> Script:
-    """The client attaches a receiving link from queue `qr` and grants `credit`."""
-    s = Script().open()
+def _consumer(credit: int, start: float = 0.0) -> Script:
+    """The client attaches a receiving link from queue `qr` and grants `credit`, from
+    `start` seconds on."""
+    s = Script(t=start).open()
     s.c(c.Attach(name="R", handle=0, role=RECEIVER, source=c.Source(address="qr"),
                  target=c.Target()))
     s.s(c.Attach(name="R", handle=0, role=SENDER, source=c.Source(address="qr"),
@@ -38,8 +39,8 @@ def _deliver(s: Script, did: int) -> Script:
                           message_format=0), payload=Message(body="r").encode())
 
 
-def _stalls(tmp_path: Path, s: Script) -> list[tuple[float, float]]:
-    res = dissect(write(tmp_path / "c.pcapng", s))
+def _stalls(tmp_path: Path, s: Script, rtt: float = 0.0) -> list[tuple[float, float]]:
+    res = dissect(write(tmp_path / "c.pcapng", s, rtt=rtt))
     (ls,) = res.dissector.conns[0].links
     return [(round(a - 1_700_000_000, 3), round(d, 3)) for a, d in ls.stalls]
 
@@ -104,6 +105,22 @@ def test_a_delivery_the_moment_credit_comes_back_shows_the_sender_waited(
     _deliver(s.at(s.t - 0.001 + after), 1)
     s.at(s.t + 0.3).close()
     assert _stalls(tmp_path, s) == ([(round(start, 3), 1.5)] if stalled else [])
+
+
+@pytest.mark.parametrize(("after", "stalled"), [(0.4, True), (0.8, False)])
+def test_the_moment_credit_comes_back_is_twice_the_handshakes_round_trip(
+        tmp_path: Path, after: float, stalled: bool) -> None:
+    """The TCP handshake took 0.3 s (SYN to the client's ACK, as the capture saw it): a
+    grant reaches the broker and its transfer comes back through the capture point no
+    sooner. A message 0.4 s after the grant was sent the moment it came (a stall); one
+    0.8 s after, more than twice the round trip, came to an empty queue (none)."""
+    s = _consumer(1, start=1.0).at(1.1)  # (after the handshake)
+    _deliver(s, 0)
+    start = s.t - 0.001
+    s.at(start + 1.5).c(_flow(1, 1))
+    _deliver(s.at(s.t - 0.001 + after), 1)
+    s.at(s.t + 0.3).close()
+    assert _stalls(tmp_path, s, rtt=0.3) == ([(round(start, 3), 1.5)] if stalled else [])
 
 
 def test_a_flow_that_leaves_available_out_does_not_say_it_again(tmp_path: Path) -> None:
