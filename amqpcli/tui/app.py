@@ -18,6 +18,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.driver import Driver
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
@@ -79,6 +80,16 @@ class AmqpTui(App[None]):
         self.refreshes = 0
         self.sub_title = source.title
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's, but on a POSIX terminal one that cannot hang when the terminal goes
+        (`amqpcli.tui.terminal`)."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        from amqpcli.tui.terminal import TerminalDriver
+
+        driver = super().get_driver_class()
+        return TerminalDriver if driver is LinuxDriver else driver
+
     # -- stopping ---------------------------------------------------------------------------
 
     def on_load(self) -> None:
@@ -89,9 +100,8 @@ class AmqpTui(App[None]):
         import signal
 
         def terminated() -> None:
-            # timeout(1) follows its SIGTERM with a SIGCONT, whose redraw handler would
-            # run while the loop is torn down.
-            signal.signal(signal.SIGCONT, signal.SIG_DFL)
+            # (the SIGCONT that timeout(1) sends after its SIGTERM, and a hang-up after its
+            # SIGHUP, resumes nothing: `TerminalDriver`)
             self.exit(return_code=TERMINATED)
 
         loop = asyncio.get_running_loop()
