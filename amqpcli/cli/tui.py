@@ -41,7 +41,10 @@ EPILOG = (
     "  amqp tui --proxy 5673 amqp://broker:5672      (point the application at 127.0.0.1:5673)\n\n"
     "  amqp tui amqp://localhost//queue/orders --recv\n\n"
     "  amqp tui --serve --listen 5673      (settle each message an application sends by hand)\n\n"
-    "Keys: ? in the app lists them all."
+    "Keys: ? in the app lists them all.\n\n"
+    "Exit status: 0 when quit; 130 after Ctrl-C, SIGTERM or SIGHUP; after a source failed "
+    "(its error in the title), that error's line and code (3: a URL that refuses, a port "
+    "taken), however it was quit."
 )
 
 
@@ -317,8 +320,6 @@ def tui(
         pipe = PipeSource(pcap if stdin is None else stdin, ports=port or (),
                           history=history, frames=frames, keep_ended=keep_ended)
         run(pipe, refresh_hz=refresh)
-        if pipe.unreadable is not None:  # nothing readable came: exit 8, as for a file
-            raise pipe.unreadable
     elif src == "pcap":
         from amqpcli.tui.sources.replay import ReplaySource
 

@@ -22,6 +22,7 @@ from textual.driver import Driver
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, TabbedContent, TabPane
 
+from amqpcli.errors import Exit, UserError
 from amqpcli.render.types import one_line
 from amqpcli.tui import keys
 from amqpcli.tui.messages import DeliverySelected, LinkSelected, SourceFailed, SourceNotice
@@ -75,7 +76,7 @@ class AmqpTui(App[None]):
         # shows it until another is opened, whatever the table's cursor does meanwhile
         # (rows leave it as their deliveries settle) and whichever link is selected.
         self.delivery_key: str | None = None
-        self.failed: str | None = None
+        self.failure: UserError | None = None  # why the source stopped for good
         self.crashed: BaseException | None = None  # what ended the app, a bug of ours
         self.refreshes = 0
         self.sub_title = source.title
@@ -159,10 +160,15 @@ class AmqpTui(App[None]):
         try:
             self.source.start(self)
         except Exception as e:  # noqa: BLE001 - a source that cannot start says why, in one line
-            self.failed = str(e)
+            self.failure = e if isinstance(e, UserError) else UserError(str(e), Exit.FAILURE)
             self.say(str(e), "error", timeout=30)
         self.set_interval(1.0 / self.refresh_hz, self.pull)
         self.pull()
+
+    @property
+    def failed(self) -> str | None:
+        """The source's failure as the title shows it (None while it works)."""
+        return None if self.failure is None else str(self.failure)
 
     def on_unmount(self) -> None:
         self.source.stop()
@@ -231,7 +237,7 @@ class AmqpTui(App[None]):
 
     @on(SourceFailed)
     def _failed(self, event: SourceFailed) -> None:
-        self.failed = event.text
+        self.failure = event.error
         self.say(event.text, "error", timeout=30)
 
     @on(Input.Changed, "#filter")
@@ -401,8 +407,17 @@ TERMINATED = 130  # the app's return code after SIGTERM: the command's exit for 
 def run(source: Source, **kw: Any) -> None:
     app = AmqpTui(source, **kw)
     app.run()
+    exit_as(app)
+
+
+def exit_as(app: AmqpTui) -> None:
+    """End the command as the app ended, once it has left the screen: a bug of ours, then
+    the source's failure (whichever way the user quit after it: the run ended there), then
+    an interrupt; else the command exits 0."""
     if app.crashed is not None:
         raise app.crashed  # (the command's "internal error" line, exit 1)
+    if app.failure is not None:
+        raise app.failure  # its line on stderr, its exit status (3 for a refused URL, ...)
     if app.return_code == TERMINATED:
         raise KeyboardInterrupt  # "amqp: interrupted", exit 130, as for Ctrl-C elsewhere
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from amqpcli.errors import UserError
+
 
 class LinkSelected(Message):
     """The tree's cursor moved: `key` is the link under it (None on a connection or
@@ -34,8 +36,13 @@ class SourceNotice(Message):
 
 
 class SourceFailed(Message):
-    """A source stopped for good; the text is the one line a user can act on."""
+    """A source stopped for good: `error` is the one line a user can act on, and the
+    command's exit status once the screen closes (`amqpcli.tui.app.exit_as`)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, error: UserError) -> None:
         super().__init__()
-        self.text = text
+        self.error = error
+
+    @property
+    def text(self) -> str:
+        return str(self.error)

@@ -131,13 +131,15 @@ def test_peer_strings_are_shown_literally_and_escaped(tmp_path: Path) -> None:
 
 
 def test_notices_from_peers_are_not_markup(fake_source) -> None:
+    from amqpcli.errors import Exit, UserError
     from amqpcli.tui.messages import SourceFailed, SourceNotice
 
     async def run() -> None:
         app = AmqpTui(fake_source)
         async with app.run_test(size=(120, 40)) as pilot:
             app.post_message(SourceNotice("ConnectionLost: [/bold] gone\x1b[2J", "error"))
-            app.post_message(SourceFailed("cannot connect: [/] refused\x1b]0;x\x07"))
+            app.post_message(SourceFailed(UserError("cannot connect: [/] refused\x1b]0;x\x07",
+                                                      Exit.CONNECTION)))
             await pilot.pause()
             app.pull()
             await pilot.pause(0.2)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from amqpcli.cli.app import main
-from amqpcli.tui.app import TERMINATED, AmqpTui
+from amqpcli.tui.app import TERMINATED, AmqpTui, exit_as
 from tests.dissect.helpers import Script, basic, write
 from tests.tui.waiting import until
 
@@ -164,15 +164,18 @@ def test_standard_input_is_shown_as_it_is_written(built: list[Any], tmp_path: Pa
 
 
 def _headless(seen: list[str], done: Callable[[AmqpTui], bool]) -> Callable[..., None]:
-    """`run` for the command: the app headless until `done`, its status kept, then q."""
+    """`run` for the command: the app headless until `done`, its status kept, then q; the
+    command then ends as the app did (`exit_as`)."""
     def run(source: Any, **kw: Any) -> None:
+        app = AmqpTui(source)
+
         async def go() -> None:
-            app = AmqpTui(source)
             async with app.run_test(size=(140, 44)) as pilot:
                 await until(app, pilot, lambda: done(app))
                 seen.append(_status(app))
                 await pilot.press("q")
         asyncio.run(go())
+        exit_as(app)
     return run
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.engine.frametap import FrameTap
+from amqpcli.errors import UserError
 from amqpcli.tui import adapter
 from amqpcli.tui.adapter import RateMeter
 from amqpcli.tui.messages import SourceFailed, SourceNotice
@@ -112,9 +113,9 @@ class Source:
 class ThreadedSource(Source):
     """A source whose network side runs `_main()` on an asyncio loop in a daemon thread.
 
-    A failure of `_main()` becomes `error` and a `SourceFailed` message, worded by
-    `_failure()` (which returns None for errors it lets propagate); `ready` is set once
-    `_main()` is under way (by `_main()` itself) or over. `stop()` calls `_halt()` on the
+    A failure of `_main()` becomes `error` and a `SourceFailed` message, worded (with its
+    exit status) by `_failure()` (which returns None for errors it lets propagate);
+    `ready` is set once `_main()` is under way (by `_main()` itself) or over. `stop()` calls `_halt()` on the
     loop's behalf, then waits up to `join_timeout` seconds for the thread. By default
     `_halt()` sets `_halted`, an asyncio event `_main()` may create and wait on.
     """
@@ -145,7 +146,7 @@ class ThreadedSource(Source):
             error = self._failure(e)
             if error is None:
                 raise
-            self.error = error
+            self.error = str(error)
             self._post(SourceFailed(error))
         finally:
             self.ready.set()
@@ -154,7 +155,7 @@ class ThreadedSource(Source):
     async def _main(self) -> None:
         raise NotImplementedError
 
-    def _failure(self, e: Exception) -> str | None:
+    def _failure(self, e: Exception) -> UserError | None:
         """What `e`, ending `_main()`, reads as; None lets it propagate."""
         return None
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.errors import UserError
+from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceFailed, SourceNotice
@@ -64,16 +64,16 @@ class ClientSource(ThreadedSource):
 
     # -- the client's thread ------------------------------------------------------------------
 
-    def _failure(self, e: Exception) -> str:
+    def _failure(self, e: Exception) -> UserError:
         from amqpcli.net.client import ConnectionLost
 
         if isinstance(e, ConnectionLost):  # lost before our link was attached
             self._ended("lost")
-            return str(e.error)
+            return e.error
         if isinstance(e, UserError):
             if self.cw is not None:
                 self._ended("closed")
-            return str(e)
+            return e
         # Anything else is a bug of ours (a step the client's transport ran, say): shown
         # as one, not raised and not as the network failing.
         self._ended(INTERNAL)
@@ -121,16 +121,18 @@ class ClientSource(ThreadedSource):
 
     def _lost(self, client: Any) -> None:
         """The transport ended while we still wanted the connection."""
+        error: UserError
         if client.failed is not None:
             how, error = INTERNAL, internal_error(client.failed)
         elif client.lost is not None:
-            how, error = "lost", str(client.lost.error)
+            how, error = "lost", client.lost.error
         elif client.error is not None:
-            how, error = "closed by peer", str(client.error)
+            how, error = "closed by peer", client.error
         else:
-            how, error = "lost", f"the connection to {client.cfg.endpoint.hostport} ended"
+            how, error = "lost", UserError(f"the connection to {client.cfg.endpoint.hostport} "
+                                           "ended", Exit.CONNECTION)
         self._ended(how)
-        self.error = error
+        self.error = str(error)
         self._post(SourceFailed(error))
 
     def _instrument(self, engine: Any) -> None:
@@ -258,7 +260,9 @@ class ClientSource(ThreadedSource):
         self._call(go)
 
 
-def internal_error(e: BaseException) -> str:
-    """A bug of ours as the status line says it (the CLI's words, less its --debug hint)."""
+def internal_error(e: BaseException) -> UserError:
+    """A bug of ours as the status line says it (the CLI's words, less its --debug hint),
+    with the exit status of one."""
     text = " ".join(str(e).split())  # one line, whatever the text holds
-    return f"internal error: {type(e).__name__}" + (f": {text}" if text else "")
+    return UserError(f"internal error: {type(e).__name__}" + (f": {text}" if text else ""),
+                     Exit.FAILURE)

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING, Any
 
-from amqpcli.errors import UserError
+from amqpcli.errors import Exit, UserError
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.base import Source
 from amqpcli.tui.sources.framing import CaptureFramer
@@ -92,9 +92,12 @@ class StreamingSource(Source):
         self._ended()
 
     def _failed(self, e: Exception) -> None:
-        """The reading ended with `e`: the source's one-line error."""
-        self.error = str(e).splitlines()[0] if str(e) else type(e).__name__
-        self._post(SourceFailed(self.error))
+        """The reading ended with `e`: the source's one-line error (a bug of ours unless
+        it is a `UserError`)."""
+        error = e if isinstance(e, UserError) else UserError(
+            str(e).splitlines()[0] if str(e) else type(e).__name__, Exit.FAILURE)
+        self.error = str(error)
+        self._post(SourceFailed(error))
 
     def _ended(self) -> None:
         """The capture's events ended (nothing to do for a live interface)."""
@@ -159,11 +162,12 @@ class LiveSource(StreamingSource):
     def _failed(self, e: Exception) -> None:
         if self._stop.is_set():
             return  # (ending: how the capture processes took their end does not matter)
-        if isinstance(e, UserError):
-            self.error = str(e)
-        else:  # tshark's failures arrive as many types
-            self.error = f"live capture on {self.interface} failed: {e}".splitlines()[0]
-        self._post(SourceFailed(self.error))
+        if not isinstance(e, UserError):  # tshark's failures arrive as many types (as
+            # pcap-dump --live words them, and with its exit status)
+            e = UserError(f"live capture on {self.interface} failed: {e}".splitlines()[0],
+                          Exit.USAGE)
+        self.error = str(e)
+        self._post(SourceFailed(e))
 
     def status(self) -> str:
         if self.error:

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from amqpcli.capture.files import PEEK_BYTES, CaptureError, PipeStream, ReadOnce, Stopped
-from amqpcli.errors import UserError
+from amqpcli.errors import Exit, UserError
 from amqpcli.tui.adapter import CaptureRates
 from amqpcli.tui.messages import SourceFailed, SourceNotice
 from amqpcli.tui.sources.live import StreamingSource
@@ -56,9 +56,6 @@ class PipeSource(StreamingSource):
         self.frames_read = 0  # as pcap-dump counts frames (no stream ends, no gaps)
         self.ended = False  # the writer closed the pipe (or it was damaged)
         self.damage: str | None = None  # what ended a damaged capture after frames
-        # A capture damaged before its first frame (not a capture at all, cut short at
-        # once): the command's error once the screen closes, as for a capture file.
-        self.unreadable: CaptureError | None = None
         self._stream: PipeStream | None = None
         self._clock: tuple[float, float] | None = None  # (last frame's time, monotonic then)
         self.what = "capture"  # what the pipe carries: "capture", or "log" (frame-trace log)
@@ -112,13 +109,12 @@ class PipeSource(StreamingSource):
             if self.damage is not None:
                 self._post(SourceNotice(f"{e}: what could be read is shown", "warning"))
                 return
-            self.unreadable = e
-            self.error = str(e)
-        elif isinstance(e, UserError):  # the named pipe cannot be opened
-            self.error = str(e)
-        else:
-            self.error = f"reading {self.name} failed: {type(e).__name__}: {e}".splitlines()[0]
-        self._post(SourceFailed(self.error))
+            # (nothing readable came: exit 8 once the screen closes, as for a file)
+        if not isinstance(e, UserError):  # (a named pipe that cannot be opened is one)
+            e = UserError(f"reading {self.name} failed: {type(e).__name__}: {e}".splitlines()[0],
+                          Exit.USAGE if isinstance(e, OSError) else Exit.FAILURE)
+        self.error = str(e)
+        self._post(SourceFailed(e))
 
     def now(self) -> float:
         clock = self._clock

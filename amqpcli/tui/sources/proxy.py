@@ -83,8 +83,8 @@ class ProxySource(ThreadedSource):
         self._post(SourceNotice(f"cannot write the recording {os.fspath(self.record or '')}: "
                                 f"{why}; recording stopped, still forwarding", "warning"))
 
-    def _failure(self, e: Exception) -> str | None:
-        return str(e) if isinstance(e, UserError) else None
+    def _failure(self, e: Exception) -> UserError | None:
+        return e if isinstance(e, UserError) else None
 
     def _halt(self, loop: asyncio.AbstractEventLoop) -> None:
         proxy = self.proxy

@@ -380,7 +380,7 @@ class ReplaySource(Source):
         except UserError as e:
             self.load_error = str(e)
             if self.app is not None:
-                self.app.post_message(SourceFailed(str(e)))
+                self.app.post_message(SourceFailed(e))
             return
         self._loaded_ok()
 

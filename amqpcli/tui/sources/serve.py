@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from amqpcli.errors import listen_error
+from amqpcli.errors import Exit, UserError, listen_error
 from amqpcli.net.transport import StreamEnded
 from amqpcli.tui import adapter
 from amqpcli.tui.messages import SourceNotice
@@ -48,11 +48,11 @@ class ServeSource(ThreadedSource):
 
     # -- the server's thread ------------------------------------------------------------------
 
-    def _failure(self, e: Exception) -> str:
+    def _failure(self, e: Exception) -> UserError:
         if isinstance(e, OSError):
-            return str(listen_error(self.listen[0], self.listen[1], e))
+            return listen_error(self.listen[0], self.listen[1], e)
         # The server's end is shown, not raised.
-        return f"serve failed: {type(e).__name__}: {e}"
+        return UserError(f"serve failed: {type(e).__name__}: {e}", Exit.FAILURE)
 
     async def _main(self) -> None:
         from amqpcli.peer import Broker, Server
