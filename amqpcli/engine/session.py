@@ -58,6 +58,20 @@ UNSETTLED = Phase.UNSETTLED
 SETTLED = Phase.SETTLED
 
 
+
+def _check_attach_types(att: Any) -> None:
+    """The fields an answering attach echoes (its name, settle modes) must be what they
+    claim: a wrong type is an invalid field here, not an answer that cannot be encoded.
+    (Raised to the frame's handler, which reports it as `invalid-field`.)"""
+    if not isinstance(att.name, str) or not isinstance(att.role, bool) or (
+            not isinstance(att.handle, int) or isinstance(att.handle, bool)):
+        raise TypeError("the name, handle or role")
+    for mode, top in ((att.snd_settle_mode, 2), (att.rcv_settle_mode, 1)):
+        if mode is not None and (not isinstance(mode, int) or isinstance(mode, bool)
+                                 or not 0 <= mode <= top):
+            raise ValueError(f"a settle mode of {mode!r}")
+
+
 class Session:
     """One session, as both sides described it."""
 
@@ -228,6 +242,7 @@ class Session:
         if att.handle is None or att.name is None or att.role is None:
             conn.violation("missing-field", "attach without name, handle or role", session=self)
             return
+        _check_attach_types(att)
         handle = int(att.handle)
         if handle in self.handles[side]:
             conn.violation("handle-in-use", f"handle {handle} is already attached", session=self)

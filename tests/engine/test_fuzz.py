@@ -60,3 +60,14 @@ def test_wrong_field_type_is_a_violation() -> None:
     vs = of(evs, Violation)
     assert [(v.kind, v.side) for v in vs] == [("invalid-field", "client")]
     assert "disposition" in vs[0].detail
+
+
+def test_an_attach_whose_echoed_fields_have_the_wrong_type_is_a_violation() -> None:
+    # (found by the test above: the answer echoing the settle mode could not be encoded)
+    p = Pair()
+    p.receiver(credit=1)
+    evs = p.inject_bytes("peer", _frame(0x12, [False, True, b"\x00", b""], 0, b""))
+    p.pump()
+    vs = of(evs, Violation)
+    assert [(v.kind, v.side) for v in vs] == [("invalid-field", "client")]
+    assert "attach" in vs[0].detail
