@@ -251,10 +251,14 @@ class Delivery:
         `abandoned` even when the receiver had given a terminal outcome: the sender never
         settled it, so whether the sender applied that outcome is not known (on a resume
         it applies it, or says which one it applied instead, Part 3 §3.4.6; its link
-        closed, it may give the message out again). `state` keeps what was given."""
+        closed, it may give the message out again). `state` keeps what was given. Not so
+        for a transactional outcome: it takes effect when its transaction is discharged,
+        settled or not (Part 4 §4.4.2), so the transaction's end decides it."""
         if self.phase == Phase.ABORTED:
             return "aborted"
-        if self.phase == Phase.ABANDONED and not self.settled:
+        if self.phase == Phase.ABANDONED and not self.settled and not (
+                isinstance(self.receiver_state, c.TransactionalState)
+                or isinstance(self.sender_state, c.TransactionalState)):
             return "abandoned"
         for s in (self.receiver_state, self.sender_state):
             if s is None:

@@ -204,3 +204,25 @@ def test_state_names_what_the_transaction_made_of_it(tmp_path: Path) -> None:
         got = [json.loads(x) for x in r.stdout.splitlines()]
         assert [x["outcome"] for x in got
                 if x.get("record") == "delivery" and "coordinator" not in x] == [state] * n
+
+
+def test_a_committed_outcome_nothing_settled_holds(tmp_path: Path) -> None:
+    """A transactional outcome takes effect at the commit, settled or not (Part 4 §4.4.2):
+    the link closing before anyone settled it leaves it accepted, not abandoned; in a
+    transaction rolled back, it is rolled back."""
+    s = Script().open().sender_link()
+    _coordinator(s)
+    did = 0
+    for txn, fail in ((b"txn-a", False), (b"txn-b", True)):
+        _request(s, did, c.Declare())
+        s.dispose(did, c.Declared(txn_id=txn))
+        _txn_transfer(s, did + 1, txn)
+        s.dispose(did + 1, _in_txn(txn), settled=False)
+        _request(s, did + 2, c.Discharge(txn_id=txn, fail=fail))
+        s.dispose(did + 2, c.Accepted())
+        did += 3
+    s.c(c.Detach(handle=0, closed=True)).s(c.Detach(handle=0, closed=True))
+    r = dissect(write(tmp_path / "unsettled-txn.pcapng", s.close()))
+    got = [(d.txn_id, d.outcome, d.txn_result) for d in r.deliveries if d.coordinator is None]
+    assert got == [(b"txn-a", "accepted", "committed"),
+                   (b"txn-b", "rolled-back", "rolled-back")]
