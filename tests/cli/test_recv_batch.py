@@ -18,6 +18,7 @@ import pytest
 from amqpcli.cli.recv import Sink
 from amqpcli.net.client import ReceiverLink
 from amqpcli.net.receiving import OutputError, WriteStopped
+from tests.net.clirun import pipe_held
 
 
 class _Stream(io.StringIO):
@@ -150,7 +151,6 @@ def test_on_a_file_what_cannot_be_synced_does_not_count(monkeypatch: pytest.Monk
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
 def test_a_reader_going_away_mid_run_on_a_real_pipe() -> None:
     import fcntl
-    import termios
 
     r, w = os.pipe()
     try:
@@ -170,7 +170,7 @@ def test_a_reader_going_away_mid_run_on_a_real_pipe() -> None:
         writer.start()
         deadline = time.monotonic() + 30
         while True:  # until the writer is blocked on a full pipe
-            held = int.from_bytes(fcntl.ioctl(r, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+            held = pipe_held(r)
             if held >= cap or time.monotonic() > deadline:
                 break
             time.sleep(0.01)
@@ -187,19 +187,12 @@ def test_a_reader_going_away_mid_run_on_a_real_pipe() -> None:
         os.close(w)
 
 
-def _pipe_held(fd: int) -> int:
-    import fcntl
-    import termios
-
-    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
-
-
 async def _until_full(r: int, writing: asyncio.Task[None]) -> None:
     """Until the pipe holds all it takes (the loop runs meanwhile: the writer waits)."""
     import fcntl
 
     full = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ) - os.sysconf("SC_PAGE_SIZE")
-    while _pipe_held(r) < full:
+    while pipe_held(r) < full:
         assert not writing.done()
         await asyncio.sleep(0.01)
 
@@ -231,7 +224,7 @@ def test_a_stop_while_a_pipe_takes_nothing(reader_reads: bool) -> None:
                 got = os.read(r, 1 << 20)  # what the pipe holds: room for the rest of the line
             with pytest.raises(WriteStopped) as info:
                 await writing
-            rest = os.read(r, 1 << 20) if _pipe_held(r) else b""
+            rest = os.read(r, 1 << 20) if pipe_held(r) else b""
             out = got + rest
             assert info.value.written == out.count(b"\n")
             assert info.value.cut == (not out.endswith(b"\n"))

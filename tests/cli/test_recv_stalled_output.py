@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.net.clirun import amqp, json_lines
+from tests.net.clirun import amqp, json_lines, pipe_held
 from tests.net.servepeer import ServePeers, cli_env
 from tests.paths import REPO_ROOT
 
@@ -25,13 +25,6 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's"),
 ]
-
-def _held(fd: int) -> int:
-    import fcntl
-    import termios
-
-    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
-
 
 def _heartbeats(trace: Path) -> int:
     """The empty frames the client sent, as `amqp serve --trace` shows them."""
@@ -77,7 +70,7 @@ def test_sigterm_while_the_output_takes_nothing(serve: ServePeers, tmp_path: Pat
         rfd = proc.stdout.fileno()
         # The pipe full, nothing read: recv waits for its reader with messages still to
         # write (the bounds here are hang guards, not timings).
-        assert _until(lambda: _held(rfd) >= cap - page or proc.poll() is not None, 60)
+        assert _until(lambda: pipe_held(rfd) >= cap - page or proc.poll() is not None, 60)
         assert proc.poll() is None, proc.stderr.read().decode()
         beats = _heartbeats(trace)
         heard = _until(lambda: _heartbeats(trace) >= beats + 2, 10)

@@ -67,6 +67,14 @@ def amqp_stopped(args: list[str], ready: Callable[[], bool], sig: signal.Signals
     return p.returncode, err
 
 
+def pipe_held(fd: int) -> int:
+    """How many bytes a pipe holds unread (Linux's FIONREAD)."""
+    import fcntl
+    import termios
+
+    return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+
+
 def json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
