@@ -45,8 +45,8 @@ class Sink:
     rich's tree through the text stream instead; a failure there settles none of the run.
 
     The receive loop writes with `write_many_async`: an output that takes nothing for a
-    while (a pipe whose reader stopped reading, a socket, a terminal) is waited for as the
-    network is, so the connection's heartbeats go on and a stop signal is taken at once.
+    while (a pipe whose reader stopped reading, a socket, a terminal given JSON lines) is
+    waited for as the network is, so the connection's heartbeats go on and a stop signal is taken at once.
     A line under way is finished first if the output takes it; one that takes nothing for
     `LINE_END_WAIT` seconds is left with part of it (`WriteStopped`: the messages not
     written whole are not settled)."""

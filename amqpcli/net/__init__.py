@@ -14,7 +14,12 @@ It drives `amqpcli.engine` and never speaks the protocol itself.
 * `quirks` — what particular peers do differently, decided from their open
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (for the type checker: at run time each is loaded on first use)
+    from amqpcli.net.client import Client, ConnectionLost, connect_retrying
+    from amqpcli.net.config import ConnectionConfig, ReconnectPolicy, TlsConfig, choose_mechanism
+    from amqpcli.net.url import Endpoint, parse_url, resolve_endpoint
 
 # Every name is looked up on first use: a command that only reads a URL's password (to mask
 # it in its errors) should not pay for ssl and the engine.
