@@ -46,10 +46,10 @@ class Sink:
 
     The receive loop writes with `write_many_async`: an output that takes nothing for a
     while (a pipe whose reader stopped reading, a socket, a terminal given JSON lines) is
-    waited for as the network is, so the connection's heartbeats go on and a stop signal is taken at once.
-    A line under way is finished first if the output takes it; one that takes nothing for
-    `LINE_END_WAIT` seconds is left with part of it (`WriteStopped`: the messages not
-    written whole are not settled)."""
+    waited for as the network is, so the connection's heartbeats go on and a stop signal
+    is taken at once. A line under way is finished first if the output takes it; one that
+    takes nothing for `LINE_END_WAIT` seconds is left with part of it (`WriteStopped`: the
+    messages not written whole are not settled). Rich's tree on a terminal still blocks."""
 
     # A stop's wait for the output to take more of the line under way (a reader that is
     # reading, however slowly, gets whole lines; one that stopped does not hold it up).
