@@ -71,6 +71,7 @@ _KEYS: dict[str, tuple[type, ...]] = {
     "connect_timeout": _NUM,
     "idle_timeout": _NUM,
     "max_frame_size": _INT,
+    "max_message_size": _INT,
 }
 _PATH_KEYS = ("password_file", "ca_file", "cert_file", "key_file")
 
@@ -90,6 +91,7 @@ _UNSET: dict[str, Any] = {
     "connect_timeout": 10.0,
     "idle_timeout": None,
     "max_frame_size": None,
+    "max_message_size": None,
 }
 
 
@@ -114,6 +116,7 @@ class Profile:
     connect_timeout: float | None = None
     idle_timeout: float | None = None
     max_frame_size: int | None = None
+    max_message_size: int | None = None
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -197,7 +200,12 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
 def _check_values(values: dict[str, Any], where: str) -> None:
     """The checks the command line's options get, said of the file and profile they are
     in (an error naming `--idle-timeout` would send the user to the wrong place)."""
-    from amqpcli.cli.options import check_idle_timeout, check_max_frame_size, check_seconds
+    from amqpcli.cli.options import (
+        check_idle_timeout,
+        check_max_frame_size,
+        check_max_message_size,
+        check_seconds,
+    )
 
     for key, check in (("connect_timeout", check_seconds), ("idle_timeout", check_idle_timeout)):
         if key in values:
@@ -207,6 +215,7 @@ def _check_values(values: dict[str, Any], where: str) -> None:
                 raise UserError(f"{where}: {e}", Exit.USAGE) from None
     try:
         check_max_frame_size(values.get("max_frame_size"), "max_frame_size")
+        check_max_message_size(values.get("max_message_size"), "max_message_size")
     except UserError as e:
         raise UserError(f"{where}: {e}", Exit.USAGE) from None
     if values.get("open_hostname") == "":

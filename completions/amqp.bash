@@ -77,20 +77,20 @@ _amqp_complete() {
         ;;
     browse)
         case $prev in
-        --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -178,7 +178,7 @@ _amqp_complete() {
         ;;
     recv)
         case $prev in
-        --count|-c|--timeout|-t|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --count|-c|--timeout|-t|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
         --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -186,14 +186,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --capability --link-name --copy --verify-sequence --sequence-key --sequence-start --no-duplicates --json --bodies-only --json-summary --report-every --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --capability --link-name --copy --verify-sequence --sequence-key --sequence-start --no-duplicates --json --bodies-only --json-summary --report-every --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --count|-c|--timeout|-t|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -206,19 +206,19 @@ _amqp_complete() {
         case $prev in
         --file|-f|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
-        --message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --message-id --id --user-id --to --subject --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --reply-to --count -c --concurrency --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --message-id --id --user-id --to --subject --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --reply-to --count -c --concurrency --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --file|-f|--body-type|-b|--message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --file|-f|--body-type|-b|--message-id|--id|--user-id|--to|--subject|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--priority|--ttl|--reply-to|--count|-c|--concurrency|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -232,19 +232,19 @@ _amqp_complete() {
         case $prev in
         --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
-        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --expand --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --sequence --sequence-key --timestamp --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --force-relay --timeout -t --capability --link-name --json --progress --no-progress --report-every --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--file -f --lines --body-type -b --json-body --from --expand --message-id --id --user-id --to --subject --reply-to --correlation-id --content-type --content-encoding --absolute-expiry-time --creation-time --group-id --group-sequence --reply-to-group-id --property -P --annotation -A --delivery-annotation --footer --sequence --sequence-key --timestamp --durable --no-durable --priority --ttl --first-acquirer --no-first-acquirer --count -c --rate --duration --presettled --window --txn-size --rollback --force-relay --timeout -t --capability --link-name --json --progress --no-progress --report-every --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect|--profile) ((i++)) ;;
+            --file|-f|--body-type|-b|--from|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -266,7 +266,7 @@ _amqp_complete() {
     tui)
         case $prev in
         --pcap) _amqp_files "pcap|pcapng|gz|log|txt|trace"; return ;;
-        --proxy|--listen|-l|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size) :; return ;;
+        --proxy|--listen|-l|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size) :; return ;;
         --live) COMPREPLY=($(compgen -W "$(command ls /sys/class/net 2>/dev/null)" -- "$cur")); return ;;
         --record|-w) _amqp_files "pcap|pcapng|gz"; return ;;
         --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -274,14 +274,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --half-close-timeout --amqp-port --capture-filter --fast-capture --speed --play --history --frame-log --keep-ended --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--pcap --proxy --live --recv --send --serve --listen -l --record -w --half-close-timeout --amqp-port --capture-filter --fast-capture --speed --play --history --frame-log --keep-ended --credit --refresh --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --pcap|--proxy|--live|--listen|-l|--record|-w|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--profile) ((i++)) ;;
+            --pcap|--proxy|--live|--listen|-l|--record|-w|--half-close-timeout|--amqp-port|--capture-filter|--speed|--history|--frame-log|--keep-ended|--credit|--refresh|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

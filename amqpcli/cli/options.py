@@ -59,6 +59,7 @@ _CONNECTION_PARAMS: list[tuple[str, Any, Any]] = [
     ("idle_timeout", typer.Option(None, "--idle-timeout", help="Close the connection when the peer is silent this many seconds (the open asks it for heartbeats at half that).", rich_help_panel=_CONN), float | None),
     ("container_id", typer.Option(None, "--container-id", help="Our container-id (default: random; a subscription needs a stable one).", rich_help_panel=_CONN), str | None),
     ("max_frame_size", typer.Option(None, "--max-frame-size", help="Largest frame we accept, in bytes (min 512).", rich_help_panel=_CONN), int | None),
+    ("max_message_size", typer.Option(None, "--max-message-size", help="Largest message we receive, in bytes: our receiving links say so in their attach, and a peer that sends a larger one has the link ended (amqp:link:message-size-exceeded; the message stays with it). Default: no limit.", rich_help_panel=_CONN), int | None),
     ("reconnect", typer.Option(0, "--reconnect", help="Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s); a connection that got somewhere starts the count over.", rich_help_panel=_CONN), int),
     ("trace", typer.Option(False, "--trace", help="Print every frame both ways on stderr as it happens, one line each (SASL passwords masked).", rich_help_panel=_CONN), bool),
     # Named connections (amqpcli/config.py); also reached as @NAME[/ADDRESS] for the URL.
@@ -97,6 +98,7 @@ def check_idle_timeout(value: float | None, option: str) -> None:
 # AMQP 1.0: max-frame-size is a uint (Part 2 §2.7.1) of at least MIN-MAX-FRAME-SIZE (§2.4.1).
 MIN_MAX_FRAME_SIZE = 512
 UINT_MAX = 0xFFFFFFFF
+ULONG_MAX = 0xFFFFFFFFFFFFFFFF
 # Link credit: past 2**31 the serial-number arithmetic of delivery-count (Part 2 §2.6.7,
 # RFC 1982) cannot tell more from less.
 MAX_CREDIT = 2**31 - 1
@@ -108,6 +110,14 @@ def check_max_frame_size(value: int | None, what: str) -> None:
     if value is not None and not MIN_MAX_FRAME_SIZE <= value <= UINT_MAX:
         raise UserError(f"{what} must be between {MIN_MAX_FRAME_SIZE} and {UINT_MAX}",
                         Exit.USAGE)
+
+
+def check_max_message_size(value: int | None, what: str) -> None:
+    """A max-message-size our receiving links would advertise: 1 to 18446744073709551615
+    bytes (a ulong; 0 would say "no limit", which not giving it says), or a usage error.
+    None (not given) passes."""
+    if value is not None and not 1 <= value <= ULONG_MAX:
+        raise UserError(f"{what} must be between 1 and {ULONG_MAX}", Exit.USAGE)
 
 
 def check_credit(value: int | None, what: str, least: int = 1) -> None:
@@ -252,6 +262,7 @@ def build_config(
     idle_timeout: float | None = None,
     container_id: str | None = None,
     max_frame_size: int | None = None,
+    max_message_size: int | None = None,
     reconnect: int = 0,
     trace: bool = False,
     *,
@@ -328,6 +339,7 @@ def build_config(
         # the key alone sends no client certificate: it would be ignored without a word
         raise UserError("--key needs --cert (the client certificate it goes with)", Exit.USAGE)
     check_max_frame_size(max_frame_size, "--max-frame-size")
+    check_max_message_size(max_message_size, "--max-message-size")
     check_seconds(connect_timeout, "--connect-timeout")
     check_idle_timeout(idle_timeout, "--idle-timeout")
     if reconnect < 0:
@@ -342,6 +354,7 @@ def build_config(
         idle_timeout=idle_timeout,
         container_id=container_id,
         max_frame_size=max_frame_size,
+        max_message_size=max_message_size,
         reconnect=ReconnectPolicy(limit=reconnect),
         hostname=open_hostname,
         trace=_stderr_tracer() if trace else None,

@@ -887,7 +887,8 @@ class Client:
         if source is None:
             source = c.Source(address=address)
         link = self._engine_attach(name, sender=False, source=source, target=c.Target(),
-                                   snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+                                   snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode,
+                                   max_message_size=self.cfg.max_message_size)
         r = ReceiverLink(self, link, address)
         self._links[id(link)] = r
         self._schedule_flush()
@@ -1211,6 +1212,10 @@ class Client:
                 return
             err = UserError(f"lost the connection to {where}: the peer went silent ({e.detail})",
                             Exit.CONNECTION)
+        elif e.kind == "message-size-exceeded":
+            # (the engine detaches the link: the message stays with the peer)
+            err = UserError(f"the peer at {where} sent a message larger than "
+                            f"--max-message-size ({e.detail})", Exit.REFUSED)
         else:
             err = UserError(f"the peer at {where} broke the protocol: {e.detail}", Exit.CONNECTION)
         link = self._links.get(id(e.link)) if e.link is not None else None
@@ -1265,13 +1270,15 @@ class Client:
             return self._acting().begin()
 
     def _engine_attach(self, name: str, *, sender: bool, source: Any, target: Any,
-                       snd_settle_mode: int | None, rcv_settle_mode: int | None) -> Any:
+                       snd_settle_mode: int | None, rcv_settle_mode: int | None,
+                       max_message_size: int | None = None) -> Any:
         with self._lock:
             engine = self._acting()
             attach = engine.attach_sender if sender else engine.attach_receiver
             try:
                 return attach(self._session, name, source, target,
-                              snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode)
+                              snd_settle_mode=snd_settle_mode, rcv_settle_mode=rcv_settle_mode,
+                              max_message_size=max_message_size)
             except FrameTooLarge as e:
                 raise UserError(f"{e}: the link's name, address, filters or capabilities "
                                 "are too long for it", Exit.USAGE) from None

@@ -130,6 +130,8 @@ class ConnectionConfig:
     idle_timeout: float | None = None  # seconds; None: do not ask the peer for heartbeats
     container_id: str | None = None
     max_frame_size: int | None = None
+    # the largest message our receiving links take (their attach's max-message-size)
+    max_message_size: int | None = None
     reconnect: ReconnectPolicy = field(default_factory=ReconnectPolicy)
     # every frame both ways: (connection label, "->" ours or "<-" the peer's, frame
     # reader item, time); the CLI renders it (`--trace`)
