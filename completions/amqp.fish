@@ -330,7 +330,6 @@ complete -c amqp -n '__amqp_is send' -l connect-timeout -x -d 'Seconds to connec
 complete -c amqp -n '__amqp_is send' -l idle-timeout -x -d 'Close the connection when the peer is silent this many seconds (the open asks it for heartbeats at half that)'
 complete -c amqp -n '__amqp_is send' -l container-id -x -d 'Our container-id (default: random; a subscription needs a stable one)'
 complete -c amqp -n '__amqp_is send' -l max-frame-size -x -d 'Largest frame we accept, in bytes (min 512)'
-complete -c amqp -n '__amqp_is send' -l max-message-size -x -d 'Largest message we receive, in bytes: our receiving links say so in their attach, and a peer that sends a larger one has the link ended (amqp:link:message-size-exceeded; the message stays with it)'
 complete -c amqp -n '__amqp_is send' -l reconnect -x -d 'Try up to N times in a row when connecting fails or the connection is lost (backoff 0.2 s doubling to 10 s)'
 complete -c amqp -n '__amqp_is send' -l trace -d 'Print every frame both ways on stderr as it happens, one line each (SASL passwords masked)'
 complete -c amqp -n '__amqp_is send' -l profile -x -a '(__amqp_profiles)' -d 'Use the named connection NAME from the config file (docs/config.md)'

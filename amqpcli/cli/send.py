@@ -907,7 +907,7 @@ def _properties(payload: bytes, name: str) -> Any:
     "Moving messages between nodes goes through a file: a send that stops early (a "
     "failure, Ctrl-C) says which lines it did not read, and they are still there to send "
     "again; piped from recv, they would be consumed from the old node and lost."))
-@connection_options(body="body")
+@connection_options(body="body", without=("max_message_size",))
 def send(
     conn: ConnectionConfig,
     body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),

@@ -97,7 +97,12 @@ _CONNECTS_NOWHERE = {
 def refuse_unused_connection_options(given: dict[str, str], src: str) -> None:
     """A connection option (`given`: name to flag) the source has no use for is a usage
     error: ignored, it would leave whoever gave it believing it took effect."""
-    if src in ("recv", "send"):
+    if src == "recv":
+        return
+    if src == "send":
+        if "max_message_size" in given:  # (a sender receives no messages)
+            raise UserError(f"{given['max_message_size']} goes with --recv: --send receives "
+                            "no messages", Exit.USAGE)
         return
     unused = [flag for name, flag in given.items()
               if src != "proxy" or name not in _PROXY_OPTIONS]

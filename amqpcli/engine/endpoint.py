@@ -166,6 +166,17 @@ class _Outgoing:
     started: bool = False
 
 
+
+def _keeps(link: Link, side: str) -> bool:
+    """Whether `side`'s end of the link is durable (a durable subscription): ended for a
+    fault, it is detached without closing, for closing it would delete the terminus and
+    what it holds (Part 2 §2.6.6)."""
+    att = link.attach.get(side)
+    if att is None:
+        return False
+    terminus = att.source if link.receiver == side else att.target
+    return bool(getattr(terminus, "durable", None))
+
 class Endpoint:
     """One end of an AMQP 1.0 connection, without I/O. `role` is "client" or "peer"."""
 
@@ -711,7 +722,7 @@ class Endpoint:
             if self.local in v.session.channel and self.local not in v.session.end:
                 self.end(v.session, err)
         elif scope == "link" and v.link is not None and self.local in v.link.handle:
-            self.detach(v.link, closed=True, error=err)
+            self.detach(v.link, closed=not _keeps(v.link, self.local), error=err)
 
     def _refresh_window(self, s: Session) -> None:
         if self.local not in s.channel or self.local in s.end:

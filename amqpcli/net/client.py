@@ -1214,8 +1214,8 @@ class Client:
                             Exit.CONNECTION)
         elif e.kind == "message-size-exceeded":
             # (the engine detaches the link: the message stays with the peer)
-            err = UserError(f"the peer at {where} sent a message larger than "
-                            f"--max-message-size ({e.detail})", Exit.REFUSED)
+            err = UserError(f"the peer at {where} sent a message larger than our "
+                            f"max-message-size ({e.detail})", Exit.REFUSED)
         else:
             err = UserError(f"the peer at {where} broke the protocol: {e.detail}", Exit.CONNECTION)
         link = self._links.get(id(e.link)) if e.link is not None else None
