@@ -166,7 +166,6 @@ class _Outgoing:
     started: bool = False
 
 
-
 def _keeps(link: Link, side: str) -> bool:
     """Whether `side`'s end of the link is durable (a durable subscription): ended for a
     fault, it is detached without closing, for closing it would delete the terminus and
@@ -176,6 +175,7 @@ def _keeps(link: Link, side: str) -> bool:
         return False
     terminus = att.source if link.receiver == side else att.target
     return bool(getattr(terminus, "durable", None))
+
 
 class Endpoint:
     """One end of an AMQP 1.0 connection, without I/O. `role` is "client" or "peer"."""

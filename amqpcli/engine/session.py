@@ -58,7 +58,6 @@ UNSETTLED = Phase.UNSETTLED
 SETTLED = Phase.SETTLED
 
 
-
 def _check_attach_types(att: Any) -> None:
     """The fields an answering attach echoes (its name, settle modes) must be what they
     claim: a wrong type is an invalid field here, not an answer that cannot be encoded.
