@@ -13,8 +13,9 @@ SIGCONT. With Textual's driver as it is, that could hang the app for good:
 
 `TerminalDriver` writes through `TerminalOutput`, which drops what cannot be written
 once the terminal is gone (the output thread lives on and empties its queue), and
-resumes on SIGCONT only after a suspend (SIGTSTP). The app then ends on the SIGHUP
-(`AmqpTui.on_load`).
+resumes on SIGCONT only after a suspend (SIGTSTP), which it carries out from the event
+loop rather than inside the signal handler (where it could wait for a lock the
+interrupted main thread holds). The app then ends on the SIGHUP (`AmqpTui.on_load`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,15 @@ class TerminalDriver(LinuxDriver):
             self._file = TerminalOutput(self._file)  # type: ignore[assignment]
 
     def _sigtstp_application(self, *args: Any) -> None:
+        # Suspended from the event loop, not in the signal handler: the handler runs on
+        # the main thread wherever it was, perhaps inside a write to the output thread's
+        # queue, whose lock the suspend's own writes would then wait for, for ever.
+        try:
+            self._loop.call_soon_threadsafe(self._suspend, *args)
+        except RuntimeError:  # (the loop is closed: the app is ending, nothing to suspend)
+            pass
+
+    def _suspend(self, *args: Any) -> None:
         self._suspended = True
         super()._sigtstp_application(*args)
 

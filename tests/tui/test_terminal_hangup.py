@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 from textual.drivers._writer_thread import WriterThread
 
 from amqpcli.tui.terminal import TerminalOutput
@@ -147,3 +148,29 @@ def test_output_to_a_terminal_gone_is_dropped_not_queued_for_ever() -> None:
 
     threading.Thread(target=write_then_stop, daemon=True).start()
     assert done.wait(HANG_GUARD), "a write to the hung-up terminal waits for ever"
+
+
+def test_a_suspend_is_carried_out_from_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGTSTP's handler runs on the main thread wherever it was, perhaps inside a write
+    to the output thread's queue: suspending there (the suspend writes to that queue too)
+    waited for ever on the queue's lock. The handler only schedules the suspend."""
+    from amqpcli.tui.terminal import TerminalDriver
+
+    scheduled: list[object] = []
+    done: list[str] = []
+
+    class Loop:
+        def call_soon_threadsafe(self, callback: object, *args: object) -> None:
+            scheduled.append(callback)
+
+    driver = object.__new__(TerminalDriver)
+    driver._loop = Loop()  # type: ignore[assignment]
+    driver._suspended = False
+    driver._auto_restart = True
+    monkeypatch.setattr(driver, "suspend_application_mode", lambda: done.append("suspend"))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: done.append(f"kill {sig}"))
+    driver._sigtstp_application(signal.SIGTSTP, None)
+    assert done == [] and len(scheduled) == 1  # nothing written from the handler
+    scheduled[0]()  # type: ignore[operator]
+    assert done == ["suspend", f"kill {signal.SIGSTOP}"]
+    assert driver._suspended
