@@ -253,7 +253,8 @@ class Sink:
                 warn(f"message {incoming.number}: {problem}")
             return safe_json_text(json.dumps(obj, ensure_ascii=False,
                                              separators=(",", ":"))) + "\n"
-        tree = payload_tree(incoming.payload, label=f"message {incoming.number}")
+        tree = payload_tree(incoming.payload, label=f"message {incoming.number}",
+                            message_format=incoming.message_format)
         return "\n".join(plain_lines(tree)) + "\n"
 
     def _write(self, incoming: Incoming) -> None:
@@ -264,7 +265,8 @@ class Sink:
         from amqpcli.render.text import rich_tree
 
         self.count += 1
-        tree = payload_tree(incoming.payload, label=f"message {incoming.number}")
+        tree = payload_tree(incoming.payload, label=f"message {incoming.number}",
+                            message_format=incoming.message_format)
         if self._console is None:
             from rich.console import Console
 

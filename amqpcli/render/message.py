@@ -36,7 +36,7 @@ from amqpcli.codec.composites import (
 )
 from amqpcli.codec.encode import encodes_as_decoded
 from amqpcli.codec.message import SECTION_NAMES, Message
-from amqpcli.codec.types import Composite, DecodeError, Symbol
+from amqpcli.codec.types import Composite, DecodeError, Symbol, UInt
 from amqpcli.render.jsonvalues import (
     JsonValueError,
     Redactions,
@@ -293,13 +293,21 @@ def payload_problem(payload: bytes, obj: dict[str, Any]) -> str | None:
     return f'{reasons}; kept as bytes in "encoded-sections"'
 
 
-def payload_tree(payload: bytes, label: str = "message", show_secrets: bool = False) -> Node:
-    """`message_tree` of a transfer's payload, or why it is no message."""
+def payload_tree(payload: bytes, label: str = "message", show_secrets: bool = False,
+                 message_format: int = 0) -> Node:
+    """`message_tree` of a transfer's payload, or why it is no message. The transfer's
+    `message_format`, when not 0, is its first line (`message-format: N  (uint)`, as the
+    transfer's field reads): a vendor's format, whose bytes need not be an AMQP message.
+    0, the AMQP message format, is not shown."""
     try:
         msg = Message.decode(payload)
     except DecodeError as e:
-        return Node(label, f"decode error {e}", f"{len(payload)} bytes, not a message")
-    return message_tree(msg, label, show_secrets)
+        node = Node(label, f"decode error {e}", f"{len(payload)} bytes, not a message")
+    else:
+        node = message_tree(msg, label, show_secrets)
+    if message_format:
+        node.children.insert(0, value_tree(UInt(message_format), "message-format"))
+    return node
 
 # Sections holding a map, by their place in SECTION_NAMES, and the key type that lets
 # `_keyed_to_json` write it as a plain JSON object (which keeps no map width: it reads back
