@@ -101,13 +101,22 @@ class Entry:
         """Is it for this consumer but for its max-message-size `limit`?"""
         return limit is not None and len(self.payload) > limit and self.matches(selector)
 
+    @property
+    def rewritable(self) -> bool:
+        """Whether its header and annotations may be rewritten: only the AMQP message
+        format (0) has such sections (Part 2 §2.7.5); a vendor's format is bytes this peer
+        does not know the layout of, kept as they came."""
+        return not self.message_format
+
     def came_back(self) -> None:
         """It was acquired and is ready again (released, rolled back, its link gone): a
         header saying first-acquirer says so no more (Part 3 §3.2.1: true means no other
-        link acquired it). Only the header is re-encoded."""
+        link acquired it). Only the header is re-encoded, and only in the AMQP format."""
         if self.acquired_before:
             return
         self.acquired_before = True
+        if not self.rewritable:
+            return
         try:
             msg = Message.decode(self.payload)
             h = msg.header
@@ -125,8 +134,8 @@ class Entry:
         """Apply a `modified` outcome: count the failed attempt, merge the annotations.
 
         Only the header and message-annotations are re-encoded; the bare message keeps
-        its bytes."""
-        if not delivery_failed and not annotations:
+        its bytes. A message of a vendor's format is kept as it came (`rewritable`)."""
+        if not (delivery_failed or annotations) or not self.rewritable:
             return
         try:
             msg = Message.decode(self.payload)
