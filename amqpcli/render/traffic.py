@@ -28,7 +28,7 @@ from amqpcli.render.items import item_to_json
 from amqpcli.render.jsonvalues import Redactions, b64, to_json
 from amqpcli.render.redact import redact, redact_010_fields
 from amqpcli.render.text import format_binary
-from amqpcli.render.types import printable, quoted
+from amqpcli.render.types import printable, quoted, shortest_float32
 
 ARROW = {"client": "->", "server": "<-"}
 _CHANNEL_WIDTH = 4
@@ -168,6 +168,8 @@ def _v010(v: Any, limit: int = 40) -> str:
     ranges = getattr(v, "ranges", None)
     if ranges is not None:
         return ranges_text(ranges)
+    if isinstance(v, float):
+        return str(_shown_float_010(v))
     return str(v)  # a uuid as a uuid, numbers as numbers
 
 
@@ -303,6 +305,18 @@ def _brief_json(item: Any, show_secrets: bool) -> dict[str, Any]:
     return out
 
 
+def _shown_float_010(v: float) -> float:
+    """A 0-10 float as every view shows it: one of type `float` (32-bit) as the shortest
+    decimal that reads back as the same 32 bits, by 1.0's rule for its floats
+    (`shortest_float32`: 0.1, not 0.10000000149011612, its value as a double); a double
+    as it is."""
+    from amqpcli.amqp010.model import TYPES_BY_NAME
+
+    if getattr(v, "code", None) == TYPES_BY_NAME["float"][0]:
+        return shortest_float32(v)
+    return v
+
+
 def plain_010(v: Any, typed: bool = False) -> Any:
     """0-10 values as JSON: bytes as text or base64, sets as ranges, the rest plain.
     `typed` (the JSON views) keeps every type the wire gave, so nothing is lost: see
@@ -326,7 +340,9 @@ def plain_010(v: Any, typed: bool = False) -> Any:
         return {"sequence-set": [list(r) for r in ranges]}
     if isinstance(v, uuid.UUID):
         return {"uuid": str(v)}
-    if isinstance(v, (bool, int, float, str)) or v is None:
+    if isinstance(v, float):
+        return _shown_float_010(v)
+    if isinstance(v, (bool, int, str)) or v is None:
         return v
     fields = getattr(v, "fields", None)
     if isinstance(fields, dict):
