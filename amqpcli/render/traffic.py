@@ -25,7 +25,7 @@ from amqpcli.dissect.records import (
 )
 from amqpcli.render.frameline import clock, frame_line, item_line
 from amqpcli.render.items import item_to_json
-from amqpcli.render.jsonvalues import Redactions, b64, to_json
+from amqpcli.render.jsonvalues import Redactions, _float_json, b64, to_json
 from amqpcli.render.redact import redact, redact_010_fields
 from amqpcli.render.text import format_binary
 from amqpcli.render.types import printable, quoted, shortest_float32
@@ -378,6 +378,8 @@ def _typed_010(v: Any, inner: bool) -> Any:
     if isinstance(fields, dict):
         return {"struct": getattr(v, "qname", ""), "fields": _fields_010(fields)}
     plain = plain_010(v)
+    if isinstance(plain, float):  # NaN and the infinities as strings, as 1.0's JSON has them
+        plain = _float_json(plain)
     if not inner or v is None or isinstance(v, (bool, uuid.UUID)):
         return plain
     code = code_of(v)

@@ -67,3 +67,25 @@ def test_pcap_dump_shows_a_float_at_its_shortest(tmp_path: Path) -> None:
     (delivery,) = [r for r in records if r["record"] == "delivery"]
     assert _headers(delivery) == EXPECTED_JSON
 
+
+
+def _strict_json(line: str) -> Any:
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"not JSON: {token}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_json_writes_nan_and_infinities_as_1_0_does(tmp_path: Path) -> None:
+    # they were written as the bare tokens NaN and Infinity, which are not JSON
+    nan, inf = float("nan"), float("inf")
+    headers = {"n": TypedFloat(nan, FLOAT), "i": TypedFloat(inf, DOUBLE),
+               "a": Array([TypedFloat(-inf, FLOAT)], FLOAT)}
+    path = tmp_path / "t.bin"
+    path.write_bytes(PROTOCOL_HEADER + encode_assembly(
+        Command.make("message.transfer", destination="q"), 1,
+        (Struct.make("message.message-properties", application_headers=headers),), b""))
+    (assembly,) = [_strict_json(x) for x in _run("decode", str(path), "--json").splitlines()
+                   if '"assembly"' in x]
+    assert _headers(assembly) == {"n": {"float": "NaN"}, "i": {"double": "Infinity"},
+                                  "a": {"array": ["-Infinity"], "type": "float"}}
