@@ -6,15 +6,13 @@ message left unsettled with it (it delivers it again elsewhere), and the run say
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from amqpcli.codec.message import Message
-from amqpcli.engine import DeliverySettled, Endpoint, LinkAttached, LinkDetached
+from amqpcli.engine import DeliverySettled, Event, LinkAttached, LinkDetached
 from amqpcli.errors import Exit
 from tests.net.clirun import amqp_in_process
-from tests.net.onepeer import one_connection
+from tests.net.onepeer import PeerConnection, engine_peer
 from tests.net.servepeer import ServePeers
 
 pytestmark = pytest.mark.integration
@@ -37,26 +35,19 @@ def _peer(big: int, seen: dict[str, object]) -> int:
     receiver's max-message-size (in frames of at most 64 KiB, one write); records what it
     saw of our attach and detach."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer")
-        t = 0.0
-        while data := conn.recv(65536):
-            t += 0.001
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    seen["max-message-size"] = e.link.attach[ep.remote].max_message_size
-                    seen["small"] = ep.send(e.link, Message(body="small").encode())
-                elif isinstance(e, DeliverySettled) and e.delivery is seen.get("small"):
-                    seen["big"] = ep.send(e.delivery.link, Message(body="x" * big).encode())
-                elif isinstance(e, DeliverySettled) and e.delivery is seen.get("big"):
-                    seen["big outcome"] = e.delivery.outcome
-                elif isinstance(e, LinkDetached) and e.side == ep.remote:
-                    seen["closed"] = e.closed
-            out = ep.data_to_send()
-            if out:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote:
+            seen["max-message-size"] = e.link.attach[ep.remote].max_message_size
+            seen["small"] = ep.send(e.link, Message(body="small").encode())
+        elif isinstance(e, DeliverySettled) and e.delivery is seen.get("small"):
+            seen["big"] = ep.send(e.delivery.link, Message(body="x" * big).encode())
+        elif isinstance(e, DeliverySettled) and e.delivery is seen.get("big"):
+            seen["big outcome"] = e.delivery.outcome
+        elif isinstance(e, LinkDetached) and e.side == ep.remote:
+            seen["closed"] = e.closed
 
-    port, th = one_connection(serve)
+    port, th = engine_peer(script)
     seen["thread"] = th
     return port
 

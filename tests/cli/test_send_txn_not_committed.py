@@ -9,18 +9,17 @@ rolls back either way."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
-from amqpcli.engine import Endpoint, LinkAttached, MessageReceived
+from amqpcli.engine import Event, LinkAttached, MessageReceived
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.sending import SendSummary, summary_exit, summary_text
 from tests.net.clirun import amqp_in_process
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 pytestmark = pytest.mark.integration
 
@@ -30,35 +29,29 @@ def _peer(drop_on: str) -> tuple[int, threading.Thread]:
     in it, and drops the connection without a word when the third message comes
     (`message`) or when the discharge comes (`discharge`), or refuses the discharge
     (`refuse`: rejected, amqp:transaction:rollback)."""
+    received = 0
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer")
-        t = 0.0
-        received = 0
-        while data := conn.recv(65536):
-            t += 0.001
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    ep.flow(e.link, 10)
-                elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
-                    if isinstance(e.delivery.txn_request, c.Declare):
-                        ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
-                    elif drop_on == "discharge":
-                        return
-                    elif drop_on == "refuse":
-                        ep.settle(e.delivery, c.Rejected(error=c.Error(
-                            condition=Symbol("amqp:transaction:rollback"))))
-                elif isinstance(e, MessageReceived):
-                    received += 1
-                    if received == 3 and drop_on == "message":
-                        return
-                    ep.settle(e.delivery, c.TransactionalState(txn_id=b"t1",
-                                                               outcome=c.Accepted()))
-            out = ep.data_to_send()
-            if out:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        nonlocal received
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote:
+            ep.flow(e.link, 10)
+        elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
+            if isinstance(e.delivery.txn_request, c.Declare):
+                ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
+            elif drop_on == "discharge":
+                peer.hang_up()
+            elif drop_on == "refuse":
+                ep.settle(e.delivery, c.Rejected(error=c.Error(
+                    condition=Symbol("amqp:transaction:rollback"))))
+        elif isinstance(e, MessageReceived):
+            received += 1
+            if received == 3 and drop_on == "message":
+                peer.hang_up()
+                return
+            ep.settle(e.delivery, c.TransactionalState(txn_id=b"t1", outcome=c.Accepted()))
 
-    return one_connection(serve)
+    return engine_peer(script)
 
 
 def _send(port: int, *args: str) -> tuple[int, dict[str, object], str]:

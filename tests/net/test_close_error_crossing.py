@@ -6,7 +6,6 @@ the closes cross, every time."""
 
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
@@ -14,10 +13,10 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.types import Symbol
-from amqpcli.engine import ConnectionClosed, Endpoint, LinkAttached, MessageReceived
+from amqpcli.engine import ConnectionClosed, Event, LinkAttached, MessageReceived
 from amqpcli.errors import Exit
 from tests.net.clirun import amqp, json_lines
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 pytestmark = pytest.mark.integration
 
@@ -26,30 +25,20 @@ def _peer(condition: str) -> tuple[int, threading.Thread]:
     """Takes one connection (no SASL), grants credit, accepts what it gets, and answers
     the client's close with a close carrying `condition`."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer", link_policy="manual")
-        t = 0.0
-        while data := conn.recv(65536):
-            t += 0.001
-            closed = False
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    ep.accept_link(e.link)
-                    ep.flow(e.link, 100)
-                elif isinstance(e, MessageReceived) and not e.delivery.presettled:
-                    ep.accept(e.delivery)
-                elif isinstance(e, ConnectionClosed) and e.side == ep.remote:
-                    closed = True
-            out = ep.data_to_send()
-            if closed:
-                # instead of the engine's plain answer (and whatever came before it)
-                err = c.Error(condition=Symbol(condition), description="going away")
-                conn.sendall(encode_frame(c.Close(error=err)))
-                return
-            if out:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote:
+            ep.accept_link(e.link)
+            ep.flow(e.link, 100)
+        elif isinstance(e, MessageReceived) and not e.delivery.presettled:
+            ep.accept(e.delivery)
+        elif isinstance(e, ConnectionClosed) and e.side == ep.remote:
+            # instead of the engine's plain answer (and whatever came before it)
+            err = c.Error(condition=Symbol(condition), description="going away")
+            peer.write(encode_frame(c.Close(error=err)))
+            peer.hang_up()
 
-    return one_connection(serve)
+    return engine_peer(script, link_policy="manual")
 
 
 @pytest.mark.parametrize("condition", ["amqp:connection:forced", "amqp:internal-error"])

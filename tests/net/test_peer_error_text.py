@@ -8,18 +8,17 @@ reached the terminal). Every command words a peer's error the same way, with
 
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
-from amqpcli.engine import Endpoint, LinkAttached, MessageReceived
+from amqpcli.engine import Event, LinkAttached, MessageReceived
 from amqpcli.errors import Exit
 from amqpcli.net.client import describe_error
 from tests.net.clirun import amqp
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 DESCRIPTION = "no such node:\n  name    | state\n  orders  |\tgone\r\nsee 'a  b' \x1b[31m C:\\q"
 SHOWN = "no such node:\\n  name    | state\\n  orders  |\\tgone\\r\\nsee 'a  b' \\x1b[31m C:\\\\q"
@@ -65,34 +64,25 @@ def _peer(how: str) -> tuple[int, threading.Thread]:
     link and `refuse` refuses it, once a link is attached; `reject` grants credit and
     rejects every message."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer", link_policy="manual")
-        t = 0.0
-        while data := conn.recv(65536):
-            t += 0.001
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    if how == "refuse":
-                        ep.refuse_link(e.link, ERROR)
-                        continue
-                    ep.accept_link(e.link)
-                    if e.link.sender != ep.local:
-                        ep.flow(e.link, 100)
-                    if how == "close":
-                        ep.close(ERROR)
-                    elif how == "end":
-                        ep.end(e.link.session, ERROR)
-                    elif how == "detach":
-                        ep.detach(e.link, error=ERROR)
-                elif isinstance(e, MessageReceived) and how == "reject":
-                    ep.reject(e.delivery, ERROR)
-            out = ep.data_to_send()
-            if out:
-                conn.sendall(out)
-            if ep.local in ep.connection.close:  # ours sent (or the answer to theirs)
+    def script(peer: PeerConnection, e: Event) -> None:
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote:
+            if how == "refuse":
+                ep.refuse_link(e.link, ERROR)
                 return
+            ep.accept_link(e.link)
+            if e.link.sender != ep.local:
+                ep.flow(e.link, 100)
+            if how == "close":
+                ep.close(ERROR)  # (and hangs up once it is written)
+            elif how == "end":
+                ep.end(e.link.session, ERROR)
+            elif how == "detach":
+                ep.detach(e.link, error=ERROR)
+        elif isinstance(e, MessageReceived) and how == "reject":
+            ep.reject(e.delivery, ERROR)
 
-    return one_connection(serve)
+    return engine_peer(script, link_policy="manual")
 
 
 def _run(how: str, *args: str) -> tuple[int, list[str]]:

@@ -5,16 +5,15 @@ before the transaction was full) leaves them to come again, with a warning."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.engine import DeliveryUpdated, Endpoint, LinkAttached, MessageReceived
+from amqpcli.engine import DeliveryUpdated, Event, LinkAttached, MessageReceived
 from tests.net.clirun import amqp, json_lines
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 pytestmark = pytest.mark.integration
 
@@ -23,36 +22,30 @@ def _peer(drop_on: str) -> tuple[int, threading.Thread]:
     """Holds two messages for the receiver, declares transactions, and drops the
     connection when the first discharge comes (`discharge`) or after the second
     message's disposition (`disposition`), answering neither."""
+    disposed = 0
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer")
-        t = 0.0
-        disposed = 0
-        while data := conn.recv(65536):
-            t += 0.001
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    if e.link.coordinator:
-                        ep.flow(e.link, 10)
-                    elif e.link.sender == ep.local:
-                        for i in (1, 2):
-                            ep.send(e.link, Message(c.AmqpValue(f"m{i}")).encode())
-                elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
-                    req = e.delivery.txn_request
-                    if isinstance(req, c.Declare):
-                        ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
-                    elif drop_on == "discharge":
-                        return
-                elif (isinstance(e, DeliveryUpdated) and e.entry.side == ep.remote
-                      and not e.delivery.link.coordinator):
-                    disposed += 1
-                    if drop_on == "disposition" and disposed == 2:
-                        return
-            out = ep.data_to_send()
-            if out:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        nonlocal disposed
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote:
+            if e.link.coordinator:
+                ep.flow(e.link, 10)
+            elif e.link.sender == ep.local:
+                for i in (1, 2):
+                    ep.send(e.link, Message(c.AmqpValue(f"m{i}")).encode())
+        elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
+            req = e.delivery.txn_request
+            if isinstance(req, c.Declare):
+                ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
+            elif drop_on == "discharge":
+                peer.hang_up()
+        elif (isinstance(e, DeliveryUpdated) and e.entry.side == ep.remote
+              and not e.delivery.link.coordinator):
+            disposed += 1
+            if drop_on == "disposition" and disposed == 2:
+                peer.hang_up()
 
-    return one_connection(serve)
+    return engine_peer(script)
 
 
 def test_a_commit_not_answered_leaves_its_messages_in_doubt() -> None:

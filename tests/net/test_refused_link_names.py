@@ -4,16 +4,15 @@ sources not supported") and 'None' when the peer attached a null source and deta
 
 from __future__ import annotations
 
-import socket
 import threading
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
-from amqpcli.engine import Endpoint, LinkAttached
+from amqpcli.engine import Event, LinkAttached
 from tests.net.clirun import amqp
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 pytestmark = pytest.mark.integration
 
@@ -25,22 +24,14 @@ def _refusing_peer(how: str) -> tuple[int, threading.Thread]:
     """Takes one connection (no SASL) and refuses its first link: by ending the session
     (`end`) or by attaching a null terminus and detaching (`detach`)."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer", link_policy="manual")
-        t = 0.0
-        while data := conn.recv(65536):
-            t += 0.001
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    if how == "end":
-                        ep.end(e.link.session, error=_ERROR)
-                    else:
-                        ep.refuse_link(e.link, _ERROR)
-            out = ep.data_to_send()
-            if out:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        if isinstance(e, LinkAttached) and e.side == peer.ep.remote:
+            if how == "end":
+                peer.ep.end(e.link.session, error=_ERROR)
+            else:
+                peer.ep.refuse_link(e.link, _ERROR)
 
-    return one_connection(serve)
+    return engine_peer(script, link_policy="manual")
 
 
 @pytest.mark.parametrize("how", ["end", "detach"])

@@ -11,44 +11,34 @@ connection are counted settled-unconfirmed: nothing says the peer had them."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 
 import pytest
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
-from amqpcli.engine import ConnectionClosed, Endpoint, LinkAttached, LinkDetached
+from amqpcli.engine import ConnectionClosed, Event, LinkAttached, LinkDetached
 from tests.net.clirun import amqp, amqp_in_process, json_lines
-from tests.net.onepeer import HANG_GUARD, one_connection
+from tests.net.onepeer import HANG_GUARD, PeerConnection, engine_peer
 
 pytestmark = pytest.mark.integration
 
 
-def _peer(messages: int, silent_from: type) -> tuple[int, threading.Thread]:
+def _peer(messages: int,
+          silent_from: type[LinkDetached | ConnectionClosed]) -> tuple[int, threading.Thread]:
     """Holds `messages` messages for a receiver and answers everything until the client's
     first `silent_from` event (its detach, its close): from then on it reads what comes
     and answers nothing, until the client hangs up."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer")
-        t = 0.0
-        silent = False
-        while data := conn.recv(65536):
-            t += 0.001
-            if silent:
-                continue
-            for e in ep.receive_data(data, t):
-                if isinstance(e, LinkAttached) and e.side == ep.remote and e.link.sender == ep.local:
-                    for i in range(1, messages + 1):
-                        ep.send(e.link, Message(c.AmqpValue(f"m{i}")).encode())
-                elif isinstance(e, silent_from) and e.side == ep.remote:
-                    silent = True
-            out = ep.data_to_send()
-            if out and not silent:
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        ep = peer.ep
+        if isinstance(e, LinkAttached) and e.side == ep.remote and e.link.sender == ep.local:
+            for i in range(1, messages + 1):
+                ep.send(e.link, Message(c.AmqpValue(f"m{i}")).encode())
+        elif isinstance(e, silent_from) and e.side == ep.remote:
+            peer.go_silent()
 
-    return one_connection(serve)
+    return engine_peer(script)
 
 
 def _run(port: int, *args: str) -> tuple[int, str, list[str], dict[str, object]]:
@@ -120,21 +110,13 @@ def _credit_then_silent(credit: int) -> tuple[int, threading.Thread]:
     """Takes a sender's messages on `credit` granted once (never more), and answers
     nothing from the client's close on: it reads what comes until the client hangs up."""
 
-    def serve(conn: socket.socket) -> None:
-        ep = Endpoint("peer")
-        t = 0.0
-        while data := conn.recv(65536):
-            t += 0.001
-            events = ep.receive_data(data, t)
-            if any(isinstance(e, ConnectionClosed) for e in events):
-                continue  # (and so on: nothing is written from now)
-            for e in events:
-                if isinstance(e, LinkAttached) and e.side == ep.remote:
-                    ep.flow(e.link, credit)
-            if out := ep.data_to_send():
-                conn.sendall(out)
+    def script(peer: PeerConnection, e: Event) -> None:
+        if isinstance(e, ConnectionClosed):
+            peer.go_silent()
+        elif isinstance(e, LinkAttached) and e.side == peer.ep.remote:
+            peer.ep.flow(e.link, credit)
 
-    return one_connection(serve)
+    return engine_peer(script)
 
 
 UNCONFIRMED = ("3 pre-settled message(s) sent on a connection that ended without the "
