@@ -32,30 +32,40 @@ _SECRET_FORMS: list[str] = []
 # (a password "1" in every number, "amqp" in every condition, "guest" in its user's name,
 # their hex in any payload). The frames that carry it (SASL) are masked all the same.
 MIN_MASKED = 6
+# The same forms as bytes, for a binary value shown whole (base64 in JSON hides a form
+# from any text search).
+_SECRET_BYTES: list[bytes] = []
 
 
 def register_secret(secret: str | None) -> None:
-    """`secret` is never to be shown: `mask_secrets` hides it from then on."""
+    """`secret` is never to be shown: `mask_secrets` (and `mask_secret_bytes`) hide it
+    from then on."""
     if not secret or len(secret) < MIN_MASKED:
         return
     forms = set(secret_forms(secret)) - set(_SECRET_FORMS)
     if forms:
         _SECRET_FORMS.extend(forms)
         _SECRET_FORMS.sort(key=len, reverse=True)
+        _SECRET_BYTES[:] = [_utf8(form) for form in _SECRET_FORMS]
 
 
 def clear_secrets() -> None:
     """Forget the registered secrets (a process that runs several commands: the tests)."""
     _SECRET_FORMS.clear()
+    _SECRET_BYTES.clear()
 
 
 def secret_forms(secret: str) -> tuple[str, ...]:
     """How a secret may appear in a text: as itself, as escaped bytes, as hex."""
-    try:
-        raw = secret.encode("utf-8", "surrogateescape")  # (a byte not UTF-8 given as one)
-    except UnicodeEncodeError:  # (a lone surrogate of no byte: as it is)
-        raw = secret.encode("utf-8", "surrogatepass")
+    raw = _utf8(secret)
     return (secret, repr(raw)[2:-1], raw.hex())
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")  # (a byte not UTF-8 given as one)
+    except UnicodeEncodeError:  # (a lone surrogate of no byte: as it is)
+        return text.encode("utf-8", "surrogatepass")
 
 
 def mask_secrets(text: str) -> str:
@@ -64,6 +74,16 @@ def mask_secrets(text: str) -> str:
         if form in text:
             text = text.replace(form, "***")
     return text
+
+
+def mask_secret_bytes(data: bytes) -> bytes:
+    """`data` with every registered secret, in any of its forms (as UTF-8), as `***`: the
+    rule of `mask_secrets` for a binary value a peer wrote, which a view may show whole
+    (base64, hex cut short) where no text search finds the secret."""
+    for form in _SECRET_BYTES:
+        if form in data:
+            data = data.replace(form, b"***")
+    return data
 
 
 class UserError(Exception):

@@ -7,7 +7,10 @@ Messages answered alike are one group, so that 100,000 rejections of one kind ar
 line: the JSON summary keeps every distinct outcome whole (the lossless JSON of
 docs/message-format.md) with the numbers of its messages; the text summary gives one line
 per condition (rejected) or set of flags (modified), worded from its first message's
-outcome. The peer writes these texts: the run's secrets are masked in both forms.
+outcome. The peer writes these values: the run's secrets are masked in every binary,
+string and symbol of them, at any depth, before either form is made (a binary's base64,
+or a value the text cuts short, hides a secret from a search of the text made), and in
+the text made all the same.
 """
 
 from __future__ import annotations
@@ -17,7 +20,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.errors import mask_secrets
+from amqpcli.codec.types import (
+    AmqpList,
+    AmqpMap,
+    Array,
+    Char,
+    Composite,
+    Described,
+    Symbol,
+    add_map_entry,
+    key_value,
+)
+from amqpcli.errors import mask_secret_bytes, mask_secrets
 
 __all__ = ["OutcomeDetails", "numbers_text"]
 
@@ -69,6 +83,7 @@ class OutcomeDetails:
         their encodings have), made if need be."""
         from amqpcli.render.jsonvalues import to_json
 
+        state = _without_secrets(state)
         detail = _masked(to_json(state, exact=False))
         key = json.dumps(detail, sort_keys=True)
         group = self._groups.get(key)
@@ -123,8 +138,55 @@ def _words(state: c.Rejected | c.Modified) -> tuple[tuple[str, str], str]:
     return ("modified", flags), text
 
 
+def _without_secrets(value: Any) -> Any:
+    """An AMQP value with the run's secrets masked in every binary, string and symbol of
+    it, at any depth (map keys, lists, arrays, described values, composites' fields): the
+    very object when nothing in it holds one."""
+    t = type(value)
+    if t is bytes or t is bytearray or t is memoryview:
+        data = bytes(value)
+        masked = mask_secret_bytes(data)
+        return value if masked == data else masked
+    if isinstance(value, str):
+        shown = mask_secrets(value)
+        if shown == value or t is Char:  # (one character holds no secret)
+            return value
+        return Symbol(shown) if t is Symbol else shown
+    if isinstance(value, Composite):
+        fields = [getattr(value, slot) for slot in value._SLOTS]
+        shown_fields = [_without_secrets(v) for v in fields]
+        if all(a is b for a, b in zip(fields, shown_fields)):
+            return value
+        return t(*shown_fields)
+    if isinstance(value, dict):
+        entries = [(key_value(k), v) for k, v in value.items()]
+        shown_entries = [(_without_secrets(k), _without_secrets(v)) for k, v in entries]
+        if all(k is k2 and v is v2 for (k, v), (k2, v2) in zip(entries, shown_entries)):
+            return value
+        out: dict[Any, Any] = AmqpMap(code=value.code) if isinstance(value, AmqpMap) else {}
+        for k, v in shown_entries:
+            add_map_entry(out, k, v)  # (two keys masked alike stay two entries)
+        return out
+    if isinstance(value, list):
+        items = [_without_secrets(x) for x in value]
+        if all(a is b for a, b in zip(value, items)):
+            return value
+        if isinstance(value, Array):
+            return Array(items, type=value.type, code=value.code,
+                         descriptor=value.descriptor, fmt=value.fmt)
+        return AmqpList(items, code=value.code) if isinstance(value, AmqpList) else items
+    if t is Described:
+        descriptor = _without_secrets(value.descriptor)
+        inner = _without_secrets(value.value)
+        if descriptor is value.descriptor and inner is value.value:
+            return value
+        return Described(descriptor, inner)
+    return value
+
+
 def _masked(value: Any) -> Any:
-    """A JSON form with the run's secrets masked in every string of it (keys too)."""
+    """A JSON form with the run's secrets masked in every string of it (keys too): the
+    text made of values that are no text (a uuid, a timestamp)."""
     if isinstance(value, str):
         return mask_secrets(value)
     if isinstance(value, list):
