@@ -25,6 +25,7 @@ from typing import Any
 
 from amqpcli import __version__
 from amqpcli.codec import composites as c
+from amqpcli.codec.frames import FRAME_TYPE_SASL, Frame, FrameReader, ProtocolHeader
 from amqpcli.codec.types import Symbol
 from amqpcli.engine import ConnectionClosed
 from amqpcli.engine.endpoint import FrameTooLarge
@@ -47,6 +48,36 @@ SASL_MODES = ("optional", "required", "none")
 # A frame tap: (connection name, "->" from the client or "<-" from us, frame reader item,
 # time). The CLI renders it; the peer package only hands the items over.
 Tap = Callable[[str, str, Any, float], None]
+
+
+class _SaslFramesTap:
+    """A byte tap that sizes the client's SASL frames (its sasl-init, and whatever SASL
+    frame it sends), which the disconnect line's bytes in leave out: they would give away
+    its credentials' length. It reads the SASL exchange alone, and hands every byte on to
+    the tap it wraps (`--trace`'s, the TUI's), if any."""
+
+    def __init__(self, endpoint: Any, inner: Any) -> None:
+        self.endpoint = endpoint
+        self.inner = inner
+        self.size = 0  # bytes in the client's SASL frames
+        self._reader: FrameReader | None = FrameReader()
+
+    def received(self, data: bytes, time: float) -> None:
+        reader = self._reader
+        if reader is not None:
+            reader.hold_to(self.endpoint.reader)  # (a frame too large for it is no frame)
+            for item in reader.feed(data):
+                if item.__class__ is Frame and item.type == FRAME_TYPE_SASL:
+                    self.size += item.size
+                elif item.__class__ is not ProtocolHeader or item.kind != "sasl":
+                    self._reader = None  # the SASL exchange is over (or broken): done
+                    break
+        if self.inner is not None:
+            self.inner.received(data, time)
+
+    def sent(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.sent(data)
 
 
 class Server:
@@ -256,6 +287,10 @@ class Server:
             conn = broker.connect(ep, name, where)
             if self.on_connect is not None:
                 self.on_connect(conn)
+            sasl_frames = None
+            if header[4:5] == b"\x03":
+                sasl_frames = _SaslFramesTap(ep, ep.tap)
+                ep.set_tap(sasl_frames)
         done = asyncio.Event()
         loop = asyncio.get_running_loop()
 
@@ -328,5 +363,9 @@ class Server:
                 broker.disconnect(conn)
                 if self.on_disconnect is not None:
                     self.on_disconnect(conn)
-            broker.log(f"{name} disconnected ({transport.bytes_in} bytes in, "
-                       f"{transport.bytes_out} out)")
+            bytes_in, note = transport.bytes_in, ""
+            if sasl_frames is not None and sasl_frames.size:
+                bytes_in -= sasl_frames.size
+                note = "; the client's SASL frames not counted"
+            broker.log(f"{name} disconnected ({bytes_in} bytes in, {transport.bytes_out} "
+                       f"out{note})")
