@@ -377,7 +377,8 @@ class _Sender:
         # committed, so its messages are in doubt (never discharged, it rolls back)
         self.txn_committing = False
         # messages of a transaction whose commit went unanswered on a lost connection:
-        # in doubt whatever becomes of a later send of them (with --reconnect)
+        # in doubt, unless a resend of them (--reconnect) is committed, which delivers
+        # them (a second time if the unanswered commit took effect: counted as resent)
         self.commit_unanswered: set[int] = set()
         # when the send loop began waiting to send (for credit, or room in the window);
         # None while it sends or waits for something else
