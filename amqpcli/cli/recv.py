@@ -44,12 +44,13 @@ class Sink:
     say which messages were written whole, and only those may be settled. A terminal gets
     rich's tree through the text stream instead; a failure there settles none of the run.
 
-    The receive loop writes with `write_many_async`: an output that takes nothing for a
-    while (a pipe whose reader stopped reading, a socket, a terminal given JSON lines) is
-    waited for as the network is, so the connection's heartbeats go on and a stop signal
-    is taken at once. A line under way is finished first if the output takes it; one that
-    takes nothing for `LINE_END_WAIT` seconds is left with part of it (`WriteStopped`: the
-    messages not written whole are not settled). Rich's tree on a terminal still blocks."""
+    The receive loop, and `amqp request` for its replies, write with `write_many_async`:
+    an output that takes nothing for a while (a pipe whose reader stopped reading, a
+    socket, a terminal given JSON lines) is waited for as the network is, so the
+    connection's heartbeats go on and a stop signal is taken at once. A line under way is
+    finished first if the output takes it; one that takes nothing for `LINE_END_WAIT`
+    seconds is left with part of it (`WriteStopped`: the messages not written whole are
+    not settled). Rich's tree on a terminal still blocks."""
 
     # A stop's wait for the output to take more of the line under way (a reader that is
     # reading, however slowly, gets whole lines; one that stopped does not hold it up).
@@ -99,7 +100,7 @@ class Sink:
     def write_many(self, incomings: Sequence[Incoming]) -> None:
         """Write a run of messages and flush (and fsync) once, before returning. If that
         fails, the `OutputError` says how many of the run, from the first, were written
-        whole (`written`). Blocks while the output takes nothing (request's replies)."""
+        whole (`written`). Blocks while the output takes nothing."""
         run = self._start(incomings)
         if run is None:
             return

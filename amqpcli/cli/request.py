@@ -180,7 +180,8 @@ def request(
                        concurrency=concurrency, timeout=timeout, expected=expected)
     try:
         summary = run_requests(conn, plan, messages, on_reply_to=reply_node,
-                               on_reply=sink.write, on_warning=warn, input_waits=lines)
+                               write_replies=sink.write_many_async, on_warning=warn,
+                               input_waits=lines)
     finally:
         sink.close()
     code, why = request_exit(summary)

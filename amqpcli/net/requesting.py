@@ -26,6 +26,14 @@ a request sent on it names that one in its reply-to.
 reply or a request's outcome starts it again. A reply that answers no request does not
 (a busy --reply-to node would otherwise keep the run waiting for ever).
 
+Replies are written out before they are accepted, as `amqp recv` writes messages: those
+taken from the link together are written together, and only those written whole are
+accepted (`_replies`). An output that takes nothing for a while (a pipe whose reader
+stopped reading) is waited for as the network is, so heartbeats go on and Ctrl-C or
+SIGTERM stops the run meanwhile: the reply whose line the output took part of is said,
+and neither it nor those after it are accepted (the peer keeps them; their requests
+count as missing).
+
 A drain of the request link (Part 2 §2.6.7) waits for the requests the run still has,
 those --concurrency holds back included (`Offering`); it is answered, the unused credit
 given back, once the run has none to send. A run that fails closes the connection
@@ -36,7 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +66,7 @@ from amqpcli.net.client import (
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
-from amqpcli.net.receiving import run_interruptible
+from amqpcli.net.receiving import OutputError, WriteStopped, run_interruptible
 from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
 from amqpcli.net.sending import _id_text as _json_id
@@ -70,6 +78,13 @@ __all__ = ["RequestPlan", "RequestSummary", "request_exit", "run_requests"]
 POLL = 0.25  # seconds between looks at the request link while waiting for replies
 SHOWN = 20  # most refused requests named one by one in the summary text
 REPLY_CREDIT_LOW = 5  # reply credit left at which it is granted again
+
+# Writes a run of replies out (recv's `Sink.write_many_async`), returning once they are
+# flushed; while the output takes nothing the event loop runs on (the connection is
+# served, a stop is taken), `before_waiting` called first. `OutputError` when the output
+# fails, `WriteStopped` when the run is stopped meanwhile: each says how many of the run,
+# from the first, were written whole.
+WriteReplies = Callable[[Sequence[Incoming], Callable[[], None] | None], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -196,17 +211,19 @@ def request_exit(s: RequestSummary) -> tuple[Exit, str]:
 
 
 def run_requests(cfg: ConnectionConfig, plan: RequestPlan, messages: Iterator[OutgoingMessage],
-                 *, on_reply_to: Callable[[str], None], on_reply: Callable[[Incoming], None],
+                 *, on_reply_to: Callable[[str], None], write_replies: WriteReplies,
                  on_warning: Callable[[str], None], input_waits: bool = False) -> RequestSummary:
-    """Send `messages` as requests and hand each matched reply to `on_reply` (numbered by
-    its request) before it is settled. `on_reply_to(address)` is called once the reply
+    """Send `messages` as requests and write the matched replies out with `write_replies`
+    (each numbered by its request): a reply is accepted only once written whole.
+    `on_reply_to(address)` is called once the reply
     node is attached and before the first message is taken, and again for each new node
     (a dynamic one on each connection): the messages taken after it are built with that
     address as their reply-to. `input_waits`: taking the next message may wait for
     its input (lines): it is taken in a thread, as `run_send` does."""
     if input_waits:
         messages = PulledInThread(messages)
-    return run_interruptible(_Requester(cfg, plan, on_reply_to, on_reply, on_warning).run(messages))
+    return run_interruptible(_Requester(cfg, plan, on_reply_to, write_replies,
+                                        on_warning).run(messages))
 
 
 def id_key(value: Any) -> tuple[str, Any] | None:
@@ -241,12 +258,12 @@ class _Request:
 
 class _Requester:
     def __init__(self, cfg: ConnectionConfig, plan: RequestPlan,
-                 on_reply_to: Callable[[str], None], on_reply: Callable[[Incoming], None],
+                 on_reply_to: Callable[[str], None], write_replies: WriteReplies,
                  on_warning: Callable[[str], None]) -> None:
         self.cfg = cfg
         self.plan = plan
         self.on_reply_to = on_reply_to
-        self.on_reply = on_reply
+        self.write_replies = write_replies
         self.on_warning = on_warning
         self.s = RequestSummary(send=SendSummary(expected=plan.expected))
         self.waiting: dict[int, _Request] = {}  # number -> request waiting for its reply
@@ -551,16 +568,63 @@ class _Requester:
                     if e.code != Exit.TIMEOUT:
                         raise
             sender._check()
-            for inc in replies.take(None):
-                self._reply(replies, inc)
+            await self._replies(replies, replies.take(None))
             self._reply_credit(replies)  # (every turn, not only when replies came: aborts bring none)
             if self.progress != progress:  # a matched reply or an outcome
                 progress = self.progress
                 deadline = loop.time() + self.plan.timeout
         return True
 
-    def _reply(self, replies: ReceiverLink, inc: Incoming) -> None:
+    async def _replies(self, replies: ReceiverLink, taken: list[Incoming]) -> None:
+        """The replies `taken` from the link: those that answer a request waiting for one
+        are written out together, and accepted only once written whole; one that is not
+        (the output failed, or the run was stopped while the output took nothing) is no
+        reply received: not accepted (the peer keeps it), its request still waits for one
+        (missing, if the run ends on it). Those that answer no request are counted and
+        accepted unwritten."""
         now = time.monotonic()
+        matched: list[tuple[Incoming, _Request]] = []
+        answered: set[int] = set()  # (the requests among them)
+        for inc in taken:
+            req = self._answered(inc, answered)
+            if req is not None:
+                matched.append((inc, req))
+                answered.add(req.number)
+            elif not inc.settled:
+                replies.settle(inc, _ACCEPTED)
+        if not matched:
+            return
+        written = len(matched)
+        failed: OutputError | WriteStopped | None = None
+        try:
+            # (the settlements of the replies before go out before a wait for the output)
+            await self.write_replies([Incoming(inc.delivery, req.number) for inc, req in matched],
+                                     replies.flush_settlements)
+        except (OutputError, WriteStopped) as e:
+            failed, written = e, e.written
+            cut = isinstance(e, WriteStopped) and e.cut
+            if cut:
+                self._warn(_cut_short(*matched[written]))
+            lost = [req.number for inc, req in matched[written + cut:] if inc.settled]
+            if lost:
+                self._warn(f"{len(lost)} pre-settled reply(ies) not written: lost (the "
+                           f"responder settled them as it sent them): request(s) "
+                           f"{_numbers(lost)}")
+        for inc, req in matched[:written]:
+            self._done(req)
+            self.progress += 1
+            self.s.replies += 1
+            self.s.round_trips.append(now - req.sent_at)
+            if not inc.settled:
+                replies.settle(inc, _ACCEPTED)
+        if failed is not None:
+            replies.flush_settlements()  # (what was written is accepted before the run ends)
+            raise failed
+
+    def _answered(self, inc: Incoming, answered: set[int]) -> _Request | None:
+        """The request waiting for a reply that `inc` answers, unless its number is among
+        those `answered` by the replies before it; None (counted as unmatched) when there
+        is none."""
         try:
             props = Message.decode(inc.payload).properties
             corr = props.correlation_id if props is not None else None
@@ -576,6 +640,8 @@ class _Requester:
                 self.waiting[late.number] = late
                 self.by_key.update((k, late) for k in late.keys)
                 req = late
+        if req is not None and req.number in answered:
+            req = None  # (a second reply to it among those taken together)
         if req is None:
             self.s.unmatched += 1
             if not self.warned_unmatched:
@@ -583,16 +649,21 @@ class _Requester:
                 said = "no correlation-id" if corr is None else f"correlation-id {_id_text(corr)}"
                 self.on_warning(f"a reply with {said} answers no request waiting for "
                                 "one: not printed, counted as unmatched (said once)")
-        else:
-            # written first: one that could not be is no reply received, and its request
-            # still waits for one (missing, if the run ends on it)
-            self.on_reply(Incoming(inc.delivery, req.number))
-            self._done(req)
-            self.progress += 1
-            self.s.replies += 1
-            self.s.round_trips.append(now - req.sent_at)
-        if not inc.settled:
-            replies.settle(inc, _ACCEPTED)
+        return req
+
+
+def _cut_short(inc: Incoming, req: _Request) -> str:
+    """What a stop left of the reply whose line the output took part of."""
+    fate = ("it was pre-settled: lost" if inc.settled
+            else "not accepted: the peer keeps it")
+    return (f"stopped while the output took the reply to request {req.number}: its line is "
+            f"cut short there ({fate})")
+
+
+def _numbers(numbers: list[int]) -> str:
+    """Request numbers as a summary lists them: the first `SHOWN`, then how many more."""
+    shown = ", ".join(map(str, numbers[:SHOWN]))
+    return shown + (f" and {len(numbers) - SHOWN} more" if len(numbers) > SHOWN else "")
 
 
 _ACCEPTED = c.Accepted()
