@@ -36,19 +36,21 @@ class _Seen:
         self.discharges = 0
 
 
-def _peer(drop_on: str, *, credit: int = 10, count: int = 1,
+def _peer(drop_on: str | tuple[str, ...], *, credit: int = 10, count: int = 1,
           seen: _Seen | None = None) -> tuple[int, threading.Thread]:
     """Takes transactional sends: declares a transaction, accepts the first two messages
     in it, and drops the connection without a word when the third message comes
     (`message`) or when the discharge comes (`discharge`), or refuses the discharge
-    (`refuse`: rejected, amqp:transaction:rollback); with any other `drop_on` it accepts
-    every message and answers nothing else. `credit`: granted once to the sender.
-    `count`: connections taken one after the other, each alike."""
+    (`refuse`: rejected, amqp:transaction:rollback), or commits (`commit`); with any other
+    `drop_on` it accepts every message and answers nothing else. `credit`: granted once to
+    the sender. `count`: connections taken one after the other, each alike, or as the
+    tuple `drop_on` says for each."""
     seen = seen or _Seen()
     received: dict[int, int] = {}  # connection number -> messages it received
 
     def script(peer: PeerConnection, e: Event) -> None:
         ep = peer.ep
+        drop = drop_on if isinstance(drop_on, str) else drop_on[peer.number - 1]
         if isinstance(e, LinkAttached) and e.side == ep.remote:
             ep.flow(e.link, 10 if e.link.coordinator else credit)
         elif isinstance(e, MessageReceived) and e.delivery.link.coordinator:
@@ -56,16 +58,18 @@ def _peer(drop_on: str, *, credit: int = 10, count: int = 1,
                 ep.settle(e.delivery, c.Declared(txn_id=b"t1"))
                 return
             seen.discharges += 1
-            if drop_on == "discharge":
+            if drop == "discharge":
                 peer.hang_up()
-            elif drop_on == "refuse":
+            elif drop == "commit":
+                ep.settle(e.delivery, c.Accepted())
+            elif drop == "refuse":
                 ep.settle(e.delivery, c.Rejected(error=c.Error(
                     condition=Symbol("amqp:transaction:rollback"))))
         elif isinstance(e, MessageReceived):
             received[peer.number] = received.get(peer.number, 0) + 1
             if received[peer.number] == 3:
                 seen.third.set()
-                if drop_on == "message":
+                if drop == "message":
                     peer.hang_up()
                     return
             ep.settle(e.delivery, c.TransactionalState(txn_id=b"t1", outcome=c.Accepted()))
@@ -166,6 +170,19 @@ def test_a_commit_unanswered_before_a_reconnect_leaves_its_messages_in_doubt(
     assert s["in-doubt-messages"] == [{"number": n, "message-id": f"m{n}"} for n in (1, 2, 3)]
     assert "not-committed" not in s and "not-sent" not in s, s
     assert s["exit"] == Exit.IN_DOUBT and "reconnecting (1 of 1)" in err, err
+
+
+def test_a_commit_unanswered_then_a_resend_committed_delivers_them() -> None:
+    """`--reconnect`: the first commit goes unanswered and the connection drops; the next
+    connection sends the messages again and commits them. They are delivered (perhaps
+    twice, if the first commit took effect: counted as resent), so they are accepted,
+    not in doubt, and the run succeeds."""
+    port, th = _peer(("discharge", "commit"), count=2)
+    code, s, err = _send(port, "--reconnect", "1")
+    th.join(HANG_GUARD)
+    assert code == 0, err
+    assert (s["in-doubt"], s["accepted"], s["resent"]) == (0, 3, 3), s
+    assert "not-committed" not in s and "in-doubt-messages" not in s, s
 
 
 def test_the_text_summary_and_the_exit() -> None:
