@@ -479,12 +479,17 @@ class SessionObserver:
 
     # -- helpers ---------------------------------------------------------------------
 
-    def _select(self, ids: set[int] | dict[int, Any], seq: SequenceSet) -> list[int]:
-        """Members of `ids` that `seq` names, without walking huge ranges."""
+    def _named(self, seq: SequenceSet, known: set[int] | dict[int, Any]) -> list[int]:
+        """The ids `seq` names, each once, in wire order (it is a set: ranges that overlap
+        or repeat an id name it once); of a set too large to walk, the members of `known`."""
         total = sum(((hi - lo) & SERIAL_MASK) + 1 for lo, hi in seq.ranges)
         if total <= _WALK_LIMIT:
-            return [i for i in seq.ids() if i in ids]
-        return [i for i in ids if i in seq]
+            return list(dict.fromkeys(seq.ids()))
+        return [i for i in known if i in seq]
+
+    def _select(self, ids: set[int] | dict[int, Any], seq: SequenceSet) -> list[int]:
+        """Members of `ids` that `seq` names, without walking huge ranges."""
+        return [i for i in self._named(seq, ids) if i in ids]
 
     def _transfers(self, s: SessionInfo, seq: SequenceSet, time: float, side: str,
                    rec: CommandRecord, mine: str | None = None) -> list[Message]:
@@ -492,9 +497,7 @@ class SessionObserver:
         owner = mine or peer_of(side)
         known = s.commands[owner]
         out = []
-        total = sum(((hi - lo) & SERIAL_MASK) + 1 for lo, hi in seq.ranges)
-        ids = list(seq.ids()) if total <= _WALK_LIMIT else [i for i in known if i in seq]
-        for i in ids:
+        for i in self._named(seq, known):
             msg = s.messages[owner].get(i)
             if msg is not None:
                 out.append(msg)
