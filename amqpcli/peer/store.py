@@ -38,6 +38,8 @@ TEMPORARY_PREFIX = "amqp-serve.tmp."
 # the creating link's name in a temporary node's: what is kept of it, and how much
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 LINK_NAME_CHARS = 48
+# a selector's view of a message with no sections: header defaults, no properties
+NO_SECTIONS: Fields = message_fields(Message())
 
 
 def temporary_name(n: int, link_name: str | None) -> str:
@@ -82,8 +84,11 @@ class Entry:
         return self._message
 
     def fields(self) -> Fields:
+        """What a selector reads of it. A vendor's format has no sections a selector can
+        read (its bytes are not an AMQP message, though they may decode as one): it reads
+        as a message with no sections, where every property is missing."""
         if self._fields is None:
-            self._fields = message_fields(self.message)
+            self._fields = message_fields(self.message) if self.rewritable else NO_SECTIONS
         return self._fields
 
     def matches(self, selector: Selector | None, limit: int | None = None) -> bool:
