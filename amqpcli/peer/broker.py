@@ -780,7 +780,10 @@ class Broker:
         if address is None:
             to = _message_to(d)
             if to is None:
-                self._unroutable(conn, inl, d, "anonymous relay: the message has no 'to' address")
+                why = ("anonymous relay: the message has no 'to' address" if d.message_format == 0
+                       else f"anonymous relay: a message of format {d.message_format} has "
+                            "no properties to read a 'to' address from")
+                self._unroutable(conn, inl, d, why)
                 return
             if not is_topic(to, inl.capabilities) and self.nodes.queue(to) is None:
                 self._unroutable(conn, inl, d, f"anonymous relay: no node {to!r}")
@@ -984,6 +987,11 @@ def _node_properties(q: Queue) -> dict[Any, Any]:
 
 
 def _message_to(d: Delivery) -> str | None:
+    """The message's properties.to, where the relay sends it: only a message of the AMQP
+    format (0) has one; a vendor's bytes are not read as an AMQP message (they may decode
+    as one)."""
+    if d.message_format != 0:
+        return None
     try:
         props = d.message().properties
     except ValueError:
