@@ -74,6 +74,10 @@ class _SaslFramesTap:
                     break
         if self.inner is not None:
             self.inner.received(data, time)
+        if self._reader is None:
+            # Done: the tap it wrapped (or none) takes its place, so the rest of the
+            # connection runs as untapped as it would without this.
+            self.endpoint.set_tap(self.inner)
 
     def sent(self, data: bytes) -> None:
         if self.inner is not None:
