@@ -49,6 +49,7 @@ import stat
 import subprocess
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -179,6 +180,41 @@ def _ensure_loop() -> None:
     if loop is None or loop.is_closed():
         loop = _thread_loop.loop = _OwnSessionLoop()
     asyncio.set_event_loop(loop)
+
+
+def _saved_signal_state() -> Callable[[], None]:
+    """Call before a pyshark capture starts; the function it returns, once the capture is
+    over, undoes what pyshark did to the process's signal handling.
+
+    In the main thread pyshark installs a child watcher of its own (asyncio's
+    `SafeChildWatcher`) on our loop: a SIGCHLD handler of the loop's, which points the
+    signal wakeup fd at the loop's self-pipe. Left in place, every later exit of any
+    child process wrote a byte into that pipe, which nobody reads once the loop no longer
+    runs, until it was full ("Exception ignored when trying to write to the signal
+    wakeup fd: BlockingIOError" at each signal after); and asyncio refused subprocesses
+    on other loops (the watcher's loop is not running). So the child watcher, the SIGCHLD
+    handler and the wakeup fd are put back as they were. (In other threads pyshark
+    leaves them alone.)"""
+    get_watcher = getattr(asyncio, "get_child_watcher", None)
+    if threading.current_thread() is not threading.main_thread() or get_watcher is None:
+        return lambda: None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (Python 3.12 on)
+        watcher = get_watcher()
+    sigchld = signal.getsignal(signal.SIGCHLD)
+    wakeup_fd = signal.set_wakeup_fd(-1)  # (read by setting another: there is no getter)
+    signal.set_wakeup_fd(wakeup_fd)
+
+    def restore() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            # (pyshark's watcher, which this closes, may still wait for a process killed
+            # as its capture failed: no one is left to be told of its exit)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            asyncio.set_child_watcher(watcher)
+        signal.signal(signal.SIGCHLD, sigchld)
+        signal.set_wakeup_fd(wakeup_fd)
+    return restore
 
 
 def _failed(what: str, e: Exception) -> UserError:
@@ -452,12 +488,14 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
     _ensure_loop()
     tracker = FlowTracker(ports, all_flows=all_flows)
     dec = PacketDecoder()
+    restore_signals = _saved_signal_state()
     try:
         cap = pyshark.LiveCapture(interface=interface, bpf_filter=bpf_filter, use_json=True,
                                   include_raw=True, tshark_path=tshark_path)
         tasks = _track_tasks(cap)
         packets = cap.sniff_continuously(packet_count=packet_count)
     except Exception as e:  # noqa: BLE001 - see _failed
+        restore_signals()
         raise _failed(f"live capture on {interface}", e) from None
     procs = CaptureProcesses()
     _watch_processes(cap, procs)
@@ -482,6 +520,7 @@ def live_capture(interface: str = "lo", bpf_filter: str = "tcp", *,
             _close(cap, packets, tasks)
         finally:
             procs.over()
+            restore_signals()
     tracker.finish()
     yield from _drain(tracker)
 
@@ -885,6 +924,7 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
     }
     what = f"TLS decryption of {source or interface}"
     procs = CaptureProcesses()
+    restore_signals = _saved_signal_state()
     try:
         if source is not None:
             cap = pyshark.FileCapture(source, keep_packets=False, **common)
@@ -903,9 +943,11 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
             raise UserError("decrypt_tls needs a capture file or an interface", Exit.USAGE)
     except UserError:
         procs.over()
+        restore_signals()
         raise
     except Exception as e:  # noqa: BLE001 - see _failed
         procs.over()
+        restore_signals()
         raise _failed(what, e) from None
     tracker = FlowTracker(ports, all_flows=all_flows)
     sorter = _Decryption(tracker, report if report is not None else TlsFlows())
@@ -940,6 +982,7 @@ def decrypt_tls(source: str | None, keylog_file: str | None, *,
             _close(cap, packets, tasks)
         finally:
             procs.over()
+            restore_signals()
     sorter.finish()
     yield from _drain(tracker)
     tracker.finish()
