@@ -50,6 +50,7 @@ class Link:
         "aborted_count",
         "attach",
         "available",
+        "carried",
         "coordinator",
         "current",
         "deliveries",
@@ -108,6 +109,10 @@ class Link:
         self.high_water: int | None = None  # the highest such limit so far
         self.unsettled: dict[str, dict[bytes, Any]] = {sender: {}, receiver: {}}
         self.live: dict[bytes, Delivery] = {}  # tag -> delivery not yet final
+        # the deliveries this attachment carried over from the earlier one (`resume`) and
+        # has not sent on yet: one the receiver's attach does not list may be sent again
+        # as a new delivery with the same tag (`Session._start`)
+        self.carried: dict[bytes, Delivery] = {}
         self.current: Delivery | None = None  # a multi-frame delivery in progress
         # capture: the `gap` step of bytes the sender lost since this link's last transfer
         self.gap_since: TimelineEntry | None = None
@@ -232,6 +237,7 @@ class Link:
         self.drain = False
         self.available = None
         self.reattached = True
+        self.carried = dict(self.live)
 
     def successor(self, initiator: str) -> Link:
         """The next attachment of this link's name, attached by `initiator` before the

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.resume import restarts_on_resume
+from amqpcli.codec.resume import receiver_holds, restarts_on_resume
 
 from . import serial
 from .delivery import (
@@ -775,7 +775,18 @@ class Session:
         if tag.__class__ is not bytes:
             tag = bytes(tag)
         old = link.live.get(tag)
+        if (old is not None and not t.resume and link.carried.get(tag) is old
+                and not receiver_holds(link.attach.get(receiver), tag)):
+            # carried over from the link's earlier attachment, and the receiver's attach
+            # has no record of it: the sender sends the message again as a new delivery
+            # under the same tag (Part 3 §3.4.6); the first sending ends, in doubt
+            del link.carried[tag]
+            (old.session or self)._abandon(
+                old, f"sent again as delivery-id {did} (the receiver's re-attach did not"
+                     " hold it)")
+            old = None
         if t.resume and old is not None:
+            link.carried.pop(tag, None)  # (sent on this attachment from now on)
             d = old
             d.resumed = True
             d.step("resume")
