@@ -603,10 +603,10 @@ class _Pieces:
     text, the whole message on its last frame, whose line summarises it as `amqp decode
     --brief` does."""
 
-    __slots__ = ("attach", "known", "open", "secrets", "transfer", "whole")
+    __slots__ = ("attach", "known", "open", "opens", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
-        from amqpcli.codec.composites import Attach, Transfer
+        from amqpcli.codec.composites import Attach, Open, Transfer
         from amqpcli.render.items import TransferAssembler
         from amqpcli.render.redact import ChunkSecrets
 
@@ -616,6 +616,7 @@ class _Pieces:
         # (JSON has each frame's payload: there it only says which frame ends a delivery)
         self.whole = TransferAssembler(join=not json_out)
         self.attach = Attach  # (what `sure` is fed, with transfers)
+        self.opens = Open  # (the container-ids the joins know a link by)
         # of a connection that joined mid-stream or lost bytes: by stream, then by
         # (channel, handle), how much the connection had lost (gaps, resyncs, bytes
         # skipped) when that link's last delivery ended or the link was attached
@@ -657,9 +658,11 @@ class _Pieces:
         self.whole.forget((conn, "server"))
 
     def attached(self, rec: Any) -> None:
-        """An attach: the joins follow a link's deliveries across its attachments (a
-        delivery resumed goes on, or starts again, as the receiver's attach says)."""
-        self.whole.feed(rec.item, (rec.conn, rec.side))
+        """An attach or an open: the joins follow a link's deliveries across its
+        attachments, under another handle or on another connection (a delivery resumed
+        goes on, or starts again, as the receiver's attach says)."""
+        self.whole.feed(rec.item, (rec.conn, rec.side), (rec.conn, _OTHER_SIDE[rec.side]))
+        self.open = self.whole.pending_any()  # (a delivery left unfinished taken up again)
 
     def feed(self, rec: Any) -> tuple[bool, Any]:
         """(whether its payload is hidden, the whole message it ends or None)."""
@@ -690,6 +693,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
     filtering = flt.active
     transfer = None if pieces is None else pieces.transfer
     attach = None if pieces is None else pieces.attach
+    opens = None if pieces is None else pieces.opens
     # a connection joined mid-stream or lost bytes (its notice came): until then no frame
     # needs `pieces.sure`
     lossy = False
@@ -711,7 +715,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                 kind = body.__class__
                 if kind is transfer and (body.more or pieces.open):
                     hidden, whole = pieces.feed(rec)
-                elif kind is attach:
+                elif kind is attach or kind is opens:
                     pieces.attached(rec)
                 if lossy and (kind is transfer or kind is attach):
                     conn = rec.conn

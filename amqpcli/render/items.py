@@ -17,7 +17,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import Any
 
-from amqpcli.codec.composites import Attach, Transfer
+from amqpcli.codec.composites import Attach, Open, Transfer
 from amqpcli.codec.encode import encode  # (loaded with jsonvalues all the same)
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader, encode_frame
 from amqpcli.codec.message import Message
@@ -443,8 +443,14 @@ class TransferAssembler:
     on from what came on the earlier one, as the model of the connection decides it
     (`restarts_on_resume`): fed the attaches too (`peer`: the `where` of the other
     direction, whose attaches are the receiver's of this one's links), it knows what the
-    receiver's attach held.
+    receiver's attach held. It follows the link by its name and its ends' container-ids
+    (Part 2 §2.6.1), from the opens it is fed, not by the handle or connection it was
+    under: the new attachment may be under another handle, one another link took in the
+    meantime, or on another connection (`forget` keeps what a link left unfinished for
+    that). Without the opens, by its name on its own stream only.
     """
+
+    PARKED_MAX = 64  # deliveries kept for a link's next attachment (`_parked`)
 
     def __init__(self, join: bool = True) -> None:
         self._join = join
@@ -452,19 +458,27 @@ class TransferAssembler:
         # starts, the delivery-tag)
         self._parts: dict[tuple[Any, int, int], tuple[Any, list[bytes], list[int], Any]] = {}
         self._ids: dict[tuple[Any, int, int], Any] = {}  # key -> the delivery-id it holds
-        # by stream (`where`): (channel, handle) -> the name of the link it is attached to
-        self._names: dict[Any, dict[tuple[int, int], Any]] = {}
+        # by stream (`where`): (channel, handle) -> the link attached there (`_link`)
+        self._links: dict[Any, dict[tuple[int, int], Any]] = {}
+        # by stream: the container-id of its side's open
+        self._containers: dict[Any, Any] = {}
         # by stream: link name -> its latest attach as the receiver, if it holds unsettled
         # state (an attach of a link resumed)
         self._receivers: dict[Any, dict[Any, Attach]] = {}
+        # by link (`_link`): a delivery its attachment left unfinished when another link
+        # took its handle or its connection ended, until it is attached again (the
+        # oldest go first past PARKED_MAX)
+        self._parked: dict[Any, tuple[Any, list[bytes], list[int], Any]] = {}
 
     def feed(self, frame: Frame, where: Any = None,
              peer: Any = None) -> Message | NotAMessage | None:
         body = frame.body
-        if body.__class__ is Attach:
-            self._attached(frame, body, where)  # type: ignore[arg-type]
-            return None
-        if not isinstance(body, Transfer):
+        if type(body) is not Transfer:
+            cls = body.__class__
+            if cls is Attach:
+                self._attached(frame, body, where, peer)  # type: ignore[arg-type]
+            elif cls is Open:
+                self._containers[where] = body.container_id  # type: ignore[union-attr]
             return None
         key = (where, frame.channel, handle_key(body.handle))
         if body.aborted:
@@ -478,8 +492,9 @@ class TransferAssembler:
             # unfinished is part of it only if this resumes it (on the link's new
             # attachment) and the receiver's attach held a state of it
             tag = body.delivery_tag
+            link = self._links.get(where, {}).get(key[1:])
             if not body.resume or tag != entry[3] or restarts_on_resume(
-                    self._receiver(peer, self._names.get(where, {}).get(key[1:])), tag):
+                    self._receiver(peer, link[0] if link else None), tag):
                 del self._parts[key]
         if body.more and body.delivery_id is not None:
             self._ids[key] = body.delivery_id
@@ -514,8 +529,20 @@ class TransferAssembler:
         held = self._receivers.get(where)
         return None if held is None else held.get(name)
 
-    def _attached(self, frame: Frame, body: Attach, where: Any) -> None:
+    def _link(self, name: Any, where: Any, peer: Any) -> Any:
+        """Who a link sending on stream `where` is: its name and the container-ids of
+        its sender (`where`'s open) and receiver (`peer`'s), the same on any connection
+        of the two; without them, its name on this stream."""
+        mine = self._containers.get(where)
+        theirs = self._containers.get(peer)
+        if mine is None or theirs is None:
+            return (name, where)
+        return (name, mine, theirs)
+
+    def _attached(self, frame: Frame, body: Attach, where: Any, peer: Any) -> None:
         name = body.name
+        if not isinstance(name, str):
+            return  # (a damaged attach, which the model ignores too: no link to follow)
         if body.role is True:  # the receiver's: what it holds of the link's deliveries
             if body.unsettled:
                 self._receivers.setdefault(where, {})[name] = body
@@ -524,27 +551,53 @@ class TransferAssembler:
             return
         # the sender's: a new attachment, whose first transfer begins a delivery or
         # resumes one left unfinished on the link's earlier attachment (under another
-        # handle or channel, perhaps: it is moved under this one's)
+        # handle, channel or connection, perhaps: it is moved under this one's)
         key = (where, frame.channel, handle_key(body.handle))
-        names = self._names.setdefault(where, {})
+        link = self._link(name, where, peer)
+        links = self._links.setdefault(where, {})
+        parts = self._parts
         self._ids.pop(key, None)
-        for old in [k for k in self._parts if k[0] == where and k != key]:
-            if names.get(old[1:]) == name:
-                self._parts[key] = self._parts.pop(old)
+        held = parts.get(key)
+        if held is not None and links.get(key[1:]) != link:
+            # another link takes the handle: what the one before left unfinished waits
+            # for that one's next attachment
+            self._park(links.get(key[1:]), parts.pop(key))
+        for old in [k for k in parts if k != key]:
+            if self._links.get(old[0], {}).get(old[1:]) == link:
+                parts[key] = parts.pop(old)
                 self._ids.pop(old, None)
-        names[key[1:]] = name
+        parked = self._parked.pop(link, None)
+        if parked is not None and key not in parts:
+            parts[key] = parked
+        links[key[1:]] = link
+
+    def _park(self, link: Any, entry: tuple[Any, list[bytes], list[int], Any]) -> None:
+        if link is None:
+            return  # (a link attached before the input began: not known to resume)
+        parked = self._parked
+        parked.pop(link, None)
+        parked[link] = entry
+        if len(parked) > self.PARKED_MAX:
+            del parked[next(iter(parked))]
 
     def forget(self, where: Any) -> None:
-        """The stream `where` ended for good: what is held of it goes."""
-        self._names.pop(where, None)
+        """The stream `where` ended for good: what is held of it goes, but for what its
+        links known by their container-ids left unfinished, kept for their attachment
+        on another connection."""
+        links = self._links.pop(where, {})
         self._receivers.pop(where, None)
         for k in [k for k in self._parts if k[0] == where]:  # (deliveries under way only)
-            del self._parts[k]
+            entry = self._parts.pop(k)
+            link = links.get(k[1:])
+            if link is not None and len(link) == 3:  # (known by its containers)
+                self._park(link, entry)
         for k in [k for k in self._ids if k[0] == where]:
             del self._ids[k]
+        self._containers.pop(where, None)
 
     def pending_any(self) -> bool:
-        """True while a delivery in several frames has more to come."""
+        """True while a delivery in several frames has more to come (not one kept for a
+        link's next attachment)."""
         return bool(self._parts)
 
 
