@@ -98,16 +98,22 @@ def test_a_signal_stops_a_run_waiting_for_its_input(serve: ServePeers,
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("replay", [False, True])
 def test_a_signal_while_waiting_says_one_line(serve: ServePeers, sig: signal.Signals,
-                                              replay: bool) -> None:
+                                              replay: bool, tmp_path: Path) -> None:
     """The wait on the link left running by the interrupt ended with the close's error,
     which asyncio printed as "Task exception was never retrieved" and a traceback."""
-    url = serve("-q") + "/waiting-quiet"
+    trace = tmp_path / "serve.trace"
+    url = serve("-q", "--trace", stdout=trace) + "/waiting-quiet"
     p = _send(url, *(["--from", "-"] if replay else ["--lines"]), "-q")
     assert p.stdin is not None
     first = (json.dumps({"body": {"data": [{"binary-text": "one"}]}}) if replay else "one") + "\n"
     p.stdin.write(first)
     p.stdin.flush()
-    time.sleep(1.5)  # the line sent and settled, the run waiting for the next
+    # the line sent and settled (serve's disposition out), the run waiting for the next
+    guard = time.monotonic() + 60  # (against a hang: not a time limit)
+    while " <- [0]  disposition " not in trace.read_text():
+        assert p.poll() is None and time.monotonic() < guard, "the line was never settled"
+        time.sleep(0.01)
+    time.sleep(0.3)  # (for the run to read it: a moment on loopback)
     p.send_signal(sig)
     try:
         _, err = p.communicate(timeout=60)
