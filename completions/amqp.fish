@@ -219,8 +219,8 @@ complete -c amqp -n '__amqp_is request' -l subject -x
 complete -c amqp -n '__amqp_is request' -l correlation-id -x
 complete -c amqp -n '__amqp_is request' -l content-type -x
 complete -c amqp -n '__amqp_is request' -l content-encoding -x
-complete -c amqp -n '__amqp_is request' -l absolute-expiry-time -x -d 'ms since the epoch, ISO 8601 or \'now\''
-complete -c amqp -n '__amqp_is request' -l creation-time -x -d 'ms since the epoch, ISO 8601 or \'now\''
+complete -c amqp -n '__amqp_is request' -l absolute-expiry-time -x -d 'ms since the epoch, ISO 8601, \'now\' or now+DURATION / now-DURATION (now+60s, now-5m; units ms, s, m, h)'
+complete -c amqp -n '__amqp_is request' -l creation-time -x -d 'ms since the epoch, ISO 8601, \'now\' or now+DURATION / now-DURATION (now+60s, now-5m; units ms, s, m, h)'
 complete -c amqp -n '__amqp_is request' -l group-id -x
 complete -c amqp -n '__amqp_is request' -l group-sequence -x
 complete -c amqp -n '__amqp_is request' -l reply-to-group-id -x
@@ -278,8 +278,8 @@ complete -c amqp -n '__amqp_is send' -l reply-to -x
 complete -c amqp -n '__amqp_is send' -l correlation-id -x
 complete -c amqp -n '__amqp_is send' -l content-type -x
 complete -c amqp -n '__amqp_is send' -l content-encoding -x
-complete -c amqp -n '__amqp_is send' -l absolute-expiry-time -x -d 'ms since the epoch, ISO 8601 or \'now\''
-complete -c amqp -n '__amqp_is send' -l creation-time -x -d 'ms since the epoch, ISO 8601 or \'now\''
+complete -c amqp -n '__amqp_is send' -l absolute-expiry-time -x -d 'ms since the epoch, ISO 8601, \'now\' or now+DURATION / now-DURATION (now+60s, now-5m; units ms, s, m, h)'
+complete -c amqp -n '__amqp_is send' -l creation-time -x -d 'ms since the epoch, ISO 8601, \'now\' or now+DURATION / now-DURATION (now+60s, now-5m; units ms, s, m, h)'
 complete -c amqp -n '__amqp_is send' -l group-id -x
 complete -c amqp -n '__amqp_is send' -l group-sequence -x
 complete -c amqp -n '__amqp_is send' -l reply-to-group-id -x

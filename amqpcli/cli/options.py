@@ -498,7 +498,8 @@ def _with_connection_options(func: F, without: Collection[str], body: str | None
 _NOT_INTEGER = "not an integer (decimal, or 0x hex, 0o octal, 0b binary; no _ separators)"
 _NOT_NUMBER = "not a number (decimal as in 2.5 or -1e-3, or inf, -inf, nan)"
 _NOT_TIME = ("not a time: give ISO 8601 (2024-05-01T12:00:00Z, 2024-05-01T14:00:00+02:00, "
-             "2024-05-01), milliseconds since the epoch, or now")
+             "2024-05-01), milliseconds since the epoch, now, or now+DURATION / "
+             "now-DURATION (now+60s, now-5m; units ms, s, m, h)")
 _NOT_UUID = "not a UUID: 32 hex digits, hyphens optional (123e4567-e89b-12d3-a456-426614174000)"
 _NOT_HEX = "not hex: after hex:, pairs of hex digits (hex:00ff)"
 _NOT_BOOLEAN = "not a boolean (true, false, yes, no, 1 or 0)"
@@ -544,14 +545,27 @@ def _uuid(text: str) -> Any:
         raise ValueError(_NOT_UUID) from None
 
 
+# now+DURATION / now-DURATION: a time relative to when the value is made (a scheduled
+# delivery's x-opt-scheduled-enqueue-time a minute ahead: now+60s)
+_RELATIVE_TIME = re.compile(r"now(?:([+-])([0-9]{1,15}(?:\.[0-9]{1,9})?)(ms|s|m|h))?")
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
 def _timestamp(text: str) -> t.Timestamp:
-    """Milliseconds since the epoch, ISO 8601 (UTC unless it says otherwise), or ``now``."""
+    """Milliseconds since the epoch, ISO 8601 (UTC unless it says otherwise), ``now``, or
+    ``now+DURATION`` / ``now-DURATION`` (a number and a unit: ms, s, m or h)."""
     from amqpcli.codec import types as t
 
-    if text == "now":
+    relative = _RELATIVE_TIME.fullmatch(text)
+    if relative is not None:
         import time
 
-        return t.Timestamp(int(time.time() * 1000))
+        sign, amount, unit = relative.groups()
+        offset = 0 if sign is None else round(float(amount) * _UNIT_MS[unit])
+        ms = int(time.time() * 1000) + (-offset if sign == "-" else offset)
+        if not _TIMESTAMP_RANGE[0] <= ms <= _TIMESTAMP_RANGE[1]:
+            raise _out_of_range("timestamp", *_TIMESTAMP_RANGE)
+        return t.Timestamp(ms)
     try:
         return t.Timestamp(int(text))
     except ValueError:

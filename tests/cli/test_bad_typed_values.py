@@ -17,7 +17,8 @@ NOWHERE = "amqp://127.0.0.1:1/q"  # (nothing listens: an error after connecting 
 NOT_INTEGER = "not an integer (decimal, or 0x hex, 0o octal, 0b binary; no _ separators)"
 NOT_NUMBER = "not a number (decimal as in 2.5 or -1e-3, or inf, -inf, nan)"
 NOT_TIME = ("not a time: give ISO 8601 (2024-05-01T12:00:00Z, 2024-05-01T14:00:00+02:00, "
-            "2024-05-01), milliseconds since the epoch, or now")
+            "2024-05-01), milliseconds since the epoch, now, or now+DURATION / "
+            "now-DURATION (now+60s, now-5m; units ms, s, m, h)")
 NOT_UUID = "not a UUID: 32 hex digits, hyphens optional (123e4567-e89b-12d3-a456-426614174000)"
 NOT_HEX = "not hex: after hex:, pairs of hex digits (hex:00ff)"
 NOT_BOOLEAN = "not a boolean (true, false, yes, no, 1 or 0)"
