@@ -210,7 +210,7 @@ complete -c amqp -n '__amqp_is recv' -k -a '(__amqp_url)'
 
 complete -c amqp -n '__amqp_is request' -l file -s f -r -F -d 'Read the body from FILE (\'-\': stdin)'
 complete -c amqp -n '__amqp_is request' -l lines -d 'One message per line of the input'
-complete -c amqp -n '__amqp_is request' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence (default: data; value with --json-body)'
+complete -c amqp -n '__amqp_is request' -l body-type -s b -x -a 'data value sequence map' -d 'Body type: data, value, sequence, map (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is request' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is request' -l message-id -l id -x -d 'message-id'
 complete -c amqp -n '__amqp_is request' -l user-id -x -d 'user-id, binary: text as its UTF-8 bytes'
@@ -266,7 +266,8 @@ complete -c amqp -n '__amqp_is request' -l help -s h -d 'Show this message and e
 
 complete -c amqp -n '__amqp_is send' -l file -s f -r -F -d 'Read the body from FILE (\'-\': stdin)'
 complete -c amqp -n '__amqp_is send' -l lines -d 'One message per line of the input'
-complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence (default: data; value with --json-body)'
+complete -c amqp -n '__amqp_is send' -l size -x -d 'A body of N bytes (no BODY, --file or stdin): 0-9a-zA-Z repeated, as a data section\'s bytes, or with --body-type value as a string of N characters (qpid-send --content-size, Artemis producer --message-size)'
+complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence map' -d 'Body type: data, value, sequence, map (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is send' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is send' -l from -r -F -d 'Replay the messages in FILE (\'-\': stdin): lines of \'amqp recv --json\', and the items of \'amqp decode --json\' and records of \'amqp pcap-dump --json\' that carry a whole message'
 complete -c amqp -n '__amqp_is send' -l expand -d '{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin)'

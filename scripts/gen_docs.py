@@ -60,7 +60,7 @@ URL = Values("url")
 
 
 def _body_types() -> Sequence[str]:
-    from amqpcli.codec.sections import BODY_TYPES
+    from amqpcli.net.outgoing import BODY_TYPES
 
     return BODY_TYPES
 

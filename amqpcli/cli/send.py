@@ -33,11 +33,11 @@ from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
-    from amqpcli.net.outgoing import MessageTemplate, OutgoingMessage
+    from amqpcli.net.outgoing import MessageTemplate, OutgoingMessage, PerMessage
 
-# amqpcli.codec.sections.BODY_TYPES, written out (a test keeps the two equal): the help
-# text needs it, and importing amqpcli.codec for it would load the whole codec for --help.
-BODY_TYPES = ("data", "value", "sequence")
+# amqpcli.net.outgoing.BODY_TYPES, written out (a test keeps the two equal): the help
+# text needs it, and importing amqpcli.net for it would load the whole codec for --help.
+BODY_TYPES = ("data", "value", "sequence", "map")
 
 _MSG = "Message"
 _HDR = "Header"
@@ -65,9 +65,10 @@ _PROPERTY_TYPES: dict[str, Any] = {
 def _property_value(name: str, text: str) -> Any:
     """The value of a properties option: made for each message when its text has {n} or
     {uuid} in it (`PerMessage`), else now."""
+    what = "--" + name.replace("_", "-")
     if _PROPERTY_TYPES[name] == "string":
-        return _per_message(text, str)  # (as typed_value makes a string, faster)
-    return _per_message(text, lambda s: _property_now(name, s))
+        return _per_message(text, str, what)  # (as typed_value makes a string, faster)
+    return _per_message(text, lambda s: _property_now(name, s), what)
 
 
 def _property_now(name: str, text: str) -> Any:
@@ -86,11 +87,13 @@ def _property_now(name: str, text: str) -> Any:
     return typed_value(kind, text, what)
 
 
-def _per_message(text: str, make: Callable[[str], Any]) -> Any:
+def _per_message(text: str, make: Callable[[str], Any], what: str) -> Any:
     """`make(text)` now, or a `PerMessage` when `text` has a placeholder in it ({n},
-    {uuid}); the escapes ({{n}}, {{uuid}}) become their literal text either way."""
-    from amqpcli.net.outgoing import PerMessage, expand, has_placeholder
+    {n%K}, {uuid}); the escapes ({{n}}, {{uuid}}) become their literal text either way.
+    An unknown placeholder ({seq}) is a usage error naming `what`."""
+    from amqpcli.net.outgoing import PerMessage, check_placeholders, expand, has_placeholder
 
+    check_placeholders(text, what)
     if has_placeholder(text):
         return PerMessage(text, make)
     return make(expand(text, 0))
@@ -103,7 +106,8 @@ def _map_entry(item: str, what: str) -> tuple[str, Any]:
     if not sep or not head or "{" not in text:
         return parse_key_value(item, what)  # (which refuses a malformed one)
     key = head.rsplit(":", 1)[0]
-    return key, _per_message(text, lambda s: parse_key_value(f"{head}={s}", what)[1])
+    return key, _per_message(text, lambda s: parse_key_value(f"{head}={s}", what)[1],
+                             f"{what} {key!r}")
 
 
 def build_template(
@@ -176,6 +180,27 @@ def _symbol_keys(items: list[str], what: str) -> dict[Any, Any]:
     return {Symbol(k): v for k, v in (_map_entry(i, what) for i in items)}
 
 
+def check_body_size(size: int, body: str | None, file: str | None, from_file: str | None,
+                    lines: bool, expand_body: bool, json_body: bool,
+                    body_type: str | None) -> None:
+    """--size makes the body: refused with another way of giving one, and for a body
+    type that takes no text of a given length."""
+    from amqpcli.net.outgoing import MAX_BODY
+
+    if not 0 <= size <= MAX_BODY:
+        raise UserError(f"--size must be 0-{MAX_BODY} bytes ({MAX_BODY >> 20} MiB)", Exit.USAGE)
+    given = [name for name, v in (
+        ("a BODY argument", body is not None), ("--file", file is not None),
+        ("--from", from_file is not None), ("--lines", lines), ("--expand", expand_body),
+        ("--json-body", json_body)) if v]
+    if given:
+        raise UserError(f"--size makes the body: {', '.join(given)} "
+                        f"{'does' if len(given) == 1 else 'do'} not go with it", Exit.USAGE)
+    if body_type not in (None, "data", "value"):
+        raise UserError(f"--size makes a data body (or with --body-type value a string): "
+                        f"not a {body_type} one", Exit.USAGE)
+
+
 def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
     """The body for one message from its text, as the body type wants it."""
     if body_type == "data" and not json_body:
@@ -186,23 +211,45 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
         raise UserError(f"the body is not UTF-8 text (byte 0x{text[e.start]:02x} at offset "
                         f"{e.start}); --body-type data sends bytes as they are",
                         Exit.USAGE) from None
-    if json_body or body_type == "sequence":
+    if json_body or body_type in ("sequence", "map"):
         from amqpcli.render.jsonvalues import JsonValueError, from_json
 
         try:
-            value = from_json(json_within_depth(s))
+            obj = json_within_depth(s)
+            if body_type == "map" and not json_body:
+                # a plain JSON object: its members are the map's entries (string keys,
+                # values in the lossless JSON format, as a sequence's elements are)
+                if type(obj) is not dict:
+                    raise UserError("--body-type map needs a JSON object body "
+                                    '(\'{"key": value, ...}\')', Exit.USAGE)
+                value = {k: from_json(v, f".{k}") for k, v in obj.items()}
+            else:
+                value = from_json(obj)
         except json.JSONDecodeError as e:
             # (a body of one line: where in it, not JSON's "line 1")
             at = f"at column {e.colno}" if "\n" not in s else f"at line {e.lineno} column {e.colno}"
             raise UserError(f"body is not lossless JSON: {e.msg} {at}", Exit.USAGE) from None
         except (ValueError, JsonValueError) as e:
-            raise UserError(f"body is not lossless JSON: {e}", Exit.USAGE) from None
+            raise UserError(f"body is not lossless JSON: {e}{_plain_object_hint(s, body_type)}",
+                            Exit.USAGE) from None
         if body_type == "sequence" and not isinstance(value, list):
             raise UserError("--body-type sequence needs a JSON array body", Exit.USAGE)
+        if body_type == "map" and not isinstance(value, dict):
+            raise UserError("--body-type map with --json-body needs a map value "
+                            '({"map": {...}})', Exit.USAGE)
         if body_type == "data" and not isinstance(value, bytes):
             raise UserError("--body-type data with --json-body needs a binary value", Exit.USAGE)
         return value
     return parse_value(s, "body")
+
+
+def _plain_object_hint(text: str, body_type: str) -> str:
+    """What to write instead, when a body refused as lossless JSON is a JSON object that
+    is no type tag (`{"op": "sum", "args": [1, 2]}`): most likely meant as a map."""
+    if body_type == "map" or not text.lstrip().startswith("{"):
+        return ""
+    return (" (for a plain JSON object as a map body: --body-type map without --json-body, "
+            'or {"map": {...}})')
 
 
 def _is_stdin(stream: BinaryIO) -> bool:
@@ -278,6 +325,7 @@ def message_source(
     count: int | None,
     endless: bool,
     expand_body: bool = False,
+    size: int | None = None,
 ) -> Iterator[OutgoingMessage]:
     """Numbered messages: the body repeated `count` times (or forever with `endless`),
     or one message per line of the input. A single body is read and checked now, and
@@ -285,7 +333,10 @@ def message_source(
     input is an error before we connect, naming the first message it is wrong for
     (`MessageTemplate.check_run`); lines as `_line_messages` says. `expand_body`: {n}
     and {uuid} in a BODY argument are made for each message (a body read from a file or
-    stdin is sent as it is)."""
+    stdin is sent as it is). `size`: the body is `size` bytes of a printable pattern
+    (--size: `sized_body`), bytes of a data section or the string of an amqp-value."""
+    if size is not None:
+        return _sized_messages(template, size, count, endless)
     if body is not None and file is not None:
         raise UserError("give a BODY argument or --file, not both", Exit.USAGE)
     if body is None and file is None:
@@ -310,12 +361,30 @@ def message_source(
         # the argument's bytes as given (not UTF-8 ones come back from the surrogates)
         raw = (body or "").encode("utf-8", "surrogateescape")
     total = 1 if count is None and not endless else count
+    if expand_body:
+        from amqpcli.net.outgoing import check_placeholders
+
+        check_placeholders(raw.decode("utf-8", "surrogateescape"), "body")
     if expand_body and _has_placeholder(raw):
         make = _body_maker(template, raw, json_body)
         template.check_run(total, make)  # every message now: no surprise mid-run
-        return (template.encode(n, make(n)) for n in _numbers(total))
+        return (template.encode(n, make.value(n)) for n in _numbers(total))
     value = body_value(raw, template.body_type, json_body)
     template.check_body(value)
+    template.check_run(total)
+    return (template.encode(n, value) for n in _numbers(total))
+
+
+def _sized_messages(template: MessageTemplate, size: int, count: int | None,
+                    endless: bool) -> Iterator[OutgoingMessage]:
+    """Messages whose body is `size` bytes of `sized_body`: a data section's bytes, or as
+    the string of an amqp-value (`--body-type value`)."""
+    from amqpcli.net.outgoing import sized_body
+
+    raw = sized_body(size)
+    value: Any = raw if template.body_type == "data" else raw.decode("ascii")
+    template.check_body(value)
+    total = 1 if count is None and not endless else count
     template.check_run(total)
     return (template.encode(n, value) for n in _numbers(total))
 
@@ -334,15 +403,13 @@ def _has_placeholder(text: bytes) -> bool:
     return has_placeholder(text.decode("utf-8", "surrogateescape"))
 
 
-def _body_maker(template: MessageTemplate, text: bytes,
-                json_body: bool) -> Callable[[int], Any]:
-    """The body of message n from a BODY with placeholders: expanded, then read as the
-    body type reads it."""
+def _body_maker(template: MessageTemplate, text: bytes, json_body: bool) -> PerMessage:
+    """The body of each message from a BODY with placeholders (`.value(n)`): expanded,
+    then read as the body type reads it."""
     from amqpcli.net.outgoing import PerMessage
 
-    per = PerMessage(text.decode("utf-8", "surrogateescape"), lambda s: body_value(
+    return PerMessage(text.decode("utf-8", "surrogateescape"), lambda s: body_value(
         s.encode("utf-8", "surrogateescape"), template.body_type, json_body))
-    return per.value
 
 
 def _line_messages(template: MessageTemplate, body: str | None, file: str | None,
@@ -423,14 +490,15 @@ class _Lines:
     def bodies(self, texts: Iterable[bytes]) -> Iterator[tuple[int, Any]]:
         """(n, the body of line n) for the first `count` lines; a line that makes no body
         is an error naming it."""
-        from amqpcli.net.outgoing import expand
+        from amqpcli.net.outgoing import check_placeholders, expand
 
         template = self.template
         for n, text in enumerate(itertools.islice(texts, self.count), 1):
-            if self.expand_body:
-                text = expand(text.decode("utf-8", "surrogateescape"), n).encode(
-                    "utf-8", "surrogateescape")
             try:
+                if self.expand_body:
+                    line = text.decode("utf-8", "surrogateescape")
+                    check_placeholders(line, "body")
+                    text = expand(line, n).encode("utf-8", "surrogateescape")
                 value = body_value(text, template.body_type, self.json_body)
                 template.check_body(value)  # (encoded once: `encode` takes it as is)
             except UserError as e:
@@ -447,10 +515,10 @@ class _Lines:
         message's, a line's or a value's."""
         n = 0
         try:
-            if self.json_body or self.template.body_type != "data":
+            if self.json_body or self.template.body_type != "data" or self.expand_body:
                 for n, _ in self.bodies(texts):
                     pass
-            else:  # (any line is a data body: only how many there are is to be known)
+            else:  # (any line is a data body as it is: only how many there are is to be known)
                 for n, _ in enumerate(itertools.islice(texts, self.count), 1):
                     pass
         except UserError:
@@ -913,7 +981,8 @@ def send(
     body: str | None = typer.Argument(None, help="The body (default: stdin when it is not a terminal).", show_default=False),
     file: str | None = typer.Option(None, "--file", "-f", help="Read the body from FILE ('-': stdin).", rich_help_panel=_MSG),
     lines: bool = typer.Option(False, "--lines", help="One message per line of the input.", rich_help_panel=_MSG),
-    body_type: str | None = typer.Option(None, "--body-type", "-b", help=f"Body section: {', '.join(BODY_TYPES)} (default: data; value with --json-body). 'value' takes TYPE:VALUE (int:5, symbol:x), 'sequence' a JSON array.", rich_help_panel=_MSG, show_default=False),
+    size: int | None = typer.Option(None, "--size", help="A body of N bytes (no BODY, --file or stdin): 0-9a-zA-Z repeated, as a data section's bytes, or with --body-type value as a string of N characters (qpid-send --content-size, Artemis producer --message-size).", metavar="N", rich_help_panel=_MSG),
+    body_type: str | None = typer.Option(None, "--body-type", "-b", help=f"Body type: {', '.join(BODY_TYPES)} (default: data; value with --json-body). 'value' takes TYPE:VALUE (int:5, symbol:x; a string without TYPE:), 'sequence' a JSON array (an amqp-sequence section), 'map' a JSON object (an amqp-value section holding a map: '{{\"op\": \"sum\", \"args\": [1, 2]}}'; values in the lossless JSON format).", rich_help_panel=_MSG, show_default=False),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md); an amqp-value section unless --body-type says otherwise.", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
     expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
@@ -1007,6 +1076,8 @@ def send(
         "creation_time": creation_time, "group_id": group_id, "group_sequence": group_sequence,
         "reply_to_group_id": reply_to_group_id,
     }
+    if size is not None:
+        check_body_size(size, body, file, from_file, lines, expand_body, json_body, body_type)
     if from_file is not None:
         if body is not None or file is not None or lines or expand_body:
             raise UserError("--from replays whole messages: no BODY, --file, --lines or "
@@ -1045,7 +1116,7 @@ def send(
             raise UserError("--to '': the anonymous relay needs a node name in each message's to",
                             Exit.USAGE)
         messages = message_source(template, body, file, lines, json_body, count,
-                                  duration is not None, expand_body)
+                                  duration is not None, expand_body, size)
         read = InputRead(messages, file or "-") if lines and body is None else None
     if read is not None:
         messages = read

@@ -3,10 +3,11 @@
 `MessageTemplate.encode(n, body)` gives the bytes of message number `n` (1-based): header,
 annotations, properties, application-properties, body sections, footer, each encoded by
 the codec. A `PerMessage` value (in any section) is made for each message from text the
-user typed with placeholders in it (`expand`: ``{n}`` the message's number, ``{uuid}`` a
-fresh UUID, ``{{n}}`` and ``{{uuid}}`` the literal text); every other value is the same in
+user typed with placeholders in it (`expand`: ``{n}`` the message's number, ``{n%K}`` it
+modulo K, ``{uuid}`` a fresh UUID, ``{{n}}`` and ``{{uuid}}`` the literal text); every other value is the same in
 every message, and the sections holding only such values are encoded once. Bodies are `bytes` (a `data` section), any AMQP value (an
-`amqp-value` section) or a list (an `amqp-sequence` section), as `body_type` says.
+`amqp-value` section; a map for body type `map`) or a list (an `amqp-sequence` section), as
+`body_type` says.
 
 Every value is checked when the template is made (the body: by `check_body`, or when it is
 first encoded): one the codec cannot encode (a number out of its type's range, a char of
@@ -22,6 +23,8 @@ alone.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import re
 import select
@@ -33,7 +36,7 @@ from typing import Any, BinaryIO
 
 from amqpcli.codec import composites as c
 from amqpcli.codec.encode import PYTHON_TYPE_NAMES, encode
-from amqpcli.codec.sections import BODY_TYPES
+from amqpcli.codec.sections import BODY_TYPES as SECTION_TYPES
 from amqpcli.codec.types import (
     AmqpList,
     AmqpMap,
@@ -49,8 +52,8 @@ from amqpcli.codec.types import (
 from amqpcli.errors import Exit, UserError
 
 __all__ = ["BODY_TYPES", "MAX_BODY", "TIMESTAMP_KEY", "MessageTemplate", "OutgoingMessage",
-           "PerMessage", "TooLarge", "expand", "has_placeholder", "read_line_bodies",
-           "read_lines", "read_whole", "read_without_waiting", "stamp_bytes", "stamped",
+           "PerMessage", "TooLarge", "check_placeholders", "expand", "has_placeholder", "read_line_bodies",
+           "read_lines", "read_whole", "read_without_waiting", "sized_body", "stamp_bytes", "stamped",
            "with_application_property"]
 
 PROPERTY_FIELDS = tuple(f.name.replace("-", "_") for f in c.Properties.FIELDS)
@@ -99,31 +102,90 @@ def stamped(msg: OutgoingMessage, stamp: bytes) -> bytes:
 
 _NO_BODY = object()  # no body encoded yet
 
+# How a body is given (send/request --body-type): as one of the body sections, or "map",
+# an amqp-value section holding a map (given as a plain JSON object).
+BODY_TYPES = (*SECTION_TYPES, "map")
 
-# {n}, {uuid}, and their escapes {{n}}, {{uuid}} (the literal text); other braces are text
-_PLACEHOLDER = re.compile(r"\{\{(n|uuid)\}\}|\{(n|uuid)\}")
+
+# What braces a placeholder: {n}, {n%K}, {uuid}, and what looks like one meant and
+# unknown (an error: `unknown_placeholder`): a name alone ({seq}, {N}) or n or uuid
+# followed by more ({n+1}, {n % 3}, {uuid:8}). Doubled braces around any of them are the
+# literal text ({{n}} is "{n}"); other braces are text (JSON, a GUID in braces).
+_BRACED = r"(?:n|uuid)\b[^{}]*|[A-Za-z_]\w*"
+_PLACEHOLDER = re.compile(rf"\{{\{{({_BRACED})\}}\}}|\{{({_BRACED})\}}")
+_MODULO = re.compile(r"n%([1-9][0-9]{0,17})")
+KNOWN_PLACEHOLDERS = "{n}, {n%K} (K a positive integer), {uuid}"
+
+
+def _kind(name: str) -> str | int | None:
+    """What a placeholder's name stands for: "n", "uuid", K for n%K; None if unknown."""
+    if name in ("n", "uuid"):
+        return name
+    modulo = _MODULO.fullmatch(name)
+    return int(modulo[1]) if modulo else None
+
+
+def unknown_placeholder(text: str) -> str | None:
+    """The first placeholder in `text` that is none of `KNOWN_PLACEHOLDERS` ("{seq}"), or
+    None."""
+    for m in _PLACEHOLDER.finditer(text):
+        if m.group(2) is not None and _kind(m.group(2)) is None:
+            return "{" + m.group(2) + "}"
+    return None
+
+
+def check_placeholders(text: str, what: str) -> None:
+    """A usage error naming `what` for a placeholder in `text` that is not known."""
+    bad = unknown_placeholder(text)
+    if bad is not None:
+        raise UserError(f"{what}: unknown placeholder {bad} (known: {KNOWN_PLACEHOLDERS}; "
+                        f"{{{bad}}} is the text {bad})", Exit.USAGE)
 
 
 def has_placeholder(text: str) -> bool:
-    """Whether `text` holds ``{n}`` or ``{uuid}`` (not counting the escaped ones)."""
-    return any(m.group(2) for m in _PLACEHOLDER.finditer(text))
+    """Whether `text` holds ``{n}``, ``{n%K}`` or ``{uuid}`` (not counting the escaped
+    ones)."""
+    return any(m.group(2) is not None and _kind(m.group(2)) is not None
+               for m in _PLACEHOLDER.finditer(text))
+
+
+def moduli(text: str) -> tuple[bool, set[int]]:
+    """Whether `text` holds ``{n}``, and the K of each ``{n%K}`` in it: how its value
+    depends on the message number (`MessageTemplate.check_run`)."""
+    counts = False
+    ks: set[int] = set()
+    for m in _PLACEHOLDER.finditer(text):
+        kind = _kind(m.group(2)) if m.group(2) is not None else None
+        if kind == "n":
+            counts = True
+        elif isinstance(kind, int):
+            ks.add(kind)
+    return counts, ks
 
 
 def expand(text: str, n: int) -> str:
-    """`text` for message number `n`: ``{n}`` the number, ``{uuid}`` a fresh UUID (each
-    one its own), ``{{n}}`` and ``{{uuid}}`` the text ``{n}`` and ``{uuid}``."""
+    """`text` for message number `n`: ``{n}`` the number, ``{n%K}`` the number modulo K
+    (0 … K-1: groups and keys that cycle), ``{uuid}`` a fresh UUID (each one its own);
+    a placeholder in doubled braces (``{{n}}``) its literal text (``{n}``). An unknown
+    placeholder (`check_placeholders` refuses it first) is left as it is."""
     if "{" not in text:
         return text
-    if "{{" not in text:  # (the common case, without the regular expression: per message)
+    if "{{" not in text and "{n%" not in text:
+        # (the common case, without the regular expression: per message)
         text = text.replace("{n}", str(n))
         while "{uuid}" in text:
             text = text.replace("{uuid}", str(uuid.uuid4()), 1)
         return text
 
     def one(m: re.Match[str]) -> str:
-        if m.group(1):
+        if m.group(1) is not None:
             return "{" + m.group(1) + "}"
-        return str(n) if m.group(2) == "n" else str(uuid.uuid4())
+        kind = _kind(m.group(2))
+        if kind == "n":
+            return str(n)
+        if kind == "uuid":
+            return str(uuid.uuid4())
+        return str(n % kind) if isinstance(kind, int) else m.group(0)
 
     return _PLACEHOLDER.sub(one, text)
 
@@ -194,6 +256,35 @@ def check_numbers(check: Callable[[int], None], last: int) -> None:
                     bad = mid
             check(bad)  # (raises its error)
         first = end + 1
+
+
+# The most messages checked one by one for a value whose text has several {n%K} moduli.
+_CHECK_CYCLE = 100_000
+
+
+def _check_cycle(check: Callable[[int], None], ks: list[int], last: int) -> None:
+    """`check(n)` for the message numbers 2 … `last` of values whose text has {n%K} for
+    each K of `ks` and no {n} (see `MessageTemplate.check_run`)."""
+    if len(ks) == 1:
+        k = ks[0]
+        check_numbers(check, min(last, k - 1))
+        if k <= last:
+            check(k)
+        return
+    for n in range(2, min(last, math.lcm(*ks), _CHECK_CYCLE) + 1):
+        check(n)
+
+
+@functools.lru_cache(maxsize=256)
+def _text_dependence(text: str) -> tuple[bool, frozenset[int]]:
+    counts, ks = moduli(text)
+    return counts, frozenset(ks)
+
+
+def _dependence(value: PerMessage) -> tuple[bool, frozenset[int]]:
+    """How `value` depends on the message number: whether its text has {n}, and the K of
+    each {n%K} in it."""
+    return _text_dependence(value.text)
 
 
 def _passes(check: Callable[[int], None], n: int) -> bool:
@@ -332,40 +423,86 @@ class MessageTemplate:
         self._last_body_bytes = b""
         self.check_number(1)
 
-    def check_number(self, n: int) -> None:
+    def check_number(self, n: int,
+                     only: Callable[[PerMessage], bool] | None = None) -> None:
         """Every value of message number `n` checked now (the first when the template is
         made; the others of the run by `check_run`), so that a bad one is a usage error
         before anything is sent. Past the first only the values made for each message
-        (`PerMessage`) are checked: the others are the first message's. The error of a
-        value made for each message names the message (`_numbered`), the first one's too;
-        that of a value the same in every message names the option alone."""
+        (`PerMessage`) are checked: the others are the first message's; `only`: those of
+        them it is true for. The error of a value made for each message names the message
+        (`_numbered`), the first one's too; that of a value the same in every message
+        names the option alone."""
         for what, check, value in self._values():
             if value.__class__ is not PerMessage:
                 if n == 1:
                     check(value, what)
+                continue
+            if only is not None and not only(value):
                 continue
             try:
                 check(value.value(n), what)
             except UserError as e:
                 raise _numbered(e, n) from None
 
-    def check_run(self, last: int | None, body: Callable[[int], Any] | None = None) -> None:
+    def check_run(self, last: int | None, body: PerMessage | None = None) -> None:
         """Messages 1 … `last` (None: unknown) checked now, their values and, with `body`
-        (message n's body), their bodies: the error, if any, is the first failing message's
-        (`check_numbers`), before anything is sent."""
+        (the body made for each message), their bodies: the error, if any, is the first
+        failing message's, before anything is sent.
 
-        def check(n: int) -> None:
-            self.check_number(n)
-            if body is not None:
+        A value whose text has {n} is checked as `check_numbers` says. One with {n%K} and
+        no {n} takes every value it will take in the first K messages, and for n below K
+        the same as {n} would: `check_numbers` up to K-1, then message K (where n%K is 0
+        first). One with several moduli repeats after their least common multiple: each
+        message up to it is checked (at most `_CHECK_CYCLE`; the rest as they are
+        made)."""
+
+        def check(n: int, only: Callable[[PerMessage], bool] | None = None) -> None:
+            self.check_number(n, only)
+            if body is not None and (only is None or only(body)):
                 try:
-                    self.check_body(body(n))
+                    self.check_body(body.value(n))
                 except UserError as e:
                     raise _numbered(e, n) from None
 
         check(1)
-        if last is not None and last > 1 and (
+        if last is None or last < 2 or not (
                 self._templated or self._footer_templated or body is not None):
-            check_numbers(check, last)
+            return
+        per_message = [v for _, _, v in self._values() if v.__class__ is PerMessage]
+        if body is not None:
+            per_message.append(body)
+        cycles = {frozenset(ks) for counts, ks in map(_dependence, per_message)
+                  if not counts and ks}
+        failures: list[tuple[int, UserError]] = []
+
+        def run(checks: Callable[[Callable[[int], None]], None],
+                only: Callable[[PerMessage], bool]) -> None:
+            at = [0]
+
+            def one(n: int) -> None:
+                at[0] = n
+                check(n, only)
+
+            try:
+                checks(one)
+            except UserError as e:
+                failures.append((at[0], e))
+
+        def counting(v: PerMessage) -> bool:  # ({n} in it, or no number at all)
+            counts, ks = _dependence(v)
+            return counts or not ks
+
+        run(lambda one: check_numbers(one, last), counting)
+        for ks in cycles:
+            def cycles_with(v: PerMessage, ks: frozenset[int] = ks) -> bool:
+                return _dependence(v) == (False, ks)
+
+            def checks(one: Callable[[int], None], ks: frozenset[int] = ks) -> None:
+                _check_cycle(one, sorted(ks), last)
+
+            run(checks, cycles_with)
+        if failures:
+            raise min(failures, key=lambda f: f[0])[1]
 
     def _values(self) -> Iterator[tuple[str, Callable[[Any, str], Any], Any]]:
         """Every value of the template (made for each message or not): the option that
@@ -415,7 +552,7 @@ class MessageTemplate:
             return encode(c.Data(bytes(body)))
         if self.body_type == "sequence":
             return check_encodes(c.AmqpSequence(list(body)), "body")
-        return check_encodes(c.AmqpValue(body), "body")
+        return check_encodes(c.AmqpValue(body), "body")  # (value, map)
 
     def encode(self, n: int, body: Any) -> OutgoingMessage:
         """Message number `n` with this body. Constant sections are encoded once."""
@@ -477,6 +614,17 @@ _CHUNK = 1 << 20  # read in pieces, so a signal is handled between them
 
 class TooLarge(ValueError):
     """A body or a line over `MAX_BODY` (the message says which)."""
+
+
+# send --size: a body's bytes, this pattern repeated (printable ASCII, so the body reads as
+# text too, and a body cut short or shifted shows where)
+SIZED_PATTERN = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def sized_body(size: int) -> bytes:
+    """A body of `size` bytes (`SIZED_PATTERN` repeated, cut at `size`)."""
+    whole, part = divmod(size, len(SIZED_PATTERN))
+    return SIZED_PATTERN * whole + SIZED_PATTERN[:part]
 
 
 def read_whole(stream: BinaryIO, limit: int = MAX_BODY) -> bytes:

@@ -254,7 +254,7 @@ def test_modules_name_every_command_and_its_module() -> None:
 
 def test_written_out_constants_match_their_sources() -> None:
     from amqpcli.cli import options, send
-    from amqpcli.codec.sections import BODY_TYPES
+    from amqpcli.net.outgoing import BODY_TYPES
 
     assert send.BODY_TYPES == BODY_TYPES
     assert set(options._converters()[0]) == options.TYPE_NAMES

@@ -110,7 +110,9 @@ def test_expand_placeholders_and_escapes() -> None:
     assert expand("a-{n}-{n}", 7) == "a-7-7" and expand("{{n}}:{n}:{{uuid}}", 7) == "{n}:7:{uuid}"
     one, two = expand("{uuid} {uuid}", 1).split()  # each its own
     assert one != two and len(one) == 36
-    assert expand("{x} {N} {{x}}", 1) == "{x} {N} {{x}}"  # other braces are text
+    # an unknown placeholder is refused before (check_placeholders) and left as it is;
+    # doubled braces around one are its text; other braces are text
+    assert expand("{x} {N} {{x}} {} {1}", 1) == "{x} {N} {x} {} {1}"
     assert has_placeholder("a{n}") and not has_placeholder("a{{n}} {x}")
 
 

@@ -134,8 +134,8 @@ def _fish_quote(s: str) -> str:
 # zsh's output is the completed line or the list it shows.
 def _cases() -> list[tuple[str, set[str], set[str]]]:
     from amqpcli.cli.decode import example_names
-    from amqpcli.codec.sections import BODY_TYPES
     from amqpcli.net.config import MECHANISMS
+    from amqpcli.net.outgoing import BODY_TYPES
     from amqpcli.pipeline.run import ENGINES
 
     return [
