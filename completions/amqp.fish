@@ -270,7 +270,7 @@ complete -c amqp -n '__amqp_is send' -l size -x -d 'A body of N bytes (no BODY, 
 complete -c amqp -n '__amqp_is send' -l body-type -s b -x -a 'data value sequence map' -d 'Body type: data, value, sequence, map (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is send' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is send' -l from -r -F -d 'Replay the messages in FILE (\'-\': stdin): lines of \'amqp recv --json\', and the items of \'amqp decode --json\' and records of \'amqp pcap-dump --json\' that carry a whole message'
-complete -c amqp -n '__amqp_is send' -l expand -d '{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin)'
+complete -c amqp -n '__amqp_is send' -l expand -d '{n}, {n%K} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin)'
 complete -c amqp -n '__amqp_is send' -l message-id -l id -x -d 'message-id'
 complete -c amqp -n '__amqp_is send' -l user-id -x -d 'user-id, binary: text as its UTF-8 bytes'
 complete -c amqp -n '__amqp_is send' -l to -x

@@ -243,6 +243,20 @@ def body_value(text: bytes, body_type: str, json_body: bool) -> Any:
     return parse_value(s, "body")
 
 
+def _warn_if_json_object(body: str) -> None:
+    """A `value` BODY that is a JSON object goes out as that text, a string: most likely
+    a map was meant, which says so before anything is sent."""
+    if not body.lstrip().startswith("{"):
+        return
+    try:
+        is_object = type(json.loads(body)) is dict
+    except ValueError:
+        return
+    if is_object:
+        _warn("--body-type value sends this JSON object as a string; --body-type map sends "
+              "it as a map")
+
+
 def _plain_object_hint(text: str, body_type: str) -> str:
     """What to write instead, when a body refused as lossless JSON is a JSON object that
     is no type tag (`{"op": "sum", "args": [1, 2]}`): most likely meant as a map."""
@@ -985,8 +999,8 @@ def send(
     body_type: str | None = typer.Option(None, "--body-type", "-b", help=f"Body type: {', '.join(BODY_TYPES)} (default: data; value with --json-body). 'value' takes TYPE:VALUE (int:5, symbol:x; a string without TYPE:), 'sequence' a JSON array (an amqp-sequence section), 'map' a JSON object (an amqp-value section holding a map: '{{\"op\": \"sum\", \"args\": [1, 2]}}'; values in the lossless JSON format).", rich_help_panel=_MSG, show_default=False),
     json_body: bool = typer.Option(False, "--json-body", help="The body is a value in the lossless JSON format (docs/message-format.md); an amqp-value section unless --body-type says otherwise.", rich_help_panel=_MSG),
     from_file: str | None = typer.Option(None, "--from", help="Replay the messages in FILE ('-': stdin): lines of 'amqp recv --json', and the items of 'amqp decode --json' and records of 'amqp pcap-dump --json' that carry a whole message; their other lines are skipped.", rich_help_panel=_MSG),
-    expand_body: bool = typer.Option(False, "--expand", help="{n} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
-    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {uuid} a fresh UUID, {{n}} the text {n}; TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
+    expand_body: bool = typer.Option(False, "--expand", help="{n}, {n%K} and {uuid} in the BODY argument too, as in every option (never in a body read from --file or stdin).", rich_help_panel=_MSG),
+    message_id: str | None = typer.Option(None, "--message-id", "--id", help="message-id; here and in every value of the options below {n} is the message number, {n%K} it modulo K (g{n%3}: g1, g2, g0, ...), {uuid} a fresh UUID, {{n}} the text {n} (another {NAME} is an error); TYPE:VALUE for ulong/uuid/binary (ulong:{n}: typed, per message).", rich_help_panel=_MSG),
     user_id: str | None = typer.Option(None, "--user-id", help="user-id, binary: text as its UTF-8 bytes; binary:hex:00ff for any bytes (binary:TEXT: TEXT's bytes).", rich_help_panel=_MSG),
     to: str | None = typer.Option(None, "--to", rich_help_panel=_MSG),
     subject: str | None = typer.Option(None, "--subject", rich_help_panel=_MSG),
@@ -1115,6 +1129,8 @@ def send(
         if relay and not template.properties["to"]:  # (the one way to an empty to: --to '')
             raise UserError("--to '': the anonymous relay needs a node name in each message's to",
                             Exit.USAGE)
+        if body is not None and body_type == "value" and not json_body:
+            _warn_if_json_object(body)
         messages = message_source(template, body, file, lines, json_body, count,
                                   duration is not None, expand_body, size)
         read = InputRead(messages, file or "-") if lines and body is None else None

@@ -185,6 +185,14 @@ def test_usage_errors(args: list[str], said: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_a_value_body_that_is_a_json_object_warns_that_it_goes_as_a_string() -> None:
+    done = amqp("send", NOWHERE, "-b", "value", '{"op": "sum"}')
+    assert done.stderr.startswith("amqp: warning: --body-type value sends this JSON object "
+                                  "as a string; --body-type map sends it as a map\n")
+    for body in ("{not json", "[1, 2]", "text"):
+        assert "warning" not in amqp("send", NOWHERE, "-b", "value", body).stderr
+
+
 @pytest.mark.integration
 def test_the_conveniences_go_out_as_said(serve: ServePeers) -> None:
     url = serve() + "/q"
