@@ -110,6 +110,8 @@ class SendSummary:
     not_committed: list[tuple[int, Any]] = field(default_factory=list)
     # what the rejected and modified outcomes carried, grouped
     details: OutcomeDetails = field(default_factory=OutcomeDetails)
+    # the messages counted released: (number, message-id)
+    released_messages: list[tuple[int, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what did not end the run
     elapsed: float = 0.0
     failure: UserError | None = None  # what ended the run early, if anything
@@ -163,6 +165,8 @@ class SendSummary:
             out["in-doubt-messages"] = _numbered_json(self.in_doubt)
         if self.not_committed:
             out["not-committed-messages"] = _numbered_json(self.not_committed)
+        if self.released_messages:
+            out["released-messages"] = _numbered_json(self.released_messages)
         if self.details:
             out["outcome-details"] = self.details.to_json()
         if self.warnings:
@@ -221,7 +225,18 @@ def summary_text(s: SendSummary) -> str:
         lines.append(f"not committed: {numbers_text(numbers)}: sent in a transaction the run "
                      "ended without committing, which the peer rolls back: not delivered")
     lines.extend(s.details.lines())
+    lines.extend(_release_lines(s))
     return "\n".join(lines)
+
+
+def _release_lines(s: SendSummary) -> list[str]:
+    """Which messages were released: their numbers as runs, one line."""
+    lines = []
+    if s.released_messages:
+        numbers = [n for n, _ in s.released_messages]
+        lines.append(f"released {len(numbers)} ({numbers_text(numbers)}): not delivered: "
+                     "the peer may take such messages if sent again")
+    return lines
 
 
 def summary_exit(s: SendSummary) -> tuple[Exit, str]:
@@ -443,6 +458,8 @@ class _Sender:
             setattr(self.s, name, getattr(self.s, name) + 1)
             if isinstance(state, (c.Rejected, c.Modified)):
                 self.s.details.add(msg.number, state)
+            elif name == "released":
+                self.s.released_messages.append((msg.number, msg.message_id))
         else:
             self.s.other += 1
         if progress:
@@ -600,6 +617,7 @@ class _Sender:
                 self.s.failure = UserError("the connection ended before every outcome arrived",
                                            Exit.IN_DOUBT)
             self.s.in_doubt.sort(key=lambda nm: nm[0])
+            self.s.released_messages.sort(key=lambda nm: nm[0])
             self.s.not_committed.sort(key=lambda nm: nm[0])
             self.s.elapsed = time.monotonic() - start
             self.progress.close()
