@@ -1032,6 +1032,7 @@ def send(
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
+    on_release: str = typer.Option("fail", "--on-release", help="What becomes of a message the peer released (not delivered): fail (counted released, exit 6) or retry[:N] (sent again after the messages waiting, at most N times each, default 3; not with --txn-size or --presettled).", metavar="fail|retry[:N]", rich_help_panel=_FLOW),
     force_relay: bool = typer.Option(False, "--force-relay", help="Use the anonymous relay (a URL with no address: each message goes to its --to) even when the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the target (repeatable): topic or queue for the kind of node (Artemis, amqp serve).", rich_help_panel=_FLOW),  # noqa: B008 - a repeatable option
@@ -1042,7 +1043,7 @@ def send(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary.", rich_help_panel=_OUT),
 ) -> None:
     from amqpcli.net.client import raise_exit
-    from amqpcli.net.sending import SendPlan, run_send, summary_exit, summary_text
+    from amqpcli.net.sending import SendPlan, parse_on_release, run_send, summary_exit, summary_text
 
     settled = presettled or settled_alias
     check_path(file, "--file")
@@ -1058,6 +1059,15 @@ def send(
         raise UserError("--txn-size needs a positive size and unsettled sends", Exit.USAGE)
     if rollback and txn_size is None:
         raise UserError("--rollback needs --txn-size", Exit.USAGE)
+    release_retries = parse_on_release(on_release)
+    if release_retries and settled:
+        raise UserError("--on-release retry needs unsettled sends: a pre-settled message has "
+                        "no outcome", Exit.USAGE)
+    if release_retries and txn_size is not None:
+        # a release inside a transaction holds only once it commits: its retry would go in
+        # another transaction, after the one it was part of had committed without it
+        raise UserError("--on-release retry does not go with --txn-size: a message released in "
+                        "a transaction would be sent again in another one", Exit.USAGE)
     check_positive(rate, "--rate")
     check_seconds(duration, "--duration")
     check_seconds(timeout, "--timeout")
@@ -1148,6 +1158,7 @@ def send(
             1 if from_file is None and not lines and duration is None else None),
         link_name=link_name, capabilities=tuple(capabilities or ()),
         timestamp=timestamp, report_every=report_every, report_json=json_out,
+        release_retries=release_retries,
     )
     # lines from a pipe, a FIFO or a terminal come when they come: read in a thread
     waits = ((from_file is not None and _may_wait(from_file))
@@ -1160,7 +1171,7 @@ def send(
     if not quiet and (json_out or not (summary.failure is not None and not summary.link_opened
                                        and summary.failure.code != Exit.INTERRUPTED)):
         # (those taken from the input and sent, or in doubt: what a resume starts after)
-        unread = read.unread(summary.sent - summary.resent) if read is not None else None
+        unread = read.unread(summary.sent_first) if read is not None else None
         if json_out:
             obj = summary.to_json()
             if replay is not None:

@@ -13,6 +13,15 @@ amqpcli/net/outgoing.py) is filled in with the wall clock when the message is ha
 the connection — after its credit came and its turn under `--rate`, so neither wait counts
 as latency; a run of messages framed together shares one reading. A message sent again
 after a reconnect is a new transfer and gets a new stamp.
+
+`--on-release retry:N`: released is an outcome, not a failure (Part 3 §3.4.4: the message
+was not delivered and may be delivered again), so a reconnect leaves it alone. With retry,
+a released message goes back in the queue of messages to send, behind those already
+waiting there and ahead of the input not yet taken, as a new delivery of the same bytes
+(a new stamp with `--timestamp`), up to N times; one released N + 1 times, or whose retry
+the run ended before sending, counts as released. In a transaction a release is
+provisional until the commit, and a retry would go in another one: the two do not go
+together (`--txn-size` refuses it).
 """
 
 from __future__ import annotations
@@ -49,13 +58,31 @@ from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sendrun import Offering, close_failed
 from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
 
-__all__ = ["SendPlan", "SendSummary", "run_send", "summary_exit", "summary_text"]
+__all__ = ["SendPlan", "SendSummary", "parse_on_release", "run_send", "summary_exit",
+           "summary_text"]
 
 OUTCOMES = ("accepted", "rejected", "released", "modified")
 RUN = 256  # messages framed at a time by the send loop at most
 # What a peer offers in its open when a sender link with a null target address routes
 # each message by its `to` (AMQP Anonymous Terminus for Message Routing, OASIS).
 ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
+# --on-release retry: how many times a released message is sent again when N is not given
+RELEASE_RETRIES = 3
+
+
+def parse_on_release(text: str) -> int:
+    """--on-release: `fail` (released messages are counted so: 0 retries) or `retry[:N]`
+    (each sent again up to N times, N at least 1; `RELEASE_RETRIES` by default)."""
+    what, sep, n = text.partition(":")
+    if what == "fail" and not sep:
+        return 0
+    if what == "retry":
+        if not sep:
+            return RELEASE_RETRIES
+        if n.isascii() and n.isdigit() and int(n) >= 1:
+            return int(n)
+    raise UserError(f"--on-release: expected fail, retry or retry:N (N at least 1), got {text!r}",
+                    Exit.USAGE)
 
 
 @dataclass(frozen=True)
@@ -78,6 +105,7 @@ class SendPlan:
     timestamp: bool = False
     report_every: float | None = None  # --report-every: seconds between reports on stderr
     report_json: bool = False  # the reports as JSON objects (with --json)
+    release_retries: int = 0  # --on-release retry:N (0: fail, a release is counted at once)
 
     def target(self) -> c.Target:
         """Our target: the node's address (none for the anonymous relay) and capabilities."""
@@ -110,8 +138,13 @@ class SendSummary:
     not_committed: list[tuple[int, Any]] = field(default_factory=list)
     # what the rejected and modified outcomes carried, grouped
     details: OutcomeDetails = field(default_factory=OutcomeDetails)
-    # the messages counted released: (number, message-id)
+    # the messages counted released (with --on-release retry: released on their last try,
+    # or their retry not sent before the run ended): (number, message-id)
     released_messages: list[tuple[int, Any]] = field(default_factory=list)
+    release_retries: int = 0  # --on-release retry:N (0: fail)
+    # released, then sent again (--on-release retry): number -> (message-id, retries sent)
+    retried_messages: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    retries: int = 0  # the transfers that were such retries
     warnings: list[str] = field(default_factory=list)  # what did not end the run
     elapsed: float = 0.0
     failure: UserError | None = None  # what ended the run early, if anything
@@ -126,12 +159,18 @@ class SendSummary:
                 + self.other)
 
     @property
+    def sent_first(self) -> int:
+        """Messages sent at least once: the transfers less those that sent one again
+        (after a reconnect, or a release)."""
+        return self.sent - self.resent - self.retries
+
+    @property
     def not_sent(self) -> int:
         """After a failure: messages asked for (or taken from the input) never sent."""
         if self.failure is None:
             return 0
         asked = self.expected if self.expected is not None else self.messages
-        return max(0, asked - (self.sent - self.resent))
+        return max(0, asked - self.sent_first)
 
     @property
     def rate(self) -> float:
@@ -148,6 +187,8 @@ class SendSummary:
             "modified": self.modified,
             "in-doubt": len(self.in_doubt),
             "resent": self.resent,
+            **({"retried": len(self.retried_messages), "retries": self.retries}
+               if self.release_retries else {}),
             "reconnects": self.reconnects,
             "elapsed": round(self.elapsed, 6),
             "rate": round(self.rate, 1),
@@ -167,6 +208,10 @@ class SendSummary:
             out["not-committed-messages"] = _numbered_json(self.not_committed)
         if self.released_messages:
             out["released-messages"] = _numbered_json(self.released_messages)
+        if self.retried_messages:
+            out["retried-messages"] = [
+                {"number": n, "message-id": _id_text(mid), "retries": k}
+                for n, (mid, k) in sorted(self.retried_messages.items())]
         if self.details:
             out["outcome-details"] = self.details.to_json()
         if self.warnings:
@@ -212,6 +257,8 @@ def summary_text(s: SendSummary) -> str:
         parts.append(f"not sent {s.not_sent}")
     if s.resent:
         parts.append(f"resent {s.resent}")
+    if s.retried_messages:
+        parts.append(f"retried {len(s.retried_messages)}")
     if s.reconnects:
         parts.append(f"{s.reconnects} reconnect(s)")
     parts.extend(txn_parts(s))
@@ -230,13 +277,27 @@ def summary_text(s: SendSummary) -> str:
 
 
 def _release_lines(s: SendSummary) -> list[str]:
-    """Which messages were released: their numbers as runs, one line."""
+    """Which messages were released in the end, and which were sent again after a
+    release (--on-release retry): their numbers as runs, one line each."""
     lines = []
     if s.released_messages:
         numbers = [n for n, _ in s.released_messages]
-        lines.append(f"released {len(numbers)} ({numbers_text(numbers)}): not delivered: "
-                     "the peer may take such messages if sent again")
+        if s.release_retries:
+            n = s.release_retries
+            why = (f"released on each try (the first and {_retries_text(n)}: --on-release "
+                   f"retry:{n}), or the run ended before the next")
+        else:
+            why = "--on-release retry sends such messages again"
+        lines.append(f"released {len(numbers)} ({numbers_text(numbers)}): not delivered: {why}")
+    if s.retried_messages:
+        numbers = sorted(s.retried_messages)
+        lines.append(f"retried {len(numbers)} ({numbers_text(numbers)}): released, then sent "
+                     f"again after later messages ({_retries_text(s.retries)} in all)")
     return lines
+
+
+def _retries_text(n: int) -> str:
+    return f"{n} retry" if n == 1 else f"{n} retries"
 
 
 def summary_exit(s: SendSummary) -> tuple[Exit, str]:
@@ -372,7 +433,7 @@ class _Sender:
         self.cfg = cfg
         self.plan = plan
         self.on_warning = on_warning
-        self.s = SendSummary(expected=plan.expected)
+        self.s = SendSummary(expected=plan.expected, release_retries=plan.release_retries)
         # sent, no outcome yet: number -> (message, its Pending, or its delivery when sent
         # in a run by `send_many`)
         self.unconfirmed: dict[int, tuple[OutgoingMessage, Any]] = {}
@@ -395,6 +456,10 @@ class _Sender:
         # in doubt, unless a resend of them (--reconnect) is committed, which delivers
         # them (a second time if the unanswered commit took effect: counted as resent)
         self.commit_unanswered: set[int] = set()
+        # --on-release retry: how many times each message was released so far, and those
+        # whose next send is a retry after a release (in the queue, or held for credit)
+        self.releases: dict[int, int] = {}
+        self.retrying: set[int] = set()
         # when the send loop began waiting to send (for credit, or room in the window);
         # None while it sends or waits for something else
         self.send_wait_since: float | None = None
@@ -454,6 +519,8 @@ class _Sender:
         if isinstance(state, c.TransactionalState):
             state = state.outcome
         name = getattr(state, "NAME", None)
+        if name == "released" and self._retry(msg):
+            return
         if name in OUTCOMES:
             setattr(self.s, name, getattr(self.s, name) + 1)
             if isinstance(state, (c.Rejected, c.Modified)):
@@ -464,6 +531,29 @@ class _Sender:
             self.s.other += 1
         if progress:
             self.progress.update(self.s.sent)
+
+    def _retry(self, msg: OutgoingMessage) -> bool:
+        """`msg` was released: queue it to be sent again if --on-release retry allows
+        another try (False: its release stands)."""
+        released = self.releases.get(msg.number, 0) + 1
+        if released > self.plan.release_retries:
+            return False
+        self.releases[msg.number] = released
+        self.retrying.add(msg.number)
+        self.queue.append((msg, False))
+        self.offering.offer(True, self.sender)  # (a drain waits for it)
+        return True
+
+    def _counted_sent(self, msg: OutgoingMessage, was_sent: bool) -> None:
+        """Count a message that went out again: resent after a reconnect, or retried
+        after a release."""
+        if was_sent:
+            self.s.resent += 1
+        elif msg.number in self.retrying:
+            self.retrying.discard(msg.number)
+            self.s.retries += 1
+            mid, k = self.s.retried_messages.get(msg.number, (msg.message_id, 0))
+            self.s.retried_messages[msg.number] = (mid, k + 1)
 
     # --- the run ----------------------------------------------------------------
 
@@ -627,6 +717,12 @@ class _Sender:
         """The run ends with `back` taken back: those sent are in doubt, but for those
         sent only in transactions it never committed (rolled back: not delivered). True
         when any was sent."""
+        for m, was_sent in back:
+            if not was_sent and m.number in self.retrying:
+                # released, and the run ended before its retry went: its release stands
+                self.retrying.discard(m.number)
+                self.s.released += 1
+                self.s.released_messages.append((m.number, m.message_id))
         sent = [m for m, was_sent in back if was_sent]
         for m in sent:
             if self.plan.txn_size and m.number not in self.commit_unanswered:
@@ -669,8 +765,14 @@ class _Sender:
 
     async def _send_and_confirm(self, client: Client, messages: Iterator[OutgoingMessage],
                                 start: float) -> None:
+        # (with --on-release retry, a release ends the wait for outcomes: its message goes
+        # again at once, the others' outcomes awaited after it)
+        retry = bool(self.plan.release_retries)
         await self._send_all(client, messages, start)
-        await self._wait_confirmed(client)
+        await self._wait_confirmed(client, or_retry=retry)
+        while self.queue and self.sender is not None:  # released messages to send again
+            await self._send_queued(client, self.sender, messages, start)
+            await self._wait_confirmed(client, or_retry=retry)
 
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
                         start: float) -> None:
@@ -681,6 +783,13 @@ class _Sender:
             sender = self.sender = await client.open_sender(
                 plan.address, settled=plan.settled, name=plan.link_name, target=plan.target())
         self.s.link_opened = True
+        await self._send_queued(client, sender, messages, start)
+
+    async def _send_queued(self, client: Client, sender: SenderLink,
+                           messages: Iterator[OutgoingMessage], start: float) -> None:
+        """Send what the queue holds and then the input, until the input is over (once
+        it is, only what the queue holds: released messages to send again)."""
+        plan = self.plan
         txn = _Txn(client, plan, self) if plan.txn_size else None
         if txn is None and not plan.rate:
             await self._send_runs(sender, messages, start)
@@ -690,6 +799,8 @@ class _Sender:
             if self.queue:
                 msg, was_sent = self.queue.popleft()
             else:
+                if self.exhausted:
+                    break
                 if plan.duration is not None and (
                         time.monotonic() - start >= plan.duration
                         # with a rate, the next one's turn would come at the end or later:
@@ -778,8 +889,7 @@ class _Sender:
 
     def _sent_one(self, msg: OutgoingMessage, was_sent: bool, pending: Pending) -> None:
         self.s.sent += 1
-        if was_sent:
-            self.s.resent += 1
+        self._counted_sent(msg, was_sent)
         if self.plan.settled:
             self.s.settled += 1
             self.progress.update(self.s.sent)
@@ -799,6 +909,8 @@ class _Sender:
             if queue:
                 out.append(queue.popleft())
                 continue
+            if self.exhausted:  # (what is left are retries the queue gets later)
+                break
             if plan.duration is not None and time.monotonic() - start >= plan.duration:
                 self.exhausted = True
                 break
@@ -827,6 +939,8 @@ class _Sender:
         sender.on_settled = self._settled_run
         while True:
             if not self.queue:
+                if self.exhausted:
+                    break
                 # the next message before its credit: once the last one has gone out the
                 # run ends here, not after waiting for credit it has no use for
                 await self._input_ready(start)
@@ -861,7 +975,9 @@ class _Sender:
                 batch = batch[:n]
             self.holding = []
             s.sent += n
-            s.resent += sum(1 for _, was_sent in batch if was_sent)
+            for msg, was_sent in batch:
+                if was_sent or self.retrying:
+                    self._counted_sent(msg, was_sent)
             if settled:
                 s.settled += n
                 self.progress.update(s.sent)
@@ -876,12 +992,14 @@ class _Sender:
         sender._check()  # a close that came in meanwhile: at once, not after the timeout
         await sender.wait_written(plan.timeout)
 
-    async def _wait_confirmed(self, client: Client) -> None:
+    async def _wait_confirmed(self, client: Client, or_retry: bool = False) -> None:
+        """Wait for every outcome (`or_retry`: or until a released message is queued to be
+        sent again)."""
         sender = self.sender
         if self.unconfirmed and sender is not None:
             deadline = asyncio.get_running_loop().time() + self.plan.timeout
             try:
-                while self.unconfirmed:
+                while self.unconfirmed and not (or_retry and self.queue):
                     await sender.wait_changed(deadline, "no outcome")
             except UserError as e:
                 if e.code != Exit.TIMEOUT:

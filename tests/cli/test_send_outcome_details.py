@@ -47,8 +47,7 @@ def test_the_summaries_say_what_the_outcomes_carried(
         "rejected 1 (message 3): amqp:precondition-failed: no",
         ("modified 2 (messages 5-6): delivery-failed,undeliverable-here, "
          'message-annotations {:x-opt-why: "busy"}'),
-        ("released 1 (message 7): not delivered: the peer may take such messages if sent "
-         "again"),
+        "released 1 (message 7): not delivered: --on-release retry sends such messages again",
     ]
 
     code, out, err = amqp_in_process("send", url, "x", "--count", "8", "--window", "1",

@@ -1,14 +1,26 @@
-"""`amqp send`'s summary names the released messages: it gave only their count, so which
-ones were not delivered was left to a receiver's `--verify-sequence`. The runs against
-`amqp serve --release` are in tests/cli/test_send_released.py."""
+"""`amqp send`'s summary names the released messages (it gave only their count, so which
+ones were not delivered was left to a receiver's `--verify-sequence`), and
+`--on-release retry[:N]` sends a released message again: its bookkeeping, and what the
+summary says of it. The runs against `amqp serve --release` are in
+tests/cli/test_send_released.py."""
 
 from __future__ import annotations
 
+import pytest
+
 from amqpcli.codec import composites as c
-from amqpcli.errors import Exit
+from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
-from amqpcli.net.sending import SendPlan, SendSummary, _Sender, summary_exit, summary_text
+from amqpcli.net.sending import (
+    RELEASE_RETRIES,
+    SendPlan,
+    SendSummary,
+    _Sender,
+    parse_on_release,
+    summary_exit,
+    summary_text,
+)
 
 
 def test_released_messages_named_in_text_and_json() -> None:
@@ -16,12 +28,14 @@ def test_released_messages_named_in_text_and_json() -> None:
                     released_messages=[(3, "m3"), (6, b"\x06"), (9, None)])
     lines = summary_text(s).splitlines()
     assert lines[0].startswith("sent 10, accepted 7, released 3, in doubt 0 in ")
-    assert lines[1] == ("released 3 (messages 3, 6, 9): not delivered: the peer may take "
-                        "such messages if sent again")
+    assert lines[1] == ("released 3 (messages 3, 6, 9): not delivered: --on-release retry "
+                        "sends such messages again")
     j = s.to_json()
     assert j["released-messages"] == [{"number": 3, "message-id": "m3"},
                                       {"number": 6, "message-id": "06"},
                                       {"number": 9, "message-id": None}]
+    # without --on-release retry the JSON has no retry figures
+    assert "retried" not in j and "retries" not in j and "retried-messages" not in j
     assert summary_exit(s)[0] == Exit.REJECTED
 
 
@@ -43,11 +57,102 @@ def test_a_hundred_thousand_releases_are_one_short_line() -> None:
     assert len(s.to_json()["released-messages"]) == 100_000
 
 
+def test_retried_messages_in_text_and_json() -> None:
+    s = SendSummary(sent=13, messages=10, accepted=9, released=1, elapsed=1.0,
+                    release_retries=1, released_messages=[(6, None)], retries=3,
+                    retried_messages={3: ("m3", 1), 6: ("m6", 1), 9: ("m9", 1)})
+    lines = summary_text(s).splitlines()
+    assert lines[0].startswith("sent 13, accepted 9, released 1, in doubt 0, retried 3 in ")
+    assert lines[1] == ("released 1 (message 6): not delivered: released on each try (the "
+                        "first and 1 retry: --on-release retry:1), or the run ended before "
+                        "the next")
+    assert lines[2] == ("retried 3 (messages 3, 6, 9): released, then sent again after later "
+                        "messages (3 retries in all)")
+    j = s.to_json()
+    assert (j["retried"], j["retries"], j["released"]) == (3, 3, 1)
+    assert j["retried-messages"] == [{"number": n, "message-id": f"m{n}", "retries": 1}
+                                     for n in (3, 6, 9)]
+    assert summary_exit(s)[0] == Exit.REJECTED
+
+
+def test_all_accepted_after_retries_is_exit_0() -> None:
+    s = SendSummary(sent=14, messages=10, accepted=10, elapsed=1.0, release_retries=3,
+                    retries=4, retried_messages={3: (None, 1), 6: (None, 2), 9: (None, 1)})
+    assert summary_exit(s) == (Exit.OK, "")
+    j = s.to_json()
+    assert (j["retried"], j["retries"]) == (3, 4) and "released-messages" not in j
+    assert "exit" not in j
+
+
+def test_retries_are_no_messages_not_sent() -> None:
+    # a run that failed after retries: those never sent are counted from the messages
+    # sent once, not from the transfers (a retry is one more transfer of one message)
+    s = SendSummary(sent=7, messages=5, expected=10, accepted=5, retries=2,
+                    retried_messages={1: (None, 2)}, release_retries=3,
+                    failure=UserError("lost", Exit.CONNECTION))
+    assert s.sent_first == 5 and s.not_sent == 5
+
+
+@pytest.mark.parametrize(("text", "retries"), [("fail", 0), ("retry", RELEASE_RETRIES),
+                                               ("retry:1", 1), ("retry:25", 25)])
+def test_parse_on_release(text: str, retries: int) -> None:
+    assert parse_on_release(text) == retries
+
+
+@pytest.mark.parametrize("bad", ["", "retry:", "retry:0", "retry:-1", "retry:x", "fail:1",
+                                 "Retry", "retry:٣", "accept"])
+def test_parse_on_release_errors(bad: str) -> None:
+    with pytest.raises(UserError) as e:
+        parse_on_release(bad)
+    assert e.value.code == Exit.USAGE
+    assert str(e.value) == ("--on-release: expected fail, retry or retry:N (N at least 1), "
+                            f"got {bad!r}")
+
+
 def _message(n: int) -> OutgoingMessage:
     return OutgoingMessage(number=n, payload=b"x", message_id=f"m{n}")
+
+
+def test_a_release_is_queued_to_go_again_up_to_n_times() -> None:
+    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=2))
+    m = _message(3)
+    for tries in (1, 2):
+        s._count(m, c.Released())
+        assert list(s.queue) == [(m, False)] and s.s.released == 0  # not an outcome yet
+        s.queue.clear()
+        s._counted_sent(m, False)  # its retry went
+        assert s.s.retries == tries and s.s.retried_messages == {3: ("m3", tries)}
+        assert s.s.resent == 0  # (a retry is no resend after a reconnect)
+    s._count(m, c.Released())  # the third release: the last try
+    assert not s.queue
+    assert s.s.released == 1 and s.s.released_messages == [(3, "m3")]
 
 
 def test_without_retry_a_release_is_counted_at_once() -> None:
     s = _Sender(ConnectionConfig(), SendPlan(address="q"))
     s._count(_message(4), c.Released())
     assert not s.queue and s.s.released_messages == [(4, "m4")] and s.s.released == 1
+
+
+def test_a_retry_the_run_ended_before_is_counted_released() -> None:
+    # released, queued to go again, and the run ends first (the connection lost with no
+    # reconnect left, Ctrl-C, a timeout): its release stands, it is in no other bucket
+    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=3))
+    s._count(_message(5), c.Released())
+    s.unconfirmed[6] = (_message(6), None)  # sent, no outcome: in doubt
+    assert s._left_unconfirmed(s._take_back())
+    assert s.s.released == 1 and s.s.released_messages == [(5, "m5")]
+    assert s.s.in_doubt == [(6, "m6")]
+    assert not s.retrying
+
+
+def test_a_retry_kept_across_a_reconnect_still_counts_as_a_retry() -> None:
+    # the connection drops while a retry waits: taken back with the rest, it is still a
+    # retry (not a resend) when it goes on the next connection
+    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=3))
+    m = _message(2)
+    s._count(m, c.Released())
+    back = s._take_back()
+    assert back == [(m, False)]
+    s._counted_sent(m, False)
+    assert (s.s.retries, s.s.resent) == (1, 0)
