@@ -72,7 +72,7 @@ _amqp_complete() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--debug --version --help -h" -- "$cur"))
         else
-            COMPREPLY=($(compgen -W "browse decode pcap-dump proxy recv request send serve tui" -- "$cur"))
+            COMPREPLY=($(compgen -W "browse decode pcap-dump proxy recv request respond send serve tui" -- "$cur"))
         fi
         ;;
     browse)
@@ -226,6 +226,31 @@ _amqp_complete() {
         case $n in
         0) _amqp_url ;;
         *) : ;;
+        esac
+        ;;
+    respond)
+        case $prev in
+        --body|--count|-c|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
+        --body-type|-b) COMPREPLY=($(compgen -W "data value sequence" -- "$cur")); return ;;
+        --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
+        --profile) _amqp_profiles; return ;;
+        esac
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "--body --body-type -b --json-body --count -c --timeout -t --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
+            return
+        fi
+        # Which positional argument this word is: count the others.
+        local n=0
+        for ((i = cmd_at + 1; i < cword; i++)); do
+            case ${words[i]} in
+            --body|--body-type|-b|--count|-c|--timeout|-t|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
+            -*) ;;
+            *) ((n++)) ;;
+            esac
+        done
+        case $n in
+        0) _amqp_url ;;
         esac
         ;;
     send)

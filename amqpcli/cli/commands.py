@@ -54,6 +54,12 @@ COMMANDS: dict[str, Command] = {
         "(or --reply-to), replies are matched by correlation-id, round trips timed. See "
         "docs/request.md.",
     ),
+    "respond": Command(
+        "respond",
+        "Answer the requests on a node: each reply goes to its request's reply-to, "
+        "correlated as amqp request matches it, and the request is accepted once its reply "
+        "is. See docs/request.md.",
+    ),
     "serve": Command(
         "serve",
         "Run a local AMQP 1.0 peer with in-memory queues (move and copy, selectors, dynamic "

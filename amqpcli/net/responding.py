@@ -1,0 +1,452 @@
+"""The loop of `amqp respond`: requests in, one reply each to its reply-to, and the summary.
+
+One connection, a receiver on the service's node and senders for the replies: one link to
+the peer's anonymous relay when its open offers it (each reply routed by its `to`), else a
+link per reply-to address, opened when a request first names it and kept for the next
+(`REPLY_LINKS` at most, the least recently used closed first). A reply's `correlation-id`
+is the request's correlation-id, or its message-id when it has none: what
+`amqp request` (amqpcli/net/requesting.py) and JMS requesters match a reply by.
+
+Nothing is lost: a request is written out (as recv writes messages) before it is answered,
+and accepted only once the peer has accepted its reply. A request that cannot be answered
+is not accepted:
+
+* one with no reply-to (or that is no AMQP message) is rejected, saying why: released, it
+  would come back and fail again;
+* one whose reply the peer did not accept (refused, released, the reply link refused or
+  ended, no credit or outcome within `REPLY_WAIT`) is released, held until the run ends so
+  that it does not come straight back to this responder: another one, or the next run,
+  answers it.
+
+A request the requester sent pre-settled cannot be given back: one whose reply failed is
+lost, and said so. A run stopped (Ctrl-C) or a connection lost while replies are on their
+way leaves their requests unsettled: the peer delivers them again, so a requester may get
+a second reply (at least once), which `amqp request` counts as unmatched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from amqpcli.codec import composites as c
+from amqpcli.codec.encode import encode
+from amqpcli.codec.message import Message
+from amqpcli.codec.types import DecodeError, Symbol
+from amqpcli.errors import Exit, UserError
+from amqpcli.net.client import (
+    REMOTE,
+    Client,
+    ConnectionLost,
+    Incoming,
+    InternalError,
+    Pending,
+    ReceiverLink,
+    SenderLink,
+    close_interrupted,
+    describe_error,
+    run_on,
+)
+from amqpcli.net.config import ConnectionConfig
+from amqpcli.net.receiving import OutputError, WriteStopped, run_interruptible
+from amqpcli.net.reconnecting import Reconnects
+from amqpcli.net.sending import ANONYMOUS_RELAY, _offers
+from amqpcli.net.sendrun import close_failed
+
+__all__ = ["RespondPlan", "RespondSummary", "respond_exit", "run_respond"]
+
+CREDIT = 100  # requests granted at a time
+CREDIT_LOW = 10  # credit left at which it is granted again
+REPLY_LINKS = 100  # sender links kept for reply-to addresses (no relay)
+REPLY_WAIT = 30.0  # seconds a reply waits for credit, then for its outcome
+SHOWN = 20  # most unanswered requests named one by one in the summary text
+NO_REPLY_TO = "amqp:precondition-failed"
+NOT_A_MESSAGE = "amqp:decode-error"
+
+# Writes a run of requests out (recv's `Sink.write_many_async`), returning once they are
+# flushed: `OutputError` when the output fails, `WriteStopped` when the run is stopped
+# meanwhile, each saying how many of the run were written whole.
+WriteRequests = Callable[[Sequence[Incoming], Callable[[], None] | None], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RespondPlan:
+    address: str  # where the requests come from
+    count: int | None = None  # requests to answer, then stop
+    timeout: float | None = None  # stop when no request comes for this long
+    # the reply's body sections, encoded; None: the request's body, echoed as it came
+    body: bytes | None = None
+
+
+@dataclass
+class RespondSummary:
+    requests: int = 0  # taken and written out
+    replied: int = 0  # their reply accepted by the peer, then they were accepted
+    rejected: int = 0  # no reply-to, or no message: rejected
+    released: int = 0  # their reply not accepted: released (held to the run's end)
+    lost: int = 0  # pre-settled requests whose reply failed: nothing to give back
+    errors: list[str] = field(default_factory=list)  # why, one line per request
+    warnings: list[str] = field(default_factory=list)
+    relay: bool | None = None  # the replies went through the anonymous relay
+    reconnects: int = 0
+    elapsed: float = 0.0
+    timed_out: bool = False
+    failure: UserError | None = None
+    attached: bool = False  # the request link was attached
+
+    @property
+    def failed(self) -> int:
+        """Requests not answered."""
+        return self.rejected + self.released + self.lost
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "requests": self.requests,
+            "replied": self.replied,
+            "failed": self.failed,
+            "rejected": self.rejected,
+            "released": self.released,
+        }
+        if self.lost:
+            out["lost"] = self.lost
+        if self.relay is not None:
+            out["relay"] = self.relay
+        if self.reconnects:
+            out["reconnects"] = self.reconnects
+        out["elapsed"] = round(self.elapsed, 6)
+        if self.errors:
+            out["errors"] = self.errors
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+    def text(self) -> str:
+        parts = [f"requests {self.requests}", f"replied {self.replied}",
+                 f"failed {self.failed}"]
+        kinds = [f"{name} {n}" for name, n in (("rejected", self.rejected),
+                                               ("released", self.released),
+                                               ("lost", self.lost)) if n]
+        if kinds:
+            parts[-1] += f" ({', '.join(kinds)})"
+        if self.reconnects:
+            parts.append(f"{self.reconnects} reconnect(s)")
+        lines = [", ".join(parts) + f" in {self.elapsed:.2f}s"]
+        lines.extend(self.errors[:SHOWN])
+        if len(self.errors) > SHOWN:
+            lines.append(f"… and {len(self.errors) - SHOWN} more (see --json)")
+        return "\n".join(lines)
+
+
+def respond_exit(s: RespondSummary, count: int | None) -> tuple[Exit, str]:
+    """The exit code and its one-line reason: what ended the run (3, 4, 130, …), then
+    --count not met when --timeout passed (5), then requests not answered (6)."""
+    if s.failure is not None:
+        after = f" (after {s.requests} request(s))" if s.requests else ""
+        return s.failure.code, f"{s.failure}{after}"
+    if count is not None and s.requests < count and s.timed_out:
+        return Exit.TIMEOUT, f"received {s.requests} of {count} request(s) before the timeout"
+    if s.failed:
+        return Exit.REJECTED, f"{s.failed} of {s.requests} request(s) not answered"
+    return Exit.OK, ""
+
+
+def run_respond(cfg: ConnectionConfig, plan: RespondPlan, write_requests: WriteRequests,
+                on_warning: Callable[[str], None]) -> RespondSummary:
+    """Answer the requests on `plan.address`, each written out with `write_requests`
+    before it is answered (see the module doc)."""
+    return run_interruptible(_Responder(cfg, plan, write_requests, on_warning).run())
+
+
+def reply_correlation(props: Any) -> Any:
+    """The correlation-id a reply to a request with properties `props` carries: the
+    request's correlation-id, else its message-id (None: neither)."""
+    if props is None:
+        return None
+    return props.correlation_id if props.correlation_id is not None else props.message_id
+
+
+class _Unanswerable(Exception):
+    """A request that cannot be answered: rejected with `condition` and the text."""
+
+    def __init__(self, condition: str, text: str) -> None:
+        super().__init__(text)
+        self.condition = condition
+
+
+class _Responder:
+    def __init__(self, cfg: ConnectionConfig, plan: RespondPlan,
+                 write_requests: WriteRequests, on_warning: Callable[[str], None]) -> None:
+        self.cfg = cfg
+        self.plan = plan
+        self.write_requests = write_requests
+        self.on_warning = on_warning
+        self.s = RespondSummary()
+        self.requests: ReceiverLink | None = None
+        self.relay: SenderLink | None = None
+        self.reply_links: OrderedDict[str, SenderLink] = OrderedDict()
+        self.held: list[Incoming] = []  # requests to release when the run ends
+
+    def _warn(self, text: str) -> None:
+        self.s.warnings.append(text)
+        self.on_warning(text)
+
+    async def run(self) -> RespondSummary:
+        start = time.monotonic()
+        reconnects = Reconnects(self.cfg.reconnect, self._warn)
+        client: Client | None = None
+        s = self.s
+        try:
+            while True:
+                answered = s.requests
+                try:
+                    client = await reconnects.connect(self.cfg)
+                    s.reconnects = reconnects.made
+                    await run_on(client, self._serve, lambda e: False)
+                    client = None
+                    break
+                except ConnectionLost as e:
+                    if client is not None:
+                        await client.abort()
+                        client = None
+                    # (the requests unsettled, held ones too, go back with the link)
+                    self._new_connection()
+                    if s.requests > answered:
+                        reconnects.got_somewhere()
+                    pause = None if self._done() else reconnects.after_loss(e.error)
+                    if pause is None:
+                        s.failure = e.error
+                        break
+                    await asyncio.sleep(pause)
+        except UserError as e:
+            s.failure = e
+            if client is not None:
+                self._release_held()
+                await close_failed(client)
+                client = None
+        except asyncio.CancelledError:
+            s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            self._release_held()
+            if await close_interrupted(client, self.cfg.connect_timeout):
+                client = None
+        except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is
+            s.failure = InternalError(e, self.cfg.endpoint.password)
+        finally:
+            if client is not None:
+                await client.abort()
+            s.elapsed = time.monotonic() - start
+        return s
+
+    def _new_connection(self) -> None:
+        self.requests = self.relay = None
+        self.reply_links.clear()
+        self.held.clear()
+
+    def _done(self) -> bool:
+        return self.plan.count is not None and self.s.requests >= self.plan.count
+
+    async def _serve(self, client: Client) -> None:
+        plan = self.plan
+        link = self.requests = await client.open_receiver(plan.address)
+        self.s.attached = True
+        self.s.relay = _offers(client, ANONYMOUS_RELAY)
+        if self.s.relay:
+            self.relay = await self._open_relay(client)
+        self._grant(link)
+        while not self._done():
+            inc = await link.get(plan.timeout, idle=lambda: self._grant(link))
+            if inc is None:
+                self.s.timed_out = True
+                break
+            batch = [inc, *link.take(None if plan.count is None
+                                     else plan.count - self.s.requests - 1)]
+            if link.ended:
+                # they came with the link's end: unsettled ones cannot be settled any
+                # more (the peer delivers them again); pre-settled ones are ours to answer
+                batch = [b for b in batch if b.settled]
+                if not batch:
+                    continue  # (the next `get` raises the end)
+            await self._answer(client, link, batch)
+        self._release_held()
+        link._check()
+        await link.close()
+
+    def _grant(self, link: ReceiverLink) -> None:
+        """Credit for the next requests, no more than --count still wants, granted again
+        once little is left (an aborted delivery takes a credit too)."""
+        if link.credit > CREDIT_LOW:
+            return
+        want = CREDIT
+        if self.plan.count is not None:
+            want = min(want, self.plan.count - self.s.requests - len(link.queue))
+        if want > link.credit:
+            link.flow(want)
+
+    async def _answer(self, client: Client, link: ReceiverLink, batch: list[Incoming]) -> None:
+        """Write the requests of `batch` out, answer each, and settle it by its reply's
+        fate. A write that fails part way answers those written whole, then ends the run;
+        one stopped (Ctrl-C) answers none: they go back to the peer with the link."""
+        first = self.s.requests + 1
+        numbered = [Incoming(inc.delivery, first + j) for j, inc in enumerate(batch)]
+        failed: OutputError | None = None
+        try:
+            await self.write_requests(numbered, link.flush_settlements)
+        except OutputError as e:
+            failed, numbered = e, numbered[:e.written]
+        except WriteStopped as e:
+            self.s.requests += e.written  # (written, not answered: the peer keeps them)
+            raise
+        self.s.requests += len(numbered)
+        replies: list[tuple[Incoming, Pending | None, str | None]] = []
+        for inc in numbered:
+            try:
+                reply_to, reply = self._reply(inc)
+            except _Unanswerable as e:
+                self._reject(link, inc, e)
+                continue
+            pending, why = await self._send(client, reply_to, reply)
+            replies.append((inc, pending, why))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + REPLY_WAIT
+        fates = [why if pending is None else await _outcome(pending, deadline - loop.time())
+                 for _, pending, why in replies]
+        # a connection that ended meanwhile takes the requests back unsettled: none of
+        # them is answered or released by us (the peer delivers them again)
+        client._check()
+        for (inc, _, _), why in zip(replies, fates, strict=True):
+            if why is None:
+                self.s.replied += 1
+                if not inc.settled:
+                    link.settle(inc, _ACCEPTED)
+            else:
+                self._not_answered(inc, why)
+        link.flush_settlements()
+        if failed is not None:
+            raise failed
+
+    def _reply(self, inc: Incoming) -> tuple[str, bytes]:
+        """The reply to request `inc`: its reply-to address and its bytes."""
+        if inc.message_format:
+            raise _Unanswerable(NOT_A_MESSAGE, f"it is of message-format {inc.message_format}, "
+                                "not an AMQP message: no reply-to to read")
+        try:
+            msg = Message.decode(inc.payload)
+            props = msg.properties
+            reply_to = props.reply_to if props is not None else None
+            body = msg.body if self.plan.body is None else None
+            body_bytes = self.plan.body if self.plan.body is not None else _encoded(body)
+        except (DecodeError, ValueError) as e:
+            raise _Unanswerable(NOT_A_MESSAGE, f"it is not a valid message: {e}") from None
+        if props is None or not reply_to:
+            raise _Unanswerable(NO_REPLY_TO, "the request has no reply-to: there is nowhere "
+                                "to send its reply")
+        reply_props = c.Properties(to=reply_to, correlation_id=reply_correlation(props))
+        if self.plan.body is None:  # (the body echoed: what it is, too)
+            reply_props.content_type = props.content_type
+            reply_props.content_encoding = props.content_encoding
+        return str(reply_to), encode(reply_props) + body_bytes
+
+    async def _send(self, client: Client, address: str,
+                    reply: bytes) -> tuple[Pending | None, str | None]:
+        """Send `reply` to `address`: its pending outcome, or why it did not go."""
+        try:
+            sender = await self._sender_for(client, address)
+            await sender.wait_sendable(1_000_000, REPLY_WAIT)
+        except UserError as e:
+            if not _link_only(client):
+                raise
+            return None, str(e)
+        return sender.send(reply, settled=False), None
+
+    async def _sender_for(self, client: Client, address: str) -> SenderLink:
+        """The link a reply to `address` goes on: the relay's, else `address`'s own (one
+        that ended is opened again)."""
+        if self.s.relay:
+            if self.relay is None or self.relay.ended:
+                self.relay = await self._open_relay(client)
+            return self.relay
+        link = self.reply_links.pop(address, None)
+        if link is None or link.ended:
+            while len(self.reply_links) >= REPLY_LINKS:
+                _, oldest = self.reply_links.popitem(last=False)
+                with contextlib.suppress(UserError):
+                    await oldest.close()
+            link = await client.open_sender(address)
+        self.reply_links[address] = link  # (the most recently used last)
+        return link
+
+    async def _open_relay(self, client: Client) -> SenderLink:
+        return await client.open_sender(None, target=c.Target())
+
+    def _reject(self, link: ReceiverLink, inc: Incoming, e: _Unanswerable) -> None:
+        self.s.errors.append(f"request {inc.number}: {e}: rejected")
+        if inc.settled:
+            self.s.lost += 1
+            return
+        self.s.rejected += 1
+        link.settle(inc, c.Rejected(error=c.Error(condition=Symbol(e.condition),
+                                                  description=str(e))))
+
+    def _not_answered(self, inc: Incoming, why: str) -> None:
+        """The reply to `inc` was not accepted: it is released when the run ends (lost,
+        if it came pre-settled)."""
+        if inc.settled:
+            self.s.lost += 1
+            self.s.errors.append(f"request {inc.number}: reply not sent ({why}): lost (it "
+                                 "came pre-settled)")
+            return
+        self.s.released += 1
+        self.s.errors.append(f"request {inc.number}: reply not sent ({why}): released")
+        self.held.append(inc)
+        inc.delivery.drop_payload()
+
+    def _release_held(self) -> None:
+        """Give back the requests whose reply failed (see the module doc)."""
+        link = self.requests
+        if not self.held or link is None or link.ended:
+            return
+        if link.credit:
+            link.flow(0)  # (not straight back to us)
+        for inc in self.held:
+            link.settle(inc, _RELEASED)
+        self.held.clear()
+        link.flush_settlements()
+
+
+_ACCEPTED = c.Accepted()
+_RELEASED = c.Released()
+
+
+def _encoded(body: Any) -> bytes:
+    """A message's body sections as bytes (a decoded section re-encodes as it came)."""
+    if body is None:
+        return b""
+    if isinstance(body, list):
+        return b"".join(encode(section) for section in body)
+    return encode(body)
+
+
+def _link_only(client: Client) -> bool:
+    """Whether the connection and session are still there (a failure was the link's)."""
+    return (client.error is None and client.lost is None and client.failed is None
+            and REMOTE not in client.engine.connection.close)
+
+
+async def _outcome(pending: Pending, wait: float) -> str | None:
+    """None when the peer accepted the reply, else why not."""
+    try:
+        await asyncio.wait_for(pending.wait(), max(wait, 0.0))
+    except TimeoutError:
+        return f"no outcome within {REPLY_WAIT:g}s"
+    state = pending.state
+    if isinstance(state, c.Accepted):
+        return None
+    if pending.lost or state is None:
+        return "no outcome: the reply link ended"
+    if isinstance(state, c.Rejected):
+        return f"rejected: {describe_error(state.error)}"
+    return getattr(state, "NAME", None) or repr(state)
