@@ -190,6 +190,10 @@ class _Responder:
         self.relay: SenderLink | None = None
         self.reply_links: OrderedDict[str, SenderLink] = OrderedDict()
         self.held: list[Incoming] = []  # requests to release when the run ends
+        self.settled_here = 0  # requests of this connection's link settled (or pre-settled)
+        # the credit granted at a time: shrunk after a drop that left requests unsettled,
+        # grown back window by window (`_lost`)
+        self.credit = CREDIT
 
     def _warn(self, text: str) -> None:
         self.s.warnings.append(text)
@@ -213,8 +217,7 @@ class _Responder:
                     if client is not None:
                         await client.abort()
                         client = None
-                    # (the requests unsettled, held ones too, go back with the link)
-                    self._new_connection()
+                    self._lost()
                     if s.requests > answered:
                         reconnects.got_somewhere()
                     pause = None if self._done() else reconnects.after_loss(e.error)
@@ -241,10 +244,24 @@ class _Responder:
             s.elapsed = time.monotonic() - start
         return s
 
-    def _new_connection(self) -> None:
+    def _lost(self) -> None:
+        """The connection was lost: its unsettled requests (held ones too) go back to the
+        peer, which delivers them again. If some did, the credit shrinks below both half
+        of it and their number: a peer that drops us after a fixed number of deliveries
+        would otherwise hand the same requests back each time, none of them settled."""
+        link = self.requests
+        left = link.received - self.settled_here if link is not None else 0
+        if left:
+            text = (f"{left} request(s) not settled when the connection was lost: the peer "
+                    "delivers them again")
+            if self.credit > 1:
+                self.credit = max(1, min(self.credit // 2, left - 1))
+                text += f"; credit {self.credit} from now on"
+            self._warn(text)
         self.requests = self.relay = None
         self.reply_links.clear()
         self.held.clear()
+        self.settled_here = 0
 
     def _done(self) -> bool:
         return self.plan.count is not None and self.s.requests >= self.plan.count
@@ -278,9 +295,11 @@ class _Responder:
     def _grant(self, link: ReceiverLink) -> None:
         """Credit for the next requests, no more than --count still wants, granted again
         once little is left (an aborted delivery takes a credit too)."""
-        if link.credit > CREDIT_LOW:
+        if link.credit > min(CREDIT_LOW, self.credit - 1):
             return
-        want = CREDIT
+        if not link.credit and link.received:  # a window used up: the next one larger
+            self.credit = min(CREDIT, self.credit * 2)
+        want = self.credit
         if self.plan.count is not None:
             want = min(want, self.plan.count - self.s.requests - len(link.queue))
         if want > link.credit:
@@ -320,6 +339,7 @@ class _Responder:
         for (inc, _, _), why in zip(replies, fates, strict=True):
             if why is None:
                 self.s.replied += 1
+                self.settled_here += 1
                 if not inc.settled:
                     link.settle(inc, _ACCEPTED)
             else:
@@ -384,6 +404,7 @@ class _Responder:
 
     def _reject(self, link: ReceiverLink, inc: Incoming, e: _Unanswerable) -> None:
         self.s.errors.append(f"request {inc.number}: {e}: rejected")
+        self.settled_here += 1
         if inc.settled:
             self.s.lost += 1
             return
@@ -396,6 +417,7 @@ class _Responder:
         if it came pre-settled)."""
         if inc.settled:
             self.s.lost += 1
+            self.settled_here += 1
             self.s.errors.append(f"request {inc.number}: reply not sent ({why}): lost (it "
                                  "came pre-settled)")
             return

@@ -156,6 +156,26 @@ def test_a_request_that_cannot_be_written_is_not_answered(serve: ServePeers) -> 
     assert [_props(o).message_id for o in json_lines(p.stdout)] == ["m"]
 
 
+def test_reconnect_answers_every_request(serve: ServePeers) -> None:
+    """A connection closed every three deliveries (a request in, its reply out, the next
+    request in): with --reconnect every request is answered and none is left on the
+    node. The first connection has the three requests come with its close, none answered:
+    the credit shrinks, else each connection would take the same ones and answer none."""
+    url = serve("--close-after", "3")
+    for n in (1, 2, 3):
+        p = amqp("send", f"{url}/service", f"r{n}", "--reply-to", "replies",
+                 "--message-id", f"m{n}")
+        assert p.returncode == 0, p.stderr
+    r = Responding(f"{url}/service", "-t", "2", "--reconnect", "10")
+    code, _, summary, err = r.finish()
+    assert code == 0, err
+    assert summary["reconnects"] >= 1 and summary["replied"] >= 3, summary
+    p = amqp("recv", f"{url}/replies", "-t", "1", "--json", "--reconnect", "10")
+    assert {_props(o).correlation_id for o in json_lines(p.stdout)} == {"m1", "m2", "m3"}
+    p = amqp("recv", f"{url}/service", "-t", "0.5")
+    assert p.stdout == "", p.stderr
+
+
 def test_request_answered_through_rabbitmq(rabbitmq_url: str, rabbitmq_queue: str) -> None:
     """RabbitMQ 3.x offers no anonymous relay (nor dynamic nodes): the replies go on a
     link to the reply-to node."""
