@@ -11,7 +11,7 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
-from amqpcli.cli.recv import Sink, make_plan, recv_exit, warn
+from amqpcli.cli.recv import DURATION_OPTION, Sink, make_plan, recv_exit, warn
 from amqpcli.errors import Exit
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -29,6 +29,8 @@ def browse_text(s: RecvSummary, count: int | None, address: str | None) -> str:
         seen = f"{n} {noun} seen on {address!r} before {why} (the node may hold more)"
     elif s.timed_out:
         seen = f"{n} {noun} seen on {address!r} before the timeout (the node may hold more)"
+    elif s.duration_over and not s.drained:
+        seen = f"{n} {noun} seen on {address!r} in the --duration (the node may hold more)"
     elif count is not None and n >= count and not s.drained:
         seen = f"first {n} {noun} on {address!r} (--count {count}: the node may hold more)"
     else:
@@ -67,6 +69,7 @@ def browse(
     credit: int = typer.Option(500, "--credit", help="Messages asked for at a time."),
     capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the source (repeatable): queue or topic for the kind of node (Artemis, amqp serve)."),  # noqa: B008 - a repeatable option
     timeout: float = typer.Option(10.0, "--timeout", "-t", help="Seconds to wait for the peer to answer a drain."),
+    duration: float | None = DURATION_OPTION,
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
 ) -> None:
@@ -75,7 +78,7 @@ def browse(
 
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
                      None, False, False, True, check_copy=True,
-                     capabilities=capabilities or [])
+                     capabilities=capabilities or [], duration=duration)
     summary = run_recv(conn, plan, Sink(json_out, None), on_warning=warn)
     code, why = browse_exit(summary, timeout)
     if not quiet:

@@ -34,6 +34,9 @@ _SRC = "Source"
 _OUT = "Output"
 _SEQ = "Sequence check"
 
+# The options `amqp browse` shares with recv: one definition each.
+DURATION_OPTION = typer.Option(None, "--duration", help="Stop this many seconds after the start (connecting included), as --count stops: what was written is settled, the messages not taken stay on the node, the summary is printed, exit 0. With --count and --timeout, whichever comes first.", metavar="SECONDS", rich_help_panel=_RCV)
+
 
 class Sink:
     """Writes each message (text or one JSON line) and flushes before returning; for
@@ -489,6 +492,7 @@ def recv(
     conn: ConnectionConfig,
     count: int | None = typer.Option(None, "--count", "-c", help="Stop after N messages (distinct ones: with --reconnect, a message that comes again because its settlement was lost with the connection, its header saying it was delivered before, is written again, not counted).", rich_help_panel=_RCV),
     timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no message arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
+    duration: float | None = DURATION_OPTION,
     credit: int = typer.Option(100, "--credit", help="Link credit (prefetch).", rich_help_panel=_RCV),
     drain: bool = typer.Option(False, "--drain", help="Take what the node holds now, then stop.", rich_help_panel=_RCV),
     outcome: str = typer.Option("accept", "--outcome", "-o", help="accept, release, reject[:CONDITION[=DESCRIPTION]], modify[:failed][:undeliverable]; a comma-separated list is applied in turn. Messages released or modified (not undeliverable) are held and given back when the run ends, so each is written once.", rich_help_panel=_RCV),
@@ -525,6 +529,7 @@ def recv(
         # writing messages would be ignored without a word.
         unused = [name for name, given in (
             ("--count", count is not None), ("--timeout", timeout is not None),
+            ("--duration", duration is not None),
             ("--drain", drain), ("--outcome", outcome != "accept"),
             ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
             ("--txn-size", txn_size is not None), ("--rollback", rollback),
@@ -542,7 +547,7 @@ def recv(
 
     plan = make_plan(conn, count, timeout, credit, drain, outcome, settle_mode, selector,
                      filters or [], subscription, unsubscribe, dynamic, copy,
-                     link_name=link_name, capabilities=capabilities or [])
+                     link_name=link_name, capabilities=capabilities or [], duration=duration)
     if presettled:
         if settle_mode == "second" or copy:
             raise UserError("--presettled goes with neither --settle-mode second nor --copy", Exit.USAGE)
@@ -633,7 +638,8 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
               drain: bool, outcome: str, settle_mode: str, selector: str | None,
               filters: list[str], subscription: str | None, unsubscribe: bool,
               dynamic: bool, copy: bool, check_copy: bool = False, *,
-              link_name: str | None = None, capabilities: Sequence[str] = ()) -> RecvPlan:
+              link_name: str | None = None, capabilities: Sequence[str] = (),
+              duration: float | None = None) -> RecvPlan:
     from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes
 
     for text, what in ((selector, "--selector"), (subscription, "--subscription"),
@@ -653,6 +659,7 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
         raise UserError("--count must be at least 1", Exit.USAGE)
     check_credit(credit, "--credit")
     check_seconds(timeout, "--timeout")
+    check_seconds(duration, "--duration")
     outcomes = tuple(parse_outcomes(outcome))
     if copy and outcomes != (Outcome("accept"),):
         # Copy holds every message and releases it at the end: no outcome is ever sent.
@@ -667,7 +674,8 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
     if not dynamic and not conn.endpoint.address:
         raise UserError("no address: give it in the URL (amqp://host/ADDRESS) or with --address", Exit.USAGE)
     return RecvPlan(
-        address=conn.endpoint.address, count=count, timeout=timeout, credit=credit,
+        address=conn.endpoint.address, count=count, timeout=timeout, duration=duration,
+        credit=credit,
         drain=drain, outcomes=outcomes, settle_second=settle_mode == "second",
         selector=selector, filters=parse_filters(filters), subscription=subscription,
         unsubscribe=unsubscribe, dynamic=dynamic, copy=copy, check_copy=check_copy,

@@ -32,6 +32,12 @@ Pacing (``--rate R``): at most R messages written and settled a second, each at 
 after the one before, and no more credit than a second at that rate takes (or --credit,
 if smaller), so the node keeps the backlog rather than pushing it to us.
 
+Duration (``--duration S``): the run stops taking messages S seconds after it started,
+as --count stops it. A timer wakes the wait for a message at the end (`get` calls its
+idle, which says the time is up); the credit is taken back, and of the messages already
+here only the pre-settled ones, which exist nowhere else, are still written. Paced, a
+message whose turn would come at the end or later is not taken.
+
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
 them back instead of losing them. Browse then attaches a second copy link while the
@@ -56,7 +62,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -232,6 +238,8 @@ class RecvPlan:
     address: str | None
     count: int | None = None
     timeout: float | None = None
+    # --duration: stop taking messages this many seconds after the run started
+    duration: float | None = None
     credit: int = 100
     drain: bool = False
     outcomes: tuple[Outcome, ...] = (Outcome("accept"),)
@@ -278,6 +286,7 @@ class RecvSummary:
     in_doubt: int = 0  # written in a transaction whose commit was not confirmed
     elapsed: float = 0.0
     timed_out: bool = False
+    duration_over: bool = False  # --duration ended the run (the node may hold more)
     drained: bool = False
     # recv --drain: the seconds waited for the peer to answer the drain, when it did not
     drain_unanswered: float | None = None
@@ -317,6 +326,8 @@ class RecvSummary:
         out.update(txn_json(self))
         if self.in_doubt:
             out["in-doubt"] = self.in_doubt
+        if self.duration_over:
+            out["duration-over"] = True
         if self.copy_consumed is not None:
             out["copy-consumed"] = self.copy_consumed
         if self.copy_unchecked is not None:
@@ -451,6 +462,10 @@ def run_interruptible(coro: Coroutine[Any, Any, T]) -> T:
 _RELEASED = Outcome("release").state()
 
 
+class _DurationOver(Exception):
+    """--duration ended while the receive loop waited for a message."""
+
+
 def _cut_short(inc: Incoming) -> str:
     """What a stop left of the message whose line the output took part of."""
     fate = ("it was pre-settled: lost" if inc.settled
@@ -563,6 +578,7 @@ class _Receiver:
                                         _identity)
         self.left_with_end = 0  # unsettled deliveries that came with this connection's end
         self.interval: Interval | None = None  # --report-every: the last report's figures
+        self.deadline: float | None = None  # --duration: the loop time the run stops taking at
         self.latency_mark = 0  # the first latency since the last report
 
     def _warn(self, text: str) -> None:
@@ -588,6 +604,9 @@ class _Receiver:
 
     async def run(self) -> RecvSummary:
         start = time.monotonic()
+        loop = asyncio.get_running_loop()
+        if self.plan.duration is not None:
+            self.deadline = loop.time() + self.plan.duration
         reconnects = Reconnects(self.cfg.reconnect, self._warn)
         client: Client | None = None
         reports = None
@@ -622,14 +641,21 @@ class _Receiver:
                     # shown before: only a message not shown before counts)
                     if self._progress() > progress:
                         reconnects.got_somewhere()
-                    pause = None if self._done() else reconnects.after_loss(e.error)
+                    pause = (None if self._done() or self._duration_over()
+                             else reconnects.after_loss(e.error))
                     if pause is None:
                         self.s.failure = e.error
                         self._left_with_end(again=False)
                         break
                     self._left_with_end(again=True)
                     self.txns.lost(again=True)
+                    if self.deadline is not None:
+                        pause = min(pause, max(0.0, self.deadline - loop.time()))
                     await asyncio.sleep(pause)
+                    if self._duration_over():
+                        # the run's time is up: what it took is written and settled
+                        self._warn("--duration ended before the connection was made again")
+                        break
         except UserError as e:
             self.s.failure = e
             self._left_with_end(again=False)
@@ -739,6 +765,17 @@ class _Receiver:
         # --count counts the messages written (pre-settled ones lost unwritten are not)
         return self.plan.count is not None and self.s.written >= self.plan.count
 
+    def _duration_over(self, at: float | None = None) -> bool:
+        """Whether --duration is over (by the loop time `at`, else now); once it is, the
+        summary says so."""
+        if self.deadline is None:
+            return False
+        if at is None:
+            at = asyncio.get_running_loop().time()
+        if at >= self.deadline:
+            self.s.duration_over = True
+        return self.s.duration_over
+
     def _left_with_end(self, again: bool) -> None:
         """Say how many unsettled deliveries came with the connection's end (left to the
         peer, which delivers them again). Before a reconnect, also shrink the credit below
@@ -773,7 +810,7 @@ class _Receiver:
             return False  # our own output failed: never the peer's end
         link = self.link
         s = self.s
-        complete = self._done() or s.drained or s.timed_out
+        complete = self._done() or s.drained or s.timed_out or s.duration_over
         if (not complete or link is None or not link.ended or self.plan.settle_second
                 or self.plan.check_copy or self.txns.undischarged):
             return False
@@ -836,7 +873,8 @@ class _Receiver:
         if self.shown_before is not None:
             self.shown_before.new_link()
         try:
-            await self._receive(link, drain=plan.drain and client.peer.drain_works)
+            with self._woken_at_deadline(link):
+                await self._receive(link, drain=plan.drain and client.peer.drain_works)
         except OutputError:
             # What was written before the failure is settled: the settlements go out with
             # the detach, which the peer answers after them; the rest goes back to it. No
@@ -859,6 +897,9 @@ class _Receiver:
                 # second link sees says nothing of copying (and it would wait as long).
                 self.s.copy_unchecked = ("the browse did not finish: the peer did not answer "
                                          "the drain in time")
+            elif plan.check_copy and self.held and self.s.duration_over:
+                # A second listing of as many messages would take about as long again.
+                self.s.copy_unchecked = "the browse stopped at its --duration"
             elif plan.check_copy and self.held:
                 # Stopped by --count before the end (not drained): a consuming peer still
                 # has the next messages to show the second link.
@@ -892,8 +933,34 @@ class _Receiver:
                     f"the peer does not support the {type(o.state()).NAME} outcome on "
                     f"{self.plan.address!r} (its source offers: {names})", Exit.REFUSED)
 
+    @contextlib.contextmanager
+    def _woken_at_deadline(self, link: ReceiverLink) -> Iterator[None]:
+        """--duration: a wait on the link ends at the deadline, so that the receive loop
+        looks at the time then (`get` calls its idle), not at the next message."""
+        if self.deadline is None:
+            yield
+            return
+        wake = asyncio.get_running_loop().call_at(self.deadline, link.changed.set)
+        try:
+            yield
+        finally:
+            wake.cancel()
+
+    def _presettled_left(self, link: ReceiverLink) -> bool:
+        """At the end of --duration: take back the credit and keep, of the messages already
+        here, only the pre-settled ones, to be written (they exist nowhere else; the others
+        go back to the peer with the link, as at any end). Whether any is left."""
+        if not link.ended and link.credit:
+            link.flow(0)
+        queue = link.queue
+        if any(not inc.settled for inc in queue):
+            kept = [inc for inc in link.take(None) if inc.settled]
+            queue.extend(kept)
+        return bool(queue)
+
     async def _receive(self, link: ReceiverLink, drain: bool) -> None:
-        """Receive until the count, the timeout or (`drain`) the end of what is there.
+        """Receive until the count, the timeout, the --duration or (`drain`) the end of
+        what is there.
 
         With `plan.drain` on a peer whose drain is broken (`quirks`), the end is what the
         node held when the link started, or a quiet period (`QuietDrain`)."""
@@ -953,16 +1020,29 @@ class _Receiver:
                   and not outcomes[0][2] and not plan.txn_size and not plan.rate)
         only_name, only_state, _ = outcomes[0] if outcomes else ("", None, False)
 
+        def idle() -> None:
+            if self._duration_over():
+                raise _DurationOver
+            grant_next()
+
         while remaining is None or remaining > 0:
             if quiet_drain is not None and quiet_drain.over:
                 self.s.drained = True
+                return
+            # (paced: over too when the next message's turn would come at the end or
+            # later, as send's --duration 2 --rate 10 is 20 messages)
+            if ((self._duration_over() or (plan.rate and self._duration_over(self.next_turn)))
+                    and not self._presettled_left(link)):
                 return
             if plan.txn_size and self.txns.txn_id is None:
                 # Declared before a message is taken: from taking it to settling it in
                 # the transaction there is no wait an interrupt could stop it at, written
                 # and not settled.
                 await self.txns.declare(link.client)
-            inc = await link.get(wait, idle=grant_next)
+            try:
+                inc = await link.get(wait, idle=idle)
+            except _DurationOver:
+                continue  # (its pre-settled messages first, if any came meanwhile)
             if inc is None:
                 if quiet_drain is not None and quiet_drain.cut_short:
                     self.s.timed_out = True
@@ -1003,7 +1083,7 @@ class _Receiver:
             self._say_passed_over()  # (where the output goes on)
             # the places in `batch` of messages that come again: written, not counted
             again = self._redelivered(batch)
-            if plan.rate:
+            if plan.rate and not self.s.duration_over:
                 self.taken = batch  # (a pre-settled one lost if the run stops now: counted)
                 await self._pace(link)
                 self.taken = []
