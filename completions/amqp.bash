@@ -78,19 +78,19 @@ _amqp_complete() {
     browse)
         case $prev in
         --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
-        --password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
+        --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --duration --json --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --duration --json --bodies-only --out --json-summary --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
+            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -11,7 +11,16 @@ import typer
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import connection_options
-from amqpcli.cli.recv import DURATION_OPTION, Sink, make_plan, recv_exit, warn
+from amqpcli.cli.recv import (
+    BODIES_ONLY_OPTION,
+    DURATION_OPTION,
+    JSON_SUMMARY_OPTION,
+    OUT_OPTION,
+    make_plan,
+    make_sink,
+    recv_exit,
+    warn,
+)
 from amqpcli.errors import Exit
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -71,6 +80,9 @@ def browse(
     timeout: float = typer.Option(10.0, "--timeout", "-t", help="Seconds to wait for the peer to answer a drain."),
     duration: float | None = DURATION_OPTION,
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
+    bodies_only: bool = BODIES_ONLY_OPTION,
+    out: str | None = OUT_OPTION,
+    json_summary: bool = JSON_SUMMARY_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
 ) -> None:
     from amqpcli.net.client import raise_exit
@@ -79,10 +91,11 @@ def browse(
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
                      None, False, False, True, check_copy=True,
                      capabilities=capabilities or [], duration=duration)
-    summary = run_recv(conn, plan, Sink(json_out, None), on_warning=warn)
+    sink = make_sink(json_out, out, bodies_only, quiet)
+    summary = run_recv(conn, plan, sink, on_warning=warn)
     code, why = browse_exit(summary, timeout)
     if not quiet:
-        if json_out:
+        if json_out or json_summary:
             obj = summary.to_json()
             if code.value and summary.failure is None:
                 obj["error"], obj["exit"] = why, int(code)

@@ -36,6 +36,9 @@ _SEQ = "Sequence check"
 
 # The options `amqp browse` shares with recv: one definition each.
 DURATION_OPTION = typer.Option(None, "--duration", help="Stop this many seconds after the start (connecting included), as --count stops: what was written is settled, the messages not taken stay on the node, the summary is printed, exit 0. With --count and --timeout, whichever comes first.", metavar="SECONDS", rich_help_panel=_RCV)
+BODIES_ONLY_OPTION = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out.", rich_help_panel=_OUT)
+OUT_OPTION = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", metavar="FILE", rich_help_panel=_OUT)
+JSON_SUMMARY_OPTION = typer.Option(False, "--json-summary", help='The summary on stderr as one JSON object ({"recv": {...}}, {"browse": {...}}).', rich_help_panel=_OUT)
 
 
 class Sink:
@@ -514,16 +517,15 @@ def recv(
     sequence_start: int | None = typer.Option(None, "--sequence-start", help="The run's first number (default: the lowest that comes), so that numbers missing before it count as a gap; implies --verify-sequence.", rich_help_panel=_SEQ),
     no_duplicates: bool = typer.Option(False, "--no-duplicates", help="A number that comes twice fails the run (exit 6) as a gap does (duplicates are expected with at-least-once delivery, so they are only counted by default); implies --verify-sequence.", rich_help_panel=_SEQ),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
-    bodies_only: bool = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out.", rich_help_panel=_OUT),
-    json_summary: bool = typer.Option(False, "--json-summary", help='The summary on stderr as one JSON object ({"recv": {...}}, as browse --json\'s).', rich_help_panel=_OUT),
+    bodies_only: bool = BODIES_ONLY_OPTION,
+    json_summary: bool = JSON_SUMMARY_OPTION,
     report_every: float | None = typer.Option(None, "--report-every", help="Every SECONDS, a line on stderr with the figures so far: received, in the interval and its rate, and the interval's latency of messages stamped by send --timestamp (JSON objects with --json-summary).", metavar="SECONDS", rich_help_panel=_OUT),
-    out: str | None = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", rich_help_panel=_OUT),
+    out: str | None = OUT_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary on stderr.", rich_help_panel=_OUT),
 ) -> None:
     from amqpcli.net.client import raise_exit
     from amqpcli.net.receiving import run_recv
 
-    check_path(out, "--out")
     if unsubscribe:
         # It removes the subscription and receives nothing: options about receiving or
         # writing messages would be ignored without a word.
@@ -565,21 +567,10 @@ def recv(
     if report_every is not None:
         plan = replace(plan, report_every=report_every, report_json=json_summary)
     plan = with_sequence(plan, verify_sequence, sequence_key, sequence_start, no_duplicates)
-    if bodies_only and (json_out or out is not None):
-        # Two formats for one stream (--out writes the JSON lines --json would).
-        raise UserError(f"--bodies-only prints bodies alone: it takes no "
-                        f"{'--json' if json_out else '--out'} (the lossless lines)", Exit.USAGE)
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")
-    # A file is kept to be read back: it gets the lossless lines, never the text view,
-    # which cuts long binary values.
-    sink = Sink(json_out or out is not None, out, bodies=bodies_only)
-    if not sink.json_lines and not sink.bodies and sink.regular and not quiet:
-        sink.before_first = lambda: note(
-            "standard output is a file, and the text view cuts long binary values "
-            "(data bodies): it does not replay with send --from (--json or --out FILE "
-            "write messages whole)")
+    sink = make_sink(json_out, out, bodies_only, quiet)
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: note(f"dynamic node address: {a}"))
     code, why = recv_exit(summary, count)
@@ -595,6 +586,25 @@ def recv(
         if summary.sequence is not None:
             print(f"amqp: {summary.sequence.text()}", file=sys.stderr)
     raise_exit(code, why, summary.failure)  # an internal error's own line, once the summary is out
+
+
+def make_sink(json_out: bool, out: str | None, bodies_only: bool, quiet: bool) -> Sink:
+    """Where messages go (recv's and browse's output options): the text view, JSON lines
+    (`--json`, `--out FILE`) or bodies as lines."""
+    check_path(out, "--out")
+    if bodies_only and (json_out or out is not None):
+        # Two formats for one stream (--out writes the JSON lines --json would).
+        raise UserError(f"--bodies-only prints bodies alone: it takes no "
+                        f"{'--json' if json_out else '--out'} (the lossless lines)", Exit.USAGE)
+    # A file is kept to be read back: it gets the lossless lines, never the text view,
+    # which cuts long binary values.
+    sink = Sink(json_out or out is not None, out, bodies=bodies_only)
+    if not sink.json_lines and not sink.bodies and sink.regular and not quiet:
+        sink.before_first = lambda: note(
+            "standard output is a file, and the text view cuts long binary values "
+            "(data bodies): it does not replay with send --from (--json or --out FILE "
+            "write messages whole)")
+    return sink
 
 
 def with_sequence(plan: RecvPlan, verify: bool, key: str | None, start: int | None,
