@@ -77,20 +77,20 @@ _amqp_complete() {
         ;;
     browse)
         case $prev in
-        --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
+        --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--save-bodies|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --duration --json --bodies-only --out --json-summary --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--selector -s --count -c --credit --capability --timeout -t --duration --json --bodies-only --save-bodies --out --json-summary --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
+            --selector|-s|--count|-c|--credit|--capability|--timeout|-t|--duration|--save-bodies|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac
@@ -178,7 +178,7 @@ _amqp_complete() {
         ;;
     recv)
         case $prev in
-        --count|-c|--timeout|-t|--duration|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
+        --count|-c|--timeout|-t|--duration|--credit|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--save-bodies|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect) :; return ;;
         --outcome|-o) COMPREPLY=($(compgen -W "accept release reject modify modify:failed modify:undeliverable modify:failed:undeliverable" -- "$cur")); return ;;
         --settle-mode) COMPREPLY=($(compgen -W "first second" -- "$cur")); return ;;
         --out|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
@@ -186,14 +186,14 @@ _amqp_complete() {
         --profile) _amqp_profiles; return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--count -c --timeout -t --duration --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --capability --link-name --copy --verify-sequence --sequence-key --sequence-start --no-duplicates --json --bodies-only --json-summary --report-every --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
+            COMPREPLY=($(compgen -W "--count -c --timeout -t --duration --credit --drain --outcome -o --presettled --settle-mode --txn-size --rollback --rate --selector -s --filter --subscription --unsubscribe --dynamic --capability --link-name --copy --verify-sequence --sequence-key --sequence-start --no-duplicates --json --bodies-only --save-bodies --json-summary --report-every --out --quiet -q --address -a --host --port --user -u --password --password-file --sasl-mechanism --tls-upgrade --ca-file --cert --key --insecure --server-name --open-hostname --connect-timeout --idle-timeout --container-id --max-frame-size --max-message-size --reconnect --trace --profile --help -h" -- "$cur"))
             return
         fi
         # Which positional argument this word is: count the others.
         local n=0
         for ((i = cmd_at + 1; i < cword; i++)); do
             case ${words[i]} in
-            --count|-c|--timeout|-t|--duration|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--report-every|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
+            --count|-c|--timeout|-t|--duration|--credit|--outcome|-o|--settle-mode|--txn-size|--rate|--selector|-s|--filter|--subscription|--capability|--link-name|--sequence-key|--sequence-start|--save-bodies|--report-every|--out|--address|-a|--host|--port|--user|-u|--password|--password-file|--sasl-mechanism|--ca-file|--cert|--key|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--max-message-size|--reconnect|--profile) ((i++)) ;;
             -*) ;;
             *) ((n++)) ;;
             esac

@@ -16,9 +16,12 @@ from amqpcli.cli.recv import (
     DURATION_OPTION,
     JSON_SUMMARY_OPTION,
     OUT_OPTION,
+    SAVE_BODIES_OPTION,
     make_plan,
     make_sink,
     recv_exit,
+    saved_note,
+    summary_json,
     warn,
 )
 from amqpcli.errors import Exit
@@ -81,6 +84,7 @@ def browse(
     duration: float | None = DURATION_OPTION,
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message, then a summary object on stderr."),
     bodies_only: bool = BODIES_ONLY_OPTION,
+    save_bodies: str | None = SAVE_BODIES_OPTION,
     out: str | None = OUT_OPTION,
     json_summary: bool = JSON_SUMMARY_OPTION,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No summary."),
@@ -91,12 +95,13 @@ def browse(
     plan = make_plan(conn, count, timeout, credit, True, "accept", "first", selector, [],
                      None, False, False, True, check_copy=True,
                      capabilities=capabilities or [], duration=duration)
-    sink = make_sink(json_out, out, bodies_only, quiet)
+    sink = make_sink(json_out, out, bodies_only, save_bodies, quiet)
     summary = run_recv(conn, plan, sink, on_warning=warn)
     code, why = browse_exit(summary, timeout)
+    saved_note(sink, quiet or json_out or json_summary)
     if not quiet:
         if json_out or json_summary:
-            obj = summary.to_json()
+            obj = summary_json(summary, sink)
             if code.value and summary.failure is None:
                 obj["error"], obj["exit"] = why, int(code)
             print(json.dumps({"browse": obj}), file=sys.stderr)

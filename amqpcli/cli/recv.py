@@ -36,7 +36,8 @@ _SEQ = "Sequence check"
 
 # The options `amqp browse` shares with recv: one definition each.
 DURATION_OPTION = typer.Option(None, "--duration", help="Stop this many seconds after the start (connecting included), as --count stops: what was written is settled, the messages not taken stay on the node, the summary is printed, exit 0. With --count and --timeout, whichever comes first.", metavar="SECONDS", rich_help_panel=_RCV)
-BODIES_ONLY_OPTION = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out.", rich_help_panel=_OUT)
+BODIES_ONLY_OPTION = typer.Option(False, "--bodies-only", help="Only each message's body, one line each, for pipelines: text as it is (control characters, a newline included, and backslashes escaped), binary as the text view shows it, a value on one line. Not with --json or --out (for bodies as bytes: --save-bodies).", rich_help_panel=_OUT)
+SAVE_BODIES_OPTION = typer.Option(None, "--save-bodies", help="Save each body, as bytes, in a file of its own in DIR (made if need be): 000001.bin, 000002.bin, ... numbered on after the files DIR holds. Data sections and a binary value as their bytes, a string as UTF-8, another body AMQP-encoded. A message is settled once its file is on disk (fsync'd). Nothing on standard output; not with --json, --out or --bodies-only.", metavar="DIR", rich_help_panel=_OUT)
 OUT_OPTION = typer.Option(None, "--out", help="Append messages to FILE as --json writes them, whole, to replay with send --from (fsync'd before each settlement).", metavar="FILE", rich_help_panel=_OUT)
 JSON_SUMMARY_OPTION = typer.Option(False, "--json-summary", help='The summary on stderr as one JSON object ({"recv": {...}}, {"browse": {...}}).', rich_help_panel=_OUT)
 
@@ -293,6 +294,144 @@ class Sink:
                 pass
 
 
+class BodyFiles:
+    """`--save-bodies DIR`: each message's body, as bytes, in a file of its own —
+    DIR/000001.bin, 000002.bin, … numbered on after the highest number DIR holds already,
+    so that a second run adds to the first and nothing is overwritten.
+
+    A message is settled only once its file is whole on disk: it is written under a
+    temporary name (`.*.part`), fsync'd, then given its name, and the directory is
+    fsync'd before the run of messages is settled. A run killed part way leaves at most a
+    `.part` file, never a short body under a body's name."""
+
+    def __init__(self, path: str) -> None:
+        import re
+
+        self.path = path
+        try:
+            os.makedirs(path, exist_ok=True)
+            names = os.listdir(path)
+            self.dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise UserError(f"--save-bodies: cannot use {path!r}: {e.strerror}",
+                            Exit.USAGE) from None
+        numbers = [int(m[1]) for m in map(re.compile(r"(\d+)\.bin").fullmatch, names) if m]
+        self.next = max(numbers, default=0) + 1
+        self.saved: list[str] = []  # the names given, in order
+
+    def write(self, incoming: Incoming) -> None:
+        self.write_many((incoming,))
+
+    def write_many(self, incomings: Sequence[Incoming]) -> None:
+        """Save each body, then make the names durable; an `OutputError` says how many of
+        the run, from the first, were saved whole."""
+        from amqpcli.net.receiving import OutputError
+
+        before = len(self.saved)
+        failure: OSError | None = None
+        for incoming in incomings:
+            try:
+                self._save(incoming)
+            except OSError as e:
+                failure = e
+                break
+        saved = len(self.saved) - before
+        try:
+            os.fsync(self.dir_fd)  # the new names: on disk before any message is settled
+        except OSError as e:
+            failure, saved = e, 0
+        if failure is not None:
+            raise OutputError(f"--save-bodies: cannot write in {self.path!r}: "
+                              f"{failure.strerror or failure}", Exit.USAGE, saved)
+
+    def _save(self, incoming: Incoming) -> None:
+        data, problem = body_bytes(incoming.payload)
+        if problem is not None:
+            warn(f"message {incoming.number}: {problem}")
+        tmp = os.path.join(self.path, f".{os.urandom(8).hex()}.part")
+        # (made as any file is, under the umask: mkstemp's would be the owner's alone)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with open(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            while True:
+                name = f"{self.next:06d}.bin"
+                self.next += 1
+                final = os.path.join(self.path, name)
+                try:
+                    os.link(tmp, final)  # (never over a file of another run's)
+                except FileExistsError:
+                    continue
+                except OSError:  # a file system without hard links
+                    if os.path.lexists(final):
+                        continue
+                    os.rename(tmp, final)
+                break
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+        self.saved.append(name)
+
+    def close(self) -> None:
+        try:
+            os.close(self.dir_fd)
+        except OSError:
+            pass
+
+    def to_json(self) -> dict[str, Any]:
+        """For the JSON summary's "saved-bodies"."""
+        out: dict[str, Any] = {"dir": self.path, "count": len(self.saved)}
+        if self.saved:
+            out["first"], out["last"] = self.saved[0], self.saved[-1]
+        return out
+
+    def note(self) -> str | None:
+        """Where the bodies went, for the end of the run."""
+        if not self.saved:
+            return None
+        where = os.path.join(self.path, self.saved[0])
+        if len(self.saved) > 1:
+            where += f" to {self.saved[-1]}"
+        return f"{len(self.saved)} bod{'y' if len(self.saved) == 1 else 'ies'} saved: {where}"
+
+
+def body_bytes(payload: bytes) -> tuple[bytes, str | None]:
+    """A message's body as `--save-bodies` saves it (and why not as such, or None): data
+    sections' bytes together, an amqp-value's binary as it is and its string as UTF-8;
+    any other body (another value, amqp-sequence sections) its sections as they came,
+    AMQP-encoded (`amqp decode` reads them), but for a SASL secret in them, masked as
+    every view masks it; a message that does not decode, its bytes (none when they may
+    hold a SASL secret, which the views do not show either)."""
+    from amqpcli.codec import encode
+    from amqpcli.codec.composites import AmqpValue, Data
+    from amqpcli.codec.message import Message
+    from amqpcli.codec.types import DecodeError
+    from amqpcli.render.redact import may_hold_secret, redact
+    from amqpcli.render.types import amqp_type
+
+    try:
+        body = Message.decode(payload).body
+    except DecodeError as e:
+        if may_hold_secret(payload):
+            return b"", f"it does not decode ({e}) and may hold a SASL secret: nothing saved"
+        return payload, f"it does not decode ({e}); its bytes saved whole"
+    if body is None:
+        return b"", None
+    if isinstance(body, AmqpValue) and amqp_type(body.value) in ("binary", "string"):
+        value = body.value
+        return value.encode("utf-8") if isinstance(value, str) else bytes(value), None
+    sections = [body] if isinstance(body, AmqpValue) else list(body)
+    if all(isinstance(p, Data) for p in sections):
+        return b"".join(bytes(p.value) for p in sections), None
+    values = [redact(p.value) for p in sections]
+    if all(v is p.value for v, p in zip(values, sections, strict=True)):
+        return b"".join(encode(p) for p in sections), None  # (as they came)
+    masked = b"".join(encode(type(p)(value=v)) for v, p in zip(values, sections, strict=True))
+    return masked, "its body holds a SASL secret: saved masked"
+
+
 class _Run:
     """A run of messages' lines on their way out: how much of it got out (`done`) says
     which messages were written whole."""
@@ -518,6 +657,7 @@ def recv(
     no_duplicates: bool = typer.Option(False, "--no-duplicates", help="A number that comes twice fails the run (exit 6) as a gap does (duplicates are expected with at-least-once delivery, so they are only counted by default); implies --verify-sequence.", rich_help_panel=_SEQ),
     json_out: bool = typer.Option(False, "--json", help="One JSON object per message (docs/message-format.md).", rich_help_panel=_OUT),
     bodies_only: bool = BODIES_ONLY_OPTION,
+    save_bodies: str | None = SAVE_BODIES_OPTION,
     json_summary: bool = JSON_SUMMARY_OPTION,
     report_every: float | None = typer.Option(None, "--report-every", help="Every SECONDS, a line on stderr with the figures so far: received, in the interval and its rate, and the interval's latency of messages stamped by send --timestamp (JSON objects with --json-summary).", metavar="SECONDS", rich_help_panel=_OUT),
     out: str | None = OUT_OPTION,
@@ -531,7 +671,7 @@ def recv(
         # writing messages would be ignored without a word.
         unused = [name for name, given in (
             ("--count", count is not None), ("--timeout", timeout is not None),
-            ("--duration", duration is not None),
+            ("--duration", duration is not None), ("--save-bodies", save_bodies is not None),
             ("--drain", drain), ("--outcome", outcome != "accept"),
             ("--presettled", presettled), ("--settle-mode", settle_mode != "first"),
             ("--txn-size", txn_size is not None), ("--rollback", rollback),
@@ -570,14 +710,15 @@ def recv(
     if subscription and conn.container_id is None:
         # A durable subscription is found again by (container-id, link name).
         conn = replace(conn, container_id=f"amqp-sub-{subscription}")
-    sink = make_sink(json_out, out, bodies_only, quiet)
+    sink = make_sink(json_out, out, bodies_only, save_bodies, quiet)
     summary = run_recv(conn, plan, sink, on_warning=warn,
                        on_address=lambda a: note(f"dynamic node address: {a}"))
     code, why = recv_exit(summary, count)
+    saved_note(sink, quiet or json_summary)
     if quiet or unsubscribe:
         pass
     elif json_summary:  # always its one object, as browse's: a script reads it
-        obj = summary.to_json()
+        obj = summary_json(summary, sink)
         if code != Exit.OK:  # the code the run ends with (in doubt wins over a failure)
             obj["error"], obj["exit"] = why, int(code)
         print(json.dumps({"recv": obj}), file=sys.stderr)
@@ -588,10 +729,19 @@ def recv(
     raise_exit(code, why, summary.failure)  # an internal error's own line, once the summary is out
 
 
-def make_sink(json_out: bool, out: str | None, bodies_only: bool, quiet: bool) -> Sink:
-    """Where messages go (recv's and browse's output options): the text view, JSON lines
-    (`--json`, `--out FILE`) or bodies as lines."""
+def make_sink(json_out: bool, out: str | None, bodies_only: bool, save_bodies: str | None,
+              quiet: bool) -> Sink | BodyFiles:
+    """Where messages go (recv's and browse's output options): one of the text view,
+    JSON lines (`--json`, `--out FILE`), bodies as lines or bodies as files."""
     check_path(out, "--out")
+    check_path(save_bodies, "--save-bodies", "folder")
+    if save_bodies is not None:
+        others = [name for name, given in (("--json", json_out), ("--out", out is not None),
+                                           ("--bodies-only", bodies_only)) if given]
+        if others:
+            raise UserError(f"--save-bodies writes bodies to files and nothing else: it "
+                            f"takes no {', '.join(others)}", Exit.USAGE)
+        return BodyFiles(save_bodies)
     if bodies_only and (json_out or out is not None):
         # Two formats for one stream (--out writes the JSON lines --json would).
         raise UserError(f"--bodies-only prints bodies alone: it takes no "
@@ -605,6 +755,21 @@ def make_sink(json_out: bool, out: str | None, bodies_only: bool, quiet: bool) -
             "(data bodies): it does not replay with send --from (--json or --out FILE "
             "write messages whole)")
     return sink
+
+
+def summary_json(summary: RecvSummary, sink: Sink | BodyFiles) -> dict[str, Any]:
+    obj = summary.to_json()
+    if isinstance(sink, BodyFiles):
+        obj["saved-bodies"] = sink.to_json()
+    return obj
+
+
+def saved_note(sink: Sink | BodyFiles, quiet: bool) -> None:
+    """`--save-bodies`: say where the bodies went (the JSON summary says it too)."""
+    if isinstance(sink, BodyFiles) and not quiet:
+        text = sink.note()
+        if text is not None:
+            note(text)
 
 
 def with_sequence(plan: RecvPlan, verify: bool, key: str | None, start: int | None,

@@ -1,5 +1,5 @@
 """`amqp browse` takes recv's output options that fit a listing (--bodies-only, --out,
---json-summary, and --duration), defined once for both commands."""
+--save-bodies, --json-summary, and --duration), defined once for both commands."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.net.clirun import amqp, amqp_in_process, json_lines
 from tests.net.servepeer import ServePeers
 from tests.peers.net import free_port
 
-SHARED = ("--bodies-only", "--out", "--json-summary", "--duration")
+SHARED = ("--bodies-only", "--out", "--save-bodies", "--json-summary", "--duration")
 
 
 def _send(q: str) -> None:
