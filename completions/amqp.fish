@@ -273,7 +273,7 @@ complete -c amqp -n '__amqp_is request' -l profile -x -a '(__amqp_profiles)' -d 
 complete -c amqp -n '__amqp_is request' -l help -s h -d 'Show this message and exit'
 
 complete -c amqp -n '__amqp_is respond' -l body -x -d 'Every reply\'s body, read as send reads a BODY (--body-type, --json-body)'
-complete -c amqp -n '__amqp_is respond' -l body-type -s b -x -a 'data value sequence' -d 'Body section: data, value, sequence (default: data; value with --json-body)'
+complete -c amqp -n '__amqp_is respond' -l body-type -s b -x -a 'data value sequence map' -d 'Body type: data, value, sequence, map (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is respond' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is respond' -l count -s c -x -d 'Stop after N requests'
 complete -c amqp -n '__amqp_is respond' -l timeout -s t -x -d 'Stop when no request arrives for this many seconds (default: wait forever)'
