@@ -219,7 +219,7 @@ def test_a_proton_requester(peers: Any) -> None:
 @pytest.mark.parametrize(("args", "said"), [
     (["amqp://127.0.0.1:1"], "no address"),
     (["amqp://127.0.0.1:1/q", "--json-body"], "--json-body is for --body"),
-    (["amqp://127.0.0.1:1/q", "--body", "x", "--body-type", "map"], "--body-type must be"),
+    (["amqp://127.0.0.1:1/q", "--body", "x", "--body-type", "nope"], "--body-type must be"),
     (["amqp://127.0.0.1:1/q", "--body", "{", "--json-body"], "body is not lossless JSON"),
     (["amqp://127.0.0.1:1/q", "-c", "0"], "--count must be at least 1"),
     (["amqp://127.0.0.1:1/q", "-t", "0"], "--timeout must be"),
