@@ -248,7 +248,7 @@ class Sink:
         if self.bodies:
             from amqpcli.render.bodyline import body_line
 
-            line, problem = body_line(incoming.payload)
+            line, problem = body_line(incoming.payload, incoming.message_format)
             if problem is not None:
                 warn(f"message {incoming.number}: {problem}; written as binary")
             return line + "\n"

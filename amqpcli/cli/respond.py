@@ -51,7 +51,8 @@ def fixed_body(text: str, body_type: str | None, json_body: bool) -> bytes:
 @app.command(help=COMMANDS["respond"].help, epilog=(
     "A request is accepted once the peer has accepted its reply. One with no reply-to is "
     "rejected (amqp:precondition-failed, saying why); one whose reply the peer did not "
-    "take is released when the run ends, for another responder or the next run.\n\n"
+    "take is given back (modified, delivery-failed) when the run ends, for another "
+    "responder or the next run.\n\n"
     "Examples:\n\n"
     "  amqp respond amqp://localhost/service\n\n"
     "  amqp respond amqp://localhost/service --body pong --count 10 --json\n\n"

@@ -3,6 +3,7 @@ settled only once the file is on disk."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -38,7 +39,11 @@ class BodyFiles:
                             Exit.USAGE) from None
         numbers = [int(m[1]) for m in map(re.compile(r"(\d+)\.bin").fullmatch, names) if m]
         self.next = max(numbers, default=0) + 1
-        self.saved: list[str] = []  # the names given, in order
+        # the files saved (their messages settled or about to be): how many, the first
+        # and the last name (a run of days saves millions)
+        self.count = 0
+        self.first: str | None = None
+        self.last: str | None = None
 
     def write(self, incoming: Incoming) -> None:
         self.write_many((incoming,))
@@ -48,25 +53,35 @@ class BodyFiles:
         the run, from the first, were saved whole."""
         from amqpcli.net.receiving import OutputError
 
-        before = len(self.saved)
-        failure: OSError | None = None
+        names: list[str] = []
+        failure: str | None = None
         for incoming in incomings:
             try:
-                self._save(incoming)
+                names.append(self._save(incoming))
             except OSError as e:
-                failure = e
+                failure = f"cannot write in {self.path!r}: {e.strerror or e}"
                 break
-        saved = len(self.saved) - before
+            except _NotSaved as e:
+                failure = f"message {incoming.number}: {e}: not settled, the run ends"
+                break
         try:
             os.fsync(self.dir_fd)  # the new names: on disk before any message is settled
         except OSError as e:
-            failure, saved = e, 0
+            failure = f"cannot write in {self.path!r}: {e.strerror or e}"
+            for name in names:  # (not settled: the peer delivers them again)
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.path, name))
+            names = []
+        if names:
+            self.count += len(names)
+            self.first = self.first or names[0]
+            self.last = names[-1]
         if failure is not None:
-            raise OutputError(f"--save-bodies: cannot write in {self.path!r}: "
-                              f"{failure.strerror or failure}", Exit.USAGE, saved)
+            raise OutputError(f"--save-bodies: {failure}", Exit.USAGE, len(names))
 
-    def _save(self, incoming: Incoming) -> None:
-        data, problem = body_bytes(incoming.payload)
+    def _save(self, incoming: Incoming) -> str:
+        """Save one body; the name it was given."""
+        data, problem = body_bytes(incoming.payload, incoming.message_format)
         if problem is not None:
             self.on_warning(f"message {incoming.number}: {problem}")
         tmp = os.path.join(self.path, f".{os.urandom(8).hex()}.part")
@@ -85,15 +100,17 @@ class BodyFiles:
                     os.link(tmp, final)  # (never over a file of another run's)
                 except FileExistsError:
                     continue
-                except OSError:  # a file system without hard links
-                    if os.path.lexists(final):
+                except OSError:  # a file system without hard links: claim the name first
+                    try:
+                        os.close(os.open(final, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                    except FileExistsError:
                         continue
                     os.rename(tmp, final)
                 break
         finally:
             if os.path.lexists(tmp):
                 os.unlink(tmp)
-        self.saved.append(name)
+        return name
 
     def close(self) -> None:
         try:
@@ -103,28 +120,33 @@ class BodyFiles:
 
     def to_json(self) -> dict[str, Any]:
         """For the JSON summary's "saved-bodies"."""
-        out: dict[str, Any] = {"dir": self.path, "count": len(self.saved)}
-        if self.saved:
-            out["first"], out["last"] = self.saved[0], self.saved[-1]
+        out: dict[str, Any] = {"dir": self.path, "count": self.count}
+        if self.count:
+            out["first"], out["last"] = self.first, self.last
         return out
 
     def note(self) -> str | None:
         """Where the bodies went, for the end of the run."""
-        if not self.saved:
+        if not self.count:
             return None
-        where = os.path.join(self.path, self.saved[0])
-        if len(self.saved) > 1:
-            where += f" to {self.saved[-1]}"
-        return f"{len(self.saved)} bod{'y' if len(self.saved) == 1 else 'ies'} saved: {where}"
+        where = os.path.join(self.path, str(self.first))
+        if self.count > 1:
+            where += f" to {self.last}"
+        return f"{self.count} bod{'y' if self.count == 1 else 'ies'} saved: {where}"
 
 
-def body_bytes(payload: bytes) -> tuple[bytes, str | None]:
+class _NotSaved(Exception):
+    """A body that is not to be saved, nor its message settled (the text says why)."""
+
+
+def body_bytes(payload: bytes, message_format: int = 0) -> tuple[bytes, str | None]:
     """A message's body as `--save-bodies` saves it (and why not as such, or None): data
     sections' bytes together, an amqp-value's binary as it is and its string as UTF-8;
     any other body (another value, amqp-sequence sections) its sections as they came,
     AMQP-encoded (`amqp decode` reads them), but for a SASL secret in them, masked as
-    every view masks it; a message that does not decode, its bytes (none when they may
-    hold a SASL secret, which the views do not show either)."""
+    every view masks it; a message of a vendor's format (not 0), or one that does not
+    decode, its payload whole. `_NotSaved` for one that does not decode and may hold a
+    SASL secret (which no view shows): it is not settled either."""
     from amqpcli.codec import encode
     from amqpcli.codec.composites import AmqpValue, Data
     from amqpcli.codec.message import Message
@@ -132,11 +154,17 @@ def body_bytes(payload: bytes) -> tuple[bytes, str | None]:
     from amqpcli.render.redact import may_hold_secret, redact
     from amqpcli.render.types import amqp_type
 
+    if message_format:
+        if may_hold_secret(payload):
+            raise _NotSaved(f"its message-format is {message_format} (a vendor's) and its "
+                            "payload may hold a SASL secret")
+        return payload, (f"its message-format is {message_format} (a vendor's): its payload "
+                         "saved whole")
     try:
         body = Message.decode(payload).body
     except DecodeError as e:
         if may_hold_secret(payload):
-            return b"", f"it does not decode ({e}) and may hold a SASL secret: nothing saved"
+            raise _NotSaved(f"it does not decode ({e}) and may hold a SASL secret") from None
         return payload, f"it does not decode ({e}); its bytes saved whole"
     if body is None:
         return b"", None

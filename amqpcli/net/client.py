@@ -724,6 +724,21 @@ class Client:
         self._heard_at = -1
         self._open_size = 0  # our open's frame, in bytes (`_open_hint`)
 
+    def offers(self, capability: str) -> bool:
+        """Whether the peer's open offers `capability` (offered-capabilities, Part 2
+        §2.7.1)."""
+        peer_open = self.engine.connection.open.get(REMOTE)
+        if peer_open is None:
+            return False
+        return any(str(cap) == capability for cap in peer_open.as_list("offered_capabilities"))
+
+    @property
+    def gone(self) -> bool:
+        """Whether the connection is over (lost, failed, or closed by the peer): a link's
+        failure then is the connection's, not the link's own."""
+        return (self.lost is not None or self.failed is not None
+                or REMOTE in self.engine.connection.close)
+
     # --- connect / close ------------------------------------------------------------
 
     @classmethod

@@ -53,7 +53,6 @@ from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError, ULong
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
-    REMOTE,
     Client,
     ConnectionLost,
     Incoming,
@@ -399,9 +398,7 @@ class _Requester:
             except UserError as e:
                 # a refusal, the session ended with it included (RabbitMQ 3.10 ends it with
                 # amqp:not-implemented); not the connection ending: not the node's fault
-                gone = (client.lost is not None or client.failed is not None
-                        or REMOTE in client.engine.connection.close)
-                if e.code != Exit.REFUSED or gone:
+                if e.code != Exit.REFUSED or client.gone:
                     raise
                 raise UserError(f"{e} (asked for a dynamic node for the replies: --reply-to "
                                 "ADDRESS names a node instead)", e.code) from None

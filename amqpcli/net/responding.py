@@ -11,12 +11,14 @@ Nothing is lost: a request is written out (as recv writes messages) before it is
 and accepted only once the peer has accepted its reply. A request that cannot be answered
 is not accepted:
 
-* one with no reply-to (or that is no AMQP message) is rejected, saying why: released, it
-  would come back and fail again;
+* one with no reply-to (or that is no AMQP message) is rejected, saying why: given back,
+  it would come back and fail again;
 * one whose reply the peer did not accept (refused, released, the reply link refused or
-  ended, no credit or outcome within `REPLY_WAIT`) is released, held until the run ends so
-  that it does not come straight back to this responder: another one, or the next run,
-  answers it.
+  ended, no credit or outcome within `REPLY_WAIT`) is given back as a failed delivery
+  attempt (modified, delivery-failed: Part 3 §3.4.5; the peer counts it in the message's
+  delivery-count, which its redelivery limits and dead-lettering go by), held until the
+  run ends or `HELD` such requests wait, so that it does not come straight back to this
+  responder: another one, or the next run, answers it.
 
 A request the requester sent pre-settled cannot be given back: one whose reply failed is
 lost, and said so. A run stopped (Ctrl-C) or a connection lost while replies are on their
@@ -40,7 +42,6 @@ from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError, Symbol
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
-    REMOTE,
     Client,
     ConnectionLost,
     Incoming,
@@ -55,7 +56,7 @@ from amqpcli.net.client import (
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.receiving import OutputError, WriteStopped, run_interruptible
 from amqpcli.net.reconnecting import Reconnects
-from amqpcli.net.sending import ANONYMOUS_RELAY, _offers
+from amqpcli.net.sending import ANONYMOUS_RELAY
 from amqpcli.net.sendrun import close_failed
 
 __all__ = ["RespondPlan", "RespondSummary", "respond_exit", "run_respond"]
@@ -65,6 +66,8 @@ CREDIT_LOW = 10  # credit left at which it is granted again
 REPLY_LINKS = 100  # sender links kept for reply-to addresses (no relay)
 REPLY_WAIT = 30.0  # seconds a reply waits for credit, then for its outcome
 SHOWN = 20  # most unanswered requests named one by one in the summary text
+HELD = 100  # requests whose reply failed held at most before they are given back
+ERRORS_KEPT = 1000  # lines kept of why requests went unanswered (the rest counted)
 NO_REPLY_TO = "amqp:precondition-failed"
 NOT_A_MESSAGE = "amqp:decode-error"
 
@@ -88,9 +91,10 @@ class RespondSummary:
     requests: int = 0  # taken and written out
     replied: int = 0  # their reply accepted by the peer, then they were accepted
     rejected: int = 0  # no reply-to, or no message: rejected
-    released: int = 0  # their reply not accepted: released (held to the run's end)
+    given_back: int = 0  # their reply not accepted: given back as failed (modified)
     lost: int = 0  # pre-settled requests whose reply failed: nothing to give back
     errors: list[str] = field(default_factory=list)  # why, one line per request
+    errors_more: int = 0  # lines past ERRORS_KEPT, counted only
     warnings: list[str] = field(default_factory=list)
     relay: bool | None = None  # the replies went through the anonymous relay
     reconnects: int = 0
@@ -102,7 +106,7 @@ class RespondSummary:
     @property
     def failed(self) -> int:
         """Requests not answered."""
-        return self.rejected + self.released + self.lost
+        return self.rejected + self.given_back + self.lost
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -110,7 +114,7 @@ class RespondSummary:
             "replied": self.replied,
             "failed": self.failed,
             "rejected": self.rejected,
-            "released": self.released,
+            "given-back": self.given_back,
         }
         if self.lost:
             out["lost"] = self.lost
@@ -121,6 +125,8 @@ class RespondSummary:
         out["elapsed"] = round(self.elapsed, 6)
         if self.errors:
             out["errors"] = self.errors
+        if self.errors_more:
+            out["errors-more"] = self.errors_more
         if self.warnings:
             out["warnings"] = self.warnings
         return out
@@ -129,16 +135,19 @@ class RespondSummary:
         parts = [f"requests {self.requests}", f"replied {self.replied}",
                  f"failed {self.failed}"]
         kinds = [f"{name} {n}" for name, n in (("rejected", self.rejected),
-                                               ("released", self.released),
+                                               ("given back", self.given_back),
                                                ("lost", self.lost)) if n]
         if kinds:
             parts[-1] += f" ({', '.join(kinds)})"
         if self.reconnects:
             parts.append(f"{self.reconnects} reconnect(s)")
         lines = [", ".join(parts) + f" in {self.elapsed:.2f}s"]
-        lines.extend(self.errors[:SHOWN])
-        if len(self.errors) > SHOWN:
-            lines.append(f"… and {len(self.errors) - SHOWN} more (see --json)")
+        shown = self.errors[:SHOWN]
+        lines.extend(shown)
+        more = len(self.errors) + self.errors_more - len(shown)
+        if more:
+            lines.append(f"… and {more} more" + (" (see --json)" if len(shown) < len(self.errors)
+                                                 else ""))
         return "\n".join(lines)
 
 
@@ -189,7 +198,8 @@ class _Responder:
         self.requests: ReceiverLink | None = None
         self.relay: SenderLink | None = None
         self.reply_links: OrderedDict[str, SenderLink] = OrderedDict()
-        self.held: list[Incoming] = []  # requests to release when the run ends
+        # requests whose reply failed, and why: given back when the run ends (`HELD`)
+        self.held: list[tuple[Incoming, str]] = []
         self.settled_here = 0  # requests of this connection's link settled (or pre-settled)
         # the credit granted at a time: shrunk after a drop that left requests unsettled,
         # grown back window by window (`_lost`)
@@ -228,12 +238,12 @@ class _Responder:
         except UserError as e:
             s.failure = e
             if client is not None:
-                self._release_held()
+                self._give_back()
                 await close_failed(client)
                 client = None
         except asyncio.CancelledError:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
-            self._release_held()
+            self._give_back()
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is
@@ -245,8 +255,8 @@ class _Responder:
         return s
 
     def _lost(self) -> None:
-        """The connection was lost: its unsettled requests (held ones too) go back to the
-        peer, which delivers them again. If some did, the credit shrinks below both half
+        """The connection was lost: its unsettled requests (held ones too, not counted as
+        failed: they may be answered yet) go back to the peer, which delivers them again. If some did, the credit shrinks below both half
         of it and their number: a peer that drops us after a fixed number of deliveries
         would otherwise hand the same requests back each time, none of them settled."""
         link = self.requests
@@ -270,7 +280,7 @@ class _Responder:
         plan = self.plan
         link = self.requests = await client.open_receiver(plan.address)
         self.s.attached = True
-        self.s.relay = _offers(client, ANONYMOUS_RELAY)
+        self.s.relay = client.offers(ANONYMOUS_RELAY)
         if self.s.relay:
             self.relay = await self._open_relay(client)
         self._grant(link)
@@ -288,7 +298,7 @@ class _Responder:
                 if not batch:
                     continue  # (the next `get` raises the end)
             await self._answer(client, link, batch)
-        self._release_held()
+        self._give_back()
         link._check()
         await link.close()
 
@@ -334,7 +344,7 @@ class _Responder:
         fates = [why if pending is None else await _outcome(pending, deadline - loop.time())
                  for _, pending, why in replies]
         # a connection that ended meanwhile takes the requests back unsettled: none of
-        # them is answered or released by us (the peer delivers them again)
+        # them is answered or given back by us (the peer delivers them again)
         client._check()
         for (inc, _, _), why in zip(replies, fates, strict=True):
             if why is None:
@@ -377,7 +387,7 @@ class _Responder:
             sender = await self._sender_for(client, address)
             await sender.wait_sendable(1_000_000, REPLY_WAIT)
         except UserError as e:
-            if not _link_only(client):
+            if client.error is not None or client.gone:
                 raise
             return None, str(e)
         return sender.send(reply, settled=False), None
@@ -402,45 +412,58 @@ class _Responder:
     async def _open_relay(self, client: Client) -> SenderLink:
         return await client.open_sender(None, target=c.Target())
 
+    def _error(self, text: str) -> None:
+        if len(self.s.errors) < ERRORS_KEPT:
+            self.s.errors.append(text)
+        else:
+            self.s.errors_more += 1
+
     def _reject(self, link: ReceiverLink, inc: Incoming, e: _Unanswerable) -> None:
-        self.s.errors.append(f"request {inc.number}: {e}: rejected")
         self.settled_here += 1
         if inc.settled:
             self.s.lost += 1
+            self._error(f"request {inc.number}: {e}: lost (it came pre-settled)")
             return
+        self._error(f"request {inc.number}: {e}: rejected")
         self.s.rejected += 1
         link.settle(inc, c.Rejected(error=c.Error(condition=Symbol(e.condition),
                                                   description=str(e))))
 
     def _not_answered(self, inc: Incoming, why: str) -> None:
-        """The reply to `inc` was not accepted: it is released when the run ends (lost,
-        if it came pre-settled)."""
+        """The reply to `inc` was not accepted: it is given back when the run ends, or
+        once `HELD` wait (lost, if it came pre-settled)."""
         if inc.settled:
             self.s.lost += 1
             self.settled_here += 1
-            self.s.errors.append(f"request {inc.number}: reply not sent ({why}): lost (it "
-                                 "came pre-settled)")
+            self._error(f"request {inc.number}: reply not sent ({why}): lost (it came "
+                        "pre-settled)")
             return
-        self.s.released += 1
-        self.s.errors.append(f"request {inc.number}: reply not sent ({why}): released")
-        self.held.append(inc)
+        self.held.append((inc, why))
         inc.delivery.drop_payload()
+        if len(self.held) >= HELD:
+            self._give_back(ending=False)
 
-    def _release_held(self) -> None:
-        """Give back the requests whose reply failed (see the module doc)."""
+    def _give_back(self, ending: bool = True) -> None:
+        """Give back the requests whose reply failed, as failed delivery attempts (see the
+        module doc); `ending`: the run ends, and takes no more requests (so that they do
+        not come straight back to us)."""
         link = self.requests
         if not self.held or link is None or link.ended:
             return
-        if link.credit:
-            link.flow(0)  # (not straight back to us)
-        for inc in self.held:
-            link.settle(inc, _RELEASED)
+        if ending and link.credit:
+            link.flow(0)
+        for inc, why in self.held:
+            link.settle(inc, _FAILED)
+            self.settled_here += 1
+            self.s.given_back += 1
+            self._error(f"request {inc.number}: reply not sent ({why}): given back")
         self.held.clear()
         link.flush_settlements()
 
 
 _ACCEPTED = c.Accepted()
-_RELEASED = c.Released()
+# (a failed attempt: the peer counts it; it may deliver it again, here too)
+_FAILED = c.Modified(delivery_failed=True)
 
 
 def _encoded(body: Any) -> bytes:
@@ -450,12 +473,6 @@ def _encoded(body: Any) -> bytes:
     if isinstance(body, list):
         return b"".join(encode(section) for section in body)
     return encode(body)
-
-
-def _link_only(client: Client) -> bool:
-    """Whether the connection and session are still there (a failure was the link's)."""
-    return (client.error is None and client.lost is None and client.failed is None
-            and REMOTE not in client.engine.connection.close)
 
 
 async def _outcome(pending: Pending, wait: float) -> str | None:

@@ -39,7 +39,6 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.types import Symbol
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.client import (
-    REMOTE,
     Client,
     ConnectionLost,
     InternalError,
@@ -1036,17 +1035,9 @@ def _lacks_credit(sender: SenderLink) -> bool:
     return sender.link.link_credit <= sender._queued()
 
 
-def _offers(client: Client, capability: str) -> bool:
-    """Whether the peer's open offers `capability` (offered-capabilities, Part 2 §2.7.1)."""
-    peer_open = client.engine.connection.open.get(REMOTE)
-    if peer_open is None:
-        return False
-    return any(str(cap) == capability for cap in peer_open.as_list("offered_capabilities"))
-
-
 async def _open_relay(client: Client, plan: SendPlan) -> SenderLink:
     """A sender link to the peer's anonymous relay: a target with no address."""
-    if not plan.force_relay and not _offers(client, ANONYMOUS_RELAY):
+    if not plan.force_relay and not client.offers(ANONYMOUS_RELAY):
         raise UserError("no address, and the peer does not offer the anonymous relay "
                         f"({ANONYMOUS_RELAY} in its open): give the address in the URL "
                         "(--force-relay tries the relay anyway)", Exit.REFUSED)

@@ -26,8 +26,13 @@ from amqpcli.render.types import amqp_type, printable
 __all__ = ["body_line"]
 
 
-def body_line(payload: bytes) -> tuple[str, str | None]:
-    """(the line without its newline, why the body could not be shown as such or None)."""
+def body_line(payload: bytes, message_format: int = 0) -> tuple[str, str | None]:
+    """(the line without its newline, why the body could not be shown as such or None).
+    A vendor's message-format (not 0): the payload is no AMQP message (though it may
+    decode as one), so it is the line, as binary."""
+    if message_format:
+        return (format_binary(payload, len(payload)),
+                f"its message-format is {message_format} (a vendor's): its payload whole")
     try:
         body = Message.decode(payload).body
     except DecodeError as e:

@@ -146,3 +146,24 @@ def test_refused_dir(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     code, _, err = amqp_in_process("recv", url, "--save-bodies", str(tmp_path / "f"))
     assert code == 2 and f"--save-bodies: cannot use {str(tmp_path / 'f')!r}" in err
+
+
+def test_a_vendor_format_message_is_saved_and_shown_whole(serve: ServePeers,
+                                                          tmp_path: Path) -> None:
+    """A message of a vendor's message-format (not 0) is no AMQP message, though its bytes
+    may decode as one: its payload is saved whole (and --bodies-only shows it whole), not
+    the body they would decode to."""
+    q = f"{serve()}/q"
+    src = tmp_path / "m.jsonl"
+    line = {"body": {"value": "hi"}, "message-format": 0x80013700}
+    src.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
+    assert amqp("send", q, "--from", str(src), "-q").returncode == 0
+    payload = encode(c.AmqpValue(value="hi"))
+    out = tmp_path / "bodies"
+    r = amqp("recv", q, "-c", "1", "--save-bodies", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "000001.bin").read_bytes() == payload
+    assert "message-format is 2147563264 (a vendor's): its payload saved whole" in r.stderr
+    r = amqp("recv", q, "-c", "1", "--bodies-only")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "0x" + payload.hex() + "\n", r.stdout

@@ -108,7 +108,8 @@ def test_a_fixed_body(serve: ServePeers) -> None:
 
 def test_unanswerable_requests_are_rejected_or_given_back(serve: ServePeers) -> None:
     """No reply-to: rejected, saying why. A reply-to the relay refuses (a dynamic node
-    gone): the request is released, still on the node afterwards. Exit 6."""
+    gone): the request is given back (modified, delivery-failed), still on the node
+    afterwards, its delivery-count up by one. Exit 6."""
     url = serve()
     p = amqp("recv", url, "--dynamic", "-t", "0.2")
     (gone,) = [ln.split(": ")[-1] for ln in p.stderr.splitlines()
@@ -122,17 +123,19 @@ def test_unanswerable_requests_are_rejected_or_given_back(serve: ServePeers) -> 
     assert code == 6, err
     assert len(requests) == 2
     assert (summary["requests"], summary["replied"], summary["rejected"],
-            summary["released"]) == (2, 0, 1, 1)
+            summary["given-back"]) == (2, 0, 1, 1)
     no_reply_to, refused = summary["errors"]
     assert no_reply_to == ("request 1: the request has no reply-to: there is nowhere to "
                            "send its reply: rejected")
     assert refused.startswith("request 2: reply not sent (rejected: amqp:not-found: ")
-    assert refused.endswith("): released")
+    assert refused.endswith("): given back")
     assert summary["error"] == "2 of 2 request(s) not answered"
-    # nothing lost: the released request is still there
+    # nothing lost: the request given back is still there
     p = amqp("recv", f"{url}/service", "-c", "1", "-t", "10", "--json")
     assert p.returncode == 0, p.stderr
-    assert [_props(o).message_id for o in json_lines(p.stdout)] == ["kept"]
+    (kept,) = json_lines(p.stdout)
+    assert _props(kept).message_id == "kept"
+    assert kept["header"]["delivery-count"] == 1, kept  # (a failed attempt, counted)
 
 
 def test_a_request_that_cannot_be_written_is_not_answered(serve: ServePeers) -> None:
