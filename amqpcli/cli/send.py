@@ -7,6 +7,7 @@ import io
 import itertools
 import json
 import os
+import re
 import stat
 import sys
 from collections import deque
@@ -89,14 +90,23 @@ def _property_now(name: str, text: str) -> Any:
 
 def _per_message(text: str, make: Callable[[str], Any], what: str) -> Any:
     """`make(text)` now, or a `PerMessage` when `text` has a placeholder in it ({n},
-    {n%K}, {uuid}); the escapes ({{n}}, {{uuid}}) become their literal text either way.
-    An unknown placeholder ({seq}) is a usage error naming `what`."""
+    {n%K}, {uuid}) or a time of the clock (`now`, `now+60s`: each message's own, so that
+    an expiry a minute ahead is a minute ahead of each message, however long the run);
+    the escapes ({{n}}, {{uuid}}) become their literal text either way. An unknown
+    placeholder ({seq}) is a usage error naming `what`."""
     from amqpcli.net.outgoing import PerMessage, check_placeholders, expand, has_placeholder
 
     check_placeholders(text, what)
     if has_placeholder(text):
         return PerMessage(text, make)
-    return make(expand(text, 0))
+    value = make(expand(text, 0))  # (a clock's text made once first: its error is no message's)
+    if make is not str and _CLOCK.search(text):
+        return PerMessage(text, make)
+    return value
+
+
+# a timestamp typed relative to the clock (now, now+60s, timestamp:now-5m)
+_CLOCK = re.compile(r"(?<![\w-])now(?![\w])")
 
 
 def _map_entry(item: str, what: str) -> tuple[str, Any]:
@@ -250,7 +260,7 @@ def _warn_if_json_object(body: str) -> None:
         return
     try:
         is_object = type(json.loads(body)) is dict
-    except ValueError:
+    except (ValueError, RecursionError):  # (not JSON, or nested past the parser's depth)
         return
     if is_object:
         _warn("--body-type value sends this JSON object as a string; --body-type map sends "
@@ -1032,7 +1042,7 @@ def send(
     window: int = typer.Option(1000, "--window", help="Most unsettled messages in flight.", rich_help_panel=_FLOW),
     txn_size: int | None = typer.Option(None, "--txn-size", help="Send in transactions of N messages.", rich_help_panel=_FLOW),
     rollback: bool = typer.Option(False, "--rollback", help="With --txn-size: roll each transaction back instead of committing.", rich_help_panel=_FLOW),
-    on_release: str = typer.Option("fail", "--on-release", help="What becomes of a message the peer released (not delivered): fail (counted released, exit 6) or retry[:N] (sent again after the messages waiting, at most N times each, default 3; not with --txn-size or --presettled).", metavar="fail|retry[:N]", rich_help_panel=_FLOW),
+    on_release: str = typer.Option("fail", "--on-release", help="What becomes of a message the peer released (not delivered): fail (counted released, exit 6) or retry[:N] (sent again after the messages waiting, at most N times each, default 3, at most 100; not with --txn-size or --presettled).", metavar="fail|retry[:N]", rich_help_panel=_FLOW),
     force_relay: bool = typer.Option(False, "--force-relay", help="Use the anonymous relay (a URL with no address: each message goes to its --to) even when the peer's open does not offer ANONYMOUS-RELAY.", rich_help_panel=_FLOW),
     timeout: float = typer.Option(30.0, "--timeout", "-t", help="Seconds to wait for credit or outcomes before giving up.", rich_help_panel=_FLOW),
     capabilities: list[str] | None = typer.Option(None, "--capability", help="A capability of the target (repeatable): topic or queue for the kind of node (Artemis, amqp serve).", rich_help_panel=_FLOW),  # noqa: B008 - a repeatable option

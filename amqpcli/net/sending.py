@@ -67,6 +67,9 @@ RUN = 256  # messages framed at a time by the send loop at most
 ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
 # --on-release retry: how many times a released message is sent again when N is not given
 RELEASE_RETRIES = 3
+# ... and at most (the retries go out at once: a peer that releases every message would
+# otherwise keep a run sending one for ever)
+RELEASE_RETRIES_MAX = 100
 
 
 def parse_on_release(text: str) -> int:
@@ -78,10 +81,10 @@ def parse_on_release(text: str) -> int:
     if what == "retry":
         if not sep:
             return RELEASE_RETRIES
-        if n.isascii() and n.isdigit() and int(n) >= 1:
+        if n.isascii() and n.isdigit() and 1 <= int(n) <= RELEASE_RETRIES_MAX:
             return int(n)
-    raise UserError(f"--on-release: expected fail, retry or retry:N (N at least 1), got {text!r}",
-                    Exit.USAGE)
+    raise UserError(f"--on-release: expected fail, retry or retry:N (N from 1 to "
+                    f"{RELEASE_RETRIES_MAX}), got {text!r}", Exit.USAGE)
 
 
 @dataclass(frozen=True)
@@ -291,7 +294,7 @@ def _release_lines(s: SendSummary) -> list[str]:
     if s.retried_messages:
         numbers = sorted(s.retried_messages)
         lines.append(f"retried {len(numbers)} ({numbers_text(numbers)}): released, then sent "
-                     f"again after later messages ({_retries_text(s.retries)} in all)")
+                     f"again ({_retries_text(s.retries)} in all)")
     return lines
 
 
@@ -520,6 +523,7 @@ class _Sender:
         name = getattr(state, "NAME", None)
         if name == "released" and self._retry(msg):
             return
+        self.releases.pop(msg.number, None)  # (its last outcome: its count of tries goes)
         if name in OUTCOMES:
             setattr(self.s, name, getattr(self.s, name) + 1)
             if isinstance(state, (c.Rejected, c.Modified)):

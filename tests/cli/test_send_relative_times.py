@@ -5,6 +5,7 @@ annotations (`x-opt-scheduled-enqueue-time`)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
@@ -44,10 +45,17 @@ def test_a_relative_time_past_the_range_of_a_timestamp_is_refused() -> None:
         typed_value("timestamp", "now+999999999999999h", "--x")
 
 
-def test_the_properties_take_relative_times() -> None:
-    before = int(time.time() * 1000)
+def test_the_properties_take_relative_times_of_each_message(monkeypatch: Any) -> None:
+    """A time of the clock is each message's own: an expiry a minute ahead is a minute
+    ahead of the message it is in, however long the run."""
+    clock = [1_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
     template = build_template("data", {"absolute_expiry_time": "now+60s",
                                        "creation_time": "now-1s"},
                               None, None, None, None, [], [], [], [])
-    assert template.properties["absolute_expiry_time"] >= before + 60_000
-    assert before - 1000 <= template.properties["creation_time"] < before + 60_000
+    expiry, created = (template.properties[k] for k in ("absolute_expiry_time",
+                                                        "creation_time"))
+    assert (expiry.value(1), created.value(1)) == (1_000_060_000, 999_999_000)
+    clock[0] += 3600  # (a long run: message 2 an hour later)
+    assert (expiry.value(2), created.value(2)) == (1_000_060_000 + 3_600_000,
+                                                   999_999_000 + 3_600_000)

@@ -72,7 +72,7 @@ def test_retry_text_summary(serve: ServePeers) -> None:
     # released again), 13 (9), and 14 (6)
     assert r.stdout.splitlines()[0].startswith("sent 14, accepted 10, in doubt 0, retried 3 in ")
     assert r.stdout.splitlines()[1] == ("retried 3 (messages 3, 6, 9): released, then sent "
-                                        "again after later messages (4 retries in all)")
+                                        "again (4 retries in all)")
 
 
 def test_released_after_its_last_try(serve: ServePeers) -> None:
@@ -105,9 +105,9 @@ def test_retry_of_a_peer_that_releases_everything_ends(serve: ServePeers) -> Non
     (["--on-release", "retry:2", "--presettled"],
      "--on-release retry needs unsettled sends: a pre-settled message has no outcome"),
     (["--on-release", "again"],
-     "--on-release: expected fail, retry or retry:N (N at least 1), got 'again'"),
+     "--on-release: expected fail, retry or retry:N (N from 1 to 100), got 'again'"),
     (["--on-release", "retry:0"],
-     "--on-release: expected fail, retry or retry:N (N at least 1), got 'retry:0'"),
+     "--on-release: expected fail, retry or retry:N (N from 1 to 100), got 'retry:0'"),
 ])
 def test_on_release_usage_errors(args: list[str], error: str) -> None:
     # refused before connecting: nothing listens there

@@ -99,13 +99,13 @@ def test_parse_on_release(text: str, retries: int) -> None:
     assert parse_on_release(text) == retries
 
 
-@pytest.mark.parametrize("bad", ["", "retry:", "retry:0", "retry:-1", "retry:x", "fail:1",
+@pytest.mark.parametrize("bad", ["", "retry:", "retry:0", "retry:-1", "retry:x", "fail:1", "retry:101",
                                  "Retry", "retry:٣", "accept"])
 def test_parse_on_release_errors(bad: str) -> None:
     with pytest.raises(UserError) as e:
         parse_on_release(bad)
     assert e.value.code == Exit.USAGE
-    assert str(e.value) == ("--on-release: expected fail, retry or retry:N (N at least 1), "
+    assert str(e.value) == ("--on-release: expected fail, retry or retry:N (N from 1 to 100), "
                             f"got {bad!r}")
 
 
