@@ -948,14 +948,23 @@ class _Receiver:
 
     def _presettled_left(self, link: ReceiverLink) -> bool:
         """At the end of --duration: take back the credit and keep, of the messages already
-        here, only the pre-settled ones, to be written (they exist nowhere else; the others
-        go back to the peer with the link, as at any end). Whether any is left."""
+        here, only the pre-settled ones, to be written (they exist nowhere else); the
+        others are released, never seen (Part 3 §3.4.4: not delivered — a peer may count
+        one merely left with the link as a failed delivery attempt). Whether any is
+        left."""
         if not link.ended and link.credit:
             link.flow(0)
         queue = link.queue
         if any(not inc.settled for inc in queue):
-            kept = [inc for inc in link.take(None) if inc.settled]
+            kept = []
+            for inc in link.take(None):
+                if inc.settled:
+                    kept.append(inc)
+                elif not link.ended:
+                    link.settle(inc, _RELEASED)
             queue.extend(kept)
+            if not link.ended:
+                link.flush_settlements()
         return bool(queue)
 
     async def _receive(self, link: ReceiverLink, drain: bool) -> None:
