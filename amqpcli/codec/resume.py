@@ -31,6 +31,9 @@ def receiver_holds(receiver_attach: Any, tag: bytes) -> bool:
     """Whether the receiver's latest attach of a link (None: not seen) lists delivery-tag
     `tag` in its unsettled map, whatever the state: the receiver knows the delivery, so
     the sender must resume it; a tag it does not list is free to be sent again as a new
-    delivery."""
+    delivery. A map the receiver marked incomplete (incomplete-unsettled, Part 2 §2.7.3)
+    is no evidence that an unlisted tag is unknown to it: it may hold it."""
+    if getattr(receiver_attach, "incomplete_unsettled", None) is True:
+        return True
     unsettled = getattr(receiver_attach, "unsettled", None)
     return isinstance(unsettled, dict) and tag in unsettled

@@ -25,10 +25,11 @@ def _observe(s: Script) -> tuple[Observer, list[Any]]:
     return obs, events
 
 
-def reattached(server_map: dict[bytes, Any] | None, *, handle: int = 0) -> Script:
+def reattached(server_map: dict[bytes, Any] | None, *, handle: int = 0,
+               incomplete: bool | None = None) -> Script:
     """Deliveries t0 and t1 sent unsettled; the link detached with closed=false and
     attached again (under `handle`, credit granted again): the client's map lists both,
-    the server's is `server_map`."""
+    the server's is `server_map` (`incomplete`: its incomplete-unsettled)."""
     s = Script().open().sender_link()
     s.transfer(0).transfer(1)
     s.c(c.Detach(handle=0, closed=False)).s(c.Detach(handle=0, closed=False))
@@ -37,7 +38,7 @@ def reattached(server_map: dict[bytes, Any] | None, *, handle: int = 0) -> Scrip
                  unsettled={b"t0": None, b"t1": None}))
     s.s(c.Attach(name="sender", handle=handle, role=RECEIVER,
                  source=c.Source(address="client"), target=c.Target(address="q1"),
-                 unsettled=server_map))
+                 unsettled=server_map, incomplete_unsettled=incomplete))
     return s.s(c.Flow(next_incoming_id=2, incoming_window=1000, next_outgoing_id=0,
                       outgoing_window=1000, handle=handle, delivery_count=2, link_credit=10))
 
@@ -86,6 +87,16 @@ def test_a_tag_the_receiver_still_holds_is_in_use() -> None:
     must resume it (`resume=true`, Part 3 §3.4.6, delivery-tag 4); a plain resend of the
     tag still reuses it."""
     s = reattached({b"t0": None, b"t1": None})
+    s.transfer(2, tag=b"t1")
+    _obs, events = _observe(s)
+    assert [(v.kind, v.detail) for v in of(events, Violation)] == [
+        ("delivery-id-in-use", "delivery-tag b't1' is still unsettled on 'sender'")]
+
+
+def test_a_tag_missing_from_a_map_marked_incomplete_is_still_in_use() -> None:
+    """The receiver's map is marked incomplete (incomplete-unsettled, Part 2 §2.7.3): a
+    tag it does not list may still be known to it, so a plain resend reuses it."""
+    s = reattached({b"t0": None}, incomplete=True)
     s.transfer(2, tag=b"t1")
     _obs, events = _observe(s)
     assert [(v.kind, v.detail) for v in of(events, Violation)] == [
