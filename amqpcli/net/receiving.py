@@ -97,6 +97,7 @@ __all__ = [
     "RecvPlan",
     "RecvSummary",
     "WriteStopped",
+    "cut_short",
     "parse_outcomes",
     "run_recv",
 ]
@@ -466,12 +467,13 @@ class _DurationOver(Exception):
     """--duration ended while the receive loop waited for a message."""
 
 
-def _cut_short(inc: Incoming) -> str:
-    """What a stop left of the message whose line the output took part of."""
-    fate = ("it was pre-settled: lost" if inc.settled
-            else "not settled: the node delivers it again")
-    return (f"stopped while the output took message {inc.number}: its line is cut short "
-            f"there ({fate})")
+def cut_short(inc: Incoming, what: str | None = None,
+              unsettled: str = "not settled: the node delivers it again") -> str:
+    """What a stop left of the message (`what`: what it is called, "reply to request 3")
+    whose line the output took part of, and what becomes of it (`unsettled`)."""
+    fate = "it was pre-settled: lost" if inc.settled else unsettled
+    return (f"stopped while the output took {what or f'message {inc.number}'}: its line is "
+            f"cut short there ({fate})")
 
 
 def _identity(inc: Incoming) -> int:
@@ -1113,7 +1115,7 @@ class _Receiver:
                 # (counted and said).
                 failed = e
                 if isinstance(e, WriteStopped) and e.cut:
-                    self._warn(_cut_short(batch[e.written]))
+                    self._warn(cut_short(batch[e.written]))
                 self._lost_unwritten(batch[e.written:])
                 batch = batch[:e.written]
                 again = {j for j in again if j < e.written}

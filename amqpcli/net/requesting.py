@@ -65,7 +65,7 @@ from amqpcli.net.client import (
 )
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
-from amqpcli.net.receiving import OutputError, WriteStopped, run_interruptible
+from amqpcli.net.receiving import OutputError, WriteStopped, cut_short, run_interruptible
 from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.sending import OUTCOMES, PulledInThread, SendSummary, summary_exit
 from amqpcli.net.sending import _id_text as _json_id
@@ -601,7 +601,9 @@ class _Requester:
             failed, written = e, e.written
             cut = isinstance(e, WriteStopped) and e.cut
             if cut:
-                self._warn(_cut_short(*matched[written]))
+                inc, req = matched[written]
+                self._warn(cut_short(inc, f"the reply to request {req.number}",
+                                     "not accepted: the peer keeps it"))
             lost = [req.number for inc, req in matched[written + cut:] if inc.settled]
             if lost:
                 self._warn(f"{len(lost)} pre-settled reply(ies) not written: lost (the "
@@ -647,14 +649,6 @@ class _Requester:
                 self.on_warning(f"a reply with {said} answers no request waiting for "
                                 "one: not printed, counted as unmatched (said once)")
         return req
-
-
-def _cut_short(inc: Incoming, req: _Request) -> str:
-    """What a stop left of the reply whose line the output took part of."""
-    fate = ("it was pre-settled: lost" if inc.settled
-            else "not accepted: the peer keeps it")
-    return (f"stopped while the output took the reply to request {req.number}: its line is "
-            f"cut short there ({fate})")
 
 
 def _numbers(numbers: list[int]) -> str:

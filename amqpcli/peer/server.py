@@ -50,6 +50,11 @@ SASL_MODES = ("optional", "required", "none")
 Tap = Callable[[str, str, Any, float], None]
 
 
+def _wants_sasl(header: bytes) -> bool:
+    """Whether the client's protocol header is SASL's (protocol id 3)."""
+    return header[4:5] == b"\x03"
+
+
 class _SaslFramesTap:
     """A byte tap that sizes the client's SASL frames (its sasl-init, and whatever SASL
     frame it sends), which the disconnect line's bytes in leave out: they would give away
@@ -205,8 +210,7 @@ class Server:
                 t.flush()
 
     def _sasl_config(self, header: bytes, who: dict[str, str]) -> SaslConfig | None:
-        wants_sasl = header[4:5] == b"\x03"
-        if self.sasl == "none" or (self.sasl == "optional" and not wants_sasl):
+        if self.sasl == "none" or (self.sasl == "optional" and not _wants_sasl(header)):
             return None
         if self.sasl == "optional":
             def anyone(mechanism: str, response: bytes | None) -> int:
@@ -292,7 +296,7 @@ class Server:
             if self.on_connect is not None:
                 self.on_connect(conn)
             sasl_frames = None
-            if header[4:5] == b"\x03":
+            if _wants_sasl(header):
                 sasl_frames = _SaslFramesTap(ep, ep.tap)
                 ep.set_tap(sasl_frames)
         done = asyncio.Event()
