@@ -256,9 +256,10 @@ class _Responder:
 
     def _lost(self) -> None:
         """The connection was lost: its unsettled requests (held ones too, not counted as
-        failed: they may be answered yet) go back to the peer, which delivers them again. If some did, the credit shrinks below both half
-        of it and their number: a peer that drops us after a fixed number of deliveries
-        would otherwise hand the same requests back each time, none of them settled."""
+        failed: they may be answered yet) go back to the peer, which delivers them again.
+        If some did, the credit shrinks below both half of it and their number: a peer
+        that drops us after a fixed number of deliveries would otherwise hand the same
+        requests back each time, none of them settled."""
         link = self.requests
         left = link.received - self.settled_here if link is not None else 0
         if left:
