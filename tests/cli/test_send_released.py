@@ -55,13 +55,15 @@ def test_retry_sends_released_messages_again(serve: ServePeers, pace: list[str])
     assert s["accepted"] == 10 and s["released"] == 0 and "released-messages" not in s
     assert s["sent"] == 10 + s["retries"] and s["resent"] == 0
     assert s["retried"] == len(s["retried-messages"]) > 0
-    # every message got there once, the retried ones after later ones
+    # every message got there once, the retried ones (mostly) after later ones
     received = amqp("recv", f"{url}/q", "--verify-sequence", "--drain", "--timeout", "10",
                     "--bodies-only", "--json-summary")
     assert received.returncode == 0, received.stderr
     seq = json.loads(received.stderr.splitlines()[-1])["recv"]["sequence"]
     assert (seq["first"], seq["last"], seq["missing"], seq["duplicates"]) == (1, 10, 0, 0)
-    assert seq["out-of-order"] == s["retried"]
+    # (a retried message arrives out of order unless no later one went before it: the
+    # last message, or one whose retry went out before the next was taken)
+    assert seq["out-of-order"] <= s["retried"]
 
 
 def test_retry_text_summary(serve: ServePeers) -> None:
