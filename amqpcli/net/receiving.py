@@ -655,7 +655,8 @@ class _Receiver:
                         pause = min(pause, max(0.0, self.deadline - loop.time()))
                     await asyncio.sleep(pause)
                     if self._duration_over():
-                        # the run's time is up: what it took is written and settled
+                        # the run's time is up, with no connection: it ends here (what
+                        # came unsettled with the lost one goes back to the peer)
                         self._warn("--duration ended before the connection was made again")
                         break
         except UserError as e:
