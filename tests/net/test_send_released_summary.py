@@ -66,8 +66,8 @@ def test_retried_messages_in_text_and_json() -> None:
     assert lines[1] == ("released 1 (message 6): not delivered: released on each try (the "
                         "first and 1 retry: --on-release retry:1), or the run ended before "
                         "the next")
-    assert lines[2] == ("retried 3 (messages 3, 6, 9): released, then sent again after later "
-                        "messages (3 retries in all)")
+    assert lines[2] == ("retried 3 (messages 3, 6, 9): released, then sent again (3 retries "
+                        "in all)")
     j = s.to_json()
     assert (j["retried"], j["retries"], j["released"]) == (3, 3, 1)
     assert j["retried-messages"] == [{"number": n, "message-id": f"m{n}", "retries": 1}
