@@ -25,15 +25,11 @@ pytestmark = [
 ]
 
 
-def test_sigterm_while_the_output_takes_no_reply(serve: ServePeers, tmp_path: Path) -> None:
-    trace = tmp_path / "trace.txt"
-    # silent for a second, request would be closed by the peer: its heartbeats must go on
-    url = serve("-q", "--idle-timeout", "1", "--trace", stdout=trace)
-    cap = _pipe_size()
-    page = os.sysconf("SC_PAGE_SIZE")  # (full, a pipe may have part of its last page free)
-    n = 2 * cap // 5000 + 10  # far more replies than the pipe holds
-    # The replies wait on a --reply-to node before the requests go, each naming the
-    # request it answers (`req-N`): every request sent finds its reply at once.
+def _request_into_a_pipe(url: str, cap: int) -> tuple[int, subprocess.Popen[bytes]]:
+    """`amqp request --json` writing into a pipe, with far more replies than the pipe holds
+    (`cap`) waiting on a --reply-to node before the requests go, each naming the request
+    it answers (`req-N`): every request sent finds its reply at once. (n, the process)."""
+    n = 2 * cap // 5000 + 10
     r = amqp("send", f"{url}/replies", "y" * 5000, "--count", str(n), "--message-id", "{n}",
              "--correlation-id", "req-{n}", "-q")
     assert r.returncode == 0, r.stderr
@@ -43,6 +39,16 @@ def test_sigterm_while_the_output_takes_no_reply(serve: ServePeers, tmp_path: Pa
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=REPO_ROOT, env=cli_env())
     assert proc.stdout is not None and proc.stderr is not None
+    return n, proc
+
+
+def test_sigterm_while_the_output_takes_no_reply(serve: ServePeers, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.txt"
+    # silent for a second, request would be closed by the peer: its heartbeats must go on
+    url = serve("-q", "--idle-timeout", "1", "--trace", stdout=trace)
+    cap = _pipe_size()
+    page = os.sysconf("SC_PAGE_SIZE")  # (full, a pipe may have part of its last page free)
+    n, proc = _request_into_a_pipe(url, cap)
     try:
         rfd = proc.stdout.fileno()
         # Replies written, nothing read (the bounds here are hang guards, not timings). Two
@@ -96,16 +102,7 @@ def test_a_reader_gone_part_way(serve: ServePeers) -> None:
     node."""
     url = serve("-q")
     cap = _pipe_size()
-    n = 2 * cap // 5000 + 10
-    r = amqp("send", f"{url}/replies", "y" * 5000, "--count", str(n), "--message-id", "{n}",
-             "--correlation-id", "req-{n}", "-q")
-    assert r.returncode == 0, r.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "amqpcli", "request", f"{url}/service", "q",
-                             "--reply-to", "replies", "--count", str(n), "--concurrency",
-                             str(n), "--message-id", "req-{n}", "--json"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=REPO_ROOT, env=cli_env())
-    assert proc.stdout is not None and proc.stderr is not None
+    n, proc = _request_into_a_pipe(url, cap)
     try:
         # replies written (a hang guard), then the reader goes
         assert _until(lambda: pipe_held(proc.stdout.fileno()) >= cap // 2  # type: ignore[union-attr]
