@@ -312,6 +312,8 @@ class Link:
 
     def count_final(self, d: Delivery) -> None:
         self.live.pop(d.tag, None)
+        if self.carried:
+            self.carried.pop(d.tag, None)
         self.unsettled[self.sender].pop(d.tag, None)
         self.unsettled[self.receiver].pop(d.tag, None)
         if self.current is d:

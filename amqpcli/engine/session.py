@@ -411,6 +411,8 @@ class Session:
             self._finish(d)
         else:
             d.link.live.pop(d.tag, None)
+            if d.link.carried:
+                d.link.carried.pop(d.tag, None)
 
     # --- transfer ---------------------------------------------------------------------
 
@@ -941,6 +943,8 @@ class Session:
             d.settled_time = time
             tag = d.tag
             live.pop(tag, None)
+            if link.carried:  # (only after a re-attach)
+                link.carried.pop(tag, None)
             sender_map.pop(tag, None)
             receiver_map.pop(tag, None)
             if link.current is d:

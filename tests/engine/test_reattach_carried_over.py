@@ -62,3 +62,16 @@ def test_resumed_under_another_id_the_carried_id_is_let_go() -> None:
     assert (d.delivery_id, d.outcome, d.resumed) == (2, "accepted", True)
     (session,) = obs.connection.sessions
     assert session.inflight["client"] == {}
+
+
+def test_a_carried_over_delivery_settled_is_let_go_by_the_link() -> None:
+    """The link keeps the deliveries it carried over (to tell a resend from a new
+    delivery) only while they are unsettled: once settled, by the bulk path of a
+    disposition range or one by one, the link holds them no more."""
+    s = _suspended_and_reattached({b"t0": c.Accepted(), b"t1": None})
+    s.dispose(0, c.Accepted()).dispose(1, c.Released())
+    obs, _events = _observe(s)
+    (session,) = obs.connection.sessions
+    (link,) = [lk for lk in session.links.values() if lk.name == "sender"]
+    assert link.live == {}
+    assert link.carried == {}
