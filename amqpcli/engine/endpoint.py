@@ -242,6 +242,9 @@ class Endpoint:
         self._amqp_header_sent = False
         self._sasl_header_sent = False
         self._sasl_done = sasl is None
+        # a server: where the client's AMQP header after SASL is in its stream, the
+        # origin of the offsets its framing errors are told with from then on
+        self._amqp_from: int | None = None
         self._failed = False
         # why the endpoint failed, for a log line ("framing error: ...", "bad sasl-init:
         # ..."); None when it did not, or failed on the peer's protocol header
@@ -462,13 +465,14 @@ class Endpoint:
         before it the transport is simply closed, as no close can precede our open."""
         conn = self.connection
         kind = "framing-error" if err.limit is None else "frame-too-large"
-        evs = conn.on_frame_error(self.remote, str(err), time, kind)
+        said = str(err) if self._amqp_from is None else _after_sasl(err, self._amqp_from)
+        evs = conn.on_frame_error(self.remote, said, time, kind)
         self._collect(evs)
         self._react(None, evs)
         if err.fatal or self.local not in conn.open:
             self._failed = True
             if self.failure is None:
-                self.failure = f"framing error: {err}"
+                self.failure = f"framing error: {said}"
             self._reader.opaque = "error"  # nothing after it is read
 
     def _on_remote_header(self, h: ProtocolHeader) -> None:
@@ -497,6 +501,8 @@ class Endpoint:
                 self._send_header("sasl")  # SASL is required here
                 self._failed = True
                 return
+            if self.sasl is not None:
+                self._amqp_from = h.offset
             self._send_header("amqp")
             self._send_pending_open()
         else:
@@ -1580,6 +1586,15 @@ _SASL_CODES = {OK: "ok", AUTH: "auth", SYS: "sys", SYS_PERM: "sys-perm", SYS_TEM
 # violations that end the connection before our open (no close can be sent yet): a frame
 # the peer's state does not allow (a begin before its open, a sasl-init after the outcome,
 # a sasl-response without a challenge), a framing error (an empty SASL frame, a bad size)
+def _after_sasl(err: FrameError, start: int) -> str:
+    """`err` told with its offsets counted from the client's AMQP header at `start`:
+    counted from the stream's first byte they would hold the size of its sasl-init, and
+    so its password's length."""
+    moved = FrameError(err.offset - start, err.expected, err.found,
+                       None if err.frame_offset is None else err.frame_offset - start)
+    return f"{moved} (offsets from the AMQP header after SASL)"
+
+
 _FAIL_BEFORE_OPEN = frozenset({"out-of-order", "framing-error", "frame-too-large"})
 
 # what the frame-size limit is called in an error until the open frames are exchanged

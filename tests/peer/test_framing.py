@@ -396,3 +396,39 @@ def test_a_refused_protocol_header_counts_as_bytes_in(serve: Any) -> None:
     sock.close()
     s.wait_log(r"protocol header not accepted", _HANG_GUARD)
     assert _bytes_in(s, "c1") == 8
+
+
+def _framing_error_after_plain(s: Any, conn: str, password: str) -> tuple[str, str]:
+    """A client that authenticates with PLAIN and `password`, opens, then sends a frame
+    with doff 1: the close's description and serve's closing line."""
+    sock = _connect(s.port)
+    try:
+        reader = FrameReader()
+        sock.sendall(SASL_HEADER + encode_frame(
+            c.SaslInit(mechanism=c.Symbol("PLAIN"),
+                       initial_response=b"\0user\0" + password.encode()), 0, b"",
+            FRAME_TYPE_SASL))
+        _until(sock, reader, c.SaslOutcome)
+        sock.sendall(AMQP_HEADER + encode_frame(c.Open(container_id="framing-test")))
+        _until(sock, reader, c.Open)
+        sock.sendall(b"\x00\x00\x00\x08\x01\x00\x00\x00")
+        items = _until(sock, reader, c.Close)
+        sock.sendall(encode_frame(c.Close()))
+        items += _read_to_eof(sock)
+        description = str(_close_error(items).description)
+    finally:
+        sock.close()
+    line = s.wait_log(rf"{conn} closing \(")
+    return description, line.split(f"{conn} closing", 1)[1]
+
+
+def test_a_framing_errors_offset_does_not_tell_the_passwords_length(serve: Serve) -> None:
+    """The offset of a framing error after SASL is counted from the AMQP header that
+    follows it: counted from the connection's first byte it would hold the size of the
+    client's sasl-init, and so its password's length."""
+    s = serve()
+    short = _framing_error_after_plain(s, "c1", "pw")
+    long = _framing_error_after_plain(s, "c2", "a-much-longer-password")
+    assert short == long, (short, long)
+    assert "found doff 1" in short[0]
+    assert "after SASL" in short[0], short[0]
