@@ -155,6 +155,9 @@ class Dissector:
         self._handlers: dict[int, Any] = {}  # flow index -> handler
         self._encrypted: list[tuple[Conn, Any]] = []  # (connection, flow) not decoded
         self.decoder = PacketDecoder()  # counts the packets: see `packets`
+        # links a connection ended with attached, for a later connection between the
+        # same containers to resume (made with the engine: `_Handler10`)
+        self.shelf: Any = None
 
     @property
     def packets(self) -> int:
@@ -428,6 +431,12 @@ class _Handler10(_Handler):
                                      updates=dis.delivery_updates,
                                      settled=dis.delivery_updates or dis.delivery_records)
             self._model = self.observer.connection
+            if dis.shelf is None:
+                from amqpcli.engine.shelf import LinkShelf
+
+                dis.shelf = LinkShelf()
+            self._model.shelf = dis.shelf
+            self._model.label = conn.label
         conn.observer = self.observer
         self._count = 0  # frames, when there is no observer to count them
         self.readers = {s: DirectionReader(hunting=conn.midstream) for s in SIDES}
@@ -857,7 +866,7 @@ class _Handler10(_Handler):
             # stream, link or session ended; the capture stopped) with more to come
             incomplete=(conn.gaps > 0 and d.incomplete) or (
                 d.phase == "abandoned" and not d.payload_ready),
-            message_format=d.message_format)
+            message_format=d.message_format, resumed_from=d.origin)
         if ls is not None and ls.first_unseen is d:
             rec.may_be_tail = True
             ls.first_unseen = None

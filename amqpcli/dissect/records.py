@@ -359,6 +359,10 @@ class DeliveryRecord:
     # mid-stream): its first frames may be missing, so its payload is never called an
     # invalid message (`render.deliveries`, `dissect.journeys`)
     may_be_tail: bool = False
+    # 1.0: resumed here from the link's attachment on an earlier connection (its label),
+    # whose end carried it over (`amqpcli.engine.shelf`): its bytes, frames and first
+    # time include that connection's
+    resumed_from: str | None = None
 
     @property
     def latency(self) -> float | None:

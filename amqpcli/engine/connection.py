@@ -38,10 +38,12 @@ from .events import (
     Violation,
 )
 from .session import Session
+from .shelf import shelf_key
 
 if TYPE_CHECKING:
     from .delivery import Delivery
     from .link import Link
+    from .shelf import LinkShelf
 
 CONNECTION_TRANSITIONS: dict[tuple[str, str], str] = {
     ("start", "sasl-header"): "sasl",
@@ -102,6 +104,11 @@ class Connection:
         self.unanswered: dict[str, dict[int, Session]] = {a: {}, b: {}}
         self.sessions: list[Session] = []
         self.suspended: dict[tuple[str, str], Link] = {}
+        # link recovery across connections (`LinkShelf`): the shelf this connection's
+        # ends of links are left on and taken from, and its name for the deliveries it
+        # leaves there (the dissector's "c1")
+        self.shelf: LinkShelf | None = None
+        self.label: str | None = None
         self.transactions: dict[bytes, str] = {}  # txn-id -> active / committed / …
         self.frames: dict[str, int] = {a: 0, b: 0}
         self.frame_no = 0
@@ -235,12 +242,27 @@ class Connection:
             self._abandon_all()
         return self._take()
 
+    def shelve(self, link: Link) -> None:
+        """`link` goes away with this connection, neither closed nor refused: onto the
+        shelf (before its deliveries are abandoned here), for a later connection between
+        the same containers to attach again (`LinkShelf`)."""
+        shelf = self.shelf
+        if shelf is None or link.closed or link.refused or link.coordinator or not (
+                link.live or any(link.unsettled.values())):
+            return  # (nothing unsettled: nothing a later attachment could carry over)
+        key = shelf_key(self, link.name, link.sender)
+        if key is not None:
+            shelf.put(key, link, self.label)
+
     def _abandon_all(self) -> None:
         for s in self.sessions:
             for link in s.all_links():  # (an attachment still owed its answers too)
+                if not link.retired:
+                    self.shelve(link)
                 for d in list(link.live.values()):
                     s._abandon(d, "transport ended")
         for link in list(self.suspended.values()):
+            self.shelve(link)
             for d in list(link.live.values()):
                 link.session._abandon(d, "transport ended")
 
@@ -444,6 +466,7 @@ class Connection:
                     s._retire_link(link)
             for link in list(self.suspended.values()):
                 link.retired = True
+                self.shelve(link)
                 for d in list(link.live.values()):
                     link.session._abandon(d, "connection closed")
             self.suspended.clear()

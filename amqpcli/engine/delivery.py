@@ -143,6 +143,7 @@ class Delivery:
         "frames",
         "link",
         "message_format",
+        "origin",
         "payload_ready",
         "phase",
         "presettled",
@@ -192,6 +193,9 @@ class Delivery:
         self.aborted = False
         self.rcv_settle_mode: int | None = None  # per-delivery override from the transfer
         self.payload_ready = False
+        # the connection (its label) a delivery carried over to this one was first sent
+        # on (`LinkShelf`); None for one sent on this connection
+        self.origin: str | None = None
 
     # --- the state machine --------------------------------------------------------
 

@@ -45,6 +45,7 @@ from .events import (
 )
 from .link import ATTACH_TRANSITIONS, RECEIVER, SENDER, Link, compare_termini
 from .settled import WINDOW, SettledIds
+from .shelf import shelf_key
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -285,6 +286,8 @@ class Session:
                 link = resumed
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
+                if conn.shelf is not None and att.unsettled:
+                    self._unshelve(link, side)
             self.links[key] = link
         link.handle[side] = handle
         self.handles[side][handle] = link
@@ -310,6 +313,29 @@ class Session:
                 diffs = compare_termini(link.attach[link.initiator], att)
                 if diffs:
                     conn.emit(TerminusMismatch(link, side, tuple(diffs), conn.time))
+
+    def _unshelve(self, link: Link, side: str) -> None:
+        """A link's first attach on this connection, with an unsettled map (it resumes
+        an attachment): if a connection between the same containers ended with the link
+        attached (`LinkShelf`), this resumes that attachment, its unsettled state and its
+        deliveries not yet final carried over. (An attach without one starts the link
+        afresh: the many clients that never resume would otherwise be told, at each
+        reconnection, what they did not carry over.)"""
+        conn = self.conn
+        key = shelf_key(conn, link.name, link.sender)
+        shelved = conn.shelf.take(key) if key is not None and conn.shelf else None
+        if shelved is None:
+            return
+        link.delivery_count = shelved.delivery_count
+        link.unsettled[link.sender] = shelved.sender_map
+        link.unsettled[link.receiver] = shelved.receiver_map
+        for d in shelved.deliveries:
+            d.link = link
+            d.session = None  # (its delivery-id was of the other connection's session)
+            d.resumed = False  # (resumed here, it is reported here: `_abandon`)
+            d.sender, d.receiver = link.sender, link.receiver
+            link.live[d.tag] = d
+        link.resume(side)
 
     def _reconcile(self, link: Link, side: str, theirs: dict[Any, Any]) -> None:
         mine = link.unsettled[side]
@@ -391,6 +417,8 @@ class Session:
             link.retired = True
             why = ("link closed" if link.closed else "link refused" if link.refused
                    else "connection closed")
+            if why == "connection closed":
+                self.conn.shelve(link)
             for d in list(link.live.values()):
                 self._abandon(d, why)
         elif superseded:
@@ -401,6 +429,12 @@ class Session:
     def _abandon(self, d: Delivery, why: str) -> None:
         """Unsettled when its link or connection went away: the outcome is in doubt."""
         conn = self.conn
+        if d.origin is not None and not d.resumed:
+            # carried over from another connection (`LinkShelf`) and not resumed here: its
+            # end was reported there; it may be carried on again
+            d.link.live.pop(d.tag, None)
+            d.link.carried.pop(d.tag, None)
+            return
         if d.step("abandon"):
             # the side is the one whose frame (a detach) or end of stream ended it; none
             # when the connection's close did: both sides closed it, the second close
@@ -790,6 +824,12 @@ class Session:
         if t.resume and old is not None:
             link.carried.pop(tag, None)  # (sent on this attachment from now on)
             d = old
+            if d.origin is not None and not d.resumed:
+                # carried over from another connection: a delivery of this one from now
+                # on (its record, its link's count), its bytes and times from the first
+                link.deliveries += 1
+                self.deliveries[side] += 1
+                conn._events.append(DeliveryStarted(d, side, conn.time))
             d.resumed = True
             d.step("resume")
             if restarts_on_resume(link.attach.get(receiver), tag):

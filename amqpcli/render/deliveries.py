@@ -137,7 +137,8 @@ def delivery_line(rec: DeliveryRecord, *, bodies: bool = False) -> str:
     outcome = outcome_text(rec)
     flags = []
     if rec.resumed:
-        flags.append("resumed")
+        flags.append("resumed" if rec.resumed_from is None
+                     else f"resumed from {rec.resumed_from}")
     if rec.frames > 1:
         flags.append(f"{rec.frames} frames")
     size = f"{rec.size} B"
@@ -255,6 +256,8 @@ def delivery_json(
         out["coordinator"] = rec.coordinator
     if rec.resumed:
         out["resumed"] = True
+        if rec.resumed_from is not None:
+            out["resumed-from"] = rec.resumed_from
     if rec.aborted:
         out["aborted"] = True
     if rec.at_end:
