@@ -34,6 +34,15 @@ SIGTERM stops the run meanwhile: the reply whose line the output took part of is
 and neither it nor those after it are accepted (the peer keeps them; their requests
 count as missing).
 
+Replies that come once the run no longer takes them (a second reply to an answered
+request, a late one after --timeout, those in flight at Ctrl-C or a failure) are given
+back, never written: the reply credit is taken back and those already here are released
+(Part 3 §3.4.4: not delivered; rather than left with the link, which a peer may count as
+a failed delivery attempt); those that come in the last moments of the link or
+connection are left with it, which the peer takes back too (`_give_back`, `_left_over`).
+The summary counts them all (`given_back`), with the matched replies a stop or a failed
+output left unwritten; a pre-settled one, which cannot be given back, is said as lost.
+
 A drain of the request link (Part 2 §2.6.7) waits for the requests the run still has,
 those --concurrency holds back included (`Offering`); it is answered, the unused credit
 given back, once the run has none to send. A run that fails closes the connection
@@ -100,6 +109,9 @@ class RequestSummary:
     send: SendSummary = field(default_factory=SendSummary)  # the requests' outcomes
     replies: int = 0  # replies matched to a request (and printed)
     unmatched: int = 0  # replies that answer no request waiting for one
+    # replies neither written nor accepted: released or left with the link (the run
+    # took no more of them, or its output failed or was stopped while they waited)
+    given_back: int = 0
     missing: list[int] = field(default_factory=list)  # requests sent, no reply
     not_sent: int = 0  # requests asked for and never sent (the run stopped first)
     round_trips: list[float] = field(default_factory=list)  # seconds, per reply
@@ -128,6 +140,8 @@ class RequestSummary:
             "unmatched": self.unmatched,
             "missing": len(self.missing),
         }
+        if self.given_back:
+            out["given-back"] = self.given_back
         if self.not_sent:
             out["not-sent"] = self.not_sent
         if s.resent:
@@ -165,6 +179,8 @@ class RequestSummary:
         parts.append(f"replies {self.replies}")
         if self.unmatched:
             parts.append(f"unmatched {self.unmatched}")
+        if self.given_back:
+            parts.append(f"given back {self.given_back}")
         if self.missing:
             parts.append(f"missing {len(self.missing)}")
         if self.not_sent:
@@ -314,15 +330,21 @@ class _Requester:
                     self._lost(again=pause is not None)
                     if pause is None:
                         s.failure = e.error
-                        break
+                        break  # (the replies that came with the end: `finally`)
+                    # what came with the lost connection, not taken: a --reply-to node
+                    # delivers it again; a dynamic node went with the connection
+                    self.replies = None
                     await asyncio.sleep(pause)
         except UserError as e:
             s.failure = e
             if client is not None:  # (no credit, no outcome): the peer is still there
+                self._give_back()
                 await close_failed(client)
                 client = None
         except asyncio.CancelledError:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            if client is not None:
+                self._give_back()
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is
@@ -330,6 +352,9 @@ class _Requester:
         finally:
             if client is not None:
                 await client.abort()
+            if self.replies is not None:
+                # come while the connection ended: left with it
+                self._left_over(self.replies.take(None))
             if self.unsettled:
                 # no outcome heard before the end (the connection's, or --timeout): in
                 # doubt, as send says
@@ -469,7 +494,9 @@ class _Requester:
             await self._take_replies(replies, sender, lambda: not self.unsettled)
         sender._check()
         await sender.close()
+        self._give_back()
         await replies.close()
+        self._left_over(replies.take(None))  # (come before the peer's detach: left with it)
 
     def _prepared(self, msg: OutgoingMessage) -> tuple[OutgoingMessage,
                                                        tuple[tuple[str, Any], ...]]:
@@ -618,7 +645,35 @@ class _Requester:
                 replies.settle(inc, _ACCEPTED)
         if failed is not None:
             replies.flush_settlements()  # (what was written is accepted before the run ends)
+            # the others, not accepted, stay with the peer
+            self.s.given_back += sum(not inc.settled for inc, _ in matched[written:])
             raise failed
+
+    def _give_back(self) -> None:
+        """The run takes no more replies: the reply credit is taken back and the replies
+        already here, not taken, are released (never seen: not delivered, Part 3 §3.4.4)
+        and counted (`_left_over`). Those that still come are left with the link."""
+        replies = self.replies
+        if replies is None:
+            return
+        left = replies.take(None)
+        if not (replies.ended or replies.detaching):  # (else they went back with the link)
+            if replies.credit:
+                replies.flow(0)
+            unsettled = [inc.delivery for inc in left if not inc.settled]
+            if unsettled:
+                replies.settle_many(unsettled, _RELEASED)
+                replies.flush_settlements()
+        self._left_over(left)
+
+    def _left_over(self, left: list[Incoming]) -> None:
+        """Count the replies `left` once the run took no more: given back (released, or
+        left with the link or connection), a pre-settled one said as lost."""
+        lost = sum(inc.settled for inc in left)
+        self.s.given_back += len(left) - lost
+        if lost:
+            self._warn(f"{lost} pre-settled reply(ies) came once the run took no more: not "
+                       "written, lost (the responder settled them as it sent them)")
 
     def _answered(self, inc: Incoming, answered: set[int]) -> _Request | None:
         """The request waiting for a reply that `inc` answers, unless its number is among
@@ -658,6 +713,7 @@ def _numbers(numbers: list[int]) -> str:
 
 
 _ACCEPTED = c.Accepted()
+_RELEASED = c.Released()
 
 
 def _request_keys(msg: OutgoingMessage, props: Any) -> tuple[tuple[str, Any], ...]:

@@ -1,7 +1,8 @@
 """How `amqp request` settles the replies it writes (amqpcli/net/requesting.py,
 `_Requester._replies`), with a scripted writer: the replies taken together are written
 together, and only those written whole are accepted, their settlements sent before the
-run ends; a reply cut short, or pre-settled and left unwritten, is said."""
+run ends; a reply cut short, or pre-settled and left unwritten, is said; those not
+accepted are counted as given back."""
 
 from __future__ import annotations
 
@@ -99,12 +100,14 @@ def test_the_replies_written_whole_are_accepted_before_the_run_ends(
     assert requester.s.replies == 1 and len(requester.s.round_trips) == 1
     assert sorted(requester.waiting) == [2, 3]
     assert warnings == []
+    assert requester.s.given_back == 2  # (not accepted: the peer keeps them)
 
 
 def test_a_reply_cut_short_is_said() -> None:
     requester, replies, warnings, raised = _run(WriteStopped(1, cut=True))
     assert isinstance(raised, WriteStopped)
     assert replies.sent == ["req-1"] and sorted(requester.waiting) == [2, 3]
+    assert requester.s.given_back == 2  # the one cut short and the one after it
     assert warnings == [("stopped while the output took the reply to request 2: its line "
                          "is cut short there (not accepted: the peer keeps it)")]
     assert requester.s.send.warnings == warnings  # (in the summary too)
@@ -114,6 +117,7 @@ def test_pre_settled_replies_not_written_are_said_lost() -> None:
     requester, replies, warnings, raised = _run(WriteStopped(0, cut=True), presettled=True)
     assert isinstance(raised, WriteStopped)
     assert replies.sent == [] and requester.s.replies == 0
+    assert requester.s.given_back == 0  # (pre-settled: nothing to give back)
     assert warnings == [
         ("stopped while the output took the reply to request 1: its line is cut short there "
          "(it was pre-settled: lost)"),

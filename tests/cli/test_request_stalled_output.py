@@ -82,6 +82,8 @@ def test_sigterm_while_the_output_takes_no_reply(serve: ServePeers, tmp_path: Pa
     summary = json.loads(line)["request"]
     assert (summary["requests"], summary["accepted"], summary["replies"], summary["missing"],
             summary["exit"]) == (n, n, whole, n - whole, 130), summary
+    # those not accepted that had come are given back: the one cut short at least
+    assert 1 <= summary["given-back"] <= n - whole, summary
     assert not out.endswith(b"\n"), "the pipe ends with a whole line"
     cut = (f"stopped while the output took the reply to request {whole + 1}: its line is cut "
            "short there (not accepted: the peer keeps it)")

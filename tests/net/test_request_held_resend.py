@@ -50,6 +50,7 @@ class _Transport:
 
 class _Replies:
     credit = 100
+    ended = detaching = False
 
     def __init__(self, address: str) -> None:
         self.remote_attach = c.Attach(name="r", handle=0, role=True,
