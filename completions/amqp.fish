@@ -218,6 +218,7 @@ complete -c amqp -n '__amqp_is recv' -k -a '(__amqp_url)'
 
 complete -c amqp -n '__amqp_is request' -l file -s f -r -F -d 'Read the body from FILE (\'-\': stdin)'
 complete -c amqp -n '__amqp_is request' -l lines -d 'One message per line of the input'
+complete -c amqp -n '__amqp_is request' -l size -x -d 'A body of N bytes (no BODY, --file or stdin): 0-9a-zA-Z repeated, as a data section\'s bytes, or with --body-type value as a string of N characters (qpid-send --content-size, Artemis producer --message-size)'
 complete -c amqp -n '__amqp_is request' -l body-type -s b -x -a 'data value sequence map' -d 'Body type: data, value, sequence, map (default: data; value with --json-body)'
 complete -c amqp -n '__amqp_is request' -l json-body -d 'The body is a value in the lossless JSON format (docs/message-format.md)'
 complete -c amqp -n '__amqp_is request' -l message-id -l id -x -d 'message-id'

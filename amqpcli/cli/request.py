@@ -2,8 +2,8 @@
 
 The message options are `amqp send`'s own declarations (`_send_option`): one definition
 of each, the same help and names in both commands; so is the message building
-(`build_template`, `message_source`, `body_value`) and the output of replies (`recv`'s
-`Sink`). The loop is `amqpcli/net/requesting.py`.
+(`build_template`, `message_source`, `body_value`, `check_body_size`) and the output of
+replies (`recv`'s `Sink`). The loop is `amqpcli/net/requesting.py`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import check_path, check_seconds, check_text, connection_options
 from amqpcli.cli.recv import Sink, warn
-from amqpcli.cli.send import BODY_TYPES, body_value, build_template, message_source
+from amqpcli.cli.send import (
+    BODY_TYPES,
+    body_value,
+    build_template,
+    check_body_size,
+    message_source,
+)
 from amqpcli.errors import Exit, UserError
 
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
@@ -84,6 +90,7 @@ def request(
     bodies: list[str] | None = typer.Argument(None, metavar="body", help="The body of each request, one request per BODY (default: one request, its body from stdin when it is not a terminal).", show_default=False),  # noqa: B008 - several
     file: str | None = _send_option("file"),
     lines: bool = _send_option("lines"),
+    size: int | None = _send_option("size"),
     body_type: str | None = _send_option("body_type"),
     json_body: bool = _send_option("json_body"),
     message_id: str | None = _send_option("message_id"),
@@ -125,6 +132,9 @@ def request(
         raise UserError("--reply-to needs a node address", Exit.USAGE)
     if body_type is not None and body_type not in BODY_TYPES:
         raise UserError(f"--body-type must be one of {', '.join(BODY_TYPES)}", Exit.USAGE)
+    if size is not None:
+        check_body_size(size, bodies[0] if bodies else None, file, None, lines, False,
+                        json_body, body_type)
     if count is not None and count < 1:
         raise UserError("--count must be at least 1", Exit.USAGE)
     if not 1 <= concurrency <= MAX_CONCURRENCY:  # (the reply link's credit follows it)
@@ -167,7 +177,7 @@ def request(
         expected: int | None = len(bodies)
     else:
         messages = message_source(template, bodies[0] if bodies else None, file, lines,
-                                  json_body, count, False)
+                                  json_body, count, False, size=size)
         expected = count if count is not None else None if lines else 1
 
     def reply_node(address: str) -> None:
