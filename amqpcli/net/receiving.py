@@ -36,7 +36,9 @@ Duration (``--duration S``): the run stops taking messages S seconds after it st
 as --count stops it. A timer wakes the wait for a message at the end (`get` calls its
 idle, which says the time is up); the credit is taken back, and of the messages already
 here only the pre-settled ones, which exist nowhere else, are still written. Paced, a
-message whose turn would come at the end or later is not taken.
+message whose turn would come at the end or later is not taken. With --reconnect no
+connection is made again past the end (`_connect`), and a connection lost after it ends
+the run as the end does, whether or not the receive loop had seen the end yet.
 
 Copy mode (``--copy`` and browse): deliveries are not settled one by one; they are held
 and released together at the end, so a peer that ignores ``distribution-mode: copy`` gets
@@ -621,8 +623,13 @@ class _Receiver:
                 progress = self._progress()
                 try:
                     self._lost_unwritten()
+                    client = await self._connect(reconnects)
+                    if client is None:
+                        # the run's time is up, with no connection: it ends here (what
+                        # came unsettled with the lost one goes back to the peer)
+                        self._warn("--duration ended before the connection was made again")
+                        break
                     self._new_connection()
-                    client = await reconnects.connect(self.cfg)
                     self.s.reconnects = reconnects.made
                     await run_on(client, self._session, self._ended_when_complete)
                     client = None
@@ -643,6 +650,15 @@ class _Receiver:
                     # shown before: only a message not shown before counts)
                     if self._progress() > progress:
                         reconnects.got_somewhere()
+                    if self.cfg.reconnect.limit and self._duration_over():
+                        # The run's time is up: the loss ends it as the time does (exit 0),
+                        # as one before the deadline does (the pause and the attempts to
+                        # connect again end with it: `_connect`), whether or not the
+                        # receive loop had seen the deadline yet.
+                        self._warn(f"connection lost ({e.error}); the --duration is over: "
+                                   "not reconnecting")
+                        self._left_with_end(again=False)
+                        break
                     pause = (None if self._done() or self._duration_over()
                              else reconnects.after_loss(e.error))
                     if pause is None:
@@ -654,11 +670,6 @@ class _Receiver:
                     if self.deadline is not None:
                         pause = min(pause, max(0.0, self.deadline - loop.time()))
                     await asyncio.sleep(pause)
-                    if self._duration_over():
-                        # the run's time is up, with no connection: it ends here (what
-                        # came unsettled with the lost one goes back to the peer)
-                        self._warn("--duration ended before the connection was made again")
-                        break
         except UserError as e:
             self.s.failure = e
             self._left_with_end(again=False)
@@ -692,6 +703,22 @@ class _Receiver:
                                     else "the browse did not finish")
             s.elapsed = time.monotonic() - start
         return self.s
+
+    async def _connect(self, reconnects: Reconnects) -> Client | None:
+        """The run's connection, or (after a loss) the next one: with --duration, the
+        attempts to connect again end at the deadline, with None (a connection made
+        later would only be closed)."""
+        if self.deadline is None or not reconnects.lost:
+            return await reconnects.connect(self.cfg)
+        if self._duration_over():  # (the pause after the loss ended with it)
+            return None
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                return await reconnects.connect(self.cfg)
+        except TimeoutError:
+            if not self._duration_over():
+                raise  # (not the deadline's)
+            return None
 
     def _new_connection(self) -> None:
         """Forget how the last connection's receive ended (drained, timed out) and what its
