@@ -123,3 +123,46 @@ def test_pre_settled_replies_not_written_are_said_lost() -> None:
          "(it was pre-settled: lost)"),
         ("2 pre-settled reply(ies) not written: lost (the responder settled them as it "
          "sent them): request(s) 2, 3")]
+
+
+class _ReplyLink:
+    """The reply link as the run stops taking replies: what is here, the credit taken
+    back, and what was released."""
+
+    ended = detaching = False
+
+    def __init__(self, here: list[Incoming]) -> None:
+        self.here = here
+        self.credit = 11
+        self.released: list[Any] = []
+        self.flushed = False
+
+    def take(self, limit: Any) -> list[Incoming]:
+        out, self.here = self.here, []
+        return out
+
+    def flow(self, credit: int) -> None:
+        self.credit = credit
+
+    def settle_many(self, deliveries: list[Any], state: Any) -> None:
+        assert isinstance(state, c.Released)
+        self.released += deliveries
+
+    def flush_settlements(self) -> None:
+        self.flushed = True
+
+
+def test_replies_here_when_the_run_takes_no_more_are_given_back() -> None:
+    """Released (the peer keeps them) and counted; a pre-settled one cannot be: said lost."""
+    warnings: list[str] = []
+    requester = _Requester(None, RequestPlan(address="service"),  # type: ignore[arg-type]
+                           lambda a: None, None, warnings.append)  # type: ignore[arg-type]
+    late, presettled = _Delivery("req-1", False), _Delivery("req-2", True)
+    link = _ReplyLink([Incoming(late, 0), Incoming(presettled, 0)])
+    requester.replies = link  # type: ignore[assignment]
+    requester._give_back()
+    assert (link.credit, link.released, link.flushed) == (0, [late], True)
+    assert requester.s.given_back == 1
+    assert "given back 1" in requester.s.text()
+    assert warnings == [("1 pre-settled reply(ies) came once the run took no more: not "
+                         "written, lost (the responder settled them as it sent them)")]
