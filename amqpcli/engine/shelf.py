@@ -17,6 +17,7 @@ twice."""
 from __future__ import annotations
 
 import copy
+import re
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
@@ -46,9 +47,16 @@ class Shelved:
         self.deliveries = [_copy(d, origin) for d in link.live.values()]
 
 
+# how a step named with its connection ends (`_copy`)
+_ON = re.compile(r"\(on [^()]*\)$")
+
+
 def _copy(d: Delivery, origin: str | None) -> Delivery:
     twin = copy.copy(d)
-    twin.timeline = list(d.timeline)
+    # its steps so far name their connection: their frame numbers are that connection's
+    twin.timeline = [e if _ON.search(e.detail) else
+                     e._replace(detail=f"{e.detail} (on {origin})".lstrip())
+                     for e in d.timeline] if origin is not None else list(d.timeline)
     twin._chunks = list(d._chunks)
     twin.origin = origin if d.origin is None else d.origin  # (the first connection's)
     # (its next link and session are set when it is taken: until then it holds nothing

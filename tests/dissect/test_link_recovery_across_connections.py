@@ -96,6 +96,9 @@ def test_a_delivery_resumed_on_a_new_connection_is_whole_there(tmp_path: Path) -
     assert resumed.payload == WHOLE
     assert resumed.first_time == first.first_time  # its latency from the first sending
     assert resumed.latency is not None and resumed.latency > 1.0
+    # the steps of the first connection say so (their frame numbers are its own)
+    assert [(e.kind, e.detail) for e in resumed.timeline] == [
+        ("transfer", "(on c1)"), ("resume", "resumed as delivery-id 0"), ("disposition", "")]
     assert "[resumed from c1, 2 frames]" in delivery_line(resumed)
     assert delivery_json(resumed)["resumed-from"] == "c1"
     # both ends' maps are checked against what the capture saw on the first connection
