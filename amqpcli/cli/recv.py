@@ -65,8 +65,9 @@ class Sink:
     LINE_END_WAIT = 1.0
 
     def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False,
-                 bodies: bool = False) -> None:
+                 bodies: bool = False, noun: str = "message") -> None:
         self.json_lines = json_lines
+        self.noun = noun  # what each is called in its label and warnings (respond: request)
         self.bodies = bodies  # --bodies-only: each body as one line (render/bodyline.py)
         self.path = out
         self.fsync = out is not None
@@ -250,7 +251,7 @@ class Sink:
 
             line, problem = body_line(incoming.payload, incoming.message_format)
             if problem is not None:
-                warn(f"message {incoming.number}: {problem}; written as binary")
+                warn(f"{self.noun} {incoming.number}: {problem}; written as binary")
             return line + "\n"
         if self.json_lines:
             from amqpcli.render.jsonvalues import safe_json_text
@@ -259,10 +260,10 @@ class Sink:
             obj = payload_to_json(incoming.payload, message_format=incoming.message_format)
             problem = payload_problem(incoming.payload, obj)
             if problem is not None:
-                warn(f"message {incoming.number}: {problem}")
+                warn(f"{self.noun} {incoming.number}: {problem}")
             return safe_json_text(json.dumps(obj, ensure_ascii=False,
                                              separators=(",", ":"))) + "\n"
-        tree = payload_tree(incoming.payload, label=f"message {incoming.number}",
+        tree = payload_tree(incoming.payload, label=f"{self.noun} {incoming.number}",
                             message_format=incoming.message_format)
         return "\n".join(plain_lines(tree)) + "\n"
 
@@ -274,7 +275,7 @@ class Sink:
         from amqpcli.render.text import rich_tree
 
         self.count += 1
-        tree = payload_tree(incoming.payload, label=f"message {incoming.number}",
+        tree = payload_tree(incoming.payload, label=f"{self.noun} {incoming.number}",
                             message_format=incoming.message_format)
         if self._console is None:
             from rich.console import Console

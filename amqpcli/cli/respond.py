@@ -85,7 +85,7 @@ def respond(
                         "(amqp://host/ADDRESS) or with --address", Exit.USAGE)
     plan = RespondPlan(address=conn.endpoint.address, count=count, timeout=timeout,
                        body=None if body is None else fixed_body(body, body_type, json_body))
-    sink = Sink(json_out, None)
+    sink = Sink(json_out, None, noun="request")
     try:
         summary = run_respond(conn, plan, sink.write_many_async, on_warning=warn)
     finally:

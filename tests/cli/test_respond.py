@@ -233,6 +233,16 @@ def test_usage_errors(args: list[str], said: str) -> None:
     assert said in p.stderr and "Traceback" not in p.stderr
 
 
+def test_requests_are_printed_as_requests(serve: ServePeers) -> None:
+    """Labelled as the summary names them ("request 2"), not as recv's messages."""
+    url = serve()
+    p = amqp("send", f"{url}/service", "one", "--reply-to", "replies")
+    assert p.returncode == 0, p.stderr
+    p = amqp("respond", f"{url}/service", "-c", "1", "-t", "30")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].startswith("request 1  ("), p.stdout
+
+
 def test_count_not_met_within_the_timeout(serve: ServePeers) -> None:
     url = serve()
     p = amqp("respond", f"{url}/service", "-c", "1", "-t", "0.5")
