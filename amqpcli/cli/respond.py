@@ -7,6 +7,7 @@ are `amqp send`'s own declarations, as `amqp request` takes them. The loop is
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import sys
@@ -25,16 +26,19 @@ from amqpcli.errors import Exit, UserError
 if TYPE_CHECKING:  # the net layer loads when the command runs, not for --help
     from amqpcli.net.config import ConnectionConfig
 
-_RSP = "Replies"
+_REPLY = "Reply"
 _RCV = "Requests"
 _OUT = "Output"
 
 _SEND_PARAMETERS = inspect.signature(_send.send).parameters
 
 
-def _send_option(name: str) -> Any:
-    """`amqp send`'s declaration of its option `name`, for the same option here."""
-    return _SEND_PARAMETERS[name].default
+def _reply_option(name: str) -> Any:
+    """`amqp send`'s declaration of its option `name`, for the same option here: under
+    the heading of the options that shape the reply, not send's."""
+    option = copy.copy(_SEND_PARAMETERS[name].default)
+    option.rich_help_panel = _REPLY
+    return option
 
 
 def fixed_body(text: str, body_type: str | None, json_body: bool) -> bytes:
@@ -60,9 +64,9 @@ def fixed_body(text: str, body_type: str | None, json_body: bool) -> bytes:
 @connection_options
 def respond(
     conn: ConnectionConfig,
-    body: str | None = typer.Option(None, "--body", help="Every reply's body, read as send reads a BODY (--body-type, --json-body). Default: the request's body sections, echoed as they came (with its content-type and content-encoding).", rich_help_panel=_RSP),
-    body_type: str | None = _send_option("body_type"),
-    json_body: bool = _send_option("json_body"),
+    body: str | None = typer.Option(None, "--body", help="Every reply's body, read as send reads a BODY (--body-type, --json-body). Default: the request's body sections, echoed as they came (with its content-type and content-encoding).", rich_help_panel=_REPLY),
+    body_type: str | None = _reply_option("body_type"),
+    json_body: bool = _reply_option("json_body"),
     count: int | None = typer.Option(None, "--count", "-c", help="Stop after N requests.", rich_help_panel=_RCV),
     timeout: float | None = typer.Option(None, "--timeout", "-t", help="Stop when no request arrives for this many seconds (default: wait forever).", rich_help_panel=_RCV),
     json_out: bool = typer.Option(False, "--json", help="Each request as one JSON object, as recv --json writes messages (docs/message-format.md); the summary as one JSON object on stderr.", rich_help_panel=_OUT),

@@ -259,3 +259,23 @@ def test_reply_properties_built_from_the_request() -> None:
     assert reply_correlation(c.Properties(message_id="m", correlation_id="c")) == "c"
     assert reply_correlation(c.Properties(message_id="m")) == "m"
     assert reply_correlation(None) is None
+
+
+def test_the_reply_options_are_under_their_own_heading() -> None:
+    """--body, --body-type and --json-body shape the reply: under respond's "Reply"
+    heading, not send's "Message" (whose declaration of the last two is shared, and
+    stays as it was)."""
+    import typer
+
+    from amqpcli.cli import app as app_module
+
+    app_module._register()
+    commands = typer.main.get_command(app_module.app).commands  # type: ignore[attr-defined]
+
+    def panels(command: str) -> dict[str, str | None]:
+        return {p.name: getattr(p, "rich_help_panel", None)
+                for p in commands[command].params}
+
+    respond, send = panels("respond"), panels("send")
+    assert [respond[n] for n in ("body", "body_type", "json_body")] == ["Reply"] * 3
+    assert [send[n] for n in ("body_type", "json_body")] == ["Message"] * 2
