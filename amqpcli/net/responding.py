@@ -20,10 +20,13 @@ is not accepted:
   run ends or `HELD` such requests wait, so that it does not come straight back to this
   responder: another one, or the next run, answers it.
 
-A request the requester sent pre-settled cannot be given back: one whose reply failed is
-lost, and said so. A run stopped (Ctrl-C) or a connection lost while replies are on their
-way leaves their requests unsettled: the peer delivers them again, so a requester may get
-a second reply (at least once), which `amqp request` counts as unmatched.
+A request the requester sent pre-settled is answered as any other, and counted as such
+(it exists nowhere else); it cannot be given back: one whose reply failed is lost, and
+said so. A run stopped (Ctrl-C, SIGTERM) releases the requests it took and had not
+answered (Part 3 §3.4.4: not delivered, for another responder; one whose reply the peer
+had accepted is accepted); a connection lost while replies are on their way leaves their
+requests unsettled: the peer delivers them again. Either way a requester may get a second
+reply (at least once), which `amqp request` counts as unmatched.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.codec.encode import encode
+from amqpcli.codec.encode import PYTHON_TYPE_NAMES, encode
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import DecodeError, Symbol
 from amqpcli.errors import Exit, UserError
@@ -63,7 +66,9 @@ __all__ = ["RespondPlan", "RespondSummary", "respond_exit", "run_respond"]
 
 CREDIT = 100  # requests granted at a time
 CREDIT_LOW = 10  # credit left at which it is granted again
-REPLY_LINKS = 100  # sender links kept for reply-to addresses (no relay)
+# sender links kept for reply-to addresses (no relay); no fewer than CREDIT, so that the
+# link closed for a new address never carries a reply of the same batch (at most CREDIT)
+REPLY_LINKS = 100
 REPLY_WAIT = 30.0  # seconds a reply waits for credit, then for its outcome
 SHOWN = 20  # most unanswered requests named one by one in the summary text
 HELD = 100  # requests whose reply failed held at most before they are given back
@@ -89,10 +94,12 @@ class RespondPlan:
 @dataclass
 class RespondSummary:
     requests: int = 0  # taken and written out
+    presettled: int = 0  # of them, sent pre-settled by the requester (none can be given back)
     replied: int = 0  # their reply accepted by the peer, then they were accepted
     rejected: int = 0  # no reply-to, or no message: rejected
     given_back: int = 0  # their reply not accepted: given back as failed (modified)
     lost: int = 0  # pre-settled requests whose reply failed: nothing to give back
+    released: int = 0  # not answered when the run was stopped: released, for another responder
     errors: list[str] = field(default_factory=list)  # why, one line per request
     errors_more: int = 0  # lines past ERRORS_KEPT, counted only
     warnings: list[str] = field(default_factory=list)
@@ -109,8 +116,10 @@ class RespondSummary:
         return self.rejected + self.given_back + self.lost
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "requests": self.requests,
+        out: dict[str, Any] = {"requests": self.requests}
+        if self.presettled:
+            out["pre-settled"] = self.presettled
+        out |= {
             "replied": self.replied,
             "failed": self.failed,
             "rejected": self.rejected,
@@ -118,6 +127,8 @@ class RespondSummary:
         }
         if self.lost:
             out["lost"] = self.lost
+        if self.released:
+            out["released"] = self.released
         if self.relay is not None:
             out["relay"] = self.relay
         if self.reconnects:
@@ -134,11 +145,16 @@ class RespondSummary:
     def text(self) -> str:
         parts = [f"requests {self.requests}", f"replied {self.replied}",
                  f"failed {self.failed}"]
+        if self.presettled:
+            parts[0] += f" ({self.presettled} pre-settled)"
         kinds = [f"{name} {n}" for name, n in (("rejected", self.rejected),
                                                ("given back", self.given_back),
                                                ("lost", self.lost)) if n]
         if kinds:
             parts[-1] += f" ({', '.join(kinds)})"
+        if self.released:
+            parts.append(f"released {self.released} (stopped before their replies were "
+                         "accepted)")
         if self.reconnects:
             parts.append(f"{self.reconnects} reconnect(s)")
         lines = [", ".join(parts) + f" in {self.elapsed:.2f}s"]
@@ -200,6 +216,10 @@ class _Responder:
         self.reply_links: OrderedDict[str, SenderLink] = OrderedDict()
         # requests whose reply failed, and why: given back when the run ends (`HELD`)
         self.held: list[tuple[Incoming, str]] = []
+        # requests taken off the link and not yet settled, held or given up, by number, and
+        # the replies sent for them: what a stop releases (`_stopped`)
+        self.in_hand: dict[int, Incoming] = {}
+        self.replies_out: dict[int, Pending] = {}
         self.settled_here = 0  # requests of this connection's link settled (or pre-settled)
         # the credit granted at a time: shrunk after a drop that left requests unsettled,
         # grown back window by window (`_lost`)
@@ -244,6 +264,7 @@ class _Responder:
         except asyncio.CancelledError:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
             self._give_back()
+            self._stopped()
             if await close_interrupted(client, self.cfg.connect_timeout):
                 client = None
         except Exception as e:  # noqa: BLE001 - a bug of ours: reported as a drop is
@@ -272,6 +293,8 @@ class _Responder:
         self.requests = self.relay = None
         self.reply_links.clear()
         self.held.clear()
+        self.in_hand.clear()
+        self.replies_out.clear()
         self.settled_here = 0
 
     def _done(self) -> bool:
@@ -322,15 +345,16 @@ class _Responder:
         one stopped (Ctrl-C) answers none: they go back to the peer with the link."""
         first = self.s.requests + 1
         numbered = [Incoming(inc.delivery, first + j) for j, inc in enumerate(batch)]
+        self.in_hand.update((inc.number, inc) for inc in numbered)
         failed: OutputError | None = None
         try:
             await self.write_requests(numbered, link.flush_settlements)
         except OutputError as e:
             failed, numbered = e, numbered[:e.written]
         except WriteStopped as e:
-            self.s.requests += e.written  # (written, not answered: the peer keeps them)
+            self._count(numbered[:e.written])  # (written, not answered: released)
             raise
-        self.s.requests += len(numbered)
+        self._count(numbered)
         replies: list[tuple[Incoming, Pending | None, str | None]] = []
         for inc in numbered:
             try:
@@ -339,6 +363,8 @@ class _Responder:
                 self._reject(link, inc, e)
                 continue
             pending, why = await self._send(client, reply_to, reply)
+            if pending is not None:
+                self.replies_out[inc.number] = pending
             replies.append((inc, pending, why))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + REPLY_WAIT
@@ -349,15 +375,30 @@ class _Responder:
         client._check()
         for (inc, _, _), why in zip(replies, fates, strict=True):
             if why is None:
-                self.s.replied += 1
-                self.settled_here += 1
-                if not inc.settled:
-                    link.settle(inc, _ACCEPTED)
+                self._replied(link, inc)
             else:
                 self._not_answered(inc, why)
         link.flush_settlements()
         if failed is not None:
             raise failed
+
+    def _count(self, printed: Sequence[Incoming]) -> None:
+        """Requests written out: counted as taken."""
+        self.s.requests += len(printed)
+        self.s.presettled += sum(1 for inc in printed if inc.settled)
+
+    def _done_with(self, inc: Incoming) -> None:
+        """`inc` is settled, held or given up: no longer the stop's to release."""
+        self.in_hand.pop(inc.number, None)
+        self.replies_out.pop(inc.number, None)
+
+    def _replied(self, link: ReceiverLink, inc: Incoming) -> None:
+        """The peer accepted the reply to `inc`: it is accepted."""
+        self._done_with(inc)
+        self.s.replied += 1
+        self.settled_here += 1
+        if not inc.settled:
+            link.settle(inc, _ACCEPTED)
 
     def _reply(self, inc: Incoming) -> tuple[str, bytes]:
         """The reply to request `inc`: its reply-to address and its bytes."""
@@ -372,9 +413,12 @@ class _Responder:
             body_bytes = self.plan.body if self.plan.body is not None else _encoded(body)
         except (DecodeError, ValueError) as e:
             raise _Unanswerable(NOT_A_MESSAGE, f"it is not a valid message: {e}") from None
-        if props is None or not reply_to:
+        if props is None or reply_to is None or reply_to == "":
             raise _Unanswerable(NO_REPLY_TO, "the request has no reply-to: there is nowhere "
                                 "to send its reply")
+        if type(reply_to) is not str:  # (an address-string, Part 3 §3.2.4)
+            raise _Unanswerable(NOT_A_MESSAGE, f"its reply-to is a {_amqp_type(reply_to)}, "
+                                "not an address")
         reply_props = c.Properties(to=reply_to, correlation_id=reply_correlation(props))
         if self.plan.body is None:  # (the body echoed: what it is, too)
             reply_props.content_type = props.content_type
@@ -420,6 +464,7 @@ class _Responder:
             self.s.errors_more += 1
 
     def _reject(self, link: ReceiverLink, inc: Incoming, e: _Unanswerable) -> None:
+        self._done_with(inc)
         self.settled_here += 1
         if inc.settled:
             self.s.lost += 1
@@ -433,6 +478,7 @@ class _Responder:
     def _not_answered(self, inc: Incoming, why: str) -> None:
         """The reply to `inc` was not accepted: it is given back when the run ends, or
         once `HELD` wait (lost, if it came pre-settled)."""
+        self._done_with(inc)
         if inc.settled:
             self.s.lost += 1
             self.settled_here += 1
@@ -461,8 +507,47 @@ class _Responder:
         self.held.clear()
         link.flush_settlements()
 
+    def _stopped(self) -> None:
+        """The run was stopped (Ctrl-C, SIGTERM): the requests taken and not answered are
+        released (Part 3 §3.4.4: not delivered, for another responder: no failed attempt
+        of theirs), those the peer had accepted the reply to are accepted, and no more are
+        taken. A pre-settled one cannot go back: lost, and said so."""
+        link = self.requests
+        if link is None or link.ended:
+            return  # (the unsettled ones go back with the link)
+        with contextlib.suppress(UserError):
+            if link.credit:
+                link.flow(0)
+        taken = [(inc, inc.number <= self.s.requests) for inc in self.in_hand.values()]
+        taken += [(inc, False) for inc in link.take(None)]  # (never printed)
+        unprinted_lost = 0
+        for inc, printed in taken:
+            pending = self.replies_out.get(inc.number) if printed else None
+            if pending is not None and pending.done and _accepted(pending):
+                self._replied(link, inc)
+                continue
+            self.settled_here += 1
+            if not inc.settled:
+                link.settle(inc, _RELEASED)
+                if printed:
+                    self.s.released += 1
+            elif printed:
+                self.s.lost += 1
+                self._error(f"request {inc.number}: stopped before its reply was accepted: "
+                            "lost (it came pre-settled)")
+            else:
+                unprinted_lost += 1
+        self.in_hand.clear()
+        self.replies_out.clear()
+        link.flush_settlements()
+        if unprinted_lost:
+            self._warn(f"{unprinted_lost} pre-settled request(s) lost: taken but not printed "
+                       "when the run stopped (the peer settled them when it sent them)")
+
 
 _ACCEPTED = c.Accepted()
+# (not delivered: given back untried)
+_RELEASED = c.Released()
 # (a failed attempt: the peer counts it; it may deliver it again, here too)
 _FAILED = c.Modified(delivery_failed=True)
 
@@ -476,15 +561,25 @@ def _encoded(body: Any) -> bytes:
     return encode(body)
 
 
+def _amqp_type(value: Any) -> str:
+    """The AMQP type of a decoded value, as the spec names it (`ulong`, `symbol`)."""
+    return PYTHON_TYPE_NAMES.get(type(value), "described value")
+
+
+def _accepted(pending: Pending) -> bool:
+    """Whether the peer accepted the reply `pending`."""
+    return isinstance(pending.state, c.Accepted)
+
+
 async def _outcome(pending: Pending, wait: float) -> str | None:
     """None when the peer accepted the reply, else why not."""
     try:
         await asyncio.wait_for(pending.wait(), max(wait, 0.0))
     except TimeoutError:
         return f"no outcome within {REPLY_WAIT:g}s"
-    state = pending.state
-    if isinstance(state, c.Accepted):
+    if _accepted(pending):
         return None
+    state = pending.state
     if pending.lost or state is None:
         return "no outcome: the reply link ended"
     if isinstance(state, c.Rejected):
