@@ -219,6 +219,37 @@ def test_a_proton_requester(peers: Any) -> None:
     assert (summary["requests"], summary["replied"]) == (2, 2)
 
 
+def test_requests_held_past_the_limit_are_given_back_mid_run(serve: ServePeers) -> None:
+    """`HELD` requests whose reply the relay refused (their reply-to a temporary node
+    that is not there) are given back as failed attempts while the run goes on, not at
+    its end: the node delivers them again at once (to this responder, its only one),
+    their delivery-count up by one; those held when the run ends are given back then.
+    None is lost."""
+    from amqpcli.net.responding import HELD
+    from amqpcli.peer.store import TEMPORARY_PREFIX
+
+    url = serve()
+    gone = f"{TEMPORARY_PREFIX}0.gone"
+    p = amqp("send", f"{url}/service", "ping", "--reply-to", gone, "-c", str(HELD),
+             "--message-id", "m{n}")
+    assert p.returncode == 0, p.stderr
+    more = HELD // 2
+    r = Responding(f"{url}/service", "-c", str(HELD + more), "-t", "30")
+    code, requests, summary, err = r.finish()
+    assert code == 6, err
+    assert (summary["requests"], summary["replied"], summary["given-back"]) == (
+        HELD + more, 0, HELD + more)
+    counts = [o.get("header", {}).get("delivery-count", 0) for o in requests]
+    assert counts == [0] * HELD + [1] * more, counts
+    assert summary["errors"][0] == ("request 1: reply not sent (rejected: amqp:not-found: "
+                                    f"anonymous relay: no node {gone!r}): given back")
+    p = amqp("recv", f"{url}/service", "-t", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    left = json_lines(p.stdout)
+    assert sorted(_props(o).message_id for o in left) == sorted(f"m{n}" for n in
+                                                                range(1, HELD + 1))
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (["amqp://127.0.0.1:1"], "no address"),
     (["amqp://127.0.0.1:1/q", "--json-body"], "--json-body is for --body"),
