@@ -310,6 +310,7 @@ class _Responder:
         self._grant(link)
         while not self._done():
             inc = await link.get(plan.timeout, idle=lambda: self._grant(link))
+            _raise_stop()
             if inc is None:
                 self.s.timed_out = True
                 break
@@ -322,6 +323,7 @@ class _Responder:
                 if not batch:
                     continue  # (the next `get` raises the end)
             await self._answer(client, link, batch)
+            _raise_stop()
         self._give_back()
         link._check()
         await link.close()
@@ -564,6 +566,16 @@ def _encoded(body: Any) -> bytes:
 def _amqp_type(value: Any) -> str:
     """The AMQP type of a decoded value, as the spec names it (`ulong`, `symbol`)."""
     return PYTHON_TYPE_NAMES.get(type(value), "described value")
+
+
+def _raise_stop() -> None:
+    """Raise a stop (Ctrl-C, SIGTERM) that a wait let pass: before Python 3.12,
+    `asyncio.wait_for` whose awaitable completes as the cancellation comes returns its
+    result instead, and the run would go on (into a write to an output that may never
+    take it)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _accepted(pending: Pending) -> bool:

@@ -1,0 +1,111 @@
+"""`amqp respond` stopped (Ctrl-C, SIGTERM), in-process: a stop that a wait let pass (as
+`asyncio.wait_for` does before Python 3.12 when its awaitable completes as the
+cancellation comes) still stops the run before the next requests are written, and what
+the stop leaves is sorted: a request whose reply the peer accepted is accepted, the
+others released, a pre-settled one lost."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from amqpcli.codec import composites as c
+from amqpcli.net.client import Incoming
+from amqpcli.net.responding import RespondPlan, _Responder
+
+
+class _Link:
+    def __init__(self) -> None:
+        self.ended = False
+        self.credit = 10
+        self.received = 0
+        self.queue: list[Any] = []
+        self.settled: list[tuple[int, Any]] = []
+        self.flows: list[int] = []
+
+    def settle(self, inc: Any, state: Any) -> None:
+        self.settled.append((inc.number, state))
+
+    def flow(self, n: int) -> None:
+        self.flows.append(n)
+        self.credit = n
+
+    def take(self, limit: int | None) -> list[Any]:
+        out, self.queue = self.queue, []
+        return out
+
+    def flush_settlements(self) -> None:
+        pass
+
+
+def _request(n: int, settled: bool = False) -> Incoming:
+    return Incoming(SimpleNamespace(presettled=settled, sender_settled=False), n)
+
+
+def _reply(state: Any) -> Any:
+    return SimpleNamespace(done=state is not None, state=state, lost=False)
+
+
+def test_a_stop_a_wait_let_pass_stops_the_run_before_the_next_write() -> None:
+    written: list[Any] = []
+
+    class Link(_Link):
+        async def get(self, timeout: Any, idle: Any = None) -> Any:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                pass  # (the wait returns its result: the request came as the stop did)
+            return _request(1)
+
+    link = Link()
+
+    class Client:
+        async def open_receiver(self, address: str) -> Any:
+            return link
+
+        def offers(self, capability: str) -> bool:
+            return False
+
+    async def write(requests: Any, before_waiting: Any) -> None:
+        written.extend(requests)
+
+    r = _Responder(None, RespondPlan("service"), write, lambda text: None)  # type: ignore[arg-type]
+
+    async def serve() -> None:
+        await r._serve(Client())  # type: ignore[arg-type]
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(serve())
+    assert written == []  # (a write the output may never take, not begun)
+
+
+def test_what_a_stop_leaves_is_accepted_released_or_lost() -> None:
+    warnings: list[str] = []
+    r = _Responder(None, RespondPlan("service"), None, warnings.append)  # type: ignore[arg-type]
+    link = _Link()
+    r.requests = link  # type: ignore[assignment]
+    r.s.requests = 4  # printed: 1 to 4; 5 taken, not printed
+    for n, settled in ((1, False), (2, False), (3, True), (4, False), (5, True), (6, False)):
+        r.in_hand[n] = _request(n, settled)
+    r.replies_out[1] = _reply(c.Accepted())  # accepted as the stop came
+    r.replies_out[2] = _reply(None)  # on its way
+    r.replies_out[4] = _reply(c.Rejected())
+    link.queue = [_request(0), _request(0, settled=True)]  # came, not taken
+    r._stopped()
+    assert link.flows == [0]  # (no more are taken)
+    assert [(n, type(s).__name__) for n, s in link.settled] == [
+        (1, "Accepted"), (2, "Released"), (4, "Released"), (6, "Released"), (0, "Released")]
+    s = r.s
+    assert (s.replied, s.released, s.lost, s.failed) == (1, 2, 1, 1)
+    assert s.errors == [
+        "request 3: stopped before its reply was accepted: lost (it came pre-settled)"]
+    assert warnings == [("2 pre-settled request(s) lost: taken but not printed when the "
+                         "run stopped (the peer settled them when it sent them)")]
+    assert r.in_hand == {} and r.replies_out == {}
+
