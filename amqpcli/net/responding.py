@@ -22,9 +22,10 @@ is not accepted:
 
 A request the requester sent pre-settled is answered as any other, and counted as such
 (it exists nowhere else); it cannot be given back: one whose reply failed is lost, and
-said so. A run stopped (Ctrl-C, SIGTERM) releases the requests it took and had not
+said so. A run stopped (Ctrl-C, SIGTERM) waits for the outcomes of the replies on their
+way (as long as its close may take), then releases the requests it took and had not
 answered (Part 3 §3.4.4: not delivered, for another responder; one whose reply the peer
-had accepted is accepted); a connection lost while replies are on their way leaves their
+accepted is accepted); a connection lost while replies are on their way leaves their
 requests unsettled: the peer delivers them again. Either way a requester may get a second
 reply (at least once), which `amqp request` counts as unmatched.
 """
@@ -263,6 +264,7 @@ class _Responder:
                 client = None
         except asyncio.CancelledError:
             s.failure = UserError("interrupted", Exit.INTERRUPTED)
+            await self._outcomes_on_their_way()
             self._give_back()
             self._stopped()
             if await close_interrupted(client, self.cfg.connect_timeout):
@@ -509,6 +511,20 @@ class _Responder:
         self.held.clear()
         link.flush_settlements()
 
+    async def _outcomes_on_their_way(self) -> None:
+        """After a stop: wait for the outcomes of the replies on their way (no longer than
+        the close may take, `connect_timeout`), so that a request whose reply the peer
+        accepts is accepted, not released to be answered twice."""
+        waiting = [p for p in self.replies_out.values() if not p.done]
+        if not waiting:
+            return
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # (the stop is taken: what follows is the run's close)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in waiting)),
+                                   self.cfg.connect_timeout)
+
     def _stopped(self) -> None:
         """The run was stopped (Ctrl-C, SIGTERM): the requests taken and not answered are
         released (Part 3 §3.4.4: not delivered, for another responder: no failed attempt
@@ -586,7 +602,8 @@ def _accepted(pending: Pending) -> bool:
 async def _outcome(pending: Pending, wait: float) -> str | None:
     """None when the peer accepted the reply, else why not."""
     try:
-        await asyncio.wait_for(pending.wait(), max(wait, 0.0))
+        # (shielded: a stop cancels this wait, not the reply's own, which it waits on too)
+        await asyncio.wait_for(asyncio.shield(pending.wait()), max(wait, 0.0))
     except TimeoutError:
         return f"no outcome within {REPLY_WAIT:g}s"
     if _accepted(pending):

@@ -97,16 +97,21 @@ def _respond(*args: str) -> Any:
     return ["respond", *args, "--sasl-mechanism", "none"]
 
 
+# A stop waits for the outcomes of the replies on their way as long as a close may take
+# (--connect-timeout): here one never comes.
+_STOP_WAIT = ("--connect-timeout", "3")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_stop_releases_the_requests_taken_and_not_answered(sig: signal.Signals) -> None:
-    """Stopped while the reply to the second request waits for its outcome: the first,
-    whose reply was accepted, is accepted; the second is released (not delivered: for
-    another responder), not left unsettled with the connection; the run exits with the
-    interrupt's code and its summary counts it."""
+    """Stopped while the reply to the second request waits for its outcome (which never
+    comes): the first, whose reply was accepted, is accepted; the second is released (not
+    delivered: for another responder), not left unsettled with the connection; the run
+    exits with the interrupt's code and its summary counts it."""
     peer = RequestPeer([(request("r1"), False), (request("r2"), False)],
                        answer=lambda reply: c.Accepted() if reply.properties.correlation_id
                        == "r1" else None)
-    code, err = amqp_stopped(_respond(peer.url, "--json"),
+    code, err = amqp_stopped(_respond(peer.url, "--json", *_STOP_WAIT),
                              lambda: len(peer.replies) == 2, sig)
     outcomes = peer.done()
     assert code == Exit.INTERRUPTED, err
@@ -119,7 +124,8 @@ def test_a_stop_releases_the_requests_taken_and_not_answered(sig: signal.Signals
 
 def test_a_stop_loses_a_pre_settled_request_and_says_so() -> None:
     peer = RequestPeer([(request("p1"), True)], answer=lambda reply: None)
-    code, err = amqp_stopped(_respond(peer.url), peer.replied.is_set, signal.SIGINT)
+    code, err = amqp_stopped(_respond(peer.url, *_STOP_WAIT), peer.replied.is_set,
+                             signal.SIGINT)
     peer.done()
     assert code == Exit.INTERRUPTED, err
     assert err.splitlines()[:2] == [

@@ -109,3 +109,38 @@ def test_what_a_stop_leaves_is_accepted_released_or_lost() -> None:
                          "run stopped (the peer settled them when it sent them)")]
     assert r.in_hand == {} and r.replies_out == {}
 
+
+def test_a_stop_waits_for_the_outcomes_of_the_replies_on_their_way() -> None:
+    """The stop comes while the answering waits for a reply's outcome: that wait ends,
+    the reply's own does not, and the stop waits for it (a request whose reply the peer
+    accepts is accepted, not released to be answered twice)."""
+    from amqpcli.net.client import Pending
+    from amqpcli.net.responding import _outcome
+
+    delivery = SimpleNamespace(receiver_state=None)
+    reply = Pending(delivery)
+    r = _Responder(SimpleNamespace(connect_timeout=60), RespondPlan("service"),  # type: ignore[arg-type]
+                   None, lambda text: None)  # type: ignore[arg-type]
+    r.replies_out[1] = reply
+
+    async def rounds() -> None:  # (the loop goes round: a wait begun meanwhile is waiting)
+        for _ in range(10):
+            await asyncio.sleep(0)
+
+    async def accepted_later() -> None:
+        await rounds()
+        delivery.receiver_state = c.Accepted()
+        reply._resolve()
+
+    async def stopped() -> None:
+        answering = asyncio.create_task(_outcome(reply, 60))
+        await rounds()
+        answering.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await answering
+        peer = asyncio.create_task(accepted_later())
+        await r._outcomes_on_their_way()
+        await peer
+
+    asyncio.run(stopped())
+    assert reply.done and isinstance(reply.state, c.Accepted)
