@@ -58,7 +58,7 @@ from amqpcli.net.client import (
     run_on,
 )
 from amqpcli.net.config import ConnectionConfig
-from amqpcli.net.receiving import OutputError, WriteStopped, run_interruptible
+from amqpcli.net.receiving import OutputError, WriteStopped, cut_short, run_interruptible
 from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.sending import ANONYMOUS_RELAY
 from amqpcli.net.sendrun import close_failed
@@ -357,6 +357,10 @@ class _Responder:
             failed, numbered = e, numbered[:e.written]
         except WriteStopped as e:
             self._count(numbered[:e.written])  # (written, not answered: released)
+            if e.cut:
+                cut = numbered[e.written]
+                self._warn(cut_short(cut, f"request {cut.number}", "released: the node "
+                                     "delivers it again"))
             raise
         self._count(numbered)
         replies: list[tuple[Incoming, Pending | None, str | None]] = []
