@@ -356,13 +356,13 @@ class _Responder:
         except OutputError as e:
             failed, numbered = e, numbered[:e.written]
         except WriteStopped as e:
-            self._count(numbered[:e.written])  # (written, not answered: released)
+            self._count_written(numbered[:e.written])  # (written, not answered: released)
             if e.cut:
                 cut = numbered[e.written]
                 self._warn(cut_short(cut, f"request {cut.number}", "released: the node "
                                      "delivers it again"))
             raise
-        self._count(numbered)
+        self._count_written(numbered)
         replies: list[tuple[Incoming, Pending | None, str | None]] = []
         for inc in numbered:
             try:
@@ -390,7 +390,7 @@ class _Responder:
         if failed is not None:
             raise failed
 
-    def _count(self, printed: Sequence[Incoming]) -> None:
+    def _count_written(self, printed: Sequence[Incoming]) -> None:
         """Requests written out: counted as taken."""
         self.s.requests += len(printed)
         self.s.presettled += sum(1 for inc in printed if inc.settled)
