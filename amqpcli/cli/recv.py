@@ -67,7 +67,7 @@ class Sink:
     def __init__(self, json_lines: bool, out: str | None, show_secrets: bool = False,
                  bodies: bool = False, noun: str = "message") -> None:
         self.json_lines = json_lines
-        self.noun = noun  # what each is called in its label and warnings (respond: request)
+        self.noun = noun  # what each is called in its label and warnings (respond: request; request: reply)
         self.bodies = bodies  # --bodies-only: each body as one line (render/bodyline.py)
         self.path = out
         self.fsync = out is not None

@@ -185,7 +185,7 @@ def request(
         # peer), before the first request is encoded: every request carries it.
         template.properties["reply_to"] = address
 
-    sink = Sink(json_out, None)
+    sink = Sink(json_out, None, noun="reply")
     plan = RequestPlan(address=conn.endpoint.address, reply_to=reply_to,
                        concurrency=concurrency, timeout=timeout, expected=expected)
     try:

@@ -37,6 +37,9 @@ def test_replies_matched_and_printed(peers: Start) -> None:
     assert p.returncode == 0, p.stderr
     assert "TWAS BRILLIG" in p.stdout and "AND THE SLITHY TOVES" in p.stdout
     assert "requests sent 2, accepted 2, replies 2" in p.stderr
+    # labelled as what they are (respond's say "request N")
+    assert [ln.split("  (")[0] for ln in p.stdout.splitlines()
+            if not ln.startswith(" ")] == ["reply 1", "reply 2"], p.stdout
     # each request: reply-to the dynamic node the peer named, one id in message-id and
     # correlation-id, a different one per request
     (address,) = r.reply_addresses()
