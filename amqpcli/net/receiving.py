@@ -706,11 +706,12 @@ class _Receiver:
 
     async def _connect(self, reconnects: Reconnects) -> Client | None:
         """The run's connection, or (after a loss) the next one: with --duration, the
-        attempts to connect again end at the deadline, with None (a connection made
-        later would only be closed)."""
-        if self.deadline is None or not reconnects.lost:
+        attempts end at the deadline. Those to connect again end with None (a connection
+        made later would only be closed); the first connection not made by then is the
+        run's error, as with no --duration the last attempt's failure is."""
+        if self.deadline is None:
             return await reconnects.connect(self.cfg)
-        if self._duration_over():  # (the pause after the loss ended with it)
+        if reconnects.lost and self._duration_over():  # (the pause after the loss ended with it)
             return None
         try:
             async with asyncio.timeout_at(self.deadline):
@@ -718,7 +719,10 @@ class _Receiver:
         except TimeoutError:
             if not self._duration_over():
                 raise  # (not the deadline's)
-            return None
+            if reconnects.lost:
+                return None
+            raise UserError(f"no connection made within the --duration of "
+                            f"{self.plan.duration:g}s", Exit.CONNECTION) from None
 
     def _new_connection(self) -> None:
         """Forget how the last connection's receive ended (drained, timed out) and what its

@@ -66,3 +66,17 @@ def test_lost_after_the_deadline() -> None:
     assert "the --duration is over: not reconnecting" in err
     assert '"duration-over": true' in err
     assert "reconnecting (" not in err
+
+
+def test_the_first_connection_not_made_by_the_deadline_is_an_error() -> None:
+    """The attempts of the first connection end at the deadline too ("connecting
+    included"): an error (nothing was received from the node), not the 5 attempts'
+    pauses past it."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = amqp("recv", f"amqp://127.0.0.1:{port}/q", *OPTIONS)
+    assert p.returncode == 3, p.stderr
+    assert "no connection made within the --duration of 2s" in p.stderr, p.stderr
