@@ -195,10 +195,14 @@ class BodyFiles:
         if not begun:
             return text
         one = len(begun) == 1
-        if begun[0].settled:
+        lost = [m for m in begun if m.settled]
+        if len(lost) == len(begun):
             fate = "pre-settled: lost"
-        else:
+        elif not lost:
             fate = f"not settled: the node delivers {'it' if one else 'them'} again"
+        else:  # (a run of pre-settled and unsettled messages)
+            fate = (f"{len(lost)} of them pre-settled: lost; the others not settled: the node "
+                    "delivers them again")
         text += (f": {_numbers(begun)} {'is' if one else 'are'} not saved ({fate})")
         if names:
             text += f"; {_span(names)} may stay in {self.path!r} all the same"

@@ -35,8 +35,14 @@ def _messages(*numbers: int) -> list[Any]:
     return [_Incoming(n) for n in numbers]
 
 
+@pytest.mark.parametrize(("presettled", "fate"), [
+    ((), "not settled: the node delivers them again"),
+    ((1,), ("1 of them pre-settled: lost; the others not settled: the node delivers them "
+            "again")),
+], ids=["unsettled", "mixed"])
 def test_a_run_given_up_on_is_undone_when_the_disk_comes_back(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, presettled: tuple[int, ...],
+        fate: str) -> None:
     out = tmp_path / "bodies"
     warnings: list[str] = []
     files = BodyFiles(str(out), warnings.append)
@@ -58,7 +64,10 @@ def test_a_run_given_up_on_is_undone_when_the_disk_comes_back(
     monkeypatch.setattr(os, "fsync", stalled_fsync)
 
     async def stopped_while_held() -> WriteStopped:
-        task = asyncio.create_task(files.write_many_async(_messages(1, 2, 3)))
+        run = _messages(1, 2, 3)
+        for m in run:
+            m.settled = m.number in presettled
+        task = asyncio.create_task(files.write_many_async(run))
         while not held.is_set():
             await asyncio.sleep(0.01)
         task.cancel()
@@ -71,7 +80,7 @@ def test_a_run_given_up_on_is_undone_when_the_disk_comes_back(
     assert files.count == 0
     assert warnings[-1] == (
         "--save-bodies: the disk had not finished message 2's file 0.2s after the stop: "
-        "messages 1 to 2 are not saved (not settled: the node delivers them again); "
+        f"messages 1 to 2 are not saved ({fate}); "
         f"000001.bin may stay in {str(out)!r} all the same")
     assert sorted(n for n in os.listdir(out) if not n.startswith(".")) == ["000001.bin"]
     back.set()
