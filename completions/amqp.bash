@@ -256,8 +256,9 @@ _amqp_complete() {
     send)
         case $prev in
         --file|-f|--from|--password-file|--ca-file|--cert|--key) _amqp_files ""; return ;;
-        --size|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--on-release|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
+        --size|--message-id|--id|--user-id|--to|--subject|--reply-to|--correlation-id|--content-type|--content-encoding|--absolute-expiry-time|--creation-time|--group-id|--group-sequence|--reply-to-group-id|--property|-P|--annotation|-A|--delivery-annotation|--footer|--sequence-key|--priority|--ttl|--count|-c|--rate|--duration|--window|--txn-size|--timeout|-t|--capability|--link-name|--report-every|--address|-a|--host|--port|--user|-u|--password|--server-name|--open-hostname|--connect-timeout|--idle-timeout|--container-id|--max-frame-size|--reconnect) :; return ;;
         --body-type|-b) COMPREPLY=($(compgen -W "data value sequence map" -- "$cur")); return ;;
+        --on-release) COMPREPLY=($(compgen -W "fail retry" -- "$cur")); return ;;
         --sasl-mechanism) COMPREPLY=($(compgen -W "ANONYMOUS PLAIN EXTERNAL NONE" -- "$cur")); return ;;
         --profile) _amqp_profiles; return ;;
         esac

@@ -109,6 +109,11 @@ def _table_formats() -> Sequence[str]:
     return FORMATS
 
 
+def _on_release() -> Sequence[str]:
+    # The forms amqpcli.net.sending.parse_on_release reads (retry takes :N too).
+    return ("fail", "retry")
+
+
 def _settle_modes() -> Sequence[str]:
     return ("first", "second")
 
@@ -137,6 +142,7 @@ VALUES: dict[str, Callable[[], Values]] = {
     "--sasl-mechanism": _choice(_mechanisms),
     "--outcome": _choice(_outcomes),
     "--settle-mode": _choice(_settle_modes),
+    "send --on-release": _choice(_on_release),
     "pcap-dump --engine": _choice(_engines),
     "pcap-dump --format": _choice(_table_formats),
     "pcap-dump --state": _choice(_states),
