@@ -345,7 +345,7 @@ complete -c amqp -n '__amqp_is send' -l presettled -d 'Send pre-settled (at most
 complete -c amqp -n '__amqp_is send' -l window -x -d 'Most unsettled messages in flight'
 complete -c amqp -n '__amqp_is send' -l txn-size -x -d 'Send in transactions of N messages'
 complete -c amqp -n '__amqp_is send' -l rollback -d 'With --txn-size: roll each transaction back instead of committing'
-complete -c amqp -n '__amqp_is send' -l on-release -x -a 'fail retry' -d 'What becomes of a message the peer released (not delivered): fail (counted released, exit 6) or retry[:N] (sent again after the messages waiting, at most N times each, default 3, at most 100; not with --txn-size or --presettled)'
+complete -c amqp -n '__amqp_is send' -l on-release -x -a 'fail retry' -d 'What becomes of a message the peer released (not delivered): fail (counted released, exit 6) or retry[:N] (sent again after a pause, 0.1s doubled at each retry up to 5s, while the other messages go on; at most N times each, default 3, at most 100; not with --txn-size or --presettled)'
 complete -c amqp -n '__amqp_is send' -l force-relay -d 'Use the anonymous relay (a URL with no address: each message goes to its --to) even when the peer\'s open does not offer ANONYMOUS-RELAY'
 complete -c amqp -n '__amqp_is send' -l timeout -s t -x -d 'Seconds to wait for credit or outcomes before giving up'
 complete -c amqp -n '__amqp_is send' -l capability -x -d 'A capability of the target (repeatable): topic or queue for the kind of node (Artemis, amqp serve)'

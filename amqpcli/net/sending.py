@@ -16,12 +16,17 @@ after a reconnect is a new transfer and gets a new stamp.
 
 `--on-release retry:N`: released is an outcome, not a failure (Part 3 §3.4.4: the message
 was not delivered and may be delivered again), so a reconnect leaves it alone. With retry,
-a released message goes back in the queue of messages to send, behind those already
-waiting there and ahead of the input not yet taken, as a new delivery of the same bytes
-(a new stamp with `--timestamp`), up to N times; one released N + 1 times, or whose retry
-the run ended before sending, counts as released. In a transaction a release is
-provisional until the commit, and a retry would go in another one: the two do not go
-together (`--txn-size` refuses it).
+a released message waits out a pause (`retry_wait`: 0.1 s before its first retry, doubled
+for each one after, at most 5 s), for a peer that releases because it is busy or has no
+consumer would otherwise get it back at once, again and again; the messages ready
+meanwhile go on. Its pause over, it goes back in the queue of messages to send, behind
+those already waiting there and ahead of the input not yet taken, as a new delivery of
+the same bytes (a new stamp with `--timestamp`), up to N times; one released N + 1
+times, or whose retry the run ended before sending (its pause included), counts as
+released. A lost connection takes the paused ones back with the rest: the reconnect's
+own pause stands for theirs. In a transaction a release is provisional until the
+commit, and a retry would go in another one: the two do not go together (`--txn-size`
+refuses it).
 """
 
 from __future__ import annotations
@@ -57,8 +62,8 @@ from amqpcli.net.reporting import Interval, Reports
 from amqpcli.net.sendrun import Offering, close_failed
 from amqpcli.net.txn import in_doubt_exit, txn_json, txn_parts
 
-__all__ = ["SendPlan", "SendSummary", "parse_on_release", "run_send", "summary_exit",
-           "summary_text"]
+__all__ = ["SendPlan", "SendSummary", "parse_on_release", "retry_wait", "run_send",
+           "summary_exit", "summary_text"]
 
 OUTCOMES = ("accepted", "rejected", "released", "modified")
 RUN = 256  # messages framed at a time by the send loop at most
@@ -67,9 +72,13 @@ RUN = 256  # messages framed at a time by the send loop at most
 ANONYMOUS_RELAY = "ANONYMOUS-RELAY"
 # --on-release retry: how many times a released message is sent again when N is not given
 RELEASE_RETRIES = 3
-# ... and at most (the retries go out at once: a peer that releases every message would
-# otherwise keep a run sending one for ever)
+# ... and at most (a peer that releases every message would otherwise keep a run sending
+# one for ever)
 RELEASE_RETRIES_MAX = 100
+# The pause before a released message goes again: RETRY_WAIT_FIRST seconds before its
+# first retry, doubled for each one after, at most RETRY_WAIT_MAX (`retry_wait`)
+RETRY_WAIT_FIRST = 0.1
+RETRY_WAIT_MAX = 5.0
 
 
 def parse_on_release(text: str) -> int:
@@ -85,6 +94,13 @@ def parse_on_release(text: str) -> int:
             return int(n)
     raise UserError(f"--on-release: expected fail, retry or retry:N (N from 1 to "
                     f"{RELEASE_RETRIES_MAX}), got {text!r}", Exit.USAGE)
+
+
+def retry_wait(retry: int) -> float:
+    """How long a released message waits before its `retry`-th retry (1 on): a peer that
+    releases because it is busy, or has no consumer yet, is given time, more at each
+    release, rather than the message back at once."""
+    return min(RETRY_WAIT_FIRST * 2.0 ** min(retry - 1, 64), RETRY_WAIT_MAX)
 
 
 @dataclass(frozen=True)
@@ -459,9 +475,15 @@ class _Sender:
         # them (a second time if the unanswered commit took effect: counted as resent)
         self.commit_unanswered: set[int] = set()
         # --on-release retry: how many times each message was released so far, and those
-        # whose next send is a retry after a release (in the queue, or held for credit)
+        # whose next send is a retry after a release (pausing, in the queue, or held for
+        # credit)
         self.releases: dict[int, int] = {}
         self.retrying: set[int] = set()
+        # ... those pausing before their retry (`retry_wait`): number -> (message, the
+        # timer that queues it when its pause is over)
+        self.pausing: dict[int, tuple[OutgoingMessage, asyncio.TimerHandle]] = {}
+        # how a pause is timed: the event loop's call_later (None), or a test's clock
+        self.call_later: Callable[..., asyncio.TimerHandle] | None = None
         # when the send loop began waiting to send (for credit, or room in the window);
         # None while it sends or waits for something else
         self.send_wait_since: float | None = None
@@ -536,16 +558,30 @@ class _Sender:
             self.progress.update(self.s.sent)
 
     def _retry(self, msg: OutgoingMessage) -> bool:
-        """`msg` was released: queue it to be sent again if --on-release retry allows
-        another try (False: its release stands)."""
+        """`msg` was released: if --on-release retry allows another try, it pauses
+        (`retry_wait`) and is then queued to be sent again (`_pause_over`); False: its
+        release stands. Nothing is offered to a drain while it pauses: the credit goes
+        back rather than wait seconds for it."""
         released = self.releases.get(msg.number, 0) + 1
         if released > self.plan.release_retries:
             return False
         self.releases[msg.number] = released
         self.retrying.add(msg.number)
-        self.queue.append((msg, False))
-        self.offering.offer(True, self.sender)  # (a drain waits for it)
+        later = self.call_later or asyncio.get_running_loop().call_later
+        timer = later(retry_wait(released), self._pause_over, msg.number)
+        self.pausing[msg.number] = (msg, timer)
         return True
+
+    def _pause_over(self, number: int) -> None:
+        """A released message's pause is over: queued to go again, and the send loop woken
+        from whatever it waits for (an outcome, credit, the input)."""
+        paused = self.pausing.pop(number, None)
+        if paused is None:  # (taken back meanwhile: a lost connection, the run's end)
+            return
+        self.queue.append((paused[0], False))
+        self.offering.offer(True, self.sender)  # (a drain waits for it)
+        if self.sender is not None:
+            self.sender.changed.set()
 
     def _counted_sent(self, msg: OutgoingMessage, was_sent: bool) -> None:
         """Count a message that went out again: resent after a reconnect, or retried
@@ -570,6 +606,10 @@ class _Sender:
             self.txn_committing = False
         back += [(m, False) for m in self.holding]
         back += list(self.queue)
+        for m, timer in self.pausing.values():  # (their pause ends with the connection)
+            timer.cancel()
+            back.append((m, False))
+        self.pausing.clear()
         self.unconfirmed.clear()
         self.by_delivery.clear()
         self.txn_msgs.clear()
@@ -760,7 +800,8 @@ class _Sender:
         Not so for pre-settled sends: no outcome says the peer had them before it ended."""
         sender = self.sender
         if (not self.exhausted or self.plan.settled or sender is None or not sender.ended
-                or self.unconfirmed or self.queue or self.holding or self.txn_msgs):
+                or self.unconfirmed or self.queue or self.pausing or self.holding
+                or self.txn_msgs):
             return False
         error = e.error if isinstance(e, ConnectionLost) else e
         self._warn(f"after the last outcome: {error}")
@@ -768,13 +809,16 @@ class _Sender:
 
     async def _send_and_confirm(self, client: Client, messages: Iterator[OutgoingMessage],
                                 start: float) -> None:
-        # (with --on-release retry, a release ends the wait for outcomes: its message goes
-        # again at once, the others' outcomes awaited after it)
+        # (with --on-release retry, a released message's pause ending ends the wait for
+        # outcomes: it goes again then, the others' outcomes awaited after it)
         retry = bool(self.plan.release_retries)
         await self._send_all(client, messages, start)
         await self._wait_confirmed(client, or_retry=retry)
-        while self.queue and self.sender is not None:  # released messages to send again
-            await self._send_queued(client, self.sender, messages, start)
+        # released messages to send again (or pausing still: an outcome that came as the
+        # wait for it timed out ended that wait before their pause did)
+        while (self.queue or self.pausing) and self.sender is not None:
+            if self.queue:
+                await self._send_queued(client, self.sender, messages, start)
             await self._wait_confirmed(client, or_retry=retry)
 
     async def _send_all(self, client: Client, messages: Iterator[OutgoingMessage],
@@ -811,7 +855,10 @@ class _Sender:
                         or (plan.rate and self.s.messages / plan.rate >= plan.duration)):
                     self.exhausted = True
                     break
-                if not await self._input_ready(start):
+                ready = await self._input_ready(start)
+                if self.queue:
+                    continue  # a retry's pause ended while the input waited: it goes first
+                if not ready:
                     self.exhausted = True  # --duration ended while the input waited
                     break
                 nxt = self._next_input(messages)
@@ -850,7 +897,9 @@ class _Sender:
 
     async def _input_ready(self, start: float) -> bool:
         """Wait, without holding up the loop, until the input read in a thread has a
-        message (or its end) — at most until --duration ends; False if it ended first."""
+        message (or its end) — at most until --duration ends; False if it ended first —
+        or until a released message's pause ends (it is queued: it goes without waiting
+        for the next line)."""
         pulled = self.pulled
         if pulled is None:
             return True
@@ -869,6 +918,8 @@ class _Sender:
                     done.result()  # (raises the connection's failure)
                 else:
                     done.cancel()
+                if self.queue:
+                    return True
             await waiting
         finally:
             # Interrupted (Ctrl-C, SIGTERM cancel this task) or failed: neither wait is
@@ -996,14 +1047,17 @@ class _Sender:
         await sender.wait_written(plan.timeout)
 
     async def _wait_confirmed(self, client: Client, or_retry: bool = False) -> None:
-        """Wait for every outcome (`or_retry`: or until a released message is queued to be
-        sent again)."""
+        """Wait for every outcome (`or_retry`: and for every released message's pause,
+        until one of them is queued to be sent again). --timeout bounds the wait for
+        outcomes, not a pause."""
         sender = self.sender
-        if self.unconfirmed and sender is not None:
+        if (self.unconfirmed or (or_retry and self.pausing)) and sender is not None:
             deadline = asyncio.get_running_loop().time() + self.plan.timeout
             try:
-                while self.unconfirmed and not (or_retry and self.queue):
-                    await sender.wait_changed(deadline, "no outcome")
+                while ((self.unconfirmed or (or_retry and self.pausing))
+                       and not (or_retry and self.queue)):
+                    await sender.wait_changed(deadline if self.unconfirmed else None,
+                                              "no outcome")
             except UserError as e:
                 if e.code != Exit.TIMEOUT:
                     raise

@@ -1,10 +1,15 @@
 """`amqp send`'s summary names the released messages (it gave only their count, so which
 ones were not delivered was left to a receiver's `--verify-sequence`), and
-`--on-release retry[:N]` sends a released message again: its bookkeeping, and what the
-summary says of it. The runs against `amqp serve --release` are in
-tests/cli/test_send_released.py."""
+`--on-release retry[:N]` sends a released message again after a pause that grows at each
+retry (it went again at once: a peer releasing for want of a consumer got a tight loop):
+its bookkeeping, and what the summary says of it. The pauses are timed by
+a fake clock (`_Clock`) that the test moves on. The runs against `amqp serve --release`
+are in tests/cli/test_send_released.py and tests/net/test_send_retry_pause.py."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -14,10 +19,12 @@ from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
 from amqpcli.net.sending import (
     RELEASE_RETRIES,
+    RETRY_WAIT_MAX,
     SendPlan,
     SendSummary,
     _Sender,
     parse_on_release,
+    retry_wait,
     summary_exit,
     summary_text,
 )
@@ -113,19 +120,75 @@ def _message(n: int) -> OutgoingMessage:
     return OutgoingMessage(number=n, payload=b"x", message_id=f"m{n}")
 
 
+class _Timer:
+    def __init__(self, callback: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.callback, self.args = callback, args
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _Clock:
+    """The pauses before retries, timed by the test: each one asked for is recorded
+    (message number, seconds) and is over when `tick` says."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self.timers: list[_Timer] = []
+
+    def call_later(self, delay: float, callback: Callable[..., None], *args: Any) -> _Timer:
+        self.pauses.append((args[0], delay))
+        self.timers.append(_Timer(callback, args))
+        return self.timers[-1]
+
+    def tick(self) -> None:
+        """Every pause asked for so far is over."""
+        timers, self.timers = self.timers, []
+        for t in timers:
+            if not t.cancelled:
+                t.callback(*t.args)
+
+
+def _sender(plan: SendPlan) -> tuple[_Sender, _Clock]:
+    s = _Sender(ConnectionConfig(), plan)
+    clock = _Clock()
+    s.call_later = clock.call_later  # type: ignore[assignment]
+    return s, clock
+
+
+def test_the_pause_before_a_retry_doubles_up_to_its_most() -> None:
+    assert [retry_wait(k) for k in range(1, 9)] == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
+    assert retry_wait(100) == RETRY_WAIT_MAX == 5.0
+
+
 def test_a_release_is_queued_to_go_again_up_to_n_times() -> None:
-    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=2))
+    s, clock = _sender(SendPlan(address="q", release_retries=2))
     m = _message(3)
     for tries in (1, 2):
         s._count(m, c.Released())
-        assert list(s.queue) == [(m, False)] and s.s.released == 0  # not an outcome yet
+        assert s.s.released == 0  # not an outcome yet
+        # not queued at once: it pauses first, longer at each try
+        assert not s.queue and list(s.pausing) == [3]
+        assert clock.pauses[-1] == (3, retry_wait(tries))
+        clock.tick()
+        assert list(s.queue) == [(m, False)] and not s.pausing
         s.queue.clear()
         s._counted_sent(m, False)  # its retry went
         assert s.s.retries == tries and s.s.retried_messages == {3: ("m3", tries)}
         assert s.s.resent == 0  # (a retry is no resend after a reconnect)
     s._count(m, c.Released())  # the third release: the last try
-    assert not s.queue
+    assert not s.queue and not s.pausing and len(clock.pauses) == 2
     assert s.s.released == 1 and s.s.released_messages == [(3, "m3")]
+
+
+def test_a_pausing_retry_does_not_hold_up_the_messages_ready() -> None:
+    s, clock = _sender(SendPlan(address="q", release_retries=3))
+    s._count(_message(3), c.Released())
+    s.queue.append((_message(4), True))  # (taken back after a reconnect: ready to go)
+    assert [m.number for m, _ in s._take(10, iter([_message(5)]), 0.0)] == [4, 5]
+    clock.tick()
+    assert [m.number for m, _ in s._take(10, iter(()), 0.0)] == [3]
 
 
 def test_without_retry_a_release_is_counted_at_once() -> None:
@@ -137,22 +200,26 @@ def test_without_retry_a_release_is_counted_at_once() -> None:
 def test_a_retry_the_run_ended_before_is_counted_released() -> None:
     # released, queued to go again, and the run ends first (the connection lost with no
     # reconnect left, Ctrl-C, a timeout): its release stands, it is in no other bucket
-    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=3))
-    s._count(_message(5), c.Released())
+    s, clock = _sender(SendPlan(address="q", release_retries=3))
+    s._count(_message(5), c.Released())  # (pausing before its retry: Ctrl-C then)
     s.unconfirmed[6] = (_message(6), None)  # sent, no outcome: in doubt
     assert s._left_unconfirmed(s._take_back())
     assert s.s.released == 1 and s.s.released_messages == [(5, "m5")]
     assert s.s.in_doubt == [(6, "m6")]
-    assert not s.retrying
+    assert not s.retrying and not s.pausing
+    assert [t.cancelled for t in clock.timers] == [True]
+    clock.tick()  # (a pause that ends after all the same: nothing more is queued)
+    assert not s.queue
 
 
 def test_a_retry_kept_across_a_reconnect_still_counts_as_a_retry() -> None:
     # the connection drops while a retry waits: taken back with the rest, it is still a
     # retry (not a resend) when it goes on the next connection
-    s = _Sender(ConnectionConfig(), SendPlan(address="q", release_retries=3))
+    s, _ = _sender(SendPlan(address="q", release_retries=3))
     m = _message(2)
     s._count(m, c.Released())
     back = s._take_back()
-    assert back == [(m, False)]
+    assert back == [(m, False)] and not s.pausing
     s._counted_sent(m, False)
     assert (s.s.retries, s.s.resent) == (1, 0)
+
