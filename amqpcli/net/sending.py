@@ -666,8 +666,13 @@ class _Sender:
                     "waiting-for-credit": None if credit_wait is None else round(credit_wait, 3)})
         parts = [f"{elapsed:.1f}s sent {s.sent} (+{delta}, {rate:.0f}/s)",
                  *settlement_parts(s), f"in flight {in_flight}"]
+        if self.plan.release_retries:
+            obj.update({"retries": s.retries, "retries-pausing": len(self.pausing)})
         if s.resent:
             parts.append(f"resent {s.resent}")
+        if s.retries or self.pausing:
+            pausing = f" ({len(self.pausing)} pausing)" if self.pausing else ""
+            parts.append(f"retries {s.retries}{pausing}")
         if s.reconnects:
             parts.append(f"{s.reconnects} reconnect(s)")
         if (note := _credit_note(credit_wait)) is not None:

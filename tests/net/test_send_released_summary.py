@@ -2,7 +2,7 @@
 ones were not delivered was left to a receiver's `--verify-sequence`), and
 `--on-release retry[:N]` sends a released message again after a pause that grows at each
 retry (it went again at once: a peer releasing for want of a consumer got a tight loop):
-its bookkeeping, and what the summary says of it. The pauses are timed by
+its bookkeeping, and what the summary and the reports say of it. The pauses are timed by
 a fake clock (`_Clock`) that the test moves on. The runs against `amqp serve --release`
 are in tests/cli/test_send_released.py and tests/net/test_send_retry_pause.py."""
 
@@ -17,6 +17,7 @@ from amqpcli.codec import composites as c
 from amqpcli.errors import Exit, UserError
 from amqpcli.net.config import ConnectionConfig
 from amqpcli.net.outgoing import OutgoingMessage
+from amqpcli.net.reporting import Interval
 from amqpcli.net.sending import (
     RELEASE_RETRIES,
     RETRY_WAIT_MAX,
@@ -223,3 +224,36 @@ def test_a_retry_kept_across_a_reconnect_still_counts_as_a_retry() -> None:
     s._counted_sent(m, False)
     assert (s.s.retries, s.s.resent) == (1, 0)
 
+
+def _report(s: _Sender) -> tuple[dict[str, Any], str]:
+    s.interval = Interval(0.0)
+    return s._report(1.0)
+
+
+def test_reports_show_the_retries_so_far() -> None:
+    s, clock = _sender(SendPlan(address="q", release_retries=3))
+    s.s.sent = s.s.accepted = 10
+    obj, line = _report(s)
+    assert line == "1.0s sent 10 (+10, 10/s) accepted 10 in flight 0"  # none yet: as before
+    assert (obj["retries"], obj["retries-pausing"]) == (0, 0)
+    s._count(_message(3), c.Released())
+    s._count(_message(6), c.Released())
+    obj, line = _report(s)
+    assert line.endswith("in flight 0 retries 0 (2 pausing)")
+    assert (obj["retries"], obj["retries-pausing"]) == (0, 2)
+    clock.tick()
+    s.queue.clear()
+    s._counted_sent(_message(3), False)
+    s._counted_sent(_message(6), False)
+    s.s.sent += 2
+    obj, line = _report(s)
+    assert line.endswith("in flight 0 retries 2")
+    assert (obj["retries"], obj["retries-pausing"]) == (2, 0)
+
+
+def test_reports_without_retry_are_as_before() -> None:
+    s = _Sender(ConnectionConfig(), SendPlan(address="q"))
+    s.s.sent = s.s.accepted = 10
+    obj, line = _report(s)
+    assert line == "1.0s sent 10 (+10, 10/s) accepted 10 in flight 0"
+    assert "retries" not in obj and "retries-pausing" not in obj
