@@ -221,7 +221,7 @@ def _numbered(e: UserError, n: int) -> UserError:
 _CHECK_EACH = 999
 
 
-def check_numbers(check: Callable[[int], None], last: int) -> None:
+def check_numbers(check: Callable[[int], None], last: int, period: int = 1) -> None:
     """`check(n)` (a UserError for a message number whose values are bad) for the message
     numbers 2 … `last`, so that the error raised, if any, is the first failing number's;
     cheap however long the run.
@@ -239,27 +239,55 @@ def check_numbers(check: Callable[[int], None], last: int) -> None:
     finds the first that does. The few texts for which this does not hold fail for a
     number below 1000, and every number up to `_CHECK_EACH` is checked: a digit that a base
     does not have (`0o{n}` at 8, `0b{n}` at 2), a boolean (`{n}` is one only for 1), a
-    date field (`2024-01-{n}` past 31)."""
+    date field (`2024-01-{n}` past 31).
+
+    `period`: the values checked have {n%K} in them besides {n}, each K dividing `period`
+    (their least common multiple). Across a stretch their text then keeps its other
+    characters only among the numbers with one remainder modulo `period` (each n%K is
+    the same for all of them): `{n%4}{n}` is 01000, 11001, 21002, 31003, 01004, … So the
+    numbers of each remainder are a stretch of their own, checked as above, and the
+    first failing number of them all is the error's."""
     for n in range(2, min(last, _CHECK_EACH) + 1):
         check(n)
     first = _CHECK_EACH + 1
     while first <= last:
         end = min(first * 10 - 1, last)
-        check(first)
-        if not _passes(check, end):
-            good, bad = first, end
-            while bad - good > 1:
-                mid = (good + bad) // 2
-                if _passes(check, mid):
-                    good = mid
-                else:
-                    bad = mid
-            check(bad)  # (raises its error)
+        failing = [bad for r in range(period)
+                   if (bad := _first_failing(check, first + (r - first) % period, end,
+                                             period)) is not None]
+        if failing:
+            check(min(failing))  # (raises its error)
         first = end + 1
 
 
-# The most messages checked one by one for a value whose text has several {n%K} moduli.
+def _first_failing(check: Callable[[int], None], first: int, last: int,
+                   step: int) -> int | None:
+    """The first of `first`, `first` + `step`, … up to `last` that fails `check`, when
+    those that pass come before those that fail (`check_numbers`); None if none fails."""
+    if first > last:
+        return None
+    steps = (last - first) // step
+    if not _passes(check, first):
+        return first
+    if _passes(check, first + steps * step):
+        return None
+    good, bad = 0, steps
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if _passes(check, first + mid * step):
+            good = mid
+        else:
+            bad = mid
+    return first + bad * step
+
+
+# The most messages checked one by one for a value whose text has several {n%K} moduli
+# (or {n} and {n%K} whose least common multiple is past `_CHECK_PERIOD`).
 _CHECK_CYCLE = 100_000
+# The largest least common multiple of the K of {n%K} beside {n} in one value whose
+# remainders are checked each as a stretch of numbers (`check_numbers`): two checks per
+# remainder and number of digits at least.
+_CHECK_PERIOD = 1000
 
 
 def _check_cycle(check: Callable[[int], None], ks: list[int], last: int) -> None:
@@ -449,12 +477,16 @@ class MessageTemplate:
         (the body made for each message), their bodies: the error, if any, is the first
         failing message's, before anything is sent.
 
-        A value whose text has {n} is checked as `check_numbers` says. One with {n%K} and
-        no {n} takes every value it will take in the first K messages, and for n below K
-        the same as {n} would: `check_numbers` up to K-1, then message K (where n%K is 0
-        first). One with several moduli repeats after their least common multiple: each
-        message up to it is checked (at most `_CHECK_CYCLE`; the rest as they are
-        made)."""
+        A value whose text has {n} is checked as `check_numbers` says; one with {n} and
+        {n%K} too, with `check_numbers`'s `period` the least common multiple of its K
+        (past `_CHECK_PERIOD`, each message up to `_CHECK_CYCLE`; the rest as they are
+        made). One with {n%K} and no {n} takes every value it will take in the first K
+        messages, and for n below K the same as {n} would: `check_numbers` up to K-1,
+        then message K (where n%K is 0 first). One with several moduli repeats after
+        their least common multiple: each message up to it is checked (at most
+        `_CHECK_CYCLE`; the rest as they are made). Values that depend on the number in
+        different ways are checked apart, the first failing message of them all the
+        error's."""
 
         def check(n: int, only: Callable[[PerMessage], bool] | None = None) -> None:
             self.check_number(n, only)
@@ -471,8 +503,8 @@ class MessageTemplate:
         per_message = [v for _, _, v in self._values() if v.__class__ is PerMessage]
         if body is not None:
             per_message.append(body)
-        cycles = {frozenset(ks) for counts, ks in map(_dependence, per_message)
-                  if not counts and ks}
+        # how the values with {n%K} depend on the number: ({n} in it too, the K)
+        cycling = {dependence for dependence in map(_dependence, per_message) if dependence[1]}
         failures: list[tuple[int, UserError]] = []
 
         def run(checks: Callable[[Callable[[int], None]], None],
@@ -488,19 +520,27 @@ class MessageTemplate:
             except UserError as e:
                 failures.append((at[0], e))
 
-        def counting(v: PerMessage) -> bool:  # ({n} in it, or no number at all)
-            counts, ks = _dependence(v)
-            return counts or not ks
+        def counting(v: PerMessage) -> bool:  # ({n} alone in it, or no number at all)
+            return not _dependence(v)[1]
 
         run(lambda one: check_numbers(one, last), counting)
-        for ks in cycles:
-            def cycles_with(v: PerMessage, ks: frozenset[int] = ks) -> bool:
-                return _dependence(v) == (False, ks)
+        for dependence in cycling:
+            def depends(v: PerMessage,
+                        dependence: tuple[bool, frozenset[int]] = dependence) -> bool:
+                return _dependence(v) == dependence
 
-            def checks(one: Callable[[int], None], ks: frozenset[int] = ks) -> None:
-                _check_cycle(one, sorted(ks), last)
+            def checks(one: Callable[[int], None],
+                       dependence: tuple[bool, frozenset[int]] = dependence) -> None:
+                counts, ks = dependence
+                if not counts:
+                    _check_cycle(one, sorted(ks), last)
+                elif (period := math.lcm(*ks)) <= _CHECK_PERIOD:
+                    check_numbers(one, last, period)
+                else:
+                    for n in range(2, min(last, _CHECK_CYCLE) + 1):
+                        one(n)
 
-            run(checks, cycles_with)
+            run(checks, depends)
         if failures:
             raise min(failures, key=lambda f: f[0])[1]
 
