@@ -243,16 +243,26 @@ class Connection:
         return self._take()
 
     def shelve(self, link: Link) -> None:
-        """`link` goes away with this connection, neither closed nor refused: onto the
-        shelf (before its deliveries are abandoned here), for a later connection between
-        the same containers to attach again (`LinkShelf`)."""
+        """`link` goes away (its connection ends, or it is closed or refused): one
+        neither closed nor refused, with deliveries unsettled, goes onto the shelf
+        (before they are abandoned here) for a later connection between the same
+        containers to attach again (`LinkShelf`); this connection's claim on it ends."""
         shelf = self.shelf
-        if shelf is None or link.closed or link.refused or link.coordinator or not (
-                link.live or any(link.unsettled.values())):
-            return  # (nothing unsettled: nothing a later attachment could carry over)
+        if shelf is None:
+            return
         key = shelf_key(self, link.name, link.sender)
-        if key is not None:
-            shelf.put(key, link, self.label)
+        if key is None:
+            return
+        if not (link.closed or link.refused or link.coordinator) and (
+                link.live or any(link.unsettled.values())):
+            shelf.put(key, link, self.label, self)
+        shelf.release(self, (key,))
+
+    def claim(self, link: Link) -> None:
+        """`link` is attached on this connection: its latest attachment (`LinkShelf`)."""
+        key = shelf_key(self, link.name, link.sender)
+        if key is not None and self.shelf is not None:
+            self.shelf.claim(key, self)
 
     def _abandon_all(self) -> None:
         for s in self.sessions:

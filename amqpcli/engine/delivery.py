@@ -117,7 +117,7 @@ class TimelineEntry(NamedTuple):
     # the side whose frame (or end of stream) it was; None for what no side did: an
     # `abandon` by the connection's close (both sides closed it)
     side: str | None
-    kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon", "gap"
+    kind: str  # "transfer", "disposition", "settle", "abort", "resume", "abandon", "gap", "carried"
     frame_no: int
     state: Any = None  # the delivery state the frame carried
     settled: bool = False

@@ -286,8 +286,10 @@ class Session:
                 link = resumed
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
-                if conn.shelf is not None and att.unsettled:
-                    self._unshelve(link, side)
+                if conn.shelf is not None:
+                    if att.unsettled:
+                        self._unshelve(link, side)
+                    conn.claim(link)
             self.links[key] = link
         link.handle[side] = handle
         self.handles[side][handle] = link
@@ -326,13 +328,16 @@ class Session:
         shelved = conn.shelf.take(key) if key is not None and conn.shelf else None
         if shelved is None:
             return
-        link.delivery_count = shelved.delivery_count
         link.unsettled[link.sender] = shelved.sender_map
         link.unsettled[link.receiver] = shelved.receiver_map
         for d in shelved.deliveries:
             d.link = link
             d.session = None  # (its delivery-id was of the other connection's session)
             d.resumed = False  # (resumed here, it is reported here: `_abandon`)
+            # where the earlier connection's steps end (their frame numbers are its own)
+            d.timeline.append(new_entry(TimelineEntry, (
+                conn.time, None, "carried", conn.frame_no, None, False, False, 0,
+                f"carried over from {shelved.origin or 'an earlier connection'}")))
             d.sender, d.receiver = link.sender, link.receiver
             link.live[d.tag] = d
         link.resume(side)
@@ -417,8 +422,7 @@ class Session:
             link.retired = True
             why = ("link closed" if link.closed else "link refused" if link.refused
                    else "connection closed")
-            if why == "connection closed":
-                self.conn.shelve(link)
+            self.conn.shelve(link)  # (or only let go of its claim: `Connection.shelve`)
             for d in list(link.live.values()):
                 self._abandon(d, why)
         elif superseded:
@@ -490,7 +494,8 @@ class Session:
             d = self._start(side, receiver, link, t)
             if d is None:
                 return
-            kind = "resume" if d.resumed and t.resume else "transfer"
+            # (one the model had no earlier part of starts here, resumed all the same)
+            kind = "resume" if d.resumed and t.resume and d.frames else "transfer"
             detail = f"resumed as delivery-id {d.delivery_id}" if kind == "resume" else ""
             if (gap is not None and d.frames == 0 and not t.message_format
                     and not starts_message(payload)):
@@ -844,6 +849,8 @@ class Session:
                 link, side, receiver, tag)
             d.first_time = conn.time
             d.message_format = int(t.message_format or 0)
+            if t.resume:
+                d.resumed = True  # (its earlier part was before the capture, or elsewhere)
             link.deliveries += 1
             self.deliveries[side] += 1
             if not t.settled:

@@ -32,6 +32,7 @@ from amqpcli.engine.events import (
     Violation,
 )
 from amqpcli.engine.observer import Observer, explained_by_gap
+from amqpcli.engine.shelf import LinkShelf
 from amqpcli.tui.store import FrameRecord
 
 SIDES = ("client", "server")
@@ -334,6 +335,9 @@ class Watch:
         self.labels: dict[str, str] = {}
         self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
         self.untimed: set[str] = set()  # keys of the connections without times
+        # links a connection ended with attached, for a later connection between the same
+        # containers to resume (link recovery, as pcap-dump follows it)
+        self.shelf = LinkShelf()
 
     def conn(self, key: str, label: str | None = None) -> ConnWatch | ConnWatch010:
         cw = self.conns.get(key)
@@ -344,6 +348,8 @@ class Watch:
             else:
                 cw = ConnWatch(key, label, self.history)
                 cw.timed = key not in self.untimed
+                model = cw.observer.connection
+                model.shelf, model.label = self.shelf, label
             self.conns[key] = cw
         return cw
 

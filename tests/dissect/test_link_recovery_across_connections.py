@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import encode_protocol_header
+from amqpcli.codec.frames import encode_frame, encode_protocol_header
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import UInt, ULong
 from amqpcli.engine.shelf import LinkShelf
@@ -82,6 +83,9 @@ def _again(client: str = "client-1", *, resume: bool = True) -> Script:
     return s.close()
 
 
+_T0 = 1_700_000_000_000_000_000
+
+
 def _run(tmp_path: Path, scripts: list[Script]) -> Any:
     return dissect(Path(write_connections(tmp_path / "r.pcapng", scripts)), keep_payload=True)
 
@@ -96,9 +100,10 @@ def test_a_delivery_resumed_on_a_new_connection_is_whole_there(tmp_path: Path) -
     assert resumed.payload == WHOLE
     assert resumed.first_time == first.first_time  # its latency from the first sending
     assert resumed.latency is not None and resumed.latency > 1.0
-    # the steps of the first connection say so (their frame numbers are its own)
+    # a step marks where the first connection's steps end (their frame numbers are its own)
     assert [(e.kind, e.detail) for e in resumed.timeline] == [
-        ("transfer", "(on c1)"), ("resume", "resumed as delivery-id 0"), ("disposition", "")]
+        ("transfer", ""), ("carried", "carried over from c1"),
+        ("resume", "resumed as delivery-id 0"), ("disposition", "")]
     assert "[resumed from c1, 2 frames]" in delivery_line(resumed)
     assert delivery_json(resumed)["resumed-from"] == "c1"
     # both ends' maps are checked against what the capture saw on the first connection
@@ -151,17 +156,99 @@ def test_an_attach_without_an_unsettled_map_starts_the_link_afresh(tmp_path: Pat
     assert not [n for n in res.notices if "re-attach" in n.text]
 
 
-def test_the_shelf_is_bounded() -> None:
-    class _Link:
-        def __init__(self) -> None:
-            self.delivery_count = 0
-            self.sender, self.receiver = "client", "server"
-            self.unsettled: dict[str, dict[bytes, Any]] = {"client": {}, "server": {}}
-            self.live: dict[bytes, Any] = {}
+class _Link:
+    """What the shelf reads of a link."""
 
-    shelf = LinkShelf(max_links=3)
+    def __init__(self, deliveries: int = 0, size: int = 0) -> None:
+        self.sender, self.receiver = "client", "server"
+        self.unsettled: dict[str, dict[bytes, Any]] = {"client": {}, "server": {}}
+        self.live: dict[bytes, Any] = {}
+        for i in range(deliveries):
+            self.live[b"%d" % i] = _Delivery(size)
+
+
+class _Delivery:
+    def __init__(self, size: int) -> None:
+        self.timeline: list[Any] = []
+        self._chunks = [b"x" * size] if size else []
+        self.origin: str | None = None
+        self.link = self.session = None
+
+
+def test_the_shelf_is_bounded() -> None:
+    shelf = LinkShelf(max_links=3, max_deliveries=10, max_bytes=1000)
     for i in range(5):
-        shelf.put(("a", "b", f"L{i}"), _Link(), "c1")  # type: ignore[arg-type]
+        shelf.put(("a", "b", f"L{i}"), _Link(), "c1", None)  # type: ignore[arg-type]
     assert len(shelf) == 3
     assert shelf.take(("a", "b", "L0")) is None
     assert shelf.take(("a", "b", "L4")) is not None
+    # a link larger than the shelf alone is not kept, in deliveries or in bytes
+    shelf.put(("a", "b", "many"), _Link(deliveries=11), "c1", None)  # type: ignore[arg-type]
+    shelf.put(("a", "b", "big"), _Link(deliveries=1, size=1001), "c1", None)  # type: ignore[arg-type]
+    assert shelf.take(("a", "b", "many")) is None and shelf.take(("a", "b", "big")) is None
+    # and the bytes of those kept count: the oldest goes
+    shelf.put(("a", "b", "x"), _Link(deliveries=1, size=600), "c1", None)  # type: ignore[arg-type]
+    shelf.put(("a", "b", "y"), _Link(deliveries=1, size=600), "c1", None)  # type: ignore[arg-type]
+    assert shelf.take(("a", "b", "x")) is None and shelf.take(("a", "b", "y")) is not None
+
+
+def test_an_end_seen_after_a_later_attach_leaves_nothing(tmp_path: Path) -> None:
+    """c1 goes quiet (half-open) and the client attaches L on c2 before the capture
+    shows c1's end: c1's end is not the link's latest state. c2 ends with t1 cut short
+    and c3 resumes it from c2, its maps checked against what c2 left."""
+    c1 = _opened()
+    c1.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    _credit(c1)
+    c1.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", message_format=0,
+                    more=True), payload=WHOLE[:CUT])
+    c2 = _opened()
+    c2.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    _credit(c2)
+    c2.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t1", message_format=0,
+                    more=True), payload=WHOLE[:CUT])
+    c2.close()
+    c3 = _opened()
+    c3.c(_attach("L", SENDER, {b"t1": None})).s(_attach("L", RECEIVER, {b"t1": KEPT}))
+    _credit(c3, 1)
+    c3.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t1", resume=True),
+         payload=WHOLE[CUT:])
+    c3.dispose(0, c.Accepted()).close()
+    path = tmp_path / "stale.pcapng"
+    with CaptureWriter(path) as w:
+        convs = [TcpConversation(w, client=("10.0.0.1", 40000 + i), server=("10.0.0.2", 5672),
+                                 start_ns=_T0 + i) for i in range(3)]
+        for conv in convs:
+            conv.handshake()
+        for i, script in ((0, c1), (1, c2)):
+            for d, data, _t in script.steps:
+                convs[i].send(d, data, time_ns=_T0 + 1000 * i)
+        for d, data in ((C2S, encode_frame(c.Close())), (S2C, encode_frame(c.Close()))):
+            convs[0].send(d, data, time_ns=_T0 + 3_000_000_000)  # c1's end, seen late
+        for d, data, _t in c3.steps:
+            convs[2].send(d, data, time_ns=_T0 + 5_000_000_000)
+        for conv in convs:
+            conv.close()
+    res = dissect(path, keep_payload=True)
+    last = res.deliveries[-1]
+    assert (last.conn.label, last.tag, last.resumed_from, last.size) == (
+        "c3", b"t1", "c2", len(WHOLE))
+    texts = [n.text for n in res.notices if n.conn.label == "c3" and "re-attach" in n.text]
+    assert len(texts) == 2 and all("0 only in the attach, 0 only seen" in t for t in texts)
+
+
+def test_the_tui_follows_the_link_across_connections() -> None:
+    """The TUI's connections share one shelf, as the dissector's do: the resumed delivery
+    it keeps for viewing is the whole one."""
+    from amqpcli.codec.frames import FrameReader
+    from amqpcli.tui.watch import Watch
+    from tests.dissect.helpers import C2S
+
+    watch = Watch()
+    for key, script in (("k1", _first()), ("k2", _again())):
+        cw = watch.conn(key, "c1" if key == "k1" else "c2")
+        readers = {C2S: FrameReader(), S2C: FrameReader()}
+        for direction, data, t in script.steps:
+            for item in readers[direction].feed(data):
+                cw.feed("client" if direction == C2S else "server", item, t)
+    resumed = [d for d in watch.conn("k2").settled if d.resumed]
+    assert [(d.origin, d.size, d.outcome) for d in resumed] == [("c1", len(WHOLE), "accepted")]
