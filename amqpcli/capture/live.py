@@ -56,6 +56,7 @@ from contextlib import AbstractContextManager, nullcontext
 from functools import partial
 from typing import IO, Any, Protocol, cast
 
+from amqpcli.aio import wait_within
 from amqpcli.capture.decode import ACK, FIN, PSH, RST, SYN, PacketDecoder
 from amqpcli.capture.detect import AMQP_TLS, NEEDED, TLS, detect, is_client_hello
 from amqpcli.capture.files import CaptureError, PipeStream, read_packets
@@ -456,7 +457,7 @@ def _watch_processes(cap: Any, procs: CaptureProcesses) -> None:
     async def cleanup_subprocess(process: Any) -> Any:
         if process.returncode is None and (procs.ending or getattr(cap, "_eof_reached", False)):
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.wait(), _EXIT_WAIT)
+                await wait_within(process.wait(), _EXIT_WAIT)
         if procs.ending and process.returncode is not None:
             return None  # we ended it: how it exited is no crash (see above)
         return await cleanup(process)

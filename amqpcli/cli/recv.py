@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
+from amqpcli.aio import wait_within
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
@@ -164,7 +165,6 @@ class Sink:
     async def _line_end(self, run: _Run, end: int) -> bool:
         """After a stop: write the run up to `end`, the end of the line under way, while
         the output takes some of it every `LINE_END_WAIT` seconds."""
-        import asyncio
 
         fd = self.fd
         assert fd is not None
@@ -174,7 +174,7 @@ class Sink:
                 if n:
                     run.done += n
                     continue
-                await asyncio.wait_for(_writable(fd), self.LINE_END_WAIT)
+                await wait_within(_writable(fd), self.LINE_END_WAIT)
         except OSError:  # (the wait's TimeoutError too)
             return False
         return True

@@ -26,6 +26,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
+from amqpcli.aio import wait_within
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.types import Symbol
@@ -69,7 +70,7 @@ async def close_interrupted(client: Client | None, timeout: float) -> bool:
     if client is None:
         return False
     try:
-        await asyncio.wait_for(client.close(), timeout)
+        await wait_within(client.close(), timeout)
         return True
     except (ConnectionLost, TimeoutError, OSError):
         return False
@@ -544,7 +545,7 @@ class SenderLink(_Link):
             await self.wait_changed(deadline, f"no credit from the peer for {timeout:g}s")
         self.client.transport.flush()
         try:
-            await asyncio.wait_for(self.client.transport.writer.drain(), timeout)
+            await wait_within(self.client.transport.writer.drain(), timeout)
         except (ConnectionError, OSError) as e:
             raise ConnectionLost(self.client._lost_error(e)) from None
 
@@ -779,7 +780,7 @@ class Client:
                                    on_events=on_events, lock=lock)
         self.transport.start()
         try:
-            await asyncio.wait_for(asyncio.shield(self.opened), cfg.connect_timeout)
+            await wait_within(asyncio.shield(self.opened), cfg.connect_timeout)
             # what came with the open (a frame that broke the protocol) ends it here
             self._check()
         except TimeoutError:
@@ -826,7 +827,7 @@ class Client:
             wait = self.answer_wait(timeout)
             try:
                 assert self.closed_by_peer is not None
-                await asyncio.wait_for(asyncio.shield(self.closed_by_peer), wait)
+                await wait_within(asyncio.shield(self.closed_by_peer), wait)
             except TimeoutError:
                 self.close_unanswered("close", wait)
             except (ConnectionLost, UserError):
@@ -912,7 +913,7 @@ class Client:
 
     async def _attached(self, link: _Link) -> None:
         try:
-            await asyncio.wait_for(asyncio.shield(link.attached), self.cfg.connect_timeout)
+            await wait_within(asyncio.shield(link.attached), self.cfg.connect_timeout)
         except TimeoutError:
             raise UserError(
                 f"the peer did not answer the attach to {link.what} within "
@@ -950,7 +951,7 @@ class Client:
     async def _wait_pending(self, p: Pending, what: str) -> None:
         self._schedule_flush()
         try:
-            await asyncio.wait_for(p.wait(), self.cfg.connect_timeout * 3)
+            await wait_within(p.wait(), self.cfg.connect_timeout * 3)
         except TimeoutError:
             raise UserError(f"no answer to the transaction {what}", Exit.TIMEOUT) from None
         self._check()

@@ -10,6 +10,7 @@ import ssl
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from amqpcli.aio import wait_within
 from amqpcli.errors import Exit, UserError, cut_middle
 from amqpcli.net.certinfo import CertInfo, cert_info
 from amqpcli.net.config import ConnectionConfig
@@ -206,7 +207,7 @@ async def open_stream(cfg: ConnectionConfig) -> tuple[asyncio.StreamReader, asyn
     """Connect (and, for TLS, handshake) within `cfg.connect_timeout`."""
     phase = _Phase()
     try:
-        return await asyncio.wait_for(_open(cfg, phase), cfg.connect_timeout)
+        return await wait_within(_open(cfg, phase), cfg.connect_timeout)
     except TimeoutError:
         if phase.step != "tls":
             raise connection_error(cfg, TimeoutError()) from None
@@ -230,7 +231,7 @@ async def _peer_certificate(cfg: ConnectionConfig) -> CertInfo | None:
     failed one gives nothing to read), for the error line: None if that fails too."""
     probe = replace(cfg, tls=replace(cfg.tls, verify=False))
     try:
-        _reader, writer = await asyncio.wait_for(_open(probe, _Phase()),
+        _reader, writer = await wait_within(_open(probe, _Phase()),
                                                  min(cfg.connect_timeout, 5.0))
     except (OSError, TimeoutError, asyncio.IncompleteReadError, EOFError, UserError):
         return None

@@ -68,6 +68,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from amqpcli.aio import wait_within
 from amqpcli.codec import composites as c
 from amqpcli.codec.types import DecodeError, Described, Symbol, UInt
 from amqpcli.errors import Exit, UserError
@@ -764,7 +765,7 @@ class _Receiver:
         if task is not None:
             task.uncancel()  # (the cancel was the interrupt, taken: the discharge must run)
         with contextlib.suppress(ConnectionLost, UserError, TimeoutError, OSError):
-            await asyncio.wait_for(self._discharge(link), self.cfg.connect_timeout)
+            await wait_within(self._discharge(link), self.cfg.connect_timeout)
 
     async def _pace(self, link: ReceiverLink) -> None:
         """--rate: wait for the next message's turn, at least 1/R after the last one's

@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from amqpcli.aio import wait_within
 from amqpcli.codec import composites as c
 from amqpcli.codec.encode import PYTHON_TYPE_NAMES, encode
 from amqpcli.codec.message import Message
@@ -526,7 +527,7 @@ class _Responder:
         if task is not None:
             task.uncancel()  # (the stop is taken: what follows is the run's close)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in waiting)),
+            await wait_within(asyncio.gather(*(p.wait() for p in waiting)),
                                    self.cfg.connect_timeout)
 
     def _stopped(self) -> None:
@@ -607,7 +608,7 @@ async def _outcome(pending: Pending, wait: float) -> str | None:
     """None when the peer accepted the reply, else why not."""
     try:
         # (shielded: a stop cancels this wait, not the reply's own, which it waits on too)
-        await asyncio.wait_for(asyncio.shield(pending.wait()), max(wait, 0.0))
+        await wait_within(asyncio.shield(pending.wait()), max(wait, 0.0))
     except TimeoutError:
         return f"no outcome within {REPLY_WAIT:g}s"
     if _accepted(pending):

@@ -10,9 +10,9 @@ drain waits for it (docs/engine.md).
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
+from amqpcli.aio import wait_within
 from amqpcli.errors import UserError
 from amqpcli.net.client import Client, ConnectionLost, SenderLink
 
@@ -64,7 +64,7 @@ class Offering:
             await pulled.ready()
         elif timeout > 0:
             try:
-                await asyncio.wait_for(pulled.ready(), timeout)
+                await wait_within(pulled.ready(), timeout)
             except TimeoutError:
                 pass
         self.offer(True, sender)  # a message, or the input's end (the run then says so)

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from amqpcli.aio import wait_within
 from amqpcli.errors import secret_forms
 
 __all__ = ["EngineLike", "StreamEnded", "Transport", "now", "without_secrets"]
@@ -200,7 +201,7 @@ class Transport:
                 delay = deadline - now()
                 if delay > 0:
                     try:
-                        await asyncio.wait_for(self._timer_wake.wait(), delay)
+                        await wait_within(self._timer_wake.wait(), delay)
                     except TimeoutError:
                         pass
                     continue
@@ -230,9 +231,9 @@ class Transport:
                 task.cancel()
         try:
             if not self.writer.is_closing():
-                await asyncio.wait_for(self.writer.drain(), 2)
+                await wait_within(self.writer.drain(), 2)
             self.writer.close()
-            await asyncio.wait_for(self.writer.wait_closed(), 2)
+            await wait_within(self.writer.wait_closed(), 2)
         except (ConnectionError, OSError, TimeoutError):
             pass
         if not self.finished.is_set():

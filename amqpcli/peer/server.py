@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from amqpcli import __version__
+from amqpcli.aio import wait_within
 from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FRAME_TYPE_SASL, Frame, FrameReader, ProtocolHeader
 from amqpcli.codec.types import Symbol
@@ -269,7 +270,7 @@ class Server:
         if task is not None:
             self._greeting.add(task)
         try:
-            header = await asyncio.wait_for(reader.readexactly(8), _HEADER_WAIT)
+            header = await wait_within(reader.readexactly(8), _HEADER_WAIT)
         except (asyncio.IncompleteReadError, TimeoutError, ConnectionError, OSError,
                 asyncio.CancelledError):
             writer.close()
