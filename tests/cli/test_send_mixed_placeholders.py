@@ -10,26 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from amqpcli.cli.send import build_template
-from amqpcli.errors import Exit, UserError
-from amqpcli.net.outgoing import MessageTemplate
+from amqpcli.errors import UserError
 from tests.net.clirun import amqp
+from tests.net.templatecheck import assert_checked_as_made, template
 
 NOWHERE = "amqp://127.0.0.1:1/q"  # (usage errors are said before any connect)
-
-
-def _template(*properties: str) -> MessageTemplate:
-    return build_template("data", {}, None, None, None, None, list(properties), [], [], [])
-
-
-def _first_failing(t: MessageTemplate, last: int) -> int | None:
-    """The first message number of 1 … last whose values fail, found one by one."""
-    for n in range(1, last + 1):
-        try:
-            t.check_number(n)
-        except UserError:
-            return n
-    return None
 
 
 @pytest.mark.parametrize(("option", "last", "first"), [
@@ -43,22 +28,14 @@ def _first_failing(t: MessageTemplate, last: int) -> int | None:
 ])
 def test_a_mixed_value_is_checked_as_it_will_be_made(option: str, last: int,
                                                        first: int | None) -> None:
-    t = _template(option)
-    assert _first_failing(t, last) == first
-    if first is None:
-        t.check_run(last)
-        return
-    with pytest.raises(UserError) as e:
-        t.check_run(last)
-    assert e.value.code == Exit.USAGE
-    assert str(e.value).startswith(f"message {first}: --property 'k': "), e.value
+    assert_checked_as_made(option, last, first)
 
 
 def test_the_first_failing_message_of_a_long_mixed_run() -> None:
     # a long: {n%1000} then 16 digits of n past its range at n%1000 = 923 first
     with pytest.raises(UserError, match=r"^message 1000000000000923: --property 'k': bad "
                                         r"long value '9231000000000000923'"):
-        _template("k:long={n%1000}{n}").check_run(10**18)
+        template("k:long={n%1000}{n}").check_run(10**18)
 
 
 def test_refused_before_connecting() -> None:

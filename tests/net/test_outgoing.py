@@ -10,6 +10,7 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import Int, Symbol, UByte
 from amqpcli.net.outgoing import MessageTemplate, PerMessage, read_line_bodies, read_whole
+from tests.net.templatecheck import assert_checked_as_made
 
 
 def test_sections_in_spec_order_and_decodable() -> None:
@@ -116,18 +117,6 @@ def test_expand_placeholders_and_escapes() -> None:
     assert has_placeholder("a{n}") and not has_placeholder("a{{n}} {x}")
 
 
-def _first_failing(t: MessageTemplate, last: int) -> int | None:
-    """The first message number of 1 … last whose values fail, found one by one."""
-    from amqpcli.errors import UserError
-
-    for n in range(1, last + 1):
-        try:
-            t.check_number(n)
-        except UserError:
-            return n
-    return None
-
-
 @pytest.mark.parametrize(("option", "last", "first"), [
     ("k:byte={n}", 300, 128),
     ("k:byte=-{n}", 300, 129),  # shrinks as n grows
@@ -147,18 +136,7 @@ def _first_failing(t: MessageTemplate, last: int) -> int | None:
 ])
 def test_a_run_is_checked_up_front_and_the_first_failing_message_named(
         option: str, last: int, first: int | None) -> None:
-    from amqpcli.cli.send import build_template
-    from amqpcli.errors import Exit, UserError
-
-    t = build_template("data", {}, None, None, None, None, [option], [], [], [])
-    assert _first_failing(t, last) == first
-    if first is None:
-        t.check_run(last)
-        return
-    with pytest.raises(UserError) as e:
-        t.check_run(last)
-    assert e.value.code == Exit.USAGE
-    assert str(e.value).startswith(f"message {first}: --property 'k': "), e.value
+    assert_checked_as_made(option, last, first)
 
 
 def test_the_first_failing_message_of_a_long_run_is_found_cheaply() -> None:

@@ -11,24 +11,7 @@ from typing import Any
 from amqpcli.codec import composites as c
 from amqpcli.net import responding
 from amqpcli.net.responding import HELD, RespondPlan, _Responder
-
-
-class _Link:
-    def __init__(self) -> None:
-        self.ended = False
-        self.credit = 10
-        self.settled: list[tuple[int, Any]] = []
-        self.flows: list[int] = []
-
-    def settle(self, inc: Any, state: Any) -> None:
-        self.settled.append((inc.number, state))
-
-    def flow(self, n: int) -> None:
-        self.flows.append(n)
-        self.credit = n
-
-    def flush_settlements(self) -> None:
-        pass
+from tests.net.requestlinks import FakeRequestLink as _Link
 
 
 def _request(n: int, settled: bool = False) -> Any:

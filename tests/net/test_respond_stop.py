@@ -15,30 +15,7 @@ import pytest
 from amqpcli.codec import composites as c
 from amqpcli.net.client import Incoming
 from amqpcli.net.responding import RespondPlan, _Responder
-
-
-class _Link:
-    def __init__(self) -> None:
-        self.ended = False
-        self.credit = 10
-        self.received = 0
-        self.queue: list[Any] = []
-        self.settled: list[tuple[int, Any]] = []
-        self.flows: list[int] = []
-
-    def settle(self, inc: Any, state: Any) -> None:
-        self.settled.append((inc.number, state))
-
-    def flow(self, n: int) -> None:
-        self.flows.append(n)
-        self.credit = n
-
-    def take(self, limit: int | None) -> list[Any]:
-        out, self.queue = self.queue, []
-        return out
-
-    def flush_settlements(self) -> None:
-        pass
+from tests.net.requestlinks import FakeRequestLink as _Link
 
 
 def _request(n: int, settled: bool = False) -> Incoming:
