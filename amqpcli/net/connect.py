@@ -232,7 +232,7 @@ async def _peer_certificate(cfg: ConnectionConfig) -> CertInfo | None:
     probe = replace(cfg, tls=replace(cfg.tls, verify=False))
     try:
         _reader, writer = await wait_within(_open(probe, _Phase()),
-                                                 min(cfg.connect_timeout, 5.0))
+                                            min(cfg.connect_timeout, 5.0))
     except (OSError, TimeoutError, asyncio.IncompleteReadError, EOFError, UserError):
         return None
     try:

@@ -528,7 +528,7 @@ class _Responder:
             task.uncancel()  # (the stop is taken: what follows is the run's close)
         with contextlib.suppress(TimeoutError):
             await wait_within(asyncio.gather(*(p.wait() for p in waiting)),
-                                   self.cfg.connect_timeout)
+                              self.cfg.connect_timeout)
 
     def _stopped(self) -> None:
         """The run was stopped (Ctrl-C, SIGTERM): the requests taken and not answered are
@@ -590,10 +590,10 @@ def _amqp_type(value: Any) -> str:
 
 
 def _raise_stop() -> None:
-    """Raise a stop (Ctrl-C, SIGTERM) that a wait let pass: before Python 3.12,
-    `asyncio.wait_for` whose awaitable completes as the cancellation comes returns its
-    result instead, and the run would go on (into a write to an output that may never
-    take it)."""
+    """Raise a stop (Ctrl-C, SIGTERM) that a wait let pass, as `asyncio.wait_for` did
+    before Python 3.12 when its awaitable completed as the cancellation came (the package
+    waits with `wait_within` since; this guards the write that follows a wait for
+    requests, which could otherwise never end on an output that takes nothing)."""
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
