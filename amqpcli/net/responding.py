@@ -286,6 +286,13 @@ class _Responder:
         requests back each time, none of them settled."""
         link = self.requests
         left = link.received - self.settled_here if link is not None else 0
+        # pre-settled requests in hand do not come again: lost, and said so
+        lost = [inc for inc in self.in_hand.values() if inc.settled]
+        for inc in lost:
+            self.s.lost += 1
+            self._error(f"request {inc.number}: the connection was lost before its reply was "
+                        "accepted: lost (it came pre-settled)")
+        left -= len(lost)
         if left:
             text = (f"{left} request(s) not settled when the connection was lost: the peer "
                     "delivers them again")
@@ -605,12 +612,14 @@ def _accepted(pending: Pending) -> bool:
 
 
 async def _outcome(pending: Pending, wait: float) -> str | None:
-    """None when the peer accepted the reply, else why not."""
-    try:
-        # (shielded: a stop cancels this wait, not the reply's own, which it waits on too)
-        await wait_within(asyncio.shield(pending.wait()), max(wait, 0.0))
-    except TimeoutError:
-        return f"no outcome within {REPLY_WAIT:g}s"
+    """None when the peer accepted the reply, else why not. `wait` may be spent (the
+    batch's earlier replies took it): an outcome already here is taken all the same."""
+    if not pending.done:
+        try:
+            # (shielded: a stop cancels this wait, not the reply's own, which it waits on)
+            await wait_within(asyncio.shield(pending.wait()), max(wait, 0.0))
+        except TimeoutError:
+            return f"no outcome within {REPLY_WAIT:g}s"
     if _accepted(pending):
         return None
     state = pending.state

@@ -121,3 +121,32 @@ def test_a_stop_waits_for_the_outcomes_of_the_replies_on_their_way() -> None:
 
     asyncio.run(stopped())
     assert reply.done and isinstance(reply.state, c.Accepted)
+
+
+def test_an_outcome_already_here_is_taken_when_the_batchs_wait_is_spent() -> None:
+    """The batch's earlier replies took its whole wait: a later reply the peer had
+    accepted already is accepted, not held as 'no outcome' and answered twice."""
+    from amqpcli.net.responding import _outcome
+
+    accepted = SimpleNamespace(done=True, state=c.Accepted(), lost=False)
+    for wait in (0.0, -3.0, 0.01):
+        assert asyncio.run(_outcome(accepted, wait)) is None  # type: ignore[arg-type]
+
+
+def test_pre_settled_requests_in_hand_when_the_connection_is_lost_are_lost() -> None:
+    """They come pre-settled: the peer does not deliver them again. Said lost, and left
+    out of the count of those it delivers again (and of the credit's shrinking)."""
+    warnings: list[str] = []
+    r = _Responder(None, RespondPlan("service"), None, warnings.append)  # type: ignore[arg-type]
+    link = _Link()
+    link.received = 3
+    r.requests = link  # type: ignore[assignment]
+    for n, settled in ((1, True), (2, True), (3, False)):
+        r.in_hand[n] = _request(n, settled)
+    r._lost()
+    assert r.s.lost == 2
+    assert r.s.errors == [
+        f"request {n}: the connection was lost before its reply was accepted: lost (it came "
+        "pre-settled)" for n in (1, 2)]
+    assert warnings == [("1 request(s) not settled when the connection was lost: the peer "
+                         "delivers them again; credit 1 from now on")]
