@@ -286,11 +286,11 @@ class Session:
                 link = resumed
             else:
                 link = Link(str(att.name), self, side, sender, conn.other[sender])
-                if conn.shelf is not None:
-                    if att.unsettled:
-                        self._unshelve(link, side)
-                    conn.claim(link)
+                if conn.shelf is not None and att.unsettled:
+                    self._unshelve(link, side)
             self.links[key] = link
+        if not responding and conn.shelf is not None:
+            conn.claim(link)  # (a new attachment, whichever way: the link's latest)
         link.handle[side] = handle
         self.handles[side][handle] = link
         link.attach[side] = att

@@ -92,6 +92,7 @@ class LinkShelf:
         earlier = self._claims.get(key)
         if earlier is not None and earlier is not owner:
             self._superseded.add((key, earlier))
+        self._superseded.discard((key, owner))  # (attached again: the latest once more)
         self._claims[key] = owner
 
     def release(self, owner: Any, keys: Any) -> None:

@@ -252,3 +252,51 @@ def test_the_tui_follows_the_link_across_connections() -> None:
                 cw.feed("client" if direction == C2S else "server", item, t)
     resumed = [d for d in watch.conn("k2").settled if d.resumed]
     assert [(d.origin, d.size, d.outcome) for d in resumed] == [("c1", len(WHOLE), "accepted")]
+
+
+def test_a_reattach_on_the_earlier_connection_takes_the_link_back() -> None:
+    """c1 attaches L, c2 attaches L too, then c1 detaches L (not closed) and attaches it
+    again: c1's attachment is the latest, so its end, not c2's, leaves L's state."""
+    from amqpcli.engine import DeliverySettled, Observer
+
+    shelf = LinkShelf()
+    models = []
+    for label in ("c1", "c2", "c3"):
+        o = Observer(keep_payload=True)
+        o.connection.shelf, o.connection.label = shelf, label
+        models.append(o)
+
+    def feed(o: Observer, s: Script) -> list[Any]:
+        out: list[Any] = []
+        for direction, data, t in s.steps:
+            out += o.feed_bytes("client" if direction == C2S else "server", data, t)
+        s.steps.clear()
+        return out
+
+    c1, c2, c3 = models
+    s1 = _opened()
+    s1.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    feed(c1, s1)
+    s2 = _opened()
+    s2.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    feed(c2, s2)
+    s1.c(c.Detach(handle=0, closed=False)).s(c.Detach(handle=0, closed=False))
+    s1.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    _credit(s1)
+    s1.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t1", message_format=0,
+                    more=True), payload=WHOLE[:CUT])
+    feed(c1, s1)
+    feed(c2, Script().close())  # (c2 ends first, its attachment superseded)
+    feed(c1, Script().close())
+    events = feed(c3, _again_with(b"t1"))
+    (d,) = [e.delivery for e in events if isinstance(e, DeliverySettled)]
+    assert (d.origin, d.size) == ("c1", len(WHOLE))
+
+
+def _again_with(tag: bytes) -> Script:
+    s = _opened()
+    s.c(_attach("L", SENDER, {tag: None})).s(_attach("L", RECEIVER, {tag: KEPT}))
+    _credit(s, 1)
+    s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=tag, resume=True),
+        payload=WHOLE[CUT:])
+    return s.dispose(0, c.Accepted())
