@@ -346,7 +346,10 @@ class Session:
         mine = link.unsettled[side]
         only_model = tuple(t for t in mine if t not in theirs)
         only_attach = tuple(bytes(t) for t in theirs if t not in mine)
-        differs = tuple(t for t in mine if t in theirs and theirs[t] != mine[t])
+        # (a received state the model never saw is no contradiction of its "not known":
+        # a receiver keeps one per delivery it has part of, and need not send it)
+        differs = tuple(t for t in mine if t in theirs and theirs[t] != mine[t] and not (
+            mine[t] is None and theirs[t].__class__ is c.Received))
         self.conn.emit(UnsettledReconciled(link, side, only_model, only_attach, differs,
                                            self.conn.time))
         earlier = link.attach.get(self.conn.other[side])
