@@ -377,9 +377,11 @@ class DeliveryRecord:
         if not cut:
             return None
         size, was_cut = 0, False
-        for e in self.timeline:
+        # (the steps before a `carried` one came on another connection: not this log's)
+        here = max((i for i, e in enumerate(self.timeline) if e[2] == "carried"), default=-1)
+        for i, e in enumerate(self.timeline):
             if e[2] == "transfer":  # (e.kind; e.frame_no, e.size)
-                said = cut.get(e[3])
+                said = cut.get(e[3]) if i > here else None
                 was_cut = was_cut or said is not None
                 size += e[7] if said is None else said
         return size if was_cut else None

@@ -45,7 +45,7 @@ from .events import (
 )
 from .link import ATTACH_TRANSITIONS, RECEIVER, SENDER, Link, compare_termini
 from .settled import WINDOW, SettledIds
-from .shelf import shelf_key
+from .shelf import carried_step_detail, shelf_key
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -337,7 +337,7 @@ class Session:
             # where the earlier connection's steps end (their frame numbers are its own)
             d.timeline.append(new_entry(TimelineEntry, (
                 conn.time, None, "carried", conn.frame_no, None, False, False, 0,
-                f"carried over from {shelved.origin or 'an earlier connection'}")))
+                carried_step_detail(shelved.origin))))
             d.sender, d.receiver = link.sender, link.receiver
             link.live[d.tag] = d
         link.resume(side)

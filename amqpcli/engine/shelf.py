@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from amqpcli.engine.delivery import Delivery
     from amqpcli.engine.link import Link
 
-__all__ = ["LinkShelf", "Shelved", "shelf_key"]
+__all__ = ["LinkShelf", "Shelved", "carried_step_detail", "shelf_key", "step_connections"]
 
 # (sender's container-id, receiver's container-id, link name)
 ShelfKey = tuple[str, str, str]
@@ -130,6 +130,29 @@ class LinkShelf:
             self._held -= len(shelved.deliveries)
             self._bytes -= shelved.payload_bytes
         return shelved
+
+
+CARRIED_FROM = "carried over from "  # (the detail of a `carried` step, then its connection)
+
+
+def carried_step_detail(origin: str | None) -> str:
+    """The detail of the `carried` step a delivery taken off the shelf gets."""
+    return CARRIED_FROM + (origin or "an earlier connection")
+
+
+def step_connections(timeline: list[Any], here: str) -> list[str]:
+    """The connection each step of a delivery's timeline came on: `here` for the steps
+    from its last `carried` step on, the connection a `carried` step names for those
+    before it (back to the one before), so that a frame number is read as its own
+    connection's."""
+    out = [here] * len(timeline)
+    owner = here
+    for i in range(len(timeline) - 1, -1, -1):
+        e = timeline[i]
+        out[i] = owner
+        if e.kind == "carried":
+            owner = e.detail.removeprefix(CARRIED_FROM)
+    return out
 
 
 def shelf_key(conn: Any, name: str, sender: str) -> ShelfKey | None:

@@ -269,7 +269,15 @@ def delivery_json(
     in_log = rec.size_in_log
     if in_log is not None:  # (`size` is what the log shows)
         out["full-size"] = in_log
-    out["timeline"] = [_entry_json(e, rec.conn, hide) for e in rec.timeline]
+    out["timeline"] = steps = [_entry_json(e, rec.conn, hide) for e in rec.timeline]
+    if getattr(rec, "resumed_from", None) is not None:
+        # the steps of the connections it came over from: their frames are those's
+        from amqpcli.engine.shelf import step_connections
+
+        here = rec.conn.label
+        for step, where in zip(steps, step_connections(rec.timeline, here), strict=True):
+            if where != here:
+                step["connection"] = where
     if message and rec.payload:
         if rec.protocol == AMQP10:
             msg_json: dict[str, Any] = _message_json(rec.payload, show_secrets)

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
 from amqpcli.engine.delivery import Phase, state_name
+from amqpcli.engine.shelf import step_connections
 from amqpcli.render.frameline import filter_texts, item_line
 from amqpcli.render.message import message_tree
 from amqpcli.render.text import format_value, printable, rich_tree
@@ -519,12 +520,15 @@ def _message_of(d: Any, key: str) -> Any:
 def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     rows: list[TimelineRow] = []
     prev = d.first_time
-    for e in d.timeline:
+    # each step's connection (a delivery resumed here from another has its steps too)
+    where = (step_connections(d.timeline, cw.key) if getattr(d, "origin", None) is not None
+             else [cw.key] * len(d.timeline))
+    for e, conn_key in zip(d.timeline, where, strict=True):
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
         # no side: a step the connection's end took (an abandon by its close)
         rows.append(TimelineRow(known_time(cw, e.time), known_time(cw, delta),
-                                e.side or "-", e.kind, _entry_detail(e, cw.key)))
+                                e.side or "-", e.kind, _entry_detail(e, conn_key)))
     message = _message_of(d, key)
     lat = d.latency
     summary = f"[{getattr(d.phase, 'value', d.phase)}] outcome {d.outcome}"

@@ -349,7 +349,8 @@ class Watch:
                 cw = ConnWatch(key, label, self.history)
                 cw.timed = key not in self.untimed
                 model = cw.observer.connection
-                model.shelf, model.label = self.shelf, label
+                # (named by its key, as a delivery's timeline names a frame: `g c3:18`)
+                model.shelf, model.label = self.shelf, key
             self.conns[key] = cw
         return cw
 

@@ -105,7 +105,11 @@ def test_a_delivery_resumed_on_a_new_connection_is_whole_there(tmp_path: Path) -
         ("transfer", ""), ("carried", "carried over from c1"),
         ("resume", "resumed as delivery-id 0"), ("disposition", "")]
     assert "[resumed from c1, 2 frames]" in delivery_line(resumed)
-    assert delivery_json(resumed)["resumed-from"] == "c1"
+    obj = delivery_json(resumed)
+    assert obj["resumed-from"] == "c1"
+    # each step of the first connection says so: its frame number is that connection's
+    assert [(x["kind"], x.get("connection")) for x in obj["timeline"]] == [
+        ("transfer", "c1"), ("carried", None), ("resume", None), ("disposition", None)]
     # both ends' maps are checked against what the capture saw on the first connection
     texts = [n.text for n in res.notices if "re-attach" in n.text]
     assert len(texts) == 2 and all(
@@ -252,7 +256,14 @@ def test_the_tui_follows_the_link_across_connections() -> None:
             for item in readers[direction].feed(data):
                 cw.feed("client" if direction == C2S else "server", item, t)
     resumed = [d for d in watch.conn("k2").settled if d.resumed]
-    assert [(d.origin, d.size, d.outcome) for d in resumed] == [("c1", len(WHOLE), "accepted")]
+    assert [(d.origin, d.size, d.outcome) for d in resumed] == [("k1", len(WHOLE), "accepted")]
+    # its timeline names each step's frame by its own connection (`g k1:8` goes there)
+    from amqpcli.tui.adapter import delivery_detail
+
+    cw = watch.conn("k2")
+    rows = delivery_detail(cw, resumed[0], "k2").timeline
+    assert [r.detail.rsplit("  ", 1)[-1].split(" frame ")[0] for r in rows] == [
+        "k1", "k2", "k2", "k2"]
 
 
 def test_a_reattach_on_the_earlier_connection_takes_the_link_back() -> None:
