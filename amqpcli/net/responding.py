@@ -221,6 +221,7 @@ class _Responder:
         # requests taken off the link and not yet settled, held or given up, by number, and
         # the replies sent for them: what a stop releases (`_stopped`)
         self.in_hand: dict[int, Incoming] = {}
+        self.cut: int | None = None  # the request whose line a stop cut short
         self.replies_out: dict[int, Pending] = {}
         self.settled_here = 0  # requests of this connection's link settled (or pre-settled)
         # the credit granted at a time: shrunk after a drop that left requests unsettled,
@@ -367,8 +368,10 @@ class _Responder:
             self._count_written(numbered[:e.written])  # (written, not answered: released)
             if e.cut:
                 cut = numbered[e.written]
-                self._warn(cut_short(cut, f"request {cut.number}", "released: the node "
-                                     "delivers it again"))
+                self.cut = cut.number  # (`_stopped` settles it as a request written)
+                fate = ("lost (it came pre-settled)" if cut.settled
+                        else "released: the node delivers it again")
+                self._warn(cut_short(cut, f"request {cut.number}", fate))
             raise
         self._count_written(numbered)
         replies: list[tuple[Incoming, Pending | None, str | None]] = []
@@ -548,7 +551,9 @@ class _Responder:
         with contextlib.suppress(UserError):
             if link.credit:
                 link.flow(0)
-        taken = [(inc, inc.number <= self.s.requests) for inc in self.in_hand.values()]
+        # (written: its line, or the start of it a stop cut short, said so)
+        taken = [(inc, inc.number <= self.s.requests or inc.number == self.cut)
+                 for inc in self.in_hand.values()]
         taken += [(inc, False) for inc in link.take(None)]  # (never printed)
         unprinted_lost = 0
         for inc, printed in taken:
@@ -561,6 +566,8 @@ class _Responder:
                 link.settle(inc, _RELEASED)
                 if printed:
                     self.s.released += 1
+            elif inc.number == self.cut:
+                self.s.lost += 1  # (its cut line said so)
             elif printed:
                 self.s.lost += 1
                 self._error(f"request {inc.number}: stopped before its reply was accepted: "

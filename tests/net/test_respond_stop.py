@@ -150,3 +150,24 @@ def test_pre_settled_requests_in_hand_when_the_connection_is_lost_are_lost() -> 
         "pre-settled)" for n in (1, 2)]
     assert warnings == [("1 request(s) not settled when the connection was lost: the peer "
                          "delivers them again; credit 1 from now on")]
+
+
+@pytest.mark.parametrize("settled", [False, True], ids=["unsettled", "pre-settled"])
+def test_the_request_a_stop_cut_short_is_settled_as_written(settled: bool) -> None:
+    """Its cut line said what becomes of it: released (and counted so), or lost once
+    (not said again among those taken and not printed)."""
+    warnings: list[str] = []
+    r = _Responder(None, RespondPlan("service"), None, warnings.append)  # type: ignore[arg-type]
+    link = _Link()
+    r.requests = link  # type: ignore[assignment]
+    r.s.requests = 2  # 1 and 2 written; 3's line cut short
+    for n in (1, 2, 3):
+        r.in_hand[n] = _request(n, settled and n == 3)
+    r.cut = 3
+    r._stopped()
+    s = r.s
+    if settled:
+        assert (s.released, s.lost) == (2, 1)
+        assert warnings == [] and s.errors == []
+    else:
+        assert (s.released, s.lost) == (3, 0)
