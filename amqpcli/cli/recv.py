@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 
-from amqpcli.aio import wait_within
 from amqpcli.cli.app import app
 from amqpcli.cli.commands import COMMANDS
 from amqpcli.cli.options import (
@@ -165,6 +164,7 @@ class Sink:
     async def _line_end(self, run: _Run, end: int) -> bool:
         """After a stop: write the run up to `end`, the end of the line under way, while
         the output takes some of it every `LINE_END_WAIT` seconds."""
+        from amqpcli.aio import wait_within
 
         fd = self.fd
         assert fd is not None
