@@ -377,11 +377,16 @@ class DeliveryRecord:
         if not cut:
             return None
         size, was_cut = 0, False
-        # (the steps before a `carried` one came on another connection: not this log's)
-        here = max((i for i, e in enumerate(self.timeline) if e[2] == "carried"), default=-1)
-        for i, e in enumerate(self.timeline):
+        here = self.conn.label
+        # (a step brought from another connection is not this log's: `step_connections`)
+        where = [here] * len(self.timeline)
+        if self.resumed_from is not None:
+            from amqpcli.engine.shelf import step_connections
+
+            where = step_connections(self.timeline, here)
+        for e, conn in zip(self.timeline, where, strict=True):
             if e[2] == "transfer":  # (e.kind; e.frame_no, e.size)
-                said = cut.get(e[3]) if i > here else None
+                said = cut.get(e[3]) if conn == here else None
                 was_cut = was_cut or said is not None
                 size += e[7] if said is None else said
         return size if was_cut else None

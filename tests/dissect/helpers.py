@@ -52,10 +52,12 @@ class Script:
         return self
 
     def open(self, *, idle_ms: int | None = None, max_frame: int = 65536,
-             window: int = 1000) -> Script:
+             window: int = 1000, client: str = "client-1") -> Script:
+        """Headers, opens (the client's container-id `client`, the server's broker-1)
+        and a session."""
         self.raw(C2S, encode_protocol_header("amqp"))
         self.raw(S2C, encode_protocol_header("amqp"))
-        self.c(c.Open(container_id="client-1", hostname="broker", max_frame_size=max_frame))
+        self.c(c.Open(container_id=client, hostname="broker", max_frame_size=max_frame))
         self.s(c.Open(container_id="broker-1", max_frame_size=max_frame,
                       idle_time_out=idle_ms))
         self.c(c.Begin(next_outgoing_id=0, incoming_window=1000, outgoing_window=1000))

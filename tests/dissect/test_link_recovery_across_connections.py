@@ -13,7 +13,7 @@ from typing import Any
 
 from amqpcli.capture.writer import CaptureWriter, TcpConversation
 from amqpcli.codec import composites as c
-from amqpcli.codec.frames import encode_frame, encode_protocol_header
+from amqpcli.codec.frames import encode_frame
 from amqpcli.codec.message import Message
 from amqpcli.codec.types import UInt, ULong
 from amqpcli.engine.shelf import LinkShelf
@@ -40,16 +40,6 @@ def _attach(name: str, role: bool, unsettled: Any = None) -> c.Attach:
                     unsettled=unsettled, initial_delivery_count=None if role else 0)
 
 
-def _opened(client: str = "client-1") -> Script:
-    """Header, open (the client's container-id `client`, the server's broker-1), begin."""
-    s = Script()
-    s.raw(C2S, encode_protocol_header("amqp")).raw(S2C, encode_protocol_header("amqp"))
-    s.c(c.Open(container_id=client, hostname="broker")).s(c.Open(container_id="broker-1"))
-    s.c(c.Begin(next_outgoing_id=0, incoming_window=1000, outgoing_window=1000))
-    return s.s(c.Begin(remote_channel=0, next_outgoing_id=0, incoming_window=1000,
-                       outgoing_window=1000))
-
-
 def _credit(s: Script, delivery_count: int = 0) -> Script:
     return s.s(c.Flow(next_incoming_id=0, incoming_window=1000, next_outgoing_id=0,
                       outgoing_window=1000, handle=0, delivery_count=delivery_count,
@@ -59,7 +49,7 @@ def _credit(s: Script, delivery_count: int = 0) -> Script:
 def _first(*, detach_closed: bool | None = None) -> Script:
     """L attached, CUT bytes of t0 sent, then the connection closes (after detaching L
     with `detach_closed`, if given)."""
-    s = _opened()
+    s = Script().open()
     s.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     _credit(s)
     s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", message_format=0,
@@ -70,14 +60,14 @@ def _first(*, detach_closed: bool | None = None) -> Script:
     return s.close()
 
 
-def _again(client: str = "client-1", *, resume: bool = True) -> Script:
-    """L attached again, both ends listing t0; the client sends the rest (`resume`) and
-    the server accepts it, or the client sends nothing more."""
-    s = _opened(client)
-    s.c(_attach("L", SENDER, {b"t0": None})).s(_attach("L", RECEIVER, {b"t0": KEPT}))
+def _again(client: str = "client-1", *, tag: bytes = b"t0", resume: bool = True) -> Script:
+    """L attached again, both ends listing `tag`; the client sends the rest (`resume`)
+    and the server accepts it, or the client sends nothing more."""
+    s = Script().open(client=client)
+    s.c(_attach("L", SENDER, {tag: None})).s(_attach("L", RECEIVER, {tag: KEPT}))
     _credit(s, 1)
     if resume:
-        s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", resume=True),
+        s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=tag, resume=True),
             payload=WHOLE[CUT:])
         s.dispose(0, c.Accepted())
     return s.close()
@@ -150,7 +140,7 @@ def test_carried_over_but_not_resumed_is_reported_once(tmp_path: Path) -> None:
 def test_an_attach_without_an_unsettled_map_starts_the_link_afresh(tmp_path: Path) -> None:
     """A client that does not resume (most do not) attaches the name again with no map:
     no carry-over and no notice about what it did not carry."""
-    s = _opened()
+    s = Script().open()
     s.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     _credit(s)
     s.transfer(0, "fresh", tag=b"t0")
@@ -201,23 +191,18 @@ def test_an_end_seen_after_a_later_attach_leaves_nothing(tmp_path: Path) -> None
     """c1 goes quiet (half-open) and the client attaches L on c2 before the capture
     shows c1's end: c1's end is not the link's latest state. c2 ends with t1 cut short
     and c3 resumes it from c2, its maps checked against what c2 left."""
-    c1 = _opened()
+    c1 = Script().open()
     c1.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     _credit(c1)
     c1.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", message_format=0,
                     more=True), payload=WHOLE[:CUT])
-    c2 = _opened()
+    c2 = Script().open()
     c2.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     _credit(c2)
     c2.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t1", message_format=0,
                     more=True), payload=WHOLE[:CUT])
     c2.close()
-    c3 = _opened()
-    c3.c(_attach("L", SENDER, {b"t1": None})).s(_attach("L", RECEIVER, {b"t1": KEPT}))
-    _credit(c3, 1)
-    c3.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t1", resume=True),
-         payload=WHOLE[CUT:])
-    c3.dispose(0, c.Accepted()).close()
+    c3 = _again(tag=b"t1")
     path = tmp_path / "stale.pcapng"
     with CaptureWriter(path) as w:
         convs = [TcpConversation(w, client=("10.0.0.1", 40000 + i), server=("10.0.0.2", 5672),
@@ -286,10 +271,10 @@ def test_a_reattach_on_the_earlier_connection_takes_the_link_back() -> None:
         return out
 
     c1, c2, c3 = models
-    s1 = _opened()
+    s1 = Script().open()
     s1.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     feed(c1, s1)
-    s2 = _opened()
+    s2 = Script().open()
     s2.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
     feed(c2, s2)
     s1.c(c.Detach(handle=0, closed=False)).s(c.Detach(handle=0, closed=False))
@@ -300,15 +285,7 @@ def test_a_reattach_on_the_earlier_connection_takes_the_link_back() -> None:
     feed(c1, s1)
     feed(c2, Script().close())  # (c2 ends first, its attachment superseded)
     feed(c1, Script().close())
-    events = feed(c3, _again_with(b"t1"))
+    events = feed(c3, _again(tag=b"t1"))
     (d,) = [e.delivery for e in events if isinstance(e, DeliverySettled)]
     assert (d.origin, d.size) == ("c1", len(WHOLE))
 
-
-def _again_with(tag: bytes) -> Script:
-    s = _opened()
-    s.c(_attach("L", SENDER, {tag: None})).s(_attach("L", RECEIVER, {tag: KEPT}))
-    _credit(s, 1)
-    s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=tag, resume=True),
-        payload=WHOLE[CUT:])
-    return s.dispose(0, c.Accepted())

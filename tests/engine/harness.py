@@ -13,6 +13,7 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.frames import encode_frame
 from amqpcli.engine import Endpoint, Event, Link, Observer, Session
 from amqpcli.engine.sasl import SaslConfig
+from tests.dissect.helpers import C2S, Script
 
 
 class Pair:
@@ -125,6 +126,16 @@ class Pair:
         for side, data, t in self.wire:
             events += obs.feed_bytes(side, data, t)
         return obs, events
+
+
+def observe_script(s: Script) -> tuple[Observer, list[Any]]:
+    """An observer fed a scripted conversation (`tests.dissect.helpers.Script`), and the
+    events it gave."""
+    obs = Observer()
+    events: list[Any] = []
+    for direction, data, t in s.steps:
+        events += obs.feed_bytes("client" if direction == C2S else "server", data, t)
+    return obs, events
 
 
 def plain(user: str = "guest", password: str = "secret") -> SaslConfig:

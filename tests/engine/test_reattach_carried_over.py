@@ -7,18 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.engine import DeliverySettled, Observer, Violation
-from tests.dissect.helpers import C2S, RECEIVER, SENDER, Script
+from amqpcli.engine import DeliverySettled, Violation
+from tests.dissect.helpers import RECEIVER, SENDER, Script
 
-from .harness import of
-
-
-def _observe(s: Script) -> tuple[Observer, list[Any]]:
-    obs = Observer()
-    events: list[Any] = []
-    for direction, data, t in s.steps:
-        events += obs.feed_bytes("client" if direction == C2S else "server", data, t)
-    return obs, events
+from .harness import observe_script, of
 
 
 def _suspended_and_reattached(server_map: dict[bytes, Any]) -> Script:
@@ -42,7 +34,7 @@ def test_a_disposition_after_a_reattach_settles_what_both_maps_carried_over() ->
     s = _suspended_and_reattached({b"t0": c.Accepted(), b"t1": None})
     s.dispose(0, c.Accepted()).dispose(1, c.Released())
     s.dispose(7, c.Accepted())  # no delivery ever had id 7
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert [(v.kind, v.detail) for v in of(events, Violation)] == [
         ("unknown-delivery", "disposition for unknown delivery 7..7")]
     settled = [e.delivery for e in of(events, DeliverySettled)]
@@ -56,7 +48,7 @@ def test_resumed_under_another_id_the_carried_id_is_let_go() -> None:
     s = _suspended_and_reattached({b"t1": None})
     s.c(c.Transfer(handle=0, delivery_id=2, delivery_tag=b"t1", resume=True))
     s.dispose(2, c.Accepted())
-    obs, events = _observe(s)
+    obs, events = observe_script(s)
     assert not of(events, Violation)
     (d,) = [e.delivery for e in of(events, DeliverySettled)]
     assert (d.delivery_id, d.outcome, d.resumed) == (2, "accepted", True)
@@ -70,7 +62,7 @@ def test_a_carried_over_delivery_settled_is_let_go_by_the_link() -> None:
     disposition range or one by one, the link holds them no more."""
     s = _suspended_and_reattached({b"t0": c.Accepted(), b"t1": None})
     s.dispose(0, c.Accepted()).dispose(1, c.Released())
-    obs, _events = _observe(s)
+    obs, _events = observe_script(s)
     (session,) = obs.connection.sessions
     (link,) = [lk for lk in session.links.values() if lk.name == "sender"]
     assert link.live == {}

@@ -10,19 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from amqpcli.codec import composites as c
-from amqpcli.engine import DeliverySettled, Observer, Violation
+from amqpcli.engine import DeliverySettled, Violation
 from amqpcli.engine.delivery import Delivery
-from tests.dissect.helpers import C2S, RECEIVER, SENDER, Script
+from tests.dissect.helpers import RECEIVER, SENDER, Script
 
-from .harness import of
-
-
-def _observe(s: Script) -> tuple[Observer, list[Any]]:
-    obs = Observer()
-    events: list[Any] = []
-    for direction, data, t in s.steps:
-        events += obs.feed_bytes("client" if direction == C2S else "server", data, t)
-    return obs, events
+from .harness import observe_script, of
 
 
 def reattached(server_map: dict[bytes, Any] | None, *, handle: int = 0,
@@ -51,7 +43,7 @@ def test_a_resend_of_what_the_receiver_does_not_know_is_a_new_delivery() -> None
     s = reattached({b"t0": None})  # the server has no record of t1
     s.transfer(2, "again", tag=b"t1")  # sent again: a new delivery-id, no resume
     s.dispose(2, c.Accepted())
-    obs, events = _observe(s)
+    obs, events = observe_script(s)
     assert not of(events, Violation)
     old, new = _settled(events)
     # the first sending: the receiver forgot it, so what became of it is not known
@@ -75,7 +67,7 @@ def test_a_resend_under_a_new_handle_and_a_receiver_without_a_map() -> None:
     s = reattached(None, handle=3)
     s.transfer(2, tag=b"t0", handle=3).transfer(3, tag=b"t1", handle=3)
     s.dispose(2, c.Accepted(), last=3)
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert not of(events, Violation)
     assert [(d.delivery_id, d.tag, d.outcome) for d in _settled(events)] == [
         (0, b"t0", "abandoned"), (1, b"t1", "abandoned"),
@@ -88,7 +80,7 @@ def test_a_tag_the_receiver_still_holds_is_in_use() -> None:
     tag still reuses it."""
     s = reattached({b"t0": None, b"t1": None})
     s.transfer(2, tag=b"t1")
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert [(v.kind, v.detail) for v in of(events, Violation)] == [
         ("delivery-id-in-use", "delivery-tag b't1' is still unsettled on 'sender'")]
 
@@ -98,7 +90,7 @@ def test_a_tag_missing_from_a_map_marked_incomplete_is_still_in_use() -> None:
     tag it does not list may still be known to it, so a plain resend reuses it."""
     s = reattached({b"t0": None}, incomplete=True)
     s.transfer(2, tag=b"t1")
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert [(v.kind, v.detail) for v in of(events, Violation)] == [
         ("delivery-id-in-use", "delivery-tag b't1' is still unsettled on 'sender'")]
 
@@ -108,7 +100,7 @@ def test_a_tag_sent_on_the_new_attachment_is_in_use() -> None:
     unsettled: a second resend reuses it."""
     s = reattached({})
     s.transfer(2, tag=b"t1").transfer(3, tag=b"t1")
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert [(v.kind, v.detail) for v in of(events, Violation)] == [
         ("delivery-id-in-use", "delivery-tag b't1' is still unsettled on 'sender'")]
 
@@ -119,5 +111,5 @@ def test_a_resumed_delivery_sent_again_without_resume_is_in_use() -> None:
     s = reattached({})
     s.c(c.Transfer(handle=0, delivery_id=2, delivery_tag=b"t1", resume=True, more=False))
     s.transfer(3, tag=b"t1")
-    _obs, events = _observe(s)
+    _obs, events = observe_script(s)
     assert [v.kind for v in of(events, Violation)] == ["delivery-id-in-use"]
