@@ -52,6 +52,7 @@ def test_test_sh_empties_the_running_node_unless_another_run_uses_it(tmp_path: P
     env = {k: v for k, v in os.environ.items()
            if k not in ("AMQP_TEST_RABBITMQ_URL", "AMQP_TEST_RABBITMQ_PORT")}
     env["LEFT_OVER"] = queue_name("left-over")
+    env["AMQP_TEST_WORKERS"] = "0"  # one probe test: no worker processes to start
     rabbitmq = [str(copy / "scripts" / "rabbitmq.sh")]
     test_sh = [str(copy / "scripts" / "test.sh"), "-q", "-p", "no:cacheprovider",
                "test_probe.py"]
