@@ -79,6 +79,8 @@ explained_by_gap: Any = None  # the after-gap rule, shared with the TUI
 
 SIDES = ("client", "server")
 _NEVER = [False]  # a stop flag never set: a run of every event
+# the phases of a delivery whose payload may have stopped short of its last transfer
+_ENDED_UNFINISHED = frozenset({"abandoned", "settled"})
 DEFAULT_PORTS = frozenset({5672})  # flows on these are read even without a header
 # seconds after a grant within which a delivery that starts shows its sender was waiting
 # for that credit (a credit stall without a word of `available`); where the capture saw
@@ -862,10 +864,11 @@ class _Handler10(_Handler):
             d.presettled, second, d.first_time, settled_time, d.txn_id, d.resumed,
             d.aborted, end, timeline,
             d.payload if self.dis.keep_payload else None, ls,
-            # its message not seen whole: a gap took transfers, or it was abandoned (its
-            # stream, link or session ended; the capture stopped) with more to come
+            # its message not seen whole: a gap took transfers, or it ended with more to
+            # come: abandoned (its stream, link or session ended; the capture stopped),
+            # or settled by a resume that sent none of the rest
             incomplete=(conn.gaps > 0 and d.incomplete) or (
-                d.phase == "abandoned" and not d.payload_ready),
+                not d.payload_ready and d.phase in _ENDED_UNFINISHED),
             message_format=d.message_format, resumed_from=d.origin)
         if ls is not None and ls.first_unseen is d:
             rec.may_be_tail = True

@@ -352,6 +352,8 @@ class Session:
             mine[t] is None and theirs[t].__class__ is c.Received))
         self.conn.emit(UnsettledReconciled(link, side, only_model, only_attach, differs,
                                            self.conn.time))
+        if side == link.receiver and theirs:
+            _take_held_outcomes(link, theirs)
         earlier = link.attach.get(self.conn.other[side])
         if theirs and earlier is not None and earlier.unsettled:
             self._carry_over(link, theirs, earlier.unsettled)
@@ -550,10 +552,13 @@ class Session:
         elif more:
             d.step("frame")
         else:
+            # a resume that only settles one whose transfer was cut off (the receiver's
+            # attach held its outcome, Part 2 §2.6.13): the rest never came, not whole
+            cut_off = kind == "resume" and not n and d.phase == Phase.TRANSFERRING
             d.step("last-settled" if (d.sender_settled and not self._waits_rcv(d)) or
                    d.receiver_settled else "last")
             link.current = None
-            d.payload_ready = True
+            d.payload_ready = not cut_off
         time = conn.time
         e = new_entry(TimelineEntry, (time, side, kind, conn.frame_no, state, settled, more, n,
                                       detail))
@@ -1149,3 +1154,18 @@ def state_label(state: Any) -> str:
     return getattr(state, "NAME", type(state).__name__)
 
 
+
+
+def _take_held_outcomes(link: Link, held: dict[Any, Any]) -> None:
+    """A receiver's re-attach lists the deliveries it has, each with its state: where
+    that is an outcome and the model knows none from the receiver (its disposition was
+    not seen: lost with the earlier connection, or before the capture), it is the
+    receiver's state of the delivery, which the sender settles with a resume or a
+    disposition (Part 2 §2.6.13)."""
+    live = link.live
+    for tag, state in held.items():
+        if outcome_of(state) is None:
+            continue
+        d = live.get(bytes(tag))
+        if d is not None and outcome_of(d.receiver_state) is None:
+            d.receiver_state = state

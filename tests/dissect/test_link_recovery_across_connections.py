@@ -107,6 +107,47 @@ def test_a_delivery_resumed_on_a_new_connection_is_whole_there(tmp_path: Path) -
     assert not res.violations
 
 
+def _settled_on_resume(*, whole: bool, held: Any) -> list[Script]:
+    """t0 sent whole (or its first CUT bytes only), no disposition seen before the first
+    connection ends; the receiver's re-attach holds `held`, and the sender settles the
+    delivery with an empty resuming transfer (Part 2 §2.6.13)."""
+    s = Script().open()
+    s.c(_attach("L", SENDER)).s(_attach("L", RECEIVER))
+    _credit(s)
+    s.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", message_format=0,
+                   more=not whole), payload=WHOLE if whole else WHOLE[:CUT])
+    again = Script().open(client="client-1")
+    again.c(_attach("L", SENDER, {b"t0": None})).s(_attach("L", RECEIVER, {b"t0": held}))
+    _credit(again, 1)
+    again.c(c.Transfer(handle=0, delivery_id=0, delivery_tag=b"t0", resume=True,
+                       settled=True))
+    return [s.close(), again.close()]
+
+
+def test_the_outcome_the_receivers_attach_holds_is_the_deliverys(tmp_path: Path) -> None:
+    """Its disposition went with the first connection: the receiver's re-attach says it
+    accepted it, and the sender settles it on that (not a bare "settled")."""
+    first, resumed = _run(tmp_path, _settled_on_resume(whole=True, held=c.Accepted())
+                          ).deliveries
+    assert first.outcome == "abandoned"
+    assert (resumed.outcome, resumed.settled_by, resumed.size) == (
+        "accepted", "sender", len(WHOLE))
+    assert resumed.seen_whole and resumed.payload == WHOLE
+    assert "accepted  by sender" in delivery_line(resumed)
+
+
+def test_a_resume_that_settles_a_message_cut_off_does_not_make_it_whole(
+        tmp_path: Path) -> None:
+    """The receiver rejected it before its last transfer; the sender settles it with a
+    resume that carries none of the rest: what was seen is not the message."""
+    _, resumed = _run(tmp_path, _settled_on_resume(whole=False, held=c.Rejected())
+                      ).deliveries
+    assert (resumed.outcome, resumed.size, resumed.incomplete) == ("rejected", CUT, True)
+    line = delivery_line(resumed)
+    assert f"≥{CUT} B" in line and "bytes missing" in line, line
+    assert delivery_json(resumed)["incomplete"] is True
+
+
 def test_other_containers_are_another_link(tmp_path: Path) -> None:
     """The same link name between other containers resumes nothing of the first."""
     res = _run(tmp_path, [_first(), _again("client-2")])
