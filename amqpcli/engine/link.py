@@ -271,11 +271,13 @@ class Link:
             credit = int(flow.link_credit) if flow.link_credit is not None else 0
             self.rcv_delivery_count = dc_rcv
             self.rcv_link_credit = credit
-            limit = serial.add(dc_rcv, credit)
+            # the limit is compared in serial order, which reaches 2**31 - 1 ahead: a
+            # larger grant (a uint, up to 2**32 - 1) covers as many as anyone can send
+            limit = serial.add(dc_rcv, min(credit, serial.HALF - 1))
             self.rcv_limit = limit
             if self.high_water is None or serial.lt(self.high_water, limit):
                 self.high_water = limit
-            self.link_credit = max(0, serial.diff(self.delivery_count, limit))
+            self.link_credit = self._credit_left(dc_rcv, credit)
             self.drain = bool(flow.drain)
             # transactional acquisition (Part 4 §4.4.3): credit granted inside a txn
             props = flow.properties
@@ -284,16 +286,23 @@ class Link:
         else:
             if flow.delivery_count is not None:
                 self.delivery_count = int(flow.delivery_count)
-            if self.rcv_limit is not None:
+            said_dc, said_credit = self.rcv_delivery_count, self.rcv_link_credit
+            if self.rcv_limit is not None and said_dc is not None and said_credit is not None:
                 # the sender's credit is always limit - delivery-count; computing it from
                 # the receiver's latest limit also covers a receiver flow still in flight
-                self.link_credit = max(0, serial.diff(self.delivery_count, self.rcv_limit))
+                self.link_credit = self._credit_left(said_dc, said_credit)
             elif flow.link_credit is not None:
                 self.link_credit = int(flow.link_credit)
             if flow.available is not None:
                 self.available = int(flow.available)
             if self.drain and self.link_credit == 0:
                 self.drain = False  # the sender answered the drain
+
+    def _credit_left(self, dc_rcv: int, credit: int) -> int:
+        """The sender's credit by the receiver's latest flow (Part 2 §2.6.7):
+        delivery-count_rcv + link-credit_rcv - delivery-count_snd, as the credit less
+        what the sender sent beyond the receiver's count (exact for any uint credit)."""
+        return max(0, credit - serial.diff(dc_rcv, self.delivery_count))
 
     def consume_credit(self) -> bool:
         """A new delivery: False if no credit the receiver ever granted covers it.

@@ -156,6 +156,23 @@ def test_credit_formula_and_delivery_count() -> None:
     assert ev.link is link and ev.link_credit == 5 and ev.delivery_count == 0
 
 
+@pytest.mark.parametrize("initial", [0, 2**32 - 2])
+def test_a_grant_of_half_the_serial_space_or_more_is_credit(initial: int) -> None:
+    """link-credit is a uint: a grant of 2**31 or more (4294967295, "unlimited") is that
+    much credit, not none (the serial distance of the limit wraps negative), and sending
+    within it is no violation."""
+    p = Pair()
+    link, plink = p.sender(credit=2**32 - 1, initial_delivery_count=initial)
+    assert link.link_credit == 2**32 - 1 and plink.link_credit == 2**32 - 1
+    for i in range(3):
+        p.client.send(link, b"m%d" % i, settled=True)
+    p.pump()
+    assert link.link_credit == plink.link_credit == 2**32 - 4
+    assert not of(p.client_events + p.peer_events, Violation)
+    ev = [e for e in of(p.client_events, CreditChanged) if e.side == "server"][-1]
+    assert ev.link_credit == 2**32 - 1  # as the flow gave it
+
+
 def test_sends_wait_for_credit() -> None:
     p = Pair()
     link, plink = p.sender()
