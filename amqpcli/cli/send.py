@@ -690,12 +690,23 @@ class Replay:
         # (connection, frame) of the last transfer of each pcap-dump delivery sent, until
         # its other record (frame or delivery) comes and is skipped
         sent: set[tuple[Any, Any]] = set()
+        # the same for a last transfer without its message (`AwaitsItsDelivery`): its line
+        # and why, an error if its delivery's record does not follow
+        awaited: dict[tuple[Any, Any], tuple[int, str]] = {}
         for lineno, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
                 obj = json_within_depth(line)
-                payload = replayed_message(obj)
+                try:
+                    payload = replayed_message(obj)
+                except AwaitsItsDelivery as e:
+                    awaits = _capture_transfer(obj)
+                    if awaits is None:
+                        raise
+                    awaited.setdefault(awaits, (lineno, str(e)))
+                    self.skipped += 1
+                    continue
                 if payload is not None:
                     payload = self._as_sent(payload, n + 1)
                     message_format = replayed_format(obj)
@@ -719,12 +730,17 @@ class Replay:
                     sent.discard(key)
                     self.skipped += 1
                     continue
-                sent.add(key)
+                if awaited.pop(key, None) is None:
+                    sent.add(key)
             n += 1
             self.line = lineno
             yield n, payload, message_format
             if n == self.count:
                 return
+        if awaited:
+            lineno, why = min(awaited.values())
+            raise UserError(f"{_line_of(path, lineno)}: {why} (no record of its delivery "
+                            "followed)", Exit.USAGE)
 
     def _as_sent(self, payload: bytes, n: int) -> bytes:
         """A replayed message as message `n` of this run goes out."""
@@ -741,6 +757,11 @@ class Replay:
 
 class NoMessage(ValueError):
     """A line that should carry a whole message and does not (the reason)."""
+
+
+class AwaitsItsDelivery(NoMessage):
+    """The last transfer of a pcap-dump delivery, without its message (one in several
+    frames, or --frames-only): the delivery's own record, if it follows, carries it."""
 
 
 def replayed_message(obj: Any) -> bytes | None:
@@ -771,9 +792,12 @@ def replayed_message(obj: Any) -> bytes | None:
         if transfer is None or transfer.more or transfer.aborted:
             return None  # another performative, or no delivery's end
         if "message" not in obj:
-            raise NoMessage("a transfer without a whole message: the last frame of a "
-                            "delivery in several (pcap-dump --json --deliveries has the "
-                            "delivery whole), a payload that is no message, or --frames-only")
+            if "message-error" in obj:
+                raise NoMessage("a transfer whose payload is no message "
+                                f"({obj['message-error']})")
+            raise AwaitsItsDelivery("a transfer without a whole message: the last frame "
+                                    "of a delivery in several (pcap-dump --json "
+                                    "--deliveries has the delivery whole), or --frames-only")
     elif obj.get("item") != "message":
         return None  # a protocol header, a value, an error; a link, summary, ... record
     message = obj.get("message")

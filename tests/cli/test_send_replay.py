@@ -245,8 +245,8 @@ def test_a_bad_line_of_a_file_sends_nothing(serve: ServePeers, tmp_path: Path) -
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
     assert r.stderr == (
         f"amqp: error: {path}:4: a transfer without a whole message: the last frame of a "
-        "delivery in several (pcap-dump --json --deliveries has the delivery whole), a "
-        "payload that is no message, or --frames-only\n")
+        "delivery in several (pcap-dump --json --deliveries has the delivery whole), or "
+        "--frames-only\n")
     path.write_text(_lines(A, B, {}, C))
     r = amqp("send", url, "--from", str(path))
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
@@ -352,3 +352,54 @@ def test_a_capture_replays_each_delivery_once(view: tuple[str, ...], serve: Serv
     summary = json.loads(r.stdout)
     assert summary["sent"] == len(deliveries) > 0
     assert summary["skipped"] == len(lines) - len(deliveries)
+
+
+def _multi_frame_capture(path: Path) -> Path:
+    """A capture of a message in one frame, then one in two (BIG), each accepted."""
+    from amqpcli.codec.composites import Accepted
+    from amqpcli.codec.composites import Transfer as T
+    from tests.dissect.helpers import Script, write
+
+    s = Script().open().sender_link()
+    s.transfer(0, "small")
+    s.c(T(handle=0, delivery_id=1, delivery_tag=b"t1", message_format=0, more=True),
+        payload=BIG[:100])
+    s.c(T(handle=0, more=False), payload=BIG[100:])
+    s.dispose(0, Accepted(), last=1)
+    return write(path, s.close())
+
+
+BIG = Message(AmqpValue("x" * 300)).encode()
+
+
+@pytest.mark.integration
+def test_a_delivery_in_several_frames_replays_from_its_delivery_record(
+        serve: ServePeers, tmp_path: Path) -> None:
+    """`--deliveries --frames`: the last frame of a delivery in several has no message, its
+    delivery's record (which follows) has it: the message goes out once, from there.
+    Frames alone hold no such message: an error naming the frame's line, nothing sent."""
+    cap = _multi_frame_capture(tmp_path / "multi.pcapng")
+    url = serve("-q") + "/replay-multi"
+    both = tmp_path / "both.jsonl"
+    code, out, err = amqp_in_process("pcap-dump", str(cap), "--json", "--deliveries",
+                                     "--frames")
+    assert code == 0, err
+    both.write_text(out)
+    r = amqp("send", url, "--from", str(both), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["sent"] == 2
+    assert _bodies(url) == [{"value": "small"}, {"value": "x" * 300}]
+
+    frames = tmp_path / "frames.jsonl"
+    code, out, err = amqp_in_process("pcap-dump", str(cap), "--json")
+    assert code == 0, err
+    frames.write_text(out)
+    last = next(i for i, line in enumerate(out.splitlines(), 1)
+                if '"more":false' in line.replace(" ", "") and '"message"' not in line)
+    r = amqp("send", url, "--from", str(frames))
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr == (
+        f"amqp: error: {frames}:{last}: a transfer without a whole message: the last frame "
+        "of a delivery in several (pcap-dump --json --deliveries has the delivery whole), "
+        "or --frames-only (no record of its delivery followed)\n")
+    assert _bodies(url) == []
