@@ -407,6 +407,25 @@ def _masked(text: str) -> str:
     return mask_urls(text)
 
 
+def _masked_traceback(e: BaseException) -> str:
+    """`e`'s traceback as --debug shows it: its text, and every text of the exceptions
+    chained to it, quote what was typed (a URL given as a file) or what a peer sent, so
+    the secrets are masked in it as in the one-line error."""
+    import traceback
+
+    return _masked("".join(traceback.format_exception(e)))
+
+
+def _print_traceback(e: BaseException) -> None:
+    sys.stderr.write(_masked_traceback(e))
+
+
+def _masked_excepthook(kind: type[BaseException], e: BaseException, tb: Any) -> None:
+    """The interpreter's last word on an exception --debug lets through: its traceback,
+    masked."""
+    sys.stderr.write(_masked_traceback(e.with_traceback(tb)))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     args, debug = _lift_debug(args)
@@ -458,9 +477,7 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as e:
         if _state["debug"]:
             # the traceback too, but the same exit code: scripts see no difference
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback(e)
         print(f"amqp: error: {_masked(_one_line(str(e)))}", file=sys.stderr)
         sys.exit(int(e.code))
     except KeyboardInterrupt:
@@ -474,9 +491,7 @@ def main(argv: list[str] | None = None) -> None:
     except StdoutWriteError as e:
         _quiet_stdout()
         if _state["debug"]:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback(e)
         print(f"amqp: error: cannot write standard output: {e.strerror or e}", file=sys.stderr)
         sys.exit(int(Exit.USAGE))
     except SystemExit as e:
@@ -508,6 +523,8 @@ def main(argv: list[str] | None = None) -> None:
             print("amqp: interrupted", file=sys.stderr)
             sys.exit(int(Exit.INTERRUPTED))
         if _state["debug"]:
+            # (the interpreter prints it, through the hook that masks it)
+            sys.excepthook = _masked_excepthook
             raise
         print(f"amqp: internal error: {type(e).__name__}: {_masked(_one_line(str(e)))} "
               "(rerun with --debug)",
