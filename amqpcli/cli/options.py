@@ -192,9 +192,20 @@ def check_secret(value: str | None, what: str) -> None:
         raise UserError(f"{what} is not UTF-8 text", Exit.USAGE) from None
 
 
+def check_symbol(value: str, what: str) -> None:
+    """Text that goes on the wire as a symbol (a capability, a filter's key): ASCII, as a
+    symbol must be, or a usage error in the encoder's words — found before connecting,
+    not as an internal error when the frame carrying it is encoded."""
+    from amqpcli.codec.types import Symbol
+    from amqpcli.net.outgoing import check_encodes
+
+    check_encodes(Symbol(value), what)
+
+
 def check_link_options(link_name: str | None, capabilities: Sequence[str]) -> None:
     """`--link-name` and `--capability` (send, recv, browse): UTF-8 and not empty (an empty
-    link name would be the peer's to refuse, an empty capability means nothing)."""
+    link name would be the peer's to refuse, an empty capability means nothing); a
+    capability is a symbol."""
     check_text(link_name, "--link-name")
     if link_name == "":
         raise UserError("--link-name needs a name", Exit.USAGE)
@@ -202,6 +213,7 @@ def check_link_options(link_name: str | None, capabilities: Sequence[str]) -> No
         check_text(cap, "--capability")
         if not cap:
             raise UserError("--capability needs a name (topic, queue, shared, ...)", Exit.USAGE)
+        check_symbol(cap, f"--capability {cap!r}")
 
 
 def check_path(value: str | os.PathLike[str] | None, what: str, kind: str = "file") -> None:

@@ -17,6 +17,7 @@ from amqpcli.cli.options import (
     check_path,
     check_positive,
     check_seconds,
+    check_symbol,
     check_text,
     connection_options,
 )
@@ -444,6 +445,7 @@ def parse_filters(items: list[str]) -> tuple[tuple[Any, Any], ...]:
             value = from_json(json.loads(text))
         except (json.JSONDecodeError, JsonValueError) as e:
             raise UserError(f"--filter {key}: not a value in the JSON format: {e}", Exit.USAGE) from None
+        check_symbol(key, f"--filter {key!r}")  # (the source's filter map has symbol keys)
         check_encodes(value, f"--filter {key}")  # a range error now, not at the attach
         out.append((key, value))
     return tuple(out)
@@ -679,6 +681,7 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
               dynamic: bool, copy: bool, check_copy: bool = False, *,
               link_name: str | None = None, capabilities: Sequence[str] = (),
               duration: float | None = None) -> RecvPlan:
+    from amqpcli.net.outgoing import check_encodes
     from amqpcli.net.receiving import Outcome, RecvPlan, parse_outcomes
 
     for text, what in ((selector, "--selector"), (subscription, "--subscription"),
@@ -700,6 +703,8 @@ def make_plan(conn: ConnectionConfig, count: int | None, timeout: float | None, 
     check_seconds(timeout, "--timeout")
     check_seconds(duration, "--duration")
     outcomes = tuple(parse_outcomes(outcome))
+    for o in outcomes:  # (a condition is a symbol: found now, not once a message is in)
+        check_encodes(o.state(), f"--outcome {outcome!r}")
     if copy and outcomes != (Outcome("accept"),):
         # Copy holds every message and releases it at the end: no outcome is ever sent.
         raise UserError("--copy holds and releases every message: it takes no --outcome",
