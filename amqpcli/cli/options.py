@@ -326,6 +326,13 @@ def build_config(
         given = "--password" if password is not None else "--password-file"
         raise UserError(f"{given} needs a user (URL user@ or --user): without one the login "
                         "is anonymous", Exit.USAGE)
+    for what, text in (("user", ep.user), ("password", ep.password)):
+        if text is not None and "\0" in text:
+            # (a URL's %00, a password file's or a profile's NUL: the PLAIN response would
+            # split elsewhere, and the peer's refusal read as a wrong password)
+            raise UserError(f"the {what} holds a NUL character, which SASL PLAIN cannot "
+                            "carry: it separates the user from the password (RFC 4616)",
+                            Exit.USAGE)
     tls_options = [what for what, v in (("--ca-file", ca_file), ("--cert", cert_file),
                                         ("--key", key_file), ("--server-name", server_name),
                                         ("--insecure", insecure or None))
