@@ -74,6 +74,11 @@ _KEYS: dict[str, tuple[type, ...]] = {
     "max_message_size": _INT,
 }
 _PATH_KEYS = ("password_file", "ca_file", "cert_file", "key_file")
+# Keys whose empty value would be taken for something else, without a word: the default
+# broker (url), an anonymous login (user), the config file's folder (a path). Each is an
+# error naming the key, as its command-line option's is. (open_hostname, password_env and
+# sasl_mechanism have words of their own.)
+_NOT_EMPTY = ("url", "user", *_PATH_KEYS, "server_name", "container_id")
 
 # Connection options a profile may fill, and the value that means "not given on the
 # command line" (the option's default in amqpcli/cli/options.py).
@@ -178,8 +183,12 @@ def _profile(name: str, table: Any, path: Path) -> Profile:
         want = _KEYS[key]
         # bool is an int in Python: keep true/false out of numeric keys.
         if not isinstance(value, want) or (isinstance(value, bool) and bool not in want):
-            kind = {_STR: "a string", _BOOL: "true or false"}.get(want, "a number")
+            kind = {_STR: "a string", _BOOL: "true or false", _INT: "an integer"}.get(
+                want, "a number")
             raise UserError(f"{where}: {key} must be {kind}", Exit.USAGE)
+        if value == "" and key in _NOT_EMPTY:
+            raise UserError(f"{where}: {key} is empty: give a value or leave the key out",
+                            Exit.USAGE)
         if key in _PATH_KEYS:
             value = str((path.parent / Path(str(value)).expanduser()).resolve())
         values[key] = value

@@ -300,6 +300,10 @@ def build_config(
     check_secret(password, "the profile's password" if password_from_profile else "--password")
     if password is None and password_file is None:
         check_secret(os.environ.get("AMQP_PASSWORD"), "$AMQP_PASSWORD")
+    if user == "":
+        # (it was no user at all: the login anonymous, a --password with it refused)
+        raise UserError("--user needs a name (without --user the login is anonymous)",
+                        Exit.USAGE)
     if host == "":
         # no host at all, not a name that does not resolve (an empty host in the URL is
         # the default one: --host is there to name one)
