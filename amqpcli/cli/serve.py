@@ -124,12 +124,16 @@ async def _run(server: Server, sasl_text: str, active: list[str]) -> None:
     import asyncio
     import signal
 
+    from amqpcli.render.types import one_line
+
     try:
         host, port = await server.start()
     except OSError as e:
         raise listen_error(server.listen[0], server.listen[1], e) from None
     hp = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    faults = f"; faults: {' '.join(active)}" if active else ""
+    # (a --refuse glob is shown as typed: its control characters escaped, as a client's
+    # names are in the lines after it)
+    faults = f"; faults: {one_line(' '.join(active))}" if active else ""
     _log(f"listening on {hp} ({sasl_text}{faults})")
     # Ctrl-C and SIGTERM set `stop` instead of raising KeyboardInterrupt wherever the loop
     # happens to be (asyncio would print tracebacks): every connection is then closed with
