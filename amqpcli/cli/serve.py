@@ -63,6 +63,15 @@ def serve(
     from amqpcli.proxy import parse_listen
 
     where = parse_listen(listen)
+    if user is None and password is not None and _from_env(ctx, "password"):
+        # $AMQP_PASSWORD is the clients' password, used only with a user, as theirs is
+        password = None
+    if user == "" or password == "":
+        # (an empty user was no user: the server took every client, anonymous or not)
+        given = "--user" if user == "" else (
+            "$AMQP_PASSWORD" if _from_env(ctx, "password") else "--password")
+        raise UserError(f"{given} is empty: a server that requires SASL PLAIN needs a user "
+                        "and a password", Exit.USAGE)
     if (user is None) != (password is None):
         raise UserError("--user and --password go together", Exit.USAGE)
     if user is not None and no_sasl:
