@@ -168,7 +168,7 @@ def frame_to_json(
     msg_json = None if msg is None else message_to_json(msg, exact, show_secrets)
     if (msg_json is not None and "redacted" in msg_json) or (
             msg_json is None and not show_secrets and (
-                hidden or (frame.payload and may_hold_secret(frame.payload)))):
+                hidden or _payload_may_hold_secret(frame))):
         out["redacted"] = True
         if frame.payload:
             out["payload-size"] = len(frame.payload)  # its bytes hold the secret
@@ -394,7 +394,7 @@ def item_tree(item: Item, show_secrets: bool = False,
     hide = hidden and not show_secrets
     if isinstance(message, NotAMessage):
         node.children.append(_hidden_payload(frame) if hide or (
-            not show_secrets and may_hold_secret(frame.payload))
+            not show_secrets and _payload_may_hold_secret(frame))
                              else value_tree(frame.payload, "payload"))
         if message.error is not None:
             node.children.append(Node("message (all frames of the delivery)",
@@ -411,7 +411,7 @@ def item_tree(item: Item, show_secrets: bool = False,
         msg, bad = _frame_message(frame, say_invalid)
         if msg is not None:
             node.children.append(message_tree(msg, show_secrets=show_secrets))
-        elif hide or (not show_secrets and may_hold_secret(frame.payload)):
+        elif hide or (not show_secrets and _payload_may_hold_secret(frame)):
             # (not a message, shown as bytes: a SASL performative in it is not masked)
             node.children.append(_hidden_payload(frame))
         else:
@@ -419,6 +419,15 @@ def item_tree(item: Item, show_secrets: bool = False,
         if bad is not None:
             node.children.append(Node("message", bad.text(offset=True), None))
     return node
+
+
+def _payload_may_hold_secret(frame: Frame) -> bool:
+    """Whether a frame's payload, not shown as a message, may hold a SASL secret: a SASL
+    frame's (it has none by the spec, so bytes after its performative are the fields of
+    a damaged one: a sasl-init whose list was cut to list0 leaves its response there),
+    or one in which a SASL performative begins (`may_hold_secret`)."""
+    payload = frame.payload
+    return bool(payload) and (frame.type == 1 or may_hold_secret(payload))
 
 
 def _hidden_payload(frame: Frame) -> Node:
