@@ -72,6 +72,9 @@ class TooLong(Exception):
 _TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
 _NOT_HEX = re.compile(r"[^0-9a-fA-F]")
 _PLAIN_SEPARATORS = re.compile(r"0[xX]|\\x|[\s:,;-]")
+_PLAIN_SEPARATORS_KEPT = re.compile(r"((?:0[xX]|\\x|[\s:,;-])+)")
+_SEPARATORS_TO_SPACE = str.maketrans(":,;-", "    ")
+_HEX_DIGIT_CHARS = "0123456789abcdefABCDEF"
 _B64 = re.compile(r"^[A-Za-z0-9+/_\-\s]*={0,2}\s*$")
 
 
@@ -102,39 +105,95 @@ def parse_plain_hex(text: str) -> bytes:
 
 class PlainHexReader(_Reader):
     """Plain hex read piece by piece (`parse_plain_hex` is one piece): the bytes of the
-    digits so far; a character that is neither a digit nor a separator is an error."""
+    digits so far; a character that is neither a digit nor a separator is an error.
+
+    The digits between separators are a group, read two by two from its start: a group
+    of an odd number of digits would otherwise borrow one from the next (`0x1 0x2` read
+    as 0x12), so it is an error, but for one digit after a `0x` or `\\x` prefix, which
+    is that byte (`0x0,0x53`: what printing bytes with `%x` or `hex()` writes). A line
+    break alone ends no group: hex wrapped at any width reads as one line."""
 
     def __init__(self) -> None:
-        self._held = ""  # a last "0" or "\\" that may start a prefix with the next piece
+        self._held = ""  # a last group, "0" or "\\" that the next piece may go on with
         self._odd = ""  # a digit waiting for its pair
         self._digits = 0
+        self._group = 0  # digits in the group read so far (it may go on in the next piece)
+        self._prefixed = False  # that group follows a 0x or \\x
         self._text = _TextPieces("hex")
 
     def feed(self, data: bytes) -> bytes:
         return self.feed_text(self._text.decode(data))
 
     def feed_text(self, text: str, final: bool = False) -> bytes:
-        text = self._held + text
+        # a line break is no separator: a long line of hex may be wrapped anywhere
+        text = (self._held + text).replace("\n", "").replace("\r", "")
         self._held = ""
-        if not final and text[-1:] in ("0", "\\"):
-            text, self._held = text[:-1], text[-1]
-        digits = _PLAIN_SEPARATORS.sub("", text)
+        if not final:
+            head = text.rstrip(_HEX_DIGIT_CHARS)
+            if head and len(head) < len(text) and not head.endswith("\\"):
+                # a group the next piece may go on with: read it whole, with that piece
+                text, self._held = head, text[len(head):]
+            elif text[-1:] in ("0", "\\"):
+                text, self._held = text[:-1], text[-1]
+        groups = (text.replace("\\x", " ").replace("0x", " ").replace("0X", " ")
+                  .translate(_SEPARATORS_TO_SPACE).split())
+        if not self._odd and not any(n & 1 for n in set(map(len, groups))):
+            return self._even_groups(text, "".join(groups))
+        out = bytearray()
+        for i, part in enumerate(_PLAIN_SEPARATORS_KEPT.split(text)):
+            if i & 1:  # a separator: the group before it has ended
+                if part:
+                    self._end_group(out)
+                    self._prefixed = part[-1:] in ("x", "X")
+                continue
+            if not part:
+                continue
+            bad = _NOT_HEX.search(part)
+            if bad is not None:
+                raise InputError(f"not hex: unexpected character {bad.group()!r}")
+            self._digits += len(part)
+            self._group += len(part)
+            digits = self._odd + part
+            even = len(digits) & ~1
+            self._odd = digits[even:]
+            out += bytes.fromhex(digits[:even])
+        return bytes(out)
+
+    def _even_groups(self, text: str, digits: str) -> bytes:
+        """`feed_text` for a piece whose groups all have an even number of digits (the
+        usual case), with nothing pending: its digits in one go."""
         bad = _NOT_HEX.search(digits)
         if bad is not None:
             raise InputError(f"not hex: unexpected character {bad.group()!r}")
         self._digits += len(digits)
-        digits = self._odd + digits
-        even = len(digits) & ~1
-        self._odd = digits[even:]
-        return bytes.fromhex(digits[:even])
+        last = len(text) - len(text.rstrip(_HEX_DIGIT_CHARS))  # digits of a group going on
+        if last == len(text):
+            self._group += last
+        else:
+            self._group = last
+            self._prefixed = text[-last - 1] in ("x", "X")
+        return bytes.fromhex(digits)
+
+    def _end_group(self, out: bytearray) -> None:
+        if self._odd:
+            if not (self._group == 1 and self._prefixed):
+                raise InputError(f"odd number of hex digits ({self._group}) in the group "
+                                 f"ending at digit {self._digits}")
+            out.append(int(self._odd, 16))
+            self._odd = ""
+        self._group = 0
+        self._prefixed = False
 
     def close(self) -> bytes:
         tail = self.feed_text("", final=True)
         if not self._digits:
             raise InputError("no hex digits in the input")
-        if self._odd:
+        if self._odd and not (self._group == 1 and self._prefixed) \
+                and self._group == self._digits:
             raise InputError(f"odd number of hex digits ({self._digits})")
-        return tail
+        end = bytearray()
+        self._end_group(end)
+        return tail + end
 
 
 # --- hex dumps ------------------------------------------------------------------------------
