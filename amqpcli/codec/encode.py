@@ -666,12 +666,32 @@ def _any(out: bytearray, x: Any) -> None:
     (_ENC.get(type(x)) or _resolve(x))(out, x)
 
 
-def _typed(prim: Encoder) -> Encoder:
+# The plain Python types a field's primitive takes. Another plain value in such a field
+# has no encoding there: a str in a uint field would end in a TypeError, in a boolean
+# field it would be read as true. (Strings and symbols say so themselves.)
+_INTEGER_TYPES = ("ubyte", "ushort", "uint", "ulong", "byte", "short", "int", "long")
+_TAKES: dict[str, tuple[type, ...]] = {
+    **{name: (int,) for name in _INTEGER_TYPES},
+    "boolean": (int,),
+    "float": (float, int),
+    "double": (float, int),
+    "timestamp": (int, _dt.datetime),
+    "char": (str,),
+    "binary": (bytes, bytearray, memoryview),
+}
+
+
+def _typed(prim: Encoder, name: str) -> Encoder:
+    takes = _TAKES.get(name)
+
     def w(out: bytearray, x: Any) -> None:
-        if type(x) in _PLAIN:
+        t = type(x)
+        if t in _PLAIN:
+            if takes is not None and t not in takes:
+                raise EncodeError(f"a {name} field cannot hold {t.__name__} {x!r:.60}")
             prim(out, x)
         else:
-            (_ENC.get(type(x)) or _resolve(x))(out, x)
+            (_ENC.get(t) or _resolve(x))(out, x)
 
     return w
 
@@ -693,7 +713,7 @@ def field_encoder(type_name: str, multiple: bool = False) -> Encoder:
     if keyed:
         enc = _e_symbol_keyed_map
     elif prim in _PRIM_ENC:
-        enc = _typed(_PRIM_ENC[prim])
+        enc = _typed(_PRIM_ENC[prim], prim)
     else:
         enc = _any
     if multiple and prim in _TYPE_CODES:
@@ -1070,7 +1090,7 @@ for _cls in _c.ALL:
     elif _cls.NAME in ("delivery-annotations", "message-annotations", "footer"):
         _cls._FIELD_ENCODERS = (_e_symbol_keyed_map,)
     elif _cls.SOURCE == "binary":
-        _cls._FIELD_ENCODERS = (_typed(_e_binary),)
+        _cls._FIELD_ENCODERS = (_typed(_e_binary, "binary"),)
     else:
         _cls._FIELD_ENCODERS = (_any,)
     _cls._CANON = tuple(_canon_bits(e) for e in _cls._FIELD_ENCODERS)  # type: ignore[attr-defined]
