@@ -404,7 +404,9 @@ class _Overflow(Exception):
 
 
 _WIDE = {0xA0: 0xB0, 0xA1: 0xB1, 0xA3: 0xB3, 0xC0: 0xD0, 0xC1: 0xD1, 0xE0: 0xF0}
-_ZERO_WIDTH: dict[int, Any] = {0x40: None, 0x41: True, 0x42: False, 0x43: 0, 0x44: 0}
+# Zero-width element constructors: each element is the one value its code stands for
+# (list0's an empty list, which the decoder reads such arrays as).
+_ZERO_WIDTH: dict[int, Any] = {0x40: None, 0x41: True, 0x42: False, 0x43: 0, 0x44: 0, 0x45: []}
 # Other fixed-width codes: a writer of the element *with* its code byte (dropped after).
 _ONE: dict[int, tuple[Encoder, type | tuple[type, ...]]] = {
     0x56: (lambda o, x: o.extend(_pBB(0x56, 1 if x else 0)), bool),
@@ -479,7 +481,8 @@ def _elements(out: bytearray, code: int, items: Any) -> None:
     elif code in _ZERO_WIDTH:
         want = _ZERO_WIDTH[code]
         for x in items:
-            if x != want or (want is None) != (x is None) or type(x) is bool and code > 0x42:
+            if (x != want or (want is None) != (x is None) or type(x) is bool and code > 0x42
+                    or code == 0x45 and type(x) is not list and type(x) is not AmqpList):
                 raise EncodeError(f"array element 0x{code:02x} holds only {want!r}, got {x!r}")
     elif code in _ONE:
         w, t = _ONE[code]
