@@ -565,9 +565,8 @@ def parse_base64(text: str) -> bytes:
     # the padding is often left off (URLs, JWT-style tools): put it back
     compact = compact.rstrip("=") + "=" * (-len(compact.rstrip("=")) % 4)
     try:
-        if "-" in compact or "_" in compact:
-            return base64.urlsafe_b64decode(compact)
-        return base64.b64decode(compact, validate=True)
+        # either alphabet, checked alike (urlsafe_b64decode would drop any other character)
+        return base64.b64decode(compact.translate(_URLSAFE), validate=True)
     except (binascii.Error, ValueError) as e:
         raise InputError(f"not base64: {e}") from None
 
