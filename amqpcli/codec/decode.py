@@ -388,27 +388,29 @@ def _map_items(b: Any, p: int, end: int, count: int, d: int, start: int, out: An
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1
     t = _T
+    first = p
     try:
         for _ in range(count >> 1):
             k, p = t[b[p]](b, p + 1, d)
             v, p = t[b[p]](b, p + 1, d)
             out[k] = v
     except TypeError:  # an unhashable key (a list, a map, an array)
-        p = _map_items_kept(b, start, count, d, out)
+        p = _map_items_kept(b, first, count, d, out)
     else:
         if len(out) << 1 != count:  # keys equal in Python, distinct in AMQP: Int(1), Long(1)
-            p = _map_items_kept(b, start, count, d, out)
+            p = _map_items_kept(b, first, count, d, out)
     if p != end:
         raise DecodeError(p, f"map items ending at {end}", f"items ending at {p}")
     return p
 
 
-def _map_items_kept(b: Any, start: int, count: int, d: int, out: Any) -> int:
-    """`_map_items`'s loop again from the first key of the map at `start`, for a map whose
-    keys Python merges or cannot hash: such keys are kept wrapped (`add_map_entry`), so no
-    entry is lost. The usual map pays nothing for it but a length check."""
+def _map_items_kept(b: Any, p: int, count: int, d: int, out: Any) -> int:
+    """`_map_items`'s loop again from the map's first key, at `p`, for a map whose keys
+    Python merges or cannot hash: such keys are kept wrapped (`add_map_entry`), so no
+    entry is lost. The usual map pays nothing for it but a length check. (`p` is where
+    the first loop began: an array's map elements have no constructor byte to tell a
+    map8 from a map32 by.)"""
     out.clear()
-    p = start + (3 if b[start] == 0xC1 else 9)  # past map8's or map32's size and count
     t = _T
     for _ in range(count >> 1):
         k, p = t[b[p]](b, p + 1, d)
