@@ -718,6 +718,8 @@ def same_value(a: Any, b: Any) -> bool:
     if ta is Described:
         return (type(b) is Described and type(a.descriptor) is type(b.descriptor)
                 and same_value(a.descriptor, b.descriptor) and same_value(a.value, b.value))
+    if ta is MapKey:  # (its == looks at its bytes, in which any NaN is one NaN)
+        return type(b) is MapKey and a.n == b.n and same_value(a.value, b.value)
     if isinstance(a, list):
         if not isinstance(b, list) or len(a) != len(b):
             return False

@@ -126,3 +126,15 @@ def test_replayed_nans_arrive_with_their_bytes(serve: ServePeers, tmp_path: Path
     assert r.returncode == 0, r.stderr
     got = [message_bytes_from_json(m) for m in json_lines(r.stdout)]
     assert got == payloads
+
+
+def test_an_odd_nan_in_a_kept_map_key_comes_back() -> None:
+    """A map whose key is a list holding an odd NaN (a key Python cannot hash, kept
+    wrapped as a MapKey) in a performative: its kept bytes are used, so the NaN and the
+    frame's other odd encodings (null fields written out) come back as they were."""
+    from amqpcli.render.items import item_bytes_from_json
+
+    raw = bytes.fromhex("0000002602000000005310c0190aa101634040404040404040c10b02c006"
+                        "0172ffc000005401")
+    (obj,) = json_lines(amqp("decode", "--json", raw.hex()).stdout)
+    assert item_bytes_from_json(json.loads(json.dumps(obj))) == raw
