@@ -15,7 +15,7 @@ from amqpcli.amqp010.values import Array, Datetime
 from amqpcli.render.redact import redact_010_fields
 from amqpcli.render.text import format_binary
 from amqpcli.render.traffic import body_text_010, plain_010, ranges_text
-from amqpcli.render.types import iso_time, quoted
+from amqpcli.render.types import iso_time, printable, quoted
 
 
 class Choice(str):
@@ -49,7 +49,7 @@ def _value(v: Any) -> str:
         iso = iso_time(int(v) * 1000)
         return f"{iso[:-5]}Z ({int(v)})" if iso is not None else str(int(v))
     if isinstance(v, dict):  # a map in a map or list: its entries, each with its type
-        return "{" + ", ".join(f"{k!s}: {_type_name(x)}{_value(x)}"
+        return "{" + ", ".join(f"{printable(k)}: {_type_name(x)}{_value(x)}"
                                for k, x in v.items()) + "}"
     if isinstance(v, (bytes, bytearray)):
         return format_binary(bytes(v), 60)
@@ -104,7 +104,9 @@ def _field_lines(obj: Any, fields: dict[str, Any], indent: str) -> list[str]:
     for name, v in with_choices(obj, fields).items():
         if isinstance(v, dict) and v:
             lines.append(f"{indent}{name}:  (map, {len(v)} entr{'y' if len(v) == 1 else 'ies'})")
-            lines += [f"{indent}  {k!s}: {_value(x)}{_entry_type(x)}" for k, x in v.items()]
+            # (a key is the peer's text: its control characters escaped, as --brief does)
+            lines += [f"{indent}  {printable(k)}: {_value(x)}{_entry_type(x)}"
+                      for k, x in v.items()]
         else:
             lines.append(f"{indent}{name}: {_value(v)}")
     return lines

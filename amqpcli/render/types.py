@@ -132,8 +132,10 @@ def descriptor_name(descriptor: Any) -> str | None:
 
 # Characters that must not reach a terminal raw: C0 and C1 controls, DEL, the
 # bidirectional overrides and line separators (an ESC from a capture would drive the
-# terminal; a newline breaks a one-line row).
-_UNSAFE_CHARS = "\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# terminal; a newline breaks a one-line row), and lone surrogates (the bytes of text
+# that was not UTF-8, which a UTF-8 output cannot write).
+_UNSAFE_CHARS = ("\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+                 "\ud800-\udfff")
 # A backslash of the text is escaped too (`\\`), so that every backslash shown starts an
 # escape: a symbol `a\x1b` (four characters) does not read as an escaped ESC.
 _UNSAFE = re.compile(f"[{_UNSAFE_CHARS}\\\\]")

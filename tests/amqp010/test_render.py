@@ -140,6 +140,20 @@ def test_header_map_keys_in_a_line_are_escaped() -> None:
     assert "k\\x1b[2J=1" in line and "\x1b" not in line
 
 
+def test_header_map_keys_in_the_tree_are_escaped() -> None:
+    """A key is the peer's text: in the tree it drove the terminal and forged lines (the
+    line view escaped it), and one that is not UTF-8 printed as a lone surrogate."""
+    props = Struct.make("message.message-properties", application_headers={
+        "k\x1b[31mRED\nfake line": {"in\x1b": 1}, "\udcc7": 2})
+    (transfer,) = _stream(encode_assembly(Command.make("message.transfer", destination="d"),
+                                          1, (props,)))
+    tree = "\n".join(tree_010(transfer))
+    assert "k\\x1b[31mRED\\nfake line: {in\\x1b: " in tree, tree
+    assert "\\udcc7: 2" in tree
+    assert "\x1b" not in tree and "fake line" not in tree.replace("\\nfake line", "")
+    assert "\udcc7" not in tree
+
+
 def test_a_maps_entries_say_their_types_and_are_written_in_words() -> None:
     """A 0-10 map entry carries its type on the wire: the tree says it (a datetime was
     `1700000000`, as an int64; a double `1.5`), a datetime reads as a time, and true,
