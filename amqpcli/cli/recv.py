@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import typer
 
@@ -367,9 +367,11 @@ _TAIL_BLOCK = 1 << 16
 def _end_lines(stream: TextIO, path: str) -> None:
     """Before anything is appended to an `--out` file: a file that ends in a line cut short
     (a run killed while writing a message, whose message it therefore never settled, so
-    the node still holds it) has that part cut off, said in a note; one whose last line is
-    not a JSON object's start is no file of --out lines, and is refused. Appended to as it
-    was, the next message would be glued onto the cut line and neither would replay."""
+    the node still holds it) has that part cut off, said in a note; a last line that is a
+    whole JSON object, only its line end missing, is ended instead (a message kept, not
+    cut); one whose last line is not a JSON object's start is no file of --out lines, and
+    is refused. Appended to as it was, the next message would be glued onto the last line
+    and neither would replay."""
     fd = _fileno(stream)
     if fd is None or not _regular(stream):
         return
@@ -393,10 +395,23 @@ def _end_lines(stream: TextIO, path: str) -> None:
             return  # empty, or ends with a line end
         f.seek(end)
         first = f.read(1)
+        f.seek(size - 1)
+        whole = first == b"{" and f.read(1) == b"}" and _json_object(f, end, size)
     if first != b"{":
         raise UserError(f"cannot append to {path!r}: it does not end with a line end, and its "
                         "last line is not a message's (give a file of --out lines, or a new "
                         "one)", Exit.USAGE)
+    if whole:
+        # A whole message, its line end missing (a file made or edited by hand, or a run
+        # killed between the two): ended, not cut. It may have been settled; at worst it
+        # is a duplicate, as at-least-once allows, never a message lost.
+        try:
+            os.write(fd, b"\n")
+        except OSError as e:
+            raise UserError(f"cannot write {path!r}: {e.strerror}", Exit.USAGE) from None
+        print(f"amqp: note: {path}: its last line, a whole message, had no line end: one "
+              "added", file=sys.stderr, flush=True)
+        return
     try:
         os.ftruncate(fd, end)
     except OSError as e:
@@ -404,6 +419,15 @@ def _end_lines(stream: TextIO, path: str) -> None:
     print(f"amqp: note: {path}: cut off the last {size - end} byte(s), a line left unfinished "
           "by an earlier run (its message was not settled: the node delivers it again)",
           file=sys.stderr, flush=True)
+
+
+def _json_object(f: BinaryIO, start: int, end: int) -> bool:
+    """Whether the file's bytes from start to end are one whole JSON object."""
+    f.seek(start)
+    try:
+        return isinstance(json.loads(f.read(end - start)), dict)
+    except ValueError:  # (not JSON, or not UTF-8)
+        return False
 
 
 def _position(fd: int) -> int | None:
