@@ -86,11 +86,19 @@ class LinePrinter:
 
         # pieces of deliveries in several frames that may hold a SASL secret
         self._pieces = ChunkSecrets()
+        from amqpcli.render.items import TransferAssembler
+
+        # the deliveries in several frames, joined as pcap-dump of the recording joins
+        # them: in text the last frame shows the whole message; in JSON (which has every
+        # piece's payload) that piece is not judged alone as a message
+        self._whole = TransferAssembler(join=not as_json)
 
     def on_open(self, conn: Any) -> None:
         self._note(f"{conn.key} open {conn.describe()}")
 
     def on_close(self, conn: Any, how: str) -> None:
+        for side in ("client", "server"):
+            self._whole.forget((conn.key, side))
         self._note(f"{conn.key} {how} ({conn.bytes['client']} bytes up, {conn.bytes['server']} down)")
 
     def _note(self, text: str, prefix: str = "amqp proxy") -> None:
@@ -135,7 +143,9 @@ class LinePrinter:
             if conn.frame_no:
                 obj["frame"] = conn.frame_no
             hidden = self._pieces.hides((conn.key, side), item)
-            fields = item_to_json(item, self.show_secrets, hidden=hidden)
+            fields = item_to_json(item, self.show_secrets, hidden=hidden,
+                                  message=self._whole_message(conn, side, item),
+                                  say_invalid=True)
             if "protocol" in fields:  # a protocol header's own protocol, as pcap-dump says
                 fields["header"] = fields.pop("protocol")
             obj.update(fields)
@@ -147,9 +157,25 @@ class LinePrinter:
 
             line = item_line(item, time=t, connection=conn.key,
                              direction="->" if side == "client" else "<-",
-                             show_secrets=self.show_secrets)
+                             show_secrets=self.show_secrets,
+                             message=self._whole_message(conn, side, item),
+                             say_invalid=True)
         self._write(line)
         self.on_events(conn, side, events)
+
+    def _whole_message(self, conn: Any, side: str, item: Any) -> Any:
+        """The whole message (or why there is none) when `item` ends a delivery sent in
+        several transfers, else None. The proxy sees each connection from its first
+        byte, so every transfer's delivery is known from its start (`say_invalid`)."""
+        from amqpcli.codec.composites import Attach, Open, Transfer
+
+        body: Any = getattr(item, "body", None)
+        cls = body.__class__
+        if not (cls is Attach or cls is Open
+                or (cls is Transfer and (body.more or self._whole.pending_any()))):
+            return None
+        other = "server" if side == "client" else "client"
+        return self._whole.feed(item, (conn.key, side), (conn.key, other))
 
     def on_events(self, conn: Any, side: str, events: list[Any]) -> None:
         """The protocol violations among the events a frame (or a stream's end) caused:
