@@ -15,10 +15,25 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
     stream `stream()` returns at the time (looked up each time: tests and redirections
     swap sys.stdout and sys.stderr). SASL credentials are masked unless `show_secrets`.
     A stream that cannot be written ends the tracing quietly."""
+    from amqpcli.codec.composites import Close, Transfer
     from amqpcli.errors import mask_secrets
     from amqpcli.render.frameline import item_line
+    from amqpcli.render.items import TransferAssembler
 
     gone = [False]
+    # deliveries in several frames, joined as pcap-dump joins them: the last frame's line
+    # shows the whole message. Fed transfers only, and a stream is let go at its close,
+    # so what is kept is the deliveries under way (a long `serve --trace` keeps no more).
+    whole = TransferAssembler()
+
+    def joined(conn: str, arrow: str, item: Any) -> Any:
+        body: Any = getattr(item, "body", None)
+        cls = body.__class__
+        if cls is Transfer and (body.more or whole.pending_any()):
+            return whole.feed(item, (conn, arrow))
+        if cls is Close:
+            whole.forget((conn, arrow))
+        return None
 
     def trace(conn: str, arrow: str, item: Any, t: float) -> None:
         if gone[0]:
@@ -27,8 +42,11 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
         try:
             if out is None:  # started with that stream closed
                 raise OSError("closed")
+            # (every frame of the connection is traced from its first: a payload that is
+            # no valid message is one, not the tail of a delivery begun before)
             line = item_line(item, time=t, connection=conn, direction=arrow,
-                             show_secrets=show_secrets)
+                             show_secrets=show_secrets, message=joined(conn, arrow, item),
+                             say_invalid=True)
             if not show_secrets:  # (a peer's frame that quotes our password)
                 line = mask_secrets(line)
             out.write(line + "\n")
