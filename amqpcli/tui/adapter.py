@@ -469,7 +469,9 @@ def find_delivery(cw: Any, link: Any, key: str) -> Any:
     return None
 
 
-def _entry_detail(e: Any, conn_key: str) -> str:
+def _entry_detail(e: Any, conn_key: str, said: int | None = None) -> str:
+    """A timeline step's detail (`said`: the size a frame-trace log's line gives a
+    transfer whose payload it cut short, `e.size` being what it shows)."""
     parts = []
     st = state_name(e.state)
     if st:
@@ -478,7 +480,9 @@ def _entry_detail(e: Any, conn_key: str) -> str:
         parts.append("settled")
     if e.more:
         parts.append("more")
-    if e.size:
+    if said is not None:
+        parts.append(f"{said} bytes (log shows {e.size})")
+    elif e.size:
         parts.append(f"{e.size} bytes")
     if e.detail:
         parts.append(e.detail)
@@ -523,13 +527,27 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     # each step's connection (a delivery resumed here from another has its steps too)
     where = (step_connections(d.timeline, cw.key) if getattr(d, "origin", None) is not None
              else [cw.key] * len(d.timeline))
+    # a frame-trace log's: the transfers whose payloads it cut short, the size it gives
+    # each (as pcap-dump's `size_in_log`: a step from another connection is not this one's)
+    cut = cw.log_cut or {}
+    full, was_cut = 0, False
     for e, conn_key in zip(d.timeline, where, strict=True):
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
+        said = (cut.get(e.frame_no) if cut and e.kind == "transfer" and conn_key == cw.key
+                else None)
+        if e.kind == "transfer":
+            full += e.size if said is None else said
+            was_cut = was_cut or said is not None
         # no side: a step the connection's end took (an abandon by its close)
         rows.append(TimelineRow(known_time(cw, e.time), known_time(cw, delta),
-                                e.side or "-", e.kind, _entry_detail(e, conn_key)))
-    message = _message_of(d, key)
+                                e.side or "-", e.kind, _entry_detail(e, conn_key, said)))
+    if was_cut:
+        # not a message that does not decode: one the log did not show whole
+        message: Any = Text(f"the log cut this message short: it shows {d.size} of its "
+                            f"{full} bytes (x shows them)", style="dim")
+    else:
+        message = _message_of(d, key)
     lat = d.latency
     summary = f"[{getattr(d.phase, 'value', d.phase)}] outcome {d.outcome}"
     if lat is not None:

@@ -136,6 +136,10 @@ class ConnWatch:
         # its input says when each frame came: false for a frame-trace log's connection
         # without times (proton's), whose times and latencies the views call unknown
         self.timed = True
+        # a frame-trace log's connection: the transfer payloads the log cut short (proton
+        # shows about 1 KiB of a frame), the size each line gives by frame number; None
+        # for any other input
+        self.log_cut: dict[int, int] | None = None
 
     @property
     def connection(self) -> Any:
@@ -335,6 +339,8 @@ class Watch:
         self.labels: dict[str, str] = {}
         self.amqp010: set[str] = set()  # keys of the connections that speak AMQP 0-10
         self.untimed: set[str] = set()  # keys of the connections without times
+        # keys of a frame-trace log's connections → the payloads it cut short (`log_cut`)
+        self.cut: dict[str, dict[int, int]] = {}
         # links a connection ended with attached, for a later connection between the same
         # containers to resume (link recovery, as pcap-dump follows it)
         self.shelf = LinkShelf()
@@ -348,6 +354,7 @@ class Watch:
             else:
                 cw = ConnWatch(key, label, self.history)
                 cw.timed = key not in self.untimed
+                cw.log_cut = self.cut.get(key)
                 model = cw.observer.connection
                 # (named by its key, as a delivery's timeline names a frame: `g c3:18`)
                 model.shelf, model.label = self.shelf, key
@@ -377,6 +384,7 @@ class Watch:
             del self.conns[old]
             self.labels.pop(old, None)
             self.amqp010.discard(old)
+            self.cut.pop(old, None)
             self.dropped += 1
 
     def counts(self) -> str:

@@ -43,6 +43,9 @@ class CaptureFramer:
         # keys of the connections whose input has no times (a proton frame trace's: its
         # records' times are no times, and the views say they are unknown)
         self.untimed: set[str] = set()
+        # of a frame-trace log's connections, the transfer payloads the log cut short: the
+        # size each line gives, by the connection's frame number (filled as it is read)
+        self.cut: dict[str, dict[int, int]] = {}
         self._ended_cb = ended
         self._gone: list[Any] = []  # connections forgotten by the dissector, to let go
         self._dis = Dissector(engine=False, ports=ports,
@@ -94,6 +97,8 @@ class CaptureFramer:
                 self.labels[key] = where
                 if not conn.timed:
                     self.untimed.add(key)
+                if conn.cut_payloads is not None:
+                    self.cut[key] = conn.cut_payloads
                 self._open[id(conn)] = conn
                 if conn.protocol == AMQP010:
                     self.amqp010.add(key)
@@ -139,6 +144,7 @@ class CaptureFramer:
                 continue
             self.labels.pop(key, None)
             self.amqp010.discard(key)
+            self.cut.pop(key, None)
             if self._ended_cb is not None:
                 self._ended_cb(key)
 

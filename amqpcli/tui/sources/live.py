@@ -68,6 +68,7 @@ class StreamingSource(Source):
         self.watch.labels.update(self.framer.labels)
         self.watch.amqp010.update(self.framer.amqp010)
         self.watch.untimed.update(self.framer.untimed)  # (a frame-trace log's, in a pipe)
+        self.watch.cut.update(self.framer.cut)
         self.store.append(t, key, side, item)
         self.watch.conn(key).feed(side, item, t)
 

@@ -62,6 +62,8 @@ class Loaded:
     notes: list[str] = field(default_factory=list)
     amqp010: set[str] = field(default_factory=set)  # keys of the AMQP 0-10 connections
     untimed: set[str] = field(default_factory=set)  # keys of the connections without times
+    # a frame-trace log's connections → the payloads it cut short (`ConnWatch.log_cut`)
+    cut: dict[str, dict[int, int]] = field(default_factory=dict)
     other_flows: dict[str, int] = field(default_factory=dict)  # TCP flows not AMQP, by protocol
     encrypted: int = 0  # AMQP connections not shown: encrypted
 
@@ -148,6 +150,7 @@ class CaptureLoader:
             out.labels = framer.labels
             out.amqp010 = framer.amqp010
             out.untimed = framer.untimed
+            out.cut = framer.cut
             out.other_flows = framer.other_flows
             out.encrypted = framer.encrypted
         return out
@@ -333,6 +336,7 @@ class ReplaySource(Source):
             w.labels = labels
             w.amqp010 = amqp010
             w.untimed = untimed
+            w.cut = loaded.cut
             return w
 
         pace, self._timed_now = replay_clock(loaded.records, untimed)
