@@ -269,9 +269,17 @@ class Proxy:
         try:
             silent = await self._until_ended(conn, pumps)
         except asyncio.CancelledError:
+            running = [side for side, task in pumps.items() if not task.done()]
             for task in pumps.values():
                 task.cancel()
             await asyncio.gather(*pumps.values(), return_exceptions=True)
+            # the streams still open end here, with the FINs the recording gives them now:
+            # what their readers held (a frame under way is cut short) is told as
+            # pcap-dump of the recording tells it
+            for side in running:
+                self._stream_ended(conn, side, "fin", time.time())
+                if self.parse:
+                    self._stream_tail(conn, side)
             swriter.close()
             conn.ended = "dropped: the proxy stopped"
             if self.recorder is not None:
