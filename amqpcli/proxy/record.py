@@ -24,6 +24,7 @@ file size limit) stops the recording, never the forwarding: `failed` says why, a
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import stat
 from collections.abc import Callable
@@ -111,7 +112,8 @@ class Recorder:
     def _open(self, conn: Any) -> None:
         t = _ns(conn.started)
         # step 0: every packet of a chunk carries the time the chunk was seen, as printed
-        conv = TcpConversation(self.writer, conn.client, conn.upstream, start_ns=t, step_ns=0)
+        client, server = _one_family(conn.client, conn.upstream)
+        conv = TcpConversation(self.writer, client, server, start_ns=t, step_ns=0)
         conv.handshake()
         self._convs[conn.serial] = conv
         self._fins[conn.serial] = []
@@ -234,6 +236,23 @@ def _open_private(path: str | os.PathLike[str]) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _one_family(client: tuple[str, int],
+                server: tuple[str, int]) -> tuple[tuple[str, int], tuple[str, int]]:
+    """The conversation's ends in one address family: an application that reached the
+    proxy over IPv6 and a broker reached over IPv4 (or the other way round: `localhost`
+    may resolve to ::1) make one TCP conversation only if both are IPv6, so the IPv4 end
+    is written as its IPv4-mapped IPv6 address (`::ffff:127.0.0.1`)."""
+    try:
+        a, b = ipaddress.ip_address(client[0]), ipaddress.ip_address(server[0])
+    except ValueError:  # (no address to write: the conversation fails as it would)
+        return client, server
+    if a.version == b.version:
+        return client, server
+    if a.version == 4:
+        return (f"::ffff:{a}", client[1]), server
+    return client, (f"::ffff:{b}", server[1])
 
 
 def _dir(side: str) -> Direction:
