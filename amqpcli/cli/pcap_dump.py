@@ -724,6 +724,13 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                         if (not sure and whole.__class__ is NotAMessage
                                 and whole.error is not None):
                             whole = NotAMessage(None, whole.size)  # joined across lost bytes
+                if kind is transfer and rec.conn.cut_payloads:
+                    # a log that cut payloads short (`cut_payloads`): a cut one is no
+                    # message's bytes to judge, nor what a delivery's pieces join into
+                    if rec.frame_no in rec.conn.cut_payloads:
+                        sure = False
+                    if whole.__class__ is NotAMessage and whole.error is not None:
+                        whole = NotAMessage(None, whole.size)
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:

@@ -82,6 +82,23 @@ def test_a_payload_the_log_cut_short_shows_its_size_and_is_not_seen_whole(
     assert "incomplete (message not seen whole): 1" in _dump(log, "--summary")
 
 
+def test_a_payload_the_log_cut_short_is_not_judged_as_a_message(tmp_path: Path) -> None:
+    """The frame view: the log's bytes of a cut payload are no message's to judge (it
+    said "not a valid message … found end of input"), alone or joined with the other
+    pieces of its delivery."""
+    big = _message(0, b"A" * 5000)
+    first = ("0 -> @transfer(20) [handle=0x0, delivery-id=0x1, delivery-tag=b\"1\", "
+             f"message-format=0x0, more=true] (3000) {_escaped(big[:1000])} ... (truncated)")
+    rest = f"0 -> @transfer(20) [handle=0x0] ({len(big) - 3000}) {_escaped(big[3000:])}"
+    log = _log(tmp_path, [_transfer(False, 0, 0, big, cut_to=1000), _accept(True, True, 0),
+                          first, rest, _accept(True, True, 1)])
+    text = _dump(log)
+    assert "valid message" not in text and "does not decode" not in text, text
+    frames = [json.loads(x) for x in _dump(log, "--json").splitlines()]
+    transfers = [f for f in frames if "transfer" in (f.get("performative") or {})]
+    assert len(transfers) == 3 and not any("message-error" in f for f in transfers), transfers
+
+
 def test_messages_and_hops_in_the_order_of_the_log(tmp_path: Path) -> None:
     # sent 0, 1; received 1 (settled first), then 0
     m0, m1 = _message(0), _message(1)
