@@ -2,8 +2,10 @@
 the same `dissect.stats.Summary` that `pcap-dump --summary` fills from captures, so one
 renderer (`amqpcli.render.summary`) draws both.
 
-Connections are labelled c1, c2, … in order of their first packet across the whole set;
-those of frame-trace logs (their `line` is set) by log (in path order) and then line, as
+Connections are labelled c1, c2, … in order of their first packet across the whole set,
+as `pcap-dump` meets them in the canonical order: connections that begin at the same time
+by capture file (in path order), then, in one file, by their first frame's packet; those
+of frame-trace logs (their `line` is set) by log (in path order) and then line, as
 `pcap-dump` numbers them reading the logs one after the other. A log's connection without
 times (null `first_time`: a proton trace) has frames at unknown times (counted apart, as
 the summary of the log counts them) and links whose latency is unknown.
@@ -68,6 +70,9 @@ class Facts:
     # the capture files the connections and violations come from: of several, a
     # violation's packet names its file, as when the captures are read
     captures: set[str] = field(default_factory=set)
+    # what orders connections that begin at the same time, as the captures' order does:
+    # id -> (capture of its first packet, packet of its first frame there)
+    tie_order: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 # what the summary reads of a violation (and `time_us`, its time in microseconds, as the
@@ -112,7 +117,8 @@ def build(f: Facts, stall: float | None = None) -> Summary:
     if logs:  # (a set of logs: by log, then line)
         conns = sorted(f.conns, key=lambda c: (logs.get(c[0], ("", 0)), c[0]))
     else:
-        conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, c[0]))
+        ties = f.tie_order
+        conns = sorted(f.conns, key=lambda c: (_sec(c[1]) or 0.0, ties.get(c[0], ("", 0)), c[0]))
     untimed = {cid for cid, t, _p in conns if t is None and logs}
     s.untimed_frames = f.untimed_frames if logs else 0
     numbers = {cid: i for i, (cid, _t, _p) in enumerate(conns, 1)}
@@ -198,6 +204,22 @@ def _stall_threshold(links: list[dict[str, Any]]) -> float | None:
     return max(known) if known else None
 
 
+def _tied(conns: list[tuple[str, Any, str | None]]) -> dict[str, str]:
+    """The connections (id -> capture) that begin at the same time as another one: only
+    their order needs more than the time."""
+    by_time: dict[Any, list[tuple[str, str]]] = {}
+    for cid, t, capture in conns:
+        if t is not None:
+            by_time.setdefault(t, []).append((cid, capture or ""))
+    return {cid: capture for same in by_time.values() if len(same) > 1
+            for cid, capture in same}
+
+
+def _tie_order(tied: dict[str, str], first_packets: dict[str, int]) -> dict[str, tuple[str, int]]:
+    # (a connection without a frame in its first capture: after those with one)
+    return {cid: (capture, first_packets.get(cid, 1 << 62)) for cid, capture in tied.items()}
+
+
 # --- pyarrow ---------------------------------------------------------------------------
 
 
@@ -207,6 +229,7 @@ def _counts(table: Any, column: str) -> dict[str, int]:
 
 
 def facts_local(out: str) -> Facts:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from amqpcli.pipeline.output import read_table
@@ -215,6 +238,17 @@ def facts_local(out: str) -> Facts:
     c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices",
                                         "capture", "line"])
     f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
+    tied = _tied([(r["connection_id"], r["first_time"], r["capture"]) for r in c.to_pylist()
+                  if r["line"] is None])
+    if tied:
+        ft = read_table(out, "frames", ["connection_id", "capture", "packet"]).filter(
+            pc.is_in(pc.field("connection_id"), pa.array(list(tied), pa.string())))
+        first: dict[str, int] = {}
+        for r in ft.to_pylist():
+            cid, packet = r["connection_id"], r["packet"]
+            if packet is not None and r["capture"] == tied[cid]:
+                first[cid] = min(first.get(cid, packet), packet)
+        f.tie_order = _tie_order(tied, first)
     f.log_lines = {r["connection_id"]: (r["capture"] or "", r["line"]) for r in c.to_pylist()
                    if r["line"] is not None}
     f.captures.update(x for x in c.column("capture").to_pylist() if x)
@@ -331,6 +365,12 @@ def facts_spark(spark: Any, out: str) -> Facts:
     conns = table("connections").select("connection_id", "first_time", "protocol",
                                         "notices", "capture", "line").collect()
     f.conns = [(r[0], r[1], r[2]) for r in conns]
+    tied = _tied([(r[0], r[1], r[4]) for r in conns if r[5] is None])
+    if tied:
+        ft = (table("frames").where(F.col("connection_id").isin(list(tied))
+                                    & F.col("packet").isNotNull())
+              .groupBy("connection_id", "capture").agg(F.min("packet")).collect())
+        f.tie_order = _tie_order(tied, {r[0]: r[2] for r in ft if r[1] == tied[r[0]]})
     f.log_lines = {r[0]: (r[4] or "", r[5]) for r in conns if r[5] is not None}
     f.captures.update(r[4] for r in conns if r[4])
     _add_notices(f, [[n.asDict() for n in r[3] or ()] for r in conns])
