@@ -316,7 +316,8 @@ class RowBuilder:
             "settled_by": rec.settled_by, "settled_time": us(rec.settled_time),
             "latency": latency, "presettled": rec.presettled, "second_mode": rec.second_mode,
             "redelivery_count": redeliveries, "resumed": rec.resumed, "aborted": rec.aborted,
-            "at_end": rec.at_end, "incomplete": rec.incomplete, "txn_id": rec.txn_id,
+            # (not whole: a gap took some of it, or a frame-trace log cut a payload short)
+            "at_end": rec.at_end, "incomplete": not rec.seen_whole, "txn_id": rec.txn_id,
             "coordinator": rec.coordinator if rec.protocol == AMQP10 else None,
             PARTITION: info.date})
 
