@@ -66,8 +66,35 @@ def write_error(out: str, e: OSError) -> UserError:
     return UserError(f"cannot write tables to {out}: {reason.lower()}", Exit.USAGE)
 
 
+_NOT_OF_TYPE = (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError)
+
+
 def to_arrow(table: str, rows: list[dict[str, Any]]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=TABLES[table])
+    """Rows as a table of the schema. A field a peer sent in a type its performative does
+    not give it (a handle as a string, a ulong beyond int64), which the views show as it
+    came, is null in its column: rather that than no tables at all."""
+    schema = TABLES[table]
+    try:
+        return pa.Table.from_pylist(rows, schema=schema)
+    except _NOT_OF_TYPE:
+        pass
+    columns: dict[str, pa.Array] = {}
+    for f in schema:
+        values = [r.get(f.name) for r in rows]
+        try:
+            columns[f.name] = pa.array(values, f.type)
+        except _NOT_OF_TYPE:  # (only such a column is looked at value by value)
+            columns[f.name] = pa.array([v if _fits(v, f.type) else None for v in values],
+                                       f.type)
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def _fits(value: Any, typ: pa.DataType) -> bool:
+    try:
+        pa.array([value], typ)
+    except _NOT_OF_TYPE:
+        return False
+    return True
 
 
 def _remove(path: Path) -> None:

@@ -429,7 +429,10 @@ def _message_facts(payload: bytes) -> tuple[str | None, int | None]:
         return None, None
     mid = _text(getattr(props, "message_id", None)) if props is not None else None
     count = getattr(header, "delivery_count", None) if header is not None else None
-    return mid, int(count) if count is not None else 0
+    if count is None:
+        return mid, 0
+    # (a count sent as another type than a uint, as the views show it: not known)
+    return mid, int(count) if isinstance(count, int) and not isinstance(count, bool) else None
 
 
 class FlowJob:

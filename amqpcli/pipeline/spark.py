@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result
-from amqpcli.pipeline.output import write_empty, write_error
+from amqpcli.pipeline.output import to_arrow, write_empty, write_error
 from amqpcli.pipeline.rows import FlowJob, Tables
 from amqpcli.pipeline.schema import PARTITION, TABLES, spark_schema
 
@@ -499,7 +499,7 @@ def dissect_logs(paths: list[str], ports: tuple[int, ...], stall: float) -> Any:
 
 def _union_batch(table: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     n = len(rows)
-    t = pa.Table.from_pylist(rows, schema=TABLES[table]).combine_chunks()
+    t = to_arrow(table, rows).combine_chunks()
     arrays: list[pa.Array] = [pa.array([table] * n, pa.string()), pa.nulls(n, pa.string()),
                               pa.nulls(n, pa.int32())]
     for name in TABLES:
