@@ -40,6 +40,7 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
     if engine == "local":
         from amqpcli.pipeline.inputs import are_logs, expand
 
+        out = _local_folder(out)
         paths = expand(captures)
         run = run_logs if are_logs(paths) else run_local
         check_out(out)
@@ -72,6 +73,19 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
                          stall=stall, progress=prog, debug=debug)
 
 
+def _local_folder(out: str) -> str:
+    """The folder the in-process engine writes: a path, or a `file:` URI's. Another URI
+    (`hdfs://…`, `s3a://…`) is Spark's to write: taken as a path, it would make a folder
+    of that name here and fail part way."""
+    if out.startswith("file:"):
+        return out.removeprefix("file:")
+    head, sep, _ = out.partition(":/")
+    if sep and len(head) > 1 and head.replace("+", "").replace(".", "").isalnum():
+        raise UserError(f"--out {out}: a URI, which --engine spark writes; the in-process "
+                        "engine writes a local folder", Exit.USAGE)
+    return out
+
+
 def summary_of(out: str, *, engine: str = "local", master: str = "local[*]",
                conf: list[str] | None = None, debug: bool = False, spark: Any = None,
                stall: float | None = None) -> Any:
@@ -90,7 +104,7 @@ def facts_of(out: str, *, engine: str = "local", master: str = "local[*]",
 
     _check(engine, "parquet")
     if engine == "local":
-        return facts_local(out)
+        return facts_local(out.removeprefix("file:"))
     from amqpcli.pipeline.output import check_tables
     from amqpcli.pipeline.spark import cancel_on_interrupt, get_session, parse_conf
     from amqpcli.pipeline.summary import facts_spark
