@@ -353,7 +353,7 @@ class Session:
         self.conn.emit(UnsettledReconciled(link, side, only_model, only_attach, differs,
                                            self.conn.time))
         if side == link.receiver and theirs:
-            _take_held_outcomes(link, theirs)
+            _take_held_outcomes(link, link.attach[side], theirs)
         earlier = link.attach.get(self.conn.other[side])
         if theirs and earlier is not None and earlier.unsettled:
             self._carry_over(link, theirs, earlier.unsettled)
@@ -859,12 +859,13 @@ class Session:
             d.message_format = int(t.message_format or 0)
             if t.resume:
                 d.resumed = True  # (its earlier part was before the capture, or elsewhere)
+                _take_held_outcomes(link, link.attach.get(receiver), (tag,), d)
             link.deliveries += 1
             self.deliveries[side] += 1
             if not t.settled:
                 link.unsettled[side][tag] = t.state
                 link.unsettled[receiver][tag] = None
-            elif link.snd_mode == 0:
+            elif link.snd_mode == 0 and not t.resume:
                 # Part 2 §2.8.2: in mode unsettled the sender sends every delivery
                 # unsettled first (its receiver counts on settling it)
                 conn.violation("settle-mode", f"delivery {did} sent settled on {link.name!r},"
@@ -1156,16 +1157,22 @@ def state_label(state: Any) -> str:
 
 
 
-def _take_held_outcomes(link: Link, held: dict[Any, Any]) -> None:
-    """A receiver's re-attach lists the deliveries it has, each with its state: where
-    that is an outcome and the model knows none from the receiver (its disposition was
-    not seen: lost with the earlier connection, or before the capture), it is the
-    receiver's state of the delivery, which the sender settles with a resume or a
-    disposition (Part 2 §2.6.13)."""
+def _take_held_outcomes(link: Link, attach: Any, tags: Any,
+                        d: Delivery | None = None) -> None:
+    """A receiver's re-attach (`attach`) lists the deliveries it has, each with its
+    state: where that is an outcome and the model knows none from the receiver (its
+    disposition was not seen: lost with the earlier connection, or before the capture),
+    it is the receiver's state of the delivery, which the sender settles with a resume
+    or a disposition (Part 2 §2.6.13). `tags`: those to look at, of the link's live
+    deliveries, or of `d` alone (one the model meets first in its resume)."""
+    held = getattr(attach, "unsettled", None)
+    if not isinstance(held, dict):
+        return
     live = link.live
-    for tag, state in held.items():
+    for tag in tags:
+        state = held.get(tag)
         if outcome_of(state) is None:
             continue
-        d = live.get(bytes(tag))
-        if d is not None and outcome_of(d.receiver_state) is None:
-            d.receiver_state = state
+        one = d if d is not None else live.get(bytes(tag))
+        if one is not None and outcome_of(one.receiver_state) is None:
+            one.receiver_state = state

@@ -148,6 +148,20 @@ def test_a_resume_that_settles_a_message_cut_off_does_not_make_it_whole(
     assert delivery_json(resumed)["incomplete"] is True
 
 
+def test_a_resume_met_without_its_first_sending_settles_as_the_receiver_held_it(
+        tmp_path: Path) -> None:
+    """The later connection alone (a capture that starts there, or the tables, which read
+    each connection on its own): the resuming transfer that settles the delivery is its
+    first; sent settled on a link whose sender-settle-mode is unsettled, it is no
+    violation (its first sending was unsettled, elsewhere), and the receiver's attach
+    says what became of it."""
+    _, again = _settled_on_resume(whole=True, held=c.Accepted())
+    res = _run(tmp_path, [again])
+    (d,) = res.deliveries
+    assert (d.outcome, d.resumed, d.settled_by) == ("accepted", True, "sender")
+    assert not res.violations, res.violations
+
+
 def test_other_containers_are_another_link(tmp_path: Path) -> None:
     """The same link name between other containers resumes nothing of the first."""
     res = _run(tmp_path, [_first(), _again("client-2")])
