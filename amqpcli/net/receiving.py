@@ -88,6 +88,7 @@ from amqpcli.net.latency import STAMP_NEEDLE, Latencies, figures_text, stamp_of
 from amqpcli.net.reconnecting import Reconnects
 from amqpcli.net.redelivery import InDoubtSettlements
 from amqpcli.net.reporting import Interval, Reports
+from amqpcli.net.sendrun import close_failed
 from amqpcli.net.sequence import SequenceCheck
 from amqpcli.net.txn import txn_json, txn_parts
 from amqpcli.net.txnreceive import ReceiveTransactions
@@ -674,6 +675,10 @@ class _Receiver:
         except UserError as e:
             self.s.failure = e
             self._left_with_end(again=False)
+            if client is not None:  # (a refused or detached link: the peer is still there)
+                self._send_settlements()  # what was written is settled
+                await close_failed(client)
+                client = None
         except asyncio.CancelledError:
             self.s.failure = UserError("interrupted", Exit.INTERRUPTED)
             self._release_held()

@@ -39,3 +39,16 @@ def test_json_summary_is_kept(serve: ServePeers) -> None:
     r = amqp("browse", f"amqp://127.0.0.1:{port}/q", "--json")
     assert r.returncode == 3
     assert '"error": "cannot connect to' in r.stderr.splitlines()[0]
+
+
+def test_a_refused_link_ends_with_our_close(serve: ServePeers) -> None:
+    """recv and browse close the connection the peer refused their link on, as send
+    does: our close, not a dropped socket (a proton peer logs "connection aborted")."""
+    url = serve("--refuse", "q*")
+    for command in ("recv", "browse"):
+        r = amqp(command, f"{url}/q1", "--trace")
+        assert r.returncode == 4, r.stderr
+        frames = [line.split("]", 1)[-1].split()[0] for line in r.stderr.splitlines()
+                  if " c1 -> [" in line]
+        assert frames[-2:] == ["detach", "close"] or frames[-2:] == ["end", "close"], (
+            command, r.stderr)
