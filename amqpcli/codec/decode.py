@@ -380,10 +380,13 @@ def _map_items(b: Any, p: int, end: int, count: int, d: int, start: int, out: An
     """Decode `count` keys and values into `out` (a dict); return the end offset."""
     if end > len(b):
         raise _short(b, start, f"map of {end - start} bytes")
-    if count & 1:
-        raise DecodeError(start, "an even map count", f"count {count}")
-    if count > end - p:
-        raise DecodeError(start, f"at most {end - p} map items", f"count {count}")
+    if count & 1 or count > end - p:
+        # at its count (map8's a byte before the items, map32's four): an array's map
+        # elements have no constructor of their own at `start`
+        at = p - 1 if p - start == 3 else p - 4
+        if count & 1:
+            raise DecodeError(at, "an even map count", f"count {count}")
+        raise DecodeError(at, f"at most {end - p} map items", f"count {count}")
     if d >= MAX_DEPTH:
         raise DecodeError(start, f"nesting depth under {MAX_DEPTH}", "deeper nesting")
     d += 1

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from amqpcli.codec import Array, decode, encode
-from amqpcli.codec.types import MapKey
+from amqpcli.codec.types import DecodeError, MapKey
 
 PLAIN = bytes.fromhex("a101615401")  # "a": int 1
 ENDS_IN_C1 = bytes.fromhex("a1016150c1")  # "a": ubyte 0xc1 (map8's constructor)
@@ -42,3 +42,16 @@ def test_a_later_map_element_with_kept_keys_decodes(
     assert list(value[0]) == ["a"]
     assert any(isinstance(k, MapKey) for k in value[1])
     assert encode(value) == raw
+
+
+@pytest.mark.parametrize(("hex_", "at"), [
+    ("e00802c1010002010140", 7),  # the second map element's count, in an array
+    ("c1020140", 2),  # a map8's count
+    ("d1000000050000000140", 5),  # a map32's count
+])
+def test_an_odd_map_count_is_said_where_the_count_is(hex_: str, at: int) -> None:
+    """It was said at the byte before the map's size: the constructor of a map on its
+    own, but in an array the last byte of the element before."""
+    with pytest.raises(DecodeError) as e:
+        decode(bytes.fromhex(hex_))
+    assert e.value.offset == at and "even map count" in str(e.value)
