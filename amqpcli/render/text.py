@@ -221,6 +221,16 @@ def value_tree(value: Any, label: str = "", show_secrets: bool = False) -> Node:
             if cname is not None:
                 child.text = f"{cname} ({child.text})"
             node.children.append(child)
+        raw = value._raw
+        items = raw[1] if raw is not None else None
+        if items.__class__ is list and len(items) > cls._N:
+            # items on the wire beyond the spec's fields (a newer peer's, or damage): shown,
+            # as JSON keeps them (`encoded`); a masked value has no `_raw`
+            for i, x in enumerate(items[cls._N:], cls._N):
+                child = value_tree(x, f"[{i}]", show_secrets)
+                child.type = f"{child.type}; beyond its fields" if child.type else (
+                    "beyond its fields")
+                node.children.append(child)
         return node
     t = amqp_type(value)
     if t == "list":
