@@ -20,6 +20,7 @@ bounded, and every stop signal after the first is ignored (`run_interruptible`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import threading
@@ -58,7 +59,10 @@ class BodyFiles:
             names = os.listdir(path)
             self.dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as e:
-            raise UserError(f"--save-bodies: cannot use {path!r}: {e.strerror}",
+            # (makedirs says "File exists" of a path that is there but no folder)
+            why = ("not a folder" if e.errno in (errno.EEXIST, errno.ENOTDIR)
+                   and not os.path.isdir(path) else e.strerror)
+            raise UserError(f"--save-bodies: cannot use {path!r}: {why}",
                             Exit.USAGE) from None
         numbers = [int(m[1]) for m in map(re.compile(r"(\d+)\.bin").fullmatch, names) if m]
         # (given out by the run that holds `saving`: a run given up on after a stop may

@@ -145,7 +145,9 @@ def test_refused_dir(tmp_path: Path) -> None:
     assert code == 2 and "--save-bodies: the folder name is empty" in err
     (tmp_path / "f").write_text("")
     code, _, err = amqp_in_process("recv", url, "--save-bodies", str(tmp_path / "f"))
-    assert code == 2 and f"--save-bodies: cannot use {str(tmp_path / 'f')!r}" in err
+    assert code == 2 and f"--save-bodies: cannot use {str(tmp_path / 'f')!r}: not a folder" in err
+    code, _, err = amqp_in_process("recv", url, "--save-bodies", str(tmp_path / "f" / "g"))
+    assert code == 2 and err.rstrip().endswith(": not a folder"), err
 
 
 def test_a_vendor_format_message_is_saved_and_shown_whole(serve: ServePeers,
