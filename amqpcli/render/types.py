@@ -138,9 +138,11 @@ _UNSAFE_CHARS = ("\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-
                  "\ud800-\udfff")
 # A backslash of the text is escaped too (`\\`), so that every backslash shown starts an
 # escape: a symbol `a\x1b` (four characters) does not read as an escaped ESC.
-_UNSAFE = re.compile(f"[{_UNSAFE_CHARS}\\\\]")
+_UNSAFE = f"[{_UNSAFE_CHARS}\\\\]"
 # In quotes, a quote of the text is escaped as well.
-_UNSAFE_IN_QUOTES = re.compile(f'[{_UNSAFE_CHARS}"\\\\]')
+_UNSAFE_IN_QUOTES = f'[{_UNSAFE_CHARS}"\\\\]'
+# (patterns, compiled by `re` at their first use and cached there: most runs never meet
+# an unprintable character, and the two classes cost a millisecond to compile)
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
 
 
@@ -158,7 +160,7 @@ def printable(value: object) -> str:
     every control character escaped (`\\n`, `\\x1b`, `\\u202e`), and a backslash as
     `\\\\`, so the text reads back one way."""
     s = value if isinstance(value, str) else str(value)
-    return s if s.isprintable() and "\\" not in s else _UNSAFE.sub(_escape_char, s)
+    return s if s.isprintable() and "\\" not in s else re.sub(_UNSAFE, _escape_char, s)
 
 
 def one_line(text: str) -> str:
@@ -175,7 +177,7 @@ def quoted(value: object) -> str:
     text = value if isinstance(value, str) else str(value)
     if text.isprintable() and '"' not in text and "\\" not in text:
         return f'"{text}"'
-    return '"' + _UNSAFE_IN_QUOTES.sub(_escape_char, text) + '"'
+    return '"' + re.sub(_UNSAFE_IN_QUOTES, _escape_char, text) + '"'
 
 
 # What a name drawn bare among others may hold: letters, digits and the punctuation that
