@@ -153,8 +153,9 @@ def frame_to_json(
     else:
         odd_nans = odd_nans_written()
         perf = out["performative"] = to_json(shown.body, exact, hide)
-        if odd_nans_written() != odd_nans and exact and shown is frame and not hide:
-            _keep_performative_bytes(shown.body, perf)
+        if (odd_nans_written() != odd_nans and exact and shown is frame and not hide
+                and not _keep_performative_bytes(shown.body, perf, show_secrets)):
+            out["redacted"] = True  # (its bytes withheld: they may hold a SASL secret)
     if (secret and not show_secrets) or hide:
         out["redacted"] = True
     # the last frame of a multi-frame delivery may carry no payload (only `more=false`):
@@ -181,7 +182,8 @@ def frame_to_json(
     return out
 
 
-def _keep_performative_bytes(body: Composite, perf: dict[str, Any]) -> None:
+def _keep_performative_bytes(body: Composite, perf: dict[str, Any],
+                             show_secrets: bool = False) -> bool:
     """Give the performative's JSON object `perf` the bytes `body` was decoded from, as
     `"encoded"`, when it would not encode back to them without.
 
@@ -189,10 +191,14 @@ def _keep_performative_bytes(body: Composite, perf: dict[str, Any]) -> None:
     sign bit: `odd_nans_written` went up while it was converted): a performative whose
     fields alone would not give its bytes back already carries them (`to_json`, exact),
     and any other's JSON encodes back to the same bytes as its fields. So the common
-    case costs no encoding."""
+    case costs no encoding. False: the bytes were withheld, as a SASL performative
+    begins in them (among items its fields do not show), unless `show_secrets`."""
     raw = bytes(body._raw[0]) if body._raw is not None else encode(body)
     if _json_bytes(perf) != raw:
+        if not show_secrets and may_hold_secret(raw):
+            return False  # (a SASL performative among items its fields do not show)
         perf["encoded"] = b64(raw)
+    return True
 
 
 def _json_bytes(obj: Any) -> bytes | None:
@@ -251,7 +257,10 @@ def item_to_json(
         out["redacted"] = True
     elif exact and item.raw is not None and not _value_keeps_bytes(
             item.value, item.raw, out["value"], odd_nans):
-        out["encoded"] = b64(item.raw)  # (its bytes hold no secret: none was masked)
+        if not show_secrets and may_hold_secret(item.raw):
+            out["redacted"] = True  # (a SASL performative its members did not show)
+        else:
+            out["encoded"] = b64(item.raw)  # (no secret in it was masked)
     return out
 
 

@@ -63,7 +63,7 @@ from amqpcli.codec.types import (
     UShort,
     add_map_entry,
 )
-from amqpcli.render.redact import SASL_PERFORMATIVES, redact
+from amqpcli.render.redact import SASL_PERFORMATIVES, may_hold_secret, redact
 from amqpcli.render.types import (
     _TYPE_NAMES,
     amqp_type,
@@ -519,7 +519,12 @@ def _composite_to_json(c: Composite, exact: bool, hide: Redactions | None) -> di
 
             actual = encode(c)  # the decoded bytes, or fresh ones if a field was changed
             if actual != fresh:
-                out["encoded"] = b64(actual)
+                if hide is not None and may_hold_secret(actual):
+                    # (a SASL performative in items beyond its fields, which the fields'
+                    # conversion did not mask: its bytes are not written)
+                    hide.append(cls.NAME)
+                else:
+                    out["encoded"] = b64(actual)
     return out
 
 

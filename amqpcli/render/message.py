@@ -50,6 +50,7 @@ from amqpcli.render.jsonvalues import (
     to_json,
     unb64,
 )
+from amqpcli.render.redact import may_hold_secret
 from amqpcli.render.text import Node, value_tree
 from amqpcli.render.types import amqp_type
 
@@ -199,7 +200,13 @@ def message_to_json(msg: Message, exact: bool = True, show_secrets: bool = False
     unsure = _unsure_sections(sections) if exact else ()
     if errors or odd_nan_keys or unsure:
         kept = _kept_sections(msg, sections, errors, odd_nan_keys, unsure)
-        if kept:
+        if kept and hide is not None and any(
+                may_hold_secret(unb64(v, k)) for k, v in kept.items()):
+            # a SASL performative in bytes its members do not give back (items beyond a
+            # section's fields, a section that does not decode): masked as a whole
+            del out["bare-sha256"]
+            out["redacted"] = True
+        elif kept:
             out["encoded-sections"] = kept
     return out
 
