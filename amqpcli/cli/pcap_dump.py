@@ -603,7 +603,7 @@ class _Pieces:
     text, the whole message on its last frame, whose line summarises it as `amqp decode
     --brief` does."""
 
-    __slots__ = ("attach", "known", "open", "opens", "secrets", "transfer", "whole")
+    __slots__ = ("attach", "cut", "known", "open", "opens", "secrets", "transfer", "whole")
 
     def __init__(self, json_out: bool, show_secrets: bool) -> None:
         from amqpcli.codec.composites import Attach, Open, Transfer
@@ -621,6 +621,32 @@ class _Pieces:
         # (channel, handle), how much the connection had lost (gaps, resyncs, bytes
         # skipped) when that link's last delivery ended or the link was attached
         self.known: dict[Any, dict[Any, int]] = {}
+        # of a frame-trace log that cut payloads short: the deliveries under way, by
+        # (connection, side, channel, handle), a piece of which the log cut
+        self.cut: set[tuple[Any, ...]] = set()
+
+    def cut_by_log(self, rec: Any, sure: bool, whole: Any) -> tuple[bool, Any]:
+        """(sure, whole) for a transfer record of a log connection that cut payloads
+        short (`Conn.cut_payloads`): a payload the log cut is no message's bytes to judge,
+        nor is what the pieces of a delivery with a cut one join into."""
+        from amqpcli.render.invalid import NotAMessage
+        from amqpcli.render.redact import handle_key
+
+        body: Any = rec.item.body
+        key = (rec.conn, rec.side, rec.item.channel, handle_key(body.handle))
+        cut = rec.frame_no in rec.conn.cut_payloads
+        if cut:
+            sure = False
+        if body.more and not body.aborted:
+            if cut:
+                self.cut.add(key)
+            return sure, whole
+        if key in self.cut:
+            self.cut.discard(key)
+            cut = True
+        if cut and whole.__class__ is NotAMessage and whole.error is not None:
+            whole = NotAMessage(None, whole.size)
+        return sure, whole
 
     def sure(self, rec: Any) -> bool:
         """Whether a frame record of a connection that joined mid-stream or lost bytes
@@ -656,6 +682,8 @@ class _Pieces:
         self.known.pop((conn, "server"), None)
         self.whole.forget((conn, "client"))
         self.whole.forget((conn, "server"))
+        if self.cut:
+            self.cut = {k for k in self.cut if k[0] is not conn}
 
     def attached(self, rec: Any) -> None:
         """An attach or an open: the joins follow a link's deliveries across its
@@ -725,12 +753,7 @@ def _loop(dis: "Dissector", records: Iterator[Any], out: Out, flt: "Filter", sum
                                 and whole.error is not None):
                             whole = NotAMessage(None, whole.size)  # joined across lost bytes
                 if kind is transfer and rec.conn.cut_payloads:
-                    # a log that cut payloads short (`cut_payloads`): a cut one is no
-                    # message's bytes to judge, nor what a delivery's pieces join into
-                    if rec.frame_no in rec.conn.cut_payloads:
-                        sure = False
-                    if whole.__class__ is NotAMessage and whole.error is not None:
-                        whole = NotAMessage(None, whole.size)
+                    sure, whole = pieces.cut_by_log(rec, sure, whole)
             if filtering and not flt.frame(rec):
                 continue
             if passed is not None:

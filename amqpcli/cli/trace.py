@@ -23,7 +23,8 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
     gone = [False]
     # deliveries in several frames, joined as pcap-dump joins them: the last frame's line
     # shows the whole message. Fed transfers only, and a stream is let go at its close,
-    # so what is kept is the deliveries under way (a long `serve --trace` keeps no more).
+    # so what is kept is the deliveries under way; one a peer dropped in the middle of (no
+    # close) is kept until the process ends (the tap sees frames, not the socket's end).
     whole = TransferAssembler()
 
     def joined(conn: str, arrow: str, item: Any) -> Any:
