@@ -685,14 +685,17 @@ _TAKES: dict[str, tuple[type, ...]] = {
 
 
 def _typed(prim: Encoder, name: str) -> Encoder:
-    takes = _TAKES.get(name)
+    # what its primitive writes (one lookup in the usual case), and what it refuses: the
+    # other plain types, and a bool where no boolean goes (it would be written as one)
+    takes = frozenset(_TAKES.get(name, _PLAIN))
+    refused = (_PLAIN - takes) | ({bool} if name in _TAKES and name != "boolean" else set())
 
     def w(out: bytearray, x: Any) -> None:
         t = type(x)
-        if t in _PLAIN:
-            if takes is not None and t not in takes:
-                raise EncodeError(f"a {name} field cannot hold {t.__name__} {x!r:.60}")
+        if t in takes:
             prim(out, x)
+        elif t in refused:
+            raise EncodeError(f"a {name} field cannot hold {t.__name__} {x!r:.60}")
         else:
             (_ENC.get(t) or _resolve(x))(out, x)
 
