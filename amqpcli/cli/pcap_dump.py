@@ -408,7 +408,9 @@ def pcap_dump(
         raise UserError("--fast-capture goes with --live, without --tls-keylog (tshark "
                         "decrypts)", Exit.USAGE)
     # the tables path imports pyarrow: only for --out, or --summary of output folders
-    if (out_dir is not None or (summary and paths and any(f.is_dir() for f in paths))) and (
+    # (or a URI, which only an output folder is: `Path` folds its `//` to `/`)
+    if (out_dir is not None or (summary and paths and any(
+            f.is_dir() or ":/" in str(f) for f in paths))) and (
             _wants_tables(paths, out_dir, summary)):
         # whole tables of the whole set: these options would be quietly ignored
         ignored = [name for name, given in (

@@ -257,12 +257,27 @@ def detect_format(out: str, table: str) -> str:
     return "parquet"
 
 
+def local_path(out: str) -> str:
+    """The local path of an output folder named as a path or as a `file:` URI
+    (`file:/d`, `file:///d`, `file://localhost/d`: the form Spark takes too)."""
+    if not out.startswith("file:"):
+        return out
+    rest = out.removeprefix("file:")
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise UserError(f"{out}: a file: URI of another host ({host}): give the folder",
+                            Exit.USAGE)
+        return "/" + path
+    return rest
+
+
 def finished(out: str) -> bool:
     """Whether the run that wrote `out` finished: it marked it with `_SUCCESS` (both
     executors do, last). A URI (`hdfs://…`) is not looked at: taken as finished."""
     if "://" in out:
         return True
-    return (Path(out.removeprefix("file:")) / "_SUCCESS").is_file()
+    return (Path(local_path(out)) / "_SUCCESS").is_file()
 
 
 UNFINISHED = "the run that wrote it did not finish (no _SUCCESS)"
@@ -279,7 +294,7 @@ def check_tables(out: str) -> None:
     if "://" in out:
         return
     for table in TABLES:
-        if not (Path(out.removeprefix("file:")) / table).is_dir():
+        if not (Path(local_path(out)) / table).is_dir():
             raise missing_table(out, table)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from amqpcli.capture.files import and_more_damaged
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result, run_local, run_logs
-from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out
+from amqpcli.pipeline.output import FORMATS, LocalWriter, check_out, local_path
 from amqpcli.pipeline.schema import TABLES
 
 ENGINES = ("local", "spark")
@@ -64,7 +64,7 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
 
     settings = parse_conf(conf or [])
     if "://" not in out:
-        check_out(out.removeprefix("file:"))
+        check_out(local_path(out))
     prog.show("starting Spark", force=True)
     if spark is None:
         spark = get_session(master, settings, debug)
@@ -73,16 +73,16 @@ def write_tables(captures: list[str], out: str, *, fmt: str = "parquet", engine:
                          stall=stall, progress=prog, debug=debug)
 
 
-def _local_folder(out: str) -> str:
-    """The folder the in-process engine writes: a path, or a `file:` URI's. Another URI
-    (`hdfs://…`, `s3a://…`) is Spark's to write: taken as a path, it would make a folder
-    of that name here and fail part way."""
+def _local_folder(out: str, option: str = "--out") -> str:
+    """The folder the in-process engine writes (or, `option` --summary, reads): a path,
+    or a `file:` URI's. Another URI (`hdfs://…`, `s3a://…`) is Spark's: taken as a path,
+    it would make a folder of that name here and fail part way, or not be found."""
     if out.startswith("file:"):
-        return out.removeprefix("file:")
+        return local_path(out)
     head, sep, _ = out.partition(":/")
     if sep and len(head) > 1 and head.replace("+", "").replace(".", "").isalnum():
-        raise UserError(f"--out {out}: a URI, which --engine spark writes; the in-process "
-                        "engine writes a local folder", Exit.USAGE)
+        raise UserError(f"{option} {out}: a URI, which --engine spark reads and writes; "
+                        "the in-process engine takes a local folder", Exit.USAGE)
     return out
 
 
@@ -104,7 +104,7 @@ def facts_of(out: str, *, engine: str = "local", master: str = "local[*]",
 
     _check(engine, "parquet")
     if engine == "local":
-        return facts_local(out.removeprefix("file:"))
+        return facts_local(_local_folder(out, "--summary"))
     from amqpcli.pipeline.output import check_tables
     from amqpcli.pipeline.spark import cancel_on_interrupt, get_session, parse_conf
     from amqpcli.pipeline.summary import facts_spark
@@ -124,7 +124,7 @@ def facts_of(out: str, *, engine: str = "local", master: str = "local[*]",
         from amqpcli.pipeline.spark import _one_line
 
         if "://" not in out:
-            check_parts(out.removeprefix("file:"))  # a damaged part: named, as pyarrow's
+            check_parts(local_path(out))  # a damaged part: named, as pyarrow's
         raise UserError(f"reading {out} with Spark failed: {_one_line(e)}",
                         Exit.FAILURE) from None
 
@@ -171,7 +171,9 @@ def wants_tables(files: list[Any] | None, out: Any, summary: bool) -> bool:
         return True
     if not (summary and files):
         return False
-    tables = [f for f in files if is_table_dir(str(f))]
+    # (a URI is no capture file: an output folder, Spark's to read, or a file: one)
+    tables = [f for f in files if is_table_dir(str(f)) or "://" in _uri(f)
+              or str(f).startswith(("file:", "hdfs:", "viewfs:"))]
     if tables and len(tables) < len(files):
         raise UserError(f"{tables[0]}: an output folder of --out, which --summary reads alone "
                         "(one at a time, not with captures)", Exit.USAGE)

@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from amqpcli.errors import Exit, UserError
 from amqpcli.pipeline.local import Progress, Result
-from amqpcli.pipeline.output import to_arrow, write_empty, write_error
+from amqpcli.pipeline.output import local_path, to_arrow, write_empty, write_error
 from amqpcli.pipeline.rows import FlowJob, Tables
 from amqpcli.pipeline.schema import PARTITION, TABLES, spark_schema
 
@@ -652,7 +652,7 @@ def run_spark(spark: Any, paths: list[str], out: str, fmt: str = "parquet", *,
         for line in text.splitlines():
             print(f"amqp: warning: {line}", file=sys.stderr, flush=True)
     if not out.startswith(("hdfs:", "s3", "gs:", "abfs")):
-        local = out.removeprefix("file:")
+        local = local_path(out)
         try:
             os.makedirs(local, exist_ok=True)
             for table in TABLES:  # as the local executor leaves them (Spark writes no file)
