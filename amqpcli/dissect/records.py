@@ -376,20 +376,11 @@ class DeliveryRecord:
         cut = getattr(self.conn, "cut_payloads", None)  # (a stand-in conn may lack it)
         if not cut:
             return None
-        size, was_cut = 0, False
-        here = self.conn.label
-        # (a step brought from another connection is not this log's: `step_connections`)
-        where = [here] * len(self.timeline)
-        if self.resumed_from is not None:
-            from amqpcli.engine.shelf import step_connections
-
-            where = step_connections(self.timeline, here)
-        for e, conn in zip(self.timeline, where, strict=True):
-            if e[2] == "transfer":  # (e.kind; e.frame_no, e.size)
-                said = cut.get(e[3]) if conn == here else None
-                was_cut = was_cut or said is not None
-                size += e[7] if said is None else said
-        return size if was_cut else None
+        said = cut_sizes(self.timeline, self.conn.label, self.resumed_from is not None, cut)
+        if not any(n is not None for n in said):
+            return None
+        return sum(e[7] if n is None else n  # (e.size)
+                   for e, n in zip(self.timeline, said, strict=True) if e[2] == "transfer")
 
     @property
     def seen_whole(self) -> bool:
@@ -420,3 +411,18 @@ class Notice:
     packet: int
     kind: str  # gap, resync, encrypted, not-amqp, skipped, link, truncated, capture-error
     text: str
+
+
+def cut_sizes(timeline: list[Any], here: str, carried_over: bool,
+              cut: dict[int, int]) -> list[int | None]:
+    """For each step of a delivery's timeline, the size a frame-trace log gives the
+    payload it cut short (`Conn.cut_payloads`, by frame number: `cut`), or None: not a
+    transfer, not cut, or a step brought from another connection (`carried_over`: read
+    through `step_connections`), whose frame numbers are not this log's (`here`)."""
+    where = [here] * len(timeline)
+    if carried_over:
+        from amqpcli.engine.shelf import step_connections
+
+        where = step_connections(timeline, here)
+    return [cut.get(e[3]) if e[2] == "transfer" and conn == here else None  # (frame_no)
+            for e, conn in zip(timeline, where, strict=True)]

@@ -20,6 +20,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from amqpcli.codec.frames import Frame, FrameError, ProtocolHeader
+from amqpcli.dissect.records import cut_sizes
 from amqpcli.engine.delivery import Phase, state_name
 from amqpcli.engine.shelf import step_connections
 from amqpcli.render.frameline import filter_texts, item_line
@@ -525,17 +526,17 @@ def delivery_detail(cw: Any, d: Any, key: str) -> DeliveryDetail:
     rows: list[TimelineRow] = []
     prev = d.first_time
     # each step's connection (a delivery resumed here from another has its steps too)
-    where = (step_connections(d.timeline, cw.key) if getattr(d, "origin", None) is not None
+    carried_over = getattr(d, "origin", None) is not None
+    where = (step_connections(d.timeline, cw.key) if carried_over
              else [cw.key] * len(d.timeline))
     # a frame-trace log's: the transfers whose payloads it cut short, the size it gives
-    # each (as pcap-dump's `size_in_log`: a step from another connection is not this one's)
-    cut = cw.log_cut or {}
+    # each (as pcap-dump's `size_in_log`)
+    cuts = (cut_sizes(d.timeline, cw.key, carried_over, cw.log_cut) if cw.log_cut
+            else [None] * len(d.timeline))
     full, was_cut = 0, False
-    for e, conn_key in zip(d.timeline, where, strict=True):
+    for e, conn_key, said in zip(d.timeline, where, cuts, strict=True):
         delta = 0.0 if prev is None else max(0.0, e.time - prev)
         prev = e.time
-        said = (cut.get(e.frame_no) if cut and e.kind == "transfer" and conn_key == cw.key
-                else None)
         if e.kind == "transfer":
             full += e.size if said is None else said
             was_cut = was_cut or said is not None
