@@ -110,7 +110,7 @@ class PlainHexReader(_Reader):
     The digits between separators are a group, read two by two from its start: a group
     of an odd number of digits would otherwise borrow one from the next (`0x1 0x2` read
     as 0x12), so it is an error, but for one digit after a `0x` or `\\x` prefix, which
-    is that byte (`0x0,0x53`: what printing bytes with `%x` or `hex()` writes). A line
+    is that byte (`0x0,0x53`: what printing bytes with `hex()` or `%#x` writes). A line
     break alone ends no group: hex wrapped at any width reads as one line."""
 
     def __init__(self) -> None:
