@@ -685,10 +685,11 @@ _TAKES: dict[str, tuple[type, ...]] = {
 
 
 def _typed(prim: Encoder, name: str) -> Encoder:
-    # what its primitive writes (one lookup in the usual case), and what it refuses: the
-    # other plain types, and a bool where no boolean goes (it would be written as one)
+    # what its primitive writes (one lookup in the usual case), and the other plain types,
+    # which it refuses. (A bool is the AMQP boolean, written as one: a field of another
+    # type holds it as a peer sent it, and encodes it back so.)
     takes = frozenset(_TAKES.get(name, _PLAIN))
-    refused = (_PLAIN - takes) | ({bool} if name in _TAKES and name != "boolean" else set())
+    refused = _PLAIN - takes
 
     def w(out: bytearray, x: Any) -> None:
         t = type(x)
