@@ -80,8 +80,11 @@ def test_a_stop_answers_the_runs_written_and_releases_the_rest(
     out, _, summary, trace = _stopped_into_a_full_pipe(serve, tmp_path, 5000, n)
     whole = out.count(b"\n")
     assert 0 < whole < n
+    # a line the stop cut short (the pipe held its start): released too, not a request
+    # printed (how much of the last line the pipe took is the writer's and the kernel's)
+    cut = 0 if out.endswith(b"\n") else 1
     assert (summary["requests"], summary.get("released", 0), summary["failed"]) == (
-        whole, whole - summary["replied"], 0), summary
+        whole, whole - summary["replied"] + cut, 0), (summary, cut)
     assert "state=released" in trace  # (the peer heard it so)
 
 
