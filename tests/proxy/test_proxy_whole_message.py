@@ -8,13 +8,8 @@ payload that is no message."""
 from __future__ import annotations
 
 import json
-import re
-import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,8 +18,8 @@ from amqpcli.codec import composites as c
 from amqpcli.codec.frames import FrameReader, encode_frame
 from amqpcli.codec.message import Message
 from tests.proxy.dying_client import read_to_end, read_until_flow, sender_opening
+from tests.proxy.recorded import proxied_and_dumped
 
-PROXY = [sys.executable, "-m", "amqpcli", "proxy"]
 BODY = b"0123456789" * 30
 NOT_A_MESSAGE = b"\x00\x53\x75\xa0\x09short"  # a data section that claims 9 bytes, has 5
 
@@ -73,13 +68,6 @@ def test_json_says_a_payload_is_no_message(capsys: pytest.CaptureFixture[str]) -
     assert all("message" not in o for o in transfers[:3])  # the pieces are not messages
 
 
-def _listening(stream: Any) -> int:
-    line = stream.readline()
-    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-    assert m, line
-    return int(m.group(1))
-
-
 def _send(port: int) -> None:
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
         sock.sendall(sender_opening("whole"))
@@ -92,29 +80,7 @@ def _send(port: int) -> None:
 @pytest.mark.parametrize("as_json", [False, True])
 def test_frames_are_printed_as_pcap_dump_prints_the_recording(tmp_path: Path,
                                                               as_json: bool) -> None:
-    serve = subprocess.Popen([sys.executable, "-m", "amqpcli", "serve", "-l", "127.0.0.1:0",
-                              "--no-sasl", "-q"],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    proxy = None
-    try:
-        upstream = _listening(serve.stdout)
-        record = tmp_path / "p.pcapng"
-        proxy = subprocess.Popen(PROXY + ["127.0.0.1:0", f"amqp://127.0.0.1:{upstream}",
-                                          "--record", str(record)]
-                                 + (["--json"] if as_json else []),
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        port = _listening(proxy.stderr)
-        _send(port)
-        proxy.send_signal(signal.SIGINT)
-        out, _ = proxy.communicate(timeout=60)
-    finally:
-        for p in (proxy, serve):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-    dump = subprocess.run([sys.executable, "-m", "amqpcli", "pcap-dump", str(record)]
-                          + (["--json"] if as_json else []),
-                          check=True, capture_output=True, text=True, timeout=60).stdout
+    out, dump = proxied_and_dumped(tmp_path, _send, as_json)
     if as_json:
         ours = [json.loads(x) for x in out.splitlines() if '"record":"frame"' in x]
         theirs = [json.loads(x) for x in dump.splitlines() if '"record":"frame"' in x]
