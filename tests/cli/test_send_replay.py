@@ -50,6 +50,11 @@ def decoded(data: bytes, *args: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+# what `send --from` says of a last transfer without its message
+WITHOUT_MESSAGE = ("a transfer without a whole message: the last frame of a delivery in several "
+                   "(pcap-dump --json --deliveries has the delivery whole), or --frames-only")
+
+
 def captured(*args: str) -> list[dict[str, Any]]:
     """The lines `amqp pcap-dump --json` writes for the RabbitMQ capture."""
     code, out, err = amqp_in_process("pcap-dump", str(require(CAPTURE)), "--json", *args)
@@ -243,10 +248,7 @@ def test_a_bad_line_of_a_file_sends_nothing(serve: ServePeers, tmp_path: Path) -
     path.write_text(_lines(*lines))
     r = amqp("send", url, "--from", str(path))
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
-    assert r.stderr == (
-        f"amqp: error: {path}:4: a transfer without a whole message: the last frame of a "
-        "delivery in several (pcap-dump --json --deliveries has the delivery whole), or "
-        "--frames-only\n")
+    assert r.stderr == f"amqp: error: {path}:4: {WITHOUT_MESSAGE}\n"
     path.write_text(_lines(A, B, {}, C))
     r = amqp("send", url, "--from", str(path))
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
@@ -398,8 +400,6 @@ def test_a_delivery_in_several_frames_replays_from_its_delivery_record(
                 if '"more":false' in line.replace(" ", "") and '"message"' not in line)
     r = amqp("send", url, "--from", str(frames))
     assert (r.returncode, r.stdout) == (2, ""), r.stderr
-    assert r.stderr == (
-        f"amqp: error: {frames}:{last}: a transfer without a whole message: the last frame "
-        "of a delivery in several (pcap-dump --json --deliveries has the delivery whole), "
-        "or --frames-only (no record of its delivery followed)\n")
+    assert r.stderr == (f"amqp: error: {frames}:{last}: {WITHOUT_MESSAGE} (no record of its "
+                        "delivery followed)\n")
     assert _bodies(url) == []
