@@ -167,15 +167,8 @@ class LinePrinter:
         """The whole message (or why there is none) when `item` ends a delivery sent in
         several transfers, else None. The proxy sees each connection from its first
         byte, so every transfer's delivery is known from its start (`say_invalid`)."""
-        from amqpcli.codec.composites import Attach, Open, Transfer
-
-        body: Any = getattr(item, "body", None)
-        cls = body.__class__
-        if not (cls is Attach or cls is Open
-                or (cls is Transfer and (body.more or self._whole.pending_any()))):
-            return None
         other = "server" if side == "client" else "client"
-        return self._whole.feed(item, (conn.key, side), (conn.key, other))
+        return self._whole.offer(item, (conn.key, side), (conn.key, other))
 
     def on_events(self, conn: Any, side: str, events: list[Any]) -> None:
         """The protocol violations among the events a frame (or a stream's end) caused:

@@ -15,7 +15,7 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
     stream `stream()` returns at the time (looked up each time: tests and redirections
     swap sys.stdout and sys.stderr). SASL credentials are masked unless `show_secrets`.
     A stream that cannot be written ends the tracing quietly."""
-    from amqpcli.codec.composites import Close, Transfer
+    from amqpcli.codec.composites import Close
     from amqpcli.errors import mask_secrets
     from amqpcli.render.frameline import item_line
     from amqpcli.render.items import TransferAssembler
@@ -28,13 +28,10 @@ def frame_tracer(stream: Callable[[], TextIO | None], show_secrets: bool = False
     whole = TransferAssembler()
 
     def joined(conn: str, arrow: str, item: Any) -> Any:
-        body: Any = getattr(item, "body", None)
-        cls = body.__class__
-        if cls is Transfer and (body.more or whole.pending_any()):
-            return whole.feed(item, (conn, arrow))
-        if cls is Close:
+        if getattr(item, "body", None).__class__ is Close:
             whole.forget((conn, arrow))
-        return None
+            return None
+        return whole.offer(item, (conn, arrow), (conn, "<-" if arrow == "->" else "->"))
 
     def trace(conn: str, arrow: str, item: Any, t: float) -> None:
         if gone[0]:

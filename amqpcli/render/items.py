@@ -613,6 +613,20 @@ class TransferAssembler:
             del self._ids[k]
         self._containers.pop(where, None)
 
+    def offer(self, frame: Any, where: Any = None,
+              peer: Any = None) -> Message | NotAMessage | None:
+        """`feed`, for a view that meets every frame: what the joins need of it (attaches
+        and opens; a transfer while a delivery in several frames may be under way), the
+        rest passed over at the cost of a class check."""
+        body: Any = getattr(frame, "body", None)
+        cls = body.__class__
+        if cls is Transfer:
+            if body.more or self._parts:
+                return self.feed(frame, where, peer)
+        elif cls is Attach or cls is Open:
+            self.feed(frame, where, peer)
+        return None
+
     def pending_any(self) -> bool:
         """True while a delivery in several frames has more to come (not one kept for a
         link's next attachment)."""
