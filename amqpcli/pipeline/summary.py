@@ -237,8 +237,9 @@ def facts_local(out: str) -> Facts:
     f = Facts()
     c = read_table(out, "connections", ["connection_id", "first_time", "protocol", "notices",
                                         "capture", "line"])
-    f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in c.to_pylist()]
-    tied = _tied([(r["connection_id"], r["first_time"], r["capture"]) for r in c.to_pylist()
+    rows = c.to_pylist()
+    f.conns = [(r["connection_id"], r["first_time"], r["protocol"]) for r in rows]
+    tied = _tied([(r["connection_id"], r["first_time"], r["capture"]) for r in rows
                   if r["line"] is None])
     if tied:
         ft = read_table(out, "frames", ["connection_id", "capture", "packet"]).filter(
@@ -249,7 +250,7 @@ def facts_local(out: str) -> Facts:
             if packet is not None and r["capture"] == tied[cid]:
                 first[cid] = min(first.get(cid, packet), packet)
         f.tie_order = _tie_order(tied, first)
-    f.log_lines = {r["connection_id"]: (r["capture"] or "", r["line"]) for r in c.to_pylist()
+    f.log_lines = {r["connection_id"]: (r["capture"] or "", r["line"]) for r in rows
                    if r["line"] is not None}
     f.captures.update(x for x in c.column("capture").to_pylist() if x)
     _add_notices(f, c.column("notices").to_pylist())
