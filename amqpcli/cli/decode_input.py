@@ -71,8 +71,8 @@ class TooLong(Exception):
 
 _TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
 _NOT_HEX = re.compile(r"[^0-9a-fA-F]")
-_PLAIN_SEPARATORS = re.compile(r"0[xX]|\\x|[\s:,;-]")
-_PLAIN_SEPARATORS_KEPT = re.compile(r"((?:0[xX]|\\x|[\s:,;-])+)")
+# the separators of plain hex, each run kept when a text is split by them
+_PLAIN_SEPARATORS = re.compile(r"((?:0[xX]|\\x|[\s:,;-])+)")
 _SEPARATORS_TO_SPACE = str.maketrans(":,;-", "    ")
 _HEX_DIGIT_CHARS = "0123456789abcdefABCDEF"
 _B64 = re.compile(r"^[A-Za-z0-9+/_\-\s]*={0,2}\s*$")
@@ -140,7 +140,7 @@ class PlainHexReader(_Reader):
         if not self._odd and not any(n & 1 for n in set(map(len, groups))):
             return self._even_groups(text, "".join(groups))
         out = bytearray()
-        for i, part in enumerate(_PLAIN_SEPARATORS_KEPT.split(text)):
+        for i, part in enumerate(_PLAIN_SEPARATORS.split(text)):
             if i & 1:  # a separator: the group before it has ended
                 if part:
                     self._end_group(out)
